@@ -1,0 +1,81 @@
+"""One table of the metrics gpumon shows; labels, units, tooltips and history series come from it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpumon.telemetry.types import GpuSample
+
+GIB = 1024**3
+MIB = 1024**2
+
+
+@dataclass(frozen=True, slots=True)
+class Metric:
+    key: str  # a GpuSample field name
+    label: str
+    unit: str
+    description: str
+    scale: float = 1.0  # value shown = raw / scale
+    range_max: float | None = None  # fixed axis maximum, None = from data
+    decimals: int = 0
+    history: bool = True  # kept in the ring buffers and plottable
+
+
+METRICS: tuple[Metric, ...] = (
+    Metric("mem_used_bytes", "Memory used", "GiB", "Device memory in use (all processes)",
+           scale=GIB, decimals=2),
+    Metric("mem_total_bytes", "Memory total", "GiB", "Device memory the driver reports",
+           scale=GIB, decimals=2),
+    Metric("mem_reserved_bytes", "Memory reserved", "GiB",
+           "Memory the driver reserves for itself", scale=GIB, decimals=2, history=False),
+    Metric("gpu_util_pct", "GPU util", "%",
+           "Share of the last sample period in which a kernel was running", range_max=100),
+    Metric("mem_util_pct", "Mem util", "%",
+           "Share of the last sample period in which device memory was read or written",
+           range_max=100),
+    Metric("temperature_c", "Temp", "°C", "GPU core temperature"),
+    Metric("power_w", "Power", "W", "Board power draw", decimals=0),
+    Metric("power_limit_w", "Power cap", "W", "Enforced power limit", history=False),
+    Metric("fan_pct", "Fan", "%", "Fan speed as a share of its maximum", range_max=100),
+    Metric("sm_clock_mhz", "SM clock", "MHz", "Streaming multiprocessor clock"),
+    Metric("mem_clock_mhz", "Mem clock", "MHz", "Memory clock"),
+    Metric("pcie_rx_bytes_per_s", "PCIe RX", "MiB/s", "PCIe receive throughput", scale=MIB,
+           decimals=1),
+    Metric("pcie_tx_bytes_per_s", "PCIe TX", "MiB/s", "PCIe transmit throughput", scale=MIB,
+           decimals=1),
+    Metric("encoder_util_pct", "Encoder", "%", "Video encoder utilization", range_max=100),
+    Metric("decoder_util_pct", "Decoder", "%", "Video decoder utilization", range_max=100),
+)
+
+BY_KEY: dict[str, Metric] = {m.key: m for m in METRICS}
+HISTORY_KEYS: tuple[str, ...] = tuple(m.key for m in METRICS if m.history)
+
+NA = "N/A"
+
+
+def value_of(sample: GpuSample | None, key: str) -> float | None:
+    """The raw value of a metric in a sample, or None when unsupported or absent."""
+    if sample is None or sample.lost:
+        return None
+    v = getattr(sample, key)
+    return None if v is None else float(v)
+
+
+def format_value(sample: GpuSample | None, key: str, with_unit: bool = True) -> str:
+    """A metric as text, ``N/A`` when the GPU does not report it."""
+    v = value_of(sample, key)
+    if v is None:
+        return NA
+    m = BY_KEY[key]
+    text = f"{v / m.scale:.{m.decimals}f}"
+    return f"{text} {m.unit}" if with_unit else text
+
+
+def format_bytes(n: int | float | None) -> str:
+    """Bytes as MiB or GiB, as nvidia-smi users read them."""
+    if n is None:
+        return NA
+    if abs(n) >= GIB:
+        return f"{n / GIB:.2f} GiB"
+    return f"{n / MIB:.0f} MiB"

@@ -1,0 +1,155 @@
+"""Immutable values that carry GPU telemetry from a source to the views.
+
+Units are in the field names (``mem_used_bytes``, ``power_w``). ``None`` always means
+"the GPU or driver does not report this", which the views show as ``N/A``.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+class SourceState(enum.Enum):
+    """Why a source can or cannot deliver data."""
+
+    OK = "ok"
+    SIMULATED = "simulated"
+    LIBRARY_NOT_FOUND = "library_not_found"
+    DRIVER_NOT_LOADED = "driver_not_loaded"
+    VERSION_MISMATCH = "version_mismatch"
+    NO_PERMISSION = "no_permission"
+    NO_GPUS = "no_gpus"
+    ERROR = "error"
+    CLOSED = "closed"
+
+
+@dataclass(frozen=True, slots=True)
+class SourceStatus:
+    """A source's state as a person reads it: one sentence on what, one on what to do."""
+
+    state: SourceState
+    message: str
+    hint: str = ""
+
+    @property
+    def usable(self) -> bool:
+        """True when samples can be read (real or simulated)."""
+        return self.state in (SourceState.OK, SourceState.SIMULATED, SourceState.NO_GPUS)
+
+
+@dataclass(frozen=True, slots=True)
+class MachineInfo:
+    """Facts about the machine and its driver stack; strings as the driver reports them."""
+
+    host_name: str
+    source_name: str  # "NVML" or "simulated"
+    driver_version: str | None = None
+    cuda_driver_version: str | None = None  # e.g. "12.4"
+    nvml_version: str | None = None
+    simulated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class GpuInfo:
+    """What does not change while the program runs."""
+
+    index: int  # NVML index (PCI bus order)
+    name: str
+    uuid: str
+    pci_bus_id: str
+    mem_total_bytes: int | None = None
+    simulated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class GpuSample:
+    """One reading of one GPU. Every field may be None: not supported by this GPU or driver."""
+
+    index: int
+    timestamp_s: float  # time.time() when read
+    lost: bool = False  # the GPU fell off the bus or stopped answering
+    mem_total_bytes: int | None = None
+    mem_used_bytes: int | None = None
+    mem_free_bytes: int | None = None
+    mem_reserved_bytes: int | None = None
+    gpu_util_pct: float | None = None
+    mem_util_pct: float | None = None
+    temperature_c: float | None = None
+    power_w: float | None = None
+    power_limit_w: float | None = None
+    fan_pct: float | None = None
+    sm_clock_mhz: float | None = None
+    mem_clock_mhz: float | None = None
+    pstate: str | None = None  # "P0" .. "P15"
+    pcie_rx_bytes_per_s: float | None = None
+    pcie_tx_bytes_per_s: float | None = None
+    encoder_util_pct: float | None = None
+    decoder_util_pct: float | None = None
+    persistence_mode: bool | None = None
+    compute_mode: str | None = None  # "Default", "Exclusive Process", "Prohibited"
+    message: str = ""  # why the GPU is lost, in plain words
+
+
+class ProcessType(enum.Enum):
+    COMPUTE = "C"
+    GRAPHICS = "G"
+    COMPUTE_GRAPHICS = "C+G"
+
+
+@dataclass(frozen=True, slots=True)
+class GpuProcess:
+    """A process holding memory on a GPU. Fields psutil could not read are None."""
+
+    gpu_index: int
+    pid: int
+    type: ProcessType
+    gpu_mem_bytes: int | None = None
+    name: str | None = None
+    user: str | None = None
+    command: str | None = None
+    is_self: bool = False  # this gpumon process
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """Everything one tick read, in one immutable value."""
+
+    timestamp_s: float
+    machine: MachineInfo
+    status: SourceStatus
+    gpus: tuple[GpuInfo, ...] = ()
+    samples: tuple[GpuSample, ...] = ()
+    processes: tuple[GpuProcess, ...] = ()
+    read_duration_s: float = 0.0
+    simulated: bool = False
+    extra: dict[str, float] = field(default_factory=dict)
+
+    def sample_for(self, index: int) -> GpuSample | None:
+        for s in self.samples:
+            if s.index == index:
+                return s
+        return None
+
+
+class Source(Protocol):
+    """Where GPU numbers come from. Plain blocking calls; callers choose the thread."""
+
+    def open(self) -> SourceStatus:
+        """Initialise; never raises. Safe to call again after close()."""
+        ...
+
+    def machine(self) -> MachineInfo: ...
+
+    def gpus(self) -> list[GpuInfo]: ...
+
+    def sample(self, include_slow: bool = True) -> Snapshot:
+        """Read all GPUs and their processes; never raises.
+
+        With ``include_slow=False`` a source may reuse its last reading of slow-changing
+        fields (persistence mode, compute mode, power limit, pstate) instead of asking again.
+        """
+        ...
+
+    def close(self) -> None: ...
