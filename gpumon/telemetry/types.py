@@ -124,7 +124,9 @@ class Snapshot:
     processes: tuple[GpuProcess, ...] = ()
     read_duration_s: float = 0.0
     simulated: bool = False
-    extra: dict[str, float] = field(default_factory=dict)
+    # Extra per-GPU series keyed by NVML index, recorded into history beside the GPU's own
+    # metrics, e.g. {0: {"torch_allocated_bytes": ..., "torch_reserved_bytes": ...}}.
+    extra: dict[int, dict[str, float]] = field(default_factory=dict)
 
     def sample_for(self, index: int) -> GpuSample | None:
         for s in self.samples:
