@@ -1,0 +1,1 @@
+"""Plain resource files (icon, desktop entry), installed as gpumon.resources."""
