@@ -1,0 +1,153 @@
+"""An nvidia-smi-like text rendering of a Snapshot, for ``gpumon --once`` and for copying.
+
+The layout follows ``nvidia-smi`` so its readers find their columns where they expect them;
+``N/A`` where the GPU does not report a value, ``LOST`` for a GPU that stopped answering,
+and a SIMULATED banner when the numbers are not from hardware.
+"""
+
+from __future__ import annotations
+
+import textwrap
+import time
+
+from gpumon import __version__
+from gpumon.telemetry.metrics import MIB, NA
+from gpumon.telemetry.types import GpuInfo, GpuProcess, GpuSample, Snapshot, SourceStatus
+
+# Inner widths of the three cells of a GPU block, as nvidia-smi draws them.
+_L, _M, _R = 39, 22, 20
+_WIDTH = _L + _M + _R + 6  # content width of a full-width row
+_RULE = f"+{'-' * (_L + 2)}+{'-' * (_M + 2)}+{'-' * (_R + 2)}+"
+_DOUBLE = f"|{'=' * (_L + 2)}+{'=' * (_M + 2)}+{'=' * (_R + 2)}|"
+_FULL_RULE = f"+{'-' * (_WIDTH + 2)}+"
+_COMPUTE_MODES = {"Exclusive Process": "E. Process", "Exclusive Thread": "E. Thread"}
+
+
+def _row(left: str, mid: str, right: str) -> str:
+    return f"| {_fit(left, _L)} | {_fit(mid, _M)} | {_fit(right, _R)} |"
+
+
+def _full(text: str) -> str:
+    return f"| {_fit(text, _WIDTH)} |"
+
+
+def _fit(text: str, width: int) -> str:
+    """Pad to ``width``; cut with '...' if longer."""
+    return text.ljust(width) if len(text) <= width else text[: width - 3] + "..."
+
+
+def _tail(text: str, width: int) -> str:
+    """Keep the end of a long command line, as nvidia-smi does: '...' + tail."""
+    return text if len(text) <= width else "..." + text[-(width - 3):]
+
+
+def _num(value: float | None, unit: str = "") -> str:
+    return NA if value is None else f"{value:.0f}{unit}"
+
+
+def _mib(n: int | None) -> str:
+    return NA if n is None else f"{n // MIB}MiB"
+
+
+def _on_off(flag: bool | None) -> str:
+    return NA if flag is None else ("On" if flag else "Off")
+
+
+def render(snapshot: Snapshot) -> str:
+    """The whole snapshot as text: header, one block per GPU, then the process table."""
+    lines = _header(snapshot)
+    if not snapshot.status.usable:
+        lines += [_FULL_RULE, *(_full(line) for line in render_status(snapshot.status)
+                                .splitlines()), _FULL_RULE]
+        return "\n".join(lines) + "\n"
+    lines += [
+        _RULE,
+        _row("GPU  Name" + "Persistence-M".rjust(_L - 9), "Bus-Id", ""),
+        _row("Fan  Temp   Perf" + "Pwr:Usage/Cap".rjust(_L - 16),
+             "Memory-Usage".rjust(_M), "GPU-Util  Compute M.".rjust(_R)),
+        _DOUBLE,
+    ]
+    if not snapshot.gpus and not snapshot.samples:
+        lines += [_full("No GPUs found."), _FULL_RULE]
+    infos = {g.index: g for g in snapshot.gpus}
+    indices = sorted(set(infos) | {s.index for s in snapshot.samples})
+    for index in indices:
+        lines += _gpu_block(index, infos.get(index), snapshot.sample_for(index))
+        lines.append(_RULE)
+    lines.append("")
+    lines += _process_table(snapshot.processes)
+    return "\n".join(lines) + "\n"
+
+
+def render_status(status: SourceStatus) -> str:
+    """One or two lines on why a source gives no data and what to do about it."""
+    return status.message if not status.hint else f"{status.message}\n{status.hint}"
+
+
+def _header(snapshot: Snapshot) -> list[str]:
+    m = snapshot.machine
+    stamp = time.strftime("%a %b %d %H:%M:%S %Y", time.localtime(snapshot.timestamp_s))
+    simulated = snapshot.simulated or m.simulated
+    lines = [stamp, _FULL_RULE]
+    if simulated:
+        lines.append(_full("SIMULATED: these GPUs and numbers are simulated, not read from "
+                           "hardware."))
+    lines.append(_full(
+        f"gpumon {__version__}   Driver Version: {m.driver_version or NA}   "
+        f"CUDA Version: {m.cuda_driver_version or NA}   NVML: {m.nvml_version or NA}"
+    ))
+    source = f"{m.source_name} (SIMULATED)" if simulated else m.source_name
+    lines.append(_full(f"Host: {m.host_name}   Source: {source}"))
+    return lines
+
+
+def _gpu_block(index: int, info: GpuInfo | None, sample: GpuSample | None) -> list[str]:
+    name = info.name if info else NA
+    bus = info.pci_bus_id if info else NA
+    if sample is None or sample.lost:
+        why = sample.message if sample is not None and sample.message else "No reading."
+        state = "LOST" if sample is not None else "NO DATA"
+        return [
+            _row(f"{index:>3}  {_fit(name, _L - 6 - len(state))} {state}", bus.rjust(_M),
+                 state.rjust(_R)),
+            *(_full(line) for line in textwrap.wrap(f"{state}: {why}", _WIDTH)),
+        ]
+    persistence = _on_off(sample.persistence_mode)
+    first = f"{index:>3}  {_fit(name, _L - 6 - len(persistence))} {persistence}"
+    fan = _num(sample.fan_pct, "%")
+    temp = _num(sample.temperature_c, "C")
+    perf = sample.pstate or NA
+    power = f"{_num(sample.power_w, 'W'):>5} / {_num(sample.power_limit_w, 'W'):>5}"
+    second = f"{fan:>4}  {temp:>4}  {perf:>4}" + power.rjust(_L - 16)
+    memory = f"{_mib(sample.mem_used_bytes):>9} / {_mib(sample.mem_total_bytes):>9}"
+    util = _num(sample.gpu_util_pct, "%")
+    compute = sample.compute_mode or NA
+    compute = _COMPUTE_MODES.get(compute, compute)
+    return [
+        _row(first, bus.rjust(_M), ""),
+        _row(second, memory.rjust(_M), f"{util:>8}{compute:>12}"),
+    ]
+
+
+def _process_table(processes: tuple[GpuProcess, ...]) -> list[str]:
+    name_w = _WIDTH - 48
+    lines = [
+        _FULL_RULE,
+        _full("Processes:"),
+        _full(f"{'GPU':>5}  {'PID':>9}  {'Type':>4}  {'User':<10}  {'Process name':<{name_w}}"
+              f"  {'GPU Memory':>10}"),
+        _full(f"{'Usage':>{_WIDTH}}"),
+        f"|{'=' * (_WIDTH + 2)}|",
+    ]
+    if not processes:
+        lines.append(_full("  No running processes found"))
+    for p in sorted(processes, key=lambda p: (p.gpu_index, p.pid)):
+        label = p.command or p.name or NA
+        if p.is_self:
+            label = f"{label} [this gpumon]"
+        lines.append(_full(
+            f"{p.gpu_index:>5}  {p.pid:>9}  {p.type.value:>4}  {_fit(p.user or NA, 10)}  "
+            f"{_tail(label, name_w):<{name_w}}  {_mib(p.gpu_mem_bytes):>10}"
+        ))
+    lines.append(_FULL_RULE)
+    return lines
