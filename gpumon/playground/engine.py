@@ -1,0 +1,230 @@
+"""The playground engine: runs actions on a workspace of named tensors and models.
+
+``Engine.run(action)`` never raises: torch's errors and the engine's refusals both come back
+as an :class:`Outcome`. torch is imported on the first action (or ``ensure_loaded()``), never
+at module import, so the window opens without paying for ``import torch``. One Engine is
+meant to be driven from one worker thread.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from gpumon.playground import actions as A
+from gpumon.playground import ops
+from gpumon.playground.describe import (
+    dtype_name,
+    model_bytes,
+    model_devices,
+    model_dtype,
+    tensor_bytes,
+    tensor_preview,
+    value_preview,
+)
+from gpumon.playground.devices import DeviceOption, list_devices
+from gpumon.playground.errors import ErrorInfo, OperandInfo, error_from_exception
+from gpumon.playground.memory import read_memory, torch_memory_counters
+from gpumon.playground.outcome import LoadStatus, Outcome, WorkspaceEntry
+
+if TYPE_CHECKING:
+    import torch
+
+
+
+
+@dataclass
+class Run:
+    """What a handler fills in while an action runs; turned into an Outcome at the end."""
+
+    value: Any = None
+    kind: str = "none"
+    result_name: str | None = None
+    copied: bool | None = None
+    details: tuple[tuple[str, str], ...] = ()
+    operands: list[OperandInfo] = field(default_factory=list)
+    devices: list[str] = field(default_factory=list)
+    memory_before: tuple[Any, ...] = ()
+    duration_s: float = 0.0
+    executed: bool = False
+
+    def touch(self, *devices: object) -> None:
+        """Note devices the action uses (for memory readings and graph markers)."""
+        for d in devices:
+            name = str(d)
+            if name == "cuda":
+                name = _current_cuda()
+            if name and name not in self.devices:
+                self.devices.append(name)
+
+    def execute(self, fn: Callable[[], Any]) -> Any:
+        """Read memory, run the torch work timed (CUDA synchronised), and keep its value."""
+        self.memory_before = read_memory(self.devices)
+        self.executed = True
+        start = time.perf_counter()
+        try:
+            value = fn()
+            if hasattr(value, "device"):
+                self.touch(value.device)
+            _synchronize(self.devices)
+        finally:
+            self.duration_s = time.perf_counter() - start
+        self.value = value
+        return value
+
+
+def _current_cuda() -> str:
+    torch = sys.modules.get("torch")
+    try:
+        if torch is not None and torch.cuda.is_available():
+            return f"cuda:{torch.cuda.current_device()}"
+    except Exception:  # noqa: BLE001
+        pass
+    return ""
+
+
+def _synchronize(devices: list[str]) -> None:
+    """Wait for queued CUDA work so durations are honest and async errors land here."""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_initialized():
+        return
+    for name in devices:
+        if name.startswith("cuda:"):
+            torch.cuda.synchronize(int(name.split(":", 1)[1]))
+
+
+class Engine:
+    """Owns the workspace of named values and runs actions on it."""
+
+    def __init__(self) -> None:
+        self._values: dict[str, Any] = {}
+        self._torch: Any = None
+        self._load_status: LoadStatus | None = None
+
+    # --- loading ---------------------------------------------------------------------------
+
+    @property
+    def is_loaded(self) -> bool:
+        """True once ``import torch`` has succeeded in this engine."""
+        return self._torch is not None
+
+    def ensure_loaded(self) -> LoadStatus:
+        """Import torch if not done yet (slow: seconds); never raises."""
+        if self._load_status is not None:
+            return self._load_status
+        start = time.perf_counter()
+        try:
+            import torch
+            import torch.nn  # noqa: F401 - models need it; import it with torch
+        except Exception as exc:  # noqa: BLE001 - an import can fail many ways
+            return LoadStatus(False, f"PyTorch could not be imported: {type(exc).__name__}: "
+                              f"{exc}", duration_s=time.perf_counter() - start)
+        self._torch = torch
+        cuda = torch.version.cuda
+        build = f"CUDA {cuda}" if cuda else "CPU-only build"
+        self._load_status = LoadStatus(True, f"PyTorch {torch.__version__} ({build})",
+                                       torch.__version__, cuda, time.perf_counter() - start)
+        return self._load_status
+
+    def devices(self, nvml_uuids: list[str] | tuple[str, ...] = ()) -> list[DeviceOption]:
+        """Devices to offer (imports torch); cpu only if torch cannot be imported."""
+        if not self.ensure_loaded().ok:
+            return [DeviceOption("cpu", "cpu — main memory")]
+        return list_devices(nvml_uuids)
+
+    # --- running ---------------------------------------------------------------------------
+
+    def run(self, action: A.Action) -> Outcome:
+        """Run one action; every failure becomes an Outcome with ``ok=False``."""
+        started_at = time.time()
+        try:
+            code = action.code()
+        except Exception:  # noqa: BLE001 - a malformed action still gets an outcome
+            code = repr(action)
+        run = Run()
+        error: ErrorInfo | None = None
+        status = self.ensure_loaded()
+        if not status.ok:
+            error = ErrorInfo("ImportError", status.message,
+                              "PyTorch is not installed or failed to load in this environment.")
+            return Outcome(action, code, False, started_at, 0.0, error=error)
+        try:
+            handler = ops.HANDLERS.get(type(action))
+            if handler is None:
+                raise ops.Refusal(f"The playground does not know the action {action!r}.")
+            handler(self._values, action, run)
+        except Exception as exc:  # noqa: BLE001 - errors are content
+            error = error_from_exception(exc)
+        try:
+            return self._outcome(action, code, started_at, run, error)
+        except Exception as exc:  # noqa: BLE001 - a bug here must not crash the worker
+            internal = ErrorInfo("InternalError", f"{type(exc).__name__}: {exc}",
+                                 "gpumon failed to describe this result; please report it.",
+                                 by_torch=False)
+            return Outcome(action, code, False, started_at, run.duration_s,
+                           error=error or internal)
+
+    def _outcome(self, action: A.Action, code: str, started_at: float, run: Run,
+                 error: ErrorInfo | None) -> Outcome:
+        after = read_memory(run.devices) if run.executed else ()
+        base: dict[str, Any] = dict(
+            action=action, code=code, started_at=started_at, duration_s=run.duration_s,
+            operands=tuple(run.operands), devices=tuple(run.devices),
+            memory_before=run.memory_before, memory_after=after,
+        )
+        if error is not None:
+            return Outcome(ok=False, error=error, **base)
+        torch = self._torch
+        value = run.value
+        desc: dict[str, Any] = dict(kind=run.kind, result_name=run.result_name,
+                                    copied=run.copied, details=run.details)
+        if isinstance(value, torch.Tensor):
+            grad = value.grad_fn
+            desc.update(kind="tensor", preview=tensor_preview(value), shape=tuple(value.shape),
+                        dtype=dtype_name(value.dtype), device=str(value.device),
+                        grad_fn=None if grad is None else grad.name())
+        elif isinstance(value, torch.nn.Module):
+            desc.update(kind="model", preview=value_preview(value), device=model_devices(value),
+                        dtype=model_dtype(value))
+        elif run.kind == "value":
+            desc.update(preview=value_preview(value),
+                        device=str(value) if isinstance(value, torch.device) else None)
+        return Outcome(ok=True, **base, **desc)
+
+    # --- workspace -------------------------------------------------------------------------
+
+    def workspace(self) -> list[WorkspaceEntry]:
+        """The named values, in creation order, for the workspace table."""
+        if self._torch is None:
+            return []
+        torch = self._torch
+        entries = []
+        for name, value in self._values.items():
+            if isinstance(value, torch.Tensor):
+                entries.append(WorkspaceEntry(name, "tensor", tuple(value.shape),
+                                              dtype_name(value.dtype), str(value.device),
+                                              tensor_bytes(value)))
+            elif isinstance(value, torch.nn.Module):
+                count = sum(p.numel() for p in value.parameters())
+                entries.append(WorkspaceEntry(name, "model", None, model_dtype(value),
+                                              model_devices(value), model_bytes(value), count))
+        return entries
+
+    def names(self) -> list[str]:
+        """Names in the workspace, in creation order."""
+        return list(self._values)
+
+    def clear(self) -> None:
+        """Forget every named value (their memory goes back to torch's cache)."""
+        self._values.clear()
+
+    def get(self, name: str) -> torch.Tensor | torch.nn.Module | None:
+        """The live value of a name, for tests and the lesson's checks; None if absent."""
+        value: torch.Tensor | torch.nn.Module | None = self._values.get(name)
+        return value
+
+
+__all__ = ["Engine", "Outcome", "WorkspaceEntry", "LoadStatus", "torch_memory_counters"]

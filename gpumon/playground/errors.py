@@ -1,0 +1,143 @@
+"""Errors as content: type names, torch's message verbatim, and a plain-words explanation.
+
+The explanation table is ordered: the first pattern that matches the message wins. It only
+adds a sentence; the message itself is always shown exactly as torch wrote it. No torch import.
+"""
+
+from __future__ import annotations
+
+import builtins
+import re
+from dataclasses import dataclass
+
+
+class Refusal(Exception):
+    """The engine declined an action before torch saw it; the text says why, in plain words."""
+
+    def __init__(self, message: str, explanation: str = "") -> None:
+        super().__init__(message)
+        self.explanation = explanation or message
+
+
+REFUSED = "Refused"  # ErrorInfo.type_name of a refusal
+
+
+@dataclass(frozen=True)
+class OperandInfo:
+    """One input of an action as it was when the action ran (after any inline ``.cpu()``)."""
+
+    code: str  # "x" or "x.cpu()"
+    kind: str  # "tensor" or "model"
+    device: str  # "cpu", "cuda:0", "meta"; for a model, its parameters' device(s)
+    shape: tuple[int, ...] | None = None
+    dtype: str | None = None  # "float32"
+
+
+@dataclass(frozen=True)
+class ErrorInfo:
+    """What went wrong: torch's exception, or the engine's refusal (``by_torch`` False)."""
+
+    type_name: str  # "RuntimeError", "torch.AcceleratorError", or "Refused"
+    message: str  # str(exc), exactly as torch wrote it
+    explanation: str  # one line, plain words
+    by_torch: bool = True
+
+    def headline(self) -> str:
+        """``RuntimeError: message`` as Python prints it (first line of the message)."""
+        first = self.message.splitlines()[0] if self.message else ""
+        return f"{self.type_name}: {first}" if first else self.type_name
+
+
+def qualified_type_name(exc: BaseException) -> str:
+    """``RuntimeError`` for builtins; ``torch.AcceleratorError`` for the rest."""
+    cls = type(exc)
+    if cls.__module__ == "builtins" and getattr(builtins, cls.__name__, None) is cls:
+        return cls.__qualname__
+    module = cls.__module__
+    if module.startswith("torch."):
+        import sys
+
+        torch = sys.modules.get("torch")
+        if torch is not None and getattr(torch, cls.__name__, None) is cls:
+            module = "torch"  # exported at top level: show the public name
+    return f"{module}.{cls.__qualname__}"
+
+
+_SAME_DEVICE = (
+    "The operands are on different devices; torch never copies between devices by itself "
+    "(it would be slow and silent), so move one with .to(device), .cuda() or .cpu() first."
+)
+
+# (pattern, explanation); searched in order, case-sensitive as torch writes its messages.
+EXPLANATIONS: tuple[tuple[str, str], ...] = (
+    (r"Expected all tensors to be on the same device", _SAME_DEVICE),
+    (r"is not on the expected device", _SAME_DEVICE),
+    (r"Torch not compiled with CUDA enabled",
+     "This PyTorch is a CPU-only build: it has no CUDA support, so nothing can go to 'cuda' "
+     "here, whatever GPUs the machine has."),
+    (r"Cannot access accelerator device when none is available",
+     "PyTorch sees no GPU (no accelerator) in this process, so there is no cuda:i to use."),
+    (r"Found no NVIDIA driver",
+     "PyTorch was built with CUDA but finds no NVIDIA driver: install or load the driver."),
+    (r"driver version is insufficient",
+     "The NVIDIA driver is older than the CUDA version this PyTorch needs: update the driver."),
+    (r"Invalid device string",
+     "That is not a device name torch accepts: write 'cpu', 'cuda' or 'cuda:N' with N >= 0, "
+     "without spaces."),
+    (r"device type at start of device string",
+     "Unknown device type: a device name starts with cpu, cuda, meta, mps... ('gpu' is not one)."),
+    (r"invalid device ordinal|Invalid device id|Invalid device argument",
+     "There is no GPU with that index: torch numbers the visible GPUs from 0."),
+    (r"CUDA out of memory|OutOfMemoryError",
+     "The GPU has not enough free memory for this: delete names, call "
+     "torch.cuda.empty_cache(), or use a smaller size."),
+    (r"can't allocate memory|DefaultCPUAllocator",
+     "The computer has not enough free memory (RAM) for a tensor this large."),
+    (r"must match the size of tensor",
+     "The shapes cannot be broadcast together: each dimension must be equal, or 1, counted "
+     "from the right."),
+    (r"shapes cannot be multiplied|size mismatch|Expected size for first two dimensions",
+     "For a matrix product the inner sizes must agree: (n x k) @ (k x m)."),
+    (r"inconsistent tensor size|dimension mismatch",
+     "For a product of vectors both must have the same length."),
+    (r"need to be at least 1D",
+     "A matrix product needs tensors with at least one dimension, not single numbers."),
+    (r"same dtype|expected scalar type|dtype mismatch",
+     "The operands have different dtypes and this operation does not convert them: make them "
+     "match with .to(dtype) or .float()."),
+    (r"Cannot copy out of meta tensor",
+     "A meta tensor has a shape and dtype but no data, so there is nothing to copy to cpu."),
+    (r"not implemented for",
+     "This operation has no kernel for this dtype on this device (random numbers need a "
+     "floating-point dtype, for example)."),
+    (r"Integers to negative integer powers",
+     "An integer tensor raised to a negative power would need fractions: use a float tensor."),
+    (r"Overflow when unpacking|value cannot be converted to type",
+     "A value is too large for the dtype (int64 holds up to 9223372036854775807)."),
+    (r"no kernel image is available",
+     "This PyTorch was not compiled for this GPU's architecture: install a matching build."),
+    (r"busy or unavailable",
+     "The GPU refuses new work: it may be in exclusive-process mode and used by another process."),
+    (r"Dimension size must be non-negative|negative dimension",
+     "A size in the shape is negative; sizes are 0 or more."),
+)
+
+FALLBACK = "PyTorch raised this error; the message above is exactly as torch wrote it."
+
+
+def explain(type_name: str, message: str) -> str:
+    """One plain-words line for an error, from the first pattern that matches."""
+    text = f"{type_name}: {message}"
+    for pattern, explanation in EXPLANATIONS:
+        if re.search(pattern, text):
+            return explanation
+    return FALLBACK
+
+
+def error_from_exception(exc: BaseException) -> ErrorInfo:
+    """Turn any exception into an ErrorInfo; a :class:`Refusal` is marked as not torch's."""
+    if isinstance(exc, Refusal):
+        return ErrorInfo(REFUSED, str(exc), exc.explanation, by_torch=False)
+    type_name = qualified_type_name(exc)
+    message = str(exc)
+    return ErrorInfo(type_name, message, explain(type_name, message))

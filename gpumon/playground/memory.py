@@ -1,0 +1,125 @@
+"""Memory figures around an action, and the size guard that refuses what cannot fit.
+
+torch's ``memory_allocated``/``memory_reserved`` are read only when CUDA is already
+initialised, so reading them never creates a CUDA context; process RSS comes from psutil.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import psutil
+
+from gpumon.playground.errors import Refusal
+
+#: Refuse a host tensor above this share of the memory psutil says is available.
+HOST_SHARE = 0.8
+#: Refuse a GPU tensor above this share of free GPU memory (incl. torch's unused cache).
+GPU_SHARE = 0.9
+
+
+@dataclass(frozen=True)
+class MemoryReading:
+    """One device's memory at one moment. cuda: torch counters; cpu: this process's RSS."""
+
+    device: str  # "cpu" or "cuda:0"
+    allocated_bytes: int | None = None  # torch.cuda.memory_allocated
+    reserved_bytes: int | None = None  # torch.cuda.memory_reserved
+    rss_bytes: int | None = None  # psutil: resident memory of this process
+
+
+def torch_memory_counters() -> dict[int, tuple[int, int]]:
+    """``{cuda index: (allocated, reserved)}``; ``{}`` if torch is not loaded or CUDA not started.
+
+    Safe from any thread (the sampler calls it each tick) and never imports torch itself.
+    """
+    torch = sys.modules.get("torch")
+    cuda = getattr(torch, "cuda", None)
+    if cuda is None:
+        return {}
+    try:
+        if not cuda.is_initialized():
+            return {}
+        return {
+            i: (int(cuda.memory_allocated(i)), int(cuda.memory_reserved(i)))
+            for i in range(cuda.device_count())
+        }
+    except Exception:  # noqa: BLE001 - a half-imported torch or a lost GPU: no figures
+        return {}
+
+
+def read_memory(devices: Iterable[str]) -> tuple[MemoryReading, ...]:
+    """Readings for the devices touched, in the given order; meta and unknown types skipped."""
+    readings: list[MemoryReading] = []
+    for name in devices:
+        if name == "cpu":
+            try:
+                rss: int | None = int(psutil.Process().memory_info().rss)
+            except (psutil.Error, OSError):
+                rss = None
+            readings.append(MemoryReading("cpu", rss_bytes=rss))
+        elif name.startswith("cuda:"):
+            counters = torch_memory_counters()
+            index = int(name.split(":", 1)[1])
+            if counters or _cuda_available():
+                alloc, reserved = counters.get(index, (0, 0))
+                readings.append(MemoryReading(name, alloc, reserved))
+    return tuple(readings)
+
+
+def _cuda_available() -> bool:
+    torch = sys.modules.get("torch")
+    try:
+        return bool(torch is not None and torch.cuda.is_available())
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def human_bytes(n: float) -> str:
+    """``1.5 GiB``, ``12 KiB``, ``8 B``."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} PiB"  # pragma: no cover - the loop returns at TiB
+
+
+def host_available_bytes() -> int:
+    """Memory the system could give this process now (psutil's ``available``)."""
+    return int(psutil.virtual_memory().available)
+
+
+def check_fits(nbytes: int, device_type: str, device_index: int | None) -> None:
+    """Raise :class:`Refusal` before allocating ``nbytes`` that would not fit on the device.
+
+    meta holds no data, so anything fits there. For cuda, free memory is what the driver
+    reports plus what torch's cache holds unused.
+    """
+    if nbytes <= 0 or device_type == "meta":
+        return
+    if device_type == "cpu":
+        available = host_available_bytes()
+        if nbytes > HOST_SHARE * available:
+            raise Refusal(
+                f"Not allocated: {human_bytes(nbytes)} would not fit in the "
+                f"{human_bytes(available)} of main memory available now.",
+                "gpumon refuses tensors that would not fit in free memory, before allocating.",
+            )
+        return
+    if device_type == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            return  # let torch raise its own "not compiled" / "no device" error
+        index = torch.cuda.current_device() if device_index is None else device_index
+        free, _total = torch.cuda.mem_get_info(index)
+        cached = torch.cuda.memory_reserved(index) - torch.cuda.memory_allocated(index)
+        usable = free + max(cached, 0)
+        if nbytes > GPU_SHARE * usable:
+            raise Refusal(
+                f"Not allocated: {human_bytes(nbytes)} would not fit in the "
+                f"{human_bytes(usable)} free on cuda:{index}.",
+                "gpumon refuses tensors that would not fit in free GPU memory, before allocating.",
+            )

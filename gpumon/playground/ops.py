@@ -1,0 +1,349 @@
+"""One handler per action: validate cheaply, refuse what would mislead, then let torch run.
+
+Handlers raise; :class:`~gpumon.playground.engine.Engine` turns that into an Outcome. Input
+that torch would reject anyway with a clear message (a ``.cuda()`` on a CPU-only build) is
+passed to torch, so the real error is what the user sees.
+"""
+
+from __future__ import annotations
+
+import keyword
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from gpumon.playground import actions as A
+from gpumon.playground.describe import dtype_name, model_bytes, operand_info
+from gpumon.playground.devices import check_cuda_index, resolve_device
+from gpumon.playground.errors import Refusal
+from gpumon.playground.memory import check_fits
+from gpumon.playground.metarules import check_call_meta, check_matmul_meta
+from gpumon.playground.values import ValuesError, parse_values
+
+if TYPE_CHECKING:
+    import torch
+
+    from gpumon.playground.engine import Run
+
+Values = dict[str, Any]
+Handler = Callable[[Values, Any, "Run"], None]
+MAX_DIMS = 8
+RESERVED_NAMES = frozenset({"torch", "nn"})
+
+
+def _torch() -> Any:
+    import torch
+
+    return torch
+
+
+def check_name(name: str) -> str:
+    """A workspace name must be a Python identifier, so the shown code is real Python."""
+    if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+        raise Refusal(f"{name!r} is not a usable name: use letters, digits and _, such as x "
+                      "or y2, not starting with a digit.")
+    if name in RESERVED_NAMES:
+        raise Refusal(f"{name!r} would hide the module of that name in the shown code; "
+                      "choose another name.")
+    return name
+
+
+def lookup(values: Values, name: str) -> Any:
+    if name not in values:
+        have = ", ".join(values) or "none yet"
+        raise Refusal(f"There is no value named {name!r}. Names in the workspace: {have}.")
+    return values[name]
+
+
+def lookup_tensor(values: Values, name: str) -> torch.Tensor:
+    value = lookup(values, name)
+    if not isinstance(value, _torch().Tensor):
+        raise Refusal(f"{name!r} is a model, not a tensor.")
+    return value
+
+
+def check_dtype(dtype: str | None) -> torch.dtype | None:
+    if dtype is None:
+        return None
+    if dtype not in A.DTYPES:
+        raise Refusal(f"Unknown dtype {dtype!r}; choose one of: {', '.join(A.DTYPES)}.")
+    result: torch.dtype = getattr(_torch(), dtype)
+    return result
+
+
+def moved(value: Any, how: str | None, device: str | None, index: int | None,
+          run: Run) -> Callable[[], Any]:
+    """Validate a move of a tensor or model and return the call that performs it."""
+    torch = _torch()
+    if how is None:
+        return lambda: value
+    source_dev = value.device if isinstance(value, torch.Tensor) else None
+    nbytes = int(value.nbytes) if isinstance(value, torch.Tensor) else model_bytes(value)
+    if source_dev is not None and source_dev.type == "meta":
+        nbytes = 0  # torch itself refuses to copy out of meta: show its error
+    if source_dev is not None:
+        run.touch(source_dev)
+    if how == "to":
+        if device is None:
+            raise Refusal("Say where to move it: .to('cpu') or .to('cuda:0').")
+        target = resolve_device(device)
+        run.touch(target)
+        if source_dev is None or source_dev != target:
+            check_fits(nbytes, target.type, target.index)
+        return lambda: value.to(device)
+    if how == "cuda":
+        check_cuda_index(index)
+        run.touch("cuda" if index is None else f"cuda:{index}")
+        if source_dev is None or source_dev.type != "cuda":
+            check_fits(nbytes, "cuda", index)
+        return (lambda: value.cuda()) if index is None else (lambda: value.cuda(index))
+    if how == "cpu":
+        run.touch("cpu")
+        if source_dev is None or source_dev.type != "cpu":
+            check_fits(nbytes, "cpu", None)
+        return lambda: value.cpu()
+    raise Refusal(f"Unknown move {how!r}: use to, cuda or cpu.")
+
+
+def operand(values: Values, ref: str | A.Ref, run: Run) -> torch.Tensor:
+    """Resolve a (possibly moved) operand, record it, and return the tensor."""
+    r = A.as_ref(ref)
+    # An inline move (``y + x.cpu()``) runs here, before the timed operation.
+    tensor: torch.Tensor = moved(lookup_tensor(values, r.name), r.how, r.device, r.index, run)()
+    run.operands.append(operand_info(r.code(), tensor))
+    run.touch(tensor.device)
+    return tensor
+
+
+def meta_copy(t: torch.Tensor) -> torch.Tensor:
+    return _torch().empty(t.shape, dtype=t.dtype, device="meta")
+
+
+def guard_result(meta_fn: Callable[[], Any], device: torch.device) -> None:
+    """Refuse before allocating a result that would not fit where the inputs are."""
+    torch = _torch()
+    try:
+        result = meta_fn()
+    except Exception:  # noqa: BLE001 - the real call will raise torch's own error
+        return
+    if isinstance(result, torch.Tensor):
+        check_fits(result.numel() * result.element_size(), device.type, device.index)
+
+
+# --- handlers ----------------------------------------------------------------------------
+
+
+def query(values: Values, action: A.Action, run: Run) -> None:
+    torch = _torch()
+    run.kind = "value"
+    if isinstance(action, A.IsAvailable):
+        run.execute(torch.cuda.is_available)
+    elif isinstance(action, A.DeviceCount):
+        run.execute(torch.cuda.device_count)
+    elif isinstance(action, A.CurrentDevice):
+        run.execute(torch.cuda.current_device)
+    elif isinstance(action, A.DeviceName):
+        if torch.cuda.is_available():
+            run.touch(f"cuda:{action.index}")
+        run.execute(lambda: torch.cuda.get_device_name(action.index))
+    elif isinstance(action, A.DeviceProperties):
+        if torch.cuda.is_available():
+            run.touch(f"cuda:{action.index}")
+        p = run.execute(lambda: torch.cuda.get_device_properties(action.index))
+        run.details = (
+            ("name", str(p.name)), ("total memory", f"{p.total_memory:,} bytes"),
+            ("compute capability", f"{p.major}.{p.minor}"),
+            ("multiprocessors", str(p.multi_processor_count)),
+            ("uuid", str(getattr(p, "uuid", ""))),
+        )
+    elif isinstance(action, A.Versions):
+        cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
+        run.execute(lambda: (torch.__version__, torch.version.cuda))
+        run.details = (("torch", torch.__version__), ("CUDA build", str(torch.version.cuda)),
+                       ("cuDNN", str(cudnn)))
+    elif isinstance(action, A.TensorDevice):
+        t = lookup_tensor(values, action.name)
+        run.operands.append(operand_info(action.name, t))
+        run.execute(lambda: t.device)
+
+
+def create_tensor(values: Values, action: A.CreateTensor, run: Run) -> None:
+    torch = _torch()
+    check_name(action.name)
+    dtype = check_dtype(action.dtype)
+    try:
+        parsed = parse_values(action.values)
+    except ValuesError as exc:
+        raise Refusal(str(exc), "torch.tensor needs numbers in rectangular nested lists.") \
+            from None
+    kw: dict[str, Any] = {"dtype": dtype}
+    if action.device is not None:
+        device = resolve_device(action.device)
+        run.touch(device)
+        kw["device"] = action.device
+        check_fits(parsed.numel * 8, device.type, device.index)
+    else:
+        run.touch("cpu")
+    values[action.name] = run.execute(lambda: torch.tensor(parsed.values, **kw))
+    run.result_name = action.name
+
+
+def create_filled(values: Values, action: A.CreateFilled, run: Run) -> None:
+    torch = _torch()
+    check_name(action.name)
+    if action.kind not in A.FILL_KINDS:
+        raise Refusal(f"Unknown fill {action.kind!r}; choose one of: {', '.join(A.FILL_KINDS)}.")
+    shape = tuple(action.shape)
+    if len(shape) > MAX_DIMS or not all(type(d) is int and d >= 0 for d in shape):
+        raise Refusal(f"A shape is up to {MAX_DIMS} whole numbers, each 0 or more; got {shape}.")
+    dtype = check_dtype(action.dtype)
+    device = resolve_device(action.device) if action.device is not None else None
+    run.touch(device or "cpu")
+    kw: dict[str, Any] = {"dtype": dtype}
+    if action.device is not None:
+        kw["device"] = action.device
+    default = torch.int64 if action.kind == "arange" else torch.get_default_dtype()
+    itemsize = torch.empty((), dtype=dtype or default, device="meta").element_size()
+    target = device or torch.device("cpu")
+    check_fits(math.prod(shape) * itemsize, target.type, target.index)
+    if action.kind == "arange":
+        numel = math.prod(shape)
+        fn = (lambda: torch.arange(numel, **kw).reshape(shape)) if len(shape) != 1 \
+            else (lambda: torch.arange(numel, **kw))
+    else:
+        factory = getattr(torch, action.kind)
+        fn = lambda: factory(shape, **kw)  # noqa: E731
+    values[action.name] = run.execute(fn)
+    run.result_name = action.name
+
+
+def create_model(values: Values, action: A.CreateModel, run: Run) -> None:
+    torch = _torch()
+    check_name(action.name)
+    for label, n in (("in_features", action.in_features), ("out_features", action.out_features)):
+        if type(n) is not int or n < 1:
+            raise Refusal(f"{label} must be a whole number of 1 or more; got {n!r}.")
+    kw: dict[str, Any] = {"bias": action.bias}
+    target = torch.device("cpu")
+    if action.device is not None:
+        target = resolve_device(action.device)
+        kw["device"] = action.device
+    run.touch(target)
+    count = action.in_features * action.out_features + (action.out_features if action.bias else 0)
+    check_fits(count * 4, target.type, target.index)
+    values[action.name] = run.execute(
+        lambda: torch.nn.Linear(action.in_features, action.out_features, **kw))
+    run.result_name = action.name
+
+
+def move(values: Values, action: A.Move, run: Run) -> None:
+    torch = _torch()
+    check_name(action.target)
+    source = lookup(values, action.source)
+    run.operands.append(operand_info(action.source, source))
+    before = {n: p.device for n, p in source.named_parameters()} \
+        if isinstance(source, torch.nn.Module) else {}
+    result = run.execute(moved(source, action.how, action.device, action.index, run))
+    if isinstance(source, torch.nn.Module):
+        run.copied = any(p.device != before.get(n) for n, p in result.named_parameters())
+        run.details = tuple((n, str(p.device)) for n, p in result.named_parameters())
+    else:
+        run.copied = result is not source
+    values[action.target] = result
+    run.result_name = action.target
+
+
+_BINARY: dict[str, Callable[[Any, Any], Any]] = {
+    "add": lambda a, b: a + b, "mul": lambda a, b: a * b, "matmul": lambda a, b: a @ b,
+}
+
+
+def compute(values: Values, action: A.Compute, run: Run) -> None:
+    check_name(action.result)
+    if action.op not in A.COMPUTE_OPS:
+        raise Refusal(f"Unknown operation {action.op!r}; choose one of: "
+                      f"{', '.join(A.COMPUTE_OPS)}.")
+    a = operand(values, action.a, run)
+    if action.op in _BINARY:
+        if action.b is None:
+            raise Refusal(f"{action.op} needs a second operand.")
+        b = operand(values, action.b, run)
+        binary = _BINARY[action.op]
+        if action.op == "matmul":
+            check_matmul_meta(a, b)
+        guard_result(lambda: binary(meta_copy(a), meta_copy(b)), a.device)
+        fn: Callable[[], Any] = lambda: binary(a, b)  # noqa: E731
+    elif action.op == "pow":
+        exponent = action.exponent
+        if type(exponent) not in (int, float) or not math.isfinite(exponent):
+            raise Refusal(f"The exponent must be a finite number; got {exponent!r}.")
+        fn = lambda: a ** exponent  # noqa: E731
+    else:
+        fn = a.sum
+    values[action.result] = run.execute(fn)
+    run.result_name = action.result
+
+
+def model_parameters(values: Values, action: A.ModelParameters, run: Run) -> None:
+    torch = _torch()
+    model = lookup(values, action.name)
+    if not isinstance(model, torch.nn.Module):
+        raise Refusal(f"{action.name!r} is a tensor, not a model.")
+    run.operands.append(operand_info(action.name, model))
+    run.kind = "value"
+    run.execute(lambda: [p.device for p in model.parameters()])
+    run.details = tuple((n, f"{p.device}, shape {tuple(p.shape)}, {dtype_name(p.dtype)}")
+                        for n, p in model.named_parameters())
+
+
+def call_model(values: Values, action: A.CallModel, run: Run) -> None:
+    torch = _torch()
+    check_name(action.result)
+    model = lookup(values, action.model)
+    if not isinstance(model, torch.nn.Module):
+        raise Refusal(f"{action.model!r} is a tensor, not a model.")
+    run.operands.append(operand_info(action.model, model))
+    for p in model.parameters():
+        run.touch(p.device)
+    x = operand(values, action.input, run)
+    check_call_meta(model, x)
+    if isinstance(model, torch.nn.Linear):
+        bias = None if model.bias is None else meta_copy(model.bias)
+        guard_result(lambda: torch.nn.functional.linear(meta_copy(x), meta_copy(model.weight),
+                                                        bias), x.device)
+    values[action.result] = run.execute(lambda: model(x))
+    run.result_name = action.result
+
+
+def delete(values: Values, action: A.Delete, run: Run) -> None:
+    torch = _torch()
+    value = lookup(values, action.name)
+    run.operands.append(operand_info(action.name, value))
+    if isinstance(value, torch.Tensor):
+        run.touch(value.device)
+    else:
+        run.touch(*(p.device for p in value.parameters()))
+    del value
+
+    def forget() -> None:
+        del values[action.name]
+
+    run.execute(forget)
+
+
+def empty_cache(values: Values, action: A.EmptyCache, run: Run) -> None:
+    torch = _torch()
+    if torch.cuda.is_available():
+        run.touch(*(f"cuda:{i}" for i in range(torch.cuda.device_count())))
+    run.execute(torch.cuda.empty_cache)
+
+
+HANDLERS: dict[type, Handler] = {
+    A.IsAvailable: query, A.DeviceCount: query, A.CurrentDevice: query, A.DeviceName: query,
+    A.DeviceProperties: query, A.Versions: query, A.TensorDevice: query,
+    A.CreateTensor: create_tensor, A.CreateFilled: create_filled, A.CreateModel: create_model,
+    A.Move: move, A.Compute: compute, A.ModelParameters: model_parameters,
+    A.CallModel: call_model, A.Delete: delete, A.EmptyCache: empty_cache,
+}
+
+__all__ = ["HANDLERS", "Refusal", "check_name"]

@@ -1,0 +1,129 @@
+"""Safe parsing of the literal values a user types for ``torch.tensor(...)``.
+
+Text is parsed with :func:`ast.parse` and only number, bool, list and tuple nodes are
+accepted (never ``eval``), so typed text can never run code. Ragged lists are refused here,
+with the position that breaks the rectangle, before torch sees them. No torch import.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from dataclasses import dataclass
+
+Scalar = bool | int | float
+Nested = Scalar | list["Nested"]
+
+MAX_TEXT_CHARS = 200_000
+MAX_DEPTH = 32
+
+
+class ValuesError(ValueError):
+    """The typed values are not a rectangular nested list of numbers or bools."""
+
+
+@dataclass(frozen=True)
+class ParsedValues:
+    """Values ready for ``torch.tensor``: nested lists of Python scalars and their shape."""
+
+    values: Nested
+    shape: tuple[int, ...]
+
+    @property
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+
+def parse_values(text: str) -> ParsedValues:
+    """Parse ``text`` like ``[[1, 2], [3, 4]]``; raise :class:`ValuesError` on anything else.
+
+    Never raises another exception type, whatever the text.
+    """
+    if not isinstance(text, str):
+        raise ValuesError("Values must be text such as [1, 2, 3].")
+    if not text.strip():
+        raise ValuesError("No values given: type numbers such as [1, 2, 3].")
+    if len(text) > MAX_TEXT_CHARS:
+        raise ValuesError(
+            f"The values are {len(text):,} characters long; the limit is {MAX_TEXT_CHARS:,}. "
+            "Create large tensors by shape (zeros, ones, rand...) instead."
+        )
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as exc:
+        raise ValuesError(f"Not a list of numbers: {_first_line(exc)}.") from None
+    values = _convert(tree.body, 0)
+    shape = _shape(values, ())
+    return ParsedValues(values, shape)
+
+
+def format_values(values: Nested) -> str:
+    """Render parsed values as Python source: ``[[1, 2], [3.5, True]]``."""
+    if isinstance(values, list):
+        return "[" + ", ".join(format_values(v) for v in values) + "]"
+    if isinstance(values, float) and math.isinf(values):
+        return "float('inf')" if values > 0 else "-float('inf')"
+    return repr(values)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def _convert(node: ast.AST, depth: int) -> Nested:
+    if depth > MAX_DEPTH:
+        raise ValuesError(f"The lists are nested more than {MAX_DEPTH} levels deep.")
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [_convert(elt, depth + 1) for elt in node.elts]
+    if isinstance(node, ast.Constant):
+        return _scalar(node.value)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        operand = node.operand
+        if isinstance(operand, ast.Constant):
+            value = _scalar(operand.value)
+            if isinstance(value, bool):
+                raise ValuesError("A sign before True or False is not a value; write 1 or 0.")
+            return -value if isinstance(node.op, ast.USub) else value
+    raise ValuesError(
+        f"Only numbers, True/False and [lists] are allowed; found {_describe(node)}."
+    )
+
+
+def _scalar(value: object) -> Scalar:
+    if isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, complex):
+        raise ValuesError("Complex numbers are not offered here; use real numbers.")
+    raise ValuesError(f"Only numbers, True/False and [lists] are allowed; found {value!r}.")
+
+
+def _describe(node: ast.AST) -> str:
+    try:
+        text = ast.unparse(node)
+    except Exception:  # noqa: BLE001 - unparse of odd trees; the node kind still helps
+        text = type(node).__name__
+    return repr(text if len(text) <= 40 else text[:37] + "...")
+
+
+def _shape(values: Nested, where: tuple[int, ...]) -> tuple[int, ...]:
+    """Shape of a rectangular nesting; raise ValuesError naming the first ragged place."""
+    if not isinstance(values, list):
+        return ()
+    if not values:
+        return (0,)
+    shapes = [_shape(v, (*where, i)) for i, v in enumerate(values)]
+    first = shapes[0]
+    for i, s in enumerate(shapes[1:], start=1):
+        if s != first:
+            place = "".join(f"[{k}]" for k in (*where, i)) or "the top level"
+            first_place = "".join(f"[{k}]" for k in (*where, 0))
+            raise ValuesError(
+                f"Ragged list: item {place} {_fmt(s)} but item {first_place} {_fmt(first)}; "
+                "every row must have the same length."
+            )
+    return (len(values), *first)
+
+
+def _fmt(shape: tuple[int, ...]) -> str:
+    return "is a single number" if not shape else f"has shape {shape}"
