@@ -1,0 +1,439 @@
+"""NvmlSource: live readings of NVIDIA GPUs through NVML (the nvidia-ml-py binding).
+
+This is the only module in gpumon that imports ``pynvml``. Every NVML call goes through one
+guarded helper, ``NvmlSource._call``: "not supported" becomes None (shown as N/A), a
+function the driver lacks is logged once and never called again, and an error that means
+the GPU stopped answering marks only that GPU as lost while the others keep updating.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
+
+import pynvml
+
+from gpumon.telemetry.procinfo import ProcInfoCache
+from gpumon.telemetry.types import (
+    GpuInfo,
+    GpuProcess,
+    GpuSample,
+    MachineInfo,
+    ProcessType,
+    Snapshot,
+    SourceState,
+    SourceStatus,
+)
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+LIBRARY_NAME = "nvml.dll" if sys.platform.startswith("win") else "libnvidia-ml.so.1"
+NOT_AVAILABLE = 0xFFFFFFFFFFFFFFFF  # NVML_VALUE_NOT_AVAILABLE as an unsigned long long
+SIMULATE_HINT = "or run gpumon with --simulate N to see simulated GPUs"
+
+# Errors after which a GPU is treated as gone until a re-check says otherwise.
+_LOST_WORDS: dict[int, str] = {
+    pynvml.NVML_ERROR_GPU_IS_LOST: "The GPU stopped answering (NVML: GPU is lost). It may have "
+    "fallen off the PCIe bus or overheated; a reboot is usually needed.",
+    pynvml.NVML_ERROR_UNKNOWN: "The GPU stopped answering (NVML: unknown error).",
+    pynvml.NVML_ERROR_RESET_REQUIRED: "The GPU needs a reset before it can be used again "
+    "(NVML: GPU requires reset).",
+}
+_COMPUTE_MODES = {0: "Default", 1: "Exclusive Thread", 2: "Prohibited", 3: "Exclusive Process"}
+_SLOW_FIELDS = ("persistence_mode", "compute_mode", "power_limit_w", "pstate")
+
+
+class _GpuLost(Exception):
+    """Raised by the guarded helper when a device call says the GPU is gone."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(_LOST_WORDS[code])
+        self.message = _LOST_WORDS[code]
+
+
+@dataclass
+class _Gpu:
+    """What NvmlSource keeps per GPU between ticks."""
+
+    index: int
+    handle: Any
+    info: GpuInfo
+    lost_message: str = ""
+    recheck_at: float = 0.0  # time.monotonic() of the next cheap re-check while lost
+    mem_v2: bool = True  # nvmlDeviceGetMemoryInfo_v2 works on this GPU
+    last: GpuSample | None = None
+
+
+def init_error_status(err: Exception) -> SourceStatus:
+    """The SourceStatus for an error raised by nvmlInit, in words a person understands."""
+    code = getattr(err, "value", None)
+    if code == pynvml.NVML_ERROR_LIBRARY_NOT_FOUND:
+        return SourceStatus(
+            SourceState.LIBRARY_NOT_FOUND,
+            f"No NVIDIA driver was found on this computer ({LIBRARY_NAME} could not be loaded).",
+            f"Install the NVIDIA driver, {SIMULATE_HINT}.",
+        )
+    if code == pynvml.NVML_ERROR_DRIVER_NOT_LOADED:
+        return SourceStatus(
+            SourceState.DRIVER_NOT_LOADED,
+            "The NVIDIA driver is installed but not running.",
+            "Reboot, or load it with 'sudo modprobe nvidia'; check 'nvidia-smi' "
+            f"and 'dmesg' for why it did not start, {SIMULATE_HINT}.",
+        )
+    if code == pynvml.NVML_ERROR_LIB_RM_VERSION_MISMATCH:
+        return SourceStatus(
+            SourceState.VERSION_MISMATCH,
+            "The NVIDIA driver that is running does not match the installed NVIDIA library "
+            "(driver/library version mismatch).",
+            "This usually follows a driver update: reboot so that the new driver is loaded.",
+        )
+    if code == pynvml.NVML_ERROR_NO_PERMISSION:
+        return SourceStatus(
+            SourceState.NO_PERMISSION,
+            "gpumon is not allowed to talk to the NVIDIA driver (insufficient permissions).",
+            "Check that your user may open /dev/nvidia* (often the 'video' group), or that "
+            "the container was given the GPUs.",
+        )
+    return SourceStatus(
+        SourceState.ERROR,
+        f"NVML could not start: {err}.",
+        f"Check that 'nvidia-smi' works, {SIMULATE_HINT}.",
+    )
+
+
+def cuda_version_text(version: int | None) -> str | None:
+    """NVML's integer CUDA driver version (12040) as people write it ("12.4")."""
+    if version is None or version <= 0:
+        return None
+    return f"{version // 1000}.{version % 1000 // 10}"
+
+
+def pstate_text(value: int | None) -> str | None:
+    """P-state number as "P0".."P15"; NVML's 32 means unknown."""
+    return None if value is None or not 0 <= value <= 15 else f"P{value}"
+
+
+class NvmlSource:
+    """The real GPUs, read through NVML. Plain blocking calls; callers choose the thread."""
+
+    def __init__(self, recheck_lost_s: float = 5.0) -> None:
+        self.recheck_lost_s = recheck_lost_s
+        self._lock = threading.RLock()
+        self._status = SourceStatus(SourceState.CLOSED, "The NVML source has not been opened.")
+        self._machine = MachineInfo(host_name=socket.gethostname(), source_name="NVML")
+        self._gpus: list[_Gpu] = []
+        self._initialized = False
+        self._missing: set[str] = set()  # functions this driver lacks
+        self._logged: set[tuple[str, int]] = set()
+        self._last_error: int | None = None
+        self._procs = ProcInfoCache()
+
+    # --- the one guarded helper -------------------------------------------------------------
+
+    def _call(self, fn: Callable[..., T], *args: Any, name: str | None = None) -> T | None:
+        """Call an NVML function; None when not supported or missing, _GpuLost when lost."""
+        name = name or fn.__name__
+        if name in self._missing:
+            return None
+        try:
+            return fn(*args)
+        except pynvml.NVMLError_NotSupported:
+            return None
+        except pynvml.NVMLError_FunctionNotFound:
+            self._missing.add(name)
+            log.info("NVML function %s is not in this driver; gpumon will not call it again",
+                     name)
+            return None
+        except pynvml.NVMLError as err:
+            self._last_error = err.value
+            if err.value in _LOST_WORDS:
+                raise _GpuLost(err.value) from err
+            if (name, err.value) not in self._logged:
+                self._logged.add((name, err.value))
+                log.warning("NVML %s failed: %s", name, err)
+            return None
+
+    def _first(self, fns: Sequence[Callable[..., T]], *args: Any) -> T | None:
+        """The first of several versions of a function that this driver has."""
+        for fn in fns:
+            value = self._call(fn, *args)
+            if value is not None or fn.__name__ not in self._missing:
+                return value
+        return None
+
+    # --- Source protocol ---------------------------------------------------------------------
+
+    def open(self) -> SourceStatus:
+        """Initialise NVML and cache device handles; never raises."""
+        with self._lock:
+            self.close()
+            try:
+                pynvml.nvmlInit()
+            except Exception as err:  # NVMLError, or anything odd from loading the library
+                self._status = init_error_status(err)
+                log.info("NVML unavailable: %s", self._status.message)
+                return self._status
+            self._initialized = True
+            try:
+                count = pynvml.nvmlDeviceGetCount()
+            except pynvml.NVMLError as err:
+                self.close()
+                self._status = SourceStatus(
+                    SourceState.ERROR, f"NVML started but could not count the GPUs: {err}.",
+                    "Check that 'nvidia-smi' works.")
+                return self._status
+            self._machine = self._read_machine()
+            self._gpus = [self._open_gpu(i) for i in range(count)]
+            self._status = self._open_status()
+            return self._status
+
+    def machine(self) -> MachineInfo:
+        return self._machine
+
+    def gpus(self) -> list[GpuInfo]:
+        with self._lock:
+            return [g.info for g in self._gpus]
+
+    def status(self) -> SourceStatus:
+        return self._status
+
+    def sample(self, include_slow: bool = True) -> Snapshot:
+        """Read all GPUs and their processes; never raises."""
+        with self._lock:
+            start = time.perf_counter()
+            now = time.time()
+            samples: list[GpuSample] = []
+            raw: list[tuple[int, int, ProcessType, int | None]] = []
+            for g in self._gpus:
+                samples.append(self._sample_gpu(g, include_slow, raw))
+            return Snapshot(
+                timestamp_s=now,
+                machine=self._machine,
+                status=self._status,
+                gpus=tuple(g.info for g in self._gpus),
+                samples=tuple(samples),
+                processes=self._describe(raw),
+                read_duration_s=time.perf_counter() - start,
+            )
+
+    def close(self) -> None:
+        """Shut NVML down (once) and forget handles. open() may be called again."""
+        with self._lock:
+            if self._initialized:
+                self._initialized = False
+                try:
+                    pynvml.nvmlShutdown()
+                except pynvml.NVMLError as err:
+                    log.debug("nvmlShutdown failed: %s", err)
+                self._status = SourceStatus(SourceState.CLOSED, "The NVML source is closed.")
+            self._gpus = []
+            self._procs.clear()
+
+    # --- opening -----------------------------------------------------------------------------
+
+    def _system(self, fn: Callable[[], T]) -> T | None:
+        try:
+            return self._call(fn)
+        except _GpuLost:  # an "unknown error" from a system call concerns no GPU
+            return None
+
+    def _read_machine(self) -> MachineInfo:
+        return MachineInfo(
+            host_name=socket.gethostname(),
+            source_name="NVML",
+            driver_version=self._system(pynvml.nvmlSystemGetDriverVersion),
+            cuda_driver_version=cuda_version_text(
+                self._system(pynvml.nvmlSystemGetCudaDriverVersion)),
+            nvml_version=self._system(pynvml.nvmlSystemGetNVMLVersion),
+        )
+
+    def _open_gpu(self, index: int) -> _Gpu:
+        unknown = GpuInfo(index=index, name="Unknown GPU", uuid="", pci_bus_id="")
+        self._last_error = None
+        try:
+            handle = self._call(pynvml.nvmlDeviceGetHandleByIndex, index)
+            if handle is None:
+                why = "gpumon may not read this GPU (NVML gave no handle for it)."
+                if self._last_error == pynvml.NVML_ERROR_NO_PERMISSION:
+                    why = "gpumon is not allowed to read this GPU (insufficient permissions)."
+                return _Gpu(index, None, unknown, lost_message=why, recheck_at=float("inf"))
+            gpu = _Gpu(index, handle, unknown)
+            gpu.info = self._read_info(gpu)
+        except _GpuLost as lost:
+            return _Gpu(index, None, unknown, lost_message=lost.message,
+                        recheck_at=time.monotonic() + self.recheck_lost_s)
+        return gpu
+
+    def _read_info(self, g: _Gpu) -> GpuInfo:
+        pci = self._call(pynvml.nvmlDeviceGetPciInfo_v3, g.handle)
+        mem = self._memory(g)
+        return GpuInfo(
+            index=g.index,
+            name=self._call(pynvml.nvmlDeviceGetName, g.handle) or "Unknown GPU",
+            uuid=self._call(pynvml.nvmlDeviceGetUUID, g.handle) or "",
+            pci_bus_id=pci.busId if pci is not None else "",
+            mem_total_bytes=None if mem is None else mem.total,
+        )
+
+    def _open_status(self) -> SourceStatus:
+        n = len(self._gpus)
+        if n == 0:
+            return SourceStatus(
+                SourceState.NO_GPUS, "The NVIDIA driver is running but reports no GPUs.",
+                "Check that the GPU is seated and powered; in a container, pass the GPUs "
+                f"through (e.g. 'docker run --gpus all'), {SIMULATE_HINT}.")
+        if all(g.handle is None for g in self._gpus) and (
+                self._last_error == pynvml.NVML_ERROR_NO_PERMISSION):
+            return SourceStatus(
+                SourceState.NO_PERMISSION,
+                "gpumon is not allowed to read any of the GPUs (insufficient permissions).",
+                "Check that your user may open /dev/nvidia*, or that the container was "
+                "given the GPUs.")
+        m = self._machine
+        stack = ", ".join(p for p in (
+            m.driver_version and f"driver {m.driver_version}",
+            m.cuda_driver_version and f"CUDA {m.cuda_driver_version}") if p)
+        return SourceStatus(SourceState.OK,
+                            f"NVML sees {n} GPU{'s' if n != 1 else ''}"
+                            + (f" ({stack})." if stack else "."))
+
+    # --- sampling ----------------------------------------------------------------------------
+
+    def _sample_gpu(self, g: _Gpu, include_slow: bool,
+                    raw: list[tuple[int, int, ProcessType, int | None]]) -> GpuSample:
+        if g.lost_message and not self._recheck(g):
+            return GpuSample(index=g.index, timestamp_s=time.time(), lost=True,
+                             message=g.lost_message)
+        try:
+            sample = self._read_sample(g, include_slow)
+            procs = self._read_processes(g)
+        except _GpuLost as lost:
+            log.warning("GPU %d (%s): %s", g.index, g.info.uuid, lost.message)
+            g.lost_message = lost.message
+            g.recheck_at = time.monotonic() + self.recheck_lost_s
+            return GpuSample(index=g.index, timestamp_s=time.time(), lost=True,
+                             message=lost.message)
+        except Exception as err:  # a bug or an odd binding; keep the other GPUs going
+            if ("_sample", g.index) not in self._logged:
+                self._logged.add(("_sample", g.index))
+                log.exception("GPU %d could not be read", g.index)
+            return GpuSample(index=g.index, timestamp_s=time.time(), lost=True,
+                             message=f"gpumon could not read this GPU: {err}")
+        g.last = sample
+        raw.extend((g.index, pid, kind, mem) for pid, (kind, mem) in procs.items())
+        return sample
+
+    def _recheck(self, g: _Gpu) -> bool:
+        """Cheap test whether a lost GPU answers again; at most once per recheck_lost_s."""
+        now = time.monotonic()
+        if now < g.recheck_at:
+            return False
+        g.recheck_at = now + self.recheck_lost_s
+        try:
+            handle = self._call(pynvml.nvmlDeviceGetHandleByIndex, g.index)
+            uuid = None if handle is None else self._call(pynvml.nvmlDeviceGetUUID, handle)
+        except _GpuLost:
+            return False
+        if uuid is None or (g.info.uuid and uuid != g.info.uuid):
+            return False
+        g.handle, g.lost_message, g.last = handle, "", None
+        if not g.info.uuid:
+            try:
+                g.info = self._read_info(g)
+            except _GpuLost:
+                return False
+        log.info("GPU %d answers again", g.index)
+        return True
+
+    def _memory(self, g: _Gpu) -> Any:
+        if g.mem_v2:
+            mem = self._call(pynvml.nvmlDeviceGetMemoryInfo, g.handle, pynvml.nvmlMemory_v2,
+                             name="nvmlDeviceGetMemoryInfo_v2")
+            if mem is not None:
+                return mem
+            g.mem_v2 = False
+        return self._call(pynvml.nvmlDeviceGetMemoryInfo, g.handle)
+
+    def _read_sample(self, g: _Gpu, include_slow: bool) -> GpuSample:
+        h, c = g.handle, self._call
+        mem = self._memory(g)
+        util = c(pynvml.nvmlDeviceGetUtilizationRates, h)
+        temp = self._first((pynvml.nvmlDeviceGetTemperatureV, pynvml.nvmlDeviceGetTemperature),
+                           h, pynvml.NVML_TEMPERATURE_GPU)
+        power = c(pynvml.nvmlDeviceGetPowerUsage, h)
+        rx = c(pynvml.nvmlDeviceGetPcieThroughput, h, pynvml.NVML_PCIE_UTIL_RX_BYTES)
+        tx = c(pynvml.nvmlDeviceGetPcieThroughput, h, pynvml.NVML_PCIE_UTIL_TX_BYTES)
+        enc = c(pynvml.nvmlDeviceGetEncoderUtilization, h)
+        dec = c(pynvml.nvmlDeviceGetDecoderUtilization, h)
+        sample = GpuSample(
+            index=g.index,
+            timestamp_s=time.time(),
+            mem_total_bytes=None if mem is None else mem.total,
+            mem_used_bytes=None if mem is None else mem.used,
+            mem_free_bytes=None if mem is None else mem.free,
+            mem_reserved_bytes=getattr(mem, "reserved", None),
+            gpu_util_pct=None if util is None else float(util.gpu),
+            mem_util_pct=None if util is None else float(util.memory),
+            temperature_c=None if temp is None else float(temp),
+            power_w=None if power is None else power / 1000.0,
+            fan_pct=_num(c(pynvml.nvmlDeviceGetFanSpeed, h)),
+            sm_clock_mhz=_num(c(pynvml.nvmlDeviceGetClockInfo, h, pynvml.NVML_CLOCK_SM)),
+            mem_clock_mhz=_num(c(pynvml.nvmlDeviceGetClockInfo, h, pynvml.NVML_CLOCK_MEM)),
+            pcie_rx_bytes_per_s=None if rx is None else rx * 1024.0,
+            pcie_tx_bytes_per_s=None if tx is None else tx * 1024.0,
+            encoder_util_pct=None if enc is None else float(enc[0]),
+            decoder_util_pct=None if dec is None else float(dec[0]),
+        )
+        last = g.last
+        if not include_slow and last is not None:
+            return replace(sample, **{f: getattr(last, f) for f in _SLOW_FIELDS})
+        limit = c(pynvml.nvmlDeviceGetEnforcedPowerLimit, h)
+        persistence = c(pynvml.nvmlDeviceGetPersistenceMode, h)
+        mode = c(pynvml.nvmlDeviceGetComputeMode, h)
+        return replace(
+            sample,
+            power_limit_w=None if limit is None else limit / 1000.0,
+            pstate=pstate_text(c(pynvml.nvmlDeviceGetPerformanceState, h)),
+            persistence_mode=None if persistence is None else bool(persistence),
+            compute_mode=None if mode is None else _COMPUTE_MODES.get(mode, f"Mode {mode}"),
+        )
+
+    def _read_processes(self, g: _Gpu) -> dict[int, tuple[ProcessType, int | None]]:
+        """PID -> (type, used GPU memory) for one GPU; a PID in both lists is C+G."""
+        found: dict[int, tuple[ProcessType, int | None]] = {}
+        lists = (
+            (ProcessType.COMPUTE, (pynvml.nvmlDeviceGetComputeRunningProcesses_v3,
+                                   pynvml.nvmlDeviceGetComputeRunningProcesses_v2)),
+            (ProcessType.GRAPHICS, (pynvml.nvmlDeviceGetGraphicsRunningProcesses_v3,
+                                    pynvml.nvmlDeviceGetGraphicsRunningProcesses_v2)),
+        )
+        for kind, fns in lists:
+            for p in self._first(fns, g.handle) or []:
+                mem = p.usedGpuMemory
+                mem = None if mem is None or mem == NOT_AVAILABLE else int(mem)
+                if p.pid in found:
+                    known = [m for m in (found[p.pid][1], mem) if m is not None]
+                    found[p.pid] = (ProcessType.COMPUTE_GRAPHICS, max(known, default=None))
+                else:
+                    found[p.pid] = (kind, mem)
+        return found
+
+    def _describe(self, raw: list[tuple[int, int, ProcessType, int | None]]
+                  ) -> tuple[GpuProcess, ...]:
+        infos = self._procs.lookup_many(pid for _, pid, _, _ in raw)
+        return tuple(
+            GpuProcess(gpu_index=gpu, pid=pid, type=kind, gpu_mem_bytes=mem,
+                       name=infos[pid].name, user=infos[pid].user,
+                       command=infos[pid].command, is_self=infos[pid].is_self)
+            for gpu, pid, kind, mem in sorted(raw, key=lambda r: (r[0], r[1])))
+
+
+def _num(value: int | None) -> float | None:
+    return None if value is None else float(value)
