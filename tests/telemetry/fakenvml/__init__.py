@@ -1,0 +1,161 @@
+"""A fake NVML library in C, loaded into the real nvidia-ml-py binding.
+
+``build_fake_nvml(dest_dir)`` compiles ``fakenvml.c`` with gcc against NVIDIA's ``nvml.h``
+(from the ``nvidia-nvml-dev`` wheel) and returns the path of the shared library.
+``use_fake_nvml(path)`` makes ``pynvml`` use it instead of ``libnvidia-ml.so.1`` for the
+duration of a ``with`` block and yields a ``FakeNvml`` to script it. Everything above the C
+ABI (the ctypes wrappers, the NVMLError subclasses, FunctionNotFound for symbols the
+library lacks) is the real binding.
+
+Tests get it from the fixtures in ``tests/telemetry/conftest.py``. A benchmark can do::
+
+    sys.path.insert(0, str(repo_root / "tests" / "telemetry"))
+    from fakenvml import build_fake_nvml, use_fake_nvml
+
+    lib = build_fake_nvml(tmp_dir)
+    with use_fake_nvml(lib) as fake:
+        fake.set_gpu_count(16)
+        source = NvmlSource(); source.open(); source.sample()
+"""
+
+from __future__ import annotations
+
+import ctypes
+import shutil
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pynvml
+
+SOURCE = Path(__file__).with_name("fakenvml.c")
+
+
+class FakeNvmlUnavailable(RuntimeError):
+    """The fake library cannot be built here (no gcc, or no nvml.h); the message says which."""
+
+
+def find_nvml_header() -> Path | None:
+    """nvml.h from the installed ``nvidia-nvml-dev`` wheel (``nvidia/<cuda>/include``)."""
+    try:
+        import nvidia
+    except ImportError:
+        return None
+    for root in nvidia.__path__:
+        for header in sorted(Path(root).glob("*/include/nvml.h")):
+            return header
+    return None
+
+
+def build_fake_nvml(dest_dir: Path, *, old_driver: bool = False) -> Path:
+    """Compile the fake into ``dest_dir`` and return the library path.
+
+    ``old_driver=True`` leaves out the newer entry points (memory info v2, TemperatureV,
+    the ``_v3`` process lists), as an older driver does.
+    """
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        raise FakeNvmlUnavailable("gcc is not installed; it is needed to build the fake NVML")
+    header = find_nvml_header()
+    if header is None:
+        raise FakeNvmlUnavailable("nvml.h not found; install the nvidia-nvml-dev package")
+    out = Path(dest_dir) / ("libfakenvml_old.so" if old_driver else "libfakenvml.so")
+    cmd = [gcc, "-shared", "-fPIC", "-O1", "-Wall", "-Wextra", "-Werror",
+           f"-I{header.parent}", "-o", str(out), str(SOURCE)]
+    if old_driver:
+        cmd.insert(1, "-DFAKE_OLD_DRIVER")
+    result = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise FakeNvmlUnavailable(f"building the fake NVML failed:\n{result.stderr}")
+    return out
+
+
+class FakeNvml:
+    """Python handle on the fake's scripting functions (the ``fake_*`` exports)."""
+
+    def __init__(self, lib: ctypes.CDLL) -> None:
+        self.lib = lib
+        lib.fake_set_value.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_ulonglong]
+        lib.fake_add_process.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_uint,
+                                         ctypes.c_ulonglong]
+        lib.fake_set_error.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
+        lib.fake_device_calls.restype = ctypes.c_longlong
+
+    def reset(self) -> None:
+        self.lib.fake_reset()
+
+    def set_gpu_count(self, n: int) -> None:
+        self.lib.fake_set_gpu_count(n)
+
+    def set_init_error(self, code: int) -> None:
+        """nvmlInit returns ``code`` (an NVML_ERROR_* value); 0 clears it."""
+        self.lib.fake_set_init_error(code)
+
+    def set_lost(self, gpu: int, lost: bool = True) -> None:
+        """Every call on this GPU returns NVML_ERROR_GPU_IS_LOST."""
+        self.lib.fake_set_lost(gpu, int(lost))
+
+    def set_error(self, func: str, code: int, gpu: int = -1) -> None:
+        """NVML function ``func`` (its C name) returns ``code`` on ``gpu`` (-1: every GPU)."""
+        if self.lib.fake_set_error(gpu, func.encode(), code) != 0:
+            raise ValueError("too many scripted errors")
+
+    def set_unsupported(self, func: str, gpu: int = -1) -> None:
+        self.set_error(func, pynvml.NVML_ERROR_NOT_SUPPORTED, gpu)
+
+    def set_value(self, gpu: int, key: str, value: int) -> None:
+        """One of: mem_total mem_used mem_reserved util_gpu util_mem temp power_mw limit_mw
+        fan sm_clock mem_clock pstate pcie_rx_kb pcie_tx_kb enc dec persistence compute_mode."""
+        if self.lib.fake_set_value(gpu, key.encode(), value) != 0:
+            raise KeyError(key)
+
+    def set_name(self, gpu: int, name: str) -> None:
+        self.lib.fake_set_name(gpu, name.encode())
+
+    def set_driver_version(self, driver: str, nvml: str) -> None:
+        self.lib.fake_set_driver_version(driver.encode(), nvml.encode())
+
+    def set_cuda_version(self, version: int) -> None:
+        self.lib.fake_set_cuda_version(version)
+
+    def add_process(self, gpu: int, pid: int, used_bytes: int, graphics: bool = False) -> None:
+        """A process in the compute (or graphics) list; used_bytes may be NOT_AVAILABLE."""
+        if self.lib.fake_add_process(gpu, int(graphics), pid, used_bytes) != 0:
+            raise ValueError("too many processes")
+
+    def clear_processes(self) -> None:
+        self.lib.fake_clear_processes()
+
+    def device_calls(self, gpu: int) -> int:
+        """How many NVML calls reached this GPU since the last reset."""
+        return int(self.lib.fake_device_calls(gpu))
+
+    def init_count(self) -> int:
+        """nvmlInit calls not yet matched by nvmlShutdown."""
+        return int(self.lib.fake_init_count())
+
+
+@contextmanager
+def use_fake_nvml(path: Path) -> Iterator[FakeNvml]:
+    """Make pynvml call the fake library at ``path``; restore the binding's state after.
+
+    The binding keeps the loaded library in ``pynvml.nvmlLib`` (loaded on first nvmlInit)
+    and caches function pointers by name; both are swapped in and restored under its lock.
+    """
+    lib = ctypes.CDLL(str(path))
+    fake = FakeNvml(lib)
+    fake.reset()
+    cache = pynvml._nvmlGetFunctionPointer_cache
+    with pynvml.libLoadLock:
+        saved = (pynvml.nvmlLib, dict(cache), pynvml._nvmlLib_refcount)
+        pynvml.nvmlLib = lib
+        pynvml._nvmlLib_refcount = 0
+        cache.clear()
+    try:
+        yield fake
+    finally:
+        with pynvml.libLoadLock:
+            pynvml.nvmlLib, old_cache, pynvml._nvmlLib_refcount = saved
+            cache.clear()
+            cache.update(old_cache)

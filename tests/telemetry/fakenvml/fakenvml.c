@@ -1,0 +1,426 @@
+/*
+ * A fake NVML library for gpumon's tests: the real nvidia-ml-py binding loads it in place
+ * of libnvidia-ml.so.1 and calls it exactly as it would call the driver.
+ *
+ * Scripted through exported fake_* functions (see fakenvml/__init__.py for the Python side):
+ * number of GPUs, per-GPU values, an error code for any function on any GPU ("not
+ * supported"), a lost GPU, running processes, an error from nvmlInit.
+ *
+ * Built with -DFAKE_OLD_DRIVER it leaves out the newer entry points (memory info v2,
+ * TemperatureV, the _v3 process lists), as an older driver does; the binding then raises
+ * NVMLError_FunctionNotFound for them.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#define NVML_NO_UNVERSIONED_FUNC_DEFS
+#include <nvml.h>
+
+#define FAKE_EXPORT __attribute__((visibility("default")))
+#define MAX_GPUS 64
+#define MAX_PROCS 1024
+#define MAX_ERRORS 256
+
+enum {
+    V_MEM_TOTAL, V_MEM_USED, V_MEM_RESERVED, V_UTIL_GPU, V_UTIL_MEM, V_TEMP, V_POWER_MW,
+    V_LIMIT_MW, V_FAN, V_SM_CLOCK, V_MEM_CLOCK, V_PSTATE, V_PCIE_RX_KB, V_PCIE_TX_KB, V_ENC,
+    V_DEC, V_PERSISTENCE, V_COMPUTE_MODE, V_COUNT
+};
+static const char *value_names[V_COUNT] = {
+    "mem_total", "mem_used", "mem_reserved", "util_gpu", "util_mem", "temp", "power_mw",
+    "limit_mw", "fan", "sm_clock", "mem_clock", "pstate", "pcie_rx_kb", "pcie_tx_kb", "enc",
+    "dec", "persistence", "compute_mode"
+};
+
+struct nvmlDevice_st {
+    int index;
+};
+
+typedef struct { int gpu; char func[96]; nvmlReturn_t code; } fake_error;
+typedef struct { int gpu; int graphics; unsigned int pid; unsigned long long used; } fake_proc;
+
+static struct nvmlDevice_st devices[MAX_GPUS];
+static unsigned long long values[MAX_GPUS][V_COUNT];
+static char names[MAX_GPUS][96];
+static int lost[MAX_GPUS];
+static long long calls[MAX_GPUS];
+static fake_error errors[MAX_ERRORS];
+static int n_errors;
+static fake_proc procs[MAX_PROCS];
+static int n_procs;
+static int gpu_count, init_count;
+static nvmlReturn_t init_error;
+static char driver_version[80], nvml_version[80];
+static int cuda_version;
+
+/* --- scripting API ----------------------------------------------------------------------- */
+
+FAKE_EXPORT void fake_reset(void)
+{
+    memset(errors, 0, sizeof errors);
+    memset(lost, 0, sizeof lost);
+    memset(calls, 0, sizeof calls);
+    n_errors = n_procs = init_count = 0;
+    init_error = NVML_SUCCESS;
+    gpu_count = 1;
+    cuda_version = 12040;
+    snprintf(driver_version, sizeof driver_version, "550.54.15");
+    snprintf(nvml_version, sizeof nvml_version, "12.550.54.15");
+    for (int i = 0; i < MAX_GPUS; i++) {
+        unsigned long long gib = 1ULL << 30;
+        unsigned long long *v = values[i];
+        devices[i].index = i;
+        snprintf(names[i], sizeof names[i], "Fake NVIDIA GPU %d", i);
+        v[V_MEM_TOTAL] = 16 * gib;
+        v[V_MEM_USED] = (unsigned long long)(i + 1) * gib;
+        v[V_MEM_RESERVED] = 256ULL << 20;
+        v[V_UTIL_GPU] = (unsigned long long)(10 + i) % 101;
+        v[V_UTIL_MEM] = 5;
+        v[V_TEMP] = 40 + (unsigned long long)i;
+        v[V_POWER_MW] = 100000 + 1000 * (unsigned long long)i;
+        v[V_LIMIT_MW] = 300000;
+        v[V_FAN] = 30;
+        v[V_SM_CLOCK] = 1500;
+        v[V_MEM_CLOCK] = 5000;
+        v[V_PSTATE] = 0;
+        v[V_PCIE_RX_KB] = 1000;
+        v[V_PCIE_TX_KB] = 2000;
+        v[V_ENC] = 0;
+        v[V_DEC] = 0;
+        v[V_PERSISTENCE] = 1;
+        v[V_COMPUTE_MODE] = NVML_COMPUTEMODE_DEFAULT;
+    }
+}
+
+FAKE_EXPORT void fake_set_gpu_count(int n) { gpu_count = n < 0 ? 0 : (n > MAX_GPUS ? MAX_GPUS : n); }
+FAKE_EXPORT void fake_set_init_error(int code) { init_error = (nvmlReturn_t)code; }
+FAKE_EXPORT void fake_set_lost(int gpu, int is_lost) { if (gpu >= 0 && gpu < MAX_GPUS) lost[gpu] = is_lost; }
+FAKE_EXPORT long long fake_device_calls(int gpu) { return gpu >= 0 && gpu < MAX_GPUS ? calls[gpu] : -1; }
+FAKE_EXPORT int fake_init_count(void) { return init_count; }
+FAKE_EXPORT void fake_set_cuda_version(int v) { cuda_version = v; }
+
+FAKE_EXPORT void fake_set_driver_version(const char *driver, const char *nvml)
+{
+    snprintf(driver_version, sizeof driver_version, "%s", driver);
+    snprintf(nvml_version, sizeof nvml_version, "%s", nvml);
+}
+
+FAKE_EXPORT void fake_set_name(int gpu, const char *name)
+{
+    if (gpu >= 0 && gpu < MAX_GPUS) snprintf(names[gpu], sizeof names[gpu], "%s", name);
+}
+
+/* Set a value by name (see value_names); returns 0, or -1 for an unknown name. */
+FAKE_EXPORT int fake_set_value(int gpu, const char *key, unsigned long long value)
+{
+    for (int k = 0; k < V_COUNT; k++) {
+        if (strcmp(key, value_names[k]) == 0 && gpu >= 0 && gpu < MAX_GPUS) {
+            values[gpu][k] = value;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* Make `func` (its C name, e.g. "nvmlDeviceGetFanSpeed") return `code` on `gpu` (-1: all). */
+FAKE_EXPORT int fake_set_error(int gpu, const char *func, int code)
+{
+    if (n_errors >= MAX_ERRORS) return -1;
+    errors[n_errors].gpu = gpu;
+    snprintf(errors[n_errors].func, sizeof errors[n_errors].func, "%s", func);
+    errors[n_errors].code = (nvmlReturn_t)code;
+    n_errors++;
+    return 0;
+}
+
+/* A process on `gpu`; `graphics` 0 = compute list, 1 = graphics list. */
+FAKE_EXPORT int fake_add_process(int gpu, int graphics, unsigned int pid, unsigned long long used)
+{
+    if (n_procs >= MAX_PROCS) return -1;
+    procs[n_procs++] = (fake_proc){gpu, graphics, pid, used};
+    return 0;
+}
+
+FAKE_EXPORT void fake_clear_processes(void) { n_procs = 0; }
+
+/* --- helpers ------------------------------------------------------------------------------ */
+
+static nvmlReturn_t check(nvmlDevice_t d, const char *func)
+{
+    if (init_count == 0) return NVML_ERROR_UNINITIALIZED;
+    if (d == NULL || d < devices || d >= devices + gpu_count) return NVML_ERROR_INVALID_ARGUMENT;
+    int i = d->index;
+    calls[i]++;
+    if (lost[i]) return NVML_ERROR_GPU_IS_LOST;
+    for (int e = n_errors - 1; e >= 0; e--)  /* the latest entry wins */
+        if ((errors[e].gpu == -1 || errors[e].gpu == i) && strcmp(errors[e].func, func) == 0)
+            return errors[e].code;
+    return NVML_SUCCESS;
+}
+
+#define CHECK(d) do { nvmlReturn_t r_ = check((d), __func__); if (r_ != NVML_SUCCESS) return r_; } while (0)
+#define V(d, k) (values[(d)->index][(k)])
+
+static nvmlReturn_t copy_string(char *dst, unsigned int length, const char *src)
+{
+    if (dst == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    if (strlen(src) + 1 > length) return NVML_ERROR_INSUFFICIENT_SIZE;
+    memcpy(dst, src, strlen(src) + 1);
+    return NVML_SUCCESS;
+}
+
+static nvmlReturn_t list_processes(nvmlDevice_t d, int graphics, unsigned int *count,
+                                   nvmlProcessInfo_t *infos)
+{
+    unsigned int n = 0;
+    for (int p = 0; p < n_procs; p++)
+        if (procs[p].gpu == d->index && procs[p].graphics == graphics) n++;
+    if (*count < n || (n > 0 && infos == NULL)) {
+        *count = n;
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    unsigned int k = 0;
+    for (int p = 0; p < n_procs; p++) {
+        if (procs[p].gpu != d->index || procs[p].graphics != graphics) continue;
+        infos[k].pid = procs[p].pid;
+        infos[k].usedGpuMemory = procs[p].used;
+        infos[k].gpuInstanceId = 0xFFFFFFFF;
+        infos[k].computeInstanceId = 0xFFFFFFFF;
+        k++;
+    }
+    *count = n;
+    return NVML_SUCCESS;
+}
+
+/* --- NVML --------------------------------------------------------------------------------- */
+
+nvmlReturn_t nvmlInitWithFlags(unsigned int flags)
+{
+    (void)flags;
+    if (init_error != NVML_SUCCESS) return init_error;
+    init_count++;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlInit_v2(void) { return nvmlInitWithFlags(0); }
+
+nvmlReturn_t nvmlShutdown(void)
+{
+    if (init_count == 0) return NVML_ERROR_UNINITIALIZED;
+    init_count--;
+    return NVML_SUCCESS;
+}
+
+const char *nvmlErrorString(nvmlReturn_t result)
+{
+    static char text[64];
+    snprintf(text, sizeof text, "Fake NVML error %d", (int)result);
+    return text;
+}
+
+nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length)
+{
+    if (init_count == 0) return NVML_ERROR_UNINITIALIZED;
+    return copy_string(version, length, driver_version);
+}
+
+nvmlReturn_t nvmlSystemGetNVMLVersion(char *version, unsigned int length)
+{
+    return copy_string(version, length, nvml_version);
+}
+
+nvmlReturn_t nvmlSystemGetCudaDriverVersion(int *version)
+{
+    *version = cuda_version;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *count)
+{
+    if (init_count == 0) return NVML_ERROR_UNINITIALIZED;
+    *count = (unsigned int)gpu_count;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device)
+{
+    if (index >= (unsigned int)gpu_count) return NVML_ERROR_INVALID_ARGUMENT;
+    CHECK(&devices[index]);
+    *device = &devices[index];
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *name, unsigned int length)
+{
+    CHECK(d);
+    return copy_string(name, length, names[d->index]);
+}
+
+nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *uuid, unsigned int length)
+{
+    char text[96];
+    CHECK(d);
+    snprintf(text, sizeof text, "GPU-fa4e0000-0000-4000-8000-%012d", d->index);
+    return copy_string(uuid, length, text);
+}
+
+nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t *pci)
+{
+    CHECK(d);
+    memset(pci, 0, sizeof *pci);
+    pci->bus = 0x10 + (unsigned int)d->index;
+    pci->pciDeviceId = 0x233010DE;
+    snprintf(pci->busId, sizeof pci->busId, "00000000:%02X:00.0", pci->bus);
+    snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "0000:%02X:00.0", pci->bus);
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m)
+{
+    CHECK(d);
+    m->total = V(d, V_MEM_TOTAL);
+    m->used = V(d, V_MEM_USED) + V(d, V_MEM_RESERVED);  /* v1 counts reserved as used */
+    m->free = m->total - m->used;
+    return NVML_SUCCESS;
+}
+
+#ifndef FAKE_OLD_DRIVER
+nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *m)
+{
+    CHECK(d);
+    if (m->version != nvmlMemory_v2) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    m->total = V(d, V_MEM_TOTAL);
+    m->reserved = V(d, V_MEM_RESERVED);
+    m->used = V(d, V_MEM_USED);
+    m->free = m->total - m->reserved - m->used;
+    return NVML_SUCCESS;
+}
+#endif
+
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t *u)
+{
+    CHECK(d);
+    u->gpu = (unsigned int)V(d, V_UTIL_GPU);
+    u->memory = (unsigned int)V(d, V_UTIL_MEM);
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, nvmlTemperatureSensors_t sensor,
+                                      unsigned int *temp)
+{
+    CHECK(d);
+    if (sensor != NVML_TEMPERATURE_GPU) return NVML_ERROR_INVALID_ARGUMENT;
+    *temp = (unsigned int)V(d, V_TEMP);
+    return NVML_SUCCESS;
+}
+
+#if !defined(FAKE_OLD_DRIVER) && defined(nvmlTemperature_v1)
+nvmlReturn_t nvmlDeviceGetTemperatureV(nvmlDevice_t d, nvmlTemperature_t *t)
+{
+    CHECK(d);
+    if (t->version != nvmlTemperature_v1) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    if (t->sensorType != NVML_TEMPERATURE_GPU) return NVML_ERROR_INVALID_ARGUMENT;
+    t->temperature = (int)V(d, V_TEMP);
+    return NVML_SUCCESS;
+}
+#endif
+
+#define UINT_GETTER(fn, key)                                  \
+    nvmlReturn_t fn(nvmlDevice_t d, unsigned int *out)        \
+    {                                                         \
+        CHECK(d);                                             \
+        *out = (unsigned int)V(d, key);                       \
+        return NVML_SUCCESS;                                  \
+    }
+
+UINT_GETTER(nvmlDeviceGetPowerUsage, V_POWER_MW)
+UINT_GETTER(nvmlDeviceGetEnforcedPowerLimit, V_LIMIT_MW)
+UINT_GETTER(nvmlDeviceGetFanSpeed, V_FAN)
+
+nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, nvmlClockType_t type, unsigned int *clock)
+{
+    CHECK(d);
+    if (type == NVML_CLOCK_SM || type == NVML_CLOCK_GRAPHICS) *clock = (unsigned int)V(d, V_SM_CLOCK);
+    else if (type == NVML_CLOCK_MEM) *clock = (unsigned int)V(d, V_MEM_CLOCK);
+    else return NVML_ERROR_NOT_SUPPORTED;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPerformanceState(nvmlDevice_t d, nvmlPstates_t *p)
+{
+    CHECK(d);
+    *p = (nvmlPstates_t)V(d, V_PSTATE);
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t d, nvmlPcieUtilCounter_t counter,
+                                         unsigned int *value)
+{
+    CHECK(d);
+    if (counter == NVML_PCIE_UTIL_RX_BYTES) *value = (unsigned int)V(d, V_PCIE_RX_KB);
+    else if (counter == NVML_PCIE_UTIL_TX_BYTES) *value = (unsigned int)V(d, V_PCIE_TX_KB);
+    else return NVML_ERROR_INVALID_ARGUMENT;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t d, unsigned int *u, unsigned int *period)
+{
+    CHECK(d);
+    *u = (unsigned int)V(d, V_ENC);
+    *period = 1000000;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t d, unsigned int *u, unsigned int *period)
+{
+    CHECK(d);
+    *u = (unsigned int)V(d, V_DEC);
+    *period = 1000000;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t d, nvmlEnableState_t *mode)
+{
+    CHECK(d);
+    *mode = V(d, V_PERSISTENCE) ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t d, nvmlComputeMode_t *mode)
+{
+    CHECK(d);
+    *mode = (nvmlComputeMode_t)V(d, V_COMPUTE_MODE);
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t d, unsigned int *count,
+                                                     nvmlProcessInfo_v2_t *infos)
+{
+    CHECK(d);
+    return list_processes(d, 0, count, infos);
+}
+
+nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t d, unsigned int *count,
+                                                      nvmlProcessInfo_v2_t *infos)
+{
+    CHECK(d);
+    return list_processes(d, 1, count, infos);
+}
+
+#ifndef FAKE_OLD_DRIVER
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned int *count,
+                                                     nvmlProcessInfo_t *infos)
+{
+    CHECK(d);
+    return list_processes(d, 0, count, infos);
+}
+
+nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d, unsigned int *count,
+                                                      nvmlProcessInfo_t *infos)
+{
+    CHECK(d);
+    return list_processes(d, 1, count, infos);
+}
+#endif
+
+__attribute__((constructor)) static void fake_load(void) { fake_reset(); }
