@@ -16,6 +16,7 @@ import os
 import socket
 import time
 from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from gpumon.telemetry.types import (
@@ -107,8 +108,8 @@ class SimulatedFaults:
     exited, so only its PID and memory are known (name, user and command are None).
     """
 
-    unsupported: frozenset[str] = frozenset()
-    unsupported_by_gpu: Mapping[int, frozenset[str]] = field(default_factory=dict)
+    unsupported: AbstractSet[str] = frozenset()
+    unsupported_by_gpu: Mapping[int, AbstractSet[str]] = field(default_factory=dict)
     lost_after_s: Mapping[int, float] = field(default_factory=dict)
     slow_sample_s: float = 0.0
     vanished_pid_after_s: float | None = None
@@ -122,7 +123,7 @@ class SimulatedFaults:
 
     def unsupported_on(self, index: int) -> frozenset[str]:
         """The fields that GPU ``index`` does not report."""
-        return self.unsupported | self.unsupported_by_gpu.get(index, frozenset())
+        return frozenset(self.unsupported) | self.unsupported_by_gpu.get(index, frozenset())
 
 
 def _field_set(names: Iterable[str]) -> frozenset[str]:
@@ -297,21 +298,27 @@ class SimulatedSource:
         burst = self._blend(gpu, t, lambda k: self._phase(gpu, k).burst)
         return min(max(base + burst * self._noise(gpu, 0, t, 2.0), 0.0), 100.0)
 
-    def _process_mib(self, gpu: int, k: int) -> list[int]:
-        """MiB held by each workload process in segment k (empty when idle)."""
+    def _process_mib(self, gpu: int, t: float) -> list[int]:
+        """MiB held by each workload process at time t (none when idle).
+
+        A phase's processes start with the phase, allocate over the first seconds, and
+        exit (freeing their memory at once) when it ends.
+        """
+        k, into = self._segment(gpu, t)
         phase = self._phase(gpu, k)
         if phase.mem_frac[1] <= 0:
             return []
         total = self._level(gpu, k, 1, phase.mem_frac) * self._models[gpu].mem_mib
+        total *= 0.1 + 0.9 * _smoothstep(into / TRANSITION_S)
         n = 1 + _mix(self._seed, 9, gpu, k) % 2
-        return [int(total / n) for _ in range(n)]
+        return [int(total / n)] * n
 
     def _mem_used_mib(self, gpu: int, t: float) -> float:
         model = self._models[gpu]
         base = 4.0 if model.datacenter else 380.0  # desktop cards run a display server
-        work = self._blend(gpu, t, lambda k: float(sum(self._process_mib(gpu, k))))
         own = 512.0 if self._self_gpu == gpu else 0.0
-        return min(base + work + own, model.mem_mib - model.reserved_mib)
+        return min(base + sum(self._process_mib(gpu, t)) + own,
+                   model.mem_mib - model.reserved_mib)
 
     def _sample_gpu(self, gpu: int, now: float, t: float, include_slow: bool) -> GpuSample:
         lost_at = self._faults.lost_after_s.get(gpu)
@@ -372,7 +379,7 @@ class SimulatedSource:
     def _processes(self, gpu: int, t: float) -> list[GpuProcess]:
         k, _ = self._segment(gpu, t)
         result = []
-        for j, mib in enumerate(self._process_mib(gpu, k)):
+        for j, mib in enumerate(self._process_mib(gpu, t)):
             pick = _mix(self._seed, 12, gpu, k, j)
             name, command = _PROGRAMS[pick % len(_PROGRAMS)]
             ptype = ProcessType.COMPUTE_GRAPHICS if name == "blender" else ProcessType.COMPUTE
