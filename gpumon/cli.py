@@ -103,9 +103,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.once:
         return _print_once(args.simulate, args.seed)
     try:
-        from gpumon.ui import app
+        import gpumon.ui.app as ui_app
     except ImportError as exc:
         print(f"gpumon: cannot open the window ({exc}).\n"
               "Try `gpumon --once` for a text snapshot.", file=sys.stderr)
         return 1
-    return int(app.run(simulate=args.simulate, interval_s=args.interval, seed=args.seed))
+    return int(ui_app.run(simulate=args.simulate, interval_s=args.interval, seed=args.seed))
