@@ -1,0 +1,120 @@
+"""smi_text: the nvidia-smi-like rendering, with N/A, LOST and the SIMULATED label."""
+
+from __future__ import annotations
+
+import re
+
+from gpumon.telemetry.metrics import GIB, MIB
+from gpumon.telemetry.simulated import SimulatedFaults, SimulatedSource
+from gpumon.telemetry.smi_text import render, render_status
+from gpumon.telemetry.types import (
+    GpuInfo,
+    GpuProcess,
+    GpuSample,
+    MachineInfo,
+    ProcessType,
+    Snapshot,
+    SourceState,
+    SourceStatus,
+)
+
+_REAL = MachineInfo("box", "NVML", "550.54.15", "12.4", "12.550.54.15")
+_OK = SourceStatus(SourceState.OK, "ok")
+COLUMNS = ("GPU", "Name", "Persistence-M", "Bus-Id", "Fan", "Temp", "Perf", "Pwr:Usage/Cap",
+           "Memory-Usage", "GPU-Util", "Compute M.", "PID", "Type", "Process name",
+           "GPU Memory", "User")
+
+
+def _gpu(i: int, name: str = "NVIDIA GeForce RTX 4090") -> GpuInfo:
+    return GpuInfo(i, name, f"GPU-{i}", f"00000000:0{i + 1}:00.0", 24 * GIB)
+
+
+def _full_sample(i: int) -> GpuSample:
+    return GpuSample(
+        index=i, timestamp_s=0.0, mem_total_bytes=24564 * MIB, mem_used_bytes=1234 * MIB,
+        gpu_util_pct=37.0, temperature_c=61.0, power_w=123.4, power_limit_w=450.0,
+        fan_pct=44.0, pstate="P2", persistence_mode=True, compute_mode="Exclusive Process",
+    )
+
+
+def test_columns_values_and_processes() -> None:
+    proc = GpuProcess(0, 4242, ProcessType.COMPUTE, 1000 * MIB, "python", "alice",
+                      "python train.py")
+    snap = Snapshot(0.0, _REAL, _OK, gpus=(_gpu(0),), samples=(_full_sample(0),),
+                    processes=(proc,))
+    text = render(snap)
+    for col in COLUMNS:
+        assert col in text, col
+    for value in ("NVIDIA GeForce RTX 4090", "00000000:01:00.0", "44%", "61C", "P2",
+                  "123W /  450W", "1234MiB /  24564MiB", "37%", "E. Process", " On ",
+                  "Driver Version: 550.54.15", "CUDA Version: 12.4", "NVML: 12.550.54.15",
+                  "Host: box", "Source: NVML", "4242", "alice", "python train.py", "1000MiB"):
+        assert value in text, value
+    assert "SIMULATED" not in text and "N/A" not in text
+    widths = {len(line) for line in text.splitlines()[1:] if line}
+    assert widths == {91}, "every box line has the same width"
+
+
+def test_none_fields_show_na() -> None:
+    bare = GpuSample(index=0, timestamp_s=0.0, mem_used_bytes=10 * MIB)
+    text = render(Snapshot(0.0, MachineInfo("box", "NVML"), _OK, gpus=(_gpu(0),),
+                           samples=(bare,)))
+    row = next(line for line in text.splitlines() if "10MiB" in line)
+    assert row.count("N/A") >= 6  # fan, temp, perf, power, cap, total, util, compute
+    assert "Driver Version: N/A" in text
+    assert "No running processes found" in text
+
+
+def test_simulated_faults_render_na_and_lost() -> None:
+    clock = [1000.0]
+    src = SimulatedSource(3, faults=SimulatedFaults(unsupported={"fan_pct", "power_w"},
+                                                    lost_after_s={2: 5.0}),
+                          clock=lambda: clock[0])
+    src.open()
+    clock[0] += 6.0
+    text = render(src.sample())
+    assert "SIMULATED" in text and "simulated" in text.splitlines()[2]
+    assert "LOST" in text and "fell off the bus" in text
+    gpu_rows = [line for line in text.splitlines() if "MiB /" in line]
+    assert len(gpu_rows) == 2  # the lost GPU has no memory row
+    assert all(row.lstrip("| ").startswith("N/A") for row in gpu_rows)  # fan column
+    assert all("N/A /" in row for row in gpu_rows)  # power usage
+
+
+def test_vanished_process_and_self_are_marked() -> None:
+    procs = (GpuProcess(0, 7, ProcessType.GRAPHICS, None),
+             GpuProcess(0, 8, ProcessType.COMPUTE, 5 * MIB, "gpumon", "me", "gpumon",
+                        is_self=True))
+    text = render(Snapshot(0.0, _REAL, _OK, gpus=(_gpu(0),), samples=(_full_sample(0),),
+                           processes=procs))
+    vanished = next(line for line in text.splitlines() if "     7 " in line)
+    assert vanished.count("N/A") == 3  # user, name, memory
+    assert "[this gpumon]" in text
+
+
+def test_long_command_keeps_its_end() -> None:
+    cmd = "python " + "x" * 100 + " --the-end"
+    proc = GpuProcess(0, 1, ProcessType.COMPUTE, MIB, "python", "u", cmd)
+    text = render(Snapshot(0.0, _REAL, _OK, gpus=(_gpu(0),), samples=(_full_sample(0),),
+                           processes=(proc,)))
+    row = next(line for line in text.splitlines() if "--the-end" in line)
+    assert re.search(r"  \.\.\.x+ --the-end +1MiB \|$", row), row
+    assert "python" not in row
+
+
+def test_unusable_status_is_rendered_instead_of_gpus() -> None:
+    status = SourceStatus(SourceState.LIBRARY_NOT_FOUND, "NVML was not found.", "Install it.")
+    text = render(Snapshot(0.0, MachineInfo("box", "NVML"), status))
+    assert "NVML was not found." in text and "Install it." in text
+    assert "Bus-Id" not in text
+
+
+def test_no_gpus() -> None:
+    text = render(Snapshot(0.0, _REAL, SourceStatus(SourceState.NO_GPUS, "No GPUs.")))
+    assert "No GPUs found." in text
+
+
+def test_render_status_is_one_or_two_lines() -> None:
+    assert render_status(SourceStatus(SourceState.ERROR, "Broke.")) == "Broke."
+    two = render_status(SourceStatus(SourceState.ERROR, "Broke.", "Fix it."))
+    assert two.splitlines() == ["Broke.", "Fix it."]
