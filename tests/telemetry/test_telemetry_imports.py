@@ -1,0 +1,53 @@
+"""Layering: the telemetry package and the CLI import no Qt, no torch (and mostly no pynvml)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+QT_AND_TORCH = ("PySide6", "pyqtgraph", "torch")
+
+
+def _modules_after(code: str) -> set[str]:
+    script = textwrap.dedent(code) + "\nimport sys\nprint('\\n'.join(sys.modules))\n"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    return {name.split(".")[0] for name in done.stdout.split()}
+
+
+def test_qt_free_modules_import_no_qt_torch_or_pynvml() -> None:
+    loaded = _modules_after("""
+        import gpumon.telemetry
+        import gpumon.telemetry.types, gpumon.telemetry.metrics, gpumon.telemetry.simulated
+        import gpumon.telemetry.history, gpumon.telemetry.sampler, gpumon.telemetry.smi_text
+        import gpumon.cli
+        """)
+    assert "gpumon" in loaded
+    for name in (*QT_AND_TORCH, "pynvml"):
+        assert name not in loaded, name
+
+
+def test_every_telemetry_module_imports_no_qt_or_torch() -> None:
+    loaded = _modules_after("""
+        import importlib, pkgutil
+        import gpumon.telemetry as pkg
+        names = [m.name for m in pkgutil.iter_modules(pkg.__path__, pkg.__name__ + ".")]
+        assert len(names) >= 6, names
+        for name in names:
+            importlib.import_module(name)
+        """)
+    for name in QT_AND_TORCH:
+        assert name not in loaded, name
+
+
+def test_simulated_once_imports_no_qt_or_torch() -> None:
+    loaded = _modules_after("""
+        import contextlib, io
+        from gpumon.cli import main
+        with contextlib.redirect_stdout(io.StringIO()):
+            assert main(["--simulate", "2", "--once"]) == 0
+        """)
+    for name in QT_AND_TORCH:
+        assert name not in loaded, name
