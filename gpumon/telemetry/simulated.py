@@ -34,7 +34,6 @@ MIB = 1024**2
 MAX_GPUS = 64
 PHASE_S = 60.0  # length of one workload phase
 TRANSITION_S = 8.0  # phases blend into each other over this many seconds
-_SLOW_FIELDS = ("persistence_mode", "compute_mode", "power_limit_w", "pstate")
 # GpuSample fields a fault may switch off (not the identity and state fields).
 FAULTABLE_FIELDS: frozenset[str] = frozenset(
     f.name for f in dataclasses.fields(GpuSample)
