@@ -1,4 +1,4 @@
-"""One table of the metrics gpumon shows; labels, units, tooltips and history series come from it."""
+"""One table of the metrics gpumon shows; labels, units, tooltips and history come from it."""
 
 from __future__ import annotations
 
