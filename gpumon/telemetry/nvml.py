@@ -71,41 +71,37 @@ class _Gpu:
     last: GpuSample | None = None
 
 
+_INIT_ERRORS: dict[int, tuple[SourceState, str, str]] = {
+    pynvml.NVML_ERROR_LIBRARY_NOT_FOUND: (
+        SourceState.LIBRARY_NOT_FOUND,
+        f"No NVIDIA driver was found on this computer ({LIBRARY_NAME} could not be loaded).",
+        f"Install the NVIDIA driver, {SIMULATE_HINT}."),
+    pynvml.NVML_ERROR_DRIVER_NOT_LOADED: (
+        SourceState.DRIVER_NOT_LOADED,
+        "The NVIDIA driver is installed but not running.",
+        "Reboot, or load it with 'sudo modprobe nvidia'; 'nvidia-smi' and 'dmesg' tell why "
+        f"it did not start, {SIMULATE_HINT}."),
+    pynvml.NVML_ERROR_LIB_RM_VERSION_MISMATCH: (
+        SourceState.VERSION_MISMATCH,
+        "The NVIDIA driver that is running does not match the installed NVIDIA library "
+        "(driver/library version mismatch).",
+        "This usually follows a driver update: reboot so that the new driver is loaded."),
+    pynvml.NVML_ERROR_NO_PERMISSION: (
+        SourceState.NO_PERMISSION,
+        "gpumon is not allowed to talk to the NVIDIA driver (insufficient permissions).",
+        "Check that your user may open /dev/nvidia* (often the 'video' group), or that the "
+        "container was given the GPUs."),
+}
+
+
 def init_error_status(err: Exception) -> SourceStatus:
     """The SourceStatus for an error raised by nvmlInit, in words a person understands."""
     code = getattr(err, "value", None)
-    if code == pynvml.NVML_ERROR_LIBRARY_NOT_FOUND:
-        return SourceStatus(
-            SourceState.LIBRARY_NOT_FOUND,
-            f"No NVIDIA driver was found on this computer ({LIBRARY_NAME} could not be loaded).",
-            f"Install the NVIDIA driver, {SIMULATE_HINT}.",
-        )
-    if code == pynvml.NVML_ERROR_DRIVER_NOT_LOADED:
-        return SourceStatus(
-            SourceState.DRIVER_NOT_LOADED,
-            "The NVIDIA driver is installed but not running.",
-            "Reboot, or load it with 'sudo modprobe nvidia'; check 'nvidia-smi' "
-            f"and 'dmesg' for why it did not start, {SIMULATE_HINT}.",
-        )
-    if code == pynvml.NVML_ERROR_LIB_RM_VERSION_MISMATCH:
-        return SourceStatus(
-            SourceState.VERSION_MISMATCH,
-            "The NVIDIA driver that is running does not match the installed NVIDIA library "
-            "(driver/library version mismatch).",
-            "This usually follows a driver update: reboot so that the new driver is loaded.",
-        )
-    if code == pynvml.NVML_ERROR_NO_PERMISSION:
-        return SourceStatus(
-            SourceState.NO_PERMISSION,
-            "gpumon is not allowed to talk to the NVIDIA driver (insufficient permissions).",
-            "Check that your user may open /dev/nvidia* (often the 'video' group), or that "
-            "the container was given the GPUs.",
-        )
-    return SourceStatus(
-        SourceState.ERROR,
-        f"NVML could not start: {err}.",
-        f"Check that 'nvidia-smi' works, {SIMULATE_HINT}.",
-    )
+    known = _INIT_ERRORS.get(code) if isinstance(code, int) else None
+    if known is not None:
+        return SourceStatus(*known)
+    return SourceStatus(SourceState.ERROR, f"NVML could not start: {err}.",
+                        f"Check that 'nvidia-smi' works, {SIMULATE_HINT}.")
 
 
 def cuda_version_text(version: int | None) -> str | None:
@@ -183,14 +179,14 @@ class NvmlSource:
             self._initialized = True
             try:
                 count = pynvml.nvmlDeviceGetCount()
-            except pynvml.NVMLError as err:
+                self._machine = self._read_machine()
+                self._gpus = [self._open_gpu(i) for i in range(count)]
+            except Exception as err:
                 self.close()
                 self._status = SourceStatus(
-                    SourceState.ERROR, f"NVML started but could not count the GPUs: {err}.",
+                    SourceState.ERROR, f"NVML started but could not list the GPUs: {err}.",
                     "Check that 'nvidia-smi' works.")
                 return self._status
-            self._machine = self._read_machine()
-            self._gpus = [self._open_gpu(i) for i in range(count)]
             self._status = self._open_status()
             return self._status
 
