@@ -1,0 +1,92 @@
+"""The playground's CUDA paths, on a real GPU with a CUDA build of torch; skipped elsewhere."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from gpumon.playground import actions as A
+from gpumon.playground.devices import list_devices, match_cuda_to_nvml
+from gpumon.playground.engine import Engine
+from gpumon.playground.memory import torch_memory_counters
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU and CUDA torch"),
+]
+
+
+def test_move_to_cuda0_and_back() -> None:
+    engine = Engine()
+    engine.run(A.CreateTensor("x", "[1, 2, 3]"))
+    out = engine.run(A.Move("x", "cuda", index=0))
+    assert out.ok and out.device == "cuda:0" and out.copied is True
+    assert out.preview == repr(torch.tensor([1, 2, 3], device="cuda:0"))
+    assert "cuda:0" in out.devices
+    reading = out.reading("cuda:0")
+    assert reading is not None and reading.allocated_bytes is not None
+    assert reading.reserved_bytes is not None and reading.reserved_bytes >= reading.allocated_bytes
+    same = engine.run(A.Move("x", "cuda", index=0, dest="z"))
+    assert same.ok and same.copied is False  # z = x.cuda(0); z is x
+    y = engine.run(A.Compute("y", "pow", "x"))
+    assert y.device == "cuda:0"
+    assert 0 in torch_memory_counters()
+
+
+def test_cross_device_error_text() -> None:
+    engine = Engine()
+    engine.run(A.CreateTensor("x", "[1, 2, 3]", device="cuda:0"))
+    engine.run(A.Compute("y", "pow", "x"))
+    out = engine.run(A.Compute("z", "add", "y", A.Ref("x", "cpu")))
+    assert out.error is not None
+    assert "Expected all tensors to be on the same device" in out.error.message
+    try:
+        torch.tensor([1, 4, 9], device="cuda:0") + torch.tensor([1, 2, 3])
+    except RuntimeError as exc:
+        assert out.error.message == str(exc)
+    else:
+        pytest.fail("torch did not raise for cuda + cpu")
+    assert [o.device for o in out.operands] == ["cuda:0", "cpu"]
+    assert "different devices" in out.error.explanation
+
+
+def test_model_on_gpu() -> None:
+    engine = Engine()
+    engine.run(A.CreateModel("net", 3, 1))
+    moved = engine.run(A.Move("net", "cuda"))
+    assert moved.ok and moved.device == "cuda:0" and moved.copied is True
+    params = engine.run(A.ModelParameters("net"))
+    assert params.preview == repr([torch.device("cuda", 0)] * 2)
+    engine.run(A.CreateFilled("x", "rand", (2, 3), device="cuda:0"))
+    y = engine.run(A.CallModel("y", "net", "x"))
+    assert y.ok and y.shape == (2, 1) and y.device == "cuda:0" and y.grad_fn is not None
+    engine.run(A.CreateFilled("c", "rand", (2, 3)))
+    bad = engine.run(A.CallModel("y2", "net", "c"))
+    assert bad.error is not None
+    assert "Expected all tensors to be on the same device" in bad.error.message
+
+
+def test_missing_index_is_refused() -> None:
+    engine = Engine()
+    n = torch.cuda.device_count()
+    out = engine.run(A.CreateFilled("x", "zeros", (2,), device=f"cuda:{n}"))
+    assert out.error is not None and not out.error.by_torch
+    assert f"There is no cuda:{n}" in out.error.message
+
+
+def test_uuid_matching_against_nvml() -> None:
+    pynvml = pytest.importorskip("pynvml")
+    pynvml.nvmlInit()
+    try:
+        nvml = [pynvml.nvmlDeviceGetUUID(pynvml.nvmlDeviceGetHandleByIndex(i))
+                for i in range(pynvml.nvmlDeviceGetCount())]
+    finally:
+        pynvml.nvmlShutdown()
+    nvml = [u.decode() if isinstance(u, bytes) else u for u in nvml]
+    cuda = [str(torch.cuda.get_device_properties(i).uuid)
+            for i in range(torch.cuda.device_count())]
+    matches = match_cuda_to_nvml(cuda, nvml)
+    assert all(v is not None for v in matches.values()), (cuda, nvml)
+    assert len(set(matches.values())) == len(matches)
+    options = list_devices(nvml)
+    assert [o.nvml_index for o in options if o.name.startswith("cuda:")] == list(matches.values())

@@ -1,0 +1,54 @@
+"""Layering: importing the playground pays for neither torch nor Qt (fresh interpreters)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import torch
+
+from gpumon.playground.memory import torch_memory_counters
+
+MODULES = ["gpumon.playground", "gpumon.playground.engine", "gpumon.playground.actions",
+           "gpumon.playground.devices", "gpumon.playground.values", "gpumon.playground.errors",
+           "gpumon.playground.memory", "gpumon.playground.outcome", "gpumon.playground.ops"]
+
+
+def run_fresh(code: str) -> str:
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_importing_the_engine_does_not_import_torch_or_qt() -> None:
+    imports = "; ".join(f"import {m}" for m in MODULES)
+    out = run_fresh(f"import sys; {imports}; "
+                    "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+                    "('torch', 'PySide6', 'pyqtgraph')))")
+    assert out == "[]"
+
+
+def test_engine_loads_torch_on_first_action() -> None:
+    out = run_fresh(
+        "import sys; from gpumon.playground.engine import Engine; "
+        "from gpumon.playground.actions import IsAvailable; e = Engine(); "
+        "a = 'torch' in sys.modules; o = e.run(IsAvailable()); "
+        "print(a, e.is_loaded, 'torch' in sys.modules, o.ok)")
+    assert out == "False True True True"
+
+
+def test_memory_counters_without_torch_are_empty_and_do_not_import_it() -> None:
+    out = run_fresh("import sys; from gpumon.playground.memory import torch_memory_counters; "
+                    "print(torch_memory_counters(), 'torch' in sys.modules)")
+    assert out == "{} False"
+
+
+def test_memory_counters_match_torch_in_this_process() -> None:
+    counters = torch_memory_counters()
+    if not torch.cuda.is_initialized():
+        assert counters == {}
+    else:
+        for i, (allocated, reserved) in counters.items():
+            assert allocated <= reserved
+            assert 0 <= i < torch.cuda.device_count()
