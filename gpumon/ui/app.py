@@ -1,0 +1,325 @@
+"""The main window and ``run()``: wires the sampling worker to the views.
+
+Extension points for the playground and lesson views:
+
+- ``MainWindow.add_page(widget, title)``: a tab beside "Monitor" in the central QTabWidget.
+- ``MainWindow.add_dock(widget, title)``: a dock on the right of the window.
+- ``MainWindow.gpu_panel(i)``: the GpuPanel of NVML GPU ``i`` (``memory_plot``,
+  ``add_memory_series``, ``add_marker``); ``gpuPanelsChanged`` fires when panels are rebuilt.
+- ``MainWindow.sampling.add_extra_provider(fn)``: ``fn(snapshot) -> {gpu: {key: value}}``
+  runs in the sampling thread after each tick; the values land in ``Snapshot.extra``, the
+  History, and whatever memory series plot that key.
+- ``MainWindow.snapshotReceived``: each Snapshot, after the views and History have it.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import sys
+import time
+from collections.abc import Callable
+from functools import partial
+
+from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QCloseEvent, QIcon, QShowEvent
+from PySide6.QtWidgets import (
+    QApplication,
+    QDockWidget,
+    QMainWindow,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gpumon.telemetry.history import History, capacity_for
+from gpumon.telemetry.types import Snapshot, Source, SourceState, SourceStatus
+from gpumon.ui.controls import Controls, format_readout
+from gpumon.ui.gpu_grid import GpuGrid
+from gpumon.ui.gpu_panel import GpuPanel
+from gpumon.ui.header import HeaderBar, StatusBanner, status_summary
+from gpumon.ui.process_model import ProcessTable
+from gpumon.ui.smi_table import SmiTable
+from gpumon.ui.workers import SamplingThread, clamp_interval
+
+log = logging.getLogger(__name__)
+
+STALE_FACTOR = 2.5  # no snapshot for this many intervals: the data is stale
+MIN_STALE_S = 0.5  # but never sooner than this, so event-loop jitter does not flicker
+WATCHDOG_MS = 250
+DEFAULT_WINDOW_S = 300
+
+
+def simulated_factory(n_gpus: int = 4, seed: int = 0) -> Callable[[], Source]:
+    from gpumon.telemetry.simulated import SimulatedSource
+
+    return partial(SimulatedSource, n_gpus=n_gpus, seed=seed)
+
+
+def nvml_factory() -> Callable[[], Source]:
+    from gpumon.telemetry.nvml import NvmlSource
+
+    return NvmlSource
+
+
+class MainWindow(QMainWindow):
+    """Header, banner, toolbar, and a tab widget whose first page is the monitor."""
+
+    snapshotReceived = Signal(object)  # Snapshot, after views and History are updated
+    gpuPanelsChanged = Signal()  # the GPU panels were rebuilt (new source or GPU set)
+
+    def __init__(
+        self,
+        source_factory: Callable[[], Source],
+        interval_s: float = 1.0,
+        *,
+        window_s: int = DEFAULT_WINDOW_S,
+        demo_factory: Callable[[], Source] | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("mainWindow")
+        self.interval_s = clamp_interval(interval_s)
+        self.window_s = int(window_s)
+        self._demo_factory = demo_factory or simulated_factory(4)
+        self.history = History(capacity_for(self.window_s, self.interval_s))
+        self.snapshot_count = 0
+        self.latest_snapshot: Snapshot | None = None
+        self.source_status = SourceStatus(SourceState.CLOSED, "Starting…")
+        self._paused = False
+        self._stale = False
+        self._last_arrival: float | None = None  # time.monotonic() of the last snapshot
+        self._title_key: tuple[str, bool, bool, bool] | None = None
+
+        self.sampling = SamplingThread(source_factory, self.interval_s, self)
+        self.controls = Controls(self.interval_s, self.window_s, self)
+        self.addToolBar(self.controls)
+        self.header = HeaderBar()
+        self.banner = StatusBanner()
+        self.gpu_grid = GpuGrid()
+        self.smi_table = SmiTable()
+        self.process_table = ProcessTable()
+
+        monitor = QSplitter(Qt.Orientation.Vertical)
+        monitor.setObjectName("monitorPage")
+        monitor.addWidget(self.gpu_grid)
+        monitor.addWidget(self.smi_table)
+        monitor.addWidget(self.process_table)
+        monitor.setChildrenCollapsible(False)
+        monitor.setSizes([560, 130, 170])  # scaled to the real height when shown
+        self.tabs = QTabWidget()
+        self.tabs.setObjectName("pages")
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(monitor, "Monitor")
+        central = QWidget()
+        layout = QVBoxLayout(central)
+        layout.setContentsMargins(4, 2, 4, 4)
+        layout.setSpacing(4)
+        layout.addWidget(self.header)
+        layout.addWidget(self.banner)
+        layout.addWidget(self.tabs, 1)
+        self.setCentralWidget(central)
+
+        self._watchdog = QTimer(self)
+        self._watchdog.setInterval(WATCHDOG_MS)
+        self._watchdog.timeout.connect(self._check_stale)
+
+        self.sampling.snapshot.connect(self._on_snapshot)
+        self.sampling.status.connect(self._on_status)
+        self.sampling.errored.connect(self._on_errored)
+        self.controls.pauseToggled.connect(self.set_paused)
+        self.controls.intervalChanged.connect(self.set_interval)
+        self.controls.windowChanged.connect(self.set_window)
+        self.banner.simulateRequested.connect(self.show_simulated)
+        self.gpu_grid.hovered.connect(self._on_hover)
+        self._update_title(None)
+        self.resize(1400, 900)
+
+    # -- extension points ----------------------------------------------------------------
+    def add_page(self, widget: QWidget, title: str) -> int:
+        """Add a tab beside "Monitor"; returns its index."""
+        return self.tabs.addTab(widget, title)
+
+    def add_dock(self, widget: QWidget, title: str,
+                 area: Qt.DockWidgetArea = Qt.DockWidgetArea.RightDockWidgetArea
+                 ) -> QDockWidget:
+        """Put ``widget`` in a dock (right side by default) and return the dock."""
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"dock_{title}")
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def gpu_panel(self, index: int) -> GpuPanel | None:
+        """The panel of NVML GPU ``index``, or None when there is no such GPU (yet)."""
+        return self.gpu_grid.panel(index)
+
+    # -- state ---------------------------------------------------------------------------
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
+    @property
+    def stale(self) -> bool:
+        return self._stale
+
+    def start(self) -> None:
+        """Start sampling (done on first show)."""
+        self.sampling.start()
+        if not self._watchdog.isActive():
+            self._watchdog.start()
+
+    @Slot(bool)
+    def set_paused(self, paused: bool) -> None:
+        self._paused = paused
+        if self.controls.pause_button.isChecked() != paused:
+            self.controls.pause_button.setChecked(paused)
+        self.sampling.set_paused(paused)
+        self._set_stale(False)
+        self._last_arrival = time.monotonic()
+        self._refresh_status()
+
+    @Slot(float)
+    def set_interval(self, interval_s: float) -> None:
+        self.interval_s = clamp_interval(interval_s)
+        if abs(self.controls.interval_spin.value() - self.interval_s) > 1e-9:
+            self.controls.interval_spin.setValue(self.interval_s)
+        self.history.resize(capacity_for(self.window_s, self.interval_s))
+        self.sampling.set_interval(self.interval_s)
+        self._last_arrival = time.monotonic()
+
+    @Slot(int)
+    def set_window(self, window_s: int) -> None:
+        self.window_s = int(window_s)
+        idx = self.controls.window_combo.findData(self.window_s)
+        if idx >= 0 and idx != self.controls.window_combo.currentIndex():
+            self.controls.window_combo.setCurrentIndex(idx)
+        self.history.resize(capacity_for(self.window_s, self.interval_s))
+        self.gpu_grid.set_window(self.window_s)
+        if self.latest_snapshot is not None:
+            self.gpu_grid.update_view(self.latest_snapshot, self.history, self.window_s)
+
+    def switch_source(self, factory: Callable[[], Source]) -> None:
+        """Close the current source and use the one ``factory()`` makes (in the worker)."""
+        self.history.clear()
+        self.sampling.set_source(factory)
+
+    @Slot()
+    def show_simulated(self) -> None:
+        """The banner's button: 4 simulated GPUs, for a demo without hardware."""
+        self.switch_source(self._demo_factory)
+
+    # -- Qt events -------------------------------------------------------------------------
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
+        super().showEvent(event)
+        self.start()
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        self._watchdog.stop()
+        self.sampling.stop()
+        super().closeEvent(event)
+
+    # -- slots -----------------------------------------------------------------------------
+    @Slot(object)
+    def _on_snapshot(self, snap: Snapshot) -> None:
+        self.snapshot_count += 1
+        self.latest_snapshot = snap
+        self._last_arrival = time.monotonic()
+        if self.gpu_grid.set_gpus(snap.gpus, self.window_s):
+            self.history.clear()
+            self.gpuPanelsChanged.emit()
+        self.history.append(snap)
+        self.source_status = snap.status
+        self.banner.show_status(snap.status)
+        self.header.show_machine(snap.machine, snap.status, snap.simulated)
+        self.gpu_grid.update_view(snap, self.history, self.window_s)
+        self.smi_table.smi_model.update_snapshot(snap)
+        self.process_table.process_model.merge(snap.processes)
+        self._set_stale(False)
+        self._refresh_status()
+        self._update_title(snap)
+        self.snapshotReceived.emit(snap)
+
+    @Slot(object)
+    def _on_status(self, status: SourceStatus) -> None:
+        self.source_status = status
+        self.banner.show_status(status)
+        self._refresh_status()
+
+    @Slot(object)
+    def _on_errored(self, exc: BaseException) -> None:
+        log.error("sampling error: %r", exc)
+        self.header.set_status_text(f"Sampling error: {type(exc).__name__}: {exc}", warn=True)
+
+    @Slot(int, float)
+    def _on_hover(self, gpu: int, t: float) -> None:
+        snap = self.latest_snapshot
+        t_now = snap.timestamp_s if snap is not None else t
+        values = self.history.value_at(gpu, t)
+        self.controls.hover_readout.setText(format_readout(gpu, t_now, values))
+
+    @Slot()
+    def _check_stale(self) -> None:
+        if self._paused or not self.source_status.usable or self._last_arrival is None:
+            return
+        age = time.monotonic() - self._last_arrival
+        if age > max(STALE_FACTOR * self.interval_s, MIN_STALE_S):
+            self._set_stale(True)
+            self.header.set_status_text(f"data is stale (last update {age:.0f} s ago)", warn=True)
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _set_stale(self, stale: bool) -> None:
+        if stale != self._stale:
+            self._stale = stale
+            self.gpu_grid.set_stale(stale)
+
+    def _refresh_status(self) -> None:
+        snap = self.latest_snapshot
+        if not self.source_status.usable:
+            self.header.set_status_text("No GPU data", warn=True)
+        elif self._paused:
+            self.header.set_status_text("Paused — press Resume to continue sampling")
+        elif snap is not None:
+            self.header.set_status_text(status_summary(snap, self.interval_s))
+
+    def _update_title(self, snap: Snapshot | None) -> None:
+        host = snap.machine.host_name if snap is not None else socket.gethostname()
+        simulated = snap is not None and snap.simulated
+        usable = snap is not None and snap.status.usable
+        key = (host, simulated, usable, snap is None)
+        if key == self._title_key:
+            return
+        self._title_key = key
+        title = f"gpumon — {host}"
+        if simulated:
+            title += " (simulated)"
+        elif snap is not None and not usable:
+            title += " (no GPU data)"
+        self.setWindowTitle(title)
+
+
+def run(simulate: int | None, interval_s: float = 1.0, seed: int = 0) -> int:
+    """Open the window on simulated GPUs (``simulate`` = how many) or on NVML; run Qt."""
+    app = QApplication.instance() or QApplication(sys.argv)
+    assert isinstance(app, QApplication)
+    app.setApplicationName("gpumon")
+    app.setDesktopFileName("gpumon")
+    icon = _icon()
+    if icon is not None:
+        app.setWindowIcon(icon)
+    factory = simulated_factory(simulate, seed) if simulate else nvml_factory()
+    window = MainWindow(factory, interval_s, demo_factory=simulated_factory(4, seed))
+    app.aboutToQuit.connect(window.close)  # quit without closing still joins the thread
+    window.show()
+    return int(app.exec())
+
+
+def _icon() -> QIcon | None:
+    try:
+        from importlib.resources import files
+
+        path = files("gpumon.resources") / "gpumon.png"
+        return QIcon(str(path)) if path.is_file() else None
+    except (ImportError, OSError):
+        return None

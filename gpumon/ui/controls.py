@@ -1,0 +1,109 @@
+"""The toolbar: pause/resume, sampling interval, time window, and the hover readout."""
+
+from __future__ import annotations
+
+import math
+import time
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QToolBar,
+    QWidget,
+)
+
+from gpumon.telemetry.history import TIME_KEY, WINDOW_CHOICES_S
+from gpumon.telemetry.metrics import BY_KEY, format_bytes
+from gpumon.ui.workers import MAX_INTERVAL_S, MIN_INTERVAL_S
+
+READOUT_KEYS = ("mem_used_bytes", "gpu_util_pct", "mem_util_pct", "temperature_c", "power_w")
+
+
+def window_label(seconds: int) -> str:
+    if seconds < 3600:
+        return f"{seconds // 60} min"
+    return f"{seconds // 3600} h"
+
+
+def format_readout(gpu: int, t_now: float, values: dict[str, float]) -> str:
+    """'GPU 0 at 14:03:12 (-12.3 s): Memory used 12.34 GiB · GPU util 45 % · …'."""
+    if not values:
+        return f"GPU {gpu}: no data at this time"
+    t = values.get(TIME_KEY, math.nan)
+    clock = time.strftime("%H:%M:%S", time.localtime(t)) if math.isfinite(t) else "?"
+    parts = []
+    for key in READOUT_KEYS:
+        v = values.get(key, math.nan)
+        m = BY_KEY[key]
+        text = "N/A" if not math.isfinite(v) else f"{v / m.scale:.{m.decimals}f} {m.unit}"
+        parts.append(f"{m.label} {text}")
+    for key, v in values.items():
+        if key in BY_KEY or key == TIME_KEY or not math.isfinite(v):
+            continue
+        label = key.removesuffix("_bytes").replace("_", " ")
+        parts.append(f"{label} {format_bytes(v) if key.endswith('_bytes') else f'{v:g}'}")
+    return f"GPU {gpu} at {clock} ({t - t_now:+.1f} s): " + " · ".join(parts)
+
+
+class Controls(QToolBar):
+    """Emits what the user asked for; the window decides what it means."""
+
+    pauseToggled = Signal(bool)
+    intervalChanged = Signal(float)
+    windowChanged = Signal(int)
+
+    def __init__(self, interval_s: float, window_s: int, parent: QWidget | None = None) -> None:
+        super().__init__("Controls", parent)
+        self.setObjectName("controls")
+        self.setMovable(False)
+        self.pause_button = QPushButton("Pause")
+        self.pause_button.setObjectName("pauseButton")
+        self.pause_button.setAccessibleName("Pause or resume sampling")
+        self.pause_button.setCheckable(True)
+        self.pause_button.toggled.connect(self._on_pause)
+
+        self.interval_spin = QDoubleSpinBox()
+        self.interval_spin.setObjectName("intervalSpin")
+        self.interval_spin.setAccessibleName("Sampling interval in seconds")
+        self.interval_spin.setRange(MIN_INTERVAL_S, MAX_INTERVAL_S)
+        self.interval_spin.setDecimals(1)
+        self.interval_spin.setSingleStep(0.1)
+        self.interval_spin.setSuffix(" s")
+        self.interval_spin.setKeyboardTracking(False)
+        self.interval_spin.setValue(interval_s)
+        self.interval_spin.valueChanged.connect(self.intervalChanged)
+
+        self.window_combo = QComboBox()
+        self.window_combo.setObjectName("windowCombo")
+        self.window_combo.setAccessibleName("Time window of the graphs")
+        for s in WINDOW_CHOICES_S:
+            self.window_combo.addItem(window_label(s), s)
+        idx = self.window_combo.findData(window_s)
+        self.window_combo.setCurrentIndex(idx if idx >= 0 else 0)
+        self.window_combo.currentIndexChanged.connect(
+            lambda i: self.windowChanged.emit(int(self.window_combo.itemData(i))))
+
+        self.hover_readout = QLabel("Hover over a graph to read its values.")
+        self.hover_readout.setObjectName("hoverReadout")
+        self.hover_readout.setAccessibleName("Values under the mouse")
+        self.hover_readout.setStyleSheet("color: #333; padding-left: 12px;")
+        self.hover_readout.setSizePolicy(QSizePolicy.Policy.Expanding,
+                                         QSizePolicy.Policy.Preferred)
+        self.hover_readout.setMinimumWidth(200)
+
+        self.addWidget(self.pause_button)
+        self.addSeparator()
+        self.addWidget(QLabel(" Interval "))
+        self.addWidget(self.interval_spin)
+        self.addWidget(QLabel("  Window "))
+        self.addWidget(self.window_combo)
+        self.addSeparator()
+        self.addWidget(self.hover_readout)
+
+    def _on_pause(self, paused: bool) -> None:
+        self.pause_button.setText("Resume" if paused else "Pause")
+        self.pauseToggled.emit(paused)

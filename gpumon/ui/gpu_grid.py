@@ -1,0 +1,124 @@
+"""The grid of GpuPanels, 1 to 16+ GPUs, in a scroll area.
+
+Columns follow the square root of the GPU count, capped by how many panels fit the width,
+so 4 GPUs make a 2×2 grid and 16 make 4×4 on a wide screen or scroll on a narrow one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtWidgets import QGridLayout, QLabel, QScrollArea, QWidget
+
+from gpumon.telemetry.history import History
+from gpumon.telemetry.types import GpuInfo, Snapshot
+from gpumon.ui.gpu_panel import GpuPanel
+
+PANEL_MIN_WIDTH = 430
+PANEL_MIN_HEIGHT = 240
+
+
+def columns_for(n: int, width: int) -> int:
+    """ceil(sqrt(n)) columns, but no more than fit ``width`` at the panels' minimum width."""
+    if n <= 0:
+        return 1
+    fit = max(1, width // PANEL_MIN_WIDTH)
+    return max(1, min(math.ceil(math.sqrt(n)), fit, n))
+
+
+class GpuGrid(QScrollArea):
+    """Holds one GpuPanel per GPU; rebuilt when the set of GPUs changes."""
+
+    hovered = Signal(int, float)  # forwarded from the panels
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("gpuGrid")
+        self.setWidgetResizable(True)
+        self.setFrameShape(QScrollArea.Shape.NoFrame)
+        self._body = QWidget()
+        self._layout = QGridLayout(self._body)
+        self._layout.setContentsMargins(2, 2, 2, 2)
+        self._layout.setSpacing(6)
+        self.setWidget(self._body)
+        self._empty = QLabel("No GPUs to show.")
+        self._empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self._empty.setStyleSheet("color: #777; font-size: 13pt;")
+        self._empty.setObjectName("noGpusLabel")
+        self._layout.addWidget(self._empty, 0, 0)
+        self.panels: list[GpuPanel] = []
+        self._key: tuple[str, ...] = ()
+        self._columns = 0
+        self.viewport().installEventFilter(self)
+
+    def panel(self, index: int) -> GpuPanel | None:
+        for p in self.panels:
+            if p.index == index:
+                return p
+        return None
+
+    def set_gpus(self, gpus: Sequence[GpuInfo], window_s: float) -> bool:
+        """Create panels for ``gpus``; False (and nothing done) when they are the same GPUs."""
+        key = tuple(f"{g.index}:{g.uuid}" for g in gpus)
+        if key == self._key and self.panels:
+            return False
+        self._key = key
+        for p in self.panels:
+            self._layout.removeWidget(p)
+            p.deleteLater()
+        self.panels = []
+        for info in gpus:
+            panel = GpuPanel(info)
+            panel.set_window(window_s)
+            panel.hovered.connect(self.hovered)
+            self.panels.append(panel)
+        self._empty.setVisible(not self.panels)
+        self._columns = 0
+        self._relayout()
+        return True
+
+    def update_view(self, snap: Snapshot, history: History, window_s: float) -> None:
+        since = snap.timestamp_s - window_s
+
+        def series(gpu: int, key: str) -> tuple[np.ndarray, np.ndarray]:
+            return history.series(gpu, key, since=since)
+
+        for panel in self.panels:
+            panel.update_view(snap.sample_for(panel.index), snap.timestamp_s, series)
+
+    def set_window(self, window_s: float) -> None:
+        for panel in self.panels:
+            panel.set_window(window_s)
+
+    def set_stale(self, stale: bool) -> None:
+        for panel in self.panels:
+            panel.set_stale(stale)
+
+    def clear_hover(self) -> None:
+        for panel in self.panels:
+            panel.clear_hover()
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+        if obj is self.viewport() and event.type() == QEvent.Type.Resize:
+            self._relayout()
+        return super().eventFilter(obj, event)
+
+    def _relayout(self) -> None:
+        if not self.panels:
+            return
+        cols = columns_for(len(self.panels), self.viewport().width())
+        if cols == self._columns:
+            return
+        self._columns = cols
+        for p in self.panels:
+            self._layout.removeWidget(p)
+        for i, p in enumerate(self.panels):
+            self._layout.addWidget(p, i // cols, i % cols)
+        for c in range(self._layout.columnCount()):
+            self._layout.setColumnStretch(c, 1 if c < cols else 0)
+        rows = math.ceil(len(self.panels) / cols)
+        for r in range(self._layout.rowCount()):
+            self._layout.setRowStretch(r, 1 if r < rows else 0)

@@ -1,0 +1,318 @@
+"""One GPU: a memory graph, a utilization graph and the current readouts.
+
+The x axis is seconds relative to the newest snapshot (0 = now, -60 = a minute ago).
+Curves are created once and fed with ``setData`` on every refresh (pyqtgraph's
+scrollingPlots example); downsampling and clip-to-view keep long windows cheap.
+
+Extending a panel (the playground does this)::
+
+    panel = window.gpu_panel(0)
+    panel.add_memory_series("torch_allocated_bytes", "torch allocated", "#d62728")
+    panel.add_marker(time.time(), "x.to('cuda:0')", "#444")
+
+``add_memory_series`` plots a History series (bytes, shown in GiB) on the memory graph at
+every refresh; the key is any ``Snapshot.extra[gpu]`` key or ``"self_mem_bytes"``.
+``panel.memory_plot`` / ``panel.util_plot`` are the pyqtgraph PlotItems for anything else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtWidgets import (
+    QFrame,
+    QGraphicsOpacityEffect,
+    QHBoxLayout,
+    QLabel,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gpumon.telemetry.metrics import GIB, format_value
+from gpumon.telemetry.types import GpuInfo, GpuSample
+
+MEM_COLOR = "#1f77b4"
+TOTAL_COLOR = "#7f7f7f"
+GPU_UTIL_COLOR = "#2ca02c"
+MEM_UTIL_COLOR = "#ff7f0e"
+LOST_COLOR = "#c62828"
+MAX_MARKERS = 500
+
+SeriesFn = Callable[[int, str], "tuple[np.ndarray, np.ndarray]"]
+
+
+@dataclass
+class _Series:
+    key: str
+    curve: pg.PlotDataItem
+    scale: float
+
+
+def _make_plot(y_label: str) -> pg.PlotWidget:
+    w = pg.PlotWidget(background="w")
+    w.setMinimumHeight(110)
+    w.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+    item = w.getPlotItem()
+    item.setMenuEnabled(False)
+    item.hideButtons()
+    item.setMouseEnabled(x=False, y=False)
+    item.showGrid(x=True, y=True, alpha=0.25)
+    item.setDownsampling(auto=True, mode="peak")
+    item.setClipToView(True)
+    item.setLabel("left", y_label)
+    item.getAxis("bottom").setStyle(tickTextOffset=2)
+    for side in ("left", "bottom"):
+        item.getAxis(side).setTextPen("#333")
+    return w
+
+
+def _curve(plot: pg.PlotItem, color: str, name: str, width: float = 1.6,
+           style: Qt.PenStyle = Qt.PenStyle.SolidLine, fill: bool = False) -> pg.PlotDataItem:
+    pen = pg.mkPen(color, width=width, style=style)
+    kwargs: dict[str, object] = {"pen": pen, "name": name, "connect": "finite"}
+    if fill:
+        kwargs.update(fillLevel=0.0, fillBrush=pg.mkBrush(color + "40"))
+    return plot.plot([], [], **kwargs)
+
+
+class GpuPanel(QFrame):
+    """The view of one GPU. ``update_view`` is the only per-tick entry point."""
+
+    hovered = Signal(int, float)  # gpu index, absolute time (s since epoch) under the mouse
+
+    def __init__(self, info: GpuInfo, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.info = info
+        self.index = info.index
+        self.setObjectName(f"gpuPanel{info.index}")
+        self.setAccessibleName(f"GPU {info.index} panel")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setMinimumSize(420, 230)
+        self._t_ref = 0.0  # absolute time of x = 0
+        self._window_s = 300.0
+        self._lost = False
+        self._stale = False
+        self._series: list[_Series] = []
+        self._markers: list[tuple[float, pg.InfiniteLine]] = []
+
+        self.title = QLabel(self._title_html())
+        self.title.setTextFormat(Qt.TextFormat.RichText)
+        self.lost_label = QLabel()
+        self.lost_label.setObjectName(f"lostLabel{info.index}")
+        # No word wrap in a panel: a height-for-width label makes the scroll area lay the
+        # grid out at its preferred height. Long text is clipped; the tooltip has it all.
+        self.lost_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        self.lost_label.setStyleSheet(
+            f"color: white; background: {LOST_COLOR}; font-weight: bold; padding: 3px;")
+        self.lost_label.hide()
+        self.readouts = QLabel()
+        self.readouts.setObjectName(f"readouts{info.index}")
+        self.readouts.setTextFormat(Qt.TextFormat.RichText)
+        self.readouts.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.mem_label = QLabel()
+        self.util_label = QLabel()
+        for lab in (self.title, self.mem_label, self.util_label):
+            lab.setTextFormat(Qt.TextFormat.RichText)
+            lab.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+
+        self.memory_widget = _make_plot("GiB")
+        self.util_widget = _make_plot("%")
+        self.memory_plot: pg.PlotItem = self.memory_widget.getPlotItem()
+        self.util_plot: pg.PlotItem = self.util_widget.getPlotItem()
+        self.util_plot.setYRange(0, 100, padding=0.02)
+        self.util_plot.getViewBox().setLimits(yMin=-2, yMax=102)
+        self.memory_plot.getViewBox().enableAutoRange(y=False)
+
+        self._mem_curve = _curve(self.memory_plot, MEM_COLOR, "used", fill=True)
+        self._total_line = pg.InfiniteLine(
+            angle=0, movable=False, pen=pg.mkPen(TOTAL_COLOR, width=1,
+                                                 style=Qt.PenStyle.DashLine))
+        self.memory_plot.addItem(self._total_line, ignoreBounds=True)
+        self._total_line.hide()
+        self._gpu_curve = _curve(self.util_plot, GPU_UTIL_COLOR, "GPU")
+        self._memu_curve = _curve(self.util_plot, MEM_UTIL_COLOR, "memory controller")
+        self._cross: list[pg.InfiniteLine] = []
+        for plot in (self.memory_plot, self.util_plot):
+            line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#999", width=1))
+            line.hide()
+            plot.addItem(line, ignoreBounds=True)
+            self._cross.append(line)
+        self.memory_widget.scene().sigMouseMoved.connect(
+            lambda pos: self._on_mouse_moved(self.memory_plot, pos))
+        self.util_widget.scene().sigMouseMoved.connect(
+            lambda pos: self._on_mouse_moved(self.util_plot, pos))
+        self.util_widget.setXLink(self.memory_widget)
+
+        mem_box = QVBoxLayout()
+        mem_box.setSpacing(0)
+        mem_box.addWidget(self.mem_label)
+        mem_box.addWidget(self.memory_widget, 1)
+        util_box = QVBoxLayout()
+        util_box.setSpacing(0)
+        util_box.addWidget(self.util_label)
+        util_box.addWidget(self.util_widget, 1)
+        plots = QHBoxLayout()
+        plots.setSpacing(6)
+        plots.addLayout(mem_box, 1)
+        plots.addLayout(util_box, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 4, 6, 4)
+        layout.setSpacing(2)
+        layout.addWidget(self.title)
+        layout.addWidget(self.lost_label)
+        layout.addWidget(self.readouts)
+        layout.addLayout(plots, 1)
+        self._opacity = QGraphicsOpacityEffect(self)
+        self._opacity.setOpacity(0.4)
+        self._opacity.setEnabled(False)
+        self.setGraphicsEffect(self._opacity)
+        self.set_window(self._window_s)
+
+    # -- public API --------------------------------------------------------------------------
+    @property
+    def lost(self) -> bool:
+        return self._lost
+
+    @property
+    def stale(self) -> bool:
+        return self._stale
+
+    def add_memory_series(self, key: str, label: str, color: str, *,
+                          style: Qt.PenStyle = Qt.PenStyle.SolidLine,
+                          scale: float = GIB) -> pg.PlotDataItem:
+        """Plot History series ``key`` (bytes by default) on the memory graph at each refresh."""
+        if self.memory_plot.legend is None:
+            legend = self.memory_plot.addLegend(offset=(4, 4), labelTextSize="8pt")
+            legend.addItem(self._mem_curve, "NVML used (all processes)")
+        curve = _curve(self.memory_plot, color, label, width=1.4, style=style)
+        self._series.append(_Series(key, curve, scale))
+        return curve
+
+    def add_marker(self, t: float, text: str, color: str = "#555") -> pg.InfiniteLine:
+        """A vertical line with a label on both graphs' time axis at absolute time ``t``."""
+        line = pg.InfiniteLine(
+            pos=t - self._t_ref, angle=90, movable=False,
+            pen=pg.mkPen(color, width=1, style=Qt.PenStyle.DashLine),
+            label=text, labelOpts={"position": 0.92, "color": color, "rotateAxis": (1, 0),
+                                   "anchors": [(0, 1), (0, 1)]})
+        self.memory_plot.addItem(line, ignoreBounds=True)
+        self._markers.append((t, line))
+        if len(self._markers) > MAX_MARKERS:
+            _, old = self._markers.pop(0)
+            self.memory_plot.removeItem(old)
+        return line
+
+    def clear_markers(self) -> None:
+        for _, line in self._markers:
+            self.memory_plot.removeItem(line)
+        self._markers.clear()
+
+    def set_window(self, window_s: float) -> None:
+        self._window_s = float(window_s)
+        for plot in (self.memory_plot, self.util_plot):
+            plot.setXRange(-self._window_s, 0, padding=0)
+        self.memory_plot.setLabel("bottom", "")
+        self.util_plot.setLabel("bottom", "")
+
+    def set_stale(self, stale: bool) -> None:
+        """Grey the panel out while no fresh data arrives."""
+        if stale != self._stale:
+            self._stale = stale
+            self._opacity.setEnabled(stale)
+
+    def update_view(self, sample: GpuSample | None, t_ref: float, series: SeriesFn) -> None:
+        """Show ``sample`` and redraw the curves from ``series(gpu, key) -> (times, values)``."""
+        self._t_ref = t_ref
+        self._update_labels(sample)
+        self._set_curve(self._mem_curve, series, "mem_used_bytes", GIB)
+        self._set_curve(self._gpu_curve, series, "gpu_util_pct", 1.0)
+        self._set_curve(self._memu_curve, series, "mem_util_pct", 1.0)
+        for s in self._series:
+            self._set_curve(s.curve, series, s.key, s.scale)
+        for t, line in self._markers:
+            line.setValue(t - t_ref)
+        total = sample.mem_total_bytes if sample is not None and not sample.lost else None
+        if total is None:
+            total = self.info.mem_total_bytes
+        if total:
+            self._total_line.setValue(total / GIB)
+            self._total_line.show()
+            self.memory_plot.setYRange(0, total / GIB * 1.04, padding=0)
+        else:
+            self._total_line.hide()
+            self.memory_plot.enableAutoRange(y=True)
+
+    def hover_at(self, x_rel: float) -> None:
+        """Show the crosshair at ``x_rel`` seconds from now and emit ``hovered``."""
+        for line in self._cross:
+            line.setValue(x_rel)
+            line.show()
+        self.hovered.emit(self.index, self._t_ref + x_rel)
+
+    def clear_hover(self) -> None:
+        for line in self._cross:
+            line.hide()
+
+    # -- internals ---------------------------------------------------------------------------
+    def _title_html(self) -> str:
+        sim = (' <span style="color:#e65100; font-weight:bold">[SIMULATED]</span>'
+               if self.info.simulated else "")
+        return (f"<b>GPU {self.info.index}</b> · {self.info.name} "
+                f'<span style="color:#777">{self.info.pci_bus_id}</span>{sim}')
+
+    def _set_curve(self, curve: pg.PlotDataItem, series: SeriesFn, key: str,
+                   scale: float) -> None:
+        try:
+            t, v = series(self.index, key)
+        except KeyError:
+            t, v = np.empty(0), np.empty(0)
+        if len(t) == 0:
+            curve.setData([], [])
+            return
+        x = np.asarray(t, dtype=float) - self._t_ref
+        y = np.asarray(v, dtype=float) / scale
+        curve.setData(x, y, skipFiniteCheck=bool(np.isfinite(y).all()))
+
+    def _update_labels(self, s: GpuSample | None) -> None:
+        lost = s is not None and s.lost
+        if lost != self._lost:
+            self._lost = lost
+            self.lost_label.setVisible(lost)
+            self.setStyleSheet(f"GpuPanel {{ border: 2px solid {LOST_COLOR}; }}" if lost else "")
+        if lost and s is not None:
+            text = f"LOST — {s.message or 'the GPU stopped answering'}"
+            self.lost_label.setText(text)
+            self.lost_label.setToolTip(text)
+
+        def fv(key: str) -> str:
+            return format_value(s, key)
+
+        mem_used = format_value(s, "mem_used_bytes", with_unit=False)
+        mem_total = fv("mem_total_bytes")
+        self.mem_label.setText(
+            f'<span style="color:{MEM_COLOR}">■</span> Memory <b>{mem_used}</b> / {mem_total}')
+        self.util_label.setText(
+            f'<span style="color:{GPU_UTIL_COLOR}">■</span> GPU <b>{fv("gpu_util_pct")}</b>'
+            f' &nbsp; <span style="color:{MEM_UTIL_COLOR}">■</span> Mem ctrl '
+            f'<b>{fv("mem_util_pct")}</b>')
+        pstate = s.pstate if s is not None and not s.lost and s.pstate else "N/A"
+        power = format_value(s, "power_w", with_unit=False)
+        cap = fv("power_limit_w")
+        self.readouts.setText(
+            f"Temp <b>{fv('temperature_c')}</b> · Power <b>{power}</b> / {cap} · "
+            f"Fan <b>{fv('fan_pct')}</b> · SM <b>{fv('sm_clock_mhz')}</b> · "
+            f"Mem <b>{fv('mem_clock_mhz')}</b> · Perf <b>{pstate}</b>")
+
+    def _on_mouse_moved(self, plot: pg.PlotItem, pos: QPointF) -> None:
+        vb = plot.getViewBox()
+        if not vb.sceneBoundingRect().contains(pos):
+            self.clear_hover()
+            return
+        x = vb.mapSceneToView(pos).x()
+        if -self._window_s <= x <= 0:
+            self.hover_at(float(x))

@@ -1,0 +1,126 @@
+"""The header: which source, which driver stack, one status line; and the banner that
+explains, in plain words, why there is no data and what to do about it."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from gpumon.telemetry.types import MachineInfo, Snapshot, SourceStatus
+
+BADGE_STYLE = "color: white; background: {bg}; border-radius: 3px; padding: 2px 8px;" \
+              " font-weight: bold;"
+NVML_BG = "#2e7d32"
+SIM_BG = "#e65100"
+NONE_BG = "#757575"
+
+
+def _or_na(v: str | None) -> str:
+    return v if v else "N/A"
+
+
+class HeaderBar(QFrame):
+    """Source badge, host, driver / CUDA / NVML versions, and ``statusLine``."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("header")
+        self.source_badge = QLabel("…")
+        self.source_badge.setObjectName("sourceBadge")
+        self.source_badge.setAccessibleName("Data source")
+        self.machine_label = QLabel("")
+        self.machine_label.setObjectName("machineLabel")
+        self.machine_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.status_line = QLabel("Starting…")
+        self.status_line.setObjectName("statusLine")
+        self.status_line.setAccessibleName("Status")
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(6, 2, 6, 2)
+        layout.addWidget(self.source_badge)
+        layout.addWidget(self.machine_label)
+        layout.addStretch(1)
+        layout.addWidget(self.status_line)
+        self._set_badge("NO SOURCE", NONE_BG)
+
+    def show_machine(self, machine: MachineInfo, status: SourceStatus, simulated: bool) -> None:
+        if simulated or machine.simulated:
+            self._set_badge("SIMULATED", SIM_BG)
+        elif status.usable:
+            self._set_badge(machine.source_name.upper(), NVML_BG)
+        else:
+            name = machine.source_name if machine.source_name != "none" else "NVML"
+            self._set_badge(f"{name.upper()} — unavailable", NONE_BG)
+        self.machine_label.setText(
+            f"Host <b>{machine.host_name}</b> · Driver <b>{_or_na(machine.driver_version)}</b>"
+            f" · CUDA <b>{_or_na(machine.cuda_driver_version)}</b>"
+            f" · NVML <b>{_or_na(machine.nvml_version)}</b>")
+
+    def set_status_text(self, text: str, warn: bool = False) -> None:
+        self.status_line.setText(text)
+        self.status_line.setStyleSheet("color: #b71c1c; font-weight: bold;" if warn else "")
+
+    def _set_badge(self, text: str, bg: str) -> None:
+        self.source_badge.setText(text)
+        self.source_badge.setStyleSheet(BADGE_STYLE.format(bg=bg))
+
+
+class StatusBanner(QFrame):
+    """Shown when the source cannot deliver data: what happened, how to fix it, and a way
+    to look at simulated GPUs instead."""
+
+    simulateRequested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("statusBanner")
+        self.setAccessibleName("Source problem")
+        self.setStyleSheet(
+            "#statusBanner { background: #fff3e0; border: 1px solid #ef6c00;"
+            " border-radius: 4px; }")
+        self.message = QLabel()
+        self.message.setObjectName("bannerMessage")
+        self.message.setWordWrap(True)
+        self.message.setStyleSheet("font-weight: bold; font-size: 11pt;")
+        self.hint = QLabel()
+        self.hint.setObjectName("bannerHint")
+        self.hint.setWordWrap(True)
+        self.simulate_button = QPushButton("Show simulated GPUs")
+        self.simulate_button.setObjectName("simulateButton")
+        self.simulate_button.setAccessibleName("Show simulated GPUs")
+        self.simulate_button.setToolTip("Switch to 4 simulated GPUs, for a demo without hardware")
+        self.simulate_button.clicked.connect(self.simulateRequested)
+        text = QVBoxLayout()
+        text.addWidget(self.message)
+        text.addWidget(self.hint)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(10, 8, 10, 8)
+        layout.addLayout(text, 1)
+        layout.addWidget(self.simulate_button, 0, Qt.AlignmentFlag.AlignVCenter)
+        self.hide()
+
+    def show_status(self, status: SourceStatus) -> None:
+        """Visible with the status's sentences when it is not usable, hidden otherwise."""
+        if status.usable:
+            self.hide()
+            return
+        self.message.setText(status.message or "No GPU data is available.")
+        self.hint.setText(status.hint)
+        self.hint.setVisible(bool(status.hint))
+        self.show()
+
+    def text(self) -> str:
+        return f"{self.message.text()} {self.hint.text()}".strip()
+
+
+def status_summary(snap: Snapshot, interval_s: float) -> str:
+    """The normal status line: what was read, how fast."""
+    if not snap.status.usable:
+        return snap.status.message
+    lost = sum(1 for s in snap.samples if s.lost)
+    n = len(snap.gpus)
+    parts = [f"{n} GPU{'s' if n != 1 else ''}"]
+    if lost:
+        parts.append(f"{lost} lost")
+    parts.append(f"read in {snap.read_duration_s * 1000:.0f} ms")
+    parts.append(f"every {interval_s:g} s")
+    return " · ".join(parts)

@@ -1,0 +1,174 @@
+"""The GPU process table: a model that merges each new process list, and its view.
+
+``ProcessModel.merge`` compares the new list with the rows it holds, keyed by (gpu, pid):
+vanished rows go with beginRemoveRows, new ones come with beginInsertRows, changed ones
+emit dataChanged. Never a reset, so sorting, selection and scrolling survive every tick
+(KDAB hotspot's ProcessModel::mergeProcesses, in spirit).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+)
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+
+from gpumon.telemetry.metrics import NA, format_bytes
+from gpumon.telemetry.types import GpuProcess
+
+Index = QModelIndex | QPersistentModelIndex
+Key = tuple[int, int]
+SORT_ROLE = Qt.ItemDataRole.UserRole
+SELF_SUFFIX = " (this app)"
+
+
+def _name(p: GpuProcess) -> str:
+    name = p.name or NA
+    return name + SELF_SUFFIX if p.is_self else name
+
+
+# (header, display text, sort key); sort keys are ints or strings, never None.
+COLUMNS: tuple[tuple[str, Callable[[GpuProcess], str], Callable[[GpuProcess], object]], ...] = (
+    ("GPU", lambda p: str(p.gpu_index), lambda p: p.gpu_index),
+    ("PID", lambda p: str(p.pid), lambda p: p.pid),
+    ("Type", lambda p: p.type.value, lambda p: p.type.value),
+    ("Process name", _name, lambda p: (p.name or "").lower()),
+    ("User", lambda p: p.user or NA, lambda p: p.user or ""),
+    ("GPU memory", lambda p: format_bytes(p.gpu_mem_bytes),
+     lambda p: -1 if p.gpu_mem_bytes is None else int(p.gpu_mem_bytes)),
+    ("Command", lambda p: p.command or NA, lambda p: p.command or ""),
+)
+NUMERIC_COLUMNS = frozenset({0, 1, 5})
+
+
+def key_of(p: GpuProcess) -> Key:
+    return (p.gpu_index, p.pid)
+
+
+class ProcessModel(QAbstractTableModel):
+    """Rows of GpuProcess in arrival order; sort with a QSortFilterProxyModel on SORT_ROLE."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._rows: list[GpuProcess] = []
+
+    @property
+    def processes(self) -> list[GpuProcess]:
+        return list(self._rows)
+
+    def merge(self, processes: Iterable[GpuProcess]) -> None:
+        """Make the rows equal ``processes`` with removes, inserts and dataChanged only."""
+        new: dict[Key, GpuProcess] = {}
+        for p in processes:
+            new.setdefault(key_of(p), p)  # a duplicate key keeps its first entry
+        self._remove_missing(new)
+        self._update_changed(new)
+        held = {key_of(p) for p in self._rows}
+        added = [p for k, p in new.items() if k not in held]
+        if added:
+            first = len(self._rows)
+            self.beginInsertRows(QModelIndex(), first, first + len(added) - 1)
+            self._rows.extend(added)
+            self.endInsertRows()
+
+    def _remove_missing(self, new: dict[Key, GpuProcess]) -> None:
+        i = len(self._rows) - 1
+        while i >= 0:  # from the bottom, one call per contiguous run
+            if key_of(self._rows[i]) in new:
+                i -= 1
+                continue
+            j = i
+            while j > 0 and key_of(self._rows[j - 1]) not in new:
+                j -= 1
+            self.beginRemoveRows(QModelIndex(), j, i)
+            del self._rows[j:i + 1]
+            self.endRemoveRows()
+            i = j - 1
+
+    def _update_changed(self, new: dict[Key, GpuProcess]) -> None:
+        run_start: int | None = None
+        last = len(COLUMNS) - 1
+        for i, old in enumerate(self._rows):
+            fresh = new[key_of(old)]
+            if fresh != old:
+                self._rows[i] = fresh
+                if run_start is None:
+                    run_start = i
+            elif run_start is not None:
+                self.dataChanged.emit(self.index(run_start, 0), self.index(i - 1, last))
+                run_start = None
+        if run_start is not None:
+            self.dataChanged.emit(self.index(run_start, 0),
+                                  self.index(len(self._rows) - 1, last))
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        if not index.isValid() or not 0 <= index.row() < len(self._rows):
+            return None
+        p = self._rows[index.row()]
+        col = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[col][1](p)
+        if role == SORT_ROLE:
+            return COLUMNS[col][2](p)
+        if role == Qt.ItemDataRole.FontRole and p.is_self:
+            font = QFont()
+            font.setBold(True)
+            return font
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return p.command or None
+        if role == Qt.ItemDataRole.TextAlignmentRole and col in NUMERIC_COLUMNS:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
+                   role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        if (role == Qt.ItemDataRole.DisplayRole
+                and orientation == Qt.Orientation.Horizontal and 0 <= section < len(COLUMNS)):
+            return COLUMNS[section][0]
+        return None
+
+
+class ProcessTable(QTableView):
+    """Sortable view of a ProcessModel; ``process_model`` and ``proxy`` are public."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("processTable")
+        self.setAccessibleName("GPU processes")
+        self.process_model = ProcessModel(self)
+        self.proxy = QSortFilterProxyModel(self)
+        self.proxy.setSourceModel(self.process_model)
+        self.proxy.setSortRole(SORT_ROLE)
+        self.proxy.setDynamicSortFilter(True)
+        self.setModel(self.proxy)
+        self.setSortingEnabled(True)
+        self.sortByColumn(5, Qt.SortOrder.DescendingOrder)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setAlternatingRowColors(True)
+        self.setWordWrap(False)
+        self.verticalHeader().hide()
+        self.verticalHeader().setDefaultSectionSize(22)
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
+
+    def selected_keys(self) -> list[Key]:
+        """(gpu, pid) of the selected rows."""
+        rows = {self.proxy.mapToSource(i).row() for i in self.selectionModel().selectedRows()}
+        procs = self.process_model.processes
+        return [key_of(procs[r]) for r in sorted(rows)]

@@ -1,0 +1,153 @@
+"""An nvidia-smi-style table of all GPUs: one row per GPU, the columns people know."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+
+from gpumon.telemetry.metrics import MIB, NA
+from gpumon.telemetry.types import GpuInfo, GpuSample, Snapshot
+
+Index = QModelIndex | QPersistentModelIndex
+Row = tuple[GpuInfo, GpuSample | None]
+
+
+def _num(v: float | None, fmt: str) -> str:
+    return NA if v is None else fmt.format(v)
+
+
+def _ok(s: GpuSample | None) -> GpuSample | None:
+    return None if s is None or s.lost else s
+
+
+def _persistence(r: Row) -> str:
+    s = _ok(r[1])
+    if s is None or s.persistence_mode is None:
+        return NA
+    return "On" if s.persistence_mode else "Off"
+
+
+def _power(r: Row) -> str:
+    s = _ok(r[1])
+    if s is None:
+        return NA
+    return f"{_num(s.power_w, '{:.0f}W')} / {_num(s.power_limit_w, '{:.0f}W')}"
+
+
+def _memory(r: Row) -> str:
+    s = _ok(r[1])
+    used = None if s is None or s.mem_used_bytes is None else s.mem_used_bytes / MIB
+    total_b = s.mem_total_bytes if s is not None and s.mem_total_bytes else r[0].mem_total_bytes
+    total = None if total_b is None else total_b / MIB
+    return f"{_num(used, '{:.0f}MiB')} / {_num(total, '{:.0f}MiB')}"
+
+
+def _name(r: Row) -> str:
+    return r[0].name
+
+
+def _metric(attr: str, fmt: str) -> Callable[[Row], str]:
+    def get(r: Row) -> str:
+        s = _ok(r[1])
+        return NA if s is None else _num(getattr(s, attr), fmt)
+    return get
+
+
+def _text(attr: str) -> Callable[[Row], str]:
+    def get(r: Row) -> str:
+        s = _ok(r[1])
+        value = None if s is None else getattr(s, attr)
+        return str(value) if value else NA
+    return get
+
+
+COLUMNS: tuple[tuple[str, Callable[[Row], str]], ...] = (
+    ("GPU", lambda r: str(r[0].index)),
+    ("Name", _name),
+    ("Persistence-M", _persistence),
+    ("Bus-Id", lambda r: r[0].pci_bus_id),
+    ("Fan", _metric("fan_pct", "{:.0f}%")),
+    ("Temp", _metric("temperature_c", "{:.0f}C")),
+    ("Perf", _text("pstate")),
+    ("Pwr:Usage/Cap", _power),
+    ("Memory-Usage", _memory),
+    ("GPU-Util", _metric("gpu_util_pct", "{:.0f}%")),
+    ("Compute M.", _text("compute_mode")),
+)
+LOST_TEXT = "ERR! (lost)"
+
+
+class SmiTableModel(QAbstractTableModel):
+    """Rows follow the snapshot's GPUs; values change with dataChanged, never a reset,
+    unless the set of GPUs itself changes."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._rows: list[Row] = []
+
+    def update_snapshot(self, snap: Snapshot) -> None:
+        rows = [(g, snap.sample_for(g.index)) for g in snap.gpus]
+        if [r[0] for r in rows] != [r[0] for r in self._rows]:
+            self.beginResetModel()
+            self._rows = rows
+            self.endResetModel()
+            return
+        self._rows = rows
+        if rows:
+            self.dataChanged.emit(self.index(0, 0),
+                                  self.index(len(rows) - 1, len(COLUMNS) - 1))
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        if not index.isValid() or not 0 <= index.row() < len(self._rows):
+            return None
+        row = self._rows[index.row()]
+        lost = row[1] is not None and row[1].lost
+        col = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            if lost and col >= 4:
+                return LOST_TEXT
+            return COLUMNS[col][1](row)
+        if role == Qt.ItemDataRole.ForegroundRole and lost:
+            return QColor("#c62828")
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if lost and row[1] is not None:
+                return row[1].message or "The GPU is lost."
+            return row[0].uuid
+        if role == Qt.ItemDataRole.TextAlignmentRole and col not in (1, 3):
+            return int(Qt.AlignmentFlag.AlignCenter)
+        return None
+
+    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
+                   role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        if (role == Qt.ItemDataRole.DisplayRole
+                and orientation == Qt.Orientation.Horizontal and 0 <= section < len(COLUMNS)):
+            return COLUMNS[section][0]
+        return None
+
+
+class SmiTable(QTableView):
+    """The table view; ``model()`` is a SmiTableModel."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("gpuTable")
+        self.setAccessibleName("GPU table (nvidia-smi)")
+        self.smi_model = SmiTableModel(self)
+        self.setModel(self.smi_model)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setAlternatingRowColors(True)
+        self.verticalHeader().hide()
+        self.verticalHeader().setDefaultSectionSize(22)
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)

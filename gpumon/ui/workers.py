@@ -1,0 +1,279 @@
+"""The sampling worker: a QObject that lives on its own QThread and owns the polling QTimer.
+
+The GUI thread never calls NVML. It talks to the worker only through queued signals
+(interval, pause, source switch, stop) and receives immutable Snapshots back. An exception
+in a tick becomes the ``errored`` signal, never a crash (superqt's WorkerBase, in spirit).
+
+    sampling = SamplingThread(lambda: SimulatedSource(4), interval_s=1.0)
+    sampling.snapshot.connect(on_snapshot)   # Snapshot, in the GUI thread
+    sampling.start()
+    ...
+    sampling.stop()                          # stops the timer, closes the source, joins
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
+
+from gpumon.telemetry.sampler import Sampler, unavailable_snapshot
+from gpumon.telemetry.types import Snapshot, Source, SourceState, SourceStatus
+
+log = logging.getLogger(__name__)
+
+SourceFactory = Callable[[], Source]
+# Called in the worker thread after each tick; returns extra per-GPU series to record
+# beside the GPU's own metrics, e.g. {0: {"torch_allocated_bytes": 1.2e9}}.
+ExtraProvider = Callable[[Snapshot], dict[int, dict[str, float]]]
+
+MIN_INTERVAL_S = 0.1
+MAX_INTERVAL_S = 10.0
+
+
+def clamp_interval(interval_s: float) -> float:
+    return min(MAX_INTERVAL_S, max(MIN_INTERVAL_S, float(interval_s)))
+
+
+class SamplerWorker(QObject):
+    """Polls a Source through a Sampler on a QTimer; lives in the sampling thread.
+
+    Every slot runs in the worker thread; call them through SamplingThread's queued signals.
+    """
+
+    snapshot = Signal(object)  # Snapshot
+    status = Signal(object)  # SourceStatus, after each open()
+    errored = Signal(object)  # BaseException raised by a tick or an extra provider
+    pausedChanged = Signal(bool)  # acknowledged in the worker thread
+    intervalChanged = Signal(float)
+    stopped = Signal()
+
+    def __init__(self, source_factory: SourceFactory, interval_s: float) -> None:
+        super().__init__()
+        self._factory = source_factory
+        self._interval_s = clamp_interval(interval_s)
+        self._paused = False
+        self._usable = False
+        self._sampler: Sampler | None = None
+        self._timer: QTimer | None = None
+        self._providers: tuple[ExtraProvider, ...] = ()
+        self._lock = threading.Lock()
+
+    # -- called from any thread ---------------------------------------------------------
+    def add_extra_provider(self, provider: ExtraProvider) -> None:
+        """Register a callable that adds per-GPU extra series to every Snapshot (thread-safe)."""
+        with self._lock:
+            self._providers = (*self._providers, provider)
+
+    def remove_extra_provider(self, provider: ExtraProvider) -> None:
+        with self._lock:
+            self._providers = tuple(p for p in self._providers if p is not provider)
+
+    # -- slots, worker thread -----------------------------------------------------------
+    @Slot()
+    def start(self) -> None:
+        self._timer = QTimer(self)
+        self._timer.timeout.connect(self._tick)
+        self._open()
+
+    @Slot(float)
+    def set_interval(self, interval_s: float) -> None:
+        self._interval_s = clamp_interval(interval_s)
+        if self._timer is not None and self._timer.isActive():
+            self._timer.start(self._interval_ms())
+        self.intervalChanged.emit(self._interval_s)
+
+    @Slot(bool)
+    def set_paused(self, paused: bool) -> None:
+        self._paused = bool(paused)
+        self._apply_timer()
+        self.pausedChanged.emit(self._paused)
+
+    @Slot(object)
+    def set_source(self, factory: SourceFactory) -> None:
+        self._close_source()
+        self._factory = factory
+        self._open()
+
+    @Slot()
+    def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+        self._close_source()
+        self.stopped.emit()
+        thread = self.thread()
+        if thread is not None:
+            thread.quit()
+
+    # -- internals ------------------------------------------------------------------------
+    def _interval_ms(self) -> int:
+        return max(1, round(self._interval_s * 1000))
+
+    def _apply_timer(self) -> None:
+        if self._timer is None:
+            return
+        if self._usable and not self._paused:
+            if not self._timer.isActive():
+                self._timer.start(self._interval_ms())
+        else:
+            self._timer.stop()
+
+    def _open(self) -> None:
+        try:
+            source = self._factory()
+            sampler = Sampler(source)
+            status = sampler.open()
+        except Exception as exc:  # a broken factory must not kill the thread
+            log.exception("could not create the source")
+            self._sampler = None
+            self._usable = False
+            status = SourceStatus(SourceState.ERROR, f"Could not start the source: {exc}")
+            self.errored.emit(exc)
+            self.status.emit(status)
+            self.snapshot.emit(unavailable_snapshot(status))
+            self._apply_timer()
+            return
+        self._sampler = sampler
+        self._usable = status.usable
+        self.status.emit(status)
+        self._tick()  # a first reading at once, or the unavailable snapshot that explains why
+        self._apply_timer()
+
+    def _close_source(self) -> None:
+        sampler, self._sampler = self._sampler, None
+        self._usable = False
+        if sampler is None:
+            return
+        try:
+            sampler.close()
+        except Exception as exc:
+            log.exception("closing the source failed")
+            self.errored.emit(exc)
+
+    @Slot()
+    def _tick(self) -> None:
+        sampler = self._sampler
+        if sampler is None:
+            return
+        try:
+            snap = sampler.tick()
+            providers = self._providers
+            if providers:
+                snap = self._with_extras(snap, providers)
+        except Exception as exc:
+            log.exception("sampling tick failed")
+            self.errored.emit(exc)
+            return
+        self.snapshot.emit(snap)
+
+    @staticmethod
+    def _with_extras(snap: Snapshot, providers: tuple[ExtraProvider, ...]) -> Snapshot:
+        extra: dict[int, dict[str, float]] = {k: dict(v) for k, v in snap.extra.items()}
+        for provider in providers:
+            for gpu, values in provider(snap).items():
+                extra.setdefault(gpu, {}).update(values)
+        return dataclasses.replace(snap, extra=extra)
+
+
+class SamplingThread(QObject):
+    """Owns the QThread and the SamplerWorker; the GUI thread's handle on sampling.
+
+    Signals are re-emitted in the GUI thread. Control methods are safe to call at any time
+    and take effect in the worker thread once its current tick (if any) returns.
+    """
+
+    snapshot = Signal(object)  # Snapshot
+    status = Signal(object)  # SourceStatus
+    errored = Signal(object)  # BaseException
+    pausedChanged = Signal(bool)
+    intervalChanged = Signal(float)
+
+    _req_interval = Signal(float)
+    _req_paused = Signal(bool)
+    _req_source = Signal(object)
+    _req_stop = Signal()
+
+    def __init__(
+        self, source_factory: SourceFactory, interval_s: float = 1.0, parent: QObject | None = None
+    ) -> None:
+        super().__init__(parent)
+        self._thread = QThread()
+        self._thread.setObjectName("gpumon-sampler")
+        self.worker = SamplerWorker(source_factory, interval_s)
+        self.worker.moveToThread(self._thread)
+        self._thread.started.connect(self.worker.start)
+        self._req_interval.connect(self.worker.set_interval)
+        self._req_paused.connect(self.worker.set_paused)
+        self._req_source.connect(self.worker.set_source)
+        self._req_stop.connect(self.worker.stop)
+        self.worker.snapshot.connect(self._on_snapshot)
+        self.worker.status.connect(self._on_status)
+        self.worker.errored.connect(self._on_errored)
+        self.worker.pausedChanged.connect(self._on_paused)
+        self.worker.intervalChanged.connect(self._on_interval)
+        self._started = False
+        self._stopped = False
+
+    @property
+    def running(self) -> bool:
+        return self._thread.isRunning()
+
+    def start(self) -> None:
+        if not self._started:
+            self._started = True
+            self._thread.start()
+
+    def set_interval(self, interval_s: float) -> None:
+        self._req_interval.emit(clamp_interval(interval_s))
+
+    def set_paused(self, paused: bool) -> None:
+        self._req_paused.emit(bool(paused))
+
+    def set_source(self, factory: SourceFactory) -> None:
+        """Close the current source and open the one ``factory()`` makes, in the worker."""
+        self._req_source.emit(factory)
+
+    def add_extra_provider(self, provider: ExtraProvider) -> None:
+        """Add per-GPU extra series to every Snapshot; ``provider`` runs in the worker thread."""
+        self.worker.add_extra_provider(provider)
+
+    def remove_extra_provider(self, provider: ExtraProvider) -> None:
+        self.worker.remove_extra_provider(provider)
+
+    def stop(self, timeout_s: float = 10.0) -> bool:
+        """Stop the timer, close the source and join the thread. False if it did not end."""
+        if self._stopped:
+            return not self._thread.isRunning()
+        self._stopped = True
+        if not self._thread.isRunning():
+            return True
+        self._req_stop.emit()
+        ok = self._thread.wait(round(timeout_s * 1000))
+        if not ok:  # a driver call hangs: leave the thread, never the window, waiting
+            log.warning("sampling thread did not stop within %.1f s", timeout_s)
+        return bool(ok)
+
+    @Slot(object)
+    def _on_snapshot(self, snap: Snapshot) -> None:
+        if not self._stopped:
+            self.snapshot.emit(snap)
+
+    @Slot(object)
+    def _on_status(self, status: SourceStatus) -> None:
+        if not self._stopped:
+            self.status.emit(status)
+
+    @Slot(object)
+    def _on_errored(self, exc: BaseException) -> None:
+        self.errored.emit(exc)
+
+    @Slot(bool)
+    def _on_paused(self, paused: bool) -> None:
+        self.pausedChanged.emit(paused)
+
+    @Slot(float)
+    def _on_interval(self, interval_s: float) -> None:
+        self.intervalChanged.emit(interval_s)

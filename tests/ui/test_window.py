@@ -1,0 +1,171 @@
+"""The main window on simulated GPUs: values appear, controls act, faults show."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QPushButton, QTableView
+
+from gpumon.telemetry.simulated import SimulatedFaults, SimulatedSource
+from gpumon.telemetry.types import Source
+
+
+def simulated(n: int = 4, faults: SimulatedFaults | None = None) -> Callable[[], Source]:
+    return lambda: SimulatedSource(n, seed=1, faults=faults)
+
+
+def test_window_shows_simulated_gpus(qtbot, make_window):
+    w = make_window()
+    qtbot.waitUntil(lambda: w.snapshot_count >= 3, timeout=5000)
+    assert "(simulated)" in w.windowTitle()
+    for i in range(4):
+        panel = w.findChild(QLabel, f"readouts{i}")
+        assert panel is not None and "Temp" in panel.text()
+        assert w.gpu_panel(i) is not None and w.gpu_panel(i).objectName() == f"gpuPanel{i}"
+    gpu_table = w.findChild(QTableView, "gpuTable")
+    assert gpu_table.model().rowCount() == 4
+    assert w.findChild(QTableView, "processTable").model().rowCount() > 0
+    status = w.findChild(QLabel, "statusLine")
+    assert "4 GPUs" in status.text()
+    assert w.findChild(QLabel, "sourceBadge").text() == "SIMULATED"
+    assert not w.banner.isVisible()
+    assert w.history.count(0) >= 3
+
+
+def test_widgets_have_names(make_window):
+    w = make_window(show=False)
+    for name in ("processTable", "gpuTable", "intervalSpin", "windowCombo", "pauseButton",
+                 "statusBanner", "simulateButton", "statusLine", "hoverReadout"):
+        widget = w.findChild(object, name)
+        assert widget is not None, name
+        assert widget.accessibleName(), name
+
+
+def test_pause_stops_updates_and_resume_restarts(qtbot, make_window):
+    w = make_window()
+    qtbot.waitUntil(lambda: w.snapshot_count >= 2, timeout=5000)
+    with qtbot.waitSignal(w.sampling.pausedChanged, timeout=5000):
+        qtbot.mouseClick(w.findChild(QPushButton, "pauseButton"), Qt.MouseButton.LeftButton)
+    assert w.paused
+    assert "Paused" in w.header.status_line.text()
+    frozen = w.snapshot_count
+    qtbot.wait(500)  # five intervals
+    assert w.snapshot_count == frozen
+    assert not w.stale  # paused is not stale
+    with qtbot.waitSignal(w.sampling.pausedChanged, timeout=5000):
+        qtbot.mouseClick(w.controls.pause_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: w.snapshot_count >= frozen + 3, timeout=5000)
+
+
+def _rate(qtbot, w, seconds: float) -> float:
+    start, t0 = w.snapshot_count, time.monotonic()
+    qtbot.wait(int(seconds * 1000))
+    return (w.snapshot_count - start) / (time.monotonic() - t0)
+
+
+def test_interval_change_takes_effect(qtbot, make_window):
+    w = make_window(interval_s=0.5)
+    qtbot.waitUntil(lambda: w.snapshot_count >= 1, timeout=5000)
+    slow = _rate(qtbot, w, 1.0)
+    with qtbot.waitSignal(w.sampling.intervalChanged, timeout=5000):
+        w.controls.interval_spin.setValue(0.1)
+    fast = _rate(qtbot, w, 1.0)
+    assert slow <= 3.5  # about 2 per second
+    assert fast >= 5  # about 10 per second, generously
+    assert w.history.capacity >= 60 / 0.1
+
+
+def test_window_combo_changes_history_capacity(make_window):
+    w = make_window(show=False, interval_s=1.0, window_s=60)
+    w.controls.window_combo.setCurrentIndex(w.controls.window_combo.findData(3600))
+    assert w.window_s == 3600
+    assert w.history.capacity >= 3600
+
+
+def test_lost_gpu_is_marked_while_others_update(qtbot, make_window):
+    w = make_window(simulated(4, SimulatedFaults(lost_after_s={2: 0.3})))
+    qtbot.waitUntil(lambda: w.gpu_panel(2) is not None and w.gpu_panel(2).lost, timeout=5000)
+    lost_label = w.findChild(QLabel, "lostLabel2")
+    assert lost_label.isVisible() and lost_label.text().startswith("LOST — ")
+    assert not w.gpu_panel(0).lost
+    before = w.history.count(0)
+    qtbot.waitUntil(lambda: w.history.count(0) >= before + 3, timeout=5000)
+    assert "lost" in w.header.status_line.text()
+    model = w.smi_table.model()
+    assert "lost" in model.data(model.index(2, 5))
+
+
+def test_slow_calls_keep_window_responsive_and_show_stale(qtbot, make_window):
+    w = make_window(simulated(2, SimulatedFaults(slow_sample_s=1.2)))
+    qtbot.waitUntil(lambda: w.snapshot_count >= 1, timeout=5000)
+    # The worker now sleeps in sample(); the GUI thread keeps running its own timers.
+    t0 = time.monotonic()
+    qtbot.waitUntil(lambda: w.stale, timeout=3000)
+    assert time.monotonic() - t0 < 2.0
+    assert "data is stale (last update" in w.header.status_line.text()
+    assert all(p.stale for p in w.gpu_grid.panels)
+    # Events are still processed promptly while the worker is blocked.
+    t1 = time.monotonic()
+    qtbot.wait(50)
+    assert time.monotonic() - t1 < 0.5
+    w.controls.interval_spin.setValue(2.0)  # the GUI still reacts to input
+    assert w.interval_s == 2.0
+
+
+def test_no_driver_banner_and_switch_to_simulated(qtbot, make_window):
+    from gpumon.telemetry.nvml import NvmlSource
+
+    w = make_window(NvmlSource)
+    qtbot.waitUntil(lambda: w.banner.isVisible(), timeout=5000)
+    text = w.banner.text()
+    assert len(text.split()) >= 5 and "." in text  # a sentence, not a code
+    assert "NVML" in w.findChild(QLabel, "sourceBadge").text()
+    assert "(simulated)" not in w.windowTitle()
+    assert not w.stale
+    qtbot.mouseClick(w.findChild(QPushButton, "simulateButton"), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: len(w.gpu_grid.panels) == 4, timeout=5000)
+    qtbot.waitUntil(lambda: "(simulated)" in w.windowTitle(), timeout=5000)
+    assert not w.banner.isVisible()
+    assert w.header.source_badge.text() == "SIMULATED"
+
+
+def test_one_and_sixteen_gpus_lay_out(qtbot, make_window):
+    one = make_window(simulated(1))
+    qtbot.waitUntil(lambda: len(one.gpu_grid.panels) == 1, timeout=5000)
+    sixteen = make_window(simulated(16), interval_s=0.5)
+    qtbot.waitUntil(lambda: len(sixteen.gpu_grid.panels) == 16, timeout=5000)
+    grid = sixteen.gpu_grid
+    layout = grid.widget().layout()
+    positions = {layout.getItemPosition(layout.indexOf(p))[:2] for p in grid.panels}
+    assert len(positions) == 16  # no two panels share a cell
+    cols = 1 + max(c for _, c in positions)
+    assert 2 <= cols <= 4
+    qtbot.waitUntil(lambda: sixteen.snapshot_count >= 2, timeout=5000)
+    assert all(p.readouts.text() for p in grid.panels)
+
+
+def test_hover_readout_shows_values(qtbot, make_window):
+    w = make_window()
+    qtbot.waitUntil(lambda: w.snapshot_count >= 5, timeout=5000)
+    w.gpu_panel(1).hover_at(-0.2)
+    text = w.findChild(QLabel, "hoverReadout").text()
+    assert text.startswith("GPU 1 at ") and "Memory used" in text and "GiB" in text
+
+
+def test_extra_series_and_markers(qtbot, make_window):
+    w = make_window()
+    w.sampling.add_extra_provider(lambda snap: {0: {"torch_allocated_bytes": 2**30}})
+    qtbot.waitUntil(lambda: w.gpu_panel(0) is not None, timeout=5000)
+    panel = w.gpu_panel(0)
+    curve = panel.add_memory_series("torch_allocated_bytes", "torch allocated", "#d62728")
+    line = panel.add_marker(time.time(), "x.to('cuda:0')", "#444")
+
+    def plotted() -> int:
+        y = curve.getData()[1]
+        return 0 if y is None else int((y == 1.0).sum())
+
+    qtbot.waitUntil(lambda: plotted() >= 2, timeout=5000)
+    assert curve.getData()[1][-1] == 1.0  # 1 GiB
+    assert -1.0 < line.value() <= 0.5
