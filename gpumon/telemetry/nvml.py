@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import pynvml
@@ -368,7 +368,23 @@ class NvmlSource:
         tx = c(pynvml.nvmlDeviceGetPcieThroughput, h, pynvml.NVML_PCIE_UTIL_TX_BYTES)
         enc = c(pynvml.nvmlDeviceGetEncoderUtilization, h)
         dec = c(pynvml.nvmlDeviceGetDecoderUtilization, h)
-        sample = GpuSample(
+        fan = _num(c(pynvml.nvmlDeviceGetFanSpeed, h))
+        sm_clock = _num(c(pynvml.nvmlDeviceGetClockInfo, h, pynvml.NVML_CLOCK_SM))
+        mem_clock = _num(c(pynvml.nvmlDeviceGetClockInfo, h, pynvml.NVML_CLOCK_MEM))
+        last = g.last
+        if include_slow or last is None:
+            limit = c(pynvml.nvmlDeviceGetEnforcedPowerLimit, h)
+            persistence = c(pynvml.nvmlDeviceGetPersistenceMode, h)
+            mode = c(pynvml.nvmlDeviceGetComputeMode, h)
+            power_limit_w = None if limit is None else limit / 1000.0
+            pstate = pstate_text(c(pynvml.nvmlDeviceGetPerformanceState, h))
+            persistence_mode = None if persistence is None else bool(persistence)
+            compute_mode = None if mode is None else _COMPUTE_MODES.get(mode, f"Mode {mode}")
+        else:  # reuse the last reading of _SLOW_FIELDS
+            power_limit_w, pstate = last.power_limit_w, last.pstate
+            persistence_mode, compute_mode = last.persistence_mode, last.compute_mode
+        # One constructor call: a dataclasses.replace() per GPU per tick cost ~4 us.
+        return GpuSample(
             index=g.index,
             timestamp_s=time.time(),
             mem_total_bytes=None if mem is None else mem.total,
@@ -379,26 +395,17 @@ class NvmlSource:
             mem_util_pct=None if util is None else float(util.memory),
             temperature_c=None if temp is None else float(temp),
             power_w=None if power is None else power / 1000.0,
-            fan_pct=_num(c(pynvml.nvmlDeviceGetFanSpeed, h)),
-            sm_clock_mhz=_num(c(pynvml.nvmlDeviceGetClockInfo, h, pynvml.NVML_CLOCK_SM)),
-            mem_clock_mhz=_num(c(pynvml.nvmlDeviceGetClockInfo, h, pynvml.NVML_CLOCK_MEM)),
+            power_limit_w=power_limit_w,
+            fan_pct=fan,
+            sm_clock_mhz=sm_clock,
+            mem_clock_mhz=mem_clock,
+            pstate=pstate,
             pcie_rx_bytes_per_s=None if rx is None else rx * 1024.0,
             pcie_tx_bytes_per_s=None if tx is None else tx * 1024.0,
             encoder_util_pct=None if enc is None else float(enc[0]),
             decoder_util_pct=None if dec is None else float(dec[0]),
-        )
-        last = g.last
-        if not include_slow and last is not None:
-            return replace(sample, **{f: getattr(last, f) for f in _SLOW_FIELDS})
-        limit = c(pynvml.nvmlDeviceGetEnforcedPowerLimit, h)
-        persistence = c(pynvml.nvmlDeviceGetPersistenceMode, h)
-        mode = c(pynvml.nvmlDeviceGetComputeMode, h)
-        return replace(
-            sample,
-            power_limit_w=None if limit is None else limit / 1000.0,
-            pstate=pstate_text(c(pynvml.nvmlDeviceGetPerformanceState, h)),
-            persistence_mode=None if persistence is None else bool(persistence),
-            compute_mode=None if mode is None else _COMPUTE_MODES.get(mode, f"Mode {mode}"),
+            persistence_mode=persistence_mode,
+            compute_mode=compute_mode,
         )
 
     def _read_processes(self, g: _Gpu) -> dict[int, tuple[ProcessType, int | None]]:
