@@ -18,7 +18,7 @@ import logging
 import threading
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
+from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 
 from gpumon.telemetry.sampler import Sampler, unavailable_snapshot
 from gpumon.telemetry.types import Snapshot, Source, SourceState, SourceStatus
@@ -77,6 +77,9 @@ class SamplerWorker(QObject):
     def start(self) -> None:
         self._timer = QTimer(self)
         self._timer.timeout.connect(self._tick)
+        thread = self.thread()
+        if thread is not None:  # a bare thread.quit() must not leave the timer to another thread
+            thread.finished.connect(self._timer.stop, Qt.ConnectionType.DirectConnection)
         self._open()
 
     @Slot(float)

@@ -1,0 +1,91 @@
+"""The process model merges by (gpu, pid): inserts, removes and dataChanged, never a reset."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from PySide6.QtCore import QItemSelectionModel, Qt
+
+from gpumon.telemetry.types import GpuProcess, ProcessType
+from gpumon.ui.process_model import SELF_SUFFIX, ProcessModel, ProcessTable
+
+MIB = 1024**2
+
+
+def proc(gpu: int, pid: int, mib: int = 100, **kw: object) -> GpuProcess:
+    return GpuProcess(gpu, pid, ProcessType.COMPUTE, mib * MIB, name=f"p{pid}", user="u",
+                      command=f"python p{pid}.py", **kw)  # type: ignore[arg-type]
+
+
+def rows(model: ProcessModel) -> list[tuple[int, int]]:
+    return [(p.gpu_index, p.pid) for p in model.processes]
+
+
+def test_model_passes_qtmodeltester(qtmodeltester):
+    model = ProcessModel()
+    model.merge([proc(0, 1), proc(0, 2), proc(1, 3, is_self=True),
+                 GpuProcess(1, 4, ProcessType.GRAPHICS)])
+    qtmodeltester.check(model, force_py=True)
+
+
+def test_merge_inserts_removes_and_changes_without_reset(qtbot):
+    model = ProcessModel()
+    model.merge([proc(0, 1), proc(0, 2), proc(0, 3), proc(1, 4)])
+    inserted: list[tuple[int, int]] = []
+    removed: list[tuple[int, int]] = []
+    changed: list[tuple[int, int]] = []
+    model.rowsInserted.connect(lambda _p, a, b: inserted.append((a, b)))
+    model.rowsRemoved.connect(lambda _p, a, b: removed.append((a, b)))
+    model.dataChanged.connect(lambda tl, br, _r: changed.append((tl.row(), br.row())))
+    with qtbot.assertNotEmitted(model.modelReset), qtbot.assertNotEmitted(model.layoutChanged):
+        model.merge([proc(0, 1), proc(0, 3, mib=500), proc(1, 4), proc(2, 5), proc(2, 6)])
+    assert removed == [(1, 1)]  # pid 2
+    assert changed == [(1, 1)]  # pid 3, now in row 1
+    assert inserted == [(3, 4)]  # pids 5 and 6 at the end
+    assert rows(model) == [(0, 1), (0, 3), (1, 4), (2, 5), (2, 6)]
+    with qtbot.assertNotEmitted(model.modelReset):
+        model.merge([])
+    assert model.rowCount() == 0
+
+
+def test_same_pid_on_two_gpus_is_two_rows():
+    model = ProcessModel()
+    model.merge([proc(0, 7), proc(1, 7)])
+    assert rows(model) == [(0, 7), (1, 7)]
+
+
+def test_this_app_is_bold_and_labelled():
+    model = ProcessModel()
+    model.merge([proc(0, 1), proc(0, 2, is_self=True)])
+    name = model.index(1, 3)
+    assert model.data(name).endswith(SELF_SUFFIX)
+    assert model.data(name, Qt.ItemDataRole.FontRole).bold()
+    assert model.data(model.index(0, 3, ), Qt.ItemDataRole.FontRole) is None
+
+
+def test_missing_fields_show_na():
+    model = ProcessModel()
+    model.merge([GpuProcess(0, 9, ProcessType.GRAPHICS)])
+    texts = [model.data(model.index(0, c)) for c in range(model.columnCount())]
+    assert texts == ["0", "9", "G", "N/A", "N/A", "N/A", "N/A"]
+
+
+def test_selection_and_sort_survive_merges(qtbot):
+    table = ProcessTable()
+    qtbot.addWidget(table)
+    model = table.process_model
+    model.merge([proc(0, 1, 300), proc(0, 2, 200), proc(1, 3, 100)])
+    table.sortByColumn(5, Qt.SortOrder.DescendingOrder)  # GPU memory, largest first
+    target = next(r for r in range(3)
+                  if table.proxy.index(r, 1).data() == "2")
+    table.selectionModel().select(
+        table.proxy.index(target, 0),
+        QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+    assert table.selected_keys() == [(0, 2)]
+    with qtbot.assertNotEmitted(model.modelReset):
+        # pid 1 goes, pid 2 grows to the top, pid 4 arrives
+        model.merge([dataclasses.replace(proc(0, 2), gpu_mem_bytes=900 * MIB), proc(1, 3, 100),
+                     proc(1, 4, 50)])
+    assert table.selected_keys() == [(0, 2)]
+    assert table.proxy.index(0, 1).data() == "2"  # re-sorted: the largest first
+    assert [table.proxy.index(r, 1).data() for r in range(3)] == ["2", "3", "4"]

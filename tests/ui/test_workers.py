@@ -1,0 +1,81 @@
+"""The sampling worker: signals, control across threads, errors as signals, clean stop."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QThread
+
+from gpumon.telemetry.simulated import SimulatedSource
+from gpumon.telemetry.types import SourceState
+from gpumon.ui.workers import SamplingThread, clamp_interval
+
+
+def test_snapshots_arrive_in_the_gui_thread_from_another(qtbot):
+    sampling = SamplingThread(lambda: SimulatedSource(2, seed=3), 0.1)
+    threads = []
+    sampling.snapshot.connect(lambda s: threads.append(QThread.currentThread()))
+    with qtbot.waitSignals([sampling.status, sampling.snapshot], order="strict", timeout=5000):
+        sampling.start()
+    qtbot.waitUntil(lambda: len(threads) >= 3, timeout=5000)
+    assert all(t is QThread.currentThread() for t in threads)
+    assert sampling.worker.thread() is not QThread.currentThread()
+    assert sampling.stop()
+    assert not sampling.running
+
+
+def test_error_in_a_tick_becomes_a_signal_and_sampling_goes_on(qtbot):
+    sampling = SamplingThread(lambda: SimulatedSource(1, seed=3), 0.1)
+    calls = []
+
+    def provider(snap):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError("boom")
+        return {}
+
+    sampling.add_extra_provider(provider)
+    errors = []
+    sampling.errored.connect(errors.append)
+    count = []
+    sampling.snapshot.connect(count.append)
+    sampling.start()
+    qtbot.waitUntil(lambda: bool(errors) and len(count) >= 3, timeout=5000)
+    assert isinstance(errors[0], RuntimeError)
+    assert sampling.stop()
+
+
+def test_a_factory_that_raises_is_reported(qtbot):
+    def broken():  # type: ignore[no-untyped-def]
+        raise OSError("no such device")
+
+    sampling = SamplingThread(broken, 0.1)
+    with qtbot.waitSignal(sampling.status, timeout=5000) as blocker:
+        sampling.start()
+    assert blocker.args[0].state is SourceState.ERROR
+    assert "no such device" in blocker.args[0].message
+    assert sampling.stop()
+
+
+def test_switch_source_pause_and_interval(qtbot):
+    sampling = SamplingThread(lambda: SimulatedSource(1, seed=3), 0.1)
+    snaps = []
+    sampling.snapshot.connect(snaps.append)
+    sampling.start()
+    qtbot.waitUntil(lambda: len(snaps) >= 1, timeout=5000)
+    with qtbot.waitSignal(sampling.status, timeout=5000):
+        sampling.set_source(lambda: SimulatedSource(3, seed=3))
+    qtbot.waitUntil(lambda: len(snaps[-1].gpus) == 3, timeout=5000)
+    with qtbot.waitSignal(sampling.pausedChanged, timeout=5000):
+        sampling.set_paused(True)
+    n = len(snaps)
+    qtbot.wait(350)
+    assert len(snaps) == n
+    with qtbot.waitSignal(sampling.intervalChanged, timeout=5000) as blocker:
+        sampling.set_interval(50.0)
+    assert blocker.args == [10.0]
+    assert sampling.stop()
+
+
+def test_clamp_interval():
+    assert clamp_interval(0.01) == 0.1
+    assert clamp_interval(99) == 10.0
+    assert clamp_interval(1.5) == 1.5
