@@ -47,7 +47,11 @@ _LOST_WORDS: dict[int, str] = {
     "(NVML: GPU requires reset).",
 }
 _COMPUTE_MODES = {0: "Default", 1: "Exclusive Thread", 2: "Prohibited", 3: "Exclusive Process"}
-_SLOW_FIELDS = ("persistence_mode", "compute_mode", "power_limit_w", "pstate")
+# Read only when sample(include_slow=True); otherwise the last reading is reused. PCIe is here
+# because NVML measures it over a ~20 ms window per call: two calls per GPU every tick would
+# stall the sampler (16 GPUs: ~0.6 s per tick).
+_SLOW_FIELDS = ("persistence_mode", "compute_mode", "power_limit_w", "pstate",
+                "pcie_rx_bytes_per_s", "pcie_tx_bytes_per_s")
 
 
 class _GpuLost(Exception):
@@ -364,8 +368,6 @@ class NvmlSource:
         temp = self._first((pynvml.nvmlDeviceGetTemperatureV, pynvml.nvmlDeviceGetTemperature),
                            h, pynvml.NVML_TEMPERATURE_GPU)
         power = c(pynvml.nvmlDeviceGetPowerUsage, h)
-        rx = c(pynvml.nvmlDeviceGetPcieThroughput, h, pynvml.NVML_PCIE_UTIL_RX_BYTES)
-        tx = c(pynvml.nvmlDeviceGetPcieThroughput, h, pynvml.NVML_PCIE_UTIL_TX_BYTES)
         enc = c(pynvml.nvmlDeviceGetEncoderUtilization, h)
         dec = c(pynvml.nvmlDeviceGetDecoderUtilization, h)
         fan = _num(c(pynvml.nvmlDeviceGetFanSpeed, h))
@@ -380,9 +382,14 @@ class NvmlSource:
             pstate = pstate_text(c(pynvml.nvmlDeviceGetPerformanceState, h))
             persistence_mode = None if persistence is None else bool(persistence)
             compute_mode = None if mode is None else _COMPUTE_MODES.get(mode, f"Mode {mode}")
+            rx = c(pynvml.nvmlDeviceGetPcieThroughput, h, pynvml.NVML_PCIE_UTIL_RX_BYTES)
+            tx = c(pynvml.nvmlDeviceGetPcieThroughput, h, pynvml.NVML_PCIE_UTIL_TX_BYTES)
+            pcie_rx = None if rx is None else rx * 1024.0
+            pcie_tx = None if tx is None else tx * 1024.0
         else:  # reuse the last reading of _SLOW_FIELDS
             power_limit_w, pstate = last.power_limit_w, last.pstate
             persistence_mode, compute_mode = last.persistence_mode, last.compute_mode
+            pcie_rx, pcie_tx = last.pcie_rx_bytes_per_s, last.pcie_tx_bytes_per_s
         # One constructor call: a dataclasses.replace() per GPU per tick cost ~4 us.
         return GpuSample(
             index=g.index,
@@ -400,8 +407,8 @@ class NvmlSource:
             sm_clock_mhz=sm_clock,
             mem_clock_mhz=mem_clock,
             pstate=pstate,
-            pcie_rx_bytes_per_s=None if rx is None else rx * 1024.0,
-            pcie_tx_bytes_per_s=None if tx is None else tx * 1024.0,
+            pcie_rx_bytes_per_s=pcie_rx,
+            pcie_tx_bytes_per_s=pcie_tx,
             encoder_util_pct=None if enc is None else float(enc[0]),
             decoder_util_pct=None if dec is None else float(dec[0]),
             persistence_mode=persistence_mode,
