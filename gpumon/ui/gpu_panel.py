@@ -198,8 +198,8 @@ class GpuPanel(QFrame):
         line = pg.InfiniteLine(
             pos=t - self._t_ref, angle=90, movable=False,
             pen=pg.mkPen(color, width=1, style=Qt.PenStyle.DashLine),
-            label=text, labelOpts={"position": 0.92, "color": color, "rotateAxis": (1, 0),
-                                   "anchors": [(0, 1), (0, 1)]})
+            label=text, labelOpts={"position": 0.88, "color": color, "movable": False,
+                                   "fill": (255, 255, 255, 210)})
         self.memory_plot.addItem(line, ignoreBounds=True)
         self._markers.append((t, line))
         if len(self._markers) > MAX_MARKERS:
