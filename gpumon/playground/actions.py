@@ -291,3 +291,51 @@ class EmptyCache(Action):
 
     def code(self) -> str:
         return "torch.cuda.empty_cache()"
+
+
+# --- lesson helpers (d2l) -----------------------------------------------------------------
+
+#: The d2l functions that pick a device, as the English edition defines them.
+TRY_GPU_SOURCE = '''def try_gpu(i=0):
+    """Return gpu(i) if exists, otherwise return cpu()."""
+    if torch.cuda.device_count() >= i + 1:
+        return torch.device(f'cuda:{i}')
+    return torch.device('cpu')
+
+def try_all_gpus():
+    """Return all available GPUs, or [cpu(),] if no GPU exists."""
+    devices = [torch.device(f'cuda:{i}')
+               for i in range(torch.cuda.device_count())]
+    return devices if devices else [torch.device('cpu')]'''
+
+
+@dataclass(frozen=True)
+class TryGpu(Action):
+    """d2l's ``try_gpu(i)``: ``cuda:i`` if torch sees that many GPUs, else the CPU."""
+
+    index: int = 0
+
+    def code(self) -> str:
+        return f"try_gpu({self.index})"
+
+
+@dataclass(frozen=True)
+class TryAllGpus(Action):
+    """d2l's ``try_all_gpus()``: every CUDA device torch sees, or ``[cpu]``."""
+
+    def code(self) -> str:
+        return "try_all_gpus()"
+
+
+@dataclass(frozen=True)
+class ToNumpy(Action):
+    """``x.numpy()`` (or ``x.cpu().numpy()``): numpy arrays live in main memory only.
+
+    The array is shown, not stored in the workspace. ``copied`` says whether its memory is
+    new (False: it shares the CPU tensor's memory).
+    """
+
+    source: str | Ref
+
+    def code(self) -> str:
+        return f"{as_ref(self.source).code()}.numpy()"

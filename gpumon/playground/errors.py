@@ -105,6 +105,9 @@ EXPLANATIONS: tuple[tuple[str, str], ...] = (
     (r"same dtype|expected scalar type|dtype mismatch",
      "The operands have different dtypes and this operation does not convert them: make them "
      "match with .to(dtype) or .float()."),
+    (r"can't convert .* to numpy",
+     "A numpy array lives in main memory, so the tensor must be copied there first with "
+     ".cpu(); torch never does that copy silently."),
     (r"Cannot copy out of meta tensor",
      "A meta tensor has a shape and dtype but no data, so there is nothing to copy to cpu."),
     (r"not implemented for",

@@ -338,12 +338,39 @@ def empty_cache(values: Values, action: A.EmptyCache, run: Run) -> None:
     run.execute(torch.cuda.empty_cache)
 
 
+def try_gpus(values: Values, action: A.TryGpu | A.TryAllGpus, run: Run) -> None:
+    """d2l's try_gpu / try_all_gpus, run as the shown code does: by asking device_count."""
+    torch = _torch()
+    run.kind = "value"
+    if isinstance(action, A.TryAllGpus):
+        run.execute(lambda: [torch.device(f"cuda:{i}")
+                             for i in range(torch.cuda.device_count())] or [torch.device("cpu")])
+        return
+    i = action.index
+    if type(i) is not int:
+        raise Refusal(f"try_gpu takes a whole number, not {i!r}.")
+    run.execute(lambda: torch.device(f"cuda:{i}") if torch.cuda.device_count() >= i + 1
+                else torch.device("cpu"))
+
+
+def to_numpy(values: Values, action: A.ToNumpy, run: Run) -> None:
+    """``x.numpy()``: torch raises for a tensor not on the CPU; copied = new host memory."""
+    source = lookup_tensor(values, A.as_ref(action.source).name)
+    t = operand(values, action.source, run)
+    run.kind = "value"
+    array = run.execute(t.numpy)
+    run.copied = source.device.type != "cpu" or array.ctypes.data != source.data_ptr()
+    run.details = (("lives in", "main memory (a numpy array)"),
+                   ("shares memory with the tensor", "no" if run.copied else "yes"))
+
+
 HANDLERS: dict[type, Handler] = {
     A.IsAvailable: query, A.DeviceCount: query, A.CurrentDevice: query, A.DeviceName: query,
     A.DeviceProperties: query, A.Versions: query, A.TensorDevice: query,
     A.CreateTensor: create_tensor, A.CreateFilled: create_filled, A.CreateModel: create_model,
     A.Move: move, A.Compute: compute, A.ModelParameters: model_parameters,
     A.CallModel: call_model, A.Delete: delete, A.EmptyCache: empty_cache,
+    A.TryGpu: try_gpus, A.TryAllGpus: try_gpus, A.ToNumpy: to_numpy,
 }
 
 __all__ = ["HANDLERS", "Refusal", "check_name"]

@@ -48,6 +48,11 @@ CASES: list[tuple[A.Action, str]] = [
     (A.CallModel("y", "net", A.Ref("x", "cuda", index=0)), "y = net(x.cuda(0))"),
     (A.Delete("x"), "del x"),
     (A.EmptyCache(), "torch.cuda.empty_cache()"),
+    (A.TryGpu(), "try_gpu(0)"),
+    (A.TryGpu(10), "try_gpu(10)"),
+    (A.TryAllGpus(), "try_all_gpus()"),
+    (A.ToNumpy("x"), "x.numpy()"),
+    (A.ToNumpy(A.Ref("x", "cpu")), "x.cpu().numpy()"),
 ]
 
 
