@@ -1,6 +1,7 @@
 """Command line: parse arguments, choose the source, print one snapshot or open the window.
 
-``--once`` never imports Qt or torch: the window module is imported only when it is needed.
+``gpumon lesson`` prints the GPU-computing lesson in the terminal. ``--once`` never imports
+Qt or torch, and ``lesson`` never imports Qt: the window module is imported only when needed.
 """
 
 from __future__ import annotations
@@ -8,9 +9,18 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+import textwrap
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from gpumon import __version__
 from gpumon.telemetry.types import Source, SourceState, SourceStatus
+
+if TYPE_CHECKING:
+    from gpumon.playground.actions import Action
+    from gpumon.playground.lesson import LessonStep, StepResult
+    from gpumon.playground.outcome import Outcome
+    from gpumon.telemetry.types import Snapshot
 
 MAX_SIMULATED_GPUS = 16
 MIN_INTERVAL_S = 0.1
@@ -56,6 +66,18 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"seconds between readings, {MIN_INTERVAL_S:g} to "
                              f"{MAX_INTERVAL_S:g} (default 1.0)")
     parser.add_argument("--version", action="version", version=f"gpumon {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    lesson = commands.add_parser(
+        "lesson", help="run the GPU-computing lesson in the terminal and print every step",
+        description="Run the GPU-computing lesson (Dive into Deep Learning, 'GPUs') on this "
+                    "machine: each step's code and what torch answered, errors included.")
+    # SUPPRESS keeps `gpumon --simulate 2 lesson` working: the top-level value is not reset.
+    lesson.add_argument("--simulate", type=_gpu_count, metavar="N", default=argparse.SUPPRESS,
+                        help="step 1 (nvidia-smi) shows N simulated GPUs")
+    lesson.add_argument("--seed", type=int, default=argparse.SUPPRESS,
+                        help="seed of the simulated GPUs (default 0)")
+    lesson.add_argument("--step", type=int, metavar="K", default=None,
+                        help="run only step K (the steps before it run quietly first)")
     return parser
 
 
@@ -97,9 +119,118 @@ def _print_once(simulate: int | None, seed: int) -> int:
     return 0
 
 
+def _lesson_snapshot(simulate: int | None, seed: int) -> Snapshot | None:
+    """One telemetry Snapshot for the lesson's step 1; None when NVML support cannot load."""
+    from gpumon.telemetry.sampler import Sampler
+
+    try:
+        source = make_source(simulate, seed)
+    except ImportError:
+        return None
+    sampler = Sampler(source)
+    try:
+        return sampler.tick()
+    finally:
+        sampler.close()
+
+
+def _indent(text: str, prefix: str = "    ") -> list[str]:
+    return [(prefix + line).rstrip() for line in text.splitlines()]
+
+
+def _outcome_lines(out: Outcome, step: LessonStep) -> list[str]:
+    """The value (or error) of one action, as the lesson prints it under its code."""
+    if out.error is not None:
+        e = out.error
+        who = "" if e.by_torch else " (gpumon refused it before torch ran)"
+        lines = _indent(f"{e.type_name}: {e.message}{who}")
+        return lines + textwrap.wrap(e.explanation, 88, initial_indent="    why: ",
+                                     subsequent_indent="         ")
+    if step.show_time and out.shape is not None:
+        lines = [f"    tensor of shape {out.shape}, {out.dtype}"]
+    else:
+        lines = _indent(out.preview) if out.preview else []
+    facts = [f"device: {out.device}"] if out.device and out.kind != "value" else []
+    if out.grad_fn:
+        facts.append(f"grad_fn: {out.grad_fn}")
+    if out.copied is not None:
+        facts.append("copied: yes" if out.copied else "copied: no (the result is the source)")
+    if step.show_time:
+        facts.append(f"took {out.duration_s * 1e3:.3f} ms")
+    lines += [f"    {'; '.join(facts)}"] if facts else []
+    if step.show_memory:
+        from gpumon.playground.memory import human_bytes
+
+        for r in out.memory_after:
+            if r.allocated_bytes is not None:
+                lines.append(f"    {r.device}: allocated {human_bytes(r.allocated_bytes)}, "
+                             f"reserved {human_bytes(r.reserved_bytes or 0)}")
+    return lines
+
+
+def _run_lines(actions: Sequence[Action], outcomes: Sequence[Outcome],
+               step: LessonStep) -> list[str]:
+    lines: list[str] = []
+    for i, action in enumerate(actions):
+        lines.append(f"  >>> {action.code()}")
+        if i < len(outcomes):
+            lines += _outcome_lines(outcomes[i], step)
+        else:
+            lines.append("    (not run)")
+    return lines
+
+
+def format_step(result: StepResult, total: int) -> str:
+    """One step as the terminal lesson prints it: title, narration, code and outcomes."""
+    step = result.step
+    lines = [f"Step {result.number} of {total}: {step.title}  [{step.source}]", ""]
+    lines += textwrap.wrap(step.narration, 88, initial_indent="  ", subsequent_indent="  ")
+    lines.append("")
+    if step.kind == "smi":
+        lines.append("  $ nvidia-smi")
+        if result.smi_text:
+            lines += _indent(result.smi_text.rstrip("\n"))
+    else:
+        if step.preamble:
+            lines += _indent(step.preamble, "  ") + [""]
+        lines += _run_lines(step.actions, result.outcomes, step)
+    if result.note:
+        lines += [""] + textwrap.wrap(f"Note: {result.note}", 88, initial_indent="  ",
+                                      subsequent_indent="  ")
+    if result.meta_outcomes:
+        lines += ["", "  The same rule on the meta device:"]
+        lines += _run_lines(step.meta_variant, result.meta_outcomes, step)
+    return "\n".join(lines) + "\n"
+
+
+def _run_lesson(parser: argparse.ArgumentParser, simulate: int | None, seed: int,
+                step: int | None) -> int:
+    """Print the lesson, or one step; 0 when every step ran, whatever torch answered."""
+    from gpumon.playground.engine import Engine
+    from gpumon.playground.lesson import LESSON, LessonRunner
+
+    total = len(LESSON)
+    if step is not None and not 1 <= step <= total:
+        parser.error(f"--step must be from 1 to {total}, got {step}")
+    runner = LessonRunner(Engine(), lambda: _lesson_snapshot(simulate, seed))
+    try:
+        results = runner.run_all() if step is None else iter([runner.run_step(step)])
+        for i, result in enumerate(results):
+            sys.stdout.write(("\n" if i else "") + format_step(result, total))
+            sys.stdout.flush()
+    except Exception as exc:  # noqa: BLE001 - a runner bug: say so briefly, exit non-zero
+        print(f"gpumon: the lesson runner failed ({type(exc).__name__}: {exc}).",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``gpumon`` and ``python -m gpumon``; returns the exit status."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "lesson":
+        return _run_lesson(parser, args.simulate, args.seed, args.step)
     if args.once:
         return _print_once(args.simulate, args.seed)
     try:

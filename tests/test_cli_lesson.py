@@ -1,0 +1,150 @@
+"""`gpumon lesson`: every step printed with its code and torch's answer; options; exit codes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from gpumon.cli import main
+from gpumon.playground.lesson import LESSON
+
+NOT_COMPILED = "Torch not compiled with CUDA enabled"
+cpu_only_build = pytest.mark.skipif(
+    torch.backends.cuda.is_built(), reason="checks the errors of a CPU-only torch build")
+
+
+def torch_message(fn: object) -> str:
+    try:
+        fn()  # type: ignore[operator]
+    except Exception as exc:  # noqa: BLE001 - whatever torch raises
+        return f"{type(exc).__name__}: {exc}"
+    raise AssertionError("torch did not raise; the test premise is wrong here")
+
+
+def gpu_rows(text: str) -> list[str]:
+    return [line for line in text.splitlines() if "MiB /" in line]
+
+
+def assert_whole_lesson(out: str) -> None:
+    for number, step in enumerate(LESSON, start=1):
+        assert f"Step {number} of {len(LESSON)}: {step.title}" in out
+        for action in step.actions:
+            assert f">>> {action.code()}" in out
+        for line in step.preamble.splitlines():
+            assert line.rstrip() in out
+    assert "$ nvidia-smi" in out and "Traceback" not in out
+
+
+@pytest.fixture(scope="module")
+def lesson_output() -> tuple[int, str, str]:
+    """The whole lesson, run once as a program, as a student would type it."""
+    done = subprocess.run([sys.executable, "-m", "gpumon", "lesson"], capture_output=True,
+                          text=True, timeout=120)
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_lesson_as_a_program(lesson_output: tuple[int, str, str]) -> None:
+    code, out, err = lesson_output
+    assert code == 0, err
+    assert err == "" and "Traceback" not in out + err
+    assert_whole_lesson(out)
+
+
+@cpu_only_build
+def test_program_shows_torchs_own_errors(lesson_output: tuple[int, str, str]) -> None:
+    out = lesson_output[1]
+    assert NOT_COMPILED in out
+    assert torch_message(lambda: torch.cuda.current_device()) in out
+    x = torch.tensor([1, 2, 3])
+    assert torch_message(lambda: x.cuda(0)) in out  # 'Cannot access accelerator device ...'
+    m = torch.tensor([1, 2, 3], device="meta")
+    assert torch_message(lambda: m ** 2 + x.cpu()) in out  # the meta variant of step 8
+    assert "why: " in out and "Note: This step needs a CUDA GPU" in out
+
+
+def test_lesson_in_process_with_simulated_gpus(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["lesson", "--simulate", "2"]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    assert_whole_lesson(out)
+    step_one = out.split("Step 2 of")[0]
+    assert "SIMULATED" in step_one and len(gpu_rows(step_one)) == 2
+    assert out.count("Step ") >= len(LESSON)
+
+
+@pytest.mark.parametrize("argv", [
+    ["lesson", "--simulate", "3", "--step", "1"],
+    ["--simulate", "3", "lesson", "--step", "1"],  # the top-level option is honoured too
+    ["--simulate", "3", "--seed", "5", "lesson", "--step", "1"],
+])
+def test_step_one_uses_simulated_gpus(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Step 1 of 16: ") and "Step 2 of" not in out
+    assert len(gpu_rows(out)) == 3 and "SIMULATED" in out
+
+
+def test_one_step_only(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["lesson", "--step", "8"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Step 8 of 16: ") and out.count("Step ") == 1
+    assert ">>> z = y + x.cpu()" in out
+    if not torch.cuda.is_available():
+        assert "The same rule on the meta device:" in out
+        assert "is not on the expected device" in out
+
+
+def test_timing_step_shows_times_not_numbers(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["lesson", "--step", "15"]) == 0
+    out = capsys.readouterr().out
+    assert out.count(" ms") == 4 and "tensor of shape (1000, 1000), float32" in out
+    assert "tensor([[" not in out
+
+
+@pytest.mark.parametrize(("value", "needle"), [
+    ("0", "from 1 to 16"), ("17", "from 1 to 16"), ("two", "invalid int value"),
+])
+def test_bad_step_is_explained(value: str, needle: str,
+                               capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["lesson", "--step", value])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert needle in err and "Traceback" not in err
+
+
+def test_bad_simulate_is_explained(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["lesson", "--simulate", "0"])
+    assert exit_info.value.code == 2 and "from 1 to 16" in capsys.readouterr().err
+
+
+def test_a_failing_runner_exits_non_zero(monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    from gpumon.playground import lesson
+
+    def broken(self: object, number: int, meta: bool = True) -> object:
+        raise ValueError("broken on purpose")
+
+    monkeypatch.setattr(lesson.LessonRunner, "run_step", broken)
+    assert main(["lesson", "--step", "3"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and "the lesson runner failed (ValueError: broken on purpose)" in err
+
+
+def test_lesson_does_not_open_the_window(monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """`gpumon lesson` never reaches the GUI: a poisoned gpumon.ui.app would raise."""
+    monkeypatch.setitem(sys.modules, "gpumon.ui.app", None)
+    assert main(["lesson", "--step", "3"]) == 0
+    assert ">>> x = torch.tensor([1, 2, 3])" in capsys.readouterr().out
+
+
+def test_help_lists_the_lesson(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--help"])
+    assert exit_info.value.code == 0
+    assert "lesson" in capsys.readouterr().out
