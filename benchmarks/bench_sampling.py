@@ -18,6 +18,7 @@ Run from the repository root: ``python benchmarks/bench_sampling.py [--quick]``.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import os
 import statistics
 import sys
@@ -137,6 +138,13 @@ def bench(fake: FakeNvml, n_gpus: int, procs: int, reps: int, rounds: int) -> di
     return out
 
 
+def binding_version() -> str:
+    try:
+        return importlib.metadata.version("nvidia-ml-py")
+    except importlib.metadata.PackageNotFoundError:
+        return "?"
+
+
 def machine() -> str:
     model = "unknown CPU"
     try:
@@ -147,7 +155,7 @@ def machine() -> str:
     except OSError:
         pass
     return (f"{os.cpu_count()} cores, {model}, Python {sys.version.split()[0]}, "
-            f"{sys.platform}, pynvml {getattr(pynvml, '__version__', '?')}")
+            f"{sys.platform}, nvidia-ml-py {binding_version()}")
 
 
 def main() -> int:
