@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import textwrap
 from collections.abc import Sequence
@@ -218,6 +219,9 @@ def _run_lesson(parser: argparse.ArgumentParser, simulate: int | None, seed: int
         for i, result in enumerate(results):
             sys.stdout.write(("\n" if i else "") + format_step(result, total))
             sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (`gpumon lesson | head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except Exception as exc:  # noqa: BLE001 - a runner bug: say so briefly, exit non-zero
         print(f"gpumon: the lesson runner failed ({type(exc).__name__}: {exc}).",
               file=sys.stderr)

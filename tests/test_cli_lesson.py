@@ -53,6 +53,19 @@ def test_lesson_as_a_program(lesson_output: tuple[int, str, str]) -> None:
     assert_whole_lesson(out)
 
 
+def test_a_reader_that_stops_early_gets_no_traceback() -> None:
+    """`gpumon lesson | head`: the pipe closes; no 'runner failed', no traceback."""
+    # Step 1 is printed before torch is imported; the later steps then meet a closed pipe.
+    with subprocess.Popen([sys.executable, "-m", "gpumon", "lesson", "--simulate", "1"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        assert proc.stdout.read(10) == b"Step 1 of "
+        proc.stdout.close()
+        err = proc.stderr.read().decode()
+        assert proc.wait(timeout=120) in (0, 1)
+    assert err == ""
+
+
 @cpu_only_build
 def test_program_shows_torchs_own_errors(lesson_output: tuple[int, str, str]) -> None:
     out = lesson_output[1]
