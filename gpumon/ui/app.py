@@ -10,6 +10,8 @@ Extension points for the playground and lesson views:
   runs in the sampling thread after each tick; the values land in ``Snapshot.extra``, the
   History, and whatever memory series plot that key.
 - ``MainWindow.snapshotReceived``: each Snapshot, after the views and History have it.
+- ``MainWindow.engine``: the one EngineThread (torch on its own thread, started on first
+  use) that the playground and the lesson share; stopped in ``closeEvent``.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from PySide6.QtWidgets import (
 from gpumon.telemetry.history import History, capacity_for
 from gpumon.telemetry.types import Snapshot, Source, SourceState, SourceStatus
 from gpumon.ui.controls import Controls, format_readout
+from gpumon.ui.engine_worker import EngineThread
 from gpumon.ui.gpu_grid import GpuGrid
 from gpumon.ui.gpu_panel import GpuPanel
 from gpumon.ui.header import HeaderBar, StatusBanner, status_summary
@@ -93,6 +96,7 @@ class MainWindow(QMainWindow):
         self._title_key: tuple[str, bool, bool, bool] | None = None
 
         self.sampling = SamplingThread(source_factory, self.interval_s, self)
+        self.engine = EngineThread(self)  # shared by the playground and the lesson; lazy
         self.controls = Controls(self.interval_s, self.window_s, self)
         self.addToolBar(self.controls)
         self.header = HeaderBar()
@@ -218,6 +222,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         self._watchdog.stop()
         self.sampling.stop()
+        self.engine.stop()
         super().closeEvent(event)
 
     # -- slots -----------------------------------------------------------------------------
