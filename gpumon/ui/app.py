@@ -42,7 +42,9 @@ from gpumon.ui.engine_worker import EngineThread
 from gpumon.ui.gpu_grid import GpuGrid
 from gpumon.ui.gpu_panel import GpuPanel
 from gpumon.ui.header import HeaderBar, StatusBanner, status_summary
+from gpumon.ui.menus import install_menus
 from gpumon.ui.process_model import ProcessTable
+from gpumon.ui.settings import Settings
 from gpumon.ui.smi_table import SmiTable
 from gpumon.ui.workers import SamplingThread, clamp_interval
 
@@ -79,6 +81,7 @@ class MainWindow(QMainWindow):
         *,
         window_s: int = DEFAULT_WINDOW_S,
         demo_factory: Callable[[], Source] | None = None,
+        settings: Settings | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -139,6 +142,9 @@ class MainWindow(QMainWindow):
         self.gpu_grid.hovered.connect(self._on_hover)
         self._update_title(None)
         self.resize(1400, 900)
+        # Menus, shortcuts, zoom/theme and remembered settings (in memory unless given).
+        self.settings = settings or Settings.memory()
+        self.menus = install_menus(self, self.settings)
 
     # -- extension points ----------------------------------------------------------------
     def add_page(self, widget: QWidget, title: str) -> int:
@@ -305,7 +311,11 @@ class MainWindow(QMainWindow):
 
 
 def run(simulate: int | None, interval_s: float = 1.0, seed: int = 0) -> int:
-    """Open the window on simulated GPUs (``simulate`` = how many) or on NVML; run Qt."""
+    """Open the window on simulated GPUs (``simulate`` = how many) or on NVML; run Qt.
+
+    Settings are the user's (QSettings "gpumon"/"gpumon"); an interval other than the
+    command line's default 1.0 s was asked for explicitly and replaces the remembered one.
+    """
     app = QApplication.instance() or QApplication(sys.argv)
     assert isinstance(app, QApplication)
     app.setApplicationName("gpumon")
@@ -314,7 +324,13 @@ def run(simulate: int | None, interval_s: float = 1.0, seed: int = 0) -> int:
     if icon is not None:
         app.setWindowIcon(icon)
     factory = simulated_factory(simulate, seed) if simulate else nvml_factory()
-    window = MainWindow(factory, interval_s, demo_factory=simulated_factory(4, seed))
+    settings = Settings.user()
+    if interval_s != 1.0:
+        settings.interval_s = interval_s
+    window = MainWindow(factory, interval_s, demo_factory=simulated_factory(4, seed),
+                        settings=settings)
+    if icon is not None:
+        window.setWindowIcon(icon)
     app.aboutToQuit.connect(window.close)  # quit without closing still joins the thread
     window.show()
     return int(app.exec())
@@ -324,7 +340,11 @@ def _icon() -> QIcon | None:
     try:
         from importlib.resources import files
 
-        path = files("gpumon.resources") / "gpumon.png"
-        return QIcon(str(path)) if path.is_file() else None
+        for name in ("gpumon.svg", "gpumon.png"):
+            path = files("gpumon.resources") / name
+            icon = QIcon(str(path)) if path.is_file() else QIcon()
+            if not icon.pixmap(32, 32).isNull():  # the SVG needs Qt's svg icon plugin
+                return icon
+        return None
     except (ImportError, OSError):
         return None

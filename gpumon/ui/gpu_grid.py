@@ -7,7 +7,7 @@ so 4 GPUs make a 2×2 grid and 16 make 4×4 on a wide screen or scroll on a narr
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
@@ -50,6 +50,7 @@ class GpuGrid(QScrollArea):
         self._empty.setObjectName("noGpusLabel")
         self._layout.addWidget(self._empty, 0, 0)
         self.panels: list[GpuPanel] = []
+        self._hidden: frozenset[int] = frozenset()  # GPU indices the user chose not to see
         self._key: tuple[str, ...] = ()
         self._columns = 0
         self.viewport().installEventFilter(self)
@@ -80,6 +81,17 @@ class GpuGrid(QScrollArea):
         self._relayout()
         return True
 
+    def set_hidden(self, indices: Collection[int]) -> None:
+        """Hide the panels of these GPU indices; the others close up the grid."""
+        hidden = frozenset(indices)
+        if hidden != self._hidden:
+            self._hidden = hidden
+            self._columns = 0
+            self._relayout()
+
+    def shown_panels(self) -> list[GpuPanel]:
+        return [p for p in self.panels if p.index not in self._hidden]
+
     def update_view(self, snap: Snapshot, history: History, window_s: float) -> None:
         since = snap.timestamp_s - window_s
 
@@ -109,16 +121,18 @@ class GpuGrid(QScrollArea):
     def _relayout(self) -> None:
         if not self.panels:
             return
-        cols = columns_for(len(self.panels), self.viewport().width())
+        shown = self.shown_panels()
+        cols = columns_for(len(shown), self.viewport().width())
         if cols == self._columns:
             return
         self._columns = cols
         for p in self.panels:
             self._layout.removeWidget(p)
-        for i, p in enumerate(self.panels):
+            p.setVisible(p.index not in self._hidden)
+        for i, p in enumerate(shown):
             self._layout.addWidget(p, i // cols, i % cols)
         for c in range(self._layout.columnCount()):
             self._layout.setColumnStretch(c, 1 if c < cols else 0)
-        rows = math.ceil(len(self.panels) / cols)
+        rows = math.ceil(len(shown) / cols)
         for r in range(self._layout.rowCount()):
             self._layout.setRowStretch(r, 1 if r < rows else 0)

@@ -1,0 +1,206 @@
+"""Everyday exports: snapshot text to the clipboard, a graph to PNG/SVG, history to CSV.
+
+The functions here take plain arguments (a path, a plot, a History) and raise ``OSError``
+when a file cannot be written; the menus turn that into a sentence in the window. The
+``CsvRecorder`` appends one row per GPU per snapshot while it runs, flushes about once a
+second, and marks a GPU that stopped answering with ``lost=1`` and empty values, so the
+file stays a valid CSV whatever happens to the GPUs.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Any
+
+import pyqtgraph as pg
+import pyqtgraph.exporters as pgx
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QApplication, QStatusBar
+
+from gpumon.telemetry.history import SELF_MEM_KEY, History
+from gpumon.telemetry.metrics import HISTORY_KEYS, METRICS, value_of
+from gpumon.telemetry.smi_text import render
+from gpumon.telemetry.types import Snapshot
+
+FLUSH_EVERY_S = 1.0
+PNG_WIDTH = 1600  # pixels: sharp on a slide; pyqtgraph scales the drawing to it
+_UNITS = (("_bytes_per_s", "B/s"), ("_bytes", "B"), ("_pct", "%"), ("_mhz", "MHz"),
+          ("_c", "degC"), ("_w", "W"), ("_s", "s"))
+
+
+def unit_of(key: str) -> str:
+    """The raw unit of a series from its name (values are written unscaled)."""
+    return next((u for suffix, u in _UNITS if key.endswith(suffix)), "")
+
+
+def column(key: str) -> str:
+    """A CSV header cell: ``mem_used_bytes [B]``."""
+    unit = unit_of(key)
+    return f"{key} [{unit}]" if unit else key
+
+
+RECORD_KEYS: tuple[str, ...] = tuple(m.key for m in METRICS)
+ID_COLUMNS = ("timestamp_iso", "timestamp_epoch_s", "gpu_index", "uuid", "name")
+
+
+def iso(t: float) -> str:
+    return datetime.fromtimestamp(t).astimezone().isoformat(timespec="milliseconds")
+
+
+def _cell(v: float | None) -> str:
+    return "" if v is None or not math.isfinite(v) else f"{v:g}"
+
+
+# -- clipboard ------------------------------------------------------------------------------
+def copy_snapshot_text(snapshot: Snapshot) -> str:
+    """Put the nvidia-smi-like text of ``snapshot`` on the clipboard and return it."""
+    text = render(snapshot)
+    QGuiApplication.clipboard().setText(text)
+    return text
+
+
+# -- graphs ---------------------------------------------------------------------------------
+def save_plot(plot: pg.PlotItem, path: str | Path) -> Path:
+    """Write ``plot`` as PNG or SVG (by the file's suffix); OSError when it cannot be written."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".svg":
+        data = pgx.SVGExporter(plot).export(toBytes=True)
+        path.write_bytes(data if isinstance(data, bytes) else str(data).encode())
+    elif suffix == ".png":
+        exporter = pgx.ImageExporter(plot)
+        exporter.parameters()["width"] = PNG_WIDTH
+        image = exporter.export(toBytes=True)
+        if image is None or image.isNull() or not image.save(str(path), "PNG"):
+            raise OSError(f"could not write {path}: check the folder exists and is writable")
+    else:
+        raise ValueError(f"save a graph as .png or .svg, not {path.name!r}")
+    return path
+
+
+# -- CSV -------------------------------------------------------------------------------------
+def export_history_csv(history: History, snapshot: Snapshot | None, window_s: float,
+                       path: str | Path) -> int:
+    """Write the last ``window_s`` seconds of every GPU's series; returns the row count."""
+    path = Path(path)
+    latest = history.latest_time()
+    since = None if latest is None else latest - window_s
+    gpus = {g.index: g for g in snapshot.gpus} if snapshot is not None else {}
+    keys: list[str] = list(HISTORY_KEYS) + [SELF_MEM_KEY]
+    for i in history.gpu_indices():
+        keys += [k for k in history.keys(i) if k not in keys]
+    rows = 0
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow([*ID_COLUMNS, *(column(k) for k in keys)])
+        for i in history.gpu_indices():
+            info = gpus.get(i)
+            times, _ = history.series(i, keys[0], since=since)
+            columns = [history.series(i, k, since=since)[1] for k in keys]
+            for n, t in enumerate(times):
+                writer.writerow([iso(float(t)), f"{t:.3f}", i, info.uuid if info else "",
+                                 info.name if info else "",
+                                 *(_cell(float(c[n])) for c in columns)])
+                rows += 1
+    return rows
+
+
+class CsvRecorder(QObject):
+    """Appends each snapshot to a CSV file while recording. Write errors stop it and are
+    reported through ``failed`` (a sentence), never raised into the event loop."""
+
+    recordingChanged = Signal(bool)
+    failed = Signal(str)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._file: IO[str] | None = None
+        self._csv: Any = None  # the csv.writer of the open file
+        self.path: Path | None = None
+        self.rows = 0
+        self._last_flush = 0.0
+
+    @property
+    def recording(self) -> bool:
+        return self._file is not None
+
+    def start(self, path: str | Path) -> None:
+        """Create (truncate) ``path`` and write the header; OSError if it cannot."""
+        self.stop()
+        path = Path(path)
+        f = path.open("w", newline="", encoding="utf-8")
+        try:
+            writer = csv.writer(f)
+            writer.writerow([*ID_COLUMNS, "lost", *(column(k) for k in RECORD_KEYS)])
+            f.flush()
+        except OSError:
+            f.close()
+            raise
+        self._file, self._csv, self.path, self.rows = f, writer, path, 0
+        self._last_flush = time.monotonic()
+        self.recordingChanged.emit(True)
+
+    def stop(self) -> None:
+        if self._file is None:
+            return
+        f, self._file, self._csv = self._file, None, None
+        try:
+            f.close()
+        except OSError as exc:
+            self.failed.emit(f"The recording could not be finished ({exc.strerror or exc}).")
+        self.recordingChanged.emit(False)
+
+    def add(self, snap: Snapshot) -> None:
+        """Append one row per GPU of ``snap`` (connected to ``snapshotReceived``)."""
+        if self._file is None:
+            return
+        writer = self._csv
+        assert writer is not None
+        infos = {g.index: g for g in snap.gpus}
+        try:
+            for s in snap.samples:
+                info = infos.get(s.index)
+                ident = [iso(s.timestamp_s), f"{s.timestamp_s:.3f}", s.index,
+                         info.uuid if info else "", info.name if info else ""]
+                values = [_cell(value_of(s, k)) for k in RECORD_KEYS]  # None when lost
+                writer.writerow([*ident, 1 if s.lost else 0, *values])
+                self.rows += 1
+            now = time.monotonic()
+            if now - self._last_flush >= FLUSH_EVERY_S:
+                self._file.flush()
+                self._last_flush = now
+        except OSError as exc:
+            path = self.path
+            self._file = None  # do not try to close a broken file twice
+            self._csv = None
+            self.recordingChanged.emit(False)
+            self.failed.emit(f"Recording to {path} stopped: {exc.strerror or exc}.")
+
+    def flush(self) -> None:
+        if self._file is not None:
+            try:
+                self._file.flush()
+            except OSError as exc:
+                self.failed.emit(f"The recording could not be written ({exc.strerror or exc}).")
+
+
+@contextmanager
+def busy(status: QStatusBar | None = None, text: str = "Writing…") -> Iterator[None]:
+    """A wait cursor (and a status-bar message) while a file is written in the GUI thread."""
+    QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+    if status is not None:
+        status.showMessage(text)
+        status.repaint()  # paint the message now: the event loop waits for the write
+    try:
+        yield
+    finally:
+        QApplication.restoreOverrideCursor()
+        if status is not None:
+            status.clearMessage()

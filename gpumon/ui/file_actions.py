@@ -1,0 +1,188 @@
+"""The File menu's work: dialogs around the functions in ``exports``, errors as sentences.
+
+Each action has a dialog-free twin (``save_graph(gpu, which, path)``, ``start_recording(path)``,
+``export_window(path)``) that tests call directly. A file that cannot be written becomes a
+message in the status bar and a non-blocking message box; the window keeps running.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, Qt, Slot
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QLabel, QMessageBox
+
+from gpumon.telemetry.types import Snapshot
+from gpumon.ui.exports import CsvRecorder, busy, copy_snapshot_text, export_history_csv, save_plot
+
+if TYPE_CHECKING:
+    import pyqtgraph as pg
+
+    from gpumon.ui.app import MainWindow
+
+GRAPHS = ("memory", "utilization")
+CSV_FILTER = "CSV files (*.csv)"
+GRAPH_FILTERS = "PNG image (*.png);;SVG drawing (*.svg)"
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror.lower() if exc.strerror[:1].isupper() else exc.strerror
+    return str(exc) or type(exc).__name__
+
+
+class FileActions(QObject):
+    """Clipboard, graph and CSV actions of one window, with the ``● REC`` indicator."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.last_message = ""
+        self.recorder = CsvRecorder(self)
+        self.recorder.failed.connect(self.report)
+        self.recorder.recordingChanged.connect(self._on_recording)
+        window.snapshotReceived.connect(self._on_snapshot)
+        self.rec_label = QLabel("● REC")
+        self.rec_label.setObjectName("recIndicator")
+        self.rec_label.setAccessibleName("Recording to CSV")
+        self.rec_label.setStyleSheet("color: #d32f2f; font-weight: bold; padding: 0 8px;")
+        self.rec_label.hide()
+        window.statusBar().addPermanentWidget(self.rec_label)
+        window.gpuPanelsChanged.connect(self._add_context_menus)
+
+    # -- clipboard ---------------------------------------------------------------------------
+    @Slot()
+    def copy_snapshot(self) -> str | None:
+        snap = self.window.latest_snapshot
+        if snap is None:
+            self.report("There is no snapshot to copy yet.")
+            return None
+        text = copy_snapshot_text(snap)
+        self.window.statusBar().showMessage("Snapshot copied as nvidia-smi-like text.", 4000)
+        return text
+
+    # -- graphs ------------------------------------------------------------------------------
+    def plot_of(self, gpu: int, which: str) -> pg.PlotItem:
+        panel = self.window.gpu_panel(gpu)
+        if panel is None:
+            raise LookupError(f"there is no GPU {gpu}")
+        return panel.memory_plot if which == "memory" else panel.util_plot
+
+    def save_graph(self, gpu: int, which: str, path: str | Path) -> bool:
+        """Save GPU ``gpu``'s ``which`` graph ("memory" or "utilization"); False on failure."""
+        try:
+            with busy(self.window.statusBar(), f"Saving {Path(path).name}…"):
+                save_plot(self.plot_of(gpu, which), path)
+        except (OSError, ValueError, LookupError) as exc:
+            self.report(f"The graph could not be saved to {path}: {_reason(exc)}.")
+            return False
+        self.window.statusBar().showMessage(f"Saved GPU {gpu} {which} graph to {path}.", 5000)
+        return True
+
+    @Slot()
+    def save_graph_dialog(self, gpu: int | None = None, which: str | None = None) -> None:
+        panels = self.window.gpu_grid.panels
+        if not panels:
+            self.report("There is no graph to save yet.")
+            return
+        if gpu is None or which is None:
+            items = [f"GPU {p.index} · {g}" for p in panels for g in GRAPHS]
+            item, ok = QInputDialog.getItem(self.window, "Save graph", "Which graph?", items,
+                                            0, False)
+            if not ok:
+                return
+            head, which = item.split(" · ")
+            gpu = int(head.split()[1])
+        path, _ = QFileDialog.getSaveFileName(
+            self.window, "Save graph", f"gpu{gpu}-{which}.png", GRAPH_FILTERS)
+        if path:
+            if not Path(path).suffix:
+                path += ".png"
+            self.save_graph(gpu, which, path)
+
+    @Slot()
+    def _add_context_menus(self) -> None:
+        """Right-click on a graph: "Save this graph…"."""
+        for panel in self.window.gpu_grid.panels:
+            for which, widget in (("memory", panel.memory_widget),
+                                  ("utilization", panel.util_widget)):
+                action = QAction("Save this graph…", widget)
+                action.triggered.connect(
+                    lambda *_, g=panel.index, w=which: self.save_graph_dialog(g, w))
+                widget.addAction(action)
+                widget.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+
+    # -- CSV ---------------------------------------------------------------------------------
+    def start_recording(self, path: str | Path) -> bool:
+        try:
+            self.recorder.start(path)
+        except OSError as exc:
+            self.report(f"Recording could not start: {path} cannot be written "
+                        f"({_reason(exc)}).")
+            return False
+        snap = self.window.latest_snapshot
+        if snap is not None:
+            self.recorder.add(snap)  # the current values, so a short recording is not empty
+        return True
+
+    @Slot()
+    def toggle_recording(self) -> None:
+        if self.recorder.recording:
+            self.recorder.stop()
+            return
+        path, _ = QFileDialog.getSaveFileName(self.window, "Record to CSV", "gpumon-record.csv",
+                                              CSV_FILTER)
+        if path:
+            self.start_recording(path)
+        else:
+            self._on_recording(False)  # the menu's check mark follows the recorder
+
+    def export_window(self, path: str | Path) -> int | None:
+        """Write the visible time window of the history; rows written, None on failure."""
+        w = self.window
+        try:
+            with busy(w.statusBar(), f"Writing {Path(path).name}…"):
+                rows = export_history_csv(w.history, w.latest_snapshot, w.window_s, path)
+        except OSError as exc:
+            self.report(f"The CSV could not be written to {path}: {_reason(exc)}.")
+            return None
+        w.statusBar().showMessage(f"Wrote {rows} rows to {path}.", 5000)
+        return rows
+
+    @Slot()
+    def export_window_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self.window, "Export visible window to CSV",
+                                              "gpumon-history.csv", CSV_FILTER)
+        if path:
+            self.export_window(path)
+
+    # -- feedback ----------------------------------------------------------------------------
+    @Slot(str)
+    def report(self, text: str) -> QMessageBox:
+        """A sentence in the status bar and in a non-blocking message box."""
+        self.last_message = text
+        self.window.statusBar().showMessage(text, 15000)
+        box = QMessageBox(QMessageBox.Icon.Warning, "gpumon", text,
+                          QMessageBox.StandardButton.Ok, self.window)
+        box.setObjectName("fileErrorBox")
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+        return box
+
+    @Slot(object)
+    def _on_snapshot(self, snap: Snapshot) -> None:
+        self.recorder.add(snap)
+        if self.recorder.recording:
+            self.rec_label.setToolTip(f"Recording to {self.recorder.path} "
+                                      f"({self.recorder.rows} rows)")
+
+    @Slot(bool)
+    def _on_recording(self, on: bool) -> None:
+        self.rec_label.setVisible(on)
+        action = self.window.findChild(QAction, "actionRecord")
+        if action is not None and action.isChecked() != on:
+            action.setChecked(on)
+        if on:
+            self.window.statusBar().showMessage(f"Recording to {self.recorder.path}.", 5000)

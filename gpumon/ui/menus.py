@@ -1,0 +1,198 @@
+"""The menu bar (File, View, Help), the keyboard shortcuts, and the remembered settings.
+
+``install_menus(window, settings)`` is the one call MainWindow makes: it restores what
+``settings`` remembers, builds the menus with their shortcuts, and saves each change (and
+the geometry at close). Every action has an objectName (``actionZoomIn`` …) for tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QEvent, QObject, Qt, Slot
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QApplication,
+    QComboBox,
+    QMenu,
+    QWidget,
+)
+
+from gpumon.ui.file_actions import FileActions
+from gpumon.ui.presentation import Presentation, show_about, show_shortcuts
+from gpumon.ui.settings import Settings
+
+if TYPE_CHECKING:
+    from gpumon.ui.app import MainWindow
+
+# Widgets that need the space bar themselves (text fields take it anyway, via Qt's
+# shortcut override; buttons and combo boxes would lose it to the pause shortcut).
+_SPACE_USERS = (QAbstractButton, QComboBox)
+
+
+class Menus(QObject):
+    """Holds the actions and the controllers behind them; one per window."""
+
+    def __init__(self, window: MainWindow, settings: Settings) -> None:
+        super().__init__(window)
+        self.window = window
+        self.settings = settings
+        self.actions: dict[str, QAction] = {}
+        self._restore_sampling()
+        self.presentation = Presentation(window, settings)
+        self.files = FileActions(window)
+        bar = window.menuBar()
+        self._build_file(bar.addMenu("&File"))
+        self._build_view(bar.addMenu("&View"))
+        self._build_help(bar.addMenu("&Help"))
+        # Space pauses, but only while the focus is not on a widget that uses the space bar.
+        self.space = QShortcut(QKeySequence(Qt.Key.Key_Space), window)
+        self.space.setObjectName("spaceShortcut")
+        self.space.setContext(Qt.ShortcutContext.WindowShortcut)
+        self.space.activated.connect(self.toggle_pause)
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            app.focusChanged.connect(self._on_focus)
+        window.controls.intervalChanged.connect(self._save_interval)
+        window.controls.windowChanged.connect(self._save_window)
+        window.gpuPanelsChanged.connect(self._rebuild_gpu_menu)
+        window.installEventFilter(self)
+        if settings.geometry is not None:
+            window.restoreGeometry(settings.geometry)
+
+    # -- building --------------------------------------------------------------------------
+    def _action(self, menu: QMenu, name: str, text: str, slot: Callable[[], object],
+                keys: tuple[str, ...] = (), *,
+                checkable: bool = False) -> QAction:
+        action = QAction(text, self.window)
+        action.setObjectName(name)
+        if keys:
+            action.setShortcuts([QKeySequence(k) for k in keys])
+            action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        action.setCheckable(checkable)
+        action.triggered.connect(lambda *_: slot())
+        menu.addAction(action)
+        self.window.addAction(action)  # shortcuts work with the menu bar hidden (full screen)
+        self.actions[name] = action
+        return action
+
+    def _build_file(self, menu: QMenu) -> None:
+        f = self.files
+        self._action(menu, "actionCopySnapshot", "&Copy snapshot as text", f.copy_snapshot,
+                     ("Ctrl+Shift+C",))
+        self._action(menu, "actionSaveGraph", "&Save graph…", f.save_graph_dialog, ("Ctrl+S",))
+        menu.addSeparator()
+        rec = self._action(menu, "actionRecord", "&Record to CSV…", f.toggle_recording,
+                           ("Ctrl+R",), checkable=True)
+        f.recorder.recordingChanged.connect(rec.setChecked)
+        self._action(menu, "actionExportWindow", "&Export visible window to CSV…",
+                     f.export_window_dialog, ("Ctrl+E",))
+        menu.addSeparator()
+        quit_action = self._action(menu, "actionQuit", "&Quit", self.window.close, ("Ctrl+Q",))
+        quit_action.setMenuRole(QAction.MenuRole.QuitRole)
+
+    def _build_view(self, menu: QMenu) -> None:
+        p = self.presentation
+        pause = self._action(menu, "actionPause", "&Pause / resume\tSpace", self.toggle_pause,
+                             checkable=True)
+        self.window.controls.pauseToggled.connect(pause.setChecked)
+        menu.addSeparator()
+        self._action(menu, "actionZoomIn", "Zoom &in", p.zoom_in,
+                     ("Ctrl++", "Ctrl+="))
+        self._action(menu, "actionZoomOut", "Zoom &out", p.zoom_out,
+                     ("Ctrl+-",))
+        self._action(menu, "actionZoomReset", "&Reset zoom", p.reset_zoom, ("Ctrl+0",))
+        self._action(menu, "actionFullScreen", "&Full screen", p.toggle_full_screen, ("F11",),
+                     checkable=True)
+        theme_menu = menu.addMenu("&Theme")
+        group = QActionGroup(self)
+        for name in ("light", "dark"):
+            a = self._action(theme_menu, f"actionTheme{name.title()}", name.title(),
+                             lambda n=name: p.set_theme(n), checkable=True)  # type: ignore[misc]
+            a.setChecked(p.theme.name == name)
+            group.addAction(a)
+        self.gpu_menu = menu.addMenu("&GPUs")
+        self.gpu_menu.setObjectName("gpuMenu")
+        self._rebuild_gpu_menu()
+
+    def _build_help(self, menu: QMenu) -> None:
+        self._action(menu, "actionShortcuts", "&Keyboard shortcuts",
+                     lambda: show_shortcuts(self.window))
+        about = self._action(menu, "actionAbout", "&About gpumon",
+                             lambda: show_about(self.window), ("F1",))
+        about.setMenuRole(QAction.MenuRole.AboutRole)
+
+    # -- GPUs submenu ------------------------------------------------------------------------
+    @Slot()
+    def _rebuild_gpu_menu(self) -> None:
+        """One checkable action per GPU; hidden GPUs are remembered by UUID."""
+        self.gpu_menu.clear()
+        hidden = self.settings.hidden_gpus
+        panels = self.window.gpu_grid.panels
+        for panel in panels:
+            info = panel.info
+            a = QAction(f"GPU {info.index} · {info.name}", self.gpu_menu)
+            a.setObjectName(f"actionShowGpu{info.index}")
+            a.setCheckable(True)
+            a.setChecked(info.uuid not in hidden)
+            a.toggled.connect(lambda on, u=info.uuid: self.set_gpu_shown(u, on))
+            self.gpu_menu.addAction(a)
+        if not panels:
+            self.gpu_menu.addAction("No GPUs yet").setEnabled(False)
+        self._apply_hidden()
+
+    def set_gpu_shown(self, uuid: str, shown: bool) -> None:
+        hidden = self.settings.hidden_gpus
+        hidden = hidden - {uuid} if shown else hidden | {uuid}
+        self.settings.hidden_gpus = hidden
+        self._apply_hidden()
+
+    def _apply_hidden(self) -> None:
+        hidden = self.settings.hidden_gpus
+        grid = self.window.gpu_grid
+        grid.set_hidden({p.index for p in grid.panels if p.info.uuid in hidden})
+
+    # -- slots -------------------------------------------------------------------------------
+    @Slot()
+    def toggle_pause(self) -> None:
+        self.window.set_paused(not self.window.paused)
+
+    @Slot(object, object)
+    def _on_focus(self, _old: QWidget | None, new: QWidget | None) -> None:
+        self.space.setEnabled(not isinstance(new, _SPACE_USERS))
+
+    @Slot(float)
+    def _save_interval(self, value: float) -> None:
+        self.settings.interval_s = value
+
+    @Slot(int)
+    def _save_window(self, value: int) -> None:
+        self.settings.window_s = value
+
+    def _restore_sampling(self) -> None:
+        w, s = self.window, self.settings
+        if s.interval_s is not None:
+            w.set_interval(s.interval_s)
+        if s.window_s is not None and w.controls.window_combo.findData(s.window_s) >= 0:
+            w.set_window(s.window_s)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+        if obj is self.window:
+            if event.type() == QEvent.Type.Close:
+                self.files.recorder.stop()
+                if not self.window.isFullScreen():
+                    self.settings.geometry = self.window.saveGeometry()
+                self.settings.sync()
+            elif event.type() == QEvent.Type.WindowStateChange:
+                fs = self.actions.get("actionFullScreen")
+                if fs is not None:
+                    fs.setChecked(self.window.isFullScreen())
+        return False
+
+
+def install_menus(window: MainWindow, settings: Settings) -> Menus:
+    """Restore ``settings`` into ``window`` and give it menus and shortcuts."""
+    return Menus(window, settings)
+

@@ -1,0 +1,234 @@
+"""Presentation: zoom, themes, full screen, the about box and the list of shortcuts.
+
+Zoom and theme apply to the whole application (``QApplication.setFont`` / ``setPalette``),
+so menus, dialogs and tooltips follow, and to every pyqtgraph plot in the window, including
+the GPU panels rebuilt after a source switch (``gpuPanelsChanged``). The base font and the
+style's own palette are taken once, at the first Presentation, so 100 % and "light" are
+exactly what Qt would show without gpumon touching anything.
+"""
+
+from __future__ import annotations
+
+import html
+import platform
+import sys
+from typing import TYPE_CHECKING
+
+import pyqtgraph as pg
+from PySide6.QtCore import QObject, Qt, Signal, Slot, qVersion
+from PySide6.QtGui import QFont, QPalette
+from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
+
+from gpumon import __version__
+from gpumon.ui.settings import MAX_ZOOM, MIN_ZOOM, Settings
+from gpumon.ui.theme import THEMES, Theme, palette_for, style_plot
+
+if TYPE_CHECKING:
+    from gpumon.ui.app import MainWindow
+
+ZOOM_STEPS = (0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0)
+
+# (keys as shown, what they do): the Help menu and the README show this same list.
+SHORTCUTS: tuple[tuple[str, str], ...] = (
+    ("Space", "Pause / resume sampling (not while typing in a text field)"),
+    ("Ctrl++ / Ctrl+=", "Zoom in (fonts, graph labels, curve widths)"),
+    ("Ctrl+-", "Zoom out"),
+    ("Ctrl+0", "Reset the zoom to 100 %"),
+    ("F11", "Full screen on / off"),
+    ("Ctrl+Shift+C", "Copy the current snapshot as nvidia-smi-like text"),
+    ("Ctrl+S", "Save a graph as PNG or SVG"),
+    ("Ctrl+R", "Start / stop recording to CSV"),
+    ("Ctrl+E", "Export the visible time window to CSV"),
+    ("F1", "About gpumon (versions of everything)"),
+    ("Ctrl+Q", "Quit"),
+)
+
+_base: tuple[QFont, QPalette] | None = None
+
+
+def base_font_and_palette() -> tuple[QFont, QPalette]:
+    """The application font and the style's palette before gpumon changed either."""
+    global _base
+    if _base is None:
+        app = QApplication.instance()
+        assert isinstance(app, QApplication)
+        _base = (QFont(app.font()), QPalette(app.style().standardPalette()))
+    return QFont(_base[0]), QPalette(_base[1])
+
+
+class Presentation(QObject):
+    """Owns zoom, theme and full screen for one window; remembers them in ``settings``."""
+
+    zoomChanged = Signal(float)
+    themeChanged = Signal(str)
+
+    def __init__(self, window: MainWindow, settings: Settings) -> None:
+        super().__init__(window)
+        self._window = window
+        self._settings = settings
+        self._zoom = settings.zoom
+        self._theme = THEMES[settings.theme]
+        self._was_maximized = False
+        window.gpuPanelsChanged.connect(self.restyle_plots)
+        self.apply()
+
+    # -- state -----------------------------------------------------------------------------
+    @property
+    def zoom(self) -> float:
+        return self._zoom
+
+    @property
+    def theme(self) -> Theme:
+        return self._theme
+
+    def font_point_size(self) -> float:
+        base, _ = base_font_and_palette()
+        return _point_size(base) * self._zoom
+
+    # -- actions ---------------------------------------------------------------------------
+    def set_zoom(self, zoom: float) -> None:
+        zoom = round(min(MAX_ZOOM, max(MIN_ZOOM, float(zoom))), 3)
+        if zoom == self._zoom:
+            return
+        self._zoom = zoom
+        self._settings.zoom = zoom
+        self.apply()
+        self.zoomChanged.emit(zoom)
+
+    @Slot()
+    def zoom_in(self) -> None:
+        self.set_zoom(next((z for z in ZOOM_STEPS if z > self._zoom + 1e-6), MAX_ZOOM))
+
+    @Slot()
+    def zoom_out(self) -> None:
+        self.set_zoom(next((z for z in reversed(ZOOM_STEPS) if z < self._zoom - 1e-6),
+                           MIN_ZOOM))
+
+    @Slot()
+    def reset_zoom(self) -> None:
+        self.set_zoom(1.0)
+
+    def set_theme(self, name: str) -> None:
+        theme = THEMES[name]  # KeyError for an unknown name: a programming error
+        if theme is self._theme:
+            return
+        self._theme = theme
+        self._settings.theme = name
+        self.apply()
+        self.themeChanged.emit(name)
+
+    @Slot()
+    def toggle_full_screen(self) -> None:
+        w = self._window
+        if w.isFullScreen():
+            w.showMaximized() if self._was_maximized else w.showNormal()
+        else:
+            self._was_maximized = w.isMaximized()
+            w.showFullScreen()
+
+    # -- applying ----------------------------------------------------------------------------
+    def apply(self) -> None:
+        """Font and palette on the application, then every plot and themed widget."""
+        app = QApplication.instance()
+        assert isinstance(app, QApplication)
+        base_font, base_palette = base_font_and_palette()
+        font = QFont(base_font)
+        font.setPointSizeF(_point_size(base_font) * self._zoom)
+        app.setFont(font)
+        if self._theme.window is not None and app.style().name().lower() != "fusion":
+            app.setStyle("Fusion")  # native styles ignore much of a custom dark palette
+        app.setPalette(palette_for(self._theme, base_palette))
+        pg.setConfigOptions(background=self._theme.plot_bg, foreground=self._theme.plot_fg)
+        w = self._window
+        w.controls.hover_readout.setStyleSheet(
+            f"color: {self._theme.muted}; padding-left: 12px;")
+        w.banner.setStyleSheet(
+            "#statusBanner { background: #fff3e0; border: 1px solid #ef6c00;"
+            f" border-radius: 4px; }} #statusBanner QLabel {{ color: {self._theme.banner_text}; }}")
+        self.restyle_plots()
+
+    @Slot()
+    def restyle_plots(self) -> None:
+        base_font, _ = base_font_and_palette()
+        for plot in self._window.findChildren(pg.PlotWidget):
+            style_plot(plot, self._theme, self._zoom, _point_size(base_font))
+
+
+def _point_size(font: QFont) -> float:
+    pt = font.pointSizeF()
+    return pt if pt > 0 else 9.0  # a pixel-sized font has no point size
+
+
+# -- dialogs -------------------------------------------------------------------------------
+def versions(window: MainWindow) -> list[tuple[str, str]]:
+    """(component, version) for the about box; torch only if something already imported it."""
+    import numpy
+    import PySide6
+
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        cuda = getattr(getattr(torch, "version", None), "cuda", None)
+        torch_text = f"{torch.__version__} (built for CUDA {cuda})" if cuda \
+            else f"{torch.__version__} (CPU-only build)"
+    else:
+        torch_text = "not loaded yet (it loads with the first playground action)"
+    snap = window.latest_snapshot
+    machine = snap.machine if snap is not None else None
+
+    def fact(value: str | None) -> str:
+        if machine is None:
+            return "no snapshot yet"
+        return value or "N/A"
+
+    source = "no snapshot yet" if machine is None else machine.source_name + (
+        " (simulated values)" if machine.simulated or snap is not None and snap.simulated
+        else "")
+    return [
+        ("gpumon", __version__),
+        ("Python", f"{platform.python_version()} ({platform.python_implementation()})"),
+        ("Qt / PySide6", f"{qVersion()} / {PySide6.__version__}"),
+        ("pyqtgraph", str(pg.__version__)),
+        ("NumPy", str(numpy.__version__)),
+        ("PyTorch", torch_text),
+        ("Source", source),
+        ("NVIDIA driver", fact(machine.driver_version if machine else None)),
+        ("CUDA (driver)", fact(machine.cuda_driver_version if machine else None)),
+        ("NVML", fact(machine.nvml_version if machine else None)),
+    ]
+
+
+def about_text(window: MainWindow) -> str:
+    rows = "".join(f"<tr><td><b>{html.escape(k)}</b>&nbsp;&nbsp;</td>"
+                   f"<td>{html.escape(v)}</td></tr>" for k, v in versions(window))
+    return ("<h3>gpumon</h3><p>A live monitor for NVIDIA GPUs, with a PyTorch device "
+            f"playground for teaching.</p><table>{rows}</table>")
+
+
+def show_about(window: MainWindow) -> QMessageBox:
+    """Open (not exec) the about box and return it, so tests can read and close it."""
+    return _open_box(window, "aboutDialog", "About gpumon", about_text(window))
+
+
+def shortcuts_html() -> str:
+    rows = "".join(f"<tr><td><b>{html.escape(k)}</b>&nbsp;&nbsp;&nbsp;</td>"
+                   f"<td>{html.escape(v)}</td></tr>" for k, v in SHORTCUTS)
+    return f"<h3>Keyboard shortcuts</h3><table>{rows}</table>"
+
+
+def show_shortcuts(window: QWidget) -> QMessageBox:
+    return _open_box(window, "shortcutsDialog", "Keyboard shortcuts", shortcuts_html())
+
+
+def _open_box(parent: QWidget, name: str, title: str, text: str) -> QMessageBox:
+    box = QMessageBox(QMessageBox.Icon.NoIcon, title, text, QMessageBox.StandardButton.Close,
+                      parent)
+    box.setObjectName(name)
+    box.setTextFormat(Qt.TextFormat.RichText)
+    box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    box.setWindowModality(Qt.WindowModality.NonModal)
+    box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    icon = parent.windowIcon()
+    if not icon.isNull():
+        box.setIconPixmap(icon.pixmap(64, 64))
+    box.open()
+    return box

@@ -1,0 +1,136 @@
+"""What gpumon remembers between runs: interval, time window, theme, zoom, geometry, GPUs.
+
+``Settings`` is a thin typed layer over a ``QSettings`` (organisation "gpumon", application
+"gpumon" in ``Settings.user()``). Tests pass a QSettings on an INI file in a temporary
+folder; a window built without settings gets ``Settings.memory()``, which remembers nothing
+on disk, so creating a window never touches the user's real settings by accident.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QSettings
+
+ORGANISATION = "gpumon"
+APPLICATION = "gpumon"
+THEMES = ("light", "dark")
+DEFAULT_THEME = "light"
+MIN_ZOOM, MAX_ZOOM = 0.5, 3.0
+
+
+class Settings:
+    """Typed get/set of the remembered values; every setter writes through at once."""
+
+    def __init__(self, store: QSettings | None = None) -> None:
+        self._store = store
+        self._memory: dict[str, object] = {}
+
+    # -- constructors ----------------------------------------------------------------------
+    @classmethod
+    def user(cls) -> Settings:
+        """The user's real settings (only ``run()`` uses this)."""
+        return cls(QSettings(ORGANISATION, APPLICATION))
+
+    @classmethod
+    def ini(cls, path: str | Path) -> Settings:
+        """Settings kept in one INI file, e.g. in a test's tmp_path."""
+        return cls(QSettings(str(path), QSettings.Format.IniFormat))
+
+    @classmethod
+    def memory(cls) -> Settings:
+        """Settings that live only as long as this object."""
+        return cls(None)
+
+    # -- raw access ------------------------------------------------------------------------
+    def _get(self, key: str) -> object:
+        if self._store is None:
+            return self._memory.get(key)
+        return self._store.value(key)
+
+    def _set(self, key: str, value: object) -> None:
+        if self._store is None:
+            self._memory[key] = value
+        else:
+            self._store.setValue(key, value)
+
+    def sync(self) -> None:
+        """Write pending changes to disk (QSettings also does this on its own)."""
+        if self._store is not None:
+            self._store.sync()
+
+    @property
+    def file_name(self) -> str:
+        return "" if self._store is None else self._store.fileName()
+
+    # -- typed values ----------------------------------------------------------------------
+    @property
+    def interval_s(self) -> float | None:
+        return _float(self._get("sampling/interval_s"))
+
+    @interval_s.setter
+    def interval_s(self, value: float) -> None:
+        self._set("sampling/interval_s", float(value))
+
+    @property
+    def window_s(self) -> int | None:
+        v = _float(self._get("sampling/window_s"))
+        return None if v is None else int(v)
+
+    @window_s.setter
+    def window_s(self, value: int) -> None:
+        self._set("sampling/window_s", int(value))
+
+    @property
+    def theme(self) -> str:
+        v = self._get("view/theme")
+        return v if isinstance(v, str) and v in THEMES else DEFAULT_THEME
+
+    @theme.setter
+    def theme(self, value: str) -> None:
+        if value not in THEMES:
+            raise ValueError(f"unknown theme {value!r}; expected one of {THEMES}")
+        self._set("view/theme", value)
+
+    @property
+    def zoom(self) -> float:
+        v = _float(self._get("view/zoom"))
+        return 1.0 if v is None else min(MAX_ZOOM, max(MIN_ZOOM, v))
+
+    @zoom.setter
+    def zoom(self, value: float) -> None:
+        self._set("view/zoom", float(value))
+
+    @property
+    def geometry(self) -> QByteArray | None:
+        v = self._get("window/geometry")
+        return v if isinstance(v, QByteArray) and not v.isEmpty() else None
+
+    @geometry.setter
+    def geometry(self, value: QByteArray) -> None:
+        self._set("window/geometry", value)
+
+    @property
+    def hidden_gpus(self) -> set[str]:
+        """UUIDs of the GPUs whose panels the user hid."""
+        v = self._get("view/hidden_gpus")
+        if isinstance(v, str):  # QSettings gives a one-element list back as a plain string
+            v = [v] if v else []
+        return {str(u) for u in v} if isinstance(v, list | tuple) else set()
+
+    @hidden_gpus.setter
+    def hidden_gpus(self, uuids: Iterable[str]) -> None:
+        self._set("view/hidden_gpus", sorted(uuids))
+
+
+def _float(v: object) -> float | None:
+    """QSettings INI files give numbers back as strings; None for absent or nonsense."""
+    if v is None:
+        return None
+    try:
+        f = float(v)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
