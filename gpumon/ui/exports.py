@@ -9,19 +9,20 @@ file stays a valid CSV whatever happens to the GPUs.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import math
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
 import pyqtgraph as pg
 import pyqtgraph.exporters as pgx
-from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtCore import QBuffer, QObject, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QGuiApplication, QPainter
+from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QApplication, QStatusBar
 
 from gpumon.telemetry.history import SELF_MEM_KEY, History
@@ -55,7 +56,10 @@ def iso(t: float) -> str:
 
 
 def _cell(v: float | None) -> str:
-    return "" if v is None or not math.isfinite(v) else f"{v:g}"
+    """Exact: whole numbers without a decimal point, others as Python's shortest repr."""
+    if v is None or not math.isfinite(v):
+        return ""
+    return str(int(v)) if float(v).is_integer() else repr(float(v))
 
 
 # -- clipboard ------------------------------------------------------------------------------
@@ -72,7 +76,10 @@ def save_plot(plot: pg.PlotItem, path: str | Path) -> Path:
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".svg":
-        data = pgx.SVGExporter(plot).export(toBytes=True)
+        try:
+            data = pgx.SVGExporter(plot).export(toBytes=True)
+        except (ValueError, IndexError):  # pyqtgraph cannot parse some of Qt 6's SVG paths
+            data = _svg_by_qt(plot)
         path.write_bytes(data if isinstance(data, bytes) else str(data).encode())
     elif suffix == ".png":
         exporter = pgx.ImageExporter(plot)
@@ -83,6 +90,23 @@ def save_plot(plot: pg.PlotItem, path: str | Path) -> Path:
     else:
         raise ValueError(f"save a graph as .png or .svg, not {path.name!r}")
     return path
+
+
+def _svg_by_qt(plot: pg.PlotItem) -> bytes:
+    """The plot's scene area drawn by Qt's own SVG generator (vector, less tidy)."""
+    rect = plot.sceneBoundingRect()
+    buffer = QBuffer()
+    generator = QSvgGenerator()
+    generator.setOutputDevice(buffer)
+    generator.setSize(QSize(int(rect.width()), int(rect.height())))
+    generator.setViewBox(QRectF(0, 0, rect.width(), rect.height()))
+    generator.setTitle("gpumon graph")
+    painter = QPainter(generator)
+    try:
+        plot.scene().render(painter, QRectF(0, 0, rect.width(), rect.height()), rect)
+    finally:
+        painter.end()
+    return bytes(buffer.data().data())
 
 
 # -- CSV -------------------------------------------------------------------------------------
@@ -177,9 +201,11 @@ class CsvRecorder(QObject):
                 self._file.flush()
                 self._last_flush = now
         except OSError as exc:
-            path = self.path
-            self._file = None  # do not try to close a broken file twice
+            path, f = self.path, self._file
+            self._file = None
             self._csv = None
+            with contextlib.suppress(OSError):
+                f.close()  # what could not be written is lost; the rows before it stay
             self.recordingChanged.emit(False)
             self.failed.emit(f"Recording to {path} stopped: {exc.strerror or exc}.")
 
@@ -191,7 +217,7 @@ class CsvRecorder(QObject):
                 self.failed.emit(f"The recording could not be written ({exc.strerror or exc}).")
 
 
-@contextmanager
+@contextlib.contextmanager
 def busy(status: QStatusBar | None = None, text: str = "Writing…") -> Iterator[None]:
     """A wait cursor (and a status-bar message) while a file is written in the GUI thread."""
     QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)

@@ -1,0 +1,192 @@
+"""Zoom, themes, full screen, shortcuts and the about box, on a window of simulated GPUs."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+
+import pyqtgraph as pg
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QColor, QPalette
+from PySide6.QtWidgets import QApplication, QLineEdit, QMessageBox, QPushButton
+
+from gpumon.telemetry.simulated import SimulatedSource
+from gpumon.ui.presentation import SHORTCUTS, base_font_and_palette, show_about
+from gpumon.ui.theme import DARK, LIGHT
+
+
+@pytest.fixture(autouse=True)
+def _restore_app_look(qapp: QApplication) -> Iterator[None]:
+    """Zoom and theme are application-wide: put the 100 % light look back after each test."""
+    yield
+    font, palette = base_font_and_palette()
+    qapp.setFont(font)
+    qapp.setPalette(palette)
+    pg.setConfigOptions(background=LIGHT.plot_bg, foreground=LIGHT.plot_fg)
+
+
+def _active(qtbot, w) -> None:  # type: ignore[no-untyped-def]
+    with qtbot.waitActive(w, timeout=3000):
+        w.activateWindow()
+
+
+def _trigger(w, name: str) -> None:  # type: ignore[no-untyped-def]
+    action = w.findChild(QAction, name)
+    assert action is not None, name
+    action.trigger()
+
+
+def _bg(plot: pg.PlotWidget) -> str:
+    return plot.backgroundBrush().color().name()
+
+
+def test_zoom_in_out_reset_scales_fonts_within_bounds(qtbot, make_window):
+    w = make_window(show=False)
+    base = QApplication.font().pointSizeF()
+    _trigger(w, "actionZoomIn")
+    assert QApplication.font().pointSizeF() > base
+    qtbot.waitUntil(lambda: w.font().pointSizeF() > base, timeout=2000)  # font change events
+    assert w.settings.zoom == w.menus.presentation.zoom > 1.0
+    _trigger(w, "actionZoomOut")
+    _trigger(w, "actionZoomOut")
+    assert QApplication.font().pointSizeF() < base
+    _trigger(w, "actionZoomReset")
+    assert QApplication.font().pointSizeF() == pytest.approx(base)
+    for _ in range(30):
+        _trigger(w, "actionZoomIn")
+    assert w.menus.presentation.zoom == 3.0
+    for _ in range(30):
+        _trigger(w, "actionZoomOut")
+    assert w.menus.presentation.zoom == 0.5
+
+
+def test_zoom_scales_graph_ticks_and_curves(qtbot, make_window):
+    w = make_window()
+    qtbot.waitUntil(lambda: w.gpu_panel(0) is not None, timeout=5000)
+    plot = w.gpu_panel(0).memory_plot
+    before = plot.getAxis("left").style["tickFont"].pointSizeF()
+    width = plot.listDataItems()[0].opts["pen"].widthF()
+    w.menus.presentation.set_zoom(2.0)
+    assert plot.getAxis("left").style["tickFont"].pointSizeF() == pytest.approx(2 * before)
+    assert plot.listDataItems()[0].opts["pen"].widthF() == pytest.approx(2 * width)
+    w.menus.presentation.reset_zoom()
+    assert plot.listDataItems()[0].opts["pen"].widthF() == pytest.approx(width)
+
+
+def test_theme_changes_palette_and_plots_including_new_panels(qtbot, make_window):
+    w = make_window()
+    qtbot.waitUntil(lambda: w.gpu_panel(3) is not None, timeout=5000)
+    assert _bg(w.gpu_panel(0).memory_widget) == LIGHT.plot_bg
+    _trigger(w, "actionThemeDark")
+    qtbot.waitUntil(  # palette change events reach the widgets through the event loop
+        lambda: w.palette().color(QPalette.ColorRole.Window) == QColor(DARK.window),
+        timeout=2000)
+    assert QApplication.palette().color(QPalette.ColorRole.Text) == QColor(DARK.text)
+    for i in range(4):
+        assert _bg(w.gpu_panel(i).memory_widget) == DARK.plot_bg
+        assert _bg(w.gpu_panel(i).util_widget) == DARK.plot_bg
+    assert w.settings.theme == "dark"
+    old = w.gpu_panel(0)
+    with qtbot.waitSignal(w.gpuPanelsChanged, timeout=5000):
+        w.switch_source(lambda: SimulatedSource(2, seed=7))
+    qtbot.waitUntil(lambda: w.gpu_panel(0) is not None and w.gpu_panel(0) is not old,
+                    timeout=5000)
+    assert _bg(w.gpu_panel(0).memory_widget) == DARK.plot_bg
+    assert w.gpu_panel(0).memory_plot.getAxis("left").textPen().color() == QColor(DARK.plot_fg)
+    _trigger(w, "actionThemeLight")
+    assert _bg(w.gpu_panel(1).util_widget) == LIGHT.plot_bg
+    assert w.findChild(QAction, "actionThemeLight").isChecked()
+
+
+def test_keyboard_shortcuts(qtbot, make_window):
+    w = make_window()
+    _active(qtbot, w)
+    p = w.menus.presentation
+    qtbot.keyClick(w, Qt.Key.Key_Equal, Qt.KeyboardModifier.ControlModifier)
+    assert p.zoom > 1.0
+    qtbot.keyClick(w, Qt.Key.Key_0, Qt.KeyboardModifier.ControlModifier)
+    assert p.zoom == 1.0
+    qtbot.keyClick(w, Qt.Key.Key_Minus, Qt.KeyboardModifier.ControlModifier)
+    assert p.zoom < 1.0
+    qtbot.keyClick(w, Qt.Key.Key_F11)
+    assert w.isFullScreen()
+    assert w.findChild(QAction, "actionFullScreen").isChecked()
+    qtbot.keyClick(w, Qt.Key.Key_F11)
+    assert not w.isFullScreen()
+    w.gpu_grid.setFocus()  # not a button: a focused button takes the space bar itself
+    qtbot.waitUntil(w.gpu_grid.hasFocus, timeout=3000)
+    qtbot.keyClick(w, Qt.Key.Key_Space)
+    assert w.paused and w.controls.pause_button.isChecked()
+    qtbot.keyClick(w, Qt.Key.Key_Space)
+    assert not w.paused
+    qtbot.keyClick(w, Qt.Key.Key_Q, Qt.KeyboardModifier.ControlModifier)
+    assert not w.isVisible()
+
+
+def test_space_types_into_text_fields_and_presses_buttons(qtbot, make_window):
+    w = make_window()
+    field = QLineEdit()
+    button = QPushButton("Run")
+    clicks: list[bool] = []
+    button.clicked.connect(lambda: clicks.append(True))
+    page = QLineEdit()
+    w.add_page(page, "Typing")
+    w.controls.addWidget(field)
+    w.controls.addWidget(button)
+    _active(qtbot, w)
+    field.setFocus()
+    qtbot.waitUntil(field.hasFocus, timeout=3000)
+    qtbot.keyClicks(field, "a b")
+    assert field.text() == "a b"
+    assert not w.paused
+    button.setFocus()
+    qtbot.waitUntil(button.hasFocus, timeout=3000)
+    qtbot.keyClick(button, Qt.Key.Key_Space)
+    assert clicks == [True] and not w.paused
+    w.gpu_grid.setFocus()
+    qtbot.waitUntil(w.gpu_grid.hasFocus, timeout=3000)
+    qtbot.keyClick(w.gpu_grid, Qt.Key.Key_Space)
+    assert w.paused
+
+
+def test_about_box_lists_versions(qtbot, make_window):
+    w = make_window()
+    qtbot.waitUntil(lambda: w.latest_snapshot is not None, timeout=5000)
+    _active(qtbot, w)
+    qtbot.keyClick(w, Qt.Key.Key_F1)
+    box = w.findChild(QMessageBox, "aboutDialog")
+    assert box is not None and box.isVisible()
+    text = box.text()
+    for word in ("gpumon", "Python", "Qt / PySide6", "pyqtgraph", "PyTorch", "NVIDIA driver",
+                 "CUDA", "NVML", "simulated"):
+        assert word in text, word
+    if "torch" in sys.modules:
+        assert sys.modules["torch"].__version__ in text
+    else:
+        assert "not loaded yet" in text
+    box.close()
+    box2 = show_about(w)
+    assert box2.objectName() == "aboutDialog"
+    box2.close()
+
+
+def test_help_menu_lists_every_shortcut(make_window):
+    w = make_window(show=False)
+    _trigger(w, "actionShortcuts")
+    box = w.findChild(QMessageBox, "shortcutsDialog")
+    assert box is not None
+    for keys, _ in SHORTCUTS:
+        assert keys.split(" ")[0] in box.text()
+    box.close()
+    names = {a.objectName() for a in w.findChildren(QAction)}
+    assert {"actionZoomIn", "actionZoomOut", "actionZoomReset", "actionFullScreen",
+            "actionThemeDark", "actionThemeLight", "actionAbout", "actionQuit",
+            "actionPause"} <= names
+
+
+def test_window_icon_from_resources(qapp):
+    from gpumon.ui.app import _icon
+
+    icon = _icon()
+    assert icon is not None and not icon.pixmap(64, 64).isNull()
