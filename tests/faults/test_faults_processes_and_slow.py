@@ -1,0 +1,184 @@
+"""Processes that vanish or belong to someone else, and a driver whose every call is slow.
+
+All through the real NvmlSource on the fake library: the process list comes from the fake,
+the names and users from psutil (made to fail where the fault needs it).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import psutil
+import pynvml
+import pytest
+from fakenvml import FakeNvml
+from faults_helpers import panel_text, process_rows, run_once
+from PySide6.QtCore import QTimer
+
+from gpumon.telemetry.nvml import NvmlSource
+
+GIB = 1024**3
+WAIT_MS = 5000
+
+
+@pytest.fixture
+def child() -> Iterator[subprocess.Popen[bytes]]:
+    """A live process to list as a GPU process."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+def _reaped_pid() -> int:
+    done = subprocess.Popen([sys.executable, "-c", "pass"])
+    done.wait()
+    return done.pid
+
+
+def _fail_for(monkeypatch: pytest.MonkeyPatch, pid: int, methods: tuple[str, ...],
+              error: Callable[[int], psutil.Error]) -> None:
+    """psutil.Process.<method>() raises ``error(pid)`` for this PID only."""
+    for name in methods:
+        original = getattr(psutil.Process, name)
+
+        def patched(self: psutil.Process, *a: Any, _orig: Any = original, **k: Any) -> Any:
+            if self.pid == pid:
+                raise error(pid)
+            return _orig(self, *a, **k)
+
+        monkeypatch.setattr(psutil.Process, name, patched)
+
+
+def _row(rows: list[dict[str, str]], pid: int) -> dict[str, str]:
+    found = [r for r in rows if r["PID"] == str(pid)]
+    assert len(found) == 1, rows
+    return found[0]
+
+
+def _once_row(out: str, pid: int) -> str:
+    found = [line for line in out.splitlines() if f" {pid} " in line and "MiB" in line]
+    assert len(found) == 1, out
+    return found[0]
+
+
+@pytest.mark.parametrize("when", ["before lookup", "during lookup"])
+def test_process_that_vanished_keeps_a_row(qtbot, make_window, fake_nvml: FakeNvml,
+                                           monkeypatch: pytest.MonkeyPatch,
+                                           child: subprocess.Popen[bytes], when: str,
+                                           capfd: pytest.CaptureFixture[str]) -> None:
+    if when == "before lookup":  # listed by the driver, gone when psutil asks
+        pid = _reaped_pid()
+    else:  # psutil found it, then it exited between two reads
+        pid = child.pid
+        _fail_for(monkeypatch, pid, ("name", "username", "cmdline"), psutil.NoSuchProcess)
+    fake_nvml.add_process(0, pid, GIB)
+    rc, out, _ = run_once(capfd)
+    line = _once_row(out, pid)
+    assert rc == 0 and "N/A" in line and "1024MiB" in line
+    w = make_window(NvmlSource)
+    qtbot.waitUntil(lambda: any(r["PID"] == str(pid) for r in process_rows(w)), timeout=WAIT_MS)
+    row = _row(process_rows(w), pid)
+    assert (row["Process name"], row["User"], row["Command"]) == ("N/A", "N/A", "N/A")
+    assert row["GPU memory"] == "1.00 GiB" and row["Type"] == "C"
+    before = w.history.count(0)
+    qtbot.waitUntil(lambda: w.history.count(0) >= before + 3, timeout=WAIT_MS)
+
+
+@pytest.mark.parametrize("denied", ["user and command", "everything"])
+def test_process_of_another_user_shows_what_is_known(qtbot, make_window, fake_nvml: FakeNvml,
+                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     child: subprocess.Popen[bytes],
+                                                     denied: str,
+                                                     capfd: pytest.CaptureFixture[str]) -> None:
+    pid = child.pid
+    name = psutil.Process(pid).name()
+    if denied == "everything":  # even opening the process is refused
+        monkeypatch.setattr(psutil, "Process", _denying_process(pid))
+    else:
+        _fail_for(monkeypatch, pid, ("username", "cmdline"), psutil.AccessDenied)
+    fake_nvml.add_process(0, pid, 2 * GIB)
+    rc, out, _ = run_once(capfd)
+    assert rc == 0 and "2048MiB" in _once_row(out, pid)
+    w = make_window(NvmlSource)
+    qtbot.waitUntil(lambda: any(r["PID"] == str(pid) for r in process_rows(w)), timeout=WAIT_MS)
+    row = _row(process_rows(w), pid)
+    assert row["GPU memory"] == "2.00 GiB"
+    assert (row["User"], row["Command"]) == ("N/A", "N/A")
+    assert row["Process name"] == ("N/A" if denied == "everything" else name)
+
+
+def _denying_process(pid: int) -> Callable[..., psutil.Process]:
+    real = psutil.Process
+
+    def make(p: int | None = None) -> psutil.Process:
+        if p == pid:
+            raise psutil.AccessDenied(p)
+        return real(p)
+
+    return make
+
+
+# --- every NVML call takes 200 ms ----------------------------------------------------------
+
+class SlowNvml:
+    """Wraps every pynvml function; while ``on``, each call sleeps ``delay_s`` first."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, delay_s: float) -> None:
+        self.delay_s = delay_s
+        self.on = threading.Event()
+        self.calls = 0
+        for name, fn in inspect.getmembers(pynvml, inspect.isfunction):
+            if name.startswith("nvml"):
+                monkeypatch.setattr(pynvml, name, self._wrap(fn))
+
+    def _wrap(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)  # NvmlSource names calls by __name__
+        def slow(*args: Any, **kwargs: Any) -> Any:
+            if self.on.is_set():
+                self.calls += 1
+                time.sleep(self.delay_s)
+            return fn(*args, **kwargs)
+        return slow
+
+
+def test_every_call_taking_200_ms_keeps_the_window_live_and_says_stale(
+        qtbot, make_window, fake_nvml: FakeNvml, monkeypatch: pytest.MonkeyPatch) -> None:
+    slow = SlowNvml(monkeypatch, 0.2)
+    w = make_window(NvmlSource, interval_s=0.1)
+    qtbot.waitUntil(lambda: w.history.count(0) >= 2, timeout=WAIT_MS)
+    ticks: list[float] = []
+    paints: list[float] = []
+
+    def on_tick() -> None:
+        ticks.append(time.monotonic())
+        start = time.monotonic()
+        w.repaint()  # a synchronous paint of the whole window
+        paints.append(time.monotonic() - start)
+
+    timer = QTimer()
+    timer.timeout.connect(on_tick)
+    timer.start(20)
+    slow.on.set()
+    try:
+        qtbot.waitUntil(lambda: slow.calls >= 2 and w.stale, timeout=WAIT_MS)
+        assert "data is stale (last update" in w.header.status_line.text()
+        assert all(p.stale for p in w.gpu_grid.panels)
+        qtbot.wait(1000)  # the driver is still slow; the GUI must not be
+    finally:
+        timer.stop()
+        slow.on.clear()
+    gaps = [b - a for a, b in zip(ticks, ticks[1:], strict=False)]
+    assert len(ticks) >= 20, "the GUI-thread timer hardly fired while NVML was slow"
+    assert max(gaps) < 0.5, f"the GUI thread stalled for {max(gaps):.3f} s"
+    assert sorted(paints)[len(paints) // 2] < 0.25
+    # Fast again: fresh data clears the stale state.
+    qtbot.waitUntil(lambda: not w.stale, timeout=10_000)
+    assert "stale" not in w.header.status_line.text() and "Temp 40 °C" in panel_text(w, 0)
