@@ -1,4 +1,5 @@
-"""The menu bar (File, View, Help), the keyboard shortcuts, and the remembered settings.
+"""The menu bar (File, View, Help), the keyboard shortcuts, the remembered settings, and
+the "Lesson" tab.
 
 ``install_menus(window, settings)`` is the one call MainWindow makes: it restores what
 ``settings`` remembers, builds the menus with their shortcuts, and saves each change (and
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from gpumon.ui.file_actions import FileActions
+from gpumon.ui.lesson_page import install_lesson_page
 from gpumon.ui.presentation import Presentation, show_about, show_shortcuts
 from gpumon.ui.settings import Settings
 
@@ -43,6 +45,7 @@ class Menus(QObject):
         self._restore_sampling()
         self.presentation = Presentation(window, settings)
         self.files = FileActions(window)
+        self.lesson = install_lesson_page(window)
         bar = window.menuBar()
         self._build_file(bar.addMenu("&File"))
         self._build_view(bar.addMenu("&View"))

@@ -1,0 +1,271 @@
+"""The "Lesson" tab: the GPU-computing lesson one step at a time, run for real.
+
+Each step shows its narration and code; "Run" plays it with a
+:class:`~gpumon.playground.lesson.LessonRunner` on the window's one engine thread
+(``MainWindow.engine.call``), so torch never runs in the GUI thread and the lesson shares the
+playground's workspace. The outcome shown is what torch really answered on this machine:
+values and devices, or the error with its explanation, then the meta variant where the
+machine has no CUDA GPU.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QFont, QFontDatabase
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gpumon.playground.lesson import LESSON, LessonRunner, LessonStep, StepResult
+from gpumon.playground.outcome import LoadStatus, Outcome
+
+if TYPE_CHECKING:
+    from gpumon.playground.engine import Engine
+    from gpumon.telemetry.types import Snapshot
+    from gpumon.ui.app import MainWindow
+
+ERROR_COLOUR = "#d32f2f"
+OK_COLOUR = "#2e7d32"
+META_COLOUR = "#6a1b9a"
+
+
+def outcome_html(out: Outcome) -> str:
+    """One action: its code, then its value and device, or torch's error and why."""
+    code = f"<pre style='margin:0'>&gt;&gt;&gt; {html.escape(out.code)}</pre>"
+    if out.error is not None:
+        e = out.error
+        who = "" if e.by_torch else " <i>(gpumon refused it before torch ran)</i>"
+        return (f"{code}<p style='margin:2px 0 8px 16px'><b style='color:{ERROR_COLOUR}'>"
+                f"{html.escape(e.headline())}</b>{who}<br>"
+                f"<span>why: {html.escape(e.explanation)}</span></p>")
+    facts = []
+    if out.device and out.kind != "value":
+        facts.append(f"device <b>{html.escape(out.device)}</b>")
+    if out.shape is not None:
+        facts.append(f"shape {tuple(out.shape)}, {html.escape(out.dtype or '')}")
+    if out.copied is not None:
+        facts.append("copied" if out.copied else "not copied (the result is the source)")
+    facts.append(f"{out.duration_s * 1e3:.3f} ms")
+    preview = (f"<pre style='margin:0 0 0 16px; color:{OK_COLOUR}'>"
+               f"{html.escape(out.preview)}</pre>") if out.preview else ""
+    return f"{code}{preview}<p style='margin:2px 0 8px 16px'>{' · '.join(facts)}</p>"
+
+
+def result_html(result: StepResult) -> str:
+    """The whole StepResult: nvidia-smi text or each outcome, the note, the meta variant."""
+    parts: list[str] = []
+    if result.smi_text:
+        parts.append(f"<pre>{html.escape(result.smi_text)}</pre>")
+    for out in result.outcomes:
+        parts.append(outcome_html(out))
+    if not result.ran:
+        parts.append("<p><i>This step was not run here.</i></p>")
+    if result.note:
+        parts.append(f"<p style='margin-top:6px'><b>Note:</b> {html.escape(result.note)}</p>")
+    if result.meta_outcomes:
+        parts.append(f"<p style='color:{META_COLOUR}'><b>The same on the meta device:</b></p>")
+        parts += [outcome_html(o) for o in result.meta_outcomes]
+    return "".join(parts) or "<p><i>Nothing to show.</i></p>"
+
+
+class LessonPage(QWidget):
+    """Step k of n: narration, code, Run, the real outcome; previous / next."""
+
+    stepFinished = Signal(object)  # StepResult, after it is shown
+
+    def __init__(self, window: MainWindow, steps: tuple[LessonStep, ...] = LESSON,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("lessonPage")
+        self._window = window
+        self._engine = window.engine
+        self._steps = steps
+        self._index = 0
+        self._results: dict[int, StepResult] = {}
+        self._ticket: int | None = None
+        self._runner: LessonRunner | None = None
+        self._runner_engine: Engine | None = None
+        self._snapshot: Snapshot | None = None  # handed to the runner for step 1
+
+        self.counter = QLabel()
+        self.counter.setObjectName("lessonCounter")
+        self.title = QLabel()
+        self.title.setObjectName("lessonTitle")
+        self.title.setStyleSheet("font-weight: bold; font-size: 130%;")
+        self.narration = QLabel()
+        self.narration.setObjectName("lessonNarration")
+        self.narration.setWordWrap(True)
+        self.narration.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        mono = QFont()  # only the family is set, so the size follows the zoom
+        mono.setFamilies(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont).families())
+        mono.setStyleHint(QFont.StyleHint.Monospace)
+        self.code = QPlainTextEdit()
+        self.code.setObjectName("lessonCode")
+        self.code.setAccessibleName("Code of this step")
+        self.code.setReadOnly(True)
+        self.code.setFont(mono)
+        self.output = QTextBrowser()
+        self.output.setObjectName("lessonOutput")
+        self.output.setAccessibleName("What this step gave")
+        self.output.setFont(mono)
+        self.output.setPlaceholderText("Press Run to run this step on this machine.")
+        self.busy_bar = QProgressBar()
+        self.busy_bar.setObjectName("lessonBusy")
+        self.busy_bar.setRange(0, 0)  # indeterminate: loading torch, first CUDA init
+        self.busy_bar.setMaximumWidth(160)
+        self.busy_bar.hide()
+        self.busy_label = QLabel()
+        self.busy_label.setObjectName("lessonBusyLabel")
+        self.prev_button = QPushButton("◀ Previous")
+        self.prev_button.setObjectName("lessonPrev")
+        self.run_button = QPushButton("Run")
+        self.run_button.setObjectName("lessonRun")
+        self.run_button.setAccessibleName("Run this step")
+        self.next_button = QPushButton("Next ▶")
+        self.next_button.setObjectName("lessonNext")
+        self.prev_button.clicked.connect(self.previous)
+        self.next_button.clicked.connect(self.next)
+        self.run_button.clicked.connect(self.run_current)
+
+        top = QHBoxLayout()
+        top.addWidget(self.title, 1)
+        top.addWidget(self.counter)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.prev_button)
+        buttons.addWidget(self.run_button)
+        buttons.addWidget(self.next_button)
+        buttons.addSpacing(12)
+        buttons.addWidget(self.busy_bar)
+        buttons.addWidget(self.busy_label, 1)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.narration)
+        layout.addWidget(self.code)
+        layout.addLayout(buttons)
+        layout.addWidget(self.output, 1)
+
+        self._engine.callFinished.connect(self._on_call_finished)
+        self._engine.loadingStarted.connect(self._on_loading)
+        self._engine.loadingFinished.connect(self._on_loaded)
+        self.show_step(0)
+
+    # -- navigation --------------------------------------------------------------------------
+    @property
+    def index(self) -> int:
+        """0-based index of the step shown."""
+        return self._index
+
+    @property
+    def running(self) -> bool:
+        return self._ticket is not None
+
+    def show_step(self, index: int) -> None:
+        self._index = max(0, min(len(self._steps) - 1, index))
+        step = self._steps[self._index]
+        n = len(self._steps)
+        self.counter.setText(f"Step {self._index + 1} of {n}")
+        self.title.setText(step.title)
+        self.narration.setText(step.narration)
+        code = step.code()
+        if step.meta_variant:
+            code += "\n\n# without a CUDA GPU, the same on the meta device:\n" + step.meta_code()
+        self.code.setPlainText(code)
+        self._fit_code_height()
+        result = self._results.get(self._index + 1)
+        self.output.setHtml(result_html(result) if result is not None else "")
+        self._update_buttons()
+
+    def _fit_code_height(self) -> None:
+        """As tall as the code (2 to 14 lines), so the outcome gets the rest."""
+        lines = min(14, max(2, self.code.document().blockCount()))
+        line = self.code.fontMetrics().lineSpacing()
+        self.code.setFixedHeight(lines * line + 2 * int(self.code.document().documentMargin())
+                                 + 2 * self.code.frameWidth() + 4)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # the zoom changed the font
+            QTimer.singleShot(0, self._fit_code_height)  # after the children have it too
+
+    @Slot()
+    def next(self) -> None:
+        self.show_step(self._index + 1)
+
+    @Slot()
+    def previous(self) -> None:
+        self.show_step(self._index - 1)
+
+    # -- running -----------------------------------------------------------------------------
+    @Slot()
+    def run_current(self) -> None:
+        """Run the step shown on the engine thread; the result arrives in ``_on_call_finished``."""
+        if self.running:
+            return
+        number = self._index + 1
+        self._snapshot = self._window.latest_snapshot
+        self._ticket = self._engine.call(lambda engine: self._play(engine, number))
+        self._set_busy(True, f"Running step {number}…")
+
+    def _play(self, engine: Engine, number: int) -> StepResult:
+        """On the engine thread: one runner per Engine, fed the snapshot taken at Run."""
+        if self._runner is None or self._runner_engine is not engine:
+            self._runner = LessonRunner(engine, lambda: self._snapshot, self._steps)
+            self._runner_engine = engine
+        return self._runner.run_step(number)
+
+    @Slot(int, object)
+    def _on_call_finished(self, ticket: int, result: object) -> None:
+        if ticket != self._ticket:
+            return
+        self._ticket = None
+        self._set_busy(False)
+        if isinstance(result, StepResult):
+            self._results[result.number] = result
+            if result.number == self._index + 1:
+                self.output.setHtml(result_html(result))
+            self.stepFinished.emit(result)
+        else:  # a bug in the runner comes back as the exception it raised
+            self.output.setHtml(
+                f"<p style='color:{ERROR_COLOUR}'><b>The step could not run:</b> "
+                f"{html.escape(type(result).__name__)}: {html.escape(str(result))}</p>")
+        self._update_buttons()
+
+    @Slot()
+    def _on_loading(self) -> None:
+        self._set_busy(True, "Loading PyTorch… (the first time takes a few seconds)")
+
+    @Slot(object)
+    def _on_loaded(self, status: LoadStatus) -> None:
+        if self.running:
+            self.busy_label.setText(f"{status.message} — running…")
+        else:
+            self._set_busy(False)
+
+    def _set_busy(self, busy: bool, text: str = "") -> None:
+        self.busy_bar.setVisible(busy)
+        self.busy_label.setText(text)
+        self._update_buttons()
+
+    def _update_buttons(self) -> None:
+        self.prev_button.setEnabled(self._index > 0)
+        self.next_button.setEnabled(self._index < len(self._steps) - 1)
+        self.run_button.setEnabled(not self.running)
+        done = (self._index + 1) in self._results
+        self.run_button.setText("Run again" if done else "Run")
+
+
+def install_lesson_page(window: MainWindow) -> LessonPage:
+    """Add the "Lesson" tab to ``window``."""
+    page = LessonPage(window)
+    window.add_page(page, "Lesson")
+    return page

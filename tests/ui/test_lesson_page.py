@@ -1,0 +1,74 @@
+"""The Lesson tab: navigation, and steps run for real on the shared engine thread."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QPushButton
+
+from gpumon.playground.lesson import LESSON
+from gpumon.ui.lesson_page import LessonPage
+
+
+def _page(w) -> LessonPage:  # type: ignore[no-untyped-def]
+    page = w.findChild(LessonPage, "lessonPage")
+    assert page is not None
+    return page
+
+
+def _number(step_id: str) -> int:
+    return next(i for i, s in enumerate(LESSON) if s.id == step_id) + 1
+
+
+def test_navigation(qtbot, make_window):
+    w = make_window(show=False)
+    page = _page(w)
+    assert w.tabs.tabText(w.tabs.indexOf(page)) == "Lesson"
+    n = len(LESSON)
+    assert page.counter.text() == f"Step 1 of {n}"
+    assert not page.prev_button.isEnabled()
+    qtbot.mouseClick(page.next_button, Qt.MouseButton.LeftButton)
+    assert page.counter.text() == f"Step 2 of {n}"
+    assert page.title.text() == LESSON[1].title
+    assert LESSON[1].actions[0].code() in page.code.toPlainText()
+    page.show_step(n - 1)
+    assert not page.next_button.isEnabled()
+    qtbot.mouseClick(page.prev_button, Qt.MouseButton.LeftButton)
+    assert page.index == n - 2
+    assert not w.engine.running  # navigating never starts torch
+
+
+def test_step_one_shows_nvidia_smi_text(qtbot, make_window):
+    w = make_window()
+    qtbot.waitUntil(lambda: w.latest_snapshot is not None, timeout=5000)
+    page = _page(w)
+    with qtbot.waitSignal(page.stepFinished, timeout=20000) as blocker:
+        qtbot.mouseClick(page.findChild(QPushButton, "lessonRun"), Qt.MouseButton.LeftButton)
+    assert blocker.args[0].smi_text
+    assert "Memory-Usage" in page.output.toPlainText()
+    assert "simulated" in page.output.toPlainText()
+    assert page.run_button.text() == "Run again"
+
+
+def test_cuda_step_without_cuda_shows_the_real_error(qtbot, make_window):
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA; the GPU tests cover the CUDA path")
+    w = make_window(show=False)
+    page = _page(w)
+    page.show_step(_number("to-gpu") - 1)
+    with qtbot.waitSignal(page.stepFinished, timeout=60000) as blocker:
+        page.run_current()
+        assert page.running and page.busy_bar.isVisibleTo(page)
+        assert not page.run_button.isEnabled()
+    result = blocker.args[0]
+    errors = result.errors
+    assert errors, "a CUDA step on a machine without CUDA gives torch's error"
+    text = page.output.toPlainText()
+    assert errors[0].error.type_name in text
+    assert errors[0].error.message.splitlines()[0] in text
+    assert "why: " + errors[0].error.explanation in text
+    assert "Note:" in text and result.note in text
+    if result.meta_outcomes:
+        assert "meta device" in text
+    assert not page.busy_bar.isVisibleTo(page) and page.run_button.isEnabled()
