@@ -43,6 +43,7 @@ from gpumon.ui.gpu_grid import GpuGrid
 from gpumon.ui.gpu_panel import GpuPanel
 from gpumon.ui.header import HeaderBar, StatusBanner, status_summary
 from gpumon.ui.menus import install_menus
+from gpumon.ui.playground_panel import PlaygroundPanel
 from gpumon.ui.process_model import ProcessTable
 from gpumon.ui.settings import Settings
 from gpumon.ui.smi_table import SmiTable
@@ -119,6 +120,8 @@ class MainWindow(QMainWindow):
         self.tabs.setObjectName("pages")
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(monitor, "Monitor")
+        self.playground = PlaygroundPanel(self)  # borrows gpu_grid while its tab is shown
+        self.tabs.addTab(self.playground, "Playground")
         central = QWidget()
         layout = QVBoxLayout(central)
         layout.setContentsMargins(4, 2, 4, 4)

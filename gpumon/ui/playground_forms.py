@@ -1,0 +1,381 @@
+"""The playground's forms: each button turns the fields into an Action and emits it.
+
+Forms never run anything: ``actionRequested(Action)`` goes to the engine queue. Device
+fields are EDITABLE combos filled from the engine's devices, so a person can also type a
+wrong device (``gpu``, ``cuda:-1``, ``cuda:7``) and read torch's own answer. Only what the
+Action cannot represent (a shape that is not numbers) is caught here, in ``formError``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QGridLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gpumon.playground import actions as A
+from gpumon.playground.devices import DeviceOption
+from gpumon.playground.outcome import WorkspaceEntry
+
+DEFAULT_DTYPE = "(default)"
+AS_IS = "(as is)"
+OPS: tuple[tuple[str, A.ComputeOp], ...] = (
+    ("a ** 2", "pow"), ("a + b", "add"), ("a * b", "mul"), ("a @ b", "matmul"),
+    ("a.sum()", "sum"))
+MOVES: tuple[tuple[str, A.MoveHow], ...] = (
+    (".to(device)", "to"), (".cuda(index)", "cuda"), (".cuda()", "cuda"), (".cpu()", "cpu"))
+
+
+def parse_shape(text: str) -> tuple[int, ...]:
+    """``"2, 3"``, ``"(2, 3)"``, ``"[4]"`` → a tuple of ints; ValueError with a sentence."""
+    body = text.strip().strip("()[]").strip()
+    if not body:
+        return ()
+    parts = [p.strip() for p in body.split(",") if p.strip()]
+    if not all(re.fullmatch(r"-?\d+", p) for p in parts):
+        raise ValueError(f"A shape is whole numbers separated by commas, such as 2, 3 — "
+                         f"not {text!r}.")
+    return tuple(int(p) for p in parts)
+
+
+def ref_for(name: str, modifier: str) -> str | A.Ref:
+    """The operand for a name and a modifier such as ``.cpu()``, ``.cuda(1)``, ``.to('meta')``."""
+    if modifier in ("", AS_IS):
+        return name
+    if modifier == ".cpu()":
+        return A.Ref(name, "cpu")
+    m = re.fullmatch(r"\.cuda\((\d*)\)", modifier)
+    if m:
+        return A.Ref(name, "cuda", index=int(m.group(1)) if m.group(1) else None)
+    m = re.fullmatch(r"\.to\('(.*)'\)", modifier)
+    if m:
+        return A.Ref(name, "to", device=m.group(1))
+    return name
+
+
+def _combo(name: str, editable: bool = False, items: Sequence[str] = ()) -> QComboBox:
+    combo = QComboBox()
+    combo.setObjectName(name)
+    combo.setEditable(editable)
+    combo.addItems(list(items))
+    combo.setMinimumContentsLength(7)
+    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    return combo
+
+
+def _edit(name: str, text: str, placeholder: str = "") -> QLineEdit:
+    edit = QLineEdit(text)
+    edit.setObjectName(name)
+    edit.setPlaceholderText(placeholder)
+    return edit
+
+
+def _spin(name: str, value: int, low: int = 0, high: int = 4096) -> QSpinBox:
+    spin = QSpinBox()
+    spin.setObjectName(name)
+    spin.setRange(low, high)
+    spin.setValue(value)
+    return spin
+
+
+class ActionForms(QTabWidget):
+    """Tabs Create / Move / Compute / Model / Queries; emits ``actionRequested(Action)``."""
+
+    actionRequested = Signal(object)  # Action
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("actionForms")
+        self.setAccessibleName("Playground actions")
+        self.buttons: list[QPushButton] = []
+        self.device_combos: list[QComboBox] = []
+        self._tensor_combos: list[QComboBox] = []
+        self._model_combos: list[QComboBox] = []
+        self._any_combos: list[QComboBox] = []
+        self._modifier_combos: list[QComboBox] = []
+        self.error_label = QLabel()
+        self.error_label.setObjectName("formError")
+        self.error_label.setWordWrap(True)
+        self.error_label.setStyleSheet("color: #c62828;")
+        self.error_label.hide()
+        self._build_create()
+        self._build_move()
+        self._build_compute()
+        self._build_model()
+        self._build_queries()
+
+    # -- public --------------------------------------------------------------------------
+    def set_devices(self, options: Sequence[DeviceOption]) -> None:
+        """Offer these devices in every device combo, keeping what each one shows."""
+        for combo in self.device_combos:
+            text = combo.currentText()
+            combo.clear()
+            for opt in options:
+                combo.addItem(opt.name)
+                combo.setItemData(combo.count() - 1, opt.label, 3)  # ToolTipRole
+            combo.setCurrentIndex(-1)
+            combo.setEditText(text)
+        mods = [AS_IS, ".cpu()"]
+        cudas = [o.name for o in options if o.name.startswith("cuda:")]
+        if cudas:
+            mods += [".cuda()"] + [f".cuda({c.split(':')[1]})" for c in cudas]
+        mods += [f".to('{o.name}')" for o in options if o.name != "cpu"]
+        if not cudas:
+            mods += [".cuda()", ".to('cuda:0')"]  # to see what a CPU-only torch says
+        for combo in self._modifier_combos:
+            text = combo.currentText()
+            combo.clear()
+            combo.addItems(mods)
+            combo.setCurrentText(text if text in mods else AS_IS)
+
+    def set_workspace(self, entries: Sequence[WorkspaceEntry]) -> None:
+        """Offer the workspace's names in the name combos (tensors, models, or any)."""
+        tensors = [e.name for e in entries if e.kind == "tensor"]
+        models = [e.name for e in entries if e.kind == "model"]
+        for combos, names in ((self._tensor_combos, tensors), (self._model_combos, models),
+                              (self._any_combos, tensors + models)):
+            for combo in combos:
+                text = combo.currentText()
+                combo.clear()
+                combo.addItems(names)
+                combo.setEditText(text)
+
+    def use_name(self, name: str, kind: str) -> None:
+        """Put a workspace name into the fields that take one of its kind."""
+        combos = [*self._any_combos]
+        combos += self._tensor_combos if kind == "tensor" else self._model_combos
+        for combo in combos:
+            combo.setEditText(name)
+
+    def set_busy(self, busy: bool) -> None:
+        """Mark the run buttons busy (they stay enabled: a click queues the action)."""
+        for button in self.buttons:
+            button.setProperty("busy", busy)
+            button.style().unpolish(button)
+            button.style().polish(button)
+
+    def set_runnable(self, runnable: bool) -> None:
+        for button in self.buttons:
+            button.setEnabled(runnable)
+
+    # -- building ------------------------------------------------------------------------
+    def _button(self, name: str, text: str, make: Callable[[], A.Action], tip: str = ""
+                ) -> QPushButton:
+        button = QPushButton(text)
+        button.setObjectName(name)
+        button.setAccessibleName(text)
+        button.setToolTip(tip or text)
+        button.setProperty("busy", False)
+        button.clicked.connect(lambda: self._emit(make))
+        self.buttons.append(button)
+        return button
+
+    def _emit(self, make: Callable[[], A.Action]) -> None:
+        try:
+            action = make()
+        except ValueError as exc:
+            self.error_label.setText(str(exc))
+            self.error_label.show()
+            return
+        self.error_label.hide()
+        self.actionRequested.emit(action)
+
+    def _device(self, name: str, default: str = "") -> QComboBox:
+        """An editable device combo; empty text means torch's default (no device argument)."""
+        combo = _combo(name, editable=True, items=["cpu"])
+        combo.setCurrentIndex(-1)
+        combo.setEditText(default)
+        line = combo.lineEdit()
+        if line is not None:
+            line.setPlaceholderText("default")
+        combo.setToolTip("Pick a device or type one (try 'gpu' or 'cuda:7' to see the error); "
+                         "empty: torch's default, the cpu")
+        combo.setAccessibleName("device")
+        self.device_combos.append(combo)
+        return combo
+
+    def _names(self, name: str, kind: str, default: str) -> QComboBox:
+        combo = _combo(name, editable=True)
+        combo.setEditText(default)
+        combo.setAccessibleName(f"{kind} name")
+        {"tensor": self._tensor_combos, "model": self._model_combos,
+         "any": self._any_combos}[kind].append(combo)
+        return combo
+
+    def _modifier(self, name: str) -> QComboBox:
+        combo = _combo(name, items=[AS_IS, ".cpu()"])
+        combo.setToolTip("Move the operand on the fly, as in y + x.cpu(); the name keeps its "
+                         "value")
+        self._modifier_combos.append(combo)
+        return combo
+
+    def _page(self, title: str, rows: Sequence[Sequence[QWidget | str]]) -> None:
+        page = QWidget()
+        grid = QGridLayout()
+        grid.setContentsMargins(6, 6, 6, 6)
+        grid.setHorizontalSpacing(6)
+        for r, row in enumerate(rows):
+            for c, cell in enumerate(row):
+                grid.addWidget(QLabel(cell) if isinstance(cell, str) else cell, r, c)
+        grid.setColumnStretch(grid.columnCount(), 1)
+        outer = QVBoxLayout(page)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addLayout(grid)
+        outer.addStretch(1)
+        self.addTab(page, title)
+
+    def _build_create(self) -> None:
+        self.name_edit = _edit("nameEdit", "x")
+        self.dtype_combo = _combo("dtypeCombo", items=[DEFAULT_DTYPE, *A.DTYPES])
+        self.device_combo = self._device("deviceCombo")
+        self.values_edit = _edit("valuesEdit", "[1, 2, 3]", "[[1, 2], [3, 4]]")
+        self.fill_combo = _combo("fillCombo", items=list(A.FILL_KINDS))
+        self.shape_edit = _edit("shapeEdit", "2, 3", "2, 3")
+
+        def dtype() -> str | None:
+            text = self.dtype_combo.currentText()
+            return None if text == DEFAULT_DTYPE else text
+
+        def device() -> str | None:
+            return self.device_combo.currentText().strip() or None
+
+        create = self._button(
+            "runCreateButton", "torch.tensor(values)",
+            lambda: A.CreateTensor(self.name_edit.text().strip(), self.values_edit.text(),
+                                   dtype(), device()))
+        fill = self._button(
+            "runFillButton", "torch.zeros(shape)",
+            lambda: A.CreateFilled(self.name_edit.text().strip(),
+                                   self.fill_combo.currentText(),  # type: ignore[arg-type]
+                                   parse_shape(self.shape_edit.text()), dtype(), device()))
+        self.fill_combo.currentTextChanged.connect(
+            lambda kind: fill.setText(f"torch.{kind}(shape)"))
+        self._page("Create", [
+            ["name", self.name_edit, "device", self.device_combo],
+            ["values", self.values_edit, "dtype", self.dtype_combo],
+            ["fill", self.fill_combo, "shape", self.shape_edit],
+            ["", create, "", fill],
+            [self.error_label],
+        ])
+
+    def _build_move(self) -> None:
+        self.move_source = self._names("moveSourceCombo", "any", "x")
+        self.move_how = _combo("moveHowCombo", items=[t for t, _ in MOVES])
+        self.move_device = self._device("moveDeviceCombo", "cpu")
+        self.move_index = _spin("moveIndexSpin", 0, 0, 63)
+        self.move_dest = _edit("moveDestEdit", "", "same name")
+
+        def make() -> A.Move:
+            label = self.move_how.currentText()
+            how = dict(MOVES)[label]
+            return A.Move(self.move_source.currentText().strip(), how,
+                          self.move_device.currentText() if how == "to" else None,
+                          self.move_index.value() if label == ".cuda(index)" else None,
+                          self.move_dest.text().strip() or None)
+
+        move = self._button("runMoveButton", "move", make,
+                            "dest = source.to(device) / .cuda(i) / .cpu(); says if it copied")
+        self._page("Move", [
+            ["source", self.move_source, "how", self.move_how],
+            ["device", self.move_device, "index", self.move_index],
+            ["into", self.move_dest, "", move],
+        ])
+
+    def _build_compute(self) -> None:
+        self.compute_result = _edit("computeResultEdit", "y")
+        self.compute_op = _combo("computeOpCombo", items=[t for t, _ in OPS])
+        self.compute_a = self._names("computeACombo", "tensor", "x")
+        self.compute_a_mod = self._modifier("computeAModCombo")
+        self.compute_b = self._names("computeBCombo", "tensor", "x")
+        self.compute_b_mod = self._modifier("computeBModCombo")
+
+        def make() -> A.Compute:
+            op = dict(OPS)[self.compute_op.currentText()]
+            a = ref_for(self.compute_a.currentText().strip(), self.compute_a_mod.currentText())
+            b = ref_for(self.compute_b.currentText().strip(), self.compute_b_mod.currentText())
+            return A.Compute(self.compute_result.text().strip(), op, a,
+                             None if op in ("pow", "sum") else b)
+
+        run = self._button("runComputeButton", "compute", make,
+                           "y = a ** 2, a + b, a * b, a @ b, a.sum(); results stay on the "
+                           "inputs' device")
+        self._page("Compute", [
+            ["result", self.compute_result, "op", self.compute_op],
+            ["a", self.compute_a, "", self.compute_a_mod],
+            ["b", self.compute_b, "", self.compute_b_mod],
+            ["", "", "", run],
+        ])
+
+    def _build_model(self) -> None:
+        self.model_name = self._names("modelNameCombo", "model", "net")
+        self.model_in = _spin("modelInSpin", 3, 1)
+        self.model_out = _spin("modelOutSpin", 1, 1)
+        self.model_bias = QCheckBox("bias")
+        self.model_bias.setObjectName("modelBiasCheck")
+        self.model_bias.setChecked(True)
+        self.model_device = self._device("modelDeviceCombo")
+        self.call_result = _edit("callResultEdit", "out")
+        self.call_input = self._names("callInputCombo", "tensor", "x")
+        self.call_mod = self._modifier("callInputModCombo")
+
+        def name() -> str:
+            return self.model_name.currentText().strip()
+
+        create = self._button(
+            "runModelButton", "nn.Linear",
+            lambda: A.CreateModel(name(), self.model_in.value(), self.model_out.value(),
+                                  self.model_bias.isChecked(),
+                                  self.model_device.currentText().strip() or None))
+        move = self._button(
+            "runModelMoveButton", "net.to(device)",
+            lambda: A.Move(name(), "to", self.model_device.currentText().strip() or "cpu"))
+        params = self._button("runParamsButton", "parameters' devices",
+                              lambda: A.ModelParameters(name()))
+        call = self._button(
+            "runCallButton", "call net(input)",
+            lambda: A.CallModel(self.call_result.text().strip(), name(),
+                                ref_for(self.call_input.currentText().strip(),
+                                        self.call_mod.currentText())))
+        self._page("Model", [
+            ["model", self.model_name, "in", self.model_in, "out", self.model_out],
+            ["device", self.model_device, "", self.model_bias, "", create],
+            ["", move, "", params],
+            ["input", self.call_input, "", self.call_mod],
+            ["result", self.call_result, "", call],
+        ])
+
+    def _build_queries(self) -> None:
+        self.query_index = _spin("queryIndexSpin", 0, 0, 63)
+        self.query_index.setPrefix("i = ")
+        self.query_name = self._names("queryNameCombo", "any", "x")
+        b = self._button
+        self._page("Queries", [
+            [b("runIsAvailableButton", "is_available()", A.IsAvailable),
+             b("runDeviceCountButton", "device_count()", A.DeviceCount),
+             b("runCurrentDeviceButton", "current_device()", A.CurrentDevice)],
+            [b("runDeviceNameButton", "get_device_name(i)",
+               lambda: A.DeviceName(self.query_index.value())),
+             b("runDevicePropsButton", "get_device_properties(i)",
+               lambda: A.DeviceProperties(self.query_index.value())),
+             self.query_index],
+            [b("runTensorDeviceButton", "name.device",
+               lambda: A.TensorDevice(self.query_name.currentText().strip())),
+             b("runDeleteButton", "del name",
+               lambda: A.Delete(self.query_name.currentText().strip())),
+             self.query_name],
+            [b("runVersionsButton", "versions", A.Versions),
+             b("runEmptyCacheButton", "empty_cache()", A.EmptyCache,
+               "torch.cuda.empty_cache(): give unused cached GPU memory back to the driver")],
+        ])

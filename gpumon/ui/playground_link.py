@@ -1,0 +1,171 @@
+"""The playground's link to the monitor: markers on GPU graphs and torch's memory counters.
+
+``cuda:i`` is matched to the NVML GPU with the same UUID (torch's UUID from the engine's
+DeviceOptions, NVML's from the latest Snapshot): CUDA and NVML number GPUs differently. An
+outcome that touched ``cuda:i`` becomes a marker on that GPU's graphs, and from then on the
+GPU's memory graph also plots NVML's used-by-this-process and torch's reserved and
+allocated bytes, which :class:`TorchMemoryProvider` adds to every Snapshot from the sampling
+thread. Both halves are plain plumbing that a test can feed with a fake outcome, fake
+counters and simulated GPUs; the real CUDA check is ``tests/gpu/test_ui_cuda.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, Qt, Slot
+
+from gpumon.playground.devices import DeviceOption, match_cuda_to_nvml
+from gpumon.playground.memory import torch_memory_counters
+from gpumon.playground.outcome import Outcome
+from gpumon.telemetry.history import SELF_MEM_KEY
+from gpumon.telemetry.types import GpuInfo, Snapshot
+from gpumon.ui.playground_style import ERROR_COLOR, cuda_index, device_color, short_code
+
+if TYPE_CHECKING:
+    from gpumon.ui.app import MainWindow
+    from gpumon.ui.gpu_panel import GpuPanel
+
+ALLOCATED_KEY = "torch_allocated_bytes"
+RESERVED_KEY = "torch_reserved_bytes"
+#: (History key, legend label, colour, dashed) added to a GPU's memory graph once used.
+SERIES: tuple[tuple[str, str, str, bool], ...] = (
+    (SELF_MEM_KEY, "NVML used by gpumon (incl. CUDA context)", "#9467bd", True),
+    (RESERVED_KEY, "torch reserved (caching allocator)", "#ff7f0e", False),
+    (ALLOCATED_KEY, "torch allocated (live tensors)", "#d62728", False),
+)
+
+_SERIES_PROPERTY = "playgroundTorchSeries"  # set on a GpuPanel once it has SERIES
+
+Counters = Callable[[], dict[int, tuple[int, int]]]
+
+
+def cuda_to_nvml(cuda_uuids: Sequence[str], gpus: Sequence[GpuInfo]) -> dict[int, int]:
+    """``{cuda index: NVML GpuInfo.index}`` for the cuda devices whose UUID NVML also lists."""
+    matches = match_cuda_to_nvml(list(cuda_uuids), [g.uuid for g in gpus])
+    return {c: gpus[pos].index for c, pos in matches.items() if pos is not None}
+
+
+class TorchMemoryProvider:
+    """An extra provider for the sampling thread: torch's counters keyed by NVML GPU index.
+
+    ``counters`` defaults to :func:`torch_memory_counters`, which never imports torch and
+    returns ``{}`` until CUDA is initialised, so this costs nothing before the playground
+    uses a GPU. The cuda UUIDs are replaced whole (one assignment), safe across threads.
+    """
+
+    def __init__(self, counters: Counters = torch_memory_counters) -> None:
+        self.counters = counters  # replaceable: tests feed fake counters
+        self._cuda_uuids: tuple[str, ...] = ()
+
+    def set_cuda_uuids(self, uuids: Sequence[str]) -> None:
+        self._cuda_uuids = tuple(uuids)
+
+    def __call__(self, snap: Snapshot) -> dict[int, dict[str, float]]:
+        counters = self.counters()
+        if not counters:
+            return {}
+        mapping = cuda_to_nvml(self._cuda_uuids, snap.gpus)
+        out: dict[int, dict[str, float]] = {}
+        for index, (allocated, reserved) in counters.items():
+            nvml = mapping.get(index)
+            if nvml is not None:
+                out[nvml] = {ALLOCATED_KEY: float(allocated), RESERVED_KEY: float(reserved)}
+        return out
+
+
+@dataclass(frozen=True)
+class Marker:
+    device: str  # "cuda:0": re-mapped to an NVML GPU whenever the panels are rebuilt
+    t: float
+    text: str
+    color: str
+
+
+class MonitorLink(QObject):
+    """Puts outcomes on the graphs of the GPUs they touched (see the module doc)."""
+
+    def __init__(self, window: MainWindow, counters: Counters = torch_memory_counters) -> None:
+        super().__init__(window)
+        self._window = window
+        self.provider = TorchMemoryProvider(counters)
+        self._cuda_uuids: dict[int, str] = {}
+        self._fallback: dict[int, int] = {}  # DeviceOption.nvml_index, before any snapshot
+        self.markers: list[Marker] = []
+        self.used: set[str] = set()  # cuda devices the playground touched
+        window.sampling.add_extra_provider(self.provider)
+        window.gpuPanelsChanged.connect(self._reapply)
+
+    def set_device_options(self, options: Sequence[DeviceOption]) -> None:
+        """The engine's devices: torch's UUID of each cuda:i (for the mapping)."""
+        uuids: dict[int, str] = {}
+        self._fallback = {}
+        for opt in options:
+            index = cuda_index(opt.name)
+            if index is not None:
+                uuids[index] = opt.uuid or ""
+                if opt.nvml_index is not None:
+                    self._fallback[index] = opt.nvml_index
+        self._cuda_uuids = uuids
+        count = max(uuids) + 1 if uuids else 0
+        self.provider.set_cuda_uuids([uuids.get(i, "") for i in range(count)])
+        self._ensure_used_series()
+
+    def nvml_index(self, device: str) -> int | None:
+        """The NVML GPU index of ``cuda:i``, matched by UUID; None when unknown."""
+        index = cuda_index(device)
+        if index is None:
+            return None
+        snap = self._window.latest_snapshot
+        if snap is not None and snap.gpus:
+            count = max(self._cuda_uuids) + 1 if self._cuda_uuids else 0
+            ordered = [self._cuda_uuids.get(i, "") for i in range(count)]
+            return cuda_to_nvml(ordered, snap.gpus).get(index)
+        return self._fallback.get(index)
+
+    @Slot(object)
+    def on_outcome(self, outcome: Outcome) -> None:
+        """A marker on the graph of each GPU the outcome touched; its torch series from now."""
+        color = ERROR_COLOR if not outcome.ok else None
+        for device in outcome.devices:
+            if cuda_index(device) is None:
+                continue
+            marker = Marker(device, outcome.started_at, short_code(outcome.code),
+                            color or device_color(device))
+            self.markers.append(marker)
+            self.used.add(device)
+            panel = self._panel(device)
+            if panel is not None:
+                self._ensure_series(panel)
+                panel.add_marker(marker.t, marker.text, marker.color)
+                self._window.gpu_grid.ensureWidgetVisible(panel)
+
+    @Slot()
+    def _reapply(self) -> None:
+        """The panels were rebuilt (new source or GPU set): series and markers again."""
+        self._ensure_used_series()
+        for marker in self.markers:
+            panel = self._panel(marker.device)
+            if panel is not None:
+                panel.add_marker(marker.t, marker.text, marker.color)
+
+    def _ensure_used_series(self) -> None:
+        for device in sorted(self.used):
+            panel = self._panel(device)
+            if panel is not None:
+                self._ensure_series(panel)
+
+    def _panel(self, device: str) -> GpuPanel | None:
+        nvml = self.nvml_index(device)
+        return None if nvml is None else self._window.gpu_panel(nvml)
+
+    @staticmethod
+    def _ensure_series(panel: GpuPanel) -> None:
+        if panel.property(_SERIES_PROPERTY):
+            return
+        panel.setProperty(_SERIES_PROPERTY, True)
+        for key, label, color, dashed in SERIES:
+            style = Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine
+            panel.add_memory_series(key, label, color, style=style)

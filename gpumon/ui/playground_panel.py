@@ -1,0 +1,319 @@
+"""The "Playground" page: forms, workspace table and outcome log, beside the GPU graphs.
+
+Every action goes through the window's shared :class:`EngineThread`, so torch never runs in
+the GUI thread and actions run in the order they were asked for. While this page is the
+current tab it borrows the monitor's GPU grid (and gives it back to the "Monitor" page when
+another tab is chosen), so a marker for each CUDA action and torch's memory curves appear
+next to the form that caused them. torch is imported when the page is first shown or the
+first action is queued; if it cannot be, the page says so and the monitor is unaffected.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt, Slot
+from PySide6.QtGui import QBrush, QColor, QResizeEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QProgressBar,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gpumon.playground.actions import Action
+from gpumon.playground.devices import DeviceOption
+from gpumon.playground.memory import human_bytes
+from gpumon.playground.outcome import LoadStatus, Outcome, WorkspaceEntry
+from gpumon.telemetry.types import Snapshot
+from gpumon.ui.playground_forms import ActionForms
+from gpumon.ui.playground_link import MonitorLink
+from gpumon.ui.playground_log import OutcomeLog
+from gpumon.ui.playground_style import ERROR_COLOR, device_color, shape_text
+
+if TYPE_CHECKING:
+    from gpumon.ui.app import MainWindow
+
+WORKSPACE_COLUMNS = ("name", "kind", "shape", "dtype", "device", "size")
+LEFT_MIN, LEFT_MAX = 420, 560  # the forms, workspace and log column
+GRAPHS_WIDTH = 900  # two columns of GPU panels (gpu_grid.PANEL_MIN_WIDTH 430 each)
+BUSY_STYLE = 'QPushButton[busy="true"] { color: #8a5a00; font-style: italic; }'
+
+
+class WorkspaceTable(QTableWidget):
+    """Named tensors and models: name, kind, shape, dtype, device (coloured), size."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(0, len(WORKSPACE_COLUMNS), parent)
+        self.setObjectName("workspaceTable")
+        self.setAccessibleName("Workspace: named tensors and models")
+        self.setHorizontalHeaderLabels(list(WORKSPACE_COLUMNS))
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.verticalHeader().hide()
+        self.verticalHeader().setDefaultSectionSize(22)
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
+        self.entries: list[WorkspaceEntry] = []
+
+    def set_entries(self, entries: Sequence[WorkspaceEntry]) -> None:
+        self.entries = list(entries)
+        self.setRowCount(len(self.entries))
+        for row, e in enumerate(self.entries):
+            if e.shape is not None:
+                shape = shape_text(e.shape)
+            else:
+                shape = f"{e.parameters} parameters" if e.parameters is not None else ""
+            cells = (e.name, e.kind, shape, e.dtype or "", e.device, human_bytes(e.size_bytes))
+            for col, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                if col == 4:
+                    item.setForeground(QBrush(QColor(device_color(e.device))))
+                    font = item.font()
+                    font.setBold(True)
+                    item.setFont(font)
+                if col == 5:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight
+                                          | Qt.AlignmentFlag.AlignVCenter)
+                self.setItem(row, col, item)
+
+    def row_texts(self) -> list[tuple[str, ...]]:
+        """The table as text, for tests."""
+        def text(r: int, c: int) -> str:
+            item = self.item(r, c)
+            return "" if item is None else item.text()
+
+        return [tuple(text(r, c) for c in range(self.columnCount()))
+                for r in range(self.rowCount())]
+
+
+class PlaygroundPanel(QWidget):
+    """The playground page of ``window`` (see the module doc)."""
+
+    def __init__(self, window: MainWindow, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("playgroundPanel")
+        self.setAccessibleName("PyTorch playground")
+        self.setStyleSheet(BUSY_STYLE)
+        self._window = window
+        self.engine = window.engine
+        self._mine: deque[tuple[int, str]] = deque()  # (ticket, code) submitted here
+        self._nvml_uuids: tuple[str, ...] = ()
+
+        self.status_label = QLabel("PyTorch loads on its own thread when the playground is "
+                                   "first used.")
+        self.status_label.setObjectName("playgroundStatus")
+        self.status_label.setAccessibleName("PyTorch status")
+        self.status_label.setWordWrap(True)
+        self.busy_bar = QProgressBar()
+        self.busy_bar.setObjectName("busyBar")
+        self.busy_bar.setRange(0, 0)
+        self.busy_bar.setMaximumWidth(90)
+        self.busy_bar.setMaximumHeight(12)
+        self.busy_bar.setTextVisible(False)
+        self.busy_bar.hide()
+        self.busy_label = QLabel()
+        self.busy_label.setObjectName("busyLabel")
+        self.busy_label.setAccessibleName("Running actions")
+        self.busy_label.setStyleSheet("color: #8a5a00;")
+        self.forms = ActionForms()
+        self.workspace_table = WorkspaceTable()
+        self.log = OutcomeLog()
+        self.link = MonitorLink(window)
+
+        top = QHBoxLayout()
+        top.setContentsMargins(0, 0, 0, 0)
+        top.addWidget(self.status_label, 1)
+        top.addWidget(self.busy_label)
+        top.addWidget(self.busy_bar)
+        left = QSplitter(Qt.Orientation.Vertical)
+        left.setObjectName("playgroundLeft")
+        left.addWidget(self.forms)
+        left.addWidget(self.workspace_table)
+        left.addWidget(self.log)
+        left.setChildrenCollapsible(False)
+        left.setSizes([150, 130, 470])
+        left.setStretchFactor(2, 1)
+        self.graphs = QWidget()
+        self.graphs.setObjectName("playgroundGraphs")
+        graphs_layout = self._graphs_layout = QVBoxLayout(self.graphs)
+        graphs_layout.setContentsMargins(0, 0, 0, 0)
+        self._graphs_hint = QLabel("The GPU graphs show here while this page is open.")
+        self._graphs_hint.setStyleSheet("color: #777;")
+        self._graphs_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        graphs_layout.addWidget(self._graphs_hint)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.setObjectName("playgroundSplitter")
+        self.splitter.addWidget(left)
+        self.splitter.addWidget(self.graphs)
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.setSizes([520, 880])
+        self.splitter.setStretchFactor(1, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setSpacing(4)
+        layout.addLayout(top)
+        layout.addWidget(self.splitter, 1)
+
+        self._monitor_sizes: list[int] = []
+        self._sized = False
+        self.forms.actionRequested.connect(self.submit)
+        self.workspace_table.cellDoubleClicked.connect(self._use_name)
+        e = self.engine
+        e.loadingStarted.connect(self._on_loading_started)
+        e.loadingFinished.connect(self._on_loading_finished)
+        e.devicesChanged.connect(self._on_devices)
+        e.outcomeReady.connect(self._on_outcome)
+        e.actionFinished.connect(self._on_action_finished)
+        e.workspaceChanged.connect(self._on_workspace)
+        e.busyChanged.connect(self._on_busy)
+        e.queueLengthChanged.connect(self._show_queue)
+        window.snapshotReceived.connect(self._on_snapshot)
+        window.tabs.currentChanged.connect(self._on_tab_changed)
+
+    # -- public --------------------------------------------------------------------------
+    def submit(self, action: Action) -> int:
+        """Queue ``action`` on the engine thread (torch loads first if needed); its ticket."""
+        self._start_engine()
+        ticket = self.engine.submit(action)
+        if ticket >= 0:
+            self._mine.append((ticket, action.code()))
+            self._show_queue(self.engine.queue_length)
+        return ticket
+
+    def load(self) -> None:
+        """Start importing torch now (the page does this when first shown)."""
+        self._start_engine()
+        self.engine.load()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt name)
+        """Size the splitter once, when shown at its real width: two columns of graphs."""
+        super().resizeEvent(event)
+        if not self._sized and self.isVisible() and self.splitter.width() > 0:
+            self._sized = True
+            total = self.splitter.width()
+            left = max(LEFT_MIN, min(LEFT_MAX, total - GRAPHS_WIDTH))
+            self.splitter.setSizes([left, max(1, total - left)])
+
+    # -- engine signals ------------------------------------------------------------------
+    @Slot()
+    def _on_loading_started(self) -> None:
+        self.status_label.setText("loading PyTorch… (on its own thread; the graphs keep "
+                                  "updating)")
+        self.status_label.setStyleSheet("color: #8a5a00;")
+
+    @Slot(object)
+    def _on_loading_finished(self, status: LoadStatus) -> None:
+        if status.ok:
+            self.status_label.setText(status.message)
+            self.status_label.setStyleSheet("")
+            self.forms.set_runnable(True)
+            return
+        self.status_label.setText(
+            f"The playground needs PyTorch, which is not usable here ({status.message}). "
+            "The monitor keeps working; install PyTorch and restart gpumon to use the "
+            "playground.")
+        self.status_label.setStyleSheet(f"color: {ERROR_COLOR}; font-weight: bold;")
+        self.forms.set_runnable(False)
+
+    @Slot(object)
+    def _on_devices(self, options: list[DeviceOption]) -> None:
+        self.forms.set_devices(options)
+        self.link.set_device_options(options)
+        status = self.engine.load_status
+        names = ", ".join(o.name for o in options)
+        self.status_label.setText(f"{status.message if status else 'PyTorch'} · "
+                                  f"devices: {names}")
+        self.status_label.setToolTip("\n".join(o.label for o in options))
+
+    @Slot(object)
+    def _on_outcome(self, outcome: Outcome) -> None:
+        self.log.add(outcome)
+        self.link.on_outcome(outcome)
+
+    @Slot(int, object)
+    def _on_action_finished(self, ticket: int, _outcome: Outcome) -> None:
+        while self._mine and self._mine[0][0] <= ticket:
+            self._mine.popleft()
+
+    @Slot(object)
+    def _on_workspace(self, entries: list[WorkspaceEntry]) -> None:
+        self.workspace_table.set_entries(entries)
+        self.forms.set_workspace(entries)
+
+    @Slot(bool)
+    def _on_busy(self, busy: bool) -> None:
+        self.busy_bar.setVisible(busy)
+        self.forms.set_busy(busy)
+        self._show_queue(self.engine.queue_length)
+
+    @Slot(int)
+    def _show_queue(self, length: int) -> None:
+        if length <= 0:
+            self.busy_label.setText("loading…" if self.engine.loading else "")
+            return
+        running = self._mine[0][1] if self._mine else "an action"
+        more = f" · {length - 1} queued" if length > 1 else ""
+        self.busy_label.setText(f"running {running}{more}")
+
+    # -- window signals ------------------------------------------------------------------
+    @Slot(object)
+    def _on_snapshot(self, snap: Snapshot) -> None:
+        uuids = tuple(g.uuid for g in snap.gpus)
+        if uuids != self._nvml_uuids:
+            self._nvml_uuids = uuids
+            if self.engine.running:
+                self.engine.set_nvml_uuids(uuids)
+
+    @Slot(int)
+    def _on_tab_changed(self, index: int) -> None:
+        if self._window.tabs.widget(index) is self:
+            self._borrow_grid()
+            self.load()
+        else:
+            self._return_grid()
+
+    @Slot(int, int)
+    def _use_name(self, row: int, _column: int) -> None:
+        """Double-click a workspace row: its name goes into the forms' name fields."""
+        if 0 <= row < len(self.workspace_table.entries):
+            entry = self.workspace_table.entries[row]
+            self.forms.use_name(entry.name, entry.kind)
+
+    # -- internals -----------------------------------------------------------------------
+    def _start_engine(self) -> None:
+        if not self.engine.running and self._nvml_uuids:
+            self.engine.set_nvml_uuids(self._nvml_uuids)
+
+    def _monitor(self) -> QSplitter | None:
+        return self._window.findChild(QSplitter, "monitorPage")
+
+    def _borrow_grid(self) -> None:
+        grid = self._window.gpu_grid
+        monitor = self._monitor()
+        if grid.parent() is self.graphs or monitor is None or grid.parent() is not monitor:
+            return
+        self._monitor_sizes = monitor.sizes()
+        self._graphs_hint.hide()
+        self._graphs_layout.addWidget(grid)
+        grid.show()
+
+    def _return_grid(self) -> None:
+        grid = self._window.gpu_grid
+        monitor = self._monitor()
+        if grid.parent() is not self.graphs or monitor is None:
+            return
+        monitor.insertWidget(0, grid)
+        grid.show()
+        if len(self._monitor_sizes) == monitor.count():
+            monitor.setSizes(self._monitor_sizes)
+        self._graphs_hint.show()

@@ -1,0 +1,199 @@
+"""Colours and text for the playground: one colour per device, an Outcome as rich text.
+
+Pure functions of immutable values (Outcome, WorkspaceEntry), no widgets, so the log, the
+workspace table and the graph markers agree on colours and wording, and tests can read them.
+"""
+
+from __future__ import annotations
+
+import html
+import time
+
+from gpumon.playground.memory import MemoryReading, human_bytes
+from gpumon.playground.outcome import Outcome
+
+CPU_COLOR = "#546e7a"
+META_COLOR = "#8e24aa"
+ERROR_COLOR = "#c62828"
+OTHER_COLOR = "#6d4c41"
+#: cuda:0, cuda:1, ... (cycled): distinct from the cpu, meta and error colours.
+CUDA_COLORS = ("#2e7d32", "#1565c0", "#ef6c00", "#00838f", "#ad1457", "#827717", "#4527a0",
+               "#37474f")
+MONO = "font-family: 'DejaVu Sans Mono', 'Menlo', 'Consolas', monospace;"
+
+
+def cuda_index(device: str | None) -> int | None:
+    """``3`` for ``"cuda:3"``; None for anything else (``"cuda"`` without an index included)."""
+    if not device or not device.startswith("cuda:"):
+        return None
+    tail = device.split(":", 1)[1]
+    return int(tail) if tail.isdigit() else None
+
+
+def device_color(device: str | None) -> str:
+    """The colour of a device name: cpu, meta, each cuda:i; brown for anything else."""
+    if device == "cpu":
+        return CPU_COLOR
+    if device == "meta":
+        return META_COLOR
+    index = cuda_index(device)
+    if index is not None:
+        return CUDA_COLORS[index % len(CUDA_COLORS)]
+    return OTHER_COLOR
+
+
+def outcome_device(outcome: Outcome) -> str | None:
+    """The device an outcome is "about": its result's, else the first cuda, else the first."""
+    if outcome.device and outcome.device != "mixed":
+        return outcome.device
+    cudas = [d for d in outcome.devices if d.startswith("cuda")]
+    if cudas:
+        return cudas[0]
+    return outcome.devices[0] if outcome.devices else None
+
+
+def outcome_color(outcome: Outcome) -> str:
+    """Red for an error; otherwise the colour of the device the result lives on."""
+    return ERROR_COLOR if not outcome.ok else device_color(outcome_device(outcome))
+
+
+def outcome_tag(outcome: Outcome) -> str:
+    """The chip text: ``error``, ``cuda:0``, ``cpu``, ``meta``, or ``ok`` for a bare answer."""
+    if not outcome.ok:
+        return "refused" if outcome.error is not None and not outcome.error.by_torch else "error"
+    return outcome_device(outcome) or "ok"
+
+
+def short_code(code: str, limit: int = 28) -> str:
+    """A marker label: the code's first line, cut to ``limit`` characters."""
+    first = code.splitlines()[0] if code else ""
+    return first if len(first) <= limit else first[: limit - 1] + "…"
+
+
+def shape_text(shape: tuple[int, ...]) -> str:
+    """``(3,)``, ``(2, 3)``, ``()`` as Python prints a tuple."""
+    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+
+
+def format_duration(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.0f} µs"
+    if seconds < 1.0:
+        return f"{seconds * 1e3:.1f} ms"
+    return f"{seconds:.2f} s"
+
+
+def took_text(outcome: Outcome) -> str:
+    """``took 1.2 ms``; ``stopped before torch ran it`` for an error raised while checking."""
+    if outcome.duration_s == 0.0 and not outcome.memory_before and not outcome.ok:
+        return "stopped before the operation ran"
+    return f"took {format_duration(outcome.duration_s)}"
+
+
+def _reading_text(before: MemoryReading | None, after: MemoryReading) -> str:
+    def arrow(field: str) -> str:
+        a: int | None = None if before is None else getattr(before, field)
+        b: int | None = getattr(after, field)
+        if b is None:
+            return "n/a"
+        if a is None or a == b:
+            return human_bytes(b)
+        return f"{human_bytes(a)} → {human_bytes(b)}"
+
+    if after.device == "cpu":
+        return f"cpu RSS {arrow('rss_bytes')}"
+    return (f"{after.device} allocated {arrow('allocated_bytes')}, "
+            f"reserved {arrow('reserved_bytes')}")
+
+
+def memory_text(outcome: Outcome) -> str:
+    """``cuda:0 allocated 0 B → 12 B, reserved 0 B → 2.0 MiB · cpu RSS …``; "" when unread."""
+    parts = [_reading_text(outcome.reading(r.device, after=False), r)
+             for r in outcome.memory_after]
+    return " · ".join(parts)
+
+
+def facts_text(outcome: Outcome) -> str:
+    """One line of facts about a result: shape, dtype, device, grad_fn, copied or not."""
+    facts: list[str] = []
+    if outcome.result_name:
+        facts.append(f"→ {outcome.result_name}")
+    if outcome.shape is not None:
+        facts.append("shape " + shape_text(outcome.shape))
+    if outcome.dtype:
+        facts.append(outcome.dtype)
+    if outcome.device:
+        facts.append(f"on {outcome.device}")
+    if outcome.grad_fn:
+        facts.append(f"grad_fn={outcome.grad_fn}")
+    if outcome.copied is True:
+        facts.append("copied: new memory on the target device")
+    elif outcome.copied is False:
+        facts.append("no copy: the result IS the source (already there)")
+    return " · ".join(facts)
+
+
+def operands_text(outcome: Outcome) -> str:
+    """``x on cuda:0 (3,) int64; x.cpu() on cpu (3,) int64``."""
+    parts = []
+    for op in outcome.operands:
+        shape = "" if op.shape is None else " " + shape_text(op.shape)
+        parts.append(f"{op.code} on {op.device}{shape}{' ' + op.dtype if op.dtype else ''}")
+    return "; ".join(parts)
+
+
+def outcome_plain(outcome: Outcome) -> str:
+    """The whole entry as plain text, for "Copy entry" and for tests."""
+    lines = [f">>> {outcome.code}"]
+    if outcome.ok:
+        if outcome.preview:
+            lines.append(outcome.preview)
+        facts = facts_text(outcome)
+        if facts:
+            lines.append(facts)
+        lines += [f"{k}: {v}" for k, v in outcome.details]
+    elif outcome.error is not None:
+        lines.append(f"{outcome.error.type_name}: {outcome.error.message}")
+        if outcome.operands:
+            lines.append("operands: " + operands_text(outcome))
+        lines.append(outcome.error.explanation)
+    lines.append(took_text(outcome))
+    memory = memory_text(outcome)
+    if memory:
+        lines.append(f"memory: {memory}")
+    return "\n".join(lines)
+
+
+def _pre(text: str, color: str = "#222") -> str:
+    body = html.escape(text).replace("\n", "<br>").replace("  ", "&nbsp;&nbsp;")
+    return f'<span style="{MONO} color:{color}">{body}</span>'
+
+
+def outcome_html(outcome: Outcome) -> str:
+    """The body of a log entry (below its code line) as Qt rich text."""
+    rows: list[str] = []
+    if outcome.ok:
+        if outcome.preview:
+            rows.append(_pre(outcome.preview))
+        facts = facts_text(outcome)
+        if facts:
+            rows.append(f'<span style="color:#444">{html.escape(facts)}</span>')
+        for key, value in outcome.details:
+            rows.append(f'<span style="color:#555">{html.escape(key)}:</span> '
+                        f"{html.escape(value)}")
+    elif outcome.error is not None:
+        err = outcome.error
+        rows.append(f'<b style="{MONO} color:{ERROR_COLOR}">{html.escape(err.type_name)}:</b> '
+                    + _pre(err.message, ERROR_COLOR))
+        if outcome.operands:
+            rows.append('<span style="color:#555">operands:</span> '
+                        + html.escape(operands_text(outcome)))
+        who = "" if err.by_torch else "gpumon refused before torch ran it: "
+        rows.append(f'<i style="color:#333">{html.escape(who + err.explanation)}</i>')
+    stamp = time.strftime("%H:%M:%S", time.localtime(outcome.started_at))
+    foot = f"{stamp} · {took_text(outcome)}"
+    memory = memory_text(outcome)
+    if memory:
+        foot += f" · {memory}"
+    rows.append(f'<span style="color:#777; font-size:small">{html.escape(foot)}</span>')
+    return "<br>".join(rows)

@@ -1,0 +1,62 @@
+"""The playground's monitor link on a real GPU: torch on cuda:0, NVML by UUID, markers and
+torch's memory curves on the right graph. Skipped unless torch sees a CUDA device.
+
+tests/ui/test_playground_link.py checks the same plumbing with fakes on any machine.
+"""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+import pytest
+import torch
+
+from gpumon.playground import actions as A
+from gpumon.ui.playground_link import ALLOCATED_KEY, RESERVED_KEY
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU and CUDA torch"),
+]
+
+
+@pytest.fixture
+def window(qtbot):  # type: ignore[no-untyped-def]
+    from gpumon.telemetry.nvml import NvmlSource
+    from gpumon.ui.app import MainWindow
+
+    w = MainWindow(NvmlSource, 0.2, window_s=60)
+    qtbot.addWidget(w)
+    w.resize(1400, 900)
+    w.show()
+    yield w
+    w.close()
+    assert not w.engine.running and not w.sampling.running
+
+
+def test_cuda_action_marks_the_nvml_gpu_and_plots_torch_memory(qtbot, window) -> None:
+    qtbot.waitUntil(lambda: window.snapshot_count >= 2, timeout=20000)
+    assert window.source_status.usable, window.source_status.message
+    window.tabs.setCurrentWidget(window.playground)
+    qtbot.waitUntil(lambda: bool(window.engine.device_options), timeout=60000)
+    names = [d.name for d in window.engine.device_options]
+    assert "cuda:0" in names and "meta" not in names
+    panel = window.playground
+    panel.submit(A.CreateFilled("x", "ones", (1024, 1024), device="cuda:0"))  # 4 MiB
+    panel.submit(A.Compute("y", "matmul", "x", "x"))
+    qtbot.waitUntil(lambda: panel.log.count() == 2, timeout=60000)
+    assert all(o.ok for o in panel.log.outcomes()), [o.error for o in panel.log.outcomes()]
+    nvml = panel.link.nvml_index("cuda:0")
+    assert nvml is not None, "cuda:0 matched no NVML GPU by UUID"
+    gpu = window.gpu_panel(nvml)
+    labels = [i.label.format for i in gpu.memory_plot.items
+              if isinstance(i, pg.InfiniteLine) and getattr(i, "label", None) is not None]
+    assert any(t.startswith("x = torch.ones") for t in labels)
+    start = window.snapshot_count
+    qtbot.waitUntil(lambda: window.snapshot_count >= start + 3, timeout=20000)
+    _, allocated = window.history.series(nvml, ALLOCATED_KEY)
+    _, reserved = window.history.series(nvml, RESERVED_KEY)
+    assert len(allocated) and allocated[-1] >= 2 * 4 * 2**20  # x and y
+    assert reserved[-1] >= allocated[-1]
+    assert allocated[-1] == torch.cuda.memory_allocated(0)
+    _, used = window.history.series(nvml, "mem_used_bytes")
+    assert used[-1] > reserved[-1]  # NVML also counts the CUDA context

@@ -1,0 +1,119 @@
+"""UI plumbing of the monitor link, NOT a test of CUDA: a fake cuda outcome and fake torch
+counters on simulated GPUs must give a marker and torch's memory curves on the right graph.
+
+The real CUDA path (torch on a GPU, NVML by UUID) is tests/gpu/test_ui_cuda.py.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pyqtgraph as pg
+
+from gpumon.playground import actions as A
+from gpumon.playground.devices import DeviceOption, normalize_uuid
+from gpumon.playground.outcome import Outcome
+from gpumon.telemetry.metrics import GIB
+from gpumon.telemetry.simulated import SimulatedSource
+from gpumon.ui.gpu_panel import GpuPanel
+from gpumon.ui.playground_link import ALLOCATED_KEY, RESERVED_KEY, TorchMemoryProvider
+from gpumon.ui.playground_style import device_color
+
+
+def marker_texts(panel: GpuPanel) -> list[str]:
+    return [item.label.format for item in panel.memory_plot.items
+            if isinstance(item, pg.InfiniteLine) and getattr(item, "label", None) is not None]
+
+
+def legend_texts(panel: GpuPanel) -> list[str]:
+    legend = panel.memory_plot.legend
+    return [] if legend is None else [label.text for _, label in legend.items]
+
+
+def fake_cuda_outcome(code: str = "x = x.cuda(0)") -> Outcome:
+    return Outcome(A.Move("x", "cuda", index=0), code, True, time.time(), 0.001,
+                   kind="tensor", preview="tensor([1, 2, 3], device='cuda:0')", shape=(3,),
+                   dtype="int64", device="cuda:0", copied=True, devices=("cpu", "cuda:0"))
+
+
+def pretend_cuda0_is_nvml_gpu(window, nvml_index: int) -> None:  # type: ignore[no-untyped-def]
+    uuid = window.latest_snapshot.gpus[nvml_index].uuid
+    window.playground.link.set_device_options([
+        DeviceOption("cpu", "cpu — main memory"),
+        DeviceOption("cuda:0", "cuda:0 — simulated", None, normalize_uuid(uuid), 24 * GIB)])
+
+
+def test_provider_maps_cuda_index_to_nvml_by_uuid() -> None:
+    gpus = SimulatedSource(4, seed=1)
+    gpus.open()
+    snap = gpus.sample()
+    provider = TorchMemoryProvider(lambda: {0: (100, 200), 1: (5, 6)})
+    assert provider(snap) == {}  # no cuda UUIDs known: never guess by position
+    provider.set_cuda_uuids([snap.gpus[3].uuid, "GPU-not-a-uuid"])
+    assert provider(snap) == {3: {ALLOCATED_KEY: 100.0, RESERVED_KEY: 200.0}}
+    assert TorchMemoryProvider(dict)(snap) == {}
+
+
+def test_fake_cuda_outcome_marks_the_matching_gpu_and_adds_torch_curves(qtbot, make_window):
+    w = make_window()
+    qtbot.waitUntil(lambda: w.snapshot_count >= 2, timeout=5000)
+    link = w.playground.link
+    link.provider.counters = lambda: {0: (GIB, 2 * GIB)}
+    pretend_cuda0_is_nvml_gpu(w, 2)
+    assert link.nvml_index("cuda:0") == 2
+    w.engine.outcomeReady.emit(fake_cuda_outcome())  # as the engine thread would deliver it
+    panel = w.gpu_panel(2)
+    assert marker_texts(panel) == ["x = x.cuda(0)"]
+    line = next(i for i in panel.memory_plot.items if isinstance(i, pg.InfiniteLine)
+                and getattr(i, "label", None) is not None)
+    assert line.pen.color().name() == device_color("cuda:0")
+    assert all(marker_texts(w.gpu_panel(i)) == [] for i in (0, 1, 3))
+    legend = legend_texts(panel)
+    assert "torch allocated (live tensors)" in legend
+    assert "torch reserved (caching allocator)" in legend
+    assert any("NVML used by gpumon" in t for t in legend)
+    assert any("NVML used" in t for t in legend)
+    assert legend_texts(w.gpu_panel(0)) == []  # untouched GPUs keep their plain graph
+    start = w.snapshot_count
+    qtbot.waitUntil(lambda: w.snapshot_count >= start + 2, timeout=5000)
+    _, values = w.history.series(2, ALLOCATED_KEY)
+    assert len(values) and values[-1] == GIB
+    curves = {c.name(): c for c in panel.memory_plot.listDataItems()}
+    y = curves["torch reserved (caching allocator)"].getData()[1]
+    assert y is not None and y[-1] == 2.0  # GiB on the axis
+
+
+def test_markers_and_curves_come_back_after_panels_are_rebuilt(qtbot, make_window):
+    w = make_window()
+    qtbot.waitUntil(lambda: w.snapshot_count >= 1, timeout=5000)
+    pretend_cuda0_is_nvml_gpu(w, 1)
+    w.engine.outcomeReady.emit(fake_cuda_outcome("y = x ** 2"))
+    old = w.gpu_panel(1)
+    with qtbot.waitSignal(w.gpuPanelsChanged, timeout=5000):
+        w.switch_source(lambda: SimulatedSource(5, seed=1))  # same UUIDs, one GPU more
+    qtbot.waitUntil(lambda: w.gpu_panel(1) is not old and w.gpu_panel(1) is not None,
+                    timeout=5000)
+    assert marker_texts(w.gpu_panel(1)) == ["y = x ** 2"]
+    assert "torch allocated (live tensors)" in legend_texts(w.gpu_panel(1))
+
+
+def test_errors_are_marked_in_the_error_colour_and_cpu_outcomes_not_at_all(qtbot, make_window):
+    from gpumon.playground.errors import ErrorInfo
+    from gpumon.ui.playground_style import ERROR_COLOR
+
+    w = make_window()
+    qtbot.waitUntil(lambda: w.snapshot_count >= 1, timeout=5000)
+    pretend_cuda0_is_nvml_gpu(w, 0)
+    bad = Outcome(A.Compute("z", "add", "y", A.Ref("x", "cpu")), "z = y + x.cpu()", False,
+                  time.time(), 0.0, devices=("cuda:0", "cpu"),
+                  error=ErrorInfo("RuntimeError", "Expected all tensors to be on the same "
+                                  "device", "different devices"))
+    cpu = Outcome(A.CreateTensor("x", "[1]"), "x = torch.tensor([1])", True, time.time(),
+                  0.0, devices=("cpu",), device="cpu")
+    w.engine.outcomeReady.emit(bad)
+    w.engine.outcomeReady.emit(cpu)
+    assert marker_texts(w.gpu_panel(0)) == ["z = y + x.cpu()"]
+    line = next(i for i in w.gpu_panel(0).memory_plot.items if isinstance(i, pg.InfiniteLine)
+                and getattr(i, "label", None) is not None)
+    assert line.pen.color().name() == ERROR_COLOR
+    assert w.playground.log.count() == 2
