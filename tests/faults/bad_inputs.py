@@ -1,0 +1,130 @@
+"""A corpus of bad playground inputs: each must come back as ok=False with a clear message.
+
+``SETUP`` creates the names some of them refer to (tensors ``x`` (3,) and ``w`` (2, 2), the
+model ``net`` = Linear(3, 1)).
+Inputs torch itself accepts are not here, on purpose: ``'cpu:1'`` and ``'meta:0'`` are
+devices torch takes (as cpu and meta), ``(0,)`` is an empty tensor, and ``'1e400'`` parses
+as infinity, as in Python; ``tests/faults/test_faults_playground.py`` checks those apart.
+"""
+
+from __future__ import annotations
+
+import builtins
+import re
+
+from gpumon.playground import actions as A
+from gpumon.playground.outcome import Outcome
+
+SETUP: tuple[A.Action, ...] = (
+    A.CreateTensor("x", "[1.0, 2.0, 3.0]"),
+    A.CreateModel("net", 3, 1),
+    A.CreateFilled("w", "ones", (2, 2)),
+)
+PROBE = "_gpumon_fault_probe"  # a builtins list that code in the values would append to
+
+TiB = 2**40
+
+
+def _zeros(device: object) -> A.Action:
+    return A.CreateFilled("z", "zeros", (2,), device=device)  # type: ignore[arg-type]
+
+
+BAD: tuple[tuple[str, A.Action], ...] = (
+    # devices
+    ("device gpu", _zeros("gpu")),
+    ("device cuda:-1", _zeros("cuda:-1")),
+    ("device cuda:abc", _zeros("cuda:abc")),
+    ("device CUDA:0", _zeros("CUDA:0")),
+    ("device cuda:99", _zeros("cuda:99")),
+    ("device empty", _zeros("")),
+    ("device space", _zeros(" ")),
+    ("device mps", _zeros("mps")),
+    ("device cuda:1.5", _zeros("cuda:1.5")),
+    ("device 'cuda:0 '", _zeros("cuda:0 ")),
+    ("device as a number", _zeros(0)),
+    ("move to gpu", A.Move("x", "to", device="gpu")),
+    ("move to no device", A.Move("x", "to", device=None)),
+    ("move .cuda(99)", A.Move("x", "cuda", index=99)),
+    # shapes
+    ("shape negative", A.CreateFilled("z", "ones", (-1,))),
+    ("shape negative inner", A.CreateFilled("z", "ones", (2, -3))),
+    ("shape fractional", A.CreateFilled("z", "ones", (1.5,))),  # type: ignore[arg-type]
+    ("shape text", A.CreateFilled("z", "ones", ("2",))),  # type: ignore[arg-type]
+    ("shape bool", A.CreateFilled("z", "ones", (True,))),
+    ("shape too many dims", A.CreateFilled("z", "ones", (1,) * 9)),
+    ("shape huge (8 TiB)", A.CreateFilled("z", "zeros", (TiB,), dtype="float64")),
+    ("fill unknown", A.CreateFilled("z", "full", (2,))),  # type: ignore[arg-type]
+    # dtypes
+    ("dtype float", A.CreateFilled("z", "ones", (2,), dtype="float")),
+    ("dtype int", A.CreateTensor("z", "[1]", dtype="int")),
+    ("dtype torch.float32", A.CreateTensor("z", "[1]", dtype="torch.float32")),
+    ("dtype complex64", A.CreateTensor("z", "[1]", dtype="complex64")),
+    ("dtype empty", A.CreateTensor("z", "[1]", dtype="")),
+    # values
+    ("values unclosed", A.CreateTensor("z", "[1, 2")),
+    ("values ragged", A.CreateTensor("z", "[[1, 2], [3]]")),
+    ("values strings", A.CreateTensor("z", "['a', 'b']")),
+    ("values nested too deep", A.CreateTensor("z", "[" * 40 + "1" + "]" * 40)),
+    ("values nan text", A.CreateTensor("z", "[nan, 1]")),
+    ("values float('nan')", A.CreateTensor("z", "[float('nan')]")),
+    ("values __import__", A.CreateTensor("z", "__import__('os').getcwd()")),
+    ("values side effect", A.CreateTensor("z", f"[__builtins__.{PROBE}.append(1)]")),
+    ("values dict", A.CreateTensor("z", "{1: 2}")),
+    ("values lambda", A.CreateTensor("z", "lambda: 0")),
+    ("values empty", A.CreateTensor("z", "   ")),
+    ("values complex", A.CreateTensor("z", "[1j]")),
+    ("values too long", A.CreateTensor("z", "[" + "1, " * 100_000 + "1]")),
+    # names
+    ("name empty", A.CreateTensor("", "[1]")),
+    ("name not an identifier", A.CreateTensor("1x", "[1]")),
+    ("name with a space", A.CreateTensor("x y", "[1]")),
+    ("name keyword", A.CreateTensor("class", "[1]")),
+    ("name shadows torch", A.CreateTensor("torch", "[1]")),
+    ("name shadows nn", A.CreateFilled("nn", "ones", (2,))),
+    ("name missing in compute", A.Compute("y", "add", "x", "nope")),
+    ("name missing in move", A.Move("nope", "cpu")),
+    ("name missing in delete", A.Delete("nope")),
+    ("name missing in device query", A.TensorDevice("nope")),
+    ("model is a tensor", A.CallModel("y", "x", "x")),
+    ("tensor is a model", A.Compute("y", "add", "net", "x")),
+    # operations and models
+    ("op unknown", A.Compute("y", "div", "x", "x")),  # type: ignore[arg-type]
+    ("add without b", A.Compute("y", "add", "x")),
+    ("matmul shapes", A.Compute("y", "matmul", "x", "w")),
+    ("exponent nan", A.Compute("y", "pow", "x", exponent=float("nan"))),
+    ("model zero features", A.CreateModel("m", 0, 1)),
+    ("model fractional features", A.CreateModel("m", 1.5, 1)),  # type: ignore[arg-type]
+    ("model beyond memory", A.CreateModel("m", 2**22, 2**22)),
+    ("model input wrong size", A.CallModel("y", "net", "w")),
+)
+
+_TRACEBACK = re.compile(r"Traceback \(most recent call last\)|^\s*File \"", re.MULTILINE)
+
+
+def problems_with(outcome: Outcome) -> list[str]:
+    """What is wrong with how a bad input was reported; empty when it was reported well."""
+    found = []
+    if outcome.ok:
+        found.append("it succeeded")
+    e = outcome.error
+    if e is None:
+        return [*found, "no error"]
+    if not e.message.strip():
+        found.append("empty message")
+    if not e.explanation.strip():
+        found.append("empty explanation")
+    for text in (e.message, e.explanation, e.headline(), outcome.code):
+        if _TRACEBACK.search(text):
+            found.append(f"traceback text: {text[:200]!r}")
+    return found
+
+
+def install_probe() -> list[int]:
+    hits: list[int] = []
+    setattr(builtins, PROBE, hits)
+    return hits
+
+
+def remove_probe() -> None:
+    if hasattr(builtins, PROBE):
+        delattr(builtins, PROBE)

@@ -1,0 +1,133 @@
+"""The bad-input corpus through the Qt-free Engine, the EngineThread, and the playground page.
+
+Every bad input must come back as ok=False with a message and an explanation and no
+Python traceback text, typed values must never be evaluated, and the engine must keep
+working: a normal action succeeds after the whole corpus.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from bad_inputs import BAD, SETUP, install_probe, problems_with, remove_probe
+
+from gpumon.playground import actions as A
+from gpumon.playground.engine import Engine
+from gpumon.playground.outcome import Outcome
+
+WAIT_MS = 60_000  # the first action imports torch on the engine thread
+
+
+@pytest.fixture
+def probe() -> Iterator[list[int]]:
+    hits = install_probe()
+    yield hits
+    remove_probe()
+
+
+@pytest.fixture(scope="module")
+def engine() -> Engine:
+    """One engine for the whole corpus: it must survive every input in turn."""
+    e = Engine()
+    for action in SETUP:
+        assert e.run(action).ok, action
+    return e
+
+
+def test_corpus_is_big_enough() -> None:
+    assert len(BAD) >= 30
+    assert len({label for label, _ in BAD}) == len(BAD)
+
+
+@pytest.mark.parametrize(("label", "action"), BAD, ids=[label for label, _ in BAD])
+def test_bad_input_is_an_outcome_with_a_clear_message(engine: Engine, probe: list[int],
+                                                      label: str, action: A.Action) -> None:
+    names_before = engine.names()
+    out = engine.run(action)
+    assert problems_with(out) == [], (label, out.error)
+    assert probe == [], "typed values were evaluated"
+    assert engine.names() == names_before  # nothing half-created
+
+
+def test_engine_works_after_the_whole_corpus(engine: Engine) -> None:
+    for _, action in BAD:
+        engine.run(action)
+    out = engine.run(A.CreateTensor("ok", "[1.0, 2.0]"))
+    assert out.ok and out.shape == (2,) and out.device == "cpu"
+    total = engine.run(A.Compute("s", "sum", "ok"))
+    assert total.ok and total.preview.startswith("tensor(3.")
+
+
+@pytest.mark.parametrize(("action", "device"), [
+    (A.CreateFilled("c", "zeros", (2,), device="cpu:1"), "cpu"),
+    (A.CreateFilled("c", "zeros", (2,), device="meta:0"), "meta"),
+    (A.CreateFilled("c", "zeros", (0,)), "cpu"),
+    (A.CreateTensor("c", "[1e400, -1e400]"), "cpu"),
+], ids=["cpu:1", "meta:0", "zero-size", "1e400"])
+def test_inputs_torch_accepts_are_not_refused(engine: Engine, action: A.Action,
+                                              device: str) -> None:
+    """Odd but valid for torch: the playground shows what torch does, it does not refuse."""
+    out = engine.run(action)
+    assert out.ok and out.device == device, out.error
+
+
+def test_mps_says_what_torch_says(engine: Engine) -> None:
+    out = engine.run(A.CreateFilled("z", "zeros", (2,), device="mps"))
+    assert out.error is not None and out.error.by_torch
+    assert "MPS" in out.error.message or "mps" in out.error.message
+
+
+# --- through the engine thread and the playground page --------------------------------------
+
+def _run_all(qtbot, submit, outcomes: list[Outcome], n: int) -> None:  # type: ignore[no-untyped-def]
+    for _, action in BAD:
+        submit(action)
+    qtbot.waitUntil(lambda: len(outcomes) >= n, timeout=WAIT_MS)
+
+
+def test_corpus_through_the_engine_thread(qtbot, probe: list[int]) -> None:
+    from gpumon.ui.engine_worker import EngineThread
+
+    engine = EngineThread()
+    outcomes: list[Outcome] = []
+    engine.outcomeReady.connect(outcomes.append)
+    try:
+        for action in SETUP:
+            engine.submit(action)
+        _run_all(qtbot, engine.submit, outcomes, len(SETUP) + len(BAD))
+        assert all(o.ok for o in outcomes[:len(SETUP)])
+        bad = outcomes[len(SETUP):]
+        assert [o.action for o in bad] == [a for _, a in BAD]  # in order, none lost
+        assert {label: problems_with(o) for (label, _), o in zip(BAD, bad, strict=True)
+                if problems_with(o)} == {}
+        engine.submit(A.CreateTensor("ok", "[1, 2]"))
+        qtbot.waitUntil(lambda: len(outcomes) == len(SETUP) + len(BAD) + 1, timeout=WAIT_MS)
+        assert outcomes[-1].ok
+        assert probe == []
+    finally:
+        assert engine.stop()
+
+
+def test_corpus_through_the_playground_page(qtbot, make_window, probe: list[int]) -> None:
+    panel_module = pytest.importorskip("gpumon.ui.playground_panel")
+    w = make_window()
+    panel = getattr(w, "playground", None) or panel_module.PlaygroundPanel(w)
+    outcomes: list[Outcome] = []
+    w.engine.outcomeReady.connect(outcomes.append)
+    for action in SETUP:
+        panel.submit(action)
+    _run_all(qtbot, panel.submit, outcomes, len(SETUP) + len(BAD))
+    qtbot.waitUntil(lambda: panel.log.count() == len(SETUP) + len(BAD), timeout=WAIT_MS)
+    logged = panel.log.outcomes()[::-1]  # the log is newest first
+    assert [o.action for o in logged[len(SETUP):]] == [a for _, a in BAD]
+    assert not any(o.ok for o in logged[len(SETUP):])
+    texts = [e.plain_text() for e in panel.log.entries()]
+    assert all(t.strip() and "Traceback" not in t for t in texts)
+    panel.submit(A.CreateTensor("ok", "[1, 2]"))
+    qtbot.waitUntil(lambda: panel.log.count() == len(SETUP) + len(BAD) + 1, timeout=WAIT_MS)
+    assert panel.log.outcomes()[0].ok
+    assert w.isVisible() and w.sampling.running  # the app keeps running
+    before = w.snapshot_count
+    qtbot.waitUntil(lambda: w.snapshot_count > before + 2, timeout=5000)
+    assert probe == []
