@@ -17,13 +17,14 @@ Extension points for the playground and lesson views:
 from __future__ import annotations
 
 import logging
+import signal
 import socket
 import sys
 import time
 from collections.abc import Callable
 from functools import partial
 
-from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QObject, QSocketNotifier, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QCloseEvent, QIcon, QShowEvent
 from PySide6.QtWidgets import (
     QApplication,
@@ -318,6 +319,7 @@ def run(simulate: int | None, interval_s: float = 1.0, seed: int = 0) -> int:
 
     Settings are the user's (QSettings "gpumon"/"gpumon"); an interval other than the
     command line's default 1.0 s was asked for explicitly and replaces the remembered one.
+    Ctrl+C (SIGINT) and SIGTERM close the window and quit cleanly, exit status 0.
     """
     app = QApplication.instance() or QApplication(sys.argv)
     assert isinstance(app, QApplication)
@@ -335,8 +337,38 @@ def run(simulate: int | None, interval_s: float = 1.0, seed: int = 0) -> int:
     if icon is not None:
         window.setWindowIcon(icon)
     app.aboutToQuit.connect(window.close)  # quit without closing still joins the thread
+    _fit_to_screen(window)
+    _quit_on_signals(app)
     window.show()
     return int(app.exec())
+
+
+def _fit_to_screen(window: QMainWindow) -> None:
+    """Shrink a window larger than the screen's free area (1400x900 on a 1280-wide screen)."""
+    screen = window.screen()
+    if screen is None:
+        return
+    free = screen.availableGeometry()
+    if window.width() > free.width() or window.height() > free.height():
+        window.resize(min(window.width(), free.width()), min(window.height(), free.height()))
+
+
+def _quit_on_signals(app: QApplication) -> None:
+    """Make SIGINT (Ctrl+C in the terminal) and SIGTERM quit the event loop cleanly.
+
+    Python runs its signal handlers only between bytecodes, and Qt's event loop runs in C++;
+    a wake-up socket that Qt watches makes the handler run at once.
+    """
+    reader, writer = socket.socketpair()
+    reader.setblocking(False)
+    writer.setblocking(False)
+    signal.set_wakeup_fd(writer.fileno())
+    notifier = QSocketNotifier(reader.fileno(), QSocketNotifier.Type.Read, app)
+    notifier.activated.connect(lambda: reader.recv(64))
+    keep = QObject(app)  # the sockets live as long as the application
+    keep.setProperty("sockets", [reader, writer])
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: app.quit())
 
 
 def _icon() -> QIcon | None:
