@@ -1,0 +1,143 @@
+"""The real window on a real X server: ``python -m gpumon --simulate 2`` under Xvfb (xcb).
+
+Starts its own Xvfb on a free display, runs the app as a subprocess with the xcb platform
+plugin (not offscreen), finds its top-level window with ``xwininfo``, takes a screenshot
+of the screen (a PySide6 one-liner on the same display), then stops the app with SIGTERM or
+SIGINT (Ctrl+C) and expects a clean exit: status 0, no traceback, no fatal error.
+
+Set ``GPUMON_SMOKE_SCREENSHOT=/some/file.png`` to keep a copy of the screenshot.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytestmark = [
+    pytest.mark.skipif(shutil.which("Xvfb") is None,
+                       reason="Xvfb is not installed (CI installs it: see .ci/run)"),
+    pytest.mark.skipif(shutil.which("xwininfo") is None,
+                       reason="xwininfo is not installed (x11-utils; CI installs it)"),
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X11 smoke test"),
+]
+
+STARTUP_S = 45.0  # a cold start imports PySide6, pyqtgraph and numpy
+SHOT = """
+import sys
+from PySide6.QtGui import QGuiApplication
+app = QGuiApplication(sys.argv)
+image = app.primaryScreen().grabWindow(0).toImage()
+w, h = image.width(), image.height()
+colors = {image.pixel(x, y) for x in range(0, w, 7) for y in range(0, h, 7)}
+image.save(sys.argv[1])
+print(image.width(), image.height(), len(colors))
+"""
+
+
+def _free_display() -> int:
+    for n in range(99, 400):
+        if not Path(f"/tmp/.X11-unix/X{n}").exists() and not Path(f"/tmp/.X{n}-lock").exists():
+            return n
+    raise RuntimeError("no free X display number")
+
+
+@pytest.fixture(scope="module")
+def display() -> Iterator[str]:
+    n = _free_display()
+    xvfb = subprocess.Popen(
+        ["Xvfb", f":{n}", "-screen", "0", "1280x1024x24", "-nolisten", "tcp"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    socket_path = Path(f"/tmp/.X11-unix/X{n}")
+    deadline = time.monotonic() + 15
+    while not socket_path.exists():
+        if xvfb.poll() is not None or time.monotonic() > deadline:
+            xvfb.kill()
+            err = xvfb.communicate()[1].decode(errors="replace")
+            pytest.skip(f"Xvfb :{n} did not start: {err.strip()[:300]}")
+        time.sleep(0.05)
+    yield f":{n}"
+    xvfb.terminate()
+    try:
+        xvfb.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        xvfb.kill()
+        xvfb.communicate()
+
+
+def _env(display: str, config: Path) -> dict[str, str]:
+    env = dict(os.environ, DISPLAY=display, QT_QPA_PLATFORM="xcb", XDG_CONFIG_HOME=str(config))
+    env.pop("WAYLAND_DISPLAY", None)
+    return env
+
+
+def _gpumon_windows(display: str) -> list[str]:
+    tree = subprocess.run(["xwininfo", "-root", "-tree"], env=dict(os.environ, DISPLAY=display),
+                          capture_output=True, text=True, timeout=10).stdout
+    return [line.strip() for line in tree.splitlines() if '"gpumon' in line]
+
+
+def _start(display: str, tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path]:
+    err_path = tmp_path / "stderr.txt"
+    with err_path.open("wb") as err:  # the child keeps its own copy of the descriptor
+        app = subprocess.Popen(
+            [sys.executable, "-m", "gpumon", "--simulate", "2", "--interval", "0.2"],
+            env=_env(display, tmp_path / "config"), stdout=subprocess.DEVNULL, stderr=err)
+    deadline = time.monotonic() + STARTUP_S
+    while not _gpumon_windows(display):
+        if app.poll() is not None:
+            pytest.fail(f"gpumon exited with {app.returncode} before showing a window:\n"
+                        f"{err_path.read_text(errors='replace')}")
+        if time.monotonic() > deadline:
+            app.kill()
+            pytest.fail("no window titled gpumon appeared within "
+                        f"{STARTUP_S:.0f} s:\n{err_path.read_text(errors='replace')}")
+        time.sleep(0.2)
+    return app, err_path
+
+
+def _stop(app: subprocess.Popen[bytes], sig: signal.Signals, err_path: Path) -> str:
+    app.send_signal(sig)
+    try:
+        code = app.wait(20)
+    except subprocess.TimeoutExpired:
+        app.kill()
+        app.wait()
+        pytest.fail(f"gpumon did not quit within 20 s of {sig.name}")
+    err = err_path.read_text(errors="replace")
+    assert code == 0, f"exit status {code} after {sig.name}:\n{err}"
+    assert "Traceback" not in err and "Fatal Python error" not in err, err
+    return err
+
+
+def test_real_window_shows_and_quits_on_sigterm(display: str, tmp_path: Path) -> None:
+    app, err_path = _start(display, tmp_path)
+    titles = _gpumon_windows(display)
+    assert any("(simulated)" in t for t in titles), titles
+    time.sleep(2.0)  # it keeps running and sampling (0.2 s) for a while
+    assert app.poll() is None, err_path.read_text(errors="replace")
+    shot = tmp_path / "screen.png"
+    done = subprocess.run([sys.executable, "-c", SHOT, str(shot)], env=_env(display, tmp_path),
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    width, height, colors = (int(v) for v in done.stdout.split())
+    assert (width, height) == (1280, 1024)
+    assert colors > 20, "the screen is nearly uniform: nothing was drawn"
+    keep = os.environ.get("GPUMON_SMOKE_SCREENSHOT")
+    if keep:
+        shutil.copyfile(shot, keep)
+    _stop(app, signal.SIGTERM, err_path)
+
+
+def test_ctrl_c_quits_cleanly(display: str, tmp_path: Path) -> None:
+    app, err_path = _start(display, tmp_path)
+    time.sleep(1.0)
+    _stop(app, signal.SIGINT, err_path)
+    assert not _gpumon_windows(display)
