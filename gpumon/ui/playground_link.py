@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt, Slot
 
 from gpumon.playground.devices import DeviceOption, match_cuda_to_nvml
@@ -32,12 +33,15 @@ ALLOCATED_KEY = "torch_allocated_bytes"
 RESERVED_KEY = "torch_reserved_bytes"
 #: (History key, legend label, colour, dashed) added to a GPU's memory graph once used.
 SERIES: tuple[tuple[str, str, str, bool], ...] = (
-    (SELF_MEM_KEY, "NVML used by gpumon (incl. CUDA context)", "#9467bd", True),
-    (RESERVED_KEY, "torch reserved (caching allocator)", "#ff7f0e", False),
-    (ALLOCATED_KEY, "torch allocated (live tensors)", "#d62728", False),
+    (SELF_MEM_KEY, "NVML: this process", "#9467bd", True),
+    (RESERVED_KEY, "torch reserved", "#ff7f0e", False),
+    (ALLOCATED_KEY, "torch allocated", "#d62728", False),
 )
+#: Marker labels step down the graph so actions close in time stay readable.
+LABEL_POSITIONS = (0.9, 0.78, 0.66, 0.54)
 
 _SERIES_PROPERTY = "playgroundTorchSeries"  # set on a GpuPanel once it has SERIES
+_MARKS_PROPERTY = "playgroundMarkers"  # how many markers the playground put on a GpuPanel
 
 Counters = Callable[[], dict[int, tuple[int, int]]]
 
@@ -139,7 +143,7 @@ class MonitorLink(QObject):
             panel = self._panel(device)
             if panel is not None:
                 self._ensure_series(panel)
-                panel.add_marker(marker.t, marker.text, marker.color)
+                self._mark(panel, marker)
                 self._window.gpu_grid.ensureWidgetVisible(panel)
 
     @Slot()
@@ -149,7 +153,7 @@ class MonitorLink(QObject):
         for marker in self.markers:
             panel = self._panel(marker.device)
             if panel is not None:
-                panel.add_marker(marker.t, marker.text, marker.color)
+                self._mark(panel, marker)
 
     def _ensure_used_series(self) -> None:
         for device in sorted(self.used):
@@ -162,6 +166,15 @@ class MonitorLink(QObject):
         return None if nvml is None else self._window.gpu_panel(nvml)
 
     @staticmethod
+    def _mark(panel: GpuPanel, marker: Marker) -> None:
+        count = int(panel.property(_MARKS_PROPERTY) or 0)
+        panel.setProperty(_MARKS_PROPERTY, count + 1)
+        line = panel.add_marker(marker.t, marker.text, marker.color)
+        label = getattr(line, "label", None)
+        if label is not None:
+            label.setPosition(LABEL_POSITIONS[count % len(LABEL_POSITIONS)])
+
+    @staticmethod
     def _ensure_series(panel: GpuPanel) -> None:
         if panel.property(_SERIES_PROPERTY):
             return
@@ -169,3 +182,7 @@ class MonitorLink(QObject):
         for key, label, color, dashed in SERIES:
             style = Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine
             panel.add_memory_series(key, label, color, style=style)
+        legend = panel.memory_plot.legend
+        if legend is not None:  # bottom left: the marker labels use the top of the graph
+            legend.setBrush(pg.mkBrush(255, 255, 255, 200))
+            legend.anchor(itemPos=(0, 1), parentPos=(0, 1), offset=(4, -4))
