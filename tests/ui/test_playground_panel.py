@@ -208,3 +208,20 @@ def test_shape_typo_is_caught_in_the_form(qtbot, panel: PlaygroundPanel) -> None
     error = panel.forms.error_label
     assert not error.isHidden() and "whole numbers" in error.text()
     assert panel.log.count() == 0
+
+
+def test_graphs_follow_the_current_tab(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QSplitter
+
+    w = make_window()
+    qtbot.waitUntil(lambda: w.snapshot_count >= 1, timeout=5000)
+    monitor = w.findChild(QSplitter, "monitorPage")
+    sizes = monitor.sizes()
+    w.tabs.setCurrentWidget(w.playground)
+    assert w.gpu_grid.parent() is w.playground.graphs and w.gpu_grid.isVisible()
+    w.tabs.setCurrentIndex(0)
+    assert monitor.widget(0) is w.gpu_grid and w.gpu_grid.isVisible()
+    assert monitor.sizes() == sizes
+    before = w.snapshot_count
+    qtbot.waitUntil(lambda: w.snapshot_count >= before + 2, timeout=5000)
+    assert len(w.gpu_grid.panels) == 4
