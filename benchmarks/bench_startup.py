@@ -1,0 +1,100 @@
+"""Start-up time: process start to the first frame painted with data, against a bare window.
+
+Each run is a fresh ``python -c`` process. gpumon: MainWindow on 4 simulated GPUs (as
+``python -m gpumon --simulate 4`` builds it); the clock stops at the first paint event
+after the first Snapshot arrived. Baseline: QApplication + one pyqtgraph PlotWidget with one
+curve whose data is set before show; the clock stops at its first paint. Both measured the
+same way (an application-wide event filter, no hook in gpumon), alternately, several times;
+medians. Target: gpumon <= 1.3x the baseline. Also prints whether ``torch`` was imported
+before the playground was used (it must not be).
+
+Run from the repository root: ``python benchmarks/bench_startup.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+TARGET = 1.3
+
+COMMON = """
+import sys, time
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QApplication
+class FirstPaint(QObject):
+    def __init__(self, ready):
+        super().__init__(); self.ready = ready; self.done = False
+    def eventFilter(self, obj, event):
+        if not self.done and event.type() == QEvent.Type.Paint and self.ready():
+            self.done = True
+            QTimer.singleShot(0, report)
+        return False
+def report():
+    print(f"{time.time():.6f} torch_loaded={'torch' in sys.modules}", flush=True)
+    QApplication.instance().quit()
+app = QApplication(sys.argv)
+"""
+GPUMON = COMMON + """
+from gpumon.ui.app import MainWindow, simulated_factory
+w = MainWindow(simulated_factory(4))
+f = FirstPaint(lambda: w.snapshot_count > 0); app.installEventFilter(f)
+w.show(); app.exec(); w.close()
+"""
+BARE = COMMON + """
+import pyqtgraph as pg, numpy as np
+w = pg.PlotWidget(); w.plot(np.arange(300.0), np.random.default_rng(0).random(300))
+w.resize(1400, 900)
+f = FirstPaint(lambda: True); app.installEventFilter(f)
+w.show(); app.exec()
+"""
+
+
+def once(code: str, env: dict[str, str]) -> tuple[float, bool]:
+    start = time.time()
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=120, cwd=REPO)
+    lines = [ln for ln in done.stdout.splitlines() if "torch_loaded=" in ln]
+    if done.returncode != 0 or not lines:
+        raise RuntimeError(f"run failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    stamp, flag = lines[-1].split()
+    return float(stamp) - start, flag.endswith("True")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="3 runs each instead of 7")
+    args = parser.parse_args()
+    reps = 3 if args.quick else 7
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env.setdefault("QT_QPA_PLATFORM", "offscreen")
+    with tempfile.TemporaryDirectory() as config:
+        env["XDG_CONFIG_HOME"] = config  # the user's remembered settings play no part
+        once(BARE, env)  # warm the file cache for both
+        once(GPUMON, env)
+        bare, app, torch_flags = [], [], []
+        for _ in range(reps):
+            bare.append(once(BARE, env)[0])
+            t, torch_loaded = once(GPUMON, env)
+            app.append(t)
+            torch_flags.append(torch_loaded)
+    b, a = statistics.median(bare), statistics.median(app)
+    print(f"platform {env['QT_QPA_PLATFORM']}, {reps} runs each")
+    print(f"  bare PySide6 + pyqtgraph window: median {b * 1e3:.0f} ms "
+          f"({', '.join(f'{x * 1e3:.0f}' for x in bare)})")
+    print(f"  gpumon first frame with data:    median {a * 1e3:.0f} ms "
+          f"({', '.join(f'{x * 1e3:.0f}' for x in app)})")
+    print(f"  ratio {a / b:.2f}x (target <= {TARGET}x): {'met' if a / b <= TARGET else 'NOT met'}")
+    print(f"  torch in sys.modules at the first frame: {any(torch_flags)}")
+    return 0 if a / b <= TARGET and not any(torch_flags) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
