@@ -2,8 +2,9 @@
 
 Each step shows its narration and code; "Run" plays it with a
 :class:`~gpumon.playground.lesson.LessonRunner` on the window's one engine thread
-(``MainWindow.engine.call``), so torch never runs in the GUI thread and the lesson shares the
-playground's workspace. The outcome shown is what torch really answered on this machine:
+(``MainWindow.engine.call``), so torch never runs in the GUI thread. The runner has an Engine
+of its own on that thread: its workspace is the lesson's, and the playground's is left alone.
+The outcome shown is what torch really answered on this machine:
 values and devices, or the error with its explanation, then the meta variant where the
 machine has no CUDA GPU.
 """
@@ -26,11 +27,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gpumon.playground.engine import Engine  # torch-free until it runs
 from gpumon.playground.lesson import LESSON, LessonRunner, LessonStep, StepResult
 from gpumon.playground.outcome import LoadStatus, Outcome
 
 if TYPE_CHECKING:
-    from gpumon.playground.engine import Engine
     from gpumon.telemetry.types import Snapshot
     from gpumon.ui.app import MainWindow
 
@@ -94,7 +95,6 @@ class LessonPage(QWidget):
         self._results: dict[int, StepResult] = {}
         self._ticket: int | None = None
         self._runner: LessonRunner | None = None
-        self._runner_engine: Engine | None = None
         self._snapshot: Snapshot | None = None  # handed to the runner for step 1
 
         self.counter = QLabel()
@@ -217,10 +217,14 @@ class LessonPage(QWidget):
         self._set_busy(True, f"Running step {number}…")
 
     def _play(self, engine: Engine, number: int) -> StepResult:
-        """On the engine thread: one runner per Engine, fed the snapshot taken at Run."""
-        if self._runner is None or self._runner_engine is not engine:
-            self._runner = LessonRunner(engine, lambda: self._snapshot, self._steps)
-            self._runner_engine = engine
+        """On the engine thread: the lesson's runner, fed the snapshot taken at Run.
+
+        The runner gets an Engine of its own (on the same thread): jumping between steps
+        clears and replays the runner's workspace, which must never wipe the tensors a
+        person made in the Playground.
+        """
+        if self._runner is None:
+            self._runner = LessonRunner(Engine(), lambda: self._snapshot, self._steps)
         return self._runner.run_step(number)
 
     @Slot(int, object)

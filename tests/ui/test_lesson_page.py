@@ -72,3 +72,19 @@ def test_cuda_step_without_cuda_shows_the_real_error(qtbot, make_window):
     if result.meta_outcomes:
         assert "meta device" in text
     assert not page.busy_bar.isVisibleTo(page) and page.run_button.isEnabled()
+
+
+def test_lesson_steps_leave_the_playground_workspace_alone(qtbot, make_window):
+    """Jumping between lesson steps replays them in the lesson's own workspace only."""
+    from gpumon.playground import actions as A
+
+    w = make_window(show=False)
+    with qtbot.waitSignal(w.engine.actionFinished, timeout=60000):
+        w.engine.submit(A.CreateTensor("mine", "[7, 8, 9]"))
+    page = _page(w)
+    page.show_step(_number("to-gpu") - 1)  # not the next step: the runner resets and replays
+    with qtbot.waitSignal(page.stepFinished, timeout=60000):
+        page.run_current()
+    with qtbot.waitSignal(w.engine.callFinished, timeout=10000) as blocker:
+        w.engine.call(lambda engine: engine.names())
+    assert blocker.args[1] == ["mine"]
