@@ -63,9 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "reading real ones")
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of the simulated GPUs (default 0)")
-    parser.add_argument("--interval", type=_interval, metavar="SECONDS", default=1.0,
+    parser.add_argument("--interval", type=_interval, metavar="SECONDS", default=None,
                         help=f"seconds between readings, {MIN_INTERVAL_S:g} to "
-                             f"{MAX_INTERVAL_S:g} (default 1.0)")
+                             f"{MAX_INTERVAL_S:g} (default: the last one used, else 1.0)")
     parser.add_argument("--version", action="version", version=f"gpumon {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     lesson = commands.add_parser(

@@ -314,11 +314,11 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(title)
 
 
-def run(simulate: int | None, interval_s: float = 1.0, seed: int = 0) -> int:
+def run(simulate: int | None, interval_s: float | None = None, seed: int = 0) -> int:
     """Open the window on simulated GPUs (``simulate`` = how many) or on NVML; run Qt.
 
-    Settings are the user's (QSettings "gpumon"/"gpumon"); an interval other than the
-    command line's default 1.0 s was asked for explicitly and replaces the remembered one.
+    Settings are the user's (QSettings "gpumon"/"gpumon"); an interval given on the command
+    line replaces the remembered one, otherwise the remembered one (or 1 s) is used.
     Ctrl+C (SIGINT) and SIGTERM close the window and quit cleanly, exit status 0.
     """
     app = QApplication.instance() or QApplication(sys.argv)
@@ -330,9 +330,9 @@ def run(simulate: int | None, interval_s: float = 1.0, seed: int = 0) -> int:
         app.setWindowIcon(icon)
     factory = simulated_factory(simulate, seed) if simulate else nvml_factory()
     settings = Settings.user()
-    if interval_s != 1.0:
+    if interval_s is not None:
         settings.interval_s = interval_s
-    window = MainWindow(factory, interval_s, demo_factory=simulated_factory(4, seed),
+    window = MainWindow(factory, settings.interval_s or 1.0, demo_factory=simulated_factory(4, seed),
                         settings=settings)
     if icon is not None:
         window.setWindowIcon(icon)
