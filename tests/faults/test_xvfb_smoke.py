@@ -91,13 +91,13 @@ def _start(display: str, tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path]
             [sys.executable, "-m", "gpumon", "--simulate", "2", "--interval", "0.2"],
             env=_env(display, tmp_path / "config"), stdout=subprocess.DEVNULL, stderr=err)
     deadline = time.monotonic() + STARTUP_S
-    while not _gpumon_windows(display):
+    while not any("(simulated)" in t for t in _gpumon_windows(display)):  # titled once data came
         if app.poll() is not None:
             pytest.fail(f"gpumon exited with {app.returncode} before showing a window:\n"
                         f"{err_path.read_text(errors='replace')}")
         if time.monotonic() > deadline:
             app.kill()
-            pytest.fail("no window titled gpumon appeared within "
+            pytest.fail("no window titled gpumon … (simulated) appeared within "
                         f"{STARTUP_S:.0f} s:\n{err_path.read_text(errors='replace')}")
         time.sleep(0.2)
     return app, err_path
@@ -117,10 +117,19 @@ def _stop(app: subprocess.Popen[bytes], sig: signal.Signals, err_path: Path) -> 
     return err
 
 
-def test_real_window_shows_and_quits_on_sigterm(display: str, tmp_path: Path) -> None:
+@pytest.fixture
+def started(display: str, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
+    """The app, running on ``display``; killed after the test if it is still running."""
     app, err_path = _start(display, tmp_path)
-    titles = _gpumon_windows(display)
-    assert any("(simulated)" in t for t in titles), titles
+    yield app, err_path
+    if app.poll() is None:
+        app.kill()
+        app.wait()
+
+
+def test_real_window_shows_and_quits_on_sigterm(
+        display: str, tmp_path: Path, started: tuple[subprocess.Popen[bytes], Path]) -> None:
+    app, err_path = started
     time.sleep(2.0)  # it keeps running and sampling (0.2 s) for a while
     assert app.poll() is None, err_path.read_text(errors="replace")
     shot = tmp_path / "screen.png"
@@ -136,8 +145,9 @@ def test_real_window_shows_and_quits_on_sigterm(display: str, tmp_path: Path) ->
     _stop(app, signal.SIGTERM, err_path)
 
 
-def test_ctrl_c_quits_cleanly(display: str, tmp_path: Path) -> None:
-    app, err_path = _start(display, tmp_path)
+def test_ctrl_c_quits_cleanly(display: str, started: tuple[subprocess.Popen[bytes], Path]
+                             ) -> None:
+    app, err_path = started
     time.sleep(1.0)
     _stop(app, signal.SIGINT, err_path)
     assert not _gpumon_windows(display)
