@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpumon.telemetry.history import History, capacity_for
+from gpumon.telemetry.history import WINDOW_CHOICES_S, History, capacity_for
 from gpumon.telemetry.types import Snapshot, Source, SourceState, SourceStatus
 from gpumon.ui.controls import Controls, format_readout
 from gpumon.ui.engine_worker import EngineThread
@@ -91,7 +91,7 @@ class MainWindow(QMainWindow):
         self.interval_s = clamp_interval(interval_s)
         self.window_s = int(window_s)
         self._demo_factory = demo_factory or simulated_factory(4)
-        self.history = History(capacity_for(self.window_s, self.interval_s))
+        self.history = History(self._history_capacity())
         self.snapshot_count = 0
         self.latest_snapshot: Snapshot | None = None
         self.source_status = SourceStatus(SourceState.CLOSED, "Starting…")
@@ -199,7 +199,7 @@ class MainWindow(QMainWindow):
         self.interval_s = clamp_interval(interval_s)
         if abs(self.controls.interval_spin.value() - self.interval_s) > 1e-9:
             self.controls.interval_spin.setValue(self.interval_s)
-        self.history.resize(capacity_for(self.window_s, self.interval_s))
+        self.history.resize(self._history_capacity())
         self.sampling.set_interval(self.interval_s)
         self._last_arrival = time.monotonic()
 
@@ -209,7 +209,6 @@ class MainWindow(QMainWindow):
         idx = self.controls.window_combo.findData(self.window_s)
         if idx >= 0 and idx != self.controls.window_combo.currentIndex():
             self.controls.window_combo.setCurrentIndex(idx)
-        self.history.resize(capacity_for(self.window_s, self.interval_s))
         self.gpu_grid.set_window(self.window_s)
         if self.latest_snapshot is not None:
             self.gpu_grid.update_view(self.latest_snapshot, self.history, self.window_s)
@@ -284,6 +283,11 @@ class MainWindow(QMainWindow):
             self.header.set_status_text(f"data is stale (last update {age:.0f} s ago)", warn=True)
 
     # -- helpers ---------------------------------------------------------------------------
+    def _history_capacity(self) -> int:
+        """Room for the longest window at this interval: widening the window shows data
+        already kept instead of starting empty (bounded by the history's maximum)."""
+        return capacity_for(max(WINDOW_CHOICES_S), self.interval_s)
+
     def _set_stale(self, stale: bool) -> None:
         if stale != self._stale:
             self._stale = stale
