@@ -77,11 +77,19 @@ def test_interval_change_takes_effect(qtbot, make_window):
     assert w.history.capacity >= 60 / 0.1
 
 
-def test_window_combo_changes_history_capacity(make_window):
+def test_widening_the_window_shows_data_already_sampled(make_window):
+    """History always holds the longest window, whatever window is on screen."""
     w = make_window(show=False, interval_s=1.0, window_s=60)
-    w.controls.window_combo.setCurrentIndex(w.controls.window_combo.findData(3600))
-    assert w.window_s == 3600
-    assert w.history.capacity >= 3600
+    clock = [1_000_000.0]
+    src = SimulatedSource(2, seed=1, clock=lambda: clock[0])
+    src.open()
+    for _ in range(600):  # ten minutes at 1 s while a 1-minute window is shown
+        clock[0] += 1.0
+        w._on_snapshot(src.sample())
+    w.controls.window_combo.setCurrentIndex(w.controls.window_combo.findData(900))
+    assert w.window_s == 900
+    times, values = w.history.series(0, "gpu_util_pct", since=clock[0] - 900)
+    assert len(times) == 600 and times[-1] - times[0] == 599
 
 
 def test_lost_gpu_is_marked_while_others_update(qtbot, make_window):
