@@ -1,0 +1,49 @@
+"""Without a working torch the window opens, samples, and the playground says why."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+BLOCK_TORCH = 'import sys\nsys.modules["torch"] = None  # any "import torch" now fails\n'
+
+
+def _run(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", BLOCK_TORCH + textwrap.dedent(code)],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_window_opens_and_playground_says_torch_is_missing() -> None:
+    proc = _run("""
+        import os
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+        from PySide6.QtCore import QTimer
+        from PySide6.QtWidgets import QApplication, QLabel
+        from gpumon.playground import actions as A
+        from gpumon.ui.app import MainWindow, simulated_factory
+        app = QApplication([])
+        w = MainWindow(simulated_factory(2), 0.1)
+        w.show()
+        done = []
+        w.engine.actionFinished.connect(lambda ticket, outcome: done.append(outcome))
+        w.engine.submit(A.CreateTensor("x", "[1, 2]"))
+        deadline = QTimer()
+        deadline.setSingleShot(True)
+        deadline.timeout.connect(app.quit)
+        deadline.start(20000)
+        poll = QTimer()
+        poll.timeout.connect(lambda: app.quit() if done and w.snapshot_count >= 3 else None)
+        poll.start(50)
+        app.exec()
+        poll.stop()
+        status = w.findChild(QLabel, "playgroundStatus")
+        print(w.snapshot_count >= 3, bool(done) and not done[0].ok)
+        print(status.text() if status is not None else "no status label")
+        w.close()
+    """)
+    assert proc.returncode == 0, proc.stderr
+    sampled_and_refused, status = proc.stdout.splitlines()[-2:]
+    assert sampled_and_refused == "True True"
+    assert "could not be imported" in status or "not installed" in status
+    assert "Traceback" not in proc.stderr
