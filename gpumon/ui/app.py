@@ -12,6 +12,10 @@ Extension points for the playground and lesson views:
 - ``MainWindow.snapshotReceived``: each Snapshot, after the views and History have it.
 - ``MainWindow.engine``: the one EngineThread (torch on its own thread, started on first
   use) that the playground and the lesson share; stopped in ``closeEvent``.
+- ``MainWindow.add_lazy_page(title, build)``: a tab whose page is built by ``build()`` the
+  first time it is shown or asked for (``MainWindow.page(title)``), so start-up pays neither
+  for building the Playground and Lesson pages nor for importing their modules.
+  ``MainWindow.playground`` builds the Playground page when first read.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import sys
 import time
 from collections.abc import Callable
 from functools import partial
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QSocketNotifier, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QCloseEvent, QIcon, QShowEvent
@@ -39,16 +44,18 @@ from PySide6.QtWidgets import (
 from gpumon.telemetry.history import WINDOW_CHOICES_S, History, capacity_for
 from gpumon.telemetry.types import Snapshot, Source, SourceState, SourceStatus
 from gpumon.ui.controls import Controls, format_readout
-from gpumon.ui.engine_worker import EngineThread
 from gpumon.ui.gpu_grid import GpuGrid
 from gpumon.ui.gpu_panel import GpuPanel
 from gpumon.ui.header import HeaderBar, StatusBanner, status_summary
 from gpumon.ui.menus import install_menus
-from gpumon.ui.playground_panel import PlaygroundPanel
 from gpumon.ui.process_model import ProcessTable
 from gpumon.ui.settings import Settings
 from gpumon.ui.smi_table import SmiTable
 from gpumon.ui.workers import SamplingThread, clamp_interval
+
+if TYPE_CHECKING:  # imported when first used: they pull in the playground's engine
+    from gpumon.ui.engine_worker import EngineThread
+    from gpumon.ui.playground_panel import PlaygroundPanel
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +108,8 @@ class MainWindow(QMainWindow):
         self._title_key: tuple[str, bool, bool, bool] | None = None
 
         self.sampling = SamplingThread(source_factory, self.interval_s, self)
-        self.engine = EngineThread(self)  # shared by the playground and the lesson; lazy
+        self._engine: EngineThread | None = None  # made on first use (``engine``)
+        self._lazy_pages: dict[str, tuple[QWidget, Callable[[], QWidget]]] = {}
         self.controls = Controls(self.interval_s, self.window_s, self)
         self.addToolBar(self.controls)
         self.header = HeaderBar()
@@ -121,8 +129,8 @@ class MainWindow(QMainWindow):
         self.tabs.setObjectName("pages")
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(monitor, "Monitor")
-        self.playground = PlaygroundPanel(self)  # borrows gpu_grid while its tab is shown
-        self.tabs.addTab(self.playground, "Playground")
+        self.tabs.currentChanged.connect(self._build_shown_page)  # before any page connects
+        self.add_lazy_page("Playground", self._make_playground)
         central = QWidget()
         layout = QVBoxLayout(central)
         layout.setContentsMargins(4, 2, 4, 4)
@@ -164,6 +172,41 @@ class MainWindow(QMainWindow):
         dock.setWidget(widget)
         self.addDockWidget(area, dock)
         return dock
+
+    def add_lazy_page(self, title: str, build: Callable[[], QWidget]) -> int:
+        """A tab beside "Monitor" whose page ``build()`` makes when it is first shown or
+        asked for with ``page(title)``; until then the tab holds an empty placeholder."""
+        placeholder = QWidget()
+        placeholder.setObjectName(f"lazyPage_{title}")
+        self._lazy_pages[title] = (placeholder, build)
+        return self.tabs.addTab(placeholder, title)
+
+    def page(self, title: str) -> QWidget | None:
+        """The page of tab ``title``, built now if it was lazy and not built yet."""
+        lazy = self._lazy_pages.pop(title, None)
+        if lazy is not None:
+            return self._replace_placeholder(*lazy, title)
+        for i in range(self.tabs.count()):
+            if self.tabs.tabText(i) == title:
+                return self.tabs.widget(i)
+        return None
+
+    @property
+    def playground(self) -> PlaygroundPanel:
+        """The Playground page (built on first use; it borrows gpu_grid while shown)."""
+        page = self.page("Playground")
+        assert page is not None
+        return page  # type: ignore[return-value]  # _make_playground's widget
+
+    @property
+    def engine(self) -> EngineThread:
+        """The one EngineThread, shared by the playground and the lesson; made when first
+        asked for (its thread starts later still, on the first action)."""
+        if self._engine is None:
+            from gpumon.ui.engine_worker import EngineThread
+
+            self._engine = EngineThread(self)
+        return self._engine
 
     def gpu_panel(self, index: int) -> GpuPanel | None:
         """The panel of NVML GPU ``index``, or None when there is no such GPU (yet)."""
@@ -231,8 +274,43 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         self._watchdog.stop()
         self.sampling.stop()
-        self.engine.stop()
+        if self._engine is not None:
+            self._engine.stop()
         super().closeEvent(event)
+
+    # -- lazy pages ------------------------------------------------------------------------
+    def _make_playground(self) -> QWidget:
+        from gpumon.ui.playground_panel import PlaygroundPanel
+
+        return PlaygroundPanel(self)
+
+    @Slot(int)
+    def _build_shown_page(self, index: int) -> None:
+        widget = self.tabs.widget(index)
+        for title, (placeholder, _) in list(self._lazy_pages.items()):
+            if placeholder is widget:
+                self.page(title)
+                return
+
+    def _replace_placeholder(self, placeholder: QWidget, build: Callable[[], QWidget],
+                             title: str) -> QWidget:
+        """Build the page and put it where its placeholder was; if that tab was the current
+        one, ``currentChanged`` fires again for it, so the page's own slots see it shown."""
+        page = build()
+        index = self.tabs.indexOf(placeholder)
+        was_current = self.tabs.currentWidget() is placeholder
+        current = self.tabs.currentIndex()
+        self.tabs.blockSignals(True)
+        try:
+            self.tabs.insertTab(index, page, title)
+            self.tabs.removeTab(index + 1)
+            self.tabs.setCurrentIndex(index if was_current else current)
+        finally:
+            self.tabs.blockSignals(False)
+        placeholder.deleteLater()
+        if was_current:
+            self.tabs.currentChanged.emit(index)
+        return page
 
     # -- slots -----------------------------------------------------------------------------
     @Slot(object)
@@ -336,8 +414,8 @@ def run(simulate: int | None, interval_s: float | None = None, seed: int = 0) ->
     settings = Settings.user()
     if interval_s is not None:
         settings.interval_s = interval_s
-    window = MainWindow(factory, settings.interval_s or 1.0, demo_factory=simulated_factory(4, seed),
-                        settings=settings)
+    window = MainWindow(factory, settings.interval_s or 1.0,
+                        demo_factory=simulated_factory(4, seed), settings=settings)
     if icon is not None:
         window.setWindowIcon(icon)
     app.aboutToQuit.connect(window.close)  # quit without closing still joins the thread

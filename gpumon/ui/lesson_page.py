@@ -266,10 +266,3 @@ class LessonPage(QWidget):
         self.run_button.setEnabled(not self.running)
         done = (self._index + 1) in self._results
         self.run_button.setText("Run again" if done else "Run")
-
-
-def install_lesson_page(window: MainWindow) -> LessonPage:
-    """Add the "Lesson" tab to ``window``."""
-    page = LessonPage(window)
-    window.add_page(page, "Lesson")
-    return page

@@ -1,5 +1,5 @@
 """The menu bar (File, View, Help), the keyboard shortcuts, the remembered settings, and
-the "Lesson" tab.
+the "Lesson" tab (built when first shown: ``Menus.lesson``).
 
 ``install_menus(window, settings)`` is the one call MainWindow makes: it restores what
 ``settings`` remembers, builds the menus with their shortcuts, and saves each change (and
@@ -22,12 +22,12 @@ from PySide6.QtWidgets import (
 )
 
 from gpumon.ui.file_actions import FileActions
-from gpumon.ui.lesson_page import install_lesson_page
 from gpumon.ui.presentation import Presentation, show_about, show_shortcuts
 from gpumon.ui.settings import Settings
 
 if TYPE_CHECKING:
     from gpumon.ui.app import MainWindow
+    from gpumon.ui.lesson_page import LessonPage
 
 # Widgets that need the space bar themselves (text fields take it anyway, via Qt's
 # shortcut override; buttons and combo boxes would lose it to the pause shortcut).
@@ -45,7 +45,7 @@ class Menus(QObject):
         self._restore_sampling()
         self.presentation = Presentation(window, settings)
         self.files = FileActions(window)
-        self.lesson = install_lesson_page(window)
+        window.add_lazy_page("Lesson", self._make_lesson)
         bar = window.menuBar()
         self._build_file(bar.addMenu("&File"))
         self._build_view(bar.addMenu("&View"))
@@ -64,6 +64,18 @@ class Menus(QObject):
         window.installEventFilter(self)
         if settings.geometry is not None:
             window.restoreGeometry(settings.geometry)
+
+    @property
+    def lesson(self) -> LessonPage:
+        """The Lesson page, built now if its tab was never shown."""
+        page = self.window.page("Lesson")
+        assert page is not None
+        return page  # type: ignore[return-value]  # _make_lesson's widget
+
+    def _make_lesson(self) -> QWidget:
+        from gpumon.ui.lesson_page import LessonPage
+
+        return LessonPage(self.window)
 
     # -- building --------------------------------------------------------------------------
     def _action(self, menu: QMenu, name: str, text: str, slot: Callable[[], object],

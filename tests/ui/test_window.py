@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QPushButton, QTableView
+from PySide6.QtWidgets import QLabel, QPushButton, QTableView, QWidget
 
 from gpumon.telemetry.simulated import SimulatedFaults, SimulatedSource
 from gpumon.telemetry.types import Source
@@ -177,3 +177,36 @@ def test_extra_series_and_markers(qtbot, make_window):
     qtbot.waitUntil(lambda: plotted() >= 2, timeout=5000)
     assert curve.getData()[1][-1] == 1.0  # 1 GiB
     assert -1.0 < line.value() <= 0.5
+
+
+def test_playground_and_lesson_pages_are_built_when_first_shown(qtbot, make_window):
+    """Start-up builds neither page; choosing a tab builds it in place, current and shown."""
+    w = make_window()
+    titles = [w.tabs.tabText(i) for i in range(w.tabs.count())]
+    assert titles == ["Monitor", "Playground", "Lesson"]
+    assert w.findChild(QWidget, "playgroundPanel") is None
+    assert w.findChild(QWidget, "lessonPage") is None
+    lesson_index = titles.index("Lesson")
+    seen: list[int] = []
+    w.tabs.currentChanged.connect(seen.append)
+    w.tabs.setCurrentIndex(lesson_index)
+    page = w.findChild(QWidget, "lessonPage")
+    assert page is not None and w.tabs.currentWidget() is page and page.isVisible()
+    assert w.tabs.indexOf(page) == lesson_index and w.tabs.tabText(lesson_index) == "Lesson"
+    assert seen[-1] == lesson_index
+    assert w.menus.lesson is page  # built once
+    assert w.findChild(QWidget, "playgroundPanel") is None
+    assert w.page("Monitor") is w.tabs.widget(0)
+    w.tabs.setCurrentIndex(0)
+    assert w.gpu_grid.isVisible()
+
+
+def test_choosing_the_playground_tab_builds_it_and_it_borrows_the_graphs(qtbot, make_window):
+    w = make_window()
+    qtbot.waitUntil(lambda: w.snapshot_count > 0)
+    w.tabs.setCurrentIndex(1)
+    panel = w.findChild(QWidget, "playgroundPanel")
+    assert panel is not None and w.tabs.currentWidget() is panel and w.playground is panel
+    assert w.gpu_grid.parent() is panel.graphs and w.gpu_grid.isVisible()
+    w.tabs.setCurrentIndex(0)
+    assert w.gpu_grid.parent() is w.findChild(QWidget, "monitorPage")
