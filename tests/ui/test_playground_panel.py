@@ -61,6 +61,8 @@ def wait_log(qtbot, panel: PlaygroundPanel, count: int) -> None:  # type: ignore
 
 def test_every_widget_has_a_stable_name(make_window) -> None:  # type: ignore[no-untyped-def]
     window = make_window(show=False)
+    assert window.findChild(object, "playgroundPanel") is None  # built on first use
+    assert window.playground.objectName() == "playgroundPanel"
     for name in NAMES:
         widget = window.findChild(object, name)
         assert widget is not None, name
