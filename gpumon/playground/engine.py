@@ -29,11 +29,10 @@ from gpumon.playground.devices import DeviceOption, list_devices
 from gpumon.playground.errors import ErrorInfo, OperandInfo, error_from_exception
 from gpumon.playground.memory import read_memory, torch_memory_counters
 from gpumon.playground.outcome import LoadStatus, Outcome, WorkspaceEntry
+from gpumon.playground.threads import limit_torch_threads
 
 if TYPE_CHECKING:
     import torch
-
-
 
 
 @dataclass
@@ -123,10 +122,16 @@ class Engine:
             return LoadStatus(False, f"PyTorch could not be imported: {type(exc).__name__}: "
                               f"{exc}", duration_s=time.perf_counter() - start)
         self._torch = torch
+        try:  # leave the window a core (see threads.py); a failure only loses the note
+            plan = limit_torch_threads(torch)
+            threads, cores, note = plan.torch_threads, plan.cores, plan.text()
+        except Exception:  # noqa: BLE001
+            threads, cores, note = None, None, ""
         cuda = torch.version.cuda
         build = f"CUDA {cuda}" if cuda else "CPU-only build"
-        self._load_status = LoadStatus(True, f"PyTorch {torch.__version__} ({build})",
-                                       torch.__version__, cuda, time.perf_counter() - start)
+        self._load_status = LoadStatus(True, f"PyTorch {torch.__version__} · {build}",
+                                       torch.__version__, cuda, time.perf_counter() - start,
+                                       threads, cores, note)
         return self._load_status
 
     def devices(self, nvml_uuids: list[str] | tuple[str, ...] = ()) -> list[DeviceOption]:

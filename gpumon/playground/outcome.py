@@ -67,3 +67,10 @@ class LoadStatus:
     torch_version: str | None = None
     cuda_version: str | None = None  # None on a CPU-only build
     duration_s: float = 0.0
+    torch_threads: int | None = None  # torch's CPU threads after loading
+    cores: int | None = None  # CPUs this process may use
+    threads_note: str = ""  # "1 of 2 cores for torch, so the window stays responsive"
+
+    def status_text(self) -> str:
+        """The status line: ``PyTorch 2.13.0+cpu · CPU-only build · 1 of 2 cores for torch…``."""
+        return f"{self.message} · {self.threads_note}" if self.threads_note else self.message

@@ -214,7 +214,7 @@ class PlaygroundPanel(QWidget):
     @Slot(object)
     def _on_loading_finished(self, status: LoadStatus) -> None:
         if status.ok:
-            self.status_label.setText(status.message)
+            self.status_label.setText(status.status_text())
             self.status_label.setStyleSheet("")
             self.forms.set_runnable(True)
             return
@@ -231,7 +231,7 @@ class PlaygroundPanel(QWidget):
         self.link.set_device_options(options)
         status = self.engine.load_status
         names = ", ".join(o.name for o in options)
-        self.status_label.setText(f"{status.message if status else 'PyTorch'} · "
+        self.status_label.setText(f"{status.status_text() if status else 'PyTorch'} · "
                                   f"devices: {names}")
         self.status_label.setToolTip("\n".join(o.label for o in options))
 
