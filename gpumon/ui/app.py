@@ -280,9 +280,24 @@ class MainWindow(QMainWindow):
 
     # -- lazy pages ------------------------------------------------------------------------
     def _make_playground(self) -> QWidget:
+        """The Playground page, told what the shared engine already did before it existed
+        (the lesson may have loaded torch, or failed to): it learns the rest by signals."""
         from gpumon.ui.playground_panel import PlaygroundPanel
 
-        return PlaygroundPanel(self)
+        panel = PlaygroundPanel(self)
+        engine = self._engine
+        if engine is not None:
+            if engine.loading:
+                panel._on_loading_started()
+            if engine.load_status is not None:
+                panel._on_loading_finished(engine.load_status)
+            if engine.device_options:
+                panel._on_devices(engine.device_options)
+            if engine.busy:
+                panel._on_busy(True)
+        if self.latest_snapshot is not None:
+            panel._on_snapshot(self.latest_snapshot)
+        return panel
 
     @Slot(int)
     def _build_shown_page(self, index: int) -> None:

@@ -37,6 +37,8 @@ def test_window_opens_and_playground_says_torch_is_missing() -> None:
         poll.start(50)
         app.exec()
         poll.stop()
+        assert w.findChild(QLabel, "playgroundStatus") is None  # the page is built on first use
+        w.tabs.setCurrentWidget(w.playground)  # opened after torch failed to load
         status = w.findChild(QLabel, "playgroundStatus")
         print(w.snapshot_count >= 3, bool(done) and not done[0].ok)
         print(status.text() if status is not None else "no status label")
