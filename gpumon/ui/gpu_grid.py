@@ -2,15 +2,20 @@
 
 Columns follow the square root of the GPU count, capped by how many panels fit the width,
 so 4 GPUs make a 2×2 grid and 16 make 4×4 on a wide screen or scroll on a narrow one.
+
+Only panels on screen redraw their curves each tick; one scrolled out of view, hidden with
+View ▸ GPUs, or on a tab that is not shown updates its readouts only, and its curves catch
+up from the History as soon as it shows again (scroll, resize, tab change).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 import numpy as np
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QGridLayout, QLabel, QScrollArea, QWidget
 
 from gpumon.telemetry.history import History
@@ -53,7 +58,12 @@ class GpuGrid(QScrollArea):
         self._hidden: frozenset[int] = frozenset()  # GPU indices the user chose not to see
         self._key: tuple[str, ...] = ()
         self._columns = 0
+        self._latest: tuple[Snapshot, History, float] | None = None  # the last update_view
+        self._behind: set[int] = set()  # panels whose curves skipped a tick while off screen
+        self._catch_up_queued = False
         self.viewport().installEventFilter(self)
+        self.verticalScrollBar().valueChanged.connect(self._queue_catch_up)
+        self.horizontalScrollBar().valueChanged.connect(self._queue_catch_up)
 
     def panel(self, index: int) -> GpuPanel | None:
         for p in self.panels:
@@ -88,18 +98,40 @@ class GpuGrid(QScrollArea):
             self._hidden = hidden
             self._columns = 0
             self._relayout()
+            self._queue_catch_up()
 
     def shown_panels(self) -> list[GpuPanel]:
         return [p for p in self.panels if p.index not in self._hidden]
 
     def update_view(self, snap: Snapshot, history: History, window_s: float) -> None:
-        since = snap.timestamp_s - window_s
-
-        def series(gpu: int, key: str) -> tuple[np.ndarray, np.ndarray]:
-            return history.series(gpu, key, since=since)
-
+        """Readouts of every panel; curves of the panels on screen (see the module doc)."""
+        self._latest = (snap, history, window_s)
+        series = self._series_fn(snap, history, window_s)
         for panel in self.panels:
-            panel.update_view(snap.sample_for(panel.index), snap.timestamp_s, series)
+            on_screen = self._on_screen(panel)
+            panel.update_view(snap.sample_for(panel.index), snap.timestamp_s, series,
+                              curves=on_screen)
+            if on_screen:
+                self._behind.discard(panel.index)
+            else:
+                self._behind.add(panel.index)
+        self._queue_catch_up()  # new panels are laid out (and so on screen) only later
+
+    def catch_up(self) -> None:
+        """Redraw the curves of panels that skipped ticks off screen and are on screen now."""
+        self._catch_up_queued = False
+        if not self._behind or self._latest is None:
+            return
+        snap, history, window_s = self._latest
+        series = self._series_fn(snap, history, window_s)
+        for panel in self.panels:
+            if panel.index in self._behind and self._on_screen(panel):
+                panel.update_view(snap.sample_for(panel.index), snap.timestamp_s, series)
+                self._behind.discard(panel.index)
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt name)
+        super().showEvent(event)
+        self._queue_catch_up()
 
     def set_window(self, window_s: float) -> None:
         for panel in self.panels:
@@ -116,7 +148,28 @@ class GpuGrid(QScrollArea):
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
         if obj is self.viewport() and event.type() == QEvent.Type.Resize:
             self._relayout()
+            self._queue_catch_up()
         return super().eventFilter(obj, event)
+
+    @staticmethod
+    def _series_fn(snap: Snapshot, history: History, window_s: float
+                   ) -> Callable[[int, str], tuple[np.ndarray, np.ndarray]]:
+        since = snap.timestamp_s - window_s
+
+        def series(gpu: int, key: str) -> tuple[np.ndarray, np.ndarray]:
+            return history.series(gpu, key, since=since)
+
+        return series
+
+    def _on_screen(self, panel: GpuPanel) -> bool:
+        """Any part of the panel visible: shown, on the current tab, inside the viewport."""
+        return panel.isVisible() and not panel.visibleRegion().isEmpty()
+
+    def _queue_catch_up(self, *_: object) -> None:
+        """Catch up once the event loop has laid the panels out (after a scroll or show)."""
+        if self._behind and not self._catch_up_queued:
+            self._catch_up_queued = True
+            QTimer.singleShot(0, self, self.catch_up)
 
     def _relayout(self) -> None:
         if not self.panels:

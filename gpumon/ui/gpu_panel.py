@@ -2,7 +2,10 @@
 
 The x axis is seconds relative to the newest snapshot (0 = now, -60 = a minute ago).
 Curves are created once and fed with ``setData`` on every refresh (pyqtgraph's
-scrollingPlots example); downsampling and clip-to-view keep long windows cheap.
+scrollingPlots example); downsampling and clip-to-view keep long windows cheap, and so do
+1 px pens, a grid of major and minor ticks only, and labels set only when their text changes.
+``update_view(..., curves=False)`` updates the readouts only: the grid does that for a
+panel that is not on screen, and catches its curves up when it shows again.
 
 Extending a panel (the playground does this)::
 
@@ -33,7 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpumon.telemetry.metrics import GIB, format_value
+from gpumon.telemetry.metrics import BY_KEY, GIB, NA, format_bytes, format_value, value_of
 from gpumon.telemetry.types import GpuInfo, GpuSample
 
 MEM_COLOR = "#1f77b4"
@@ -42,6 +45,9 @@ GPU_UTIL_COLOR = "#2ca02c"
 MEM_UTIL_COLOR = "#ff7f0e"
 LOST_COLOR = "#c62828"
 MAX_MARKERS = 500
+CURVE_WIDTH = 1.0  # a 1 px line is the raster engine's fast path; 1.6 px cost ~25% of a frame
+EXTRA_KEYS = ("pcie_rx_bytes_per_s", "pcie_tx_bytes_per_s", "encoder_util_pct",
+              "decoder_util_pct")
 
 SeriesFn = Callable[[int, str], "tuple[np.ndarray, np.ndarray]"]
 
@@ -68,17 +74,36 @@ def _make_plot(y_label: str) -> pg.PlotWidget:
     item.setLabel("left", y_label)
     item.getAxis("bottom").setStyle(tickTextOffset=2)
     for side in ("left", "bottom"):
-        item.getAxis(side).setTextPen("#333")
+        axis = item.getAxis(side)
+        axis.setTextPen("#333")
+        axis.setStyle(maxTickLevel=1)  # grid lines at major and minor ticks, not sub-minor
     return w
 
 
-def _curve(plot: pg.PlotItem, color: str, name: str, width: float = 1.6,
+def _curve(plot: pg.PlotItem, color: str, name: str, width: float = CURVE_WIDTH,
            style: Qt.PenStyle = Qt.PenStyle.SolidLine, fill: bool = False) -> pg.PlotDataItem:
     pen = pg.mkPen(color, width=width, style=style)
     kwargs: dict[str, object] = {"pen": pen, "name": name, "connect": "finite"}
     if fill:
         kwargs.update(fillLevel=0.0, fillBrush=pg.mkBrush(color + "40"))
     return plot.plot([], [], **kwargs)
+
+
+def _set_text(label: QLabel, text: str) -> None:
+    """setText only when the text changed (a rich-text label re-lays itself out on set)."""
+    if label.text() != text:
+        label.setText(text)
+
+
+def extra_readouts(s: GpuSample | None) -> str:
+    """The readouts the panel has no room for, one per line: memory free and reserved,
+    PCIe RX/TX, encoder/decoder utilization (N/A where the GPU does not report them)."""
+    free = value_of(s, "mem_free_bytes")
+    lines = [f"Memory free: {NA if free is None else format_bytes(free)}",
+             f"Memory reserved: {format_value(s, 'mem_reserved_bytes')}"]
+    for key in EXTRA_KEYS:
+        lines.append(f"{BY_KEY[key].label}: {format_value(s, key)}")
+    return "\n".join(lines)
 
 
 class GpuPanel(QFrame):
@@ -100,6 +125,7 @@ class GpuPanel(QFrame):
         self._stale = False
         self._series: list[_Series] = []
         self._markers: list[tuple[float, pg.InfiniteLine]] = []
+        self._y_total: float | None = None  # the memory axis's top is set for this total
 
         self.title = QLabel(self._title_html())
         self.title.setTextFormat(Qt.TextFormat.RichText)
@@ -190,7 +216,7 @@ class GpuPanel(QFrame):
         if self.memory_plot.legend is None:
             legend = self.memory_plot.addLegend(offset=(4, 4), labelTextSize="8pt")
             legend.addItem(self._mem_curve, "NVML used (all processes)")
-        curve = _curve(self.memory_plot, color, label, width=1.4, style=style)
+        curve = _curve(self.memory_plot, color, label, style=style)
         self._series.append(_Series(key, curve, scale))
         return curve
 
@@ -226,10 +252,14 @@ class GpuPanel(QFrame):
             self._stale = stale
             self._opacity.setEnabled(stale)
 
-    def update_view(self, sample: GpuSample | None, t_ref: float, series: SeriesFn) -> None:
-        """Show ``sample`` and redraw the curves from ``series(gpu, key) -> (times, values)``."""
-        self._t_ref = t_ref
+    def update_view(self, sample: GpuSample | None, t_ref: float, series: SeriesFn, *,
+                    curves: bool = True) -> None:
+        """Show ``sample`` and redraw the curves from ``series(gpu, key) -> (times, values)``;
+        with ``curves=False`` only the readouts (for a panel that is not on screen)."""
         self._update_labels(sample)
+        if not curves:
+            return
+        self._t_ref = t_ref
         self._set_curve(self._mem_curve, series, "mem_used_bytes", GIB)
         self._set_curve(self._gpu_curve, series, "gpu_util_pct", 1.0)
         self._set_curve(self._memu_curve, series, "mem_util_pct", 1.0)
@@ -240,10 +270,14 @@ class GpuPanel(QFrame):
         total = sample.mem_total_bytes if sample is not None and not sample.lost else None
         if total is None:
             total = self.info.mem_total_bytes
-        if total:
-            self._total_line.setValue(total / GIB)
+        top = total / GIB if total else None
+        if top == self._y_total:
+            return  # ranges set explicitly and only on change: no range work per tick
+        self._y_total = top
+        if top is not None:
+            self._total_line.setValue(top)
             self._total_line.show()
-            self.memory_plot.setYRange(0, total / GIB * 1.04, padding=0)
+            self.memory_plot.setYRange(0, top * 1.04, padding=0)
         else:
             self._total_line.hide()
             self.memory_plot.enableAutoRange(y=True)
@@ -295,19 +329,26 @@ class GpuPanel(QFrame):
 
         mem_used = format_value(s, "mem_used_bytes", with_unit=False)
         mem_total = fv("mem_total_bytes")
-        self.mem_label.setText(
-            f'<span style="color:{MEM_COLOR}">■</span> Memory <b>{mem_used}</b> / {mem_total}')
-        self.util_label.setText(
+        _set_text(self.mem_label,
+                  f'<span style="color:{MEM_COLOR}">■</span> Memory <b>{mem_used}</b> / '
+                  f'{mem_total}')
+        _set_text(
+            self.util_label,
             f'<span style="color:{GPU_UTIL_COLOR}">■</span> GPU <b>{fv("gpu_util_pct")}</b>'
             f' &nbsp; <span style="color:{MEM_UTIL_COLOR}">■</span> Mem ctrl '
             f'<b>{fv("mem_util_pct")}</b>')
         pstate = s.pstate if s is not None and not s.lost and s.pstate else "N/A"
         power = format_value(s, "power_w", with_unit=False)
         cap = fv("power_limit_w")
-        self.readouts.setText(
+        _set_text(
+            self.readouts,
             f"Temp <b>{fv('temperature_c')}</b> · Power <b>{power}</b> / {cap} · "
             f"Fan <b>{fv('fan_pct')}</b> · SM <b>{fv('sm_clock_mhz')}</b> · "
             f"Mem <b>{fv('mem_clock_mhz')}</b> · Perf <b>{pstate}</b>")
+        extra = extra_readouts(s)
+        if extra != self.title.toolTip():  # a tooltip: no layout, no repaint per tick
+            self.title.setToolTip(extra)
+            self.readouts.setToolTip(extra)
 
     def _on_mouse_moved(self, plot: pg.PlotItem, pos: QPointF) -> None:
         vb = plot.getViewBox()

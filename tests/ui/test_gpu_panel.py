@@ -1,0 +1,74 @@
+"""One GpuPanel on its own: the readouts that live in the header's tooltip, and labels that
+are set only when their text changes."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpumon.telemetry.metrics import GIB, MIB
+from gpumon.telemetry.types import GpuInfo, GpuSample
+from gpumon.ui.gpu_panel import GpuPanel, extra_readouts
+
+INFO = GpuInfo(0, "Test GPU", "GPU-0000", "00000000:01:00.0", mem_total_bytes=16 * GIB)
+
+
+def _series(_gpu: int, _key: str) -> tuple[np.ndarray, np.ndarray]:
+    return np.array([1.0, 2.0]), np.array([1.0, 2.0])
+
+
+def test_extra_readouts_show_free_reserved_pcie_and_codecs() -> None:
+    s = GpuSample(0, 1.0, mem_total_bytes=16 * GIB, mem_free_bytes=4 * GIB,
+                  mem_reserved_bytes=512 * MIB, pcie_rx_bytes_per_s=3 * MIB,
+                  pcie_tx_bytes_per_s=1.5 * MIB, encoder_util_pct=12.0, decoder_util_pct=0.0)
+    assert extra_readouts(s).splitlines() == [
+        "Memory free: 4.00 GiB", "Memory reserved: 0.50 GiB", "PCIe RX: 3.0 MiB/s",
+        "PCIe TX: 1.5 MiB/s", "Encoder: 12 %", "Decoder: 0 %"]
+
+
+def test_extra_readouts_are_na_where_unsupported_or_lost() -> None:
+    unsupported = GpuSample(0, 1.0)
+    lost = GpuSample(0, 1.0, lost=True, mem_free_bytes=GIB, encoder_util_pct=5.0)
+    for s in (unsupported, lost, None):
+        lines = extra_readouts(s).splitlines()
+        assert len(lines) == 6 and all(line.endswith(": N/A") for line in lines), lines
+
+
+def test_panel_header_tooltip_follows_the_sample(qtbot) -> None:  # type: ignore[no-untyped-def]
+    panel = GpuPanel(INFO)
+    qtbot.addWidget(panel)
+    panel.update_view(GpuSample(0, 1.0, mem_free_bytes=2 * GIB, encoder_util_pct=7.0), 1.0,
+                      _series)
+    tip = panel.title.toolTip()
+    assert "Memory free: 2.00 GiB" in tip and "Encoder: 7 %" in tip
+    assert "Decoder: N/A" in tip and "PCIe RX: N/A" in tip
+    assert panel.readouts.toolTip() == tip
+    panel.update_view(GpuSample(0, 2.0, mem_free_bytes=GIB), 2.0, _series)
+    assert "Memory free: 1.00 GiB" in panel.title.toolTip()
+    assert "Encoder: N/A" in panel.title.toolTip()
+
+
+def test_labels_are_set_only_when_their_text_changes(qtbot) -> None:  # type: ignore[no-untyped-def]
+    panel = GpuPanel(INFO)
+    qtbot.addWidget(panel)
+    calls: list[str] = []
+    for label in (panel.mem_label, panel.util_label, panel.readouts):
+        original = label.setText
+
+        def counting(text: str, _set=original) -> None:  # type: ignore[no-untyped-def]
+            calls.append(text)
+            _set(text)
+
+        label.setText = counting  # type: ignore[method-assign]
+    tips: list[str] = []
+    original_tip = panel.title.setToolTip
+    panel.title.setToolTip = lambda t: (tips.append(t), original_tip(t))  # type: ignore[method-assign]
+    sample = GpuSample(0, 1.0, mem_used_bytes=GIB, gpu_util_pct=50.0, temperature_c=60.0)
+    panel.update_view(sample, 1.0, _series)
+    assert len(calls) == 3 and len(tips) == 1
+    panel.update_view(GpuSample(0, 2.0, mem_used_bytes=GIB, gpu_util_pct=50.0,
+                                temperature_c=60.0), 2.0, _series)
+    assert len(calls) == 3 and len(tips) == 1  # same texts: nothing set again
+    panel.update_view(GpuSample(0, 3.0, mem_used_bytes=GIB, gpu_util_pct=51.0,
+                                temperature_c=60.0), 3.0, _series)
+    assert len(calls) == 4 and "51 %" in calls[-1]  # only the utilization label changed
+    assert "51 %" in panel.util_label.text()
