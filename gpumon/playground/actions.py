@@ -34,10 +34,17 @@ class Action:
         raise NotImplementedError
 
 
+def dtype_key(dtype: str) -> str:
+    """``float32`` for ``float32`` and ``torch.float32`` (both are how people write it)."""
+    return dtype.strip().removeprefix("torch.")
+
+
 def _kwargs(dtype: str | None, device: str | None) -> str:
     parts = []
     if dtype is not None:
-        parts.append(f"dtype=torch.{dtype}" if dtype.isidentifier() else f"dtype={dtype!r}")
+        key = dtype_key(dtype) if isinstance(dtype, str) else dtype
+        parts.append(f"dtype=torch.{key}" if isinstance(key, str) and key.isidentifier()
+                     else f"dtype={dtype!r}")
     if device is not None:
         parts.append(f"device={device!r}")
     return "".join(", " + p for p in parts)

@@ -81,6 +81,14 @@ EXPLANATIONS: tuple[tuple[str, str], ...] = (
      "PyTorch was built with CUDA but finds no NVIDIA driver: install or load the driver."),
     (r"driver version is insufficient",
      "The NVIDIA driver is older than the CUDA version this PyTorch needs: update the driver."),
+    (r"Device string must not be empty",
+     "No device was given: type a device such as cpu, cuda or cuda:0."),
+    (r"not linked with support for mps devices|from the 'MPS' backend",
+     "mps is Apple's GPU backend (Macs with Apple silicon); this PyTorch was not built with "
+     "it, so nothing can go to 'mps' here. Use cpu, or cuda on an NVIDIA GPU."),
+    (r"not linked with support for \w+ devices",
+     "This PyTorch was not built with support for that device type; use cpu, or cuda on an "
+     "NVIDIA GPU."),
     (r"Invalid device string",
      "That is not a device name torch accepts: write 'cpu', 'cuda' or 'cuda:N' with N >= 0, "
      "without spaces."),

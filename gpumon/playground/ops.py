@@ -65,9 +65,10 @@ def lookup_tensor(values: Values, name: str) -> torch.Tensor:
 def check_dtype(dtype: str | None) -> torch.dtype | None:
     if dtype is None:
         return None
-    if dtype not in A.DTYPES:
+    key = A.dtype_key(dtype) if isinstance(dtype, str) else dtype
+    if key not in A.DTYPES:
         raise Refusal(f"Unknown dtype {dtype!r}; choose one of: {', '.join(A.DTYPES)}.")
-    result: torch.dtype = getattr(_torch(), dtype)
+    result: torch.dtype = getattr(_torch(), key)
     return result
 
 

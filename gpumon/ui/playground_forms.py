@@ -281,7 +281,7 @@ class ActionForms(QTabWidget):
             label = self.move_how.currentText()
             how = dict(MOVES)[label]
             return A.Move(self.move_source.currentText().strip(), how,
-                          self.move_device.currentText() if how == "to" else None,
+                          self.move_device.currentText().strip() if how == "to" else None,
                           self.move_index.value() if label == ".cuda(index)" else None,
                           self.move_dest.text().strip() or None)
 

@@ -57,7 +57,7 @@ BAD: tuple[tuple[str, A.Action], ...] = (
     # dtypes
     ("dtype float", A.CreateFilled("z", "ones", (2,), dtype="float")),
     ("dtype int", A.CreateTensor("z", "[1]", dtype="int")),
-    ("dtype torch.float32", A.CreateTensor("z", "[1]", dtype="torch.float32")),
+    ("dtype torch.complex64", A.CreateTensor("z", "[1]", dtype="torch.complex64")),
     ("dtype complex64", A.CreateTensor("z", "[1]", dtype="complex64")),
     ("dtype empty", A.CreateTensor("z", "[1]", dtype="")),
     # values

@@ -233,3 +233,46 @@ def test_accelerator_error_is_qualified() -> None:
 def test_unknown_errors_fall_back() -> None:
     assert explain("KeyError", "something new") == FALLBACK
     assert error_from_exception(ValueError("x")).type_name == "ValueError"
+
+
+# --- devices torch knows but cannot use here, and kind spellings -----------------------------
+
+def test_an_empty_device_gets_torchs_message_and_a_plain_one(engine: Engine) -> None:
+    engine.run(A.CreateTensor("x", "[1, 2, 3]"))
+    for action, direct in ((A.Move("x", "to", device=""), lambda: torch.tensor([1]).to("")),
+                           (A.CreateFilled("y", "zeros", (2,), device=""),
+                            lambda: torch.zeros(2, device=""))):
+        explanation = assert_same_as_torch(engine, action, direct)
+        assert explanation == "No device was given: type a device such as cpu, cuda or cuda:0."
+
+
+@pytest.mark.skipif(torch.backends.mps.is_built(), reason="checks a build without mps")
+@pytest.mark.parametrize(("action", "direct"), [
+    (A.CreateFilled("z", "zeros", (2,), device="mps"), lambda: torch.zeros(2, device="mps")),
+    (A.CreateTensor("z", "[1, 2]", device="mps"), lambda: torch.tensor([1, 2], device="mps")),
+    (A.Move("x", "to", device="mps"), lambda: torch.tensor([1]).to("mps")),
+    (A.CreateModel("net", 3, 1, device="mps"), lambda: torch.nn.Linear(3, 1, device="mps")),
+], ids=lambda v: v.code() if isinstance(v, A.Action) else "")
+def test_mps_is_explained_in_plain_words(engine: Engine, action: A.Action,
+                                         direct: object) -> None:
+    engine.run(A.CreateTensor("x", "[1, 2, 3]"))
+    explanation = assert_same_as_torch(engine, action, direct)
+    assert explanation.startswith("mps is Apple's GPU backend")
+    assert "not built with it" in explanation
+
+
+def test_other_unlinked_device_types_are_explained() -> None:
+    text = explain("RuntimeError", "PyTorch is not linked with support for xla devices")
+    assert text != FALLBACK and "not built with support for that device type" in text
+
+
+def test_a_torch_prefixed_dtype_is_accepted(engine: Engine) -> None:
+    action = A.CreateFilled("x", "zeros", (2,), dtype="torch.float64")
+    assert action.code() == "x = torch.zeros(2, dtype=torch.float64)"
+    out = engine.run(action)
+    assert out.ok and out.dtype == "float64", out.error
+    out = engine.run(A.CreateTensor("t", "[1, 2]", dtype="torch.int8"))
+    assert out.ok and out.dtype == "int8"
+    assert out.code == "t = torch.tensor([1, 2], dtype=torch.int8)"
+    bad = engine.run(A.CreateTensor("t", "[1, 2]", dtype="torch.float"))
+    assert bad.error is not None and "Unknown dtype 'torch.float'" in bad.error.message

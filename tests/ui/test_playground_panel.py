@@ -227,3 +227,18 @@ def test_graphs_follow_the_current_tab(qtbot, make_window) -> None:  # type: ign
     before = w.snapshot_count
     qtbot.waitUntil(lambda: w.snapshot_count >= before + 2, timeout=5000)
     assert len(w.gpu_grid.panels) == 4
+
+
+def test_spaces_around_a_typed_device_are_stripped(qtbot, panel: PlaygroundPanel) -> None:
+    panel.findChild(QComboBox, "deviceCombo").setEditText(" cpu  ")
+    click(qtbot, panel, "runCreateButton")
+    wait_log(qtbot, panel, 1)
+    panel.findChild(QComboBox, "moveHowCombo").setCurrentText(".to(device)")
+    panel.findChild(QComboBox, "moveDeviceCombo").setEditText("meta ")
+    panel.findChild(QComboBox, "moveSourceCombo").setEditText("x")
+    panel.findChild(QLineEdit, "moveDestEdit").setText("m")
+    click(qtbot, panel, "runMoveButton")
+    wait_log(qtbot, panel, 2)
+    moved, created = panel.log.outcomes()
+    assert created.ok and created.code == "x = torch.tensor([1, 2, 3], device='cpu')"
+    assert moved.ok and moved.code == "m = x.to('meta')" and moved.device == "meta"
