@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QEvent,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+    Signal,
+    Slot,
+)
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
@@ -80,25 +88,57 @@ COLUMNS: tuple[tuple[str, Callable[[Row], str]], ...] = (
 LOST_TEXT = "ERR! (lost)"
 
 
+def _is_lost(r: Row) -> bool:
+    return r[1] is not None and r[1].lost
+
+
+def _row_texts(r: Row) -> list[str]:
+    lost = _is_lost(r)
+    return [LOST_TEXT if lost and col >= 4 else get(r) for col, (_, get) in enumerate(COLUMNS)]
+
+
 class SmiTableModel(QAbstractTableModel):
     """Rows follow the snapshot's GPUs; values change with dataChanged, never a reset,
-    unless the set of GPUs itself changes."""
+    unless the set of GPUs itself changes. Cell texts are computed once per snapshot, and
+    dataChanged covers only the rows and columns whose text changed. ``widthsChanged``
+    names the columns whose longest text changed length, for the view to resize (resizing
+    every column to its contents on every dataChanged asked for every role of every cell)."""
+
+    widthsChanged = Signal(object)  # list[int] of columns
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._rows: list[Row] = []
+        self._texts: list[list[str]] = []
+        self._widths: list[int] = []  # the longest text of each column, in characters
 
     def update_snapshot(self, snap: Snapshot) -> None:
         rows = [(g, snap.sample_for(g.index)) for g in snap.gpus]
+        texts = [_row_texts(r) for r in rows]
+        widths = [max((len(t[c]) for t in texts), default=0) for c in range(len(COLUMNS))]
+        resized = [c for c, w in enumerate(widths)
+                   if c >= len(self._widths) or w != self._widths[c]]
+        self._widths = widths
         if [r[0] for r in rows] != [r[0] for r in self._rows]:
             self.beginResetModel()
-            self._rows = rows
+            self._rows, self._texts = rows, texts
             self.endResetModel()
+            self.widthsChanged.emit(list(range(len(COLUMNS))))
             return
-        self._rows = rows
-        if rows:
-            self.dataChanged.emit(self.index(0, 0),
-                                  self.index(len(rows) - 1, len(COLUMNS) - 1))
+        old_rows, old_texts = self._rows, self._texts
+        self._rows, self._texts = rows, texts
+        cells = []
+        for i, (new, old) in enumerate(zip(texts, old_texts, strict=True)):
+            if _is_lost(rows[i]) != _is_lost(old_rows[i]):
+                cells += [(i, 0), (i, len(COLUMNS) - 1)]  # colour and tooltip of the row
+            else:
+                cells += [(i, c) for c, (a, b) in enumerate(zip(new, old, strict=True))
+                          if a != b]
+        if cells:  # one signal for the box around the changed cells
+            rs, cs = [r for r, _ in cells], [c for _, c in cells]
+            self.dataChanged.emit(self.index(min(rs), min(cs)), self.index(max(rs), max(cs)))
+        if resized:
+            self.widthsChanged.emit(resized)
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
         return 0 if parent.isValid() else len(self._rows)
@@ -110,12 +150,10 @@ class SmiTableModel(QAbstractTableModel):
         if not index.isValid() or not 0 <= index.row() < len(self._rows):
             return None
         row = self._rows[index.row()]
-        lost = row[1] is not None and row[1].lost
+        lost = _is_lost(row)
         col = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
-            if lost and col >= 4:
-                return LOST_TEXT
-            return COLUMNS[col][1](row)
+            return self._texts[index.row()][col]
         if role == Qt.ItemDataRole.ForegroundRole and lost:
             return QColor("#c62828")
         if role == Qt.ItemDataRole.ToolTipRole:
@@ -149,5 +187,19 @@ class SmiTable(QTableView):
         self.verticalHeader().hide()
         self.verticalHeader().setDefaultSectionSize(22)
         header = self.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
+        self.smi_model.widthsChanged.connect(self._fit_columns)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # zoom: every column measured again
+            self._fit_columns(list(range(len(COLUMNS))))
+
+    @Slot(object)
+    def _fit_columns(self, columns: list[int]) -> None:
+        """Columns fit their contents, measured only when their longest text changed."""
+        last = len(COLUMNS) - 1
+        for c in columns:
+            if c != last:  # the last column stretches
+                self.resizeColumnToContents(c)

@@ -40,3 +40,34 @@ def test_unsupported_is_na_and_lost_is_marked():
     assert model.data(model.index(0, 4)) == "N/A"
     assert model.data(model.index(1, 9)) == LOST_TEXT
     assert model.data(model.index(1, 1))  # the name stays
+
+
+def test_only_changed_cells_are_signalled_and_widths_follow_the_longest_text(qtbot):
+    from dataclasses import replace
+
+    model = SmiTableModel()
+    snap = snapshot()
+    with qtbot.waitSignal(model.widthsChanged) as widths:
+        model.update_snapshot(snap)
+    assert widths.args == [list(range(len(COLUMNS)))]  # new rows: every column is measured
+    changes: list[tuple[int, int, int, int]] = []
+    model.dataChanged.connect(lambda a, b, *_: changes.append(
+        (a.row(), a.column(), b.row(), b.column())))
+    resized: list[list[int]] = []
+    model.widthsChanged.connect(resized.append)
+    model.update_snapshot(snap)
+    assert changes == [] and resized == []  # the same texts: nothing to repaint or measure
+    s1 = snap.samples[1]
+    temp = 5.0 if s1.temperature_c is None or s1.temperature_c >= 10 else 55.0
+    samples = tuple(replace(s, temperature_c=temp) if s.index == 1 else s for s in snap.samples)
+    model.update_snapshot(replace(snap, samples=samples))
+    assert changes == [(1, 5, 1, 5)]  # GPU 1's Temp cell only
+    assert model.data(model.index(1, 5)) == f"{temp:.0f}C"
+    longest = max(len(model.data(model.index(r, 5))) for r in range(model.rowCount()))
+    assert resized == ([] if longest == widths_of(snap, 5) else [[5]])
+
+
+def widths_of(snap, column: int) -> int:  # type: ignore[no-untyped-def]
+    model = SmiTableModel()
+    model.update_snapshot(snap)
+    return max(len(model.data(model.index(r, column))) for r in range(model.rowCount()))
