@@ -15,7 +15,7 @@ import html
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QFont, QFontDatabase
+from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication, QPalette
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -40,13 +40,21 @@ OK_COLOUR = "#2e7d32"
 META_COLOUR = "#6a1b9a"
 
 
+def _colours() -> tuple[str, str, str]:
+    """(error, ok, meta) colours: lighter shades when the application palette is dark."""
+    if QGuiApplication.palette().color(QPalette.ColorRole.Base).lightness() < 128:
+        return "#ff6b6b", "#81c784", "#ce93d8"
+    return ERROR_COLOUR, OK_COLOUR, META_COLOUR
+
+
 def outcome_html(out: Outcome) -> str:
     """One action: its code, then its value and device, or torch's error and why."""
     code = f"<pre style='margin:0'>&gt;&gt;&gt; {html.escape(out.code)}</pre>"
+    error_colour, ok_colour, _ = _colours()
     if out.error is not None:
         e = out.error
         who = "" if e.by_torch else " <i>(gpumon refused it before torch ran)</i>"
-        return (f"{code}<p style='margin:2px 0 8px 16px'><b style='color:{ERROR_COLOUR}'>"
+        return (f"{code}<p style='margin:2px 0 8px 16px'><b style='color:{error_colour}'>"
                 f"{html.escape(e.headline())}</b>{who}<br>"
                 f"<span>why: {html.escape(e.explanation)}</span></p>")
     facts = []
@@ -57,7 +65,7 @@ def outcome_html(out: Outcome) -> str:
     if out.copied is not None:
         facts.append("copied" if out.copied else "not copied (the result is the source)")
     facts.append(f"{out.duration_s * 1e3:.3f} ms")
-    preview = (f"<pre style='margin:0 0 0 16px; color:{OK_COLOUR}'>"
+    preview = (f"<pre style='margin:0 0 0 16px; color:{ok_colour}'>"
                f"{html.escape(out.preview)}</pre>") if out.preview else ""
     return f"{code}{preview}<p style='margin:2px 0 8px 16px'>{' · '.join(facts)}</p>"
 
@@ -74,7 +82,7 @@ def result_html(result: StepResult) -> str:
     if result.note:
         parts.append(f"<p style='margin-top:6px'><b>Note:</b> {html.escape(result.note)}</p>")
     if result.meta_outcomes:
-        parts.append(f"<p style='color:{META_COLOUR}'><b>The same on the meta device:</b></p>")
+        parts.append(f"<p style='color:{_colours()[2]}'><b>The same on the meta device:</b></p>")
         parts += [outcome_html(o) for o in result.meta_outcomes]
     return "".join(parts) or "<p><i>Nothing to show.</i></p>"
 
@@ -196,6 +204,8 @@ class LessonPage(QWidget):
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:  # the zoom changed the font
             QTimer.singleShot(0, self._fit_code_height)  # after the children have it too
+        elif event.type() == QEvent.Type.PaletteChange:  # the theme changed: recolour
+            self.show_step(self._index)
 
     @Slot()
     def next(self) -> None:
@@ -240,7 +250,7 @@ class LessonPage(QWidget):
             self.stepFinished.emit(result)
         else:  # a bug in the runner comes back as the exception it raised
             self.output.setHtml(
-                f"<p style='color:{ERROR_COLOUR}'><b>The step could not run:</b> "
+                f"<p style='color:{_colours()[0]}'><b>The step could not run:</b> "
                 f"{html.escape(type(result).__name__)}: {html.escape(str(result))}</p>")
         self._update_buttons()
 
