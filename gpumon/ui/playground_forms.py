@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import Signal
+from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -100,6 +101,8 @@ class ActionForms(QTabWidget):
         self.setObjectName("actionForms")
         self.setAccessibleName("Playground actions")
         self.buttons: list[QPushButton] = []
+        self._busy = False
+        self._busy_color = "#8a5a00"
         self.device_combos: list[QComboBox] = []
         self._tensor_combos: list[QComboBox] = []
         self._model_combos: list[QComboBox] = []
@@ -160,11 +163,25 @@ class ActionForms(QTabWidget):
             combo.setEditText(name)
 
     def set_busy(self, busy: bool) -> None:
-        """Mark the run buttons busy (they stay enabled: a click queues the action)."""
+        """Mark the run buttons busy, in italics and amber (they stay enabled: a click
+        queues the action). A palette with only ButtonText set, not a style sheet, so the
+        buttons keep following the theme."""
+        self._busy = busy
         for button in self.buttons:
             button.setProperty("busy", busy)
-            button.style().unpolish(button)
-            button.style().polish(button)
+            font = button.font()
+            font.setItalic(busy)
+            button.setFont(font)
+            palette = QPalette()  # nothing set: every colour comes from the parent
+            if busy:
+                palette.setColor(QPalette.ColorRole.ButtonText, QColor(self._busy_color))
+            button.setPalette(palette)
+
+    def set_busy_color(self, color: str) -> None:
+        """The busy buttons' text colour (the page picks it for a light or dark theme)."""
+        self._busy_color = color
+        if self._busy:
+            self.set_busy(True)
 
     def set_runnable(self, runnable: bool) -> None:
         for button in self.buttons:

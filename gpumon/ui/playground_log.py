@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import QPoint, Qt, Signal
+from PySide6.QtCore import QEvent, QPoint, Qt, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QFrame,
@@ -26,11 +26,15 @@ from PySide6.QtWidgets import (
 
 from gpumon.playground.outcome import Outcome
 from gpumon.ui.playground_style import (
+    LIGHT_TONES,
     MONO,
+    Tones,
+    is_dark,
     outcome_color,
     outcome_html,
     outcome_plain,
     outcome_tag,
+    tones,
 )
 
 MAX_ENTRIES = 1000
@@ -45,16 +49,13 @@ def _copy(text: str) -> None:
 class OutcomeEntry(QFrame):
     """One outcome: a coloured chip with its device, the code, and the rich-text body."""
 
-    def __init__(self, outcome: Outcome, number: int, parent: QWidget | None = None) -> None:
+    def __init__(self, outcome: Outcome, number: int, parent: QWidget | None = None,
+                 t: Tones = LIGHT_TONES) -> None:
         super().__init__(parent)
         self.outcome = outcome
         self.setObjectName("outcomeEntry")
         color = outcome_color(outcome)
         self.color = color
-        tint = "#fdecea" if not outcome.ok else "#ffffff"
-        self.setStyleSheet(
-            f"QFrame#outcomeEntry {{ border: 1px solid #d6d6d6; border-left: 6px solid {color};"
-            f" background: {tint}; border-radius: 2px; }}")
         self.setAccessibleName(f"outcome {number}: {outcome.code}")
 
         chip = QLabel(outcome_tag(outcome))
@@ -62,7 +63,7 @@ class OutcomeEntry(QFrame):
         chip.setStyleSheet(f"color: white; background: {color}; padding: 1px 6px;"
                            " border-radius: 3px; font-weight: bold;")
         self.tag = chip
-        self.code_label = QLabel(f'<span style="{MONO}"><b>{html.escape(outcome.code)}</b></span>')
+        self.code_label = QLabel()
         self.code_label.setObjectName("outcomeCode")
         self.code_label.setTextFormat(Qt.TextFormat.RichText)
         self.code_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -76,8 +77,7 @@ class OutcomeEntry(QFrame):
         copy.setAutoRaise(True)
         copy.clicked.connect(lambda: _copy(self.outcome.code))
         self.copy_button = copy
-        number_label = QLabel(f"#{number}")
-        number_label.setStyleSheet("color: #888;")
+        number_label = self.number_label = QLabel(f"#{number}")
 
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
@@ -87,7 +87,7 @@ class OutcomeEntry(QFrame):
         top.addWidget(number_label)
         top.addWidget(copy)
 
-        self.body = QLabel(outcome_html(outcome))
+        self.body = QLabel()
         self.body.setObjectName("outcomeBody")
         self.body.setTextFormat(Qt.TextFormat.RichText)
         self.body.setWordWrap(True)
@@ -104,6 +104,23 @@ class OutcomeEntry(QFrame):
             label.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
             label.customContextMenuRequested.connect(
                 lambda pos, w=label: self._menu(w.mapTo(self, pos)))
+
+        self.tones = t
+        self.restyle(t)
+
+    def restyle(self, t: Tones) -> None:
+        """Colours for a light or dark palette; the chip keeps its device colour."""
+        self.tones = t
+        tint = t.error_bg if not self.outcome.ok else t.entry_bg
+        self.setStyleSheet(
+            f"QFrame#outcomeEntry {{ border: 1px solid {t.border}; border-left: 6px solid "
+            f"{self.color}; background: {tint}; border-radius: 2px; }}"
+            f" QFrame#outcomeEntry QLabel {{ color: {t.text}; }}"
+            f" QFrame#outcomeEntry QToolButton {{ color: {t.muted}; }}")
+        self.code_label.setText(f'<span style="{MONO} color:{t.text}"><b>'
+                                f"{html.escape(self.outcome.code)}</b></span>")
+        self.number_label.setStyleSheet(f"color: {t.faint};")
+        self.body.setText(outcome_html(self.outcome, t))
 
     def plain_text(self) -> str:
         return outcome_plain(self.outcome)
@@ -140,17 +157,29 @@ class OutcomeLog(QScrollArea):
                              "result and where it lives, or the error exactly as torch "
                              "wrote it.")
         self._empty.setWordWrap(True)
-        self._empty.setStyleSheet("color: #777; padding: 8px;")
         self._layout.addWidget(self._empty)
         self._layout.addStretch(1)
         self.setWidget(body)
         self._entries: list[OutcomeEntry] = []  # newest first
         self._number = 0
+        self.tones = tones(is_dark(self.palette()))
+        self._empty.setStyleSheet(f"color: {self.tones.faint}; padding: 8px;")
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+        """A theme switch (a new application palette) restyles every entry."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            t = tones(is_dark(self.palette()))
+            if t != self.tones:
+                self.tones = t
+                self._empty.setStyleSheet(f"color: {t.faint}; padding: 8px;")
+                for entry in self._entries:
+                    entry.restyle(t)
 
     def add(self, outcome: Outcome) -> OutcomeEntry:
         """Put ``outcome`` at the top and scroll there."""
         self._number += 1
-        entry = OutcomeEntry(outcome, self._number)
+        entry = OutcomeEntry(outcome, self._number, t=self.tones)
         self._empty.hide()
         self._layout.insertWidget(0, entry)
         self._entries.insert(0, entry)

@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, Slot
+from PySide6.QtCore import QEvent, Qt, Slot
 from PySide6.QtGui import QBrush, QColor, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -37,7 +37,13 @@ from gpumon.telemetry.types import Snapshot
 from gpumon.ui.playground_forms import ActionForms
 from gpumon.ui.playground_link import MonitorLink
 from gpumon.ui.playground_log import OutcomeLog
-from gpumon.ui.playground_style import ERROR_COLOR, device_color, shape_text
+from gpumon.ui.playground_style import (
+    device_color,
+    is_dark,
+    on_background,
+    shape_text,
+    tones,
+)
 
 if TYPE_CHECKING:
     from gpumon.ui.app import MainWindow
@@ -45,7 +51,7 @@ if TYPE_CHECKING:
 WORKSPACE_COLUMNS = ("name", "kind", "shape", "dtype", "device", "size")
 LEFT_MIN, LEFT_MAX = 420, 560  # the forms, workspace and log column
 GRAPHS_WIDTH = 900  # two columns of GPU panels (gpu_grid.PANEL_MIN_WIDTH 430 each)
-BUSY_STYLE = 'QPushButton[busy="true"] { color: #8a5a00; font-style: italic; }'
+BUSY_COLORS = {False: "#8a5a00", True: "#ffb74d"}  # amber on a light / a dark palette
 
 
 class WorkspaceTable(QTableWidget):
@@ -64,6 +70,14 @@ class WorkspaceTable(QTableWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(True)
         self.entries: list[WorkspaceEntry] = []
+        self._dark = is_dark(self.palette())
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+        """A theme switch: device colours light enough for a dark palette, or back."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and is_dark(self.palette()) != self._dark:
+            self._dark = not self._dark
+            self.set_entries(self.entries)
 
     def set_entries(self, entries: Sequence[WorkspaceEntry]) -> None:
         self.entries = list(entries)
@@ -77,7 +91,8 @@ class WorkspaceTable(QTableWidget):
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if col == 4:
-                    item.setForeground(QBrush(QColor(device_color(e.device))))
+                    item.setForeground(QBrush(QColor(on_background(device_color(e.device),
+                                                                   self._dark))))
                     font = item.font()
                     font.setBold(True)
                     item.setFont(font)
@@ -103,7 +118,6 @@ class PlaygroundPanel(QWidget):
         super().__init__(parent)
         self.setObjectName("playgroundPanel")
         self.setAccessibleName("PyTorch playground")
-        self.setStyleSheet(BUSY_STYLE)
         self._window = window
         self.engine = window.engine
         self._mine: deque[tuple[int, str]] = deque()  # (ticket, code) submitted here
@@ -124,7 +138,6 @@ class PlaygroundPanel(QWidget):
         self.busy_label = QLabel()
         self.busy_label.setObjectName("busyLabel")
         self.busy_label.setAccessibleName("Running actions")
-        self.busy_label.setStyleSheet("color: #8a5a00;")
         self.forms = ActionForms()
         self.workspace_table = WorkspaceTable()
         self.log = OutcomeLog()
@@ -148,7 +161,6 @@ class PlaygroundPanel(QWidget):
         graphs_layout = self._graphs_layout = QVBoxLayout(self.graphs)
         graphs_layout.setContentsMargins(0, 0, 0, 0)
         self._graphs_hint = QLabel("The GPU graphs show here while this page is open.")
-        self._graphs_hint.setStyleSheet("color: #777;")
         self._graphs_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
         graphs_layout.addWidget(self._graphs_hint)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
@@ -166,6 +178,9 @@ class PlaygroundPanel(QWidget):
 
         self._monitor_sizes: list[int] = []
         self._sized = False
+        self._status_tone = ""  # "", "busy" or "error": the status line's colour
+        self._dark: bool | None = None
+        self._apply_palette()
         self.forms.actionRequested.connect(self.submit)
         self.workspace_table.cellDoubleClicked.connect(self._use_name)
         e = self.engine
@@ -204,25 +219,51 @@ class PlaygroundPanel(QWidget):
             left = max(LEFT_MIN, min(LEFT_MAX, total - GRAPHS_WIDTH))
             self.splitter.setSizes([left, max(1, total - left)])
 
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._apply_palette()
+
+    def _apply_palette(self) -> None:
+        """Colours of the busy marks, hints and status for the current (light/dark) palette."""
+        dark = is_dark(self.palette())
+        if dark == self._dark:
+            return
+        self._dark = dark
+        t = tones(dark)
+        busy = BUSY_COLORS[dark]
+        self.forms.set_busy_color(busy)
+        self.busy_label.setStyleSheet(f"color: {busy};")
+        self._graphs_hint.setStyleSheet(f"color: {t.faint};")
+        self.forms.error_label.setStyleSheet(f"color: {t.error};")
+        self._set_status_tone(self._status_tone)
+
+    def _set_status_tone(self, tone: str) -> None:
+        self._status_tone = tone
+        dark = bool(self._dark)
+        style = {"busy": f"color: {BUSY_COLORS[dark]};",
+                 "error": f"color: {tones(dark).error}; font-weight: bold;"}.get(tone, "")
+        self.status_label.setStyleSheet(style)
+
     # -- engine signals ------------------------------------------------------------------
     @Slot()
     def _on_loading_started(self) -> None:
         self.status_label.setText("loading PyTorch… (on its own thread; the graphs keep "
                                   "updating)")
-        self.status_label.setStyleSheet("color: #8a5a00;")
+        self._set_status_tone("busy")
 
     @Slot(object)
     def _on_loading_finished(self, status: LoadStatus) -> None:
         if status.ok:
             self.status_label.setText(status.status_text())
-            self.status_label.setStyleSheet("")
+            self._set_status_tone("")
             self.forms.set_runnable(True)
             return
         self.status_label.setText(
             f"The playground needs PyTorch, which is not usable here ({status.message}). "
             "The monitor keeps working; install PyTorch and restart gpumon to use the "
             "playground.")
-        self.status_label.setStyleSheet(f"color: {ERROR_COLOR}; font-weight: bold;")
+        self._set_status_tone("error")
         self.forms.set_runnable(False)
 
     @Slot(object)

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import html
 import time
+from dataclasses import dataclass
+
+from PySide6.QtGui import QPalette
 
 from gpumon.playground.memory import MemoryReading, human_bytes
 from gpumon.playground.outcome import Outcome
@@ -20,6 +23,50 @@ OTHER_COLOR = "#6d4c41"
 CUDA_COLORS = ("#2e7d32", "#1565c0", "#ef6c00", "#00838f", "#ad1457", "#827717", "#4527a0",
                "#37474f")
 MONO = "font-family: 'DejaVu Sans Mono', 'Menlo', 'Consolas', monospace;"
+#: The same hues, lighter, for text and lines on a dark background (Material 300 shades).
+DARK_VARIANTS = {
+    CPU_COLOR: "#b0bec5", META_COLOR: "#ce93d8", ERROR_COLOR: "#ff6b6b", OTHER_COLOR: "#bcaaa4",
+    "#2e7d32": "#81c784", "#1565c0": "#64b5f6", "#ef6c00": "#ffb74d", "#00838f": "#4dd0e1",
+    "#ad1457": "#f48fb1", "#827717": "#dce775", "#4527a0": "#b39ddb", "#37474f": "#90a4ae",
+}
+#: Error messages longer than this show their first lines; "Copy error" gives all of them.
+MAX_MESSAGE_LINES = 6
+
+
+@dataclass(frozen=True)
+class Tones:
+    """Text and background colours of the log and table for a light or a dark palette."""
+
+    dark: bool
+    text: str  # previews, code
+    soft: str  # facts, explanation
+    muted: str  # labels such as "operands:"
+    faint: str  # the foot line, hints
+    error: str  # an error's text
+    entry_bg: str
+    error_bg: str
+    border: str
+
+
+LIGHT_TONES = Tones(False, text="#222222", soft="#333333", muted="#555555", faint="#777777",
+                    error=ERROR_COLOR, entry_bg="#ffffff", error_bg="#fdecea", border="#d6d6d6")
+DARK_TONES = Tones(True, text="#e4e6ea", soft="#d0d3d8", muted="#b8bcc4", faint="#969ba3",
+                   error=DARK_VARIANTS[ERROR_COLOR], entry_bg="#1b1d21", error_bg="#3a2326",
+                   border="#3a3d43")
+
+
+def is_dark(palette: QPalette) -> bool:
+    """True for a dark theme: the window colour is darker than mid-grey."""
+    return palette.color(QPalette.ColorRole.Window).lightness() < 128
+
+
+def tones(dark: bool) -> Tones:
+    return DARK_TONES if dark else LIGHT_TONES
+
+
+def on_background(color: str, dark: bool) -> str:
+    """``color`` as text or a line on the page: its lighter variant on a dark background."""
+    return DARK_VARIANTS.get(color, color) if dark else color
 
 
 def cuda_index(device: str | None) -> int | None:
@@ -164,36 +211,47 @@ def outcome_plain(outcome: Outcome) -> str:
     return "\n".join(lines)
 
 
-def _pre(text: str, color: str = "#222") -> str:
+def _pre(text: str, color: str) -> str:
     body = html.escape(text).replace("\n", "<br>").replace("  ", "&nbsp;&nbsp;")
     return f'<span style="{MONO} color:{color}">{body}</span>'
 
 
-def outcome_html(outcome: Outcome) -> str:
-    """The body of a log entry (below its code line) as Qt rich text."""
+def message_shown(message: str) -> str:
+    """An error message as the log shows it: at most MAX_MESSAGE_LINES lines, then a count."""
+    lines = message.splitlines()
+    if len(lines) <= MAX_MESSAGE_LINES:
+        return message
+    rest = len(lines) - MAX_MESSAGE_LINES
+    return "\n".join(lines[:MAX_MESSAGE_LINES]) + \
+        f"\n… {rest} more lines (right-click ▸ Copy error copies all of them)"
+
+
+def outcome_html(outcome: Outcome, t: Tones = LIGHT_TONES) -> str:
+    """The body of a log entry (below its code line) as Qt rich text, in ``t``'s colours."""
     rows: list[str] = []
     if outcome.ok:
         if outcome.preview:
-            rows.append(_pre(outcome.preview))
+            rows.append(_pre(outcome.preview, t.text))
         facts = facts_text(outcome)
         if facts:
-            rows.append(f'<span style="color:#444">{html.escape(facts)}</span>')
+            rows.append(f'<span style="color:{t.soft}">{html.escape(facts)}</span>')
         for key, value in outcome.details:
-            rows.append(f'<span style="color:#555">{html.escape(key)}:</span> '
-                        f"{html.escape(value)}")
+            rows.append(f'<span style="color:{t.muted}">{html.escape(key)}:</span> '
+                        f'<span style="color:{t.text}">{html.escape(value)}</span>')
     elif outcome.error is not None:
         err = outcome.error
-        rows.append(f'<b style="{MONO} color:{ERROR_COLOR}">{html.escape(err.type_name)}:</b> '
-                    + _pre(err.message, ERROR_COLOR))
+        rows.append(f'<b style="{MONO} color:{t.error}">{html.escape(err.type_name)}:</b> '
+                    + _pre(message_shown(err.message), t.error))
         if outcome.operands:
-            rows.append('<span style="color:#555">operands:</span> '
-                        + html.escape(operands_text(outcome)))
+            rows.append(f'<span style="color:{t.muted}">operands:</span> '
+                        f'<span style="color:{t.text}">{html.escape(operands_text(outcome))}'
+                        "</span>")
         who = "" if err.by_torch else "gpumon refused before torch ran it: "
-        rows.append(f'<i style="color:#333">{html.escape(who + err.explanation)}</i>')
+        rows.append(f'<i style="color:{t.soft}">{html.escape(who + err.explanation)}</i>')
     stamp = time.strftime("%H:%M:%S", time.localtime(outcome.started_at))
     foot = f"{stamp} · {took_text(outcome)}"
     memory = memory_text(outcome)
     if memory:
         foot += f" · {memory}"
-    rows.append(f'<span style="color:#777; font-size:small">{html.escape(foot)}</span>')
+    rows.append(f'<span style="color:{t.faint}; font-size:small">{html.escape(foot)}</span>')
     return "<br>".join(rows)

@@ -1,0 +1,56 @@
+"""The playground page follows the theme: log, workspace table, forms and status line."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QPalette
+
+from gpumon.playground import actions as A
+from gpumon.ui.playground_style import DARK_TONES, LIGHT_TONES, device_color, on_background
+from gpumon.ui.presentation import Presentation
+
+
+def window_colour(widget) -> int:  # type: ignore[no-untyped-def]
+    return widget.palette().color(QPalette.ColorRole.Window).lightness()
+
+
+def test_page_follows_a_theme_switch_both_ways(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+    w = make_window()
+    presentation = w.findChild(Presentation)
+    presentation.set_theme("dark")
+    panel = w.playground
+    w.tabs.setCurrentWidget(panel)
+    qtbot.waitUntil(lambda: bool(w.engine.device_options), timeout=30000)
+    panel.submit(A.CreateFilled("m", "ones", (3,), device="meta"))
+    panel.submit(A.CreateFilled("g", "zeros", (2,), device="mps"))
+    qtbot.waitUntil(lambda: panel.log.count() == 2 and not w.engine.busy, timeout=20000)
+    error, meta = panel.log.entries()
+    assert error.tones is DARK_TONES and DARK_TONES.error in error.body.text()
+    assert "mps is Apple" in error.body.text() and "not built with it" in error.body.text()
+    meta_item = panel.workspace_table.item(0, 4)
+    assert meta_item.foreground().color().name() == on_background(device_color("meta"), True)
+    assert window_colour(panel.forms) < 128
+
+    presentation.set_theme("light")
+    qtbot.waitUntil(lambda: window_colour(panel.forms) > 128, timeout=5000)
+    assert error.tones is LIGHT_TONES and meta.tones is LIGHT_TONES
+    assert LIGHT_TONES.error in error.body.text()
+    assert panel.workspace_table.item(0, 4).foreground().color().name() == device_color("meta")
+    assert panel.status_label.palette().color(QPalette.ColorRole.WindowText).lightness() < 128
+
+    presentation.set_theme("dark")
+    qtbot.waitUntil(lambda: window_colour(panel.forms) < 128, timeout=5000)
+    assert error.tones is DARK_TONES
+
+
+def test_long_error_messages_are_cut_in_the_log_not_in_the_copy(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+    w = make_window()
+    panel = w.playground
+    w.tabs.setCurrentWidget(panel)
+    qtbot.waitUntil(lambda: bool(w.engine.device_options), timeout=30000)
+    panel.submit(A.CreateModel("net", 3, 1, device="mps"))  # a long dispatcher message
+    qtbot.waitUntil(lambda: panel.log.count() == 1, timeout=20000)
+    entry = panel.log.entries()[0]
+    message = entry.outcome.error.message
+    if len(message.splitlines()) > 6:
+        assert "more lines" in entry.body.text()
+    assert message in entry.plain_text()
