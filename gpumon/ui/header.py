@@ -15,6 +15,11 @@ SIM_BG = "#e65100"
 NONE_BG = "#757575"
 
 
+def _set_style(widget: QWidget, sheet: str) -> None:
+    if widget.styleSheet() != sheet:
+        widget.setStyleSheet(sheet)
+
+
 def _or_na(v: str | None) -> str:
     return v if v else "N/A"
 
@@ -50,18 +55,24 @@ class HeaderBar(QFrame):
         else:
             name = machine.source_name if machine.source_name != "none" else "NVML"
             self._set_badge(f"{name.upper()} — unavailable", NONE_BG)
-        self.machine_label.setText(
+        text = (
             f"Host <b>{machine.host_name}</b> · Driver <b>{_or_na(machine.driver_version)}</b>"
             f" · CUDA <b>{_or_na(machine.cuda_driver_version)}</b>"
             f" · NVML <b>{_or_na(machine.nvml_version)}</b>")
+        if self.machine_label.text() != text:
+            self.machine_label.setText(text)
 
     def set_status_text(self, text: str, warn: bool = False) -> None:
-        self.status_line.setText(text)
-        self.status_line.setStyleSheet("color: #b71c1c; font-weight: bold;" if warn else "")
+        """Called every tick: text and style are set only when they change (a style sheet
+        set again, even the same one, re-polishes the label and repaints the header)."""
+        if self.status_line.text() != text:
+            self.status_line.setText(text)
+        _set_style(self.status_line, "color: #b71c1c; font-weight: bold;" if warn else "")
 
     def _set_badge(self, text: str, bg: str) -> None:
-        self.source_badge.setText(text)
-        self.source_badge.setStyleSheet(BADGE_STYLE.format(bg=bg))
+        if self.source_badge.text() != text:
+            self.source_badge.setText(text)
+        _set_style(self.source_badge, BADGE_STYLE.format(bg=bg))
 
 
 class StatusBanner(QFrame):
