@@ -60,6 +60,11 @@ def test_cache_reads_each_process_once_and_forgets_unseen_ones() -> None:
 def test_reused_pid_is_read_again(monkeypatch: pytest.MonkeyPatch) -> None:
     cache = ProcInfoCache()
     cache.lookup(os.getpid())
-    monkeypatch.setattr(psutil.Process, "create_time", lambda self: 1.0)  # a new process
+    cache.lookup(os.getpid())
+    assert cache.reads == 1  # the same process: from the cache
+    # The same PID with another start time is another process (psutil compares both).
+    real = psutil._psplatform.Process.create_time
+    monkeypatch.setattr(psutil._psplatform.Process, "create_time",
+                        lambda self, *a, **k: real(self, *a, **k) + 1.0)
     cache.lookup(os.getpid())
     assert cache.reads == 2
