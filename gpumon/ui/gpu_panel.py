@@ -45,6 +45,7 @@ GPU_UTIL_COLOR = "#2ca02c"
 MEM_UTIL_COLOR = "#ff7f0e"
 LOST_COLOR = "#c62828"
 MAX_MARKERS = 500
+JITTER_S = 0.02  # timer jitter allowed for when deciding whether the curves moved enough
 CURVE_WIDTH = 1.0  # a 1 px line is the raster engine's fast path; 1.6 px cost ~25% of a frame
 EXTRA_KEYS = ("pcie_rx_bytes_per_s", "pcie_tx_bytes_per_s", "encoder_util_pct",
               "decoder_util_pct")
@@ -120,6 +121,7 @@ class GpuPanel(QFrame):
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setMinimumSize(420, 230)
         self._t_ref = 0.0  # absolute time of x = 0
+        self._drawn = False  # curves drawn at least once since the last change of layout
         self._window_s = 300.0
         self._lost = False
         self._stale = False
@@ -218,6 +220,7 @@ class GpuPanel(QFrame):
             legend.addItem(self._mem_curve, "NVML used (all processes)")
         curve = _curve(self.memory_plot, color, label, style=style)
         self._series.append(_Series(key, curve, scale))
+        self._drawn = False  # draw the new curve at the next update
         return curve
 
     def add_marker(self, t: float, text: str, color: str = "#555") -> pg.InfiniteLine:
@@ -241,6 +244,7 @@ class GpuPanel(QFrame):
 
     def set_window(self, window_s: float) -> None:
         self._window_s = float(window_s)
+        self._drawn = False
         for plot in (self.memory_plot, self.util_plot):
             plot.setXRange(-self._window_s, 0, padding=0)
         self.memory_plot.setLabel("bottom", "")
@@ -257,8 +261,9 @@ class GpuPanel(QFrame):
         """Show ``sample`` and redraw the curves from ``series(gpu, key) -> (times, values)``;
         with ``curves=False`` only the readouts (for a panel that is not on screen)."""
         self._update_labels(sample)
-        if not curves:
+        if not curves or not self._moved_enough(t_ref):
             return
+        self._drawn = True
         self._t_ref = t_ref
         self._set_curve(self._mem_curve, series, "mem_used_bytes", GIB)
         self._set_curve(self._gpu_curve, series, "gpu_util_pct", 1.0)
@@ -281,6 +286,17 @@ class GpuPanel(QFrame):
         else:
             self._total_line.hide()
             self.memory_plot.enableAutoRange(y=True)
+
+    def _moved_enough(self, t_ref: float) -> bool:
+        """True when the newest sample lies at least half a pixel to the right of the newest
+        one drawn: a 5-minute window on a 300-px plot is 1 s per pixel, so at 0.1 s the
+        curves are redrawn every 5th tick (the readouts every tick); finer steps would not
+        show. A 1-minute window at 0.1 s still redraws every tick."""
+        if not self._drawn:
+            return True
+        width = self.memory_plot.getViewBox().width()
+        half_pixel_s = 0.5 * self._window_s / width if width > 0 else 0.0
+        return not 0.0 <= t_ref - self._t_ref < half_pixel_s - JITTER_S
 
     def hover_at(self, x_rel: float) -> None:
         """Show the crosshair at ``x_rel`` seconds from now and emit ``hovered``."""
