@@ -238,9 +238,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.once:
         return _print_once(args.simulate, args.seed)
     try:
-        import gpumon.ui.app as ui_app
+        import gpumon.ui.launch as ui_launch
     except ImportError as exc:
         print(f"gpumon: cannot open the window ({exc}).\n"
               "Try `gpumon --once` for a text snapshot.", file=sys.stderr)
         return 1
-    return int(ui_app.run(simulate=args.simulate, interval_s=args.interval, seed=args.seed))
+    return int(ui_launch.run(simulate=args.simulate, interval_s=args.interval, seed=args.seed))

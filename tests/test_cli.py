@@ -115,20 +115,20 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_gui_is_launched_with_the_arguments(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Without --once, main() hands over to gpumon.ui.app.run (replaced here: no Qt)."""
+    """Without --once, main() hands over to gpumon.ui.launch.run (replaced here: no Qt)."""
     import types
 
     calls: list[dict[str, object]] = []
-    fake = types.ModuleType("gpumon.ui.app")
+    fake = types.ModuleType("gpumon.ui.launch")
 
     def run(**kwargs: object) -> int:
         calls.append(kwargs)
         return 3
 
     fake.run = run  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "gpumon.ui.app", fake)
+    monkeypatch.setitem(sys.modules, "gpumon.ui.launch", fake)
     import gpumon.ui
 
-    monkeypatch.setattr(gpumon.ui, "app", fake, raising=False)
+    monkeypatch.setattr(gpumon.ui, "launch", fake, raising=False)
     assert main(["--simulate", "2", "--interval", "0.5", "--seed", "9"]) == 3
     assert calls == [{"simulate": 2, "interval_s": 0.5, "seed": 9}]

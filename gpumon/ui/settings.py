@@ -31,7 +31,7 @@ class Settings:
     # -- constructors ----------------------------------------------------------------------
     @classmethod
     def user(cls) -> Settings:
-        """The user's real settings (only ``run()`` uses this)."""
+        """The user's real settings (only ``launch.run()`` uses this)."""
         return cls(QSettings(ORGANISATION, APPLICATION))
 
     @classmethod

@@ -186,7 +186,7 @@ def test_help_menu_lists_every_shortcut(make_window):
 
 
 def test_window_icon_from_resources(qapp):
-    from gpumon.ui.app import _icon
+    from gpumon.ui.launch import _icon
 
     icon = _icon()
     assert icon is not None and not icon.pixmap(64, 64).isNull()

@@ -1,0 +1,91 @@
+"""Start the application: ``run()`` opens the main window and runs Qt's event loop.
+
+Kept apart from ``app.py`` (the window itself) so the window can be built in tests and
+benchmarks without the process-wide parts: the QApplication, the icon, remembered settings,
+and quitting cleanly on Ctrl+C or SIGTERM.
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+import sys
+
+from PySide6.QtCore import QObject, QSocketNotifier
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import QApplication, QMainWindow
+
+from gpumon.ui.app import MainWindow, nvml_factory, simulated_factory
+from gpumon.ui.settings import Settings
+
+
+def run(simulate: int | None, interval_s: float | None = None, seed: int = 0) -> int:
+    """Open the window on simulated GPUs (``simulate`` = how many) or on NVML; run Qt.
+
+    Settings are the user's (QSettings "gpumon"/"gpumon"); an interval given on the command
+    line replaces the remembered one, otherwise the remembered one (or 1 s) is used.
+    Ctrl+C (SIGINT) and SIGTERM close the window and quit cleanly, exit status 0.
+    """
+    app = QApplication.instance() or QApplication(sys.argv)
+    assert isinstance(app, QApplication)
+    app.setApplicationName("gpumon")
+    app.setDesktopFileName("gpumon")
+    icon = _icon()
+    if icon is not None:
+        app.setWindowIcon(icon)
+    factory = simulated_factory(simulate, seed) if simulate else nvml_factory()
+    settings = Settings.user()
+    if interval_s is not None:
+        settings.interval_s = interval_s
+    window = MainWindow(factory, settings.interval_s or 1.0,
+                        demo_factory=simulated_factory(4, seed), settings=settings)
+    if icon is not None:
+        window.setWindowIcon(icon)
+    app.aboutToQuit.connect(window.close)  # quit without closing still joins the thread
+    _fit_to_screen(window)
+    _quit_on_signals(app)
+    window.show()
+    return int(app.exec())
+
+
+def _fit_to_screen(window: QMainWindow) -> None:
+    """Shrink a window larger than the screen's free area (1400x900 on a 1280-wide screen)."""
+    screen = window.screen()
+    if screen is None:
+        return
+    free = screen.availableGeometry()
+    if window.width() > free.width() or window.height() > free.height():
+        window.resize(min(window.width(), free.width()), min(window.height(), free.height()))
+
+
+def _quit_on_signals(app: QApplication) -> None:
+    """Make SIGINT (Ctrl+C in the terminal) and SIGTERM quit the event loop cleanly.
+
+    Python runs its signal handlers only between bytecodes, and Qt's event loop runs in C++;
+    a wake-up socket that Qt watches makes the handler run at once.
+    """
+    reader, writer = socket.socketpair()
+    reader.setblocking(False)
+    writer.setblocking(False)
+    signal.set_wakeup_fd(writer.fileno())
+    notifier = QSocketNotifier(reader.fileno(), QSocketNotifier.Type.Read, app)
+    notifier.activated.connect(lambda: reader.recv(64))
+    keep = QObject(app)  # the sockets live as long as the application
+    keep.setProperty("sockets", [reader, writer])
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: app.quit())
+
+
+def _icon() -> QIcon | None:
+    """gpumon's icon from the installed resources, or None where Qt cannot load it."""
+    try:
+        from importlib.resources import files
+
+        for name in ("gpumon.svg", "gpumon.png"):
+            path = files("gpumon.resources") / name
+            icon = QIcon(str(path)) if path.is_file() else QIcon()
+            if not icon.pixmap(32, 32).isNull():  # the SVG needs Qt's svg icon plugin
+                return icon
+        return None
+    except (ImportError, OSError):
+        return None
