@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import os
 import sys
 import time
 import tracemalloc
@@ -24,6 +23,8 @@ import psutil
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+
+from machine import describe  # noqa: E402 (benchmarks/machine.py, beside this script)
 
 from gpumon.telemetry.history import History, capacity_for  # noqa: E402
 from gpumon.telemetry.sampler import Sampler  # noqa: E402
@@ -104,16 +105,7 @@ def main() -> int:
     parser.add_argument("--trace", action="store_true", help="tracemalloc top growth")
     args = parser.parse_args()
     hours = args.hours if args.hours is not None else (3.0 if args.quick else 24.0)
-    model = "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    print(f"bench_memory: {os.cpu_count()} cores, {model}, Python {sys.version.split()[0]}, "
-          f"{sys.platform}")
+    print(f"bench_memory: {describe()}")
     return 0 if run(hours, args.interval, args.trace) else 1
 
 

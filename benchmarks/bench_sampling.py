@@ -33,6 +33,7 @@ sys.path.insert(0, str(REPO / "tests" / "telemetry"))
 
 import pynvml  # noqa: E402
 from fakenvml import FakeNvml, build_fake_nvml, use_fake_nvml  # noqa: E402
+from machine import describe  # noqa: E402 (benchmarks/machine.py, beside this script)
 
 from gpumon.telemetry.nvml import NvmlSource  # noqa: E402
 from gpumon.telemetry.sampler import Sampler  # noqa: E402
@@ -146,16 +147,7 @@ def binding_version() -> str:
 
 
 def machine() -> str:
-    model = "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return (f"{os.cpu_count()} cores, {model}, Python {sys.version.split()[0]}, "
-            f"{sys.platform}, nvidia-ml-py {binding_version()}")
+    return f"{describe()}, nvidia-ml-py {binding_version()}"
 
 
 def main() -> int:

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from PySide6.QtCore import (
-    QAbstractTableModel,
     QModelIndex,
     QPersistentModelIndex,
     QSortFilterProxyModel,
@@ -22,6 +21,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidge
 
 from gpumon.telemetry.metrics import NA, format_bytes
 from gpumon.telemetry.types import GpuProcess
+from gpumon.ui.table_model import TitledTableModel
 
 Index = QModelIndex | QPersistentModelIndex
 Key = tuple[int, int]
@@ -52,8 +52,10 @@ def key_of(p: GpuProcess) -> Key:
     return (p.gpu_index, p.pid)
 
 
-class ProcessModel(QAbstractTableModel):
+class ProcessModel(TitledTableModel):
     """Rows of GpuProcess in arrival order; sort with a QSortFilterProxyModel on SORT_ROLE."""
+
+    titles = tuple(title for title, *_ in COLUMNS)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -108,12 +110,6 @@ class ProcessModel(QAbstractTableModel):
             self.dataChanged.emit(self.index(run_start, 0),
                                   self.index(len(self._rows) - 1, last))
 
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
-        return 0 if parent.isValid() else len(COLUMNS)
-
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
         if not index.isValid() or not 0 <= index.row() < len(self._rows):
             return None
@@ -131,13 +127,6 @@ class ProcessModel(QAbstractTableModel):
             return p.command or None
         if role == Qt.ItemDataRole.TextAlignmentRole and col in NUMERIC_COLUMNS:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        return None
-
-    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
-                   role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if (role == Qt.ItemDataRole.DisplayRole
-                and orientation == Qt.Orientation.Horizontal and 0 <= section < len(COLUMNS)):
-            return COLUMNS[section][0]
         return None
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import (
-    QAbstractTableModel,
     QEvent,
     QModelIndex,
     QPersistentModelIndex,
@@ -18,6 +17,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidge
 
 from gpumon.telemetry.metrics import MIB, NA
 from gpumon.telemetry.types import GpuInfo, GpuSample, Snapshot
+from gpumon.ui.table_model import TitledTableModel
 
 Index = QModelIndex | QPersistentModelIndex
 Row = tuple[GpuInfo, GpuSample | None]
@@ -97,12 +97,14 @@ def _row_texts(r: Row) -> list[str]:
     return [LOST_TEXT if lost and col >= 4 else get(r) for col, (_, get) in enumerate(COLUMNS)]
 
 
-class SmiTableModel(QAbstractTableModel):
+class SmiTableModel(TitledTableModel):
     """Rows follow the snapshot's GPUs; values change with dataChanged, never a reset,
     unless the set of GPUs itself changes. Cell texts are computed once per snapshot, and
     dataChanged covers only the rows and columns whose text changed. ``widthsChanged``
     names the columns whose longest text changed length, for the view to resize (resizing
     every column to its contents on every dataChanged asked for every role of every cell)."""
+
+    titles = tuple(title for title, *_ in COLUMNS)
 
     widthsChanged = Signal(object)  # list[int] of columns
 
@@ -140,12 +142,6 @@ class SmiTableModel(QAbstractTableModel):
         if resized:
             self.widthsChanged.emit(resized)
 
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
-        return 0 if parent.isValid() else len(COLUMNS)
-
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
         if not index.isValid() or not 0 <= index.row() < len(self._rows):
             return None
@@ -162,13 +158,6 @@ class SmiTableModel(QAbstractTableModel):
             return row[0].uuid
         if role == Qt.ItemDataRole.TextAlignmentRole and col not in (1, 3):
             return int(Qt.AlignmentFlag.AlignCenter)
-        return None
-
-    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
-                   role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if (role == Qt.ItemDataRole.DisplayRole
-                and orientation == Qt.Orientation.Horizontal and 0 <= section < len(COLUMNS)):
-            return COLUMNS[section][0]
         return None
 
 
