@@ -150,7 +150,8 @@ class Source(Protocol):
         """Read all GPUs and their processes; never raises.
 
         With ``include_slow=False`` a source may reuse its last reading of slow-changing
-        fields (persistence mode, compute mode, power limit, pstate) instead of asking again.
+        fields (persistence mode, compute mode, power limit, pstate, and PCIe throughput,
+        which real NVML measures over ~20 ms per call) instead of asking again.
         """
         ...
 
