@@ -219,7 +219,7 @@ class NvmlSource:
                 status=self._status,
                 gpus=tuple(g.info for g in self._gpus),
                 samples=tuple(samples),
-                processes=self._describe(raw),
+                processes=self._describe(raw, verify=include_slow),
                 read_duration_s=time.perf_counter() - start,
             )
 
@@ -435,9 +435,12 @@ class NvmlSource:
                     found[p.pid] = (kind, mem)
         return found
 
-    def _describe(self, raw: list[tuple[int, int, ProcessType, int | None]]
+    def _describe(self, raw: list[tuple[int, int, ProcessType, int | None]], verify: bool
                   ) -> tuple[GpuProcess, ...]:
-        infos = self._procs.lookup_many(pid for _, pid, _, _ in raw)
+        # Who each PID is. A PID seen on the last tick is trusted without reading /proc
+        # except on slow ticks (verify), when psutil checks that it is still the same
+        # process; see gpumon/telemetry/procinfo.py for the trade-off.
+        infos = self._procs.lookup_many((pid for _, pid, _, _ in raw), verify=verify)
         return tuple(
             GpuProcess(gpu_index=gpu, pid=pid, type=kind, gpu_mem_bytes=mem,
                        name=infos[pid].name, user=infos[pid].user,

@@ -1,10 +1,17 @@
 """Who a PID is: name, user and command line from psutil, cached per process lifetime.
 
-Qt-free and NVML-free, so the real and the simulated source can both use it. Entries are
-keyed by ``psutil.Process`` objects, which compare equal by PID *and* start time: a PID that
-the OS reuses for a new program is looked up again, and a process seen before costs one read
-of ``/proc/<pid>/stat`` per tick (``create_time()`` would also read the boot time from
-``/proc/stat`` on every call, about half the cost).
+Qt-free and NVML-free, so the real and the simulated source can both use it. Each entry keeps
+the ``psutil.Process`` it was read from; those compare equal by PID *and* start time, so a PID
+that the OS reuses for a new program is read again once the entry is verified.
+
+Verifying costs one read of ``/proc/<pid>/stat`` per PID (~35 us; ``create_time()`` would
+also read the boot time from ``/proc/stat``, about half the cost again), so it is not done on
+every call: ``lookup_many(pids, verify=False)`` trusts a PID already in the cache without
+touching ``/proc``, and only a PID not seen before is read. ``NvmlSource`` verifies on its
+slow ticks (``sample(include_slow=True)``, every 5 s at a 1 s interval). The trade-off: a PID
+that the OS reuses for another program within one such period, while NVML keeps listing it,
+shows the old program's name, user and command until the next slow tick. PIDs not asked for
+in a call are dropped, so a PID that leaves NVML's list and comes back is always read again.
 """
 
 from __future__ import annotations
@@ -65,43 +72,53 @@ def _read(proc: psutil.Process) -> ProcInfo:
 
 
 class ProcInfoCache:
-    """``lookup_many(pids)`` once per tick; forgets PIDs that were not asked for."""
+    """``lookup_many(pids, verify)`` once per tick; forgets PIDs that were not asked for."""
 
     def __init__(self) -> None:
-        self._entries: dict[psutil.Process, ProcInfo] = {}
+        self._entries: dict[int, tuple[psutil.Process, ProcInfo]] = {}
         self.reads = 0  # full reads done, for tests and benchmarks
 
-    def lookup(self, pid: int) -> ProcInfo:
-        """One PID, from the cache when the same process was read before."""
-        return self._lookup(pid)[1]
+    def lookup(self, pid: int, verify: bool = True) -> ProcInfo:
+        """One PID, from the cache when the same process was read before; keeps other entries.
 
-    def lookup_many(self, pids: Iterable[int]) -> dict[int, ProcInfo]:
+        ``verify=False`` trusts a cached PID without checking that it is still the same
+        process (see the module docstring); a PID not in the cache is always read.
+        """
+        entry, info = self._lookup(pid, verify)
+        if entry is not None:
+            self._entries[pid] = entry
+        else:
+            self._entries.pop(pid, None)
+        return info
+
+    def lookup_many(self, pids: Iterable[int], verify: bool = True) -> dict[int, ProcInfo]:
         """Several PIDs; cache entries not used by this call are dropped."""
         result: dict[int, ProcInfo] = {}
-        kept: dict[psutil.Process, ProcInfo] = {}
+        kept: dict[int, tuple[psutil.Process, ProcInfo]] = {}
         for pid in set(pids):
-            key, info = self._lookup(pid)
-            result[pid] = info
-            if key is not None and info.exists:
-                kept[key] = info
+            entry, result[pid] = self._lookup(pid, verify)
+            if entry is not None:
+                kept[pid] = entry
         self._entries = kept
         return result
 
-    def _lookup(self, pid: int) -> tuple[psutil.Process | None, ProcInfo]:
+    def _lookup(self, pid: int, verify: bool
+                ) -> tuple[tuple[psutil.Process, ProcInfo] | None, ProcInfo]:
+        """(the entry to keep, or None, and the info) for one PID."""
+        cached = self._entries.get(pid)
+        if cached is not None and not verify:
+            return cached, cached[1]  # trusted: no /proc access
         try:
-            proc = psutil.Process(pid)  # hashed and compared by (pid, start time)
+            proc = psutil.Process(pid)  # reads the start time: /proc/<pid>/stat
         except (psutil.NoSuchProcess, ValueError):
             return None, ProcInfo(pid, exists=False)
         except psutil.Error:
             return None, ProcInfo(pid)
-        cached = self._entries.get(proc)
-        if cached is not None:
-            return proc, cached
+        if cached is not None and cached[0] == proc:  # same PID and start time
+            return cached, cached[1]
         self.reads += 1
         info = _read(proc)
-        if info.exists:
-            self._entries[proc] = info
-        return proc, info
+        return ((proc, info) if info.exists else None), info
 
     def clear(self) -> None:
         self._entries.clear()

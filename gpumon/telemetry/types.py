@@ -151,7 +151,8 @@ class Source(Protocol):
 
         With ``include_slow=False`` a source may reuse its last reading of slow-changing
         fields (persistence mode, compute mode, power limit, pstate, and PCIe throughput,
-        which real NVML measures over ~20 ms per call) instead of asking again.
+        which real NVML measures over ~20 ms per call) instead of asking again, and may
+        trust that a PID it described on the last tick is still the same process.
         """
         ...
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 
+import psutil
 import pynvml
 import pytest
 from fakenvml import FakeNvml
@@ -224,6 +225,40 @@ def test_processes(fake_nvml: FakeNvml, source: NvmlSource) -> None:
     ghost = procs[(1, gone)]
     assert ghost.type is ProcessType.COMPUTE and ghost.gpu_mem_bytes is None
     assert (ghost.name, ghost.user, ghost.command, ghost.is_self) == (None, None, None, False)
+
+
+def test_known_processes_are_verified_only_on_slow_ticks(
+        fake_nvml: FakeNvml, source: NvmlSource, monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[int | None] = []  # PIDs psutil.Process was built for: each reads /proc/<pid>/stat
+
+    class CountingProcess(psutil.Process):
+        def __init__(self, pid: int | None = None) -> None:
+            made.append(pid)
+            super().__init__(pid)
+
+    monkeypatch.setattr("gpumon.telemetry.procinfo.psutil.Process", CountingProcess)
+    me = os.getpid()
+    fake_nvml.set_gpu_count(2)
+    fake_nvml.add_process(0, me, GIB)
+    fake_nvml.add_process(1, me, GIB, graphics=True)
+    source.open()
+    first = source.sample()
+    assert made == [me]  # one PID on two GPUs: read once
+    for _ in range(4):  # ticks without slow fields: no /proc access for a known PID
+        assert source.sample(include_slow=False).processes == first.processes
+    assert made == [me]
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        fake_nvml.add_process(0, child.pid, GIB)
+        quick = source.sample(include_slow=False)
+        assert made == [me, child.pid]  # a new PID is read even between slow ticks
+        assert {p.pid: p.is_self for p in quick.processes} == {me: True, child.pid: False}
+        assert all(p.name and p.command for p in quick.processes)
+        source.sample(include_slow=True)
+        assert sorted(made[2:]) == sorted([me, child.pid])  # slow tick: every PID verified
+    finally:
+        child.kill()
+        child.wait()
 
 
 def test_slow_fields_reused_without_include_slow(fake_nvml: FakeNvml,

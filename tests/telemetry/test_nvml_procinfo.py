@@ -68,3 +68,70 @@ def test_reused_pid_is_read_again(monkeypatch: pytest.MonkeyPatch) -> None:
                         lambda self, *a, **k: real(self, *a, **k) + 1.0)
     cache.lookup(os.getpid())
     assert cache.reads == 2
+
+
+class CountingProcess(psutil.Process):
+    """psutil.Process that counts constructions (each one reads /proc/<pid>/stat)."""
+
+    made: list[int | None] = []
+
+    def __init__(self, pid: int | None = None) -> None:
+        CountingProcess.made.append(pid)
+        super().__init__(pid)
+
+
+@pytest.fixture
+def made(monkeypatch: pytest.MonkeyPatch) -> list[int | None]:
+    """PIDs for which procinfo constructed a psutil.Process, in order."""
+    CountingProcess.made = []
+    monkeypatch.setattr("gpumon.telemetry.procinfo.psutil.Process", CountingProcess)
+    return CountingProcess.made
+
+
+def test_unverified_lookup_trusts_a_cached_pid_without_touching_proc(
+        made: list[int | None]) -> None:
+    cache = ProcInfoCache()
+    first = cache.lookup_many([os.getpid()])
+    assert made == [os.getpid()] and cache.reads == 1
+    made.clear()
+    for _ in range(3):
+        assert cache.lookup_many([os.getpid()], verify=False) == first
+    assert made == [] and cache.reads == 1
+    assert cache.lookup(os.getpid(), verify=False) == first[os.getpid()]
+    assert made == []
+
+
+def test_unverified_lookup_always_reads_a_new_pid(made: list[int | None]) -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        cache = ProcInfoCache()
+        cache.lookup_many([os.getpid()], verify=False)  # empty cache: read all the same
+        assert made == [os.getpid()] and cache.reads == 1
+        infos = cache.lookup_many([os.getpid(), child.pid], verify=False)
+        assert made == [os.getpid(), child.pid] and cache.reads == 2
+        assert infos[child.pid].exists and not infos[child.pid].is_self
+        cache.lookup_many([os.getpid()], verify=False)  # the child is dropped ...
+        cache.lookup_many([os.getpid(), child.pid], verify=False)  # ... and read again
+        assert made == [os.getpid(), child.pid, child.pid] and cache.reads == 3
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_verified_lookup_reads_a_pid_whose_process_changed(
+        made: list[int | None], monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = ProcInfoCache()
+    me = os.getpid()
+    cache.lookup_many([me])
+    cache.lookup_many([me], verify=True)
+    assert cache.reads == 1 and made == [me, me]  # verified, same process: from the cache
+    # The OS "reuses" the PID: same PID, another start time.
+    real = psutil._psplatform.Process.create_time
+    monkeypatch.setattr(psutil._psplatform.Process, "create_time",
+                        lambda self, *a, **k: real(self, *a, **k) + 1.0)
+    cache.lookup_many([me], verify=False)
+    assert cache.reads == 1 and made == [me, me]  # the documented trade-off: not noticed
+    cache.lookup_many([me], verify=True)
+    assert cache.reads == 2 and made == [me, me, me]  # noticed on the next verified call
+    cache.lookup_many([me], verify=True)
+    assert cache.reads == 2  # and the new process is cached from then on
