@@ -2,8 +2,10 @@
 
 ``ProcessModel.merge`` compares the new list with the rows it holds, keyed by (gpu, pid):
 vanished rows go with beginRemoveRows, new ones come with beginInsertRows, changed ones
-emit dataChanged. Never a reset, so sorting, selection and scrolling survive every tick
-(KDAB hotspot's ProcessModel::mergeProcesses, in spirit).
+emit dataChanged over the cells whose text changed. Never a reset, so sorting, selection and
+scrolling survive every tick (KDAB hotspot's ProcessModel::mergeProcesses, in spirit).
+Columns are fitted to their contents only when a column's longest text changes
+(``TitledTableModel.widthsChanged``).
 """
 
 from __future__ import annotations
@@ -17,11 +19,11 @@ from PySide6.QtCore import (
     Qt,
 )
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QWidget
 
 from gpumon.telemetry.metrics import NA, format_bytes
 from gpumon.telemetry.types import GpuProcess
-from gpumon.ui.table_model import TitledTableModel
+from gpumon.ui.table_model import FittedTableView, TitledTableModel
 
 Index = QModelIndex | QPersistentModelIndex
 Key = tuple[int, int]
@@ -52,6 +54,10 @@ def key_of(p: GpuProcess) -> Key:
     return (p.gpu_index, p.pid)
 
 
+def texts_of(p: GpuProcess) -> list[str]:
+    return [text(p) for _, text, _ in COLUMNS]
+
+
 class ProcessModel(TitledTableModel):
     """Rows of GpuProcess in arrival order; sort with a QSortFilterProxyModel on SORT_ROLE."""
 
@@ -79,6 +85,7 @@ class ProcessModel(TitledTableModel):
             self.beginInsertRows(QModelIndex(), first, first + len(added) - 1)
             self._rows.extend(added)
             self.endInsertRows()
+        self._note_widths([texts_of(p) for p in self._rows])
 
     def _remove_missing(self, new: dict[Key, GpuProcess]) -> None:
         i = len(self._rows) - 1
@@ -95,20 +102,18 @@ class ProcessModel(TitledTableModel):
             i = j - 1
 
     def _update_changed(self, new: dict[Key, GpuProcess]) -> None:
-        run_start: int | None = None
-        last = len(COLUMNS) - 1
+        """dataChanged for each changed row, over the columns whose text changed."""
         for i, old in enumerate(self._rows):
             fresh = new[key_of(old)]
-            if fresh != old:
-                self._rows[i] = fresh
-                if run_start is None:
-                    run_start = i
-            elif run_start is not None:
-                self.dataChanged.emit(self.index(run_start, 0), self.index(i - 1, last))
-                run_start = None
-        if run_start is not None:
-            self.dataChanged.emit(self.index(run_start, 0),
-                                  self.index(len(self._rows) - 1, last))
+            if fresh == old:
+                continue
+            self._rows[i] = fresh
+            cols = [c for c, (a, b) in enumerate(zip(texts_of(fresh), texts_of(old),
+                                                     strict=True)) if a != b]
+            if fresh.is_self != old.is_self or fresh.command != old.command:
+                cols = list(range(len(COLUMNS)))  # font or tooltip of the whole row
+            if cols:
+                self.dataChanged.emit(self.index(i, min(cols)), self.index(i, max(cols)))
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
         if not index.isValid() or not 0 <= index.row() < len(self._rows):
@@ -130,7 +135,7 @@ class ProcessModel(TitledTableModel):
         return None
 
 
-class ProcessTable(QTableView):
+class ProcessTable(FittedTableView):
     """Sortable view of a ProcessModel; ``process_model`` and ``proxy`` are public."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -152,9 +157,7 @@ class ProcessTable(QTableView):
         self.setWordWrap(False)
         self.verticalHeader().hide()
         self.verticalHeader().setDefaultSectionSize(22)
-        header = self.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
+        self.watch_widths(self.process_model)
 
     def selected_keys(self) -> list[Key]:
         """(gpu, pid) of the selected rows."""

@@ -5,19 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import (
-    QEvent,
     QModelIndex,
     QPersistentModelIndex,
     Qt,
-    Signal,
-    Slot,
 )
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QWidget
 
 from gpumon.telemetry.metrics import MIB, NA
 from gpumon.telemetry.types import GpuInfo, GpuSample, Snapshot
-from gpumon.ui.table_model import TitledTableModel
+from gpumon.ui.table_model import FittedTableView, TitledTableModel
 
 Index = QModelIndex | QPersistentModelIndex
 Row = tuple[GpuInfo, GpuSample | None]
@@ -101,31 +98,23 @@ class SmiTableModel(TitledTableModel):
     """Rows follow the snapshot's GPUs; values change with dataChanged, never a reset,
     unless the set of GPUs itself changes. Cell texts are computed once per snapshot, and
     dataChanged covers only the rows and columns whose text changed. ``widthsChanged``
-    names the columns whose longest text changed length, for the view to resize (resizing
-    every column to its contents on every dataChanged asked for every role of every cell)."""
+    names the columns whose longest text changed length, for the view to resize."""
 
     titles = tuple(title for title, *_ in COLUMNS)
-
-    widthsChanged = Signal(object)  # list[int] of columns
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._rows: list[Row] = []
         self._texts: list[list[str]] = []
-        self._widths: list[int] = []  # the longest text of each column, in characters
 
     def update_snapshot(self, snap: Snapshot) -> None:
         rows = [(g, snap.sample_for(g.index)) for g in snap.gpus]
         texts = [_row_texts(r) for r in rows]
-        widths = [max((len(t[c]) for t in texts), default=0) for c in range(len(COLUMNS))]
-        resized = [c for c, w in enumerate(widths)
-                   if c >= len(self._widths) or w != self._widths[c]]
-        self._widths = widths
         if [r[0] for r in rows] != [r[0] for r in self._rows]:
             self.beginResetModel()
             self._rows, self._texts = rows, texts
             self.endResetModel()
-            self.widthsChanged.emit(list(range(len(COLUMNS))))
+            self._note_widths(texts, every=True)
             return
         old_rows, old_texts = self._rows, self._texts
         self._rows, self._texts = rows, texts
@@ -139,8 +128,7 @@ class SmiTableModel(TitledTableModel):
         if cells:  # one signal for the box around the changed cells
             rs, cs = [r for r, _ in cells], [c for _, c in cells]
             self.dataChanged.emit(self.index(min(rs), min(cs)), self.index(max(rs), max(cs)))
-        if resized:
-            self.widthsChanged.emit(resized)
+        self._note_widths(texts)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
         if not index.isValid() or not 0 <= index.row() < len(self._rows):
@@ -161,7 +149,7 @@ class SmiTableModel(TitledTableModel):
         return None
 
 
-class SmiTable(QTableView):
+class SmiTable(FittedTableView):
     """The table view; ``model()`` is a SmiTableModel."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -175,20 +163,4 @@ class SmiTable(QTableView):
         self.setAlternatingRowColors(True)
         self.verticalHeader().hide()
         self.verticalHeader().setDefaultSectionSize(22)
-        header = self.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(True)
-        self.smi_model.widthsChanged.connect(self._fit_columns)
-
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
-        super().changeEvent(event)
-        if event.type() == QEvent.Type.FontChange:  # zoom: every column measured again
-            self._fit_columns(list(range(len(COLUMNS))))
-
-    @Slot(object)
-    def _fit_columns(self, columns: list[int]) -> None:
-        """Columns fit their contents, measured only when their longest text changed."""
-        last = len(COLUMNS) - 1
-        for c in columns:
-            if c != last:  # the last column stretches
-                self.resizeColumnToContents(c)
+        self.watch_widths(self.smi_model)

@@ -1,10 +1,23 @@
-"""What the GPU table and the process table share: a flat model with titled columns."""
+"""What the GPU table and the process table share: a flat model with titled columns that
+reports which columns' longest text changed, and a view that fits only those columns.
+
+A header in ResizeToContents mode measures every cell of a column (every role) on every
+dataChanged; with a table updated every tick that was ~1000 ``data()`` calls a tick."""
 
 from __future__ import annotations
 
-from collections.abc import Sized
+from collections.abc import Sequence, Sized
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QEvent,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+    Signal,
+    Slot,
+)
+from PySide6.QtWidgets import QHeaderView, QTableView, QWidget
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -14,6 +27,18 @@ class TitledTableModel(QAbstractTableModel):
 
     titles: tuple[str, ...] = ()
     _rows: Sized
+    widthsChanged = Signal(object)  # list[int]: columns whose longest text changed length
+
+    def _note_widths(self, texts: Sequence[Sequence[str]], *, every: bool = False) -> None:
+        """Emit ``widthsChanged`` for the columns whose longest text (in characters) differs
+        from the last call's; ``every``: for all columns."""
+        widths = [max((len(t[c]) for t in texts), default=0) for c in range(len(self.titles))]
+        old: list[int] = getattr(self, "_widths", [])
+        self._widths = widths
+        changed = list(range(len(widths))) if every else [
+            c for c, w in enumerate(widths) if c >= len(old) or w != old[c]]
+        if changed:
+            self.widthsChanged.emit(changed)
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
         return 0 if parent.isValid() else len(self._rows)
@@ -27,3 +52,31 @@ class TitledTableModel(QAbstractTableModel):
                 and orientation == Qt.Orientation.Horizontal and 0 <= section < len(self.titles)):
             return self.titles[section]
         return None
+
+
+class FittedTableView(QTableView):
+    """A table whose columns fit their contents, measured only when the model's
+    ``widthsChanged`` names them (or the font changes); the last column stretches."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+
+    def watch_widths(self, model: TitledTableModel) -> None:
+        model.widthsChanged.connect(self.fit_columns)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # zoom: every column measured again
+            model = self.model()
+            self.fit_columns(list(range(model.columnCount() if model else 0)))
+
+    @Slot(object)
+    def fit_columns(self, columns: list[int]) -> None:
+        model = self.model()
+        last = (model.columnCount() if model else 0) - 1
+        for c in columns:
+            if c != last:  # the last column stretches
+                self.resizeColumnToContents(c)

@@ -89,3 +89,44 @@ def test_selection_and_sort_survive_merges(qtbot):
     assert table.selected_keys() == [(0, 2)]
     assert table.proxy.index(0, 1).data() == "2"  # re-sorted: the largest first
     assert [table.proxy.index(r, 1).data() for r in range(3)] == ["2", "3", "4"]
+
+
+def test_only_changed_cells_are_signalled_and_columns_fit_only_when_widths_change(qtbot):
+    model = ProcessModel()
+    resized: list[list[int]] = []
+    model.widthsChanged.connect(resized.append)
+    model.merge([proc(0, 1, 100), proc(0, 2, 200)])
+    assert resized == [list(range(len(model.titles)))]  # the first rows: every column
+    cells: list[tuple[int, int, int, int]] = []
+    model.dataChanged.connect(
+        lambda tl, br, _r: cells.append((tl.row(), tl.column(), br.row(), br.column())))
+    model.merge([proc(0, 1, 100), proc(0, 2, 300)])  # 200 -> 300 MiB: same text length
+    memory = model.titles.index("GPU memory")
+    assert cells == [(1, memory, 1, memory)] and len(resized) == 1
+    longer = dataclasses.replace(proc(0, 2, 300), name="a-much-longer-name")
+    model.merge([proc(0, 1, 100), longer])
+    assert resized[-1] == [model.titles.index("Process name")]
+    model.merge([proc(0, 1, 100), longer])
+    assert len(resized) == 2  # nothing changed: nothing measured
+
+
+def test_process_table_measures_columns_only_when_told(qtbot):
+    table = ProcessTable()
+    qtbot.addWidget(table)
+    table.resize(900, 300)
+    table.show()
+    table.process_model.merge([proc(0, 1), proc(0, 2)])
+    calls: list[int] = []
+    model = table.process_model
+    original = model.data
+    model.data = lambda index, role=Qt.ItemDataRole.DisplayRole: (  # type: ignore[method-assign]
+        calls.append(role), original(index, role))[1]
+    qtbot.wait(20)
+    calls.clear()
+    for mib in (150, 160, 170, 180):  # the same text length: no column is measured
+        model.merge([proc(0, 1, mib), proc(0, 2)])
+        qtbot.wait(5)  # the view paints what changed
+    # Painting the one changed cell asks it a handful of roles (36 calls for the 4 merges
+    # here); a ResizeToContents header also asked every role of every cell (420).
+    assert len(calls) < 120
+    assert table.horizontalHeader().sectionResizeMode(0).name == "Interactive"
