@@ -6,6 +6,13 @@ so 4 GPUs make a 2×2 grid and 16 make 4×4 on a wide screen or scroll on a narr
 Only panels on screen redraw their curves each tick; one scrolled out of view, hidden with
 View ▸ GPUs, or on a tab that is not shown updates its readouts only, and its curves catch
 up from the History as soon as it shows again (scroll, resize, tab change).
+
+A panel redraws its curves when they have moved at least half a pixel (``GpuPanel.curve_lag``).
+With a long window that is every few ticks, and since all panels move at the same speed they
+would all come due on the same tick: one frame drawing every curve, the others none. The grid
+spreads them: each tick it redraws as many due panels as the curves' speed needs on average
+(the most behind first) and leaves the rest for the next ticks, but never lets a panel fall a
+whole pixel behind. With a short window every panel is due on every tick and all are drawn.
 """
 
 from __future__ import annotations
@@ -59,6 +66,7 @@ class GpuGrid(QScrollArea):
         self._key: tuple[str, ...] = ()
         self._columns = 0
         self._latest: tuple[Snapshot, History, float] | None = None  # the last update_view
+        self._last_t: float | None = None  # timestamp of the last update_view's snapshot
         self._behind: set[int] = set()  # panels whose curves skipped a tick while off screen
         self._catch_up_queued = False
         self.viewport().installEventFilter(self)
@@ -104,18 +112,37 @@ class GpuGrid(QScrollArea):
         return [p for p in self.panels if p.index not in self._hidden]
 
     def update_view(self, snap: Snapshot, history: History, window_s: float) -> None:
-        """Readouts of every panel; curves of the panels on screen (see the module doc)."""
+        """Readouts of every panel; curves of the panels on screen that are due this tick
+        (see the module doc)."""
         self._latest = (snap, history, window_s)
         series = self._series_fn(snap, history, window_s)
+        t = snap.timestamp_s
+        dt = t - self._last_t if self._last_t is not None else 0.0
+        self._last_t = t
+        on_screen = [p for p in self.panels if self._on_screen(p)]
+        draw = self._due(on_screen, t, dt)
         for panel in self.panels:
-            on_screen = self._on_screen(panel)
-            panel.update_view(snap.sample_for(panel.index), snap.timestamp_s, series,
-                              curves=on_screen)
-            if on_screen:
+            panel.update_view(snap.sample_for(panel.index), t, series,
+                              curves=panel.index in draw)
+            if panel in on_screen:
                 self._behind.discard(panel.index)
             else:
                 self._behind.add(panel.index)
         self._queue_catch_up()  # new panels are laid out (and so on screen) only later
+
+    @staticmethod
+    def _due(panels: Sequence[GpuPanel], t: float, dt: float) -> set[int]:
+        """Indices of the panels whose curves are redrawn at ``t``, ``dt`` after the last
+        tick: every panel a pixel or more behind; of those at least half a pixel behind, as
+        many as the curves' speed needs on average (each moves ``dt`` × pixels per second a
+        tick and is redrawn every half pixel), most behind first. ``dt`` <= 0 (the first
+        tick, or time went back): every panel at least half a pixel behind."""
+        lags = sorted(((p.curve_lag(t), p.index) for p in panels), reverse=True)
+        due = [(lag, i) for lag, i in lags if lag >= 0.5]
+        if dt <= 0.0:
+            return {i for _, i in due}
+        budget = math.ceil(sum(dt * p.pixels_per_s() for p in panels) / 0.5 - 1e-9)
+        return {i for n, (lag, i) in enumerate(due) if lag >= 1.0 or n < max(1, budget)}
 
     def catch_up(self) -> None:
         """Redraw the curves of panels that skipped ticks off screen and are on screen now."""

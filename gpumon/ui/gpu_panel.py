@@ -2,8 +2,12 @@
 
 The x axis is seconds relative to the newest snapshot (0 = now, -60 = a minute ago).
 Curves are created once and fed with ``setData`` on every refresh (pyqtgraph's
-scrollingPlots example); downsampling and clip-to-view keep long windows cheap, and so do
-1 px pens, a grid of major and minor ticks only, and labels set only when their text changes.
+scrollingPlots example). What keeps a redraw cheap on a software raster (measured in
+``benchmarks/bench_drawing.py``): min/max ("peak") downsampling to about one sample pair per
+pixel column, clip-to-view, 1 px pens, a grid of major and minor ticks only, axes and grid
+cached as pixmaps (they change only with the ranges, the size, the theme or the zoom), an
+opaque fill under the memory curve (the theme's background blended in beforehand: a
+translucent fill cost ~7x as much to paint), and labels set only when their text changes.
 ``update_view(..., curves=False)`` updates the readouts only: the grid does that for a
 panel that is not on screen, and catches its curves up when it shows again.
 
@@ -28,6 +32,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtWidgets import (
     QFrame,
+    QGraphicsItem,
     QGraphicsOpacityEffect,
     QHBoxLayout,
     QLabel,
@@ -38,6 +43,8 @@ from PySide6.QtWidgets import (
 
 from gpumon.telemetry.metrics import BY_KEY, GIB, NA, format_bytes, format_value, value_of
 from gpumon.telemetry.types import GpuInfo, GpuSample
+from gpumon.ui.runs_label import Run, RunsLabel
+from gpumon.ui.theme import FILL_ATTR, opaque_fill
 
 MEM_COLOR = "#1f77b4"
 TOTAL_COLOR = "#7f7f7f"
@@ -47,6 +54,10 @@ LOST_COLOR = "#c62828"
 MAX_MARKERS = 500
 JITTER_S = 0.02  # timer jitter allowed for when deciding whether the curves moved enough
 CURVE_WIDTH = 1.0  # a 1 px line is the raster engine's fast path; 1.6 px cost ~25% of a frame
+FILL_ALPHA = 0.25  # the memory fill: its colour at this opacity over the plot's background
+# Peak downsampling keeps a min and a max per block of samples; one block per pixel column
+# draws the same envelope as every sample would (pyqtgraph's default is 5 blocks a pixel).
+SAMPLES_PER_PIXEL = 1.0
 EXTRA_KEYS = ("pcie_rx_bytes_per_s", "pcie_tx_bytes_per_s", "encoder_util_pct",
               "decoder_util_pct")
 
@@ -78,22 +89,25 @@ def _make_plot(y_label: str) -> pg.PlotWidget:
         axis = item.getAxis(side)
         axis.setTextPen("#333")
         axis.setStyle(maxTickLevel=1)  # grid lines at major and minor ticks, not sub-minor
+        # The axis draws the grid across the whole plot, so every curve redraw used to
+        # replay its picture (ticks, text, grid: ~0.7 ms an axis here). Cached as a pixmap,
+        # it is re-rendered only when the axis itself changes (range, size, style).
+        axis.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
     return w
 
 
 def _curve(plot: pg.PlotItem, color: str, name: str, width: float = CURVE_WIDTH,
            style: Qt.PenStyle = Qt.PenStyle.SolidLine, fill: bool = False) -> pg.PlotDataItem:
     pen = pg.mkPen(color, width=width, style=style)
-    kwargs: dict[str, object] = {"pen": pen, "name": name, "connect": "finite"}
+    kwargs: dict[str, object] = {"pen": pen, "name": name, "connect": "finite",
+                                 "autoDownsampleFactor": SAMPLES_PER_PIXEL}
     if fill:
-        kwargs.update(fillLevel=0.0, fillBrush=pg.mkBrush(color + "40"))
-    return plot.plot([], [], **kwargs)
-
-
-def _set_text(label: QLabel, text: str) -> None:
-    """setText only when the text changed (a rich-text label re-lays itself out on set)."""
-    if label.text() != text:
-        label.setText(text)
+        kwargs.update(fillLevel=0.0,
+                      fillBrush=pg.mkBrush(opaque_fill(color, FILL_ALPHA, "#ffffff")))
+    curve = plot.plot([], [], **kwargs)
+    if fill:
+        setattr(curve, FILL_ATTR, (color, FILL_ALPHA))
+    return curve
 
 
 def extra_readouts(s: GpuSample | None) -> str:
@@ -139,14 +153,14 @@ class GpuPanel(QFrame):
         self.lost_label.setStyleSheet(
             f"color: white; background: {LOST_COLOR}; font-weight: bold; padding: 3px;")
         self.lost_label.hide()
-        self.readouts = QLabel()
+        # The per-tick labels paint styled runs themselves (runs_label.py): rich-text
+        # QLabels cost about half of a tick's work besides the curves.
+        self.readouts = RunsLabel()
         self.readouts.setObjectName(f"readouts{info.index}")
-        self.readouts.setTextFormat(Qt.TextFormat.RichText)
-        self.readouts.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.mem_label = QLabel()
-        self.util_label = QLabel()
-        for lab in (self.title, self.mem_label, self.util_label):
-            lab.setTextFormat(Qt.TextFormat.RichText)
+        self.mem_label = RunsLabel()
+        self.util_label = RunsLabel()
+        self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        for lab in (self.readouts, self.mem_label, self.util_label):
             lab.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
 
         self.memory_widget = _make_plot("GiB")
@@ -287,16 +301,28 @@ class GpuPanel(QFrame):
             self._total_line.hide()
             self.memory_plot.enableAutoRange(y=True)
 
+    def curve_lag(self, t_ref: float) -> float:
+        """How many pixels the newest sample at ``t_ref`` lies right of the newest one drawn
+        (timer jitter included); ``inf`` when the curves must be drawn anyway (never drawn
+        since the last change of layout, window or series, or time went backwards)."""
+        if not self._drawn or t_ref < self._t_ref:
+            return float("inf")
+        px_per_s = self.pixels_per_s()
+        if px_per_s <= 0.0:
+            return float("inf")
+        return (t_ref - self._t_ref + JITTER_S) * px_per_s
+
+    def pixels_per_s(self) -> float:
+        """Width of one second on the time axis, in pixels (0 before the first layout)."""
+        width = self.memory_plot.getViewBox().width()
+        return width / self._window_s if width > 0 and self._window_s > 0 else 0.0
+
     def _moved_enough(self, t_ref: float) -> bool:
         """True when the newest sample lies at least half a pixel to the right of the newest
         one drawn: a 5-minute window on a 300-px plot is 1 s per pixel, so at 0.1 s the
         curves are redrawn every 5th tick (the readouts every tick); finer steps would not
         show. A 1-minute window at 0.1 s still redraws every tick."""
-        if not self._drawn:
-            return True
-        width = self.memory_plot.getViewBox().width()
-        half_pixel_s = 0.5 * self._window_s / width if width > 0 else 0.0
-        return not 0.0 <= t_ref - self._t_ref < half_pixel_s - JITTER_S
+        return self.curve_lag(t_ref) >= 0.5
 
     def hover_at(self, x_rel: float) -> None:
         """Show the crosshair at ``x_rel`` seconds from now and emit ``hovered``."""
@@ -343,24 +369,25 @@ class GpuPanel(QFrame):
         def fv(key: str) -> str:
             return format_value(s, key)
 
-        mem_used = format_value(s, "mem_used_bytes", with_unit=False)
-        mem_total = fv("mem_total_bytes")
-        _set_text(self.mem_label,
-                  f'<span style="color:{MEM_COLOR}">■</span> Memory <b>{mem_used}</b> / '
-                  f'{mem_total}')
-        _set_text(
-            self.util_label,
-            f'<span style="color:{GPU_UTIL_COLOR}">■</span> GPU <b>{fv("gpu_util_pct")}</b>'
-            f' &nbsp; <span style="color:{MEM_UTIL_COLOR}">■</span> Mem ctrl '
-            f'<b>{fv("mem_util_pct")}</b>')
+        def b(text: str) -> Run:
+            return Run(text, bold=True)
+
+        self.mem_label.set_runs([
+            Run("■", color=MEM_COLOR), Run(" Memory "),
+            b(format_value(s, "mem_used_bytes", with_unit=False)),
+            Run(f" / {fv('mem_total_bytes')}")])
+        self.util_label.set_runs([
+            Run("■", color=GPU_UTIL_COLOR), Run(" GPU "), b(fv("gpu_util_pct")),
+            Run("   "), Run("■", color=MEM_UTIL_COLOR), Run(" Mem ctrl "),
+            b(fv("mem_util_pct"))])
         pstate = s.pstate if s is not None and not s.lost and s.pstate else "N/A"
-        power = format_value(s, "power_w", with_unit=False)
-        cap = fv("power_limit_w")
-        _set_text(
-            self.readouts,
-            f"Temp <b>{fv('temperature_c')}</b> · Power <b>{power}</b> / {cap} · "
-            f"Fan <b>{fv('fan_pct')}</b> · SM <b>{fv('sm_clock_mhz')}</b> · "
-            f"Mem <b>{fv('mem_clock_mhz')}</b> · Perf <b>{pstate}</b>")
+        self.readouts.set_runs([
+            Run("Temp "), b(fv("temperature_c")),
+            Run(" · Power "), b(format_value(s, "power_w", with_unit=False)),
+            Run(f" / {fv('power_limit_w')} · Fan "), b(fv("fan_pct")),
+            Run(" · SM "), b(fv("sm_clock_mhz")),
+            Run(" · Mem "), b(fv("mem_clock_mhz")),
+            Run(" · Perf "), b(pstate)])
         extra = extra_readouts(s)
         if extra != self.title.toolTip():  # a tooltip: no layout, no repaint per tick
             self.title.setToolTip(extra)
