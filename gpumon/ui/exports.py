@@ -18,7 +18,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
-import pyqtgraph as pg
 import pyqtgraph.exporters as pgx
 from PySide6.QtCore import QBuffer, QObject, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QGuiApplication, QPainter
@@ -29,6 +28,7 @@ from gpumon.telemetry.history import SELF_MEM_KEY, History
 from gpumon.telemetry.metrics import HISTORY_KEYS, METRICS, value_of
 from gpumon.telemetry.smi_text import render
 from gpumon.telemetry.types import Snapshot
+from gpumon.ui.plot import LitePlot
 
 FLUSH_EVERY_S = 1.0
 PNG_WIDTH = 1600  # pixels: sharp on a slide; pyqtgraph scales the drawing to it
@@ -71,7 +71,7 @@ def copy_snapshot_text(snapshot: Snapshot) -> str:
 
 
 # -- graphs ---------------------------------------------------------------------------------
-def save_plot(plot: pg.PlotItem, path: str | Path) -> Path:
+def save_plot(plot: LitePlot, path: str | Path) -> Path:
     """Write ``plot`` as PNG or SVG (by the file's suffix); OSError when it cannot be written."""
     path = Path(path)
     suffix = path.suffix.lower()
@@ -92,7 +92,7 @@ def save_plot(plot: pg.PlotItem, path: str | Path) -> Path:
     return path
 
 
-def _svg_by_qt(plot: pg.PlotItem) -> bytes:
+def _svg_by_qt(plot: LitePlot) -> bytes:
     """The plot's scene area drawn by Qt's own SVG generator (vector, less tidy)."""
     rect = plot.sceneBoundingRect()
     buffer = QBuffer()

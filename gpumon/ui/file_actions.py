@@ -16,9 +16,9 @@ from PySide6.QtWidgets import QFileDialog, QInputDialog, QLabel, QMessageBox
 
 from gpumon.telemetry.types import Snapshot
 from gpumon.ui.exports import CsvRecorder, busy, copy_snapshot_text, export_history_csv, save_plot
+from gpumon.ui.plot import LitePlot
 
 if TYPE_CHECKING:
-    import pyqtgraph as pg
 
     from gpumon.ui.app import MainWindow
 
@@ -64,7 +64,7 @@ class FileActions(QObject):
         return text
 
     # -- graphs ------------------------------------------------------------------------------
-    def plot_of(self, gpu: int, which: str) -> pg.PlotItem:
+    def plot_of(self, gpu: int, which: str) -> LitePlot:
         panel = self.window.gpu_panel(gpu)
         if panel is None:
             raise LookupError(f"there is no GPU {gpu}")

@@ -19,7 +19,8 @@ Extending a panel (the playground does this)::
 
 ``add_memory_series`` plots a History series (bytes, shown in GiB) on the memory graph at
 every refresh; the key is any ``Snapshot.extra[gpu]`` key or ``"self_mem_bytes"``.
-``panel.memory_plot`` / ``panel.util_plot`` are the pyqtgraph PlotItems for anything else.
+``panel.memory_plot`` / ``panel.util_plot`` are the plots (``plot.LitePlot``: a ViewBox with a
+left and a bottom axis and PlotItem's methods) for anything else.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from PySide6.QtWidgets import (
 
 from gpumon.telemetry.metrics import BY_KEY, GIB, NA, format_bytes, format_value, value_of
 from gpumon.telemetry.types import GpuInfo, GpuSample
+from gpumon.ui.plot import LitePlot, LitePlotWidget
 from gpumon.ui.runs_label import Run, RunsLabel
 from gpumon.ui.theme import FILL_ATTR, opaque_fill
 
@@ -71,15 +73,13 @@ class _Series:
     scale: float
 
 
-def _make_plot(y_label: str) -> pg.PlotWidget:
-    # No context menu: a ViewBox made without one skips building it (~2 ms a plot).
-    w = pg.PlotWidget(background="w", viewBox=pg.ViewBox(enableMenu=False))
+def _make_plot(y_label: str) -> LitePlotWidget:
+    # A LitePlot, not a pg.PlotItem: no options menu, no hidden axes (plot.py says why).
+    w = LitePlotWidget(background="w")
     w.setMinimumHeight(110)
     w.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
     item = w.getPlotItem()
-    item.setMenuEnabled(False)
-    item.hideButtons()
-    item.setMouseEnabled(x=False, y=False)
+    item.getViewBox().setMouseEnabled(x=False, y=False)
     item.showGrid(x=True, y=True, alpha=0.25)
     item.setDownsampling(auto=True, mode="peak")
     item.setClipToView(True)
@@ -96,7 +96,7 @@ def _make_plot(y_label: str) -> pg.PlotWidget:
     return w
 
 
-def _curve(plot: pg.PlotItem, color: str, name: str, width: float = CURVE_WIDTH,
+def _curve(plot: LitePlot, color: str, name: str, width: float = CURVE_WIDTH,
            style: Qt.PenStyle = Qt.PenStyle.SolidLine, fill: bool = False) -> pg.PlotDataItem:
     pen = pg.mkPen(color, width=width, style=style)
     kwargs: dict[str, object] = {"pen": pen, "name": name, "connect": "finite",
@@ -165,8 +165,8 @@ class GpuPanel(QFrame):
 
         self.memory_widget = _make_plot("GiB")
         self.util_widget = _make_plot("%")
-        self.memory_plot: pg.PlotItem = self.memory_widget.getPlotItem()
-        self.util_plot: pg.PlotItem = self.util_widget.getPlotItem()
+        self.memory_plot: LitePlot = self.memory_widget.getPlotItem()
+        self.util_plot: LitePlot = self.util_widget.getPlotItem()
         self.util_plot.setYRange(0, 100, padding=0.02)
         self.util_plot.getViewBox().setLimits(yMin=-2, yMax=102)
         self.memory_plot.getViewBox().enableAutoRange(y=False)
@@ -189,7 +189,7 @@ class GpuPanel(QFrame):
             lambda pos: self._on_mouse_moved(self.memory_plot, pos))
         self.util_widget.scene().sigMouseMoved.connect(
             lambda pos: self._on_mouse_moved(self.util_plot, pos))
-        self.util_widget.setXLink(self.memory_widget)
+        self.util_plot.setXLink(self.memory_plot)
 
         mem_box = QVBoxLayout()
         mem_box.setSpacing(0)
@@ -393,7 +393,7 @@ class GpuPanel(QFrame):
             self.title.setToolTip(extra)
             self.readouts.setToolTip(extra)
 
-    def _on_mouse_moved(self, plot: pg.PlotItem, pos: QPointF) -> None:
+    def _on_mouse_moved(self, plot: LitePlot, pos: QPointF) -> None:
         vb = plot.getViewBox()
         if not vb.sceneBoundingRect().contains(pos):
             self.clear_hover()

@@ -20,6 +20,7 @@ from PySide6.QtGui import QFont, QPalette
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
 from gpumon import __version__
+from gpumon.ui.plot import LitePlotWidget
 from gpumon.ui.settings import MAX_ZOOM, MIN_ZOOM, Settings
 from gpumon.ui.theme import THEMES, Theme, palette_for, style_plot
 
@@ -150,7 +151,7 @@ class Presentation(QObject):
     @Slot()
     def restyle_plots(self) -> None:
         base_font, _ = base_font_and_palette()
-        for plot in self._window.findChildren(pg.PlotWidget):
+        for plot in self._window.findChildren(LitePlotWidget):
             style_plot(plot, self._theme, self._zoom, _point_size(base_font))
 
 

@@ -1,8 +1,8 @@
 """Light and dark themes: a QPalette for the widgets and colours for the pyqtgraph plots.
 
 A theme is plain data. ``palette_for`` builds the QPalette; ``style_plot`` restyles one
-pyqtgraph PlotWidget (background, axes, grid, tick and label fonts, curve widths, fills, legend
-and marker labels) for a theme and a zoom factor. Applying it again is harmless, so the
+plot widget (background, axes, grid, tick and label fonts, curve widths, fills, legend and
+marker labels) for a theme and a zoom factor. Applying it again is harmless, so the
 presentation controller simply restyles every plot it finds after any change.
 """
 
@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import pyqtgraph as pg
 from PySide6.QtGui import QColor, QFont, QPalette, QPen
+
+from gpumon.ui.plot import LitePlotWidget
 
 BASE_WIDTH_ATTR = "_gpumon_base_pen_width"  # a curve's width at 100 %, kept on the curve
 FILL_ATTR = "_gpumon_fill"  # (colour, alpha) of a filled curve, re-blended for each theme
@@ -78,8 +80,8 @@ def opaque_fill(color: str, alpha: float, background: str) -> QColor:
                     ((fg.red(), bg.red()), (fg.green(), bg.green()), (fg.blue(), bg.blue()))))
 
 
-def style_plot(widget: pg.PlotWidget, theme: Theme, zoom: float, base_pt: float) -> None:
-    """Restyle one PlotWidget for ``theme`` at ``zoom`` (1.0 = 100 %) of ``base_pt`` points."""
+def style_plot(widget: LitePlotWidget, theme: Theme, zoom: float, base_pt: float) -> None:
+    """Restyle one plot widget for ``theme`` at ``zoom`` (1.0 = 100 %) of ``base_pt`` points."""
     widget.setBackground(theme.plot_bg)
     item = widget.getPlotItem()
     tick_font = QFont()
