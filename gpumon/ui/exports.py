@@ -18,10 +18,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
-import pyqtgraph.exporters as pgx
 from PySide6.QtCore import QBuffer, QObject, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QGuiApplication, QPainter
-from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QApplication, QStatusBar
 
 from gpumon.telemetry.history import SELF_MEM_KEY, History
@@ -73,6 +71,8 @@ def copy_snapshot_text(snapshot: Snapshot) -> str:
 # -- graphs ---------------------------------------------------------------------------------
 def save_plot(plot: LitePlot, path: str | Path) -> Path:
     """Write ``plot`` as PNG or SVG (by the file's suffix); OSError when it cannot be written."""
+    import pyqtgraph.exporters as pgx  # here, not at start-up: ~5 ms of imports
+
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".svg":
@@ -94,6 +94,8 @@ def save_plot(plot: LitePlot, path: str | Path) -> Path:
 
 def _svg_by_qt(plot: LitePlot) -> bytes:
     """The plot's scene area drawn by Qt's own SVG generator (vector, less tidy)."""
+    from PySide6.QtSvg import QSvgGenerator
+
     rect = plot.sceneBoundingRect()
     buffer = QBuffer()
     generator = QSvgGenerator()

@@ -42,6 +42,9 @@ class LitePlot(pg.GraphicsWidget):
         layout.setColumnStretchFactor(1, 100)
         self.setLayout(layout)
         for axis in self.axes.values():
+            # Labels are plain text here ("GiB", "%"), so no SI prefix: with it on, every
+            # range change re-set the label's HTML (~18 times an axis while building).
+            axis.enableAutoSIPrefix(False)
             axis.linkToView(self.vb)
             axis.setZValue(0.5)  # above the ViewBox: the grid is drawn over the curves
         self.items: list[QGraphicsItem] = []
