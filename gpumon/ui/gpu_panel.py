@@ -150,9 +150,7 @@ class GpuPanel(QFrame):
         # No word wrap in a panel: a height-for-width label makes the scroll area lay the
         # grid out at its preferred height. Long text is clipped; the tooltip has it all.
         self.lost_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
-        self.lost_label.setStyleSheet(
-            f"color: white; background: {LOST_COLOR}; font-weight: bold; padding: 3px;")
-        self.lost_label.hide()
+        self.lost_label.hide()  # styled when first shown: a style sheet costs ~1 ms a panel
         # The per-tick labels paint styled runs themselves (runs_label.py): rich-text
         # QLabels cost about half of a tick's work besides the curves.
         self.readouts = RunsLabel()
@@ -210,10 +208,9 @@ class GpuPanel(QFrame):
         layout.addWidget(self.lost_label)
         layout.addWidget(self.readouts)
         layout.addLayout(plots, 1)
-        self._opacity = QGraphicsOpacityEffect(self)
-        self._opacity.setOpacity(0.4)
-        self._opacity.setEnabled(False)
-        self.setGraphicsEffect(self._opacity)
+        # Made when the panel first goes stale: even disabled, an effect on every panel
+        # cost ~2 ms a panel at start-up.
+        self._opacity: QGraphicsOpacityEffect | None = None
         self.set_window(self._window_s)
 
     # -- public API --------------------------------------------------------------------------
@@ -268,6 +265,10 @@ class GpuPanel(QFrame):
         """Grey the panel out while no fresh data arrives."""
         if stale != self._stale:
             self._stale = stale
+            if self._opacity is None:
+                self._opacity = QGraphicsOpacityEffect(self)
+                self._opacity.setOpacity(0.4)
+                self.setGraphicsEffect(self._opacity)
             self._opacity.setEnabled(stale)
 
     def update_view(self, sample: GpuSample | None, t_ref: float, series: SeriesFn, *,
@@ -359,6 +360,9 @@ class GpuPanel(QFrame):
         lost = s is not None and s.lost
         if lost != self._lost:
             self._lost = lost
+            if lost and not self.lost_label.styleSheet():
+                self.lost_label.setStyleSheet(f"color: white; background: {LOST_COLOR}; "
+                                              "font-weight: bold; padding: 3px;")
             self.lost_label.setVisible(lost)
             self.setStyleSheet(f"GpuPanel {{ border: 2px solid {LOST_COLOR}; }}" if lost else "")
         if lost and s is not None:
