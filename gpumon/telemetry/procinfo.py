@@ -12,6 +12,9 @@ slow ticks (``sample(include_slow=True)``, every 5 s at a 1 s interval). The tra
 that the OS reuses for another program within one such period, while NVML keeps listing it,
 shows the old program's name, user and command until the next slow tick. PIDs not asked for
 in a call are dropped, so a PID that leaves NVML's list and comes back is always read again.
+A PID that psutil cannot see (no such process here, e.g. NVML reporting host PIDs inside a
+container; or no permission) is remembered as such between verifications too, instead of
+failing a ``/proc`` look-up on every tick.
 """
 
 from __future__ import annotations
@@ -75,7 +78,8 @@ class ProcInfoCache:
     """``lookup_many(pids, verify)`` once per tick; forgets PIDs that were not asked for."""
 
     def __init__(self) -> None:
-        self._entries: dict[int, tuple[psutil.Process, ProcInfo]] = {}
+        # pid -> (the process read, or None when psutil could not see it; what we know)
+        self._entries: dict[int, tuple[psutil.Process | None, ProcInfo]] = {}
         self.reads = 0  # full reads done, for tests and benchmarks
 
     def lookup(self, pid: int, verify: bool = True) -> ProcInfo:
@@ -94,7 +98,7 @@ class ProcInfoCache:
     def lookup_many(self, pids: Iterable[int], verify: bool = True) -> dict[int, ProcInfo]:
         """Several PIDs; cache entries not used by this call are dropped."""
         result: dict[int, ProcInfo] = {}
-        kept: dict[int, tuple[psutil.Process, ProcInfo]] = {}
+        kept: dict[int, tuple[psutil.Process | None, ProcInfo]] = {}
         for pid in set(pids):
             entry, result[pid] = self._lookup(pid, verify)
             if entry is not None:
@@ -103,7 +107,7 @@ class ProcInfoCache:
         return result
 
     def _lookup(self, pid: int, verify: bool
-                ) -> tuple[tuple[psutil.Process, ProcInfo] | None, ProcInfo]:
+                ) -> tuple[tuple[psutil.Process | None, ProcInfo] | None, ProcInfo]:
         """(the entry to keep, or None, and the info) for one PID."""
         cached = self._entries.get(pid)
         if cached is not None and not verify:
@@ -111,9 +115,11 @@ class ProcInfoCache:
         try:
             proc = psutil.Process(pid)  # reads the start time: /proc/<pid>/stat
         except (psutil.NoSuchProcess, ValueError):
-            return None, ProcInfo(pid, exists=False)
+            info = ProcInfo(pid, exists=False)
+            return (None, info), info
         except psutil.Error:
-            return None, ProcInfo(pid)
+            info = ProcInfo(pid)
+            return (None, info), info
         if cached is not None and cached[0] == proc:  # same PID and start time
             return cached, cached[1]
         self.reads += 1

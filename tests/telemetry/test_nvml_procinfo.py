@@ -135,3 +135,17 @@ def test_verified_lookup_reads_a_pid_whose_process_changed(
     assert cache.reads == 2 and made == [me, me, me]  # noticed on the next verified call
     cache.lookup_many([me], verify=True)
     assert cache.reads == 2  # and the new process is cached from then on
+
+
+def test_a_pid_psutil_cannot_see_is_not_looked_up_again_until_verified(
+        made: list[int | None]) -> None:
+    cache = ProcInfoCache()
+    gone = vanished_pid()
+    made.clear()
+    first = cache.lookup_many([gone], verify=True)
+    assert not first[gone].exists and made == [gone]
+    for _ in range(3):  # ordinary ticks: what is known is trusted, no /proc look-up
+        assert cache.lookup_many([gone], verify=False) == first
+    assert made == [gone]
+    cache.lookup_many([gone], verify=True)  # a slow tick looks again
+    assert made == [gone, gone]
