@@ -46,7 +46,7 @@ from gpumon.telemetry.metrics import BY_KEY, GIB, NA, format_bytes, format_value
 from gpumon.telemetry.types import GpuInfo, GpuSample
 from gpumon.ui.plot import LitePlot, LitePlotWidget
 from gpumon.ui.runs_label import Run, RunsLabel
-from gpumon.ui.theme import FILL_ATTR, opaque_fill
+from gpumon.ui.theme import FILL_ATTR, MARKER_ATTR, is_dark, opaque_fill, style_marker
 
 MEM_COLOR = "#1f77b4"
 TOTAL_COLOR = "#7f7f7f"
@@ -234,13 +234,16 @@ class GpuPanel(QFrame):
         self._drawn = False  # draw the new curve at the next update
         return curve
 
-    def add_marker(self, t: float, text: str, color: str = "#555") -> pg.InfiniteLine:
-        """A vertical line with a label on both graphs' time axis at absolute time ``t``."""
-        line = pg.InfiniteLine(
-            pos=t - self._t_ref, angle=90, movable=False,
-            pen=pg.mkPen(color, width=1, style=Qt.PenStyle.DashLine),
-            label=text, labelOpts={"position": 0.88, "color": color, "movable": False,
-                                   "fill": (255, 255, 255, 210)})
+    def add_marker(self, t: float, text: str, color: str = "#555",
+                   dark_color: str | None = None) -> pg.InfiniteLine:
+        """A vertical line with a label on the memory graph at absolute time ``t``, in
+        ``color`` (``dark_color``, when given, on a dark theme; the theme restyles it)."""
+        line = pg.InfiniteLine(pos=t - self._t_ref, angle=90, movable=False, label=text,
+                               labelOpts={"position": 0.88, "movable": False})
+        colors = (color, dark_color or color)
+        setattr(line, MARKER_ATTR, colors)
+        style_marker(line, colors[is_dark(self.palette())],
+                     self.memory_widget.backgroundBrush().color())
         self.memory_plot.addItem(line, ignoreBounds=True)
         self._markers.append((t, line))
         if len(self._markers) > MAX_MARKERS:

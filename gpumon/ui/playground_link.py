@@ -17,13 +17,20 @@ from typing import TYPE_CHECKING
 
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt, Slot
+from PySide6.QtGui import QColor
 
 from gpumon.playground.devices import DeviceOption, match_cuda_to_nvml
 from gpumon.playground.memory import torch_memory_counters
 from gpumon.playground.outcome import Outcome
 from gpumon.telemetry.history import SELF_MEM_KEY
 from gpumon.telemetry.types import GpuInfo, Snapshot
-from gpumon.ui.playground_style import ERROR_COLOR, cuda_index, device_color, short_code
+from gpumon.ui.playground_style import (
+    ERROR_COLOR,
+    cuda_index,
+    device_color,
+    on_background,
+    short_code,
+)
 
 if TYPE_CHECKING:
     from gpumon.ui.app import MainWindow
@@ -169,7 +176,8 @@ class MonitorLink(QObject):
     def _mark(panel: GpuPanel, marker: Marker) -> None:
         count = int(panel.property(_MARKS_PROPERTY) or 0)
         panel.setProperty(_MARKS_PROPERTY, count + 1)
-        line = panel.add_marker(marker.t, marker.text, marker.color)
+        line = panel.add_marker(marker.t, marker.text, marker.color,
+                                dark_color=on_background(marker.color, dark=True))
         label = getattr(line, "label", None)
         if label is not None:
             label.setPosition(LABEL_POSITIONS[count % len(LABEL_POSITIONS)])
@@ -184,5 +192,7 @@ class MonitorLink(QObject):
             panel.add_memory_series(key, label, color, style=style)
         legend = panel.memory_plot.legend
         if legend is not None:  # bottom left: the marker labels use the top of the graph
-            legend.setBrush(pg.mkBrush(255, 255, 255, 200))
+            box = QColor(panel.memory_widget.backgroundBrush().color())  # follows the theme
+            box.setAlpha(200)
+            legend.setBrush(pg.mkBrush(box))
             legend.anchor(itemPos=(0, 1), parentPos=(0, 1), offset=(4, -4))

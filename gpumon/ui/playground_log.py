@@ -29,13 +29,13 @@ from gpumon.ui.playground_style import (
     LIGHT_TONES,
     MONO,
     Tones,
-    is_dark,
     outcome_color,
     outcome_html,
     outcome_plain,
     outcome_tag,
     tones,
 )
+from gpumon.ui.theme import is_dark
 
 MAX_ENTRIES = 1000
 

@@ -39,11 +39,11 @@ from gpumon.ui.playground_link import MonitorLink
 from gpumon.ui.playground_log import OutcomeLog
 from gpumon.ui.playground_style import (
     device_color,
-    is_dark,
     on_background,
     shape_text,
     tones,
 )
+from gpumon.ui.theme import is_dark
 
 if TYPE_CHECKING:
     from gpumon.ui.app import MainWindow

@@ -10,8 +10,6 @@ import html
 import time
 from dataclasses import dataclass
 
-from PySide6.QtGui import QPalette
-
 from gpumon.playground.memory import MemoryReading, human_bytes
 from gpumon.playground.outcome import Outcome
 
@@ -53,11 +51,6 @@ LIGHT_TONES = Tones(False, text="#222222", soft="#333333", muted="#555555", fain
 DARK_TONES = Tones(True, text="#e4e6ea", soft="#d0d3d8", muted="#b8bcc4", faint="#969ba3",
                    error=DARK_VARIANTS[ERROR_COLOR], entry_bg="#1b1d21", error_bg="#3a2326",
                    border="#3a3d43")
-
-
-def is_dark(palette: QPalette) -> bool:
-    """True for a dark theme: the window colour is darker than mid-grey."""
-    return palette.color(QPalette.ColorRole.Window).lightness() < 128
 
 
 def tones(dark: bool) -> Tones:

@@ -11,12 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pyqtgraph as pg
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont, QPalette, QPen
 
 from gpumon.ui.plot import LitePlotWidget
 
 BASE_WIDTH_ATTR = "_gpumon_base_pen_width"  # a curve's width at 100 %, kept on the curve
 FILL_ATTR = "_gpumon_fill"  # (colour, alpha) of a filled curve, re-blended for each theme
+MARKER_ATTR = "_gpumon_marker"  # (light, dark) colours of a marker line, kept on the line
+MARKER_LABEL_ALPHA = 210  # the marker label's box: the plot's background, slightly see-through
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,23 @@ def palette_for(theme: Theme, base: QPalette) -> QPalette:
     return pal
 
 
+def is_dark(palette: QPalette) -> bool:
+    """True for a dark theme: the window colour is darker than mid-grey."""
+    return palette.color(QPalette.ColorRole.Window).lightness() < 128
+
+
+def style_marker(line: pg.InfiniteLine, color: str, background: QColor | str) -> None:
+    """A marker's dashed line and label in ``color``, the label's box in ``background``."""
+    line.setPen(pg.mkPen(color, width=1, style=Qt.PenStyle.DashLine))
+    label = getattr(line, "label", None)
+    if isinstance(label, pg.TextItem):
+        box = QColor(background)
+        box.setAlpha(MARKER_LABEL_ALPHA)
+        label.setColor(color)
+        label.fill = pg.mkBrush(box)
+        label.update()
+
+
 def opaque_fill(color: str, alpha: float, background: str) -> QColor:
     """``color`` at ``alpha`` over ``background``, as one opaque colour. The raster engine
     fills an opaque brush several times faster than a translucent one; the grid stays
@@ -114,6 +134,9 @@ def style_plot(widget: LitePlotWidget, theme: Theme, zoom: float, base_pt: float
         label = getattr(it, "label", None)
         if isinstance(it, pg.InfiniteLine) and isinstance(label, pg.TextItem):
             label.setFont(marker_font)
+        colors = getattr(it, MARKER_ATTR, None)
+        if isinstance(it, pg.InfiniteLine) and colors is not None:
+            style_marker(it, colors[theme.name == DARK.name], theme.plot_bg)
 
 
 def _scale_pen(curve: pg.PlotDataItem, zoom: float) -> None:

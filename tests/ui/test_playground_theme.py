@@ -54,3 +54,30 @@ def test_long_error_messages_are_cut_in_the_log_not_in_the_copy(qtbot, make_wind
     if len(message.splitlines()) > 6:
         assert "more lines" in entry.body.text()
     assert message in entry.plain_text()
+
+
+def test_markers_follow_the_theme_old_and_new(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+    from gpumon.ui.theme import DARK, LIGHT
+
+    w = make_window()
+    qtbot.waitUntil(lambda: w.gpu_panel(0) is not None, timeout=5000)
+    presentation = w.findChild(Presentation)
+    panel = w.gpu_panel(0)
+    cuda0 = device_color("cuda:0")
+    dark0 = on_background(cuda0, True)
+    assert dark0 != cuda0
+    old = panel.add_marker(1.0, "x = x.cuda(0)", cuda0, dark_color=dark0)
+
+    def look(line):  # type: ignore[no-untyped-def]
+        return (line.pen.color().name(), line.label.color.name(),
+                line.label.fill.color().name(), line.label.fill.color().alpha())
+
+    assert look(old)[:3] == (cuda0, cuda0, LIGHT.plot_bg)
+    presentation.set_theme("dark")
+    qtbot.waitUntil(lambda: window_colour(w) < 128, timeout=5000)
+    assert look(old)[:3] == (dark0, dark0, DARK.plot_bg) and look(old)[3] < 255
+    new = panel.add_marker(2.0, "y = x + 1", cuda0, dark_color=dark0)  # made while dark
+    assert look(new)[:3] == (dark0, dark0, DARK.plot_bg)
+    presentation.set_theme("light")
+    qtbot.waitUntil(lambda: window_colour(w) > 128, timeout=5000)
+    assert look(old)[:3] == look(new)[:3] == (cuda0, cuda0, LIGHT.plot_bg)
