@@ -128,6 +128,8 @@ def style_plot(widget: LitePlotWidget, theme: Theme, zoom: float, base_pt: float
         legend.setLabelTextColor(theme.plot_fg)
         legend.setLabelTextSize(f"{max(5.0, base_pt * zoom * 0.9):.1f}pt")
         legend.setBrush(pg.mkBrush(QColor(theme.plot_bg).lighter(110)))
+        for _, label in legend.items:  # setLabelText* only store the style: lay it out again
+            label.setText(label.text)
     marker_font = QFont()
     marker_font.setPointSizeF(max(5.0, base_pt * zoom * 0.9))
     for it in item.items:

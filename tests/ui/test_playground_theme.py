@@ -67,6 +67,8 @@ def test_markers_follow_the_theme_old_and_new(qtbot, make_window) -> None:  # ty
     dark0 = on_background(cuda0, True)
     assert dark0 != cuda0
     old = panel.add_marker(1.0, "x = x.cuda(0)", cuda0, dark_color=dark0)
+    panel.add_memory_series("torch_allocated_bytes", "torch allocated", "#d62728")
+    legend_labels = [label for _, label in panel.memory_plot.legend.items]
 
     def look(line):  # type: ignore[no-untyped-def]
         return (line.pen.color().name(), line.label.color.name(),
@@ -76,6 +78,7 @@ def test_markers_follow_the_theme_old_and_new(qtbot, make_window) -> None:  # ty
     presentation.set_theme("dark")
     qtbot.waitUntil(lambda: window_colour(w) < 128, timeout=5000)
     assert look(old)[:3] == (dark0, dark0, DARK.plot_bg) and look(old)[3] < 255
+    assert all(DARK.plot_fg in label.item.toHtml() for label in legend_labels)  # readable
     new = panel.add_marker(2.0, "y = x + 1", cuda0, dark_color=dark0)  # made while dark
     assert look(new)[:3] == (dark0, dark0, DARK.plot_bg)
     presentation.set_theme("light")
