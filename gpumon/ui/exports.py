@@ -14,10 +14,12 @@ import csv
 import math
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
+import numpy as np
 from PySide6.QtCore import QBuffer, QObject, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QGuiApplication, QPainter
 from PySide6.QtWidgets import QApplication, QStatusBar
@@ -112,30 +114,53 @@ def _svg_by_qt(plot: LitePlot) -> bytes:
 
 
 # -- CSV -------------------------------------------------------------------------------------
-def export_history_csv(history: History, snapshot: Snapshot | None, window_s: float,
-                       path: str | Path) -> int:
-    """Write the last ``window_s`` seconds of every GPU's series; returns the row count."""
-    path = Path(path)
+@dataclass(frozen=True)
+class HistoryTable:
+    """The last ``window_s`` seconds of every GPU's series, copied out of the History, so
+    that writing it can happen on another thread while the History goes on filling."""
+
+    keys: list[str]
+    blocks: list[tuple[int, str, str, np.ndarray, list[np.ndarray]]]  # gpu, uuid, name, t, cols
+
+    @property
+    def rows(self) -> int:
+        return sum(len(times) for _, _, _, times, _ in self.blocks)
+
+
+def history_table(history: History, snapshot: Snapshot | None, window_s: float) -> HistoryTable:
+    """Copy what ``export_history_csv`` writes (fast: numpy copies; for the GUI thread)."""
     latest = history.latest_time()
     since = None if latest is None else latest - window_s
     gpus = {g.index: g for g in snapshot.gpus} if snapshot is not None else {}
     keys: list[str] = list(HISTORY_KEYS) + [SELF_MEM_KEY]
     for i in history.gpu_indices():
         keys += [k for k in history.keys(i) if k not in keys]
-    rows = 0
-    with path.open("w", newline="", encoding="utf-8") as f:
+    blocks = []
+    for i in history.gpu_indices():
+        info = gpus.get(i)
+        times, _ = history.series(i, keys[0], since=since)
+        columns = [history.series(i, k, since=since)[1] for k in keys]
+        blocks.append((i, info.uuid if info else "", info.name if info else "", times, columns))
+    return HistoryTable(keys, blocks)
+
+
+def write_history_csv(table: HistoryTable, path: str | Path) -> int:
+    """Write ``table`` as CSV (any thread; OSError when it cannot be written); rows written."""
+    with Path(path).open("w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
-        writer.writerow([*ID_COLUMNS, *(column(k) for k in keys)])
-        for i in history.gpu_indices():
-            info = gpus.get(i)
-            times, _ = history.series(i, keys[0], since=since)
-            columns = [history.series(i, k, since=since)[1] for k in keys]
-            for n, t in enumerate(times):
-                writer.writerow([iso(float(t)), f"{t:.3f}", i, info.uuid if info else "",
-                                 info.name if info else "",
-                                 *(_cell(float(c[n])) for c in columns)])
-                rows += 1
-    return rows
+        writer.writerow([*ID_COLUMNS, *(column(k) for k in table.keys)])
+        for gpu, uuid, name, times, columns in table.blocks:
+            stamps = times.tolist()  # Python floats: much faster than numpy scalars per cell
+            cells = [[_cell(v) for v in c.tolist()] for c in columns]
+            writer.writerows([iso(t), f"{t:.3f}", gpu, uuid, name, *row]
+                             for t, *row in zip(stamps, *cells, strict=True))
+    return table.rows
+
+
+def export_history_csv(history: History, snapshot: Snapshot | None, window_s: float,
+                       path: str | Path) -> int:
+    """Write the last ``window_s`` seconds of every GPU's series; returns the row count."""
+    return write_history_csv(history_table(history, snapshot, window_s), path)
 
 
 class CsvRecorder(QObject):

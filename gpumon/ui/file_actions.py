@@ -3,19 +3,33 @@
 Each action has a dialog-free twin (``save_graph(gpu, which, path)``, ``start_recording(path)``,
 ``export_window(path)``) that tests call directly. A file that cannot be written becomes a
 message in the status bar and a non-blocking message box; the window keeps running.
+
+Exporting the history copies the visible window out of the History on the GUI thread (numpy
+copies, milliseconds) and writes the CSV on a worker thread: an hour of 8 GPUs at 1 s is
+~29 000 rows, ~0.25 s of Python here, and at 0.1 s ten times that. ``exportFinished`` tells
+when the file is complete.
 """
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt, Slot
+from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QLabel, QMessageBox
 
 from gpumon.telemetry.types import Snapshot
-from gpumon.ui.exports import CsvRecorder, busy, copy_snapshot_text, export_history_csv, save_plot
+from gpumon.ui.exports import (
+    CsvRecorder,
+    busy,
+    copy_snapshot_text,
+    history_table,
+    save_plot,
+    write_history_csv,
+)
 from gpumon.ui.plot import LitePlot
 
 if TYPE_CHECKING:
@@ -36,10 +50,15 @@ def _reason(exc: BaseException) -> str:
 class FileActions(QObject):
     """Clipboard, graph and CSV actions of one window, with the ``● REC`` indicator."""
 
+    exportFinished = Signal(str, int)  # path, rows written (-1: it failed, see last_message)
+    _exportDone = Signal(str, int, str)  # from the writer thread: path, rows, error or ""
+
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window = window
         self.last_message = ""
+        self._writer: threading.Thread | None = None
+        self._exportDone.connect(self._on_export_done)
         self.recorder = CsvRecorder(self)
         self.recorder.failed.connect(self.report)
         self.recorder.recordingChanged.connect(self._on_recording)
@@ -139,17 +158,42 @@ class FileActions(QObject):
         else:
             self._on_recording(False)  # the menu's check mark follows the recorder
 
-    def export_window(self, path: str | Path) -> int | None:
-        """Write the visible time window of the history; rows written, None on failure."""
+    def export_window(self, path: str | Path) -> bool:
+        """Write the visible time window of the history to ``path`` on a worker thread;
+        False (and a sentence) when an export is still being written."""
+        if self.exporting:
+            self.report("An export is still being written; try again when it is done.")
+            return False
         w = self.window
-        try:
-            with busy(w.statusBar(), f"Writing {Path(path).name}…"):
-                rows = export_history_csv(w.history, w.latest_snapshot, w.window_s, path)
-        except OSError as exc:
-            self.report(f"The CSV could not be written to {path}: {_reason(exc)}.")
-            return None
-        w.statusBar().showMessage(f"Wrote {rows} rows to {path}.", 5000)
-        return rows
+        table = history_table(w.history, w.latest_snapshot, w.window_s)
+        w.statusBar().showMessage(f"Writing {table.rows} rows to {Path(path).name}…")
+
+        def write() -> None:
+            try:
+                rows, error = write_history_csv(table, path), ""
+            except OSError as exc:
+                rows, error = -1, _reason(exc)
+            with contextlib.suppress(RuntimeError):  # the window was closed meanwhile
+                self._exportDone.emit(str(path), rows, error)
+
+        self._writer = threading.Thread(target=write, name="gpumon-csv-export")
+        self._writer.start()
+        return True
+
+    @property
+    def exporting(self) -> bool:
+        return self._writer is not None and self._writer.is_alive()
+
+    @Slot(str, int, str)
+    def _on_export_done(self, path: str, rows: int, error: str) -> None:
+        if self._writer is not None:
+            self._writer.join()
+            self._writer = None
+        if error:
+            self.report(f"The CSV could not be written to {path}: {error}.")
+        else:
+            self.window.statusBar().showMessage(f"Wrote {rows} rows to {path}.", 5000)
+        self.exportFinished.emit(path, rows)
 
     @Slot()
     def export_window_dialog(self) -> None:

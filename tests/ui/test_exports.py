@@ -81,7 +81,10 @@ def test_export_visible_window(qtbot, make_window, tmp_path):
     qtbot.waitUntil(lambda: w.history.count(0) >= 5, timeout=5000)
     w.set_paused(True)
     path = tmp_path / "window.csv"
-    n = w.menus.files.export_window(path)
+    files = w.menus.files
+    with qtbot.waitSignal(files.exportFinished, timeout=10000) as done:
+        assert files.export_window(path)
+    n = done.args[1]
     rows = _read(path)
     assert n == len(rows) == sum(w.history.count(i) for i in range(4))
     assert {r["gpu_index"] for r in rows} == {"0", "1", "2", "3"}
@@ -99,8 +102,9 @@ def test_unwritable_paths_give_a_sentence(qtbot, make_window, tmp_path):
     assert not files.save_graph(0, "memory", missing / "m.png")
     assert "could not be saved" in files.last_message
     assert not files.save_graph(0, "memory", missing / "m.svg")
-    assert files.export_window(missing / "h.csv") is None
-    assert "could not be written" in files.last_message
+    with qtbot.waitSignal(files.exportFinished, timeout=10000) as done:
+        assert files.export_window(missing / "h.csv")
+    assert done.args[1] == -1 and "could not be written" in files.last_message
     assert not files.start_recording(tmp_path)  # a folder, not a file
     assert "Recording could not start" in files.last_message
     box = w.findChild(QMessageBox, "fileErrorBox")
@@ -126,4 +130,36 @@ def test_disk_full_while_recording_stops_with_a_message(qtbot, make_window, tmp_
     assert not w.findChild(QLabel, "recIndicator").isVisible()
     count = w.snapshot_count
     qtbot.waitUntil(lambda: w.snapshot_count > count + 2, timeout=5000)  # still running
+    _close_boxes(w)
+
+
+def test_export_writes_on_a_worker_thread_and_refuses_a_second_meanwhile(
+        qtbot, make_window, tmp_path, monkeypatch):
+    import threading
+
+    import gpumon.ui.file_actions as fa
+
+    w = make_window()
+    qtbot.waitUntil(lambda: w.history.count(0) >= 3, timeout=5000)
+    release = threading.Event()
+    writer_threads: list[str] = []
+    real_write = fa.write_history_csv
+
+    def slow_write(table, path):  # type: ignore[no-untyped-def]
+        writer_threads.append(threading.current_thread().name)
+        assert release.wait(10)
+        return real_write(table, path)
+
+    monkeypatch.setattr(fa, "write_history_csv", slow_write)
+    files = w.menus.files
+    assert files.export_window(tmp_path / "a.csv")  # returns while the write waits
+    start = w.snapshot_count
+    qtbot.waitUntil(lambda: w.snapshot_count >= start + 2, timeout=5000)  # the GUI goes on
+    assert files.exporting and writer_threads == ["gpumon-csv-export"]
+    assert not files.export_window(tmp_path / "b.csv")
+    assert "still being written" in files.last_message
+    with qtbot.waitSignal(files.exportFinished, timeout=10000) as done:
+        release.set()
+    assert done.args[1] > 0 and (tmp_path / "a.csv").exists() and not files.exporting
+    assert not (tmp_path / "b.csv").exists()
     _close_boxes(w)
