@@ -3,11 +3,13 @@
 The x axis is seconds relative to the newest snapshot (0 = now, -60 = a minute ago).
 Curves are created once and fed with ``setData`` on every refresh (pyqtgraph's
 scrollingPlots example). What keeps a redraw cheap on a software raster (measured in
-``benchmarks/bench_drawing.py``): min/max ("peak") downsampling to about one sample pair per
-pixel column, clip-to-view, 1 px pens, a grid of major and minor ticks only, axes and grid
-cached as pixmaps (they change only with the ranges, the size, the theme or the zoom), an
-opaque fill under the memory curve (the theme's background blended in beforehand: a
-translucent fill cost ~7x as much to paint), and labels set only when their text changes.
+``benchmarks/bench_drawing.py``): ``peak_decimate``, a min and a max per pixel column like
+pyqtgraph's "peak" mode but always drawing the newest sample, fed to plain PlotCurveItems
+(a PlotDataItem also builds a scatter item and a display pipeline per curve), 1 px pens, a
+grid of major and minor ticks only, axes and grid cached as pixmaps (they change only with
+the ranges, the size, the theme or the zoom), an opaque fill under the memory curve (the
+theme's background blended in beforehand: a translucent fill cost ~7x as much to paint),
+and labels set only when their text changes.
 ``update_view(..., curves=False)`` updates the readouts only: the grid does that for a
 panel that is not on screen, and catches its curves up when it shows again.
 
@@ -18,9 +20,10 @@ Extending a panel (the playground does this)::
     panel.add_marker(time.time(), "x.to('cuda:0')", "#444")
 
 ``add_memory_series`` plots a History series (bytes, shown in GiB) on the memory graph at
-every refresh; the key is any ``Snapshot.extra[gpu]`` key or ``"self_mem_bytes"``.
-``panel.memory_plot`` / ``panel.util_plot`` are the plots (``plot.LitePlot``: a ViewBox with a
-left and a bottom axis and PlotItem's methods) for anything else.
+every refresh and returns its PlotCurveItem; the key is any ``Snapshot.extra[gpu]`` key or
+``"self_mem_bytes"``. ``panel.memory_plot`` / ``panel.util_plot`` are the plots
+(``plot.LitePlot``: a ViewBox with a left and a bottom axis and PlotItem's methods) for
+anything else.
 """
 
 from __future__ import annotations
@@ -57,9 +60,6 @@ MAX_MARKERS = 500
 JITTER_S = 0.02  # timer jitter allowed for when deciding whether the curves moved enough
 CURVE_WIDTH = 1.0  # a 1 px line is the raster engine's fast path; 1.6 px cost ~25% of a frame
 FILL_ALPHA = 0.25  # the memory fill: its colour at this opacity over the plot's background
-# Peak downsampling keeps a min and a max per block of samples; one block per pixel column
-# draws the same envelope as every sample would (pyqtgraph's default is 5 blocks a pixel).
-SAMPLES_PER_PIXEL = 1.0
 EXTRA_KEYS = ("pcie_rx_bytes_per_s", "pcie_tx_bytes_per_s", "encoder_util_pct",
               "decoder_util_pct")
 
@@ -69,7 +69,7 @@ SeriesFn = Callable[[int, str], "tuple[np.ndarray, np.ndarray]"]
 @dataclass
 class _Series:
     key: str
-    curve: pg.PlotDataItem
+    curve: pg.PlotCurveItem
     scale: float
 
 
@@ -81,8 +81,6 @@ def _make_plot(y_label: str) -> LitePlotWidget:
     item = w.getPlotItem()
     item.getViewBox().setMouseEnabled(x=False, y=False)
     item.showGrid(x=True, y=True, alpha=0.25)
-    item.setDownsampling(auto=True, mode="peak")
-    item.setClipToView(True)
     item.setLabel("left", y_label)
     item.getAxis("bottom").setStyle(tickTextOffset=2)
     for side in ("left", "bottom"):
@@ -97,17 +95,38 @@ def _make_plot(y_label: str) -> LitePlotWidget:
 
 
 def _curve(plot: LitePlot, color: str, name: str, width: float = CURVE_WIDTH,
-           style: Qt.PenStyle = Qt.PenStyle.SolidLine, fill: bool = False) -> pg.PlotDataItem:
+           style: Qt.PenStyle = Qt.PenStyle.SolidLine, fill: bool = False) -> pg.PlotCurveItem:
     pen = pg.mkPen(color, width=width, style=style)
-    kwargs: dict[str, object] = {"pen": pen, "name": name, "connect": "finite",
-                                 "autoDownsampleFactor": SAMPLES_PER_PIXEL}
+    kwargs: dict[str, object] = {"pen": pen, "name": name, "connect": "finite"}
     if fill:
-        kwargs.update(fillLevel=0.0,
-                      fillBrush=pg.mkBrush(opaque_fill(color, FILL_ALPHA, "#ffffff")))
-    curve = plot.plot([], [], **kwargs)
+        kwargs.update(fillLevel=0.0, brush=pg.mkBrush(opaque_fill(color, FILL_ALPHA, "#ffffff")))
+    curve = pg.PlotCurveItem(**kwargs)
+    plot.addItem(curve)
     if fill:
         setattr(curve, FILL_ATTR, (color, FILL_ALPHA))
     return curve
+
+
+def peak_decimate(x: np.ndarray, y: np.ndarray, columns: float
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """At most about two points per pixel column that draw what all of ``x, y`` would: for
+    each block of samples that shares a column, its min and its max at the block's middle.
+    Blocks are counted back from the newest sample, which is always kept as the last point
+    (pyqtgraph's "peak" mode drops up to a block's worth of the newest samples). A NaN in a
+    block makes the block a gap, so a short gap in the data stays visible."""
+    n = len(x)
+    ds = int(n // columns) if columns >= 1 else 1
+    if ds < 2:
+        return x, y
+    blocks = (n - 1) // ds  # the newest sample stays out of the blocks, and is appended
+    start = n - 1 - blocks * ds
+    xb = x[start:n - 1].reshape(blocks, ds)
+    yb = y[start:n - 1].reshape(blocks, ds)
+    xs = np.repeat(xb[:, ds // 2], 2)
+    ys = np.empty(2 * blocks)
+    ys[0::2] = yb.min(axis=1)  # NaN in a block: a NaN here, and a gap in the curve
+    ys[1::2] = yb.max(axis=1)
+    return (np.concatenate((x[:start], xs, x[-1:])), np.concatenate((y[:start], ys, y[-1:])))
 
 
 def extra_readouts(s: GpuSample | None) -> str:
@@ -224,7 +243,7 @@ class GpuPanel(QFrame):
 
     def add_memory_series(self, key: str, label: str, color: str, *,
                           style: Qt.PenStyle = Qt.PenStyle.SolidLine,
-                          scale: float = GIB) -> pg.PlotDataItem:
+                          scale: float = GIB) -> pg.PlotCurveItem:
         """Plot History series ``key`` (bytes by default) on the memory graph at each refresh."""
         if self.memory_plot.legend is None:
             legend = self.memory_plot.addLegend(offset=(4, 4), labelTextSize="8pt")
@@ -346,7 +365,7 @@ class GpuPanel(QFrame):
         return (f"<b>GPU {self.info.index}</b> · {self.info.name} "
                 f'<span style="color:#777">{self.info.pci_bus_id}</span>{sim}')
 
-    def _set_curve(self, curve: pg.PlotDataItem, series: SeriesFn, key: str,
+    def _set_curve(self, curve: pg.PlotCurveItem, series: SeriesFn, key: str,
                    scale: float) -> None:
         try:
             t, v = series(self.index, key)
@@ -357,7 +376,10 @@ class GpuPanel(QFrame):
             return
         x = np.asarray(t, dtype=float) - self._t_ref
         y = np.asarray(v, dtype=float) / scale
-        curve.setData(x, y, skipFiniteCheck=bool(np.isfinite(y).all()))
+        # the pixel columns the data spans: a window's worth of data spans the whole plot
+        columns = self.memory_plot.getViewBox().width() * (x[-1] - x[0]) / self._window_s
+        x, y = peak_decimate(x, y, columns)
+        curve.setData(x, y, connect="finite", skipFiniteCheck=bool(np.isfinite(y).all()))
 
     def _update_labels(self, s: GpuSample | None) -> None:
         lost = s is not None and s.lost

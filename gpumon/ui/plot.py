@@ -22,6 +22,7 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QGraphicsGridLayout, QGraphicsItem, QWidget
 
 SIDES = ("left", "bottom")
+DataItem = pg.PlotDataItem | pg.PlotCurveItem  # what listDataItems lists and the legend shows
 
 
 class LitePlot(pg.GraphicsWidget):
@@ -75,19 +76,20 @@ class LitePlot(pg.GraphicsWidget):
             ds, auto, method = self._downsample
             item.setDownsampling(ds, auto, method)
             item.setClipToView(self._clip_to_view)
-            if self.legend is not None and item.name():
-                self.legend.addItem(item, item.name())
+        if isinstance(item, DataItem) and self.legend is not None and item.name():
+            self.legend.addItem(item, item.name())
 
     def removeItem(self, item: QGraphicsItem) -> None:  # noqa: N802 (pyqtgraph's name)
         if item not in self.items:
             return
         self.items.remove(item)
         self.vb.removeItem(item)
-        if self.legend is not None and isinstance(item, pg.PlotDataItem):
+        if self.legend is not None and isinstance(item, DataItem):
             self.legend.removeItem(item)
 
-    def listDataItems(self) -> list[pg.PlotDataItem]:  # noqa: N802 (pyqtgraph's name)
-        return [i for i in self.items if isinstance(i, pg.PlotDataItem)]
+    def listDataItems(self) -> list[pg.PlotDataItem | pg.PlotCurveItem]:  # noqa: N802
+        """The curves (PlotDataItems and PlotCurveItems), in the order they were added."""
+        return [i for i in self.items if isinstance(i, DataItem)]
 
     def addLegend(self, offset: tuple[float, float] = (30, 30),  # noqa: N802
                   **kwargs: Any) -> pg.LegendItem:
@@ -110,14 +112,17 @@ class LitePlot(pg.GraphicsWidget):
 
     def setDownsampling(self, ds: int | None = None, auto: bool = False,  # noqa: N802
                         mode: str = "peak") -> None:
+        """For the PlotDataItems, now and later (PlotCurveItems draw what they are given)."""
         self._downsample = (ds, auto, mode)
         for item in self.listDataItems():
-            item.setDownsampling(ds, auto, mode)
+            if isinstance(item, pg.PlotDataItem):
+                item.setDownsampling(ds, auto, mode)
 
     def setClipToView(self, clip: bool) -> None:  # noqa: N802 (pyqtgraph's name)
         self._clip_to_view = clip
         for item in self.listDataItems():
-            item.setClipToView(clip)
+            if isinstance(item, pg.PlotDataItem):
+                item.setClipToView(clip)
 
     def setXRange(self, *args: Any, **kwargs: Any) -> None:  # noqa: N802 (pyqtgraph's name)
         self.vb.setXRange(*args, **kwargs)

@@ -141,7 +141,7 @@ def style_plot(widget: LitePlotWidget, theme: Theme, zoom: float, base_pt: float
             style_marker(it, colors[theme.name == DARK.name], theme.plot_bg)
 
 
-def _scale_pen(curve: pg.PlotDataItem, zoom: float) -> None:
+def _scale_pen(curve: pg.PlotDataItem | pg.PlotCurveItem, zoom: float) -> None:
     """Curves grow thicker with the zoom (never thinner than their 100 % width)."""
     pen = curve.opts.get("pen")
     if not isinstance(pen, QPen):

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
+from hypothesis import given
+from hypothesis import strategies as st
 from PySide6.QtGui import QColor, QImage
 
 from gpumon.telemetry.metrics import GIB
@@ -63,12 +65,12 @@ def test_memory_fill_is_opaque_and_blended_for_the_theme(qtbot) -> None:  # type
     assert opaque_fill("#000000", 0.25, "#ffffff") == QColor("#bfbfbf")
     panel = GpuPanel(INFO)
     qtbot.addWidget(panel)
-    fill = panel._mem_curve.opts["fillBrush"]
+    fill = panel._mem_curve.opts["brush"]
     brush = pg.mkBrush(fill)
     assert brush.color().alpha() == 255
     assert brush.color() == opaque_fill(MEM_COLOR, FILL_ALPHA, LIGHT.plot_bg)
     style_plot(panel.memory_widget, DARK, 1.0, 9.0)
-    dark = pg.mkBrush(panel._mem_curve.opts["fillBrush"]).color()
+    dark = pg.mkBrush(panel._mem_curve.opts["brush"]).color()
     assert dark == opaque_fill(MEM_COLOR, FILL_ALPHA, DARK.plot_bg) and dark.alpha() == 255
     assert dark != brush.color()
 
@@ -167,3 +169,33 @@ def test_due_takes_the_most_behind_first_and_never_leaves_a_pixel_behind() -> No
     panels[0].drawn_at = -20.0  # two panels a pixel behind: both, whatever the budget
     assert GpuGrid._due(panels, 10.0, 1.0) == {0, 2}  # type: ignore[arg-type]
     assert GpuGrid._due(panels, 10.0, 0.0) == {0, 1, 2}  # first tick: every due panel
+
+
+def test_peak_decimate_keeps_envelope_newest_sample_and_gaps() -> None:
+    from gpumon.ui.gpu_panel import peak_decimate
+
+    x = np.arange(1000.0)
+    y = np.sin(x / 7.0)
+    same = peak_decimate(x, y, 800.0)  # more than half a column a sample: drawn as is
+    assert same[0] is x and same[1] is y
+    dx, dy = peak_decimate(x, y, 100.0)
+    assert len(dx) <= 2 * 100 + 10 + 1
+    assert dy.max() == y.max() and dy.min() == y.min()
+    assert (dx[-1], dy[-1]) == (x[-1], y[-1])  # the newest sample, always
+    assert np.all(np.diff(dx) >= 0)
+    y[500] = np.nan  # one missing sample stays a visible gap
+    assert np.isnan(peak_decimate(x, y, 100.0)[1]).any()
+
+
+@given(st.lists(st.floats(-1e6, 1e6), min_size=2, max_size=3000),
+       st.floats(1.0, 500.0))
+def test_peak_decimate_properties(values: list[float], columns: float) -> None:
+    from gpumon.ui.gpu_panel import peak_decimate
+
+    y = np.array(values)
+    x = np.arange(len(y), dtype=float)
+    dx, dy = peak_decimate(x, y, columns)
+    assert dy.max() == y.max() and dy.min() == y.min()
+    assert dx[-1] == x[-1] and dy[-1] == y[-1]
+    assert np.all(np.diff(dx) >= 0) and len(dx) == len(dy)
+    assert len(dx) <= max(len(x), 2 * columns + len(x) / columns + 2)
