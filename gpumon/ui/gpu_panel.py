@@ -196,12 +196,7 @@ class GpuPanel(QFrame):
         self._total_line.hide()
         self._gpu_curve = _curve(self.util_plot, GPU_UTIL_COLOR, "GPU")
         self._memu_curve = _curve(self.util_plot, MEM_UTIL_COLOR, "memory controller")
-        self._cross: list[pg.InfiniteLine] = []
-        for plot in (self.memory_plot, self.util_plot):
-            line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#999", width=1))
-            line.hide()
-            plot.addItem(line, ignoreBounds=True)
-            self._cross.append(line)
+        self._cross: list[pg.InfiniteLine] = []  # the hover crosshair, made on first hover
         self.memory_widget.scene().sigMouseMoved.connect(
             lambda pos: self._on_mouse_moved(self.memory_plot, pos))
         self.util_widget.scene().sigMouseMoved.connect(
@@ -349,6 +344,11 @@ class GpuPanel(QFrame):
 
     def hover_at(self, x_rel: float) -> None:
         """Show the crosshair at ``x_rel`` seconds from now and emit ``hovered``."""
+        if not self._cross:
+            for plot in (self.memory_plot, self.util_plot):
+                line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#999", width=1))
+                plot.addItem(line, ignoreBounds=True)
+                self._cross.append(line)
         for line in self._cross:
             line.setValue(x_rel)
             line.show()
