@@ -15,6 +15,7 @@ from PySide6.QtCore import QObject, QSocketNotifier
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMainWindow
 
+from gpumon.ui import gcguard
 from gpumon.ui.app import MainWindow, nvml_factory, simulated_factory
 from gpumon.ui.settings import Settings
 
@@ -25,9 +26,11 @@ def run(simulate: int | None, interval_s: float | None = None, seed: int = 0) ->
     Settings are the user's (QSettings "gpumon"/"gpumon"); an interval given on the command
     line replaces the remembered one, otherwise the remembered one (or 1 s) is used.
     Ctrl+C (SIGINT) and SIGTERM close the window and quit cleanly, exit status 0.
+    Python's cyclic garbage collection runs on this (the GUI) thread only (gcguard.py).
     """
     app = QApplication.instance() or QApplication(sys.argv)
     assert isinstance(app, QApplication)
+    gcguard.install()
     app.setApplicationName("gpumon")
     app.setDesktopFileName("gpumon")
     icon = _icon()

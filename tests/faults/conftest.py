@@ -42,6 +42,7 @@ fake_nvml = _telemetry.fake_nvml
 fake_nvml_old = _telemetry.fake_nvml_old
 make_window = _ui.make_window
 _no_dangling_qthreads_or_qtimers = _ui._no_dangling_qthreads_or_qtimers
+_gc_on_the_gui_thread = _ui._gc_on_the_gui_thread
 
 
 @pytest.fixture(autouse=True)

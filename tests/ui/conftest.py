@@ -1,5 +1,9 @@
 """pytest-qt fixtures for the views; a test that leaves a QThread or QTimer running fails.
 
+As in the app, Python's cyclic garbage collection runs on the GUI thread only
+(``gpumon.ui.gcguard``): without that the suite hung now and then, a worker thread
+destroying a window's Qt object of an earlier test while the GUI thread held the GIL.
+
 The check follows napari's conftest: QThread.start and QTimer.start are wrapped to remember
 what was started, and after the test (and after pytest-qt closed its widgets) anything
 still running is stopped and reported.
@@ -15,7 +19,15 @@ from PySide6.QtCore import QThread, QTimer
 
 from gpumon.telemetry.simulated import SimulatedSource
 from gpumon.telemetry.types import Source
+from gpumon.ui import gcguard
 from gpumon.ui.app import MainWindow
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _gc_on_the_gui_thread(qapp: object) -> Iterator[None]:
+    assert gcguard.install()
+    yield
+    gcguard.uninstall()
 
 
 @pytest.fixture(autouse=True)

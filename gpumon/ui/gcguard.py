@@ -1,0 +1,70 @@
+"""Python's cyclic garbage collector, run on the GUI thread only.
+
+CPython runs a collection in whichever thread happens to allocate past the threshold. When
+that is a worker thread (the sampler, the playground engine importing torch, a CSV writer)
+and the garbage holds a Qt object of the GUI thread (a closed panel, a pyqtgraph item), the
+object is destroyed in the worker: ``QObject::~QObject`` takes Qt's signal-slot lock there
+and then waits for the GIL to ask PySide about Python overrides, while the GUI thread holds
+the GIL and waits for the same lock to connect a signal. Both wait forever: the window
+freezes. (Seen as a rare hang of the test suite; a native stack showed exactly that.)
+
+``install()`` turns automatic collection off and collects from a QTimer on the GUI thread
+instead, generation by generation with the interpreter's own thresholds: pyqtgraph's
+``util.garbage_collector.GarbageCollector`` does the same, for the same reason. Reference
+counting still frees everything that is not in a cycle at once, in any thread.
+"""
+
+from __future__ import annotations
+
+import gc
+
+from PySide6.QtCore import QCoreApplication, QThread, QTimer
+
+INTERVAL_MS = 500
+
+_timer: QTimer | None = None
+
+
+def install(interval_ms: int = INTERVAL_MS) -> bool:
+    """Collect only on the GUI thread from now on (idempotent; call on the GUI thread once
+    the QApplication exists). False when there is no application to run the timer."""
+    global _timer
+    app = QCoreApplication.instance()
+    if app is None or QThread.currentThread() is not app.thread():
+        return False
+    if _timer is None:
+        _timer = QTimer(app)
+        _timer.setObjectName("gpumonGarbageCollector")
+        _timer.timeout.connect(collect)
+    gc.disable()
+    if not _timer.isActive():
+        _timer.start(interval_ms)
+    return True
+
+
+def installed() -> bool:
+    return _timer is not None and _timer.isActive() and not gc.isenabled()
+
+
+def collect() -> int:
+    """What automatic collection would have done by now; returns the objects collected."""
+    threshold = gc.get_threshold()
+    count = gc.get_count()
+    found = 0
+    if count[0] > threshold[0]:
+        found += gc.collect(0)
+        if count[1] > threshold[1]:
+            found += gc.collect(1)
+            if count[2] > threshold[2]:
+                found += gc.collect(2)
+    return found
+
+
+def uninstall() -> None:
+    """Back to automatic collection (tests)."""
+    global _timer
+    if _timer is not None:
+        _timer.stop()
+        _timer.deleteLater()
+        _timer = None
+    gc.enable()
