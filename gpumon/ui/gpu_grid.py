@@ -90,8 +90,7 @@ class GpuGrid(QScrollArea):
             p.deleteLater()
         self.panels = []
         for info in gpus:
-            panel = GpuPanel(info)
-            panel.set_window(window_s)
+            panel = GpuPanel(info, window_s=window_s)
             panel.hovered.connect(self.hovered)
             self.panels.append(panel)
         self._empty.setVisible(not self.panels)

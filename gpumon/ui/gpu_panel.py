@@ -85,7 +85,6 @@ def _make_plot(y_label: str) -> LitePlotWidget:
     item.getAxis("bottom").setStyle(tickTextOffset=2)
     for side in ("left", "bottom"):
         axis = item.getAxis(side)
-        axis.setTextPen("#333")
         axis.setStyle(maxTickLevel=1)  # grid lines at major and minor ticks, not sub-minor
         # The axis draws the grid across the whole plot, so every curve redraw used to
         # replay its picture (ticks, text, grid: ~0.7 ms an axis here). Cached as a pixmap,
@@ -145,7 +144,8 @@ class GpuPanel(QFrame):
 
     hovered = Signal(int, float)  # gpu index, absolute time (s since epoch) under the mouse
 
-    def __init__(self, info: GpuInfo, parent: QWidget | None = None) -> None:
+    def __init__(self, info: GpuInfo, parent: QWidget | None = None, *,
+                 window_s: float = 300.0) -> None:
         super().__init__(parent)
         self.info = info
         self.index = info.index
@@ -155,7 +155,7 @@ class GpuPanel(QFrame):
         self.setMinimumSize(420, 230)
         self._t_ref = 0.0  # absolute time of x = 0
         self._drawn = False  # curves drawn at least once since the last change of layout
-        self._window_s = 300.0
+        self._window_s = float(window_s)
         self._lost = False
         self._stale = False
         self._series: list[_Series] = []
@@ -275,8 +275,6 @@ class GpuPanel(QFrame):
         self._drawn = False
         for plot in (self.memory_plot, self.util_plot):
             plot.setXRange(-self._window_s, 0, padding=0)
-        self.memory_plot.setLabel("bottom", "")
-        self.util_plot.setLabel("bottom", "")
 
     def set_stale(self, stale: bool) -> None:
         """Grey the panel out while no fresh data arrives."""

@@ -111,8 +111,10 @@ def style_plot(widget: LitePlotWidget, theme: Theme, zoom: float, base_pt: float
         axis = item.getAxis(side)
         if axis is None:
             continue
-        axis.setPen(theme.plot_fg)
-        axis.setTextPen(theme.plot_fg)
+        if axis.pen().color() != QColor(theme.plot_fg):  # each set lays the label out again
+            axis.setPen(theme.plot_fg)
+        if axis.textPen().color() != QColor(theme.plot_fg):
+            axis.setTextPen(theme.plot_fg)
         axis.setTickFont(tick_font)
         if axis.labelText or axis.labelUnits:
             axis.setLabel(axis.labelText or None, axis.labelUnits or None,
