@@ -33,7 +33,8 @@ def start_xvfb() -> tuple[subprocess.Popen[bytes], str] | None:
     if shutil.which("Xvfb") is None:
         return None
     n = next(n for n in range(120, 400) if not Path(f"/tmp/.X11-unix/X{n}").exists())
-    xvfb = subprocess.Popen(["Xvfb", f":{n}", "-screen", "0", "1920x1200x24", "-nolisten", "tcp"],
+    xvfb = subprocess.Popen(["Xvfb", f":{n}", "-screen", "0", "1920x1200x24", "-nolisten", "tcp",
+                             "-noreset"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 10
     while not Path(f"/tmp/.X11-unix/X{n}").exists():

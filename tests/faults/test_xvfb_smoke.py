@@ -53,7 +53,9 @@ def _free_display() -> int:
 def display() -> Iterator[str]:
     n = _free_display()
     xvfb = subprocess.Popen(
-        ["Xvfb", f":{n}", "-screen", "0", "1280x1024x24", "-nolisten", "tcp"],
+        # -noreset: by default Xvfb resets when its last client leaves, and an app
+        # starting during that reset cannot connect ("could not connect to display").
+        ["Xvfb", f":{n}", "-screen", "0", "1280x1024x24", "-nolisten", "tcp", "-noreset"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     socket_path = Path(f"/tmp/.X11-unix/X{n}")
     deadline = time.monotonic() + 15
