@@ -122,7 +122,7 @@ class Snapshot:
     gpus: tuple[GpuInfo, ...] = ()
     samples: tuple[GpuSample, ...] = ()
     processes: tuple[GpuProcess, ...] = ()
-    read_duration_s: float = 0.0
+    read_duration_s: float = 0.0  # 0.0: the source did not time its read; the Sampler does
     simulated: bool = False
     # Extra per-GPU series keyed by NVML index, recorded into history beside the GPU's own
     # metrics, e.g. {0: {"torch_allocated_bytes": ..., "torch_reserved_bytes": ...}}.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from gpumon.telemetry.sampler import Sampler, unavailable_snapshot
 from gpumon.telemetry.simulated import SimulatedSource
 from gpumon.telemetry.types import (
@@ -141,3 +143,18 @@ def test_unavailable_snapshot() -> None:
     assert snap.machine.host_name and not snap.simulated
     sim = unavailable_snapshot(status, MachineInfo("h", "simulated", simulated=True), 5.0)
     assert sim.simulated and sim.timestamp_s == 5.0
+
+
+def test_a_source_that_times_its_own_read_keeps_its_figure() -> None:
+    clock = FakeClock()
+    src = FakeSource(clock, read_takes_s=0.25)
+    timed = src.sample
+
+    def sample(include_slow: bool = True) -> Snapshot:
+        return dataclasses.replace(timed(include_slow), read_duration_s=0.125)
+
+    src.sample = sample  # type: ignore[method-assign]
+    sampler = Sampler(src, clock=clock)
+    sampler.open()
+    snap = sampler.tick()
+    assert snap.read_duration_s == 0.125  # not replaced by the Sampler's 0.25
