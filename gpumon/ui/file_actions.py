@@ -22,23 +22,26 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QLabel, QMessageBox
 
 from gpumon.telemetry.types import Snapshot
-from gpumon.ui.exports import (
-    CsvRecorder,
-    busy,
-    copy_snapshot_text,
-    history_table,
-    save_plot,
-    write_history_csv,
-)
 from gpumon.ui.plot import LitePlot
 
 if TYPE_CHECKING:
+    from types import ModuleType
 
     from gpumon.ui.app import MainWindow
+    from gpumon.ui.exports import CsvRecorder
 
 GRAPHS = ("memory", "utilization")
 CSV_FILTER = "CSV files (*.csv)"
 GRAPH_FILTERS = "PNG image (*.png);;SVG drawing (*.svg)"
+
+
+def _exports() -> ModuleType:
+    """``gpumon.ui.exports``, imported when a file action is first used, not at start-up
+    (it brings the csv module, the text snapshot and, when a graph is saved, pyqtgraph's
+    exporters)."""
+    from gpumon.ui import exports
+
+    return exports
 
 
 def _reason(exc: BaseException) -> str:
@@ -51,6 +54,7 @@ class FileActions(QObject):
     """Clipboard, graph and CSV actions of one window, with the ``● REC`` indicator."""
 
     exportFinished = Signal(str, int)  # path, rows written (-1: it failed, see last_message)
+    recordingChanged = Signal(bool)  # the CSV recorder started or stopped
     _exportDone = Signal(str, int, str)  # from the writer thread: path, rows, error or ""
 
     def __init__(self, window: MainWindow) -> None:
@@ -59,9 +63,7 @@ class FileActions(QObject):
         self.last_message = ""
         self._writer: threading.Thread | None = None
         self._exportDone.connect(self._on_export_done)
-        self.recorder = CsvRecorder(self)
-        self.recorder.failed.connect(self.report)
-        self.recorder.recordingChanged.connect(self._on_recording)
+        self._recorder: CsvRecorder | None = None  # made when first used
         window.snapshotReceived.connect(self._on_snapshot)
         self.rec_label = QLabel("● REC")
         self.rec_label.setObjectName("recIndicator")
@@ -71,6 +73,22 @@ class FileActions(QObject):
         window.statusBar().addPermanentWidget(self.rec_label)
         window.gpuPanelsChanged.connect(self._add_context_menus)
 
+    @property
+    def recorder(self) -> CsvRecorder:
+        if self._recorder is None:
+            self._recorder = _exports().CsvRecorder(self)
+            self._recorder.failed.connect(self.report)
+            self._recorder.recordingChanged.connect(self._on_recording)
+        return self._recorder
+
+    @property
+    def recording(self) -> bool:
+        return self._recorder is not None and self._recorder.recording
+
+    def stop_recording(self) -> None:
+        if self._recorder is not None:
+            self._recorder.stop()
+
     # -- clipboard ---------------------------------------------------------------------------
     @Slot()
     def copy_snapshot(self) -> str | None:
@@ -78,7 +96,7 @@ class FileActions(QObject):
         if snap is None:
             self.report("There is no snapshot to copy yet.")
             return None
-        text = copy_snapshot_text(snap)
+        text = _exports().copy_snapshot_text(snap)
         self.window.statusBar().showMessage("Snapshot copied as nvidia-smi-like text.", 4000)
         return text
 
@@ -92,8 +110,9 @@ class FileActions(QObject):
     def save_graph(self, gpu: int, which: str, path: str | Path) -> bool:
         """Save GPU ``gpu``'s ``which`` graph ("memory" or "utilization"); False on failure."""
         try:
-            with busy(self.window.statusBar(), f"Saving {Path(path).name}…"):
-                save_plot(self.plot_of(gpu, which), path)
+            exports = _exports()
+            with exports.busy(self.window.statusBar(), f"Saving {Path(path).name}…"):
+                exports.save_plot(self.plot_of(gpu, which), path)
         except (OSError, ValueError, LookupError) as exc:
             self.report(f"The graph could not be saved to {path}: {_reason(exc)}.")
             return False
@@ -148,8 +167,8 @@ class FileActions(QObject):
 
     @Slot()
     def toggle_recording(self) -> None:
-        if self.recorder.recording:
-            self.recorder.stop()
+        if self.recording:
+            self.stop_recording()
             return
         path, _ = QFileDialog.getSaveFileName(self.window, "Record to CSV", "gpumon-record.csv",
                                               CSV_FILTER)
@@ -165,12 +184,13 @@ class FileActions(QObject):
             self.report("An export is still being written; try again when it is done.")
             return False
         w = self.window
-        table = history_table(w.history, w.latest_snapshot, w.window_s)
+        exports = _exports()
+        table = exports.history_table(w.history, w.latest_snapshot, w.window_s)
         w.statusBar().showMessage(f"Writing {table.rows} rows to {Path(path).name}…")
 
         def write() -> None:
             try:
-                rows, error = write_history_csv(table, path), ""
+                rows, error = exports.write_history_csv(table, path), ""
             except OSError as exc:
                 rows, error = -1, _reason(exc)
             with contextlib.suppress(RuntimeError):  # the window was closed meanwhile
@@ -217,13 +237,16 @@ class FileActions(QObject):
 
     @Slot(object)
     def _on_snapshot(self, snap: Snapshot) -> None:
-        self.recorder.add(snap)
-        if self.recorder.recording:
-            self.rec_label.setToolTip(f"Recording to {self.recorder.path} "
-                                      f"({self.recorder.rows} rows)")
+        recorder = self._recorder
+        if recorder is None:
+            return
+        recorder.add(snap)
+        if recorder.recording:
+            self.rec_label.setToolTip(f"Recording to {recorder.path} ({recorder.rows} rows)")
 
     @Slot(bool)
     def _on_recording(self, on: bool) -> None:
+        self.recordingChanged.emit(on)
         self.rec_label.setVisible(on)
         action = self.window.findChild(QAction, "actionRecord")
         if action is not None and action.isChecked() != on:

@@ -101,7 +101,7 @@ class Menus(QObject):
         menu.addSeparator()
         rec = self._action(menu, "actionRecord", "&Record to CSV…", f.toggle_recording,
                            ("Ctrl+R",), checkable=True)
-        f.recorder.recordingChanged.connect(rec.setChecked)
+        f.recordingChanged.connect(rec.setChecked)
         self._action(menu, "actionExportWindow", "&Export visible window to CSV…",
                      f.export_window_dialog, ("Ctrl+E",))
         menu.addSeparator()
@@ -196,7 +196,7 @@ class Menus(QObject):
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
         if obj is self.window:
             if event.type() == QEvent.Type.Close:
-                self.files.recorder.stop()
+                self.files.stop_recording()
                 if not self.window.isFullScreen():
                     self.settings.geometry = self.window.saveGeometry()
                 self.settings.sync()

@@ -9,7 +9,6 @@ exactly what Qt would show without gpumon touching anything.
 
 from __future__ import annotations
 
-import html
 import platform
 import sys
 from typing import TYPE_CHECKING
@@ -199,6 +198,8 @@ def versions(window: MainWindow) -> list[tuple[str, str]]:
 
 
 def about_text(window: MainWindow) -> str:
+    import html  # here: the About box is rare, and html.entities is a large import
+
     rows = "".join(f"<tr><td><b>{html.escape(k)}</b>&nbsp;&nbsp;</td>"
                    f"<td>{html.escape(v)}</td></tr>" for k, v in versions(window))
     return ("<h3>gpumon</h3><p>A live monitor for NVIDIA GPUs, with a PyTorch device "
@@ -211,6 +212,8 @@ def show_about(window: MainWindow) -> QMessageBox:
 
 
 def shortcuts_html() -> str:
+    import html
+
     rows = "".join(f"<tr><td><b>{html.escape(k)}</b>&nbsp;&nbsp;&nbsp;</td>"
                    f"<td>{html.escape(v)}</td></tr>" for k, v in SHORTCUTS)
     return f"<h3>Keyboard shortcuts</h3><table>{rows}</table>"

@@ -137,20 +137,20 @@ def test_export_writes_on_a_worker_thread_and_refuses_a_second_meanwhile(
         qtbot, make_window, tmp_path, monkeypatch):
     import threading
 
-    import gpumon.ui.file_actions as fa
+    import gpumon.ui.exports as ex
 
     w = make_window()
     qtbot.waitUntil(lambda: w.history.count(0) >= 3, timeout=5000)
     release = threading.Event()
     writer_threads: list[str] = []
-    real_write = fa.write_history_csv
+    real_write = ex.write_history_csv
 
     def slow_write(table, path):  # type: ignore[no-untyped-def]
         writer_threads.append(threading.current_thread().name)
         assert release.wait(10)
         return real_write(table, path)
 
-    monkeypatch.setattr(fa, "write_history_csv", slow_write)
+    monkeypatch.setattr(ex, "write_history_csv", slow_write)
     files = w.menus.files
     assert files.export_window(tmp_path / "a.csv")  # returns while the write waits
     start = w.snapshot_count
