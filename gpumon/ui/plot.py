@@ -19,10 +19,26 @@ from __future__ import annotations
 from typing import Any
 
 import pyqtgraph as pg
+from PySide6.QtCore import QPointF
+from PySide6.QtGui import QPainter, QPolygonF
 from PySide6.QtWidgets import QGraphicsGridLayout, QGraphicsItem, QWidget
 
 SIDES = ("left", "bottom")
 DataItem = pg.PlotDataItem | pg.PlotCurveItem  # what listDataItems lists and the legend shows
+
+
+class CurveSample(pg.ItemSample):
+    """A legend sample that also shows a PlotCurveItem's fill: pyqtgraph's ItemSample looks
+    for PlotDataItem's ``fillBrush`` option, and a PlotCurveItem calls it ``brush``."""
+
+    def paint(self, p: QPainter, *args: Any) -> None:
+        opts = self.item.opts
+        if (isinstance(self.item, pg.PlotCurveItem) and self.item.isVisible()
+                and opts.get("fillLevel") is not None and opts.get("brush") is not None):
+            p.setBrush(pg.mkBrush(opts["brush"]))
+            p.setPen(pg.mkPen(opts["pen"]))
+            p.drawPolygon(QPolygonF([QPointF(2, 18), QPointF(18, 2), QPointF(18, 18)]))
+        super().paint(p, *args)
 
 
 class LitePlot(pg.GraphicsWidget):
@@ -95,6 +111,7 @@ class LitePlot(pg.GraphicsWidget):
                   **kwargs: Any) -> pg.LegendItem:
         """A legend in the view's corner; curves added later with a name appear in it."""
         if self.legend is None:
+            kwargs.setdefault("sampleType", CurveSample)
             self.legend = pg.LegendItem(offset=offset, **kwargs)
             self.legend.setParentItem(self.vb)
         return self.legend

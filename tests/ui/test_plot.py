@@ -58,3 +58,24 @@ def test_downsampling_clip_ranges_labels_and_grid(qtbot) -> None:  # type: ignor
     plot.setXLink(other)
     other.setXRange(-10, 0, padding=0)
     assert plot.vb.viewRange()[0] == [-10, 0]
+
+
+def test_legend_sample_shows_a_curve_items_fill(qtbot) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtGui import QColor, QImage, QPainter
+
+    widget = LitePlotWidget()
+    qtbot.addWidget(widget)
+    plot = widget.getPlotItem()
+    legend = plot.addLegend()
+    fill = "#12c0a0"
+    curve = pg.PlotCurveItem([0.0, 1.0], [1.0, 2.0], pen="#000000", fillLevel=0.0,
+                             brush=pg.mkBrush(fill), name="filled")
+    plot.addItem(curve)
+    sample, _ = legend.items[0]
+    image = QImage(20, 20, QImage.Format.Format_RGB32)
+    image.fill(QColor("white"))
+    painter = QPainter(image)
+    sample.paint(painter)
+    painter.end()
+    colours = {QColor(image.pixel(x, y)).name() for x in range(20) for y in range(20)}
+    assert fill in colours  # pyqtgraph's own sample drew the line only
