@@ -35,6 +35,7 @@ class RunsLabel(QLabel):
         super().__init__(parent)
         self.setTextFormat(Qt.TextFormat.PlainText)
         self._runs: tuple[Run, ...] = ()
+        self._joined = ""  # the runs' text: a plain setText() elsewhere replaces the runs
         self._static: dict[tuple[str, bool], QStaticText] = {}
         self._fonts: tuple[QFont, QFont] | None = None
 
@@ -47,7 +48,8 @@ class RunsLabel(QLabel):
         if runs == self._runs:
             return
         self._runs = runs
-        self.setText("".join(r.text for r in runs))  # size hint, accessibility, update()
+        self._joined = "".join(r.text for r in runs)
+        self.setText(self._joined)  # size hint, accessibility, update()
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
         super().changeEvent(event)
@@ -56,7 +58,8 @@ class RunsLabel(QLabel):
             self._static.clear()
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 (Qt name)
-        if not self._runs:
+        if not self._runs or self.text() != self._joined:  # plain text set with setText()
+            super().paintEvent(event)
             return
         if self._fonts is None:
             bold = QFont(self.font())

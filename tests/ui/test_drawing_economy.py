@@ -199,3 +199,16 @@ def test_peak_decimate_properties(values: list[float], columns: float) -> None:
     assert dx[-1] == x[-1] and dy[-1] == y[-1]
     assert np.all(np.diff(dx) >= 0) and len(dx) == len(dy)
     assert len(dx) <= max(len(x), 2 * columns + len(x) / columns + 2)
+
+
+def test_runs_label_shows_plain_text_set_directly(qtbot) -> None:  # type: ignore[no-untyped-def]
+    label = RunsLabel()
+    qtbot.addWidget(label)
+    label.resize(200, 24)
+    label.set_runs([Run("runs", bold=True)])
+    label.setText("plain words")  # QLabel's own setText still works and wins
+    image = label.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
+    background = QColor(image.pixel(0, 0))
+    inked = [x for x in range(200) for y in range(24) if QColor(image.pixel(x, y)) != background]
+    words = label.fontMetrics().horizontalAdvance("plain words")
+    assert label.text() == "plain words" and max(inked) >= words - 4  # not the short "runs"
