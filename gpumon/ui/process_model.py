@@ -150,13 +150,8 @@ class ProcessTable(FittedTableView):
         self.setModel(self.proxy)
         self.setSortingEnabled(True)
         self.sortByColumn(5, Qt.SortOrder.DescendingOrder)
-        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.setAlternatingRowColors(True)
         self.setWordWrap(False)
-        self.verticalHeader().hide()
-        self.verticalHeader().setDefaultSectionSize(22)
         self.watch_widths(self.process_model)
 
     def selected_keys(self) -> list[Key]:

@@ -10,7 +10,7 @@ from PySide6.QtCore import (
     Qt,
 )
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QAbstractItemView, QWidget
+from PySide6.QtWidgets import QWidget
 
 from gpumon.telemetry.metrics import MIB, NA
 from gpumon.telemetry.types import GpuInfo, GpuSample, Snapshot
@@ -158,9 +158,4 @@ class SmiTable(FittedTableView):
         self.setAccessibleName("GPU table (nvidia-smi)")
         self.smi_model = SmiTableModel(self)
         self.setModel(self.smi_model)
-        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.setAlternatingRowColors(True)
-        self.verticalHeader().hide()
-        self.verticalHeader().setDefaultSectionSize(22)
         self.watch_widths(self.smi_model)

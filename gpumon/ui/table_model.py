@@ -17,7 +17,7 @@ from PySide6.QtCore import (
     Signal,
     Slot,
 )
-from PySide6.QtWidgets import QHeaderView, QTableView, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -55,11 +55,17 @@ class TitledTableModel(QAbstractTableModel):
 
 
 class FittedTableView(QTableView):
-    """A table whose columns fit their contents, measured only when the model's
-    ``widthsChanged`` names them (or the font changes); the last column stretches."""
+    """A read-only table of whole-row selection and 22 px rows whose columns fit their
+    contents, measured only when the model's ``widthsChanged`` names them (or the font
+    changes); the last column stretches."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setAlternatingRowColors(True)
+        self.verticalHeader().hide()
+        self.verticalHeader().setDefaultSectionSize(22)
         header = self.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
