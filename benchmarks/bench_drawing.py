@@ -37,7 +37,7 @@ from PySide6.QtWidgets import QApplication, QGridLayout, QWidget  # noqa: E402
 from gpumon.telemetry.sampler import Sampler  # noqa: E402
 from gpumon.telemetry.simulated import SimulatedSource  # noqa: E402
 from gpumon.telemetry.types import Snapshot  # noqa: E402
-from gpumon.ui.app import MainWindow  # noqa: E402
+from gpumon.ui.window.main_window import MainWindow  # noqa: E402
 
 TARGET_MS = 8.0
 N_GPUS = 8

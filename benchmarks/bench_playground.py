@@ -83,7 +83,7 @@ def responsiveness(seconds: float) -> bool:
     from PySide6.QtWidgets import QApplication
 
     from gpumon.telemetry.simulated import SimulatedSource
-    from gpumon.ui.app import MainWindow
+    from gpumon.ui.window.main_window import MainWindow
 
     app = QApplication.instance() or QApplication(sys.argv)
     w = MainWindow(lambda: SimulatedSource(8), INTERVAL_S, window_s=300)

@@ -43,7 +43,7 @@ def report():
 app = QApplication(sys.argv)
 """
 GPUMON = COMMON + """
-from gpumon.ui.app import MainWindow, simulated_factory
+from gpumon.ui.window.main_window import MainWindow, simulated_factory
 w = MainWindow(simulated_factory(4))
 f = FirstPaint(lambda: w.snapshot_count > 0); app.installEventFilter(f)
 w.show(); app.exec(); w.close()

@@ -238,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.once:
         return _print_once(args.simulate, args.seed)
     try:
-        import gpumon.ui.launch as ui_launch
+        import gpumon.ui.window.launch as ui_launch
     except ImportError as exc:
         print(f"gpumon: cannot open the window ({exc}).\n"
               "Try `gpumon --once` for a text snapshot.", file=sys.stderr)

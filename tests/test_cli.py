@@ -115,18 +115,18 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_gui_is_launched_with_the_arguments(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Without --once, main() hands over to gpumon.ui.launch.run (replaced here: no Qt)."""
+    """Without --once, main() hands over to gpumon.ui.window.launch.run (replaced here: no Qt)."""
     import types
 
     calls: list[dict[str, object]] = []
-    fake = types.ModuleType("gpumon.ui.launch")
+    fake = types.ModuleType("gpumon.ui.window.launch")
 
     def run(**kwargs: object) -> int:
         calls.append(kwargs)
         return 3
 
     fake.run = run  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "gpumon.ui.launch", fake)
+    monkeypatch.setitem(sys.modules, "gpumon.ui.window.launch", fake)
     import gpumon.ui
 
     monkeypatch.setattr(gpumon.ui, "launch", fake, raising=False)

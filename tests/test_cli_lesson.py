@@ -150,8 +150,8 @@ def test_a_failing_runner_exits_non_zero(monkeypatch: pytest.MonkeyPatch,
 
 def test_lesson_does_not_open_the_window(monkeypatch: pytest.MonkeyPatch,
                                          capsys: pytest.CaptureFixture[str]) -> None:
-    """`gpumon lesson` never reaches the GUI: a poisoned gpumon.ui.launch would raise."""
-    monkeypatch.setitem(sys.modules, "gpumon.ui.launch", None)
+    """`gpumon lesson` never reaches the GUI: a poisoned gpumon.ui.window.launch would raise."""
+    monkeypatch.setitem(sys.modules, "gpumon.ui.window.launch", None)
     assert main(["lesson", "--step", "3"]) == 0
     assert ">>> x = torch.tensor([1, 2, 3])" in capsys.readouterr().out
 

@@ -14,7 +14,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont, QPalette, QPen
 
-from gpumon.ui.plot import LitePlotWidget
+from gpumon.ui.monitor.plot import LitePlotWidget
 
 BASE_WIDTH_ATTR = "_gpumon_base_pen_width"  # a curve's width at 100 %, kept on the curve
 FILL_ATTR = "_gpumon_fill"  # (colour, alpha) of a filled curve, re-blended for each theme

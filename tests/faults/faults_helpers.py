@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 from gpumon.cli import main
 from gpumon.telemetry.simulated import SimulatedFaults, SimulatedSource
 from gpumon.telemetry.types import Source
-from gpumon.ui.app import MainWindow
+from gpumon.ui.window.main_window import MainWindow
 
 _TAG = re.compile(r"<[^>]+>")
 

@@ -87,7 +87,7 @@ def _run_all(qtbot, submit, outcomes: list[Outcome], n: int) -> None:  # type: i
 
 
 def test_corpus_through_the_engine_thread(qtbot, probe: list[int]) -> None:
-    from gpumon.ui.engine_worker import EngineThread
+    from gpumon.ui.playground.engine_worker import EngineThread
 
     engine = EngineThread()
     outcomes: list[Outcome] = []
@@ -110,7 +110,7 @@ def test_corpus_through_the_engine_thread(qtbot, probe: list[int]) -> None:
 
 
 def test_corpus_through_the_playground_page(qtbot, make_window, probe: list[int]) -> None:
-    panel_module = pytest.importorskip("gpumon.ui.playground_panel")
+    panel_module = pytest.importorskip("gpumon.ui.playground.panel")
     w = make_window()
     panel = getattr(w, "playground", None) or panel_module.PlaygroundPanel(w)
     outcomes: list[Outcome] = []

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from gpumon.playground import actions as A
-from gpumon.ui.playground_link import ALLOCATED_KEY, RESERVED_KEY
+from gpumon.ui.playground.monitor_link import ALLOCATED_KEY, RESERVED_KEY
 
 pytestmark = [
     pytest.mark.gpu,
@@ -22,7 +22,7 @@ pytestmark = [
 @pytest.fixture
 def window(qtbot):  # type: ignore[no-untyped-def]
     from gpumon.telemetry.nvml import NvmlSource
-    from gpumon.ui.app import MainWindow
+    from gpumon.ui.window.main_window import MainWindow
 
     w = MainWindow(NvmlSource, 0.2, window_s=60)
     qtbot.addWidget(w)

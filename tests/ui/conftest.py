@@ -1,7 +1,7 @@
 """pytest-qt fixtures for the views; a test that leaves a QThread or QTimer running fails.
 
 As in the app, Python's cyclic garbage collection runs on the GUI thread only
-(``gpumon.ui.gcguard``): without that the suite hung now and then, a worker thread
+(``gpumon.ui.window.gcguard``): without that the suite hung now and then, a worker thread
 destroying a window's Qt object of an earlier test while the GUI thread held the GIL.
 
 The check follows napari's conftest: QThread.start and QTimer.start are wrapped to remember
@@ -19,8 +19,8 @@ from PySide6.QtCore import QThread, QTimer
 
 from gpumon.telemetry.simulated import SimulatedSource
 from gpumon.telemetry.types import Source
-from gpumon.ui import gcguard
-from gpumon.ui.app import MainWindow
+from gpumon.ui.window import gcguard
+from gpumon.ui.window.main_window import MainWindow
 
 
 @pytest.fixture(scope="session", autouse=True)

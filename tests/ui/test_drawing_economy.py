@@ -14,9 +14,9 @@ from PySide6.QtGui import QColor, QImage
 
 from gpumon.telemetry.metrics import GIB
 from gpumon.telemetry.types import GpuInfo, GpuSample
-from gpumon.ui.gpu_grid import GpuGrid
-from gpumon.ui.gpu_panel import FILL_ALPHA, MEM_COLOR, GpuPanel
-from gpumon.ui.runs_label import Run, RunsLabel
+from gpumon.ui.monitor.grid import GpuGrid
+from gpumon.ui.monitor.panel import FILL_ALPHA, MEM_COLOR, GpuPanel
+from gpumon.ui.monitor.runs_label import Run, RunsLabel
 from gpumon.ui.theme import DARK, LIGHT, opaque_fill, style_plot
 
 INFO = GpuInfo(0, "Test GPU", "GPU-0000", "00000000:01:00.0", mem_total_bytes=16 * GIB)
@@ -172,7 +172,7 @@ def test_due_takes_the_most_behind_first_and_never_leaves_a_pixel_behind() -> No
 
 
 def test_peak_decimate_keeps_envelope_newest_sample_and_gaps() -> None:
-    from gpumon.ui.gpu_panel import peak_decimate
+    from gpumon.ui.monitor.panel import peak_decimate
 
     x = np.arange(1000.0)
     y = np.sin(x / 7.0)
@@ -190,7 +190,7 @@ def test_peak_decimate_keeps_envelope_newest_sample_and_gaps() -> None:
 @given(st.lists(st.floats(-1e6, 1e6), min_size=2, max_size=3000),
        st.floats(1.0, 500.0))
 def test_peak_decimate_properties(values: list[float], columns: float) -> None:
-    from gpumon.ui.gpu_panel import peak_decimate
+    from gpumon.ui.monitor.panel import peak_decimate
 
     y = np.array(values)
     x = np.arange(len(y), dtype=float)

@@ -11,7 +11,7 @@ from PySide6.QtGui import QAction, QImage
 from PySide6.QtWidgets import QApplication, QLabel, QMessageBox
 
 from gpumon.telemetry.simulated import SimulatedFaults, SimulatedSource
-from gpumon.ui.exports import column
+from gpumon.ui.window.exports import column
 
 
 def _read(path: Path) -> list[dict[str, str]]:
@@ -137,7 +137,7 @@ def test_export_writes_on_a_worker_thread_and_refuses_a_second_meanwhile(
         qtbot, make_window, tmp_path, monkeypatch):
     import threading
 
-    import gpumon.ui.exports as ex
+    import gpumon.ui.window.exports as ex
 
     w = make_window()
     qtbot.waitUntil(lambda: w.history.count(0) >= 3, timeout=5000)

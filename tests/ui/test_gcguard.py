@@ -8,7 +8,7 @@ import weakref
 
 from PySide6.QtCore import QObject
 
-from gpumon.ui import gcguard
+from gpumon.ui.window import gcguard
 
 
 class Holder:

@@ -7,7 +7,7 @@ import numpy as np
 
 from gpumon.telemetry.metrics import GIB, MIB
 from gpumon.telemetry.types import GpuInfo, GpuSample
-from gpumon.ui.gpu_panel import GpuPanel, extra_readouts
+from gpumon.ui.monitor.panel import GpuPanel, extra_readouts
 
 INFO = GpuInfo(0, "Test GPU", "GPU-0000", "00000000:01:00.0", mem_total_bytes=16 * GIB)
 

@@ -7,7 +7,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QPushButton
 
 from gpumon.playground.lesson import LESSON
-from gpumon.ui.lesson_page import LessonPage
+from gpumon.ui.lesson.page import LessonPage
 
 
 def _page(w) -> LessonPage:  # type: ignore[no-untyped-def]

@@ -9,7 +9,7 @@ import pytest
 from gpumon.playground import actions as A
 from gpumon.playground.engine import Engine
 from gpumon.playground.outcome import LoadStatus
-from gpumon.ui.engine_worker import EngineThread
+from gpumon.ui.playground.engine_worker import EngineThread
 
 
 @pytest.fixture

@@ -15,9 +15,9 @@ from gpumon.playground.devices import DeviceOption, normalize_uuid
 from gpumon.playground.outcome import Outcome
 from gpumon.telemetry.metrics import GIB
 from gpumon.telemetry.simulated import SimulatedSource
-from gpumon.ui.gpu_panel import GpuPanel
-from gpumon.ui.playground_link import ALLOCATED_KEY, RESERVED_KEY, TorchMemoryProvider
-from gpumon.ui.playground_style import device_color
+from gpumon.ui.monitor.panel import GpuPanel
+from gpumon.ui.playground.monitor_link import ALLOCATED_KEY, RESERVED_KEY, TorchMemoryProvider
+from gpumon.ui.playground.style import device_color
 
 
 def marker_texts(panel: GpuPanel) -> list[str]:
@@ -98,7 +98,7 @@ def test_markers_and_curves_come_back_after_panels_are_rebuilt(qtbot, make_windo
 
 def test_errors_are_marked_in_the_error_colour_and_cpu_outcomes_not_at_all(qtbot, make_window):
     from gpumon.playground.errors import ErrorInfo
-    from gpumon.ui.playground_style import ERROR_COLOR
+    from gpumon.ui.playground.style import ERROR_COLOR
 
     w = make_window()
     qtbot.waitUntil(lambda: w.snapshot_count >= 1, timeout=5000)

@@ -15,8 +15,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLineEdit, QPushButton
 
 from gpumon.playground import actions as A
-from gpumon.ui.playground_panel import PlaygroundPanel
-from gpumon.ui.playground_style import ERROR_COLOR, device_color
+from gpumon.ui.playground.panel import PlaygroundPanel
+from gpumon.ui.playground.style import ERROR_COLOR, device_color
 
 NAMES = ("playgroundPanel", "playgroundStatus", "actionForms", "workspaceTable", "outcomeLog",
          "deviceCombo", "dtypeCombo", "nameEdit", "valuesEdit", "fillCombo", "shapeEdit",
@@ -77,7 +77,7 @@ def test_window_opens_without_importing_torch() -> None:
     code = ("import os, sys; os.environ['QT_QPA_PLATFORM'] = 'offscreen';"
             "from PySide6.QtWidgets import QApplication; app = QApplication([]);"
             "from gpumon.telemetry.simulated import SimulatedSource;"
-            "from gpumon.ui.app import MainWindow;"
+            "from gpumon.ui.window.main_window import MainWindow;"
             "w = MainWindow(lambda: SimulatedSource(2)); w.show(); app.processEvents();"
             "print('torch' in sys.modules, w.playground.objectName()); w.close()")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

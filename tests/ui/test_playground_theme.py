@@ -5,8 +5,8 @@ from __future__ import annotations
 from PySide6.QtGui import QPalette
 
 from gpumon.playground import actions as A
-from gpumon.ui.playground_style import DARK_TONES, LIGHT_TONES, device_color, on_background
-from gpumon.ui.presentation import Presentation
+from gpumon.ui.playground.style import DARK_TONES, LIGHT_TONES, device_color, on_background
+from gpumon.ui.window.presentation import Presentation
 
 
 def window_colour(widget) -> int:  # type: ignore[no-untyped-def]

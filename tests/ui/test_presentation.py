@@ -12,8 +12,8 @@ from PySide6.QtGui import QAction, QColor, QPalette
 from PySide6.QtWidgets import QApplication, QLineEdit, QMessageBox, QPushButton
 
 from gpumon.telemetry.simulated import SimulatedSource
-from gpumon.ui.presentation import SHORTCUTS, base_font_and_palette, show_about
 from gpumon.ui.theme import DARK, LIGHT
+from gpumon.ui.window.presentation import SHORTCUTS, base_font_and_palette, show_about
 
 
 @pytest.fixture(autouse=True)
@@ -193,7 +193,7 @@ def test_help_menu_lists_every_shortcut(make_window):
 
 
 def test_window_icon_from_resources(qapp):
-    from gpumon.ui.launch import _icon
+    from gpumon.ui.window.launch import _icon
 
     icon = _icon()
     assert icon is not None and not icon.pixmap(64, 64).isNull()

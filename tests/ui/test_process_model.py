@@ -7,7 +7,7 @@ import dataclasses
 from PySide6.QtCore import QItemSelectionModel, Qt
 
 from gpumon.telemetry.types import GpuProcess, ProcessType
-from gpumon.ui.process_model import SELF_SUFFIX, ProcessModel, ProcessTable
+from gpumon.ui.monitor.process_table import SELF_SUFFIX, ProcessModel, ProcessTable
 
 MIB = 1024**2
 

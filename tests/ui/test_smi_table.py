@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gpumon.telemetry.sampler import Sampler
 from gpumon.telemetry.simulated import SimulatedFaults, SimulatedSource
-from gpumon.ui.smi_table import COLUMNS, LOST_TEXT, SmiTableModel
+from gpumon.ui.monitor.smi_table import COLUMNS, LOST_TEXT, SmiTableModel
 
 
 def snapshot(faults: SimulatedFaults | None = None, clock: float = 100.0):  # type: ignore[no-untyped-def]

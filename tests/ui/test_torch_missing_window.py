@@ -21,7 +21,7 @@ def test_window_opens_and_playground_says_torch_is_missing() -> None:
         from PySide6.QtCore import QTimer
         from PySide6.QtWidgets import QApplication, QLabel
         from gpumon.playground import actions as A
-        from gpumon.ui.app import MainWindow, simulated_factory
+        from gpumon.ui.window.main_window import MainWindow, simulated_factory
         app = QApplication([])
         w = MainWindow(simulated_factory(2), 0.1)
         w.show()

@@ -6,7 +6,7 @@ from PySide6.QtCore import QThread
 
 from gpumon.telemetry.simulated import SimulatedSource
 from gpumon.telemetry.types import SourceState
-from gpumon.ui.workers import SamplingThread, clamp_interval
+from gpumon.ui.window.workers import SamplingThread, clamp_interval
 
 
 def test_snapshots_arrive_in_the_gui_thread_from_another(qtbot):

@@ -33,7 +33,7 @@ from gpumon.playground.outcome import LoadStatus, Outcome
 
 if TYPE_CHECKING:
     from gpumon.telemetry.types import Snapshot
-    from gpumon.ui.app import MainWindow
+    from gpumon.ui.window.main_window import MainWindow
 
 ERROR_COLOUR = "#d32f2f"
 OK_COLOUR = "#2e7d32"

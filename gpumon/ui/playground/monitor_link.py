@@ -24,7 +24,7 @@ from gpumon.playground.memory import torch_memory_counters
 from gpumon.playground.outcome import Outcome
 from gpumon.telemetry.history import SELF_MEM_KEY
 from gpumon.telemetry.types import GpuInfo, Snapshot
-from gpumon.ui.playground_style import (
+from gpumon.ui.playground.style import (
     ERROR_COLOR,
     cuda_index,
     device_color,
@@ -33,8 +33,8 @@ from gpumon.ui.playground_style import (
 )
 
 if TYPE_CHECKING:
-    from gpumon.ui.app import MainWindow
-    from gpumon.ui.gpu_panel import GpuPanel
+    from gpumon.ui.monitor.panel import GpuPanel
+    from gpumon.ui.window.main_window import MainWindow
 
 ALLOCATED_KEY = "torch_allocated_bytes"
 RESERVED_KEY = "torch_reserved_bytes"

@@ -21,13 +21,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpumon.ui.file_actions import FileActions
-from gpumon.ui.presentation import Presentation, show_about, show_shortcuts
-from gpumon.ui.settings import Settings
+from gpumon.ui.window.file_actions import FileActions
+from gpumon.ui.window.presentation import Presentation, show_about, show_shortcuts
+from gpumon.ui.window.settings import Settings
 
 if TYPE_CHECKING:
-    from gpumon.ui.app import MainWindow
-    from gpumon.ui.lesson_page import LessonPage
+    from gpumon.ui.lesson.page import LessonPage
+    from gpumon.ui.window.main_window import MainWindow
 
 # Widgets that need the space bar themselves (text fields take it anyway, via Qt's
 # shortcut override; buttons and combo boxes would lose it to the pause shortcut).
@@ -73,7 +73,7 @@ class Menus(QObject):
         return page  # type: ignore[return-value]  # _make_lesson's widget
 
     def _make_lesson(self) -> QWidget:
-        from gpumon.ui.lesson_page import LessonPage
+        from gpumon.ui.lesson.page import LessonPage
 
         return LessonPage(self.window)
 

@@ -22,13 +22,13 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QLabel, QMessageBox
 
 from gpumon.telemetry.types import Snapshot
-from gpumon.ui.plot import LitePlot
+from gpumon.ui.monitor.plot import LitePlot
 
 if TYPE_CHECKING:
     from types import ModuleType
 
-    from gpumon.ui.app import MainWindow
-    from gpumon.ui.exports import CsvRecorder
+    from gpumon.ui.window.exports import CsvRecorder
+    from gpumon.ui.window.main_window import MainWindow
 
 GRAPHS = ("memory", "utilization")
 CSV_FILTER = "CSV files (*.csv)"
@@ -36,10 +36,10 @@ GRAPH_FILTERS = "PNG image (*.png);;SVG drawing (*.svg)"
 
 
 def _exports() -> ModuleType:
-    """``gpumon.ui.exports``, imported when a file action is first used, not at start-up
+    """``gpumon.ui.window.exports``, imported when a file action is first used, not at start-up
     (it brings the csv module, the text snapshot and, when a graph is saved, pyqtgraph's
     exporters)."""
-    from gpumon.ui import exports
+    from gpumon.ui.window import exports
 
     return exports
 

@@ -34,10 +34,10 @@ from gpumon.playground.devices import DeviceOption
 from gpumon.playground.memory import human_bytes
 from gpumon.playground.outcome import LoadStatus, Outcome, WorkspaceEntry
 from gpumon.telemetry.types import Snapshot
-from gpumon.ui.playground_forms import ActionForms
-from gpumon.ui.playground_link import MonitorLink
-from gpumon.ui.playground_log import OutcomeLog
-from gpumon.ui.playground_style import (
+from gpumon.ui.playground.forms import ActionForms
+from gpumon.ui.playground.log import OutcomeLog
+from gpumon.ui.playground.monitor_link import MonitorLink
+from gpumon.ui.playground.style import (
     device_color,
     on_background,
     shape_text,
@@ -46,7 +46,7 @@ from gpumon.ui.playground_style import (
 from gpumon.ui.theme import is_dark
 
 if TYPE_CHECKING:
-    from gpumon.ui.app import MainWindow
+    from gpumon.ui.window.main_window import MainWindow
 
 WORKSPACE_COLUMNS = ("name", "kind", "shape", "dtype", "device", "size")
 LEFT_MIN, LEFT_MAX = 420, 560  # the forms, workspace and log column

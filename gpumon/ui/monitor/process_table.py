@@ -23,7 +23,7 @@ from PySide6.QtWidgets import QAbstractItemView, QWidget
 
 from gpumon.telemetry.metrics import NA, format_bytes
 from gpumon.telemetry.types import GpuProcess
-from gpumon.ui.table_model import FittedTableView, TitledTableModel
+from gpumon.ui.monitor.table_model import FittedTableView, TitledTableModel
 
 Index = QModelIndex | QPersistentModelIndex
 Key = tuple[int, int]

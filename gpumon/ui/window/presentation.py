@@ -19,12 +19,12 @@ from PySide6.QtGui import QFont, QPalette
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
 from gpumon import __version__
-from gpumon.ui.plot import LitePlotWidget
-from gpumon.ui.settings import MAX_ZOOM, MIN_ZOOM, Settings
+from gpumon.ui.monitor.plot import LitePlotWidget
 from gpumon.ui.theme import THEMES, Theme, palette_for, style_plot
+from gpumon.ui.window.settings import MAX_ZOOM, MIN_ZOOM, Settings
 
 if TYPE_CHECKING:
-    from gpumon.ui.app import MainWindow
+    from gpumon.ui.window.main_window import MainWindow
 
 ZOOM_STEPS = (0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0)
 

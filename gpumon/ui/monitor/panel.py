@@ -47,8 +47,8 @@ from PySide6.QtWidgets import (
 
 from gpumon.telemetry.metrics import BY_KEY, GIB, NA, format_bytes, format_value, value_of
 from gpumon.telemetry.types import GpuInfo, GpuSample
-from gpumon.ui.plot import LitePlot, LitePlotWidget
-from gpumon.ui.runs_label import Run, RunsLabel
+from gpumon.ui.monitor.plot import LitePlot, LitePlotWidget
+from gpumon.ui.monitor.runs_label import Run, RunsLabel
 from gpumon.ui.theme import FILL_ATTR, MARKER_ATTR, is_dark, opaque_fill, style_marker
 
 MEM_COLOR = "#1f77b4"

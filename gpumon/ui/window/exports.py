@@ -28,7 +28,7 @@ from gpumon.telemetry.history import SELF_MEM_KEY, History
 from gpumon.telemetry.metrics import HISTORY_KEYS, METRICS, value_of
 from gpumon.telemetry.smi_text import render
 from gpumon.telemetry.types import Snapshot
-from gpumon.ui.plot import LitePlot
+from gpumon.ui.monitor.plot import LitePlot
 
 FLUSH_EVERY_S = 1.0
 PNG_WIDTH = 1600  # pixels: sharp on a slide; pyqtgraph scales the drawing to it

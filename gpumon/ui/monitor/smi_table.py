@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QWidget
 
 from gpumon.telemetry.metrics import MIB, NA
 from gpumon.telemetry.types import GpuInfo, GpuSample, Snapshot
-from gpumon.ui.table_model import FittedTableView, TitledTableModel
+from gpumon.ui.monitor.table_model import FittedTableView, TitledTableModel
 
 Index = QModelIndex | QPersistentModelIndex
 Row = tuple[GpuInfo, GpuSample | None]

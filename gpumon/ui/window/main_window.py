@@ -40,19 +40,19 @@ from PySide6.QtWidgets import (
 
 from gpumon.telemetry.history import WINDOW_CHOICES_S, History, capacity_for
 from gpumon.telemetry.types import Snapshot, Source, SourceState, SourceStatus
-from gpumon.ui.controls import Controls, format_readout
-from gpumon.ui.gpu_grid import GpuGrid
-from gpumon.ui.gpu_panel import GpuPanel
-from gpumon.ui.header import HeaderBar, StatusBanner, status_summary
-from gpumon.ui.menus import install_menus
-from gpumon.ui.process_model import ProcessTable
-from gpumon.ui.settings import Settings
-from gpumon.ui.smi_table import SmiTable
-from gpumon.ui.workers import SamplingThread, clamp_interval
+from gpumon.ui.monitor.grid import GpuGrid
+from gpumon.ui.monitor.header import HeaderBar, StatusBanner, status_summary
+from gpumon.ui.monitor.panel import GpuPanel
+from gpumon.ui.monitor.process_table import ProcessTable
+from gpumon.ui.monitor.smi_table import SmiTable
+from gpumon.ui.window.controls import Controls, format_readout
+from gpumon.ui.window.menus import install_menus
+from gpumon.ui.window.settings import Settings
+from gpumon.ui.window.workers import SamplingThread, clamp_interval
 
 if TYPE_CHECKING:  # imported when first used: they pull in the playground's engine
-    from gpumon.ui.engine_worker import EngineThread
-    from gpumon.ui.playground_panel import PlaygroundPanel
+    from gpumon.ui.playground.engine_worker import EngineThread
+    from gpumon.ui.playground.panel import PlaygroundPanel
 
 log = logging.getLogger(__name__)
 
@@ -200,7 +200,7 @@ class MainWindow(QMainWindow):
         """The one EngineThread, shared by the playground and the lesson; made when first
         asked for (its thread starts later still, on the first action)."""
         if self._engine is None:
-            from gpumon.ui.engine_worker import EngineThread
+            from gpumon.ui.playground.engine_worker import EngineThread
 
             self._engine = EngineThread(self)
         return self._engine
@@ -279,7 +279,7 @@ class MainWindow(QMainWindow):
     def _make_playground(self) -> QWidget:
         """The Playground page, told what the shared engine already did before it existed
         (the lesson may have loaded torch, or failed to): it learns the rest by signals."""
-        from gpumon.ui.playground_panel import PlaygroundPanel
+        from gpumon.ui.playground.panel import PlaygroundPanel
 
         panel = PlaygroundPanel(self)
         engine = self._engine

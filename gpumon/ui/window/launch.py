@@ -15,9 +15,9 @@ from PySide6.QtCore import QObject, QSocketNotifier
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMainWindow
 
-from gpumon.ui import gcguard
-from gpumon.ui.app import MainWindow, nvml_factory, simulated_factory
-from gpumon.ui.settings import Settings
+from gpumon.ui.window import gcguard
+from gpumon.ui.window.main_window import MainWindow, nvml_factory, simulated_factory
+from gpumon.ui.window.settings import Settings
 
 
 def run(simulate: int | None, interval_s: float | None = None, seed: int = 0) -> int:

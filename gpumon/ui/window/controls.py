@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 
 from gpumon.telemetry.history import TIME_KEY, WINDOW_CHOICES_S
 from gpumon.telemetry.metrics import BY_KEY, format_bytes
-from gpumon.ui.workers import MAX_INTERVAL_S, MIN_INTERVAL_S
+from gpumon.ui.window.workers import MAX_INTERVAL_S, MIN_INTERVAL_S
 
 READOUT_KEYS = ("mem_used_bytes", "gpu_util_pct", "mem_util_pct", "temperature_c", "power_w")
 

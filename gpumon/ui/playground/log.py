@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from gpumon.playground.outcome import Outcome
-from gpumon.ui.playground_style import (
+from gpumon.ui.playground.style import (
     LIGHT_TONES,
     MONO,
     Tones,

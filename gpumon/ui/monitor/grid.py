@@ -27,7 +27,7 @@ from PySide6.QtWidgets import QGridLayout, QLabel, QScrollArea, QWidget
 
 from gpumon.telemetry.history import History
 from gpumon.telemetry.types import GpuInfo, Snapshot
-from gpumon.ui.gpu_panel import GpuPanel
+from gpumon.ui.monitor.panel import GpuPanel
 
 PANEL_MIN_WIDTH = 430
 PANEL_MIN_HEIGHT = 240

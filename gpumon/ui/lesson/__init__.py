@@ -1,0 +1,1 @@
+"""The lesson's view: the GPU-computing lesson one step at a time."""
