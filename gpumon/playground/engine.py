@@ -8,14 +8,12 @@ meant to be driven from one worker thread.
 
 from __future__ import annotations
 
-import sys
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gpumon.playground import actions as A
 from gpumon.playground import ops
+from gpumon.playground.action_run import ActionRun
 from gpumon.playground.describe import (
     dtype_name,
     model_bytes,
@@ -26,73 +24,13 @@ from gpumon.playground.describe import (
     value_preview,
 )
 from gpumon.playground.devices import DeviceOption, list_devices
-from gpumon.playground.errors import ErrorInfo, OperandInfo, error_from_exception
+from gpumon.playground.errors import ErrorInfo, error_from_exception
 from gpumon.playground.memory import read_memory, torch_memory_counters
 from gpumon.playground.outcome import LoadStatus, Outcome, WorkspaceEntry
 from gpumon.playground.threads import limit_torch_threads
 
 if TYPE_CHECKING:
     import torch
-
-
-@dataclass
-class Run:
-    """What a handler fills in while an action runs; turned into an Outcome at the end."""
-
-    value: Any = None
-    kind: str = "none"
-    result_name: str | None = None
-    copied: bool | None = None
-    details: tuple[tuple[str, str], ...] = ()
-    operands: list[OperandInfo] = field(default_factory=list)
-    devices: list[str] = field(default_factory=list)
-    memory_before: tuple[Any, ...] = ()
-    duration_s: float = 0.0
-    executed: bool = False
-
-    def touch(self, *devices: object) -> None:
-        """Note devices the action uses (for memory readings and graph markers)."""
-        for d in devices:
-            name = str(d)
-            if name == "cuda":
-                name = _current_cuda()
-            if name and name not in self.devices:
-                self.devices.append(name)
-
-    def execute(self, fn: Callable[[], Any]) -> Any:
-        """Read memory, run the torch work timed (CUDA synchronised), and keep its value."""
-        self.memory_before = read_memory(self.devices)
-        self.executed = True
-        start = time.perf_counter()
-        try:
-            value = fn()
-            if hasattr(value, "device"):
-                self.touch(value.device)
-            _synchronize(self.devices)
-        finally:
-            self.duration_s = time.perf_counter() - start
-        self.value = value
-        return value
-
-
-def _current_cuda() -> str:
-    torch = sys.modules.get("torch")
-    try:
-        if torch is not None and torch.cuda.is_available():
-            return f"cuda:{torch.cuda.current_device()}"
-    except Exception:  # noqa: BLE001
-        pass
-    return ""
-
-
-def _synchronize(devices: list[str]) -> None:
-    """Wait for queued CUDA work so durations are honest and async errors land here."""
-    torch = sys.modules.get("torch")
-    if torch is None or not torch.cuda.is_initialized():
-        return
-    for name in devices:
-        if name.startswith("cuda:"):
-            torch.cuda.synchronize(int(name.split(":", 1)[1]))
 
 
 class Engine:
@@ -149,7 +87,7 @@ class Engine:
             code = action.code()
         except Exception:  # noqa: BLE001 - a malformed action still gets an outcome
             code = repr(action)
-        run = Run()
+        run = ActionRun()
         error: ErrorInfo | None = None
         status = self.ensure_loaded()
         if not status.ok:
@@ -172,7 +110,7 @@ class Engine:
             return Outcome(action, code, False, started_at, run.duration_s,
                            error=error or internal)
 
-    def _outcome(self, action: A.Action, code: str, started_at: float, run: Run,
+    def _outcome(self, action: A.Action, code: str, started_at: float, run: ActionRun,
                  error: ErrorInfo | None) -> Outcome:
         after = read_memory(run.devices) if run.executed else ()
         base: dict[str, Any] = dict(

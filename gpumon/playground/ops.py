@@ -23,10 +23,10 @@ from gpumon.playground.values import ValuesError, parse_values
 if TYPE_CHECKING:
     import torch
 
-    from gpumon.playground.engine import Run
+    from gpumon.playground.action_run import ActionRun
 
 Values = dict[str, Any]
-Handler = Callable[[Values, Any, "Run"], None]
+Handler = Callable[[Values, Any, "ActionRun"], None]
 MAX_DIMS = 8
 RESERVED_NAMES = frozenset({"torch", "nn"})
 
@@ -73,7 +73,7 @@ def check_dtype(dtype: str | None) -> torch.dtype | None:
 
 
 def moved(value: Any, how: str | None, device: str | None, index: int | None,
-          run: Run) -> Callable[[], Any]:
+          run: ActionRun) -> Callable[[], Any]:
     """Validate a move of a tensor or model and return the call that performs it."""
     torch = _torch()
     if how is None:
@@ -106,7 +106,7 @@ def moved(value: Any, how: str | None, device: str | None, index: int | None,
     raise Refusal(f"Unknown move {how!r}: use to, cuda or cpu.")
 
 
-def operand(values: Values, ref: str | A.Ref, run: Run) -> torch.Tensor:
+def operand(values: Values, ref: str | A.Ref, run: ActionRun) -> torch.Tensor:
     """Resolve a (possibly moved) operand, record it, and return the tensor."""
     r = A.as_ref(ref)
     # An inline move (``y + x.cpu()``) runs here, before the timed operation.
@@ -134,7 +134,7 @@ def guard_result(meta_fn: Callable[[], Any], device: torch.device) -> None:
 # --- handlers ----------------------------------------------------------------------------
 
 
-def query(values: Values, action: A.Action, run: Run) -> None:
+def query(values: Values, action: A.Action, run: ActionRun) -> None:
     torch = _torch()
     run.kind = "value"
     if isinstance(action, A.IsAvailable):
@@ -168,7 +168,7 @@ def query(values: Values, action: A.Action, run: Run) -> None:
         run.execute(lambda: t.device)
 
 
-def create_tensor(values: Values, action: A.CreateTensor, run: Run) -> None:
+def create_tensor(values: Values, action: A.CreateTensor, run: ActionRun) -> None:
     torch = _torch()
     check_name(action.name)
     dtype = check_dtype(action.dtype)
@@ -189,7 +189,7 @@ def create_tensor(values: Values, action: A.CreateTensor, run: Run) -> None:
     run.result_name = action.name
 
 
-def create_filled(values: Values, action: A.CreateFilled, run: Run) -> None:
+def create_filled(values: Values, action: A.CreateFilled, run: ActionRun) -> None:
     torch = _torch()
     check_name(action.name)
     if action.kind not in A.FILL_KINDS:
@@ -218,7 +218,7 @@ def create_filled(values: Values, action: A.CreateFilled, run: Run) -> None:
     run.result_name = action.name
 
 
-def create_model(values: Values, action: A.CreateModel, run: Run) -> None:
+def create_model(values: Values, action: A.CreateModel, run: ActionRun) -> None:
     torch = _torch()
     check_name(action.name)
     for label, n in (("in_features", action.in_features), ("out_features", action.out_features)):
@@ -237,7 +237,7 @@ def create_model(values: Values, action: A.CreateModel, run: Run) -> None:
     run.result_name = action.name
 
 
-def move(values: Values, action: A.Move, run: Run) -> None:
+def move(values: Values, action: A.Move, run: ActionRun) -> None:
     torch = _torch()
     check_name(action.target)
     source = lookup(values, action.source)
@@ -259,7 +259,7 @@ _BINARY: dict[str, Callable[[Any, Any], Any]] = {
 }
 
 
-def compute(values: Values, action: A.Compute, run: Run) -> None:
+def compute(values: Values, action: A.Compute, run: ActionRun) -> None:
     check_name(action.result)
     if action.op not in A.COMPUTE_OPS:
         raise Refusal(f"Unknown operation {action.op!r}; choose one of: "
@@ -285,7 +285,7 @@ def compute(values: Values, action: A.Compute, run: Run) -> None:
     run.result_name = action.result
 
 
-def model_parameters(values: Values, action: A.ModelParameters, run: Run) -> None:
+def model_parameters(values: Values, action: A.ModelParameters, run: ActionRun) -> None:
     torch = _torch()
     model = lookup(values, action.name)
     if not isinstance(model, torch.nn.Module):
@@ -297,7 +297,7 @@ def model_parameters(values: Values, action: A.ModelParameters, run: Run) -> Non
                         for n, p in model.named_parameters())
 
 
-def call_model(values: Values, action: A.CallModel, run: Run) -> None:
+def call_model(values: Values, action: A.CallModel, run: ActionRun) -> None:
     torch = _torch()
     check_name(action.result)
     model = lookup(values, action.model)
@@ -316,7 +316,7 @@ def call_model(values: Values, action: A.CallModel, run: Run) -> None:
     run.result_name = action.result
 
 
-def delete(values: Values, action: A.Delete, run: Run) -> None:
+def delete(values: Values, action: A.Delete, run: ActionRun) -> None:
     torch = _torch()
     value = lookup(values, action.name)
     run.operands.append(operand_info(action.name, value))
@@ -332,14 +332,14 @@ def delete(values: Values, action: A.Delete, run: Run) -> None:
     run.execute(forget)
 
 
-def empty_cache(values: Values, action: A.EmptyCache, run: Run) -> None:
+def empty_cache(values: Values, action: A.EmptyCache, run: ActionRun) -> None:
     torch = _torch()
     if torch.cuda.is_available():
         run.touch(*(f"cuda:{i}" for i in range(torch.cuda.device_count())))
     run.execute(torch.cuda.empty_cache)
 
 
-def try_gpus(values: Values, action: A.TryGpu | A.TryAllGpus, run: Run) -> None:
+def try_gpus(values: Values, action: A.TryGpu | A.TryAllGpus, run: ActionRun) -> None:
     """d2l's try_gpu / try_all_gpus, run as the shown code does: by asking device_count."""
     torch = _torch()
     run.kind = "value"
@@ -354,7 +354,7 @@ def try_gpus(values: Values, action: A.TryGpu | A.TryAllGpus, run: Run) -> None:
                 else torch.device("cpu"))
 
 
-def to_numpy(values: Values, action: A.ToNumpy, run: Run) -> None:
+def to_numpy(values: Values, action: A.ToNumpy, run: ActionRun) -> None:
     """``x.numpy()``: torch raises for a tensor not on the CPU; copied = new host memory."""
     source = lookup_tensor(values, A.as_ref(action.source).name)
     t = operand(values, action.source, run)

@@ -48,7 +48,7 @@ from PySide6.QtWidgets import (
 from gpumon.telemetry.metrics import BY_KEY, GIB, NA, format_bytes, format_value, value_of
 from gpumon.telemetry.types import GpuInfo, GpuSample
 from gpumon.ui.monitor.plot import LitePlot, LitePlotWidget
-from gpumon.ui.monitor.runs_label import Run, RunsLabel
+from gpumon.ui.monitor.runs_label import RunsLabel, TextRun
 from gpumon.ui.theme import FILL_ATTR, MARKER_ATTR, is_dark, opaque_fill, style_marker
 
 MEM_COLOR = "#1f77b4"
@@ -396,25 +396,25 @@ class GpuPanel(QFrame):
         def fv(key: str) -> str:
             return format_value(s, key)
 
-        def b(text: str) -> Run:
-            return Run(text, bold=True)
+        def b(text: str) -> TextRun:
+            return TextRun(text, bold=True)
 
         self.mem_label.set_runs([
-            Run("■", color=MEM_COLOR), Run(" Memory "),
+            TextRun("■", color=MEM_COLOR), TextRun(" Memory "),
             b(format_value(s, "mem_used_bytes", with_unit=False)),
-            Run(f" / {fv('mem_total_bytes')}")])
+            TextRun(f" / {fv('mem_total_bytes')}")])
         self.util_label.set_runs([
-            Run("■", color=GPU_UTIL_COLOR), Run(" GPU "), b(fv("gpu_util_pct")),
-            Run("   "), Run("■", color=MEM_UTIL_COLOR), Run(" Mem ctrl "),
+            TextRun("■", color=GPU_UTIL_COLOR), TextRun(" GPU "), b(fv("gpu_util_pct")),
+            TextRun("   "), TextRun("■", color=MEM_UTIL_COLOR), TextRun(" Mem ctrl "),
             b(fv("mem_util_pct"))])
         pstate = s.pstate if s is not None and not s.lost and s.pstate else "N/A"
         self.readouts.set_runs([
-            Run("Temp "), b(fv("temperature_c")),
-            Run(" · Power "), b(format_value(s, "power_w", with_unit=False)),
-            Run(f" / {fv('power_limit_w')} · Fan "), b(fv("fan_pct")),
-            Run(" · SM "), b(fv("sm_clock_mhz")),
-            Run(" · Mem "), b(fv("mem_clock_mhz")),
-            Run(" · Perf "), b(pstate)])
+            TextRun("Temp "), b(fv("temperature_c")),
+            TextRun(" · Power "), b(format_value(s, "power_w", with_unit=False)),
+            TextRun(f" / {fv('power_limit_w')} · Fan "), b(fv("fan_pct")),
+            TextRun(" · SM "), b(fv("sm_clock_mhz")),
+            TextRun(" · Mem "), b(fv("mem_clock_mhz")),
+            TextRun(" · Perf "), b(pstate)])
         extra = extra_readouts(s)
         if extra != self.title.toolTip():  # a tooltip: no layout, no repaint per tick
             self.title.setToolTip(extra)

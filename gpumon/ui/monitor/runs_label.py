@@ -7,7 +7,7 @@ here, half of a tick's work besides the curves. A ``RunsLabel`` is a plain-text 
 from cached ``QStaticText``. Longer text than fits is clipped, like the rich labels were.
 
     label = RunsLabel()
-    label.set_runs([Run("■", color="#1f77b4"), Run(" Memory "), Run("6.76", bold=True)])
+    label.set_runs([TextRun("■", color="#1f77b4"), TextRun(" Memory "), TextRun("6.76", bold=True)])
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ _CACHE_LIMIT = 512  # static texts kept per label; values repeat a lot (clocks, 
 
 
 @dataclass(frozen=True, slots=True)
-class Run:
+class TextRun:
+    """A piece of the label's text in one style."""
+
     text: str
     bold: bool = False
     color: str | None = None  # None: the palette's text colour (follows the theme)
@@ -34,16 +36,16 @@ class RunsLabel(QLabel):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setTextFormat(Qt.TextFormat.PlainText)
-        self._runs: tuple[Run, ...] = ()
+        self._runs: tuple[TextRun, ...] = ()
         self._joined = ""  # the runs' text: a plain setText() elsewhere replaces the runs
         self._static: dict[tuple[str, bool], QStaticText] = {}
         self._fonts: tuple[QFont, QFont] | None = None
 
     @property
-    def runs(self) -> tuple[Run, ...]:
+    def runs(self) -> tuple[TextRun, ...]:
         return self._runs
 
-    def set_runs(self, runs: list[Run] | tuple[Run, ...]) -> None:
+    def set_runs(self, runs: list[TextRun] | tuple[TextRun, ...]) -> None:
         runs = tuple(runs)
         if runs == self._runs:
             return
