@@ -8,15 +8,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from hypothesis import given
-from hypothesis import strategies as st
 from PySide6.QtGui import QColor, QImage
 
 from gpumon.telemetry.metrics import GIB
 from gpumon.telemetry.types import GpuInfo, GpuSample
 from gpumon.ui.monitor.grid import GpuGrid
 from gpumon.ui.monitor.panel import FILL_ALPHA, MEM_COLOR, GpuPanel
-from gpumon.ui.monitor.runs_label import Run, RunsLabel
+from gpumon.ui.monitor.runs_label import RunsLabel, TextRun
 from gpumon.ui.theme import DARK, LIGHT, opaque_fill, style_plot
 
 INFO = GpuInfo(0, "Test GPU", "GPU-0000", "00000000:01:00.0", mem_total_bytes=16 * GIB)
@@ -99,7 +97,7 @@ def test_runs_label_reads_as_plain_text_and_paints_its_runs(qtbot) -> None:  # t
     sets: list[str] = []
     original = label.setText
     label.setText = lambda text: (sets.append(text), original(text))  # type: ignore[method-assign]
-    runs = [Run("■■■", color="#ff0000"), Run(" GPU "), Run("42 %", bold=True)]
+    runs = [TextRun("■■■", color="#ff0000"), TextRun(" GPU "), TextRun("42 %", bold=True)]
     label.set_runs(runs)
     label.set_runs(list(runs))  # the same runs: nothing set, nothing repainted
     assert sets == ["■■■ GPU 42 %"] and label.text() == "■■■ GPU 42 %"
@@ -171,41 +169,11 @@ def test_due_takes_the_most_behind_first_and_never_leaves_a_pixel_behind() -> No
     assert GpuGrid._due(panels, 10.0, 0.0) == {0, 1, 2}  # first tick: every due panel
 
 
-def test_peak_decimate_keeps_envelope_newest_sample_and_gaps() -> None:
-    from gpumon.ui.monitor.panel import peak_decimate
-
-    x = np.arange(1000.0)
-    y = np.sin(x / 7.0)
-    same = peak_decimate(x, y, 800.0)  # more than half a column a sample: drawn as is
-    assert same[0] is x and same[1] is y
-    dx, dy = peak_decimate(x, y, 100.0)
-    assert len(dx) <= 2 * 100 + 10 + 1
-    assert dy.max() == y.max() and dy.min() == y.min()
-    assert (dx[-1], dy[-1]) == (x[-1], y[-1])  # the newest sample, always
-    assert np.all(np.diff(dx) >= 0)
-    y[500] = np.nan  # one missing sample stays a visible gap
-    assert np.isnan(peak_decimate(x, y, 100.0)[1]).any()
-
-
-@given(st.lists(st.floats(-1e6, 1e6), min_size=2, max_size=3000),
-       st.floats(1.0, 500.0))
-def test_peak_decimate_properties(values: list[float], columns: float) -> None:
-    from gpumon.ui.monitor.panel import peak_decimate
-
-    y = np.array(values)
-    x = np.arange(len(y), dtype=float)
-    dx, dy = peak_decimate(x, y, columns)
-    assert dy.max() == y.max() and dy.min() == y.min()
-    assert dx[-1] == x[-1] and dy[-1] == y[-1]
-    assert np.all(np.diff(dx) >= 0) and len(dx) == len(dy)
-    assert len(dx) <= max(len(x), 2 * columns + len(x) / columns + 2)
-
-
 def test_runs_label_shows_plain_text_set_directly(qtbot) -> None:  # type: ignore[no-untyped-def]
     label = RunsLabel()
     qtbot.addWidget(label)
     label.resize(200, 24)
-    label.set_runs([Run("runs", bold=True)])
+    label.set_runs([TextRun("runs", bold=True)])
     label.setText("plain words")  # QLabel's own setText still works and wins
     image = label.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
     background = QColor(image.pixel(0, 0))

@@ -5,32 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpumon.telemetry.metrics import GIB, MIB
+from gpumon.telemetry.metrics import GIB
 from gpumon.telemetry.types import GpuInfo, GpuSample
-from gpumon.ui.monitor.panel import GpuPanel, extra_readouts
+from gpumon.ui.monitor.panel import GpuPanel
 
 INFO = GpuInfo(0, "Test GPU", "GPU-0000", "00000000:01:00.0", mem_total_bytes=16 * GIB)
 
 
 def _series(_gpu: int, _key: str) -> tuple[np.ndarray, np.ndarray]:
     return np.array([1.0, 2.0]), np.array([1.0, 2.0])
-
-
-def test_extra_readouts_show_free_reserved_pcie_and_codecs() -> None:
-    s = GpuSample(0, 1.0, mem_total_bytes=16 * GIB, mem_free_bytes=4 * GIB,
-                  mem_reserved_bytes=512 * MIB, pcie_rx_bytes_per_s=3 * MIB,
-                  pcie_tx_bytes_per_s=1.5 * MIB, encoder_util_pct=12.0, decoder_util_pct=0.0)
-    assert extra_readouts(s).splitlines() == [
-        "Memory free: 4.00 GiB", "Memory reserved: 0.50 GiB", "PCIe RX: 3.0 MiB/s",
-        "PCIe TX: 1.5 MiB/s", "Encoder: 12 %", "Decoder: 0 %"]
-
-
-def test_extra_readouts_are_na_where_unsupported_or_lost() -> None:
-    unsupported = GpuSample(0, 1.0)
-    lost = GpuSample(0, 1.0, lost=True, mem_free_bytes=GIB, encoder_util_pct=5.0)
-    for s in (unsupported, lost, None):
-        lines = extra_readouts(s).splitlines()
-        assert len(lines) == 6 and all(line.endswith(": N/A") for line in lines), lines
 
 
 def test_panel_header_tooltip_follows_the_sample(qtbot) -> None:  # type: ignore[no-untyped-def]

@@ -45,7 +45,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpumon.telemetry.metrics import BY_KEY, GIB, NA, format_bytes, format_value, value_of
+from gpumon.telemetry.decimate import peak_decimate
+from gpumon.telemetry.metrics import GIB, format_value
+from gpumon.telemetry.readouts import extra_readouts
 from gpumon.telemetry.types import GpuInfo, GpuSample
 from gpumon.ui.monitor.plot import LitePlot, LitePlotWidget
 from gpumon.ui.monitor.runs_label import RunsLabel, TextRun
@@ -60,9 +62,6 @@ MAX_MARKERS = 500
 JITTER_S = 0.02  # timer jitter allowed for when deciding whether the curves moved enough
 CURVE_WIDTH = 1.0  # a 1 px line is the raster engine's fast path; 1.6 px cost ~25% of a frame
 FILL_ALPHA = 0.25  # the memory fill: its colour at this opacity over the plot's background
-EXTRA_KEYS = ("pcie_rx_bytes_per_s", "pcie_tx_bytes_per_s", "encoder_util_pct",
-              "decoder_util_pct")
-
 SeriesFn = Callable[[int, str], "tuple[np.ndarray, np.ndarray]"]
 
 
@@ -104,39 +103,6 @@ def _curve(plot: LitePlot, color: str, name: str, width: float = CURVE_WIDTH,
     if fill:
         setattr(curve, FILL_ATTR, (color, FILL_ALPHA))
     return curve
-
-
-def peak_decimate(x: np.ndarray, y: np.ndarray, columns: float
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """At most about two points per pixel column that draw what all of ``x, y`` would: for
-    each block of samples that shares a column, its min and its max at the block's middle.
-    Blocks are counted back from the newest sample, which is always kept as the last point
-    (pyqtgraph's "peak" mode drops up to a block's worth of the newest samples). A NaN in a
-    block makes the block a gap, so a short gap in the data stays visible."""
-    n = len(x)
-    ds = int(n // columns) if columns >= 1 else 1
-    if ds < 2:
-        return x, y
-    blocks = (n - 1) // ds  # the newest sample stays out of the blocks, and is appended
-    start = n - 1 - blocks * ds
-    xb = x[start:n - 1].reshape(blocks, ds)
-    yb = y[start:n - 1].reshape(blocks, ds)
-    xs = np.repeat(xb[:, ds // 2], 2)
-    ys = np.empty(2 * blocks)
-    ys[0::2] = yb.min(axis=1)  # NaN in a block: a NaN here, and a gap in the curve
-    ys[1::2] = yb.max(axis=1)
-    return (np.concatenate((x[:start], xs, x[-1:])), np.concatenate((y[:start], ys, y[-1:])))
-
-
-def extra_readouts(s: GpuSample | None) -> str:
-    """The readouts the panel has no room for, one per line: memory free and reserved,
-    PCIe RX/TX, encoder/decoder utilization (N/A where the GPU does not report them)."""
-    free = value_of(s, "mem_free_bytes")
-    lines = [f"Memory free: {NA if free is None else format_bytes(free)}",
-             f"Memory reserved: {format_value(s, 'mem_reserved_bytes')}"]
-    for key in EXTRA_KEYS:
-        lines.append(f"{BY_KEY[key].label}: {format_value(s, key)}")
-    return "\n".join(lines)
 
 
 class GpuPanel(QFrame):

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import math
-import time
-
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QComboBox,
@@ -16,37 +13,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpumon.telemetry.history import TIME_KEY, WINDOW_CHOICES_S
-from gpumon.telemetry.metrics import BY_KEY, format_bytes
+from gpumon.telemetry.history import WINDOW_CHOICES_S
 from gpumon.ui.window.workers import MAX_INTERVAL_S, MIN_INTERVAL_S
-
-READOUT_KEYS = ("mem_used_bytes", "gpu_util_pct", "mem_util_pct", "temperature_c", "power_w")
 
 
 def window_label(seconds: int) -> str:
     if seconds < 3600:
         return f"{seconds // 60} min"
     return f"{seconds // 3600} h"
-
-
-def format_readout(gpu: int, t_now: float, values: dict[str, float]) -> str:
-    """'GPU 0 at 14:03:12 (-12.3 s): Memory used 12.34 GiB · GPU util 45 % · …'."""
-    if not values:
-        return f"GPU {gpu}: no data at this time"
-    t = values.get(TIME_KEY, math.nan)
-    clock = time.strftime("%H:%M:%S", time.localtime(t)) if math.isfinite(t) else "?"
-    parts = []
-    for key in READOUT_KEYS:
-        v = values.get(key, math.nan)
-        m = BY_KEY[key]
-        text = "N/A" if not math.isfinite(v) else f"{v / m.scale:.{m.decimals}f} {m.unit}"
-        parts.append(f"{m.label} {text}")
-    for key, v in values.items():
-        if key in BY_KEY or key == TIME_KEY or not math.isfinite(v):
-            continue
-        label = key.removesuffix("_bytes").replace("_", " ")
-        parts.append(f"{label} {format_bytes(v) if key.endswith('_bytes') else f'{v:g}'}")
-    return f"GPU {gpu} at {clock} ({t - t_now:+.1f} s): " + " · ".join(parts)
 
 
 class Controls(QToolBar):

@@ -1,0 +1,30 @@
+"""Peak decimation of a plotted series: what a curve needs to look like all its samples.
+
+Qt-free, so it is tested on plain arrays; the GPU panels call it before ``setData``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def peak_decimate(x: np.ndarray, y: np.ndarray, columns: float
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """At most about two points per pixel column that draw what all of ``x, y`` would: for
+    each block of samples that shares a column, its min and its max at the block's middle.
+    Blocks are counted back from the newest sample, which is always kept as the last point
+    (pyqtgraph's "peak" mode drops up to a block's worth of the newest samples). A NaN in a
+    block makes the block a gap, so a short gap in the data stays visible."""
+    n = len(x)
+    ds = int(n // columns) if columns >= 1 else 1
+    if ds < 2:
+        return x, y
+    blocks = (n - 1) // ds  # the newest sample stays out of the blocks, and is appended
+    start = n - 1 - blocks * ds
+    xb = x[start:n - 1].reshape(blocks, ds)
+    yb = y[start:n - 1].reshape(blocks, ds)
+    xs = np.repeat(xb[:, ds // 2], 2)
+    ys = np.empty(2 * blocks)
+    ys[0::2] = yb.min(axis=1)  # NaN in a block: a NaN here, and a gap in the curve
+    ys[1::2] = yb.max(axis=1)
+    return (np.concatenate((x[:start], xs, x[-1:])), np.concatenate((y[:start], ys, y[-1:])))

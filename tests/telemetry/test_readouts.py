@@ -1,0 +1,45 @@
+"""The readouts' text, without Qt: the hover line and a panel's extra readouts."""
+
+from __future__ import annotations
+
+import math
+import time
+
+from gpumon.telemetry.history import TIME_KEY
+from gpumon.telemetry.metrics import GIB, MIB
+from gpumon.telemetry.readouts import extra_readouts, format_readout
+from gpumon.telemetry.types import GpuSample
+
+
+def test_extra_readouts_show_free_reserved_pcie_and_codecs() -> None:
+    s = GpuSample(0, 1.0, mem_total_bytes=16 * GIB, mem_free_bytes=4 * GIB,
+                  mem_reserved_bytes=512 * MIB, pcie_rx_bytes_per_s=3 * MIB,
+                  pcie_tx_bytes_per_s=1.5 * MIB, encoder_util_pct=12.0, decoder_util_pct=0.0)
+    assert extra_readouts(s).splitlines() == [
+        "Memory free: 4.00 GiB", "Memory reserved: 0.50 GiB", "PCIe RX: 3.0 MiB/s",
+        "PCIe TX: 1.5 MiB/s", "Encoder: 12 %", "Decoder: 0 %"]
+
+
+def test_extra_readouts_are_na_where_unsupported_or_lost() -> None:
+    unsupported = GpuSample(0, 1.0)
+    lost = GpuSample(0, 1.0, lost=True, mem_free_bytes=GIB, encoder_util_pct=5.0)
+    for s in (unsupported, lost, None):
+        lines = extra_readouts(s).splitlines()
+        assert len(lines) == 6 and all(line.endswith(": N/A") for line in lines), lines
+
+
+def test_hover_readout_names_time_values_units_and_extra_series() -> None:
+    t = time.mktime((2026, 1, 2, 14, 3, 12, 0, 0, -1))
+    values = {TIME_KEY: t, "mem_used_bytes": 12.34 * GIB, "gpu_util_pct": 45.0,
+              "mem_util_pct": math.nan, "temperature_c": 61.0, "power_w": 123.4,
+              "torch_allocated_bytes": 2 * GIB, "odd_count": 3.0, "skipped": math.nan}
+    text = format_readout(1, t + 12.3, values)
+    assert text.startswith("GPU 1 at 14:03:12 (-12.3 s): "), text
+    parts = text.split(": ", 1)[1].split(" · ")
+    assert parts[:2] == ["Memory used 12.34 GiB", "GPU util 45 %"], parts
+    assert parts[2].endswith(" N/A") and "61" in parts[3] and "123" in parts[4]
+    assert parts[5:] == ["torch allocated 2.00 GiB", "odd count 3"]
+
+
+def test_hover_readout_without_data_says_so() -> None:
+    assert format_readout(3, 0.0, {}) == "GPU 3: no data at this time"
