@@ -7,8 +7,9 @@ Units are in the field names (``mem_used_bytes``, ``power_w``). ``None`` always 
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 
 class SourceState(enum.Enum):
@@ -112,6 +113,32 @@ class GpuProcess:
     is_self: bool = False  # this gpumon process
 
 
+class FrozenMap(Mapping[Any, Any]):
+    """A read-only copy of a dict (nested dicts become FrozenMaps too); picklable, unlike
+    ``types.MappingProxyType``, so a Snapshot can cross a process boundary."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: Mapping[Any, Any] | None = None) -> None:
+        self._data = {k: FrozenMap(v) if isinstance(v, Mapping) else v
+                      for k, v in (data or {}).items()}
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return f"FrozenMap({self._data!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return FrozenMap, (self._data,)
+
+
 @dataclass(frozen=True, slots=True)
 class Snapshot:
     """Everything one tick read, in one immutable value."""
@@ -126,7 +153,12 @@ class Snapshot:
     simulated: bool = False
     # Extra per-GPU series keyed by NVML index, recorded into history beside the GPU's own
     # metrics, e.g. {0: {"torch_allocated_bytes": ..., "torch_reserved_bytes": ...}}.
-    extra: dict[int, dict[str, float]] = field(default_factory=dict)
+    # Given as plain dicts; kept as a read-only copy (FrozenMap), like the rest of the value.
+    extra: Mapping[int, Mapping[str, float]] = field(default_factory=FrozenMap)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.extra, FrozenMap):
+            object.__setattr__(self, "extra", FrozenMap(self.extra))
 
     def sample_for(self, index: int) -> GpuSample | None:
         for s in self.samples:

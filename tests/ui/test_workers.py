@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+import pytest
 from PySide6.QtCore import QThread
 
 from gpumon.telemetry.simulated import SimulatedSource
-from gpumon.telemetry.types import SourceState
+from gpumon.telemetry.types import Snapshot, SourceState
 from gpumon.ui.window.workers import SamplingThread, clamp_interval
 
 
@@ -41,6 +44,47 @@ def test_error_in_a_tick_becomes_a_signal_and_sampling_goes_on(qtbot):
     qtbot.waitUntil(lambda: bool(errors) and len(count) >= 3, timeout=5000)
     assert isinstance(errors[0], RuntimeError)
     assert sampling.stop()
+
+
+def test_a_provider_that_raises_keeps_the_snapshot_and_the_others_extras(qtbot):
+    """The NVML data of a tick is not lost to a decoration: every tick still arrives, with
+    the working provider's series, and the failure is reported once, not every tick."""
+    sampling = SamplingThread(lambda: SimulatedSource(2, seed=3), 0.1)
+    sampling.add_extra_provider(lambda snap: {0: {"good_count": 1.0}})
+
+    def broken(snap):  # type: ignore[no-untyped-def]
+        raise RuntimeError("torch counters unreadable")
+
+    sampling.add_extra_provider(broken)
+    errors: list[BaseException] = []
+    sampling.errored.connect(errors.append)
+    snaps: list[Snapshot] = []
+    sampling.snapshot.connect(snaps.append)
+    sampling.start()
+    qtbot.waitUntil(lambda: len(snaps) >= 4, timeout=5000)
+    assert sampling.stop()
+    assert all(len(s.samples) == 2 and s.samples[0].mem_used_bytes is not None for s in snaps)
+    assert all(s.extra[0]["good_count"] == 1.0 for s in snaps)
+    assert [str(e) for e in errors] == ["torch counters unreadable"]
+
+
+def test_snapshot_extra_is_read_only_and_survives_pickling() -> None:
+    import pickle
+
+    from gpumon.telemetry.types import FrozenMap
+
+    src = SimulatedSource(1, seed=3)
+    src.open()
+    given = {0: {"x": 1.0}}
+    snap = dataclasses.replace(src.sample(), extra=given)
+    given[0]["x"] = 2.0  # the caller's dict is copied, not kept
+    assert snap.extra[0]["x"] == 1.0 and isinstance(snap.extra, FrozenMap)
+    with pytest.raises(TypeError):
+        snap.extra[0]["x"] = 3.0  # type: ignore[index]
+    with pytest.raises(TypeError):
+        snap.extra[1] = {}  # type: ignore[index]
+    again = pickle.loads(pickle.dumps(snap))
+    assert again.extra[0]["x"] == 1.0 and again == snap
 
 
 def test_a_factory_that_raises_is_reported(qtbot):

@@ -61,16 +61,13 @@ class SamplerWorker(QObject):
         self._timer: QTimer | None = None
         self._providers: tuple[ExtraProvider, ...] = ()
         self._lock = threading.Lock()
+        self._failing: set[int] = set()  # id() of providers whose last call raised
 
     # -- called from any thread ---------------------------------------------------------
     def add_extra_provider(self, provider: ExtraProvider) -> None:
         """Register a callable that adds per-GPU extra series to every Snapshot (thread-safe)."""
         with self._lock:
             self._providers = (*self._providers, provider)
-
-    def remove_extra_provider(self, provider: ExtraProvider) -> None:
-        with self._lock:
-            self._providers = tuple(p for p in self._providers if p is not provider)
 
     # -- slots, worker thread -----------------------------------------------------------
     @Slot()
@@ -172,12 +169,22 @@ class SamplerWorker(QObject):
             return
         self.snapshot.emit(snap)
 
-    @staticmethod
-    def _with_extras(snap: Snapshot, providers: tuple[ExtraProvider, ...]) -> Snapshot:
+    def _with_extras(self, snap: Snapshot, providers: tuple[ExtraProvider, ...]) -> Snapshot:
+        """``snap`` with each provider's series added. A provider that raises adds nothing
+        this tick, and is reported once until it works again; the snapshot still goes out."""
         extra: dict[int, dict[str, float]] = {k: dict(v) for k, v in snap.extra.items()}
         for provider in providers:
-            for gpu, values in provider(snap).items():
-                extra.setdefault(gpu, {}).update(values)
+            try:
+                added = provider(snap)
+                for gpu, values in added.items():
+                    extra.setdefault(gpu, {}).update(values)
+            except Exception as exc:  # noqa: BLE001 - a decoration must not cost the data
+                if id(provider) not in self._failing:
+                    self._failing.add(id(provider))
+                    log.exception("extra provider %r failed", provider)
+                    self.errored.emit(exc)
+            else:
+                self._failing.discard(id(provider))
         return dataclasses.replace(snap, extra=extra)
 
 
@@ -242,9 +249,6 @@ class SamplingThread(QObject):
     def add_extra_provider(self, provider: ExtraProvider) -> None:
         """Add per-GPU extra series to every Snapshot; ``provider`` runs in the worker thread."""
         self.worker.add_extra_provider(provider)
-
-    def remove_extra_provider(self, provider: ExtraProvider) -> None:
-        self.worker.remove_extra_provider(provider)
 
     def stop(self, timeout_s: float = 10.0) -> bool:
         """Stop the timer, close the source and join the thread. False if it did not end."""
