@@ -79,11 +79,11 @@ def _cuda_available() -> bool:
 
 def human_bytes(n: float) -> str:
     """``1.5 GiB``, ``12 KiB``, ``8 B``."""
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
-    return f"{n:.1f} PiB"  # pragma: no cover - the loop returns at TiB
+    return f"{n:.1f} TiB"
 
 
 def host_available_bytes() -> int:
