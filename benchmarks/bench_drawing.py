@@ -97,7 +97,7 @@ def measure(app: QApplication, snaps: list[Snapshot], window_s: int, frames: int
     window.resize(1400, 900)
     window.show()
     app.processEvents()
-    window._on_snapshot(snaps[0])  # panels are created for the GPUs
+    window.sampling.snapshot.emit(snaps[0])  # panels are created for the GPUs
     for snap in snaps[1:WINDOW_S]:
         window.history.append(snap)
     app.processEvents()
@@ -112,7 +112,7 @@ def measure(app: QApplication, snaps: list[Snapshot], window_s: int, frames: int
         if profiler:
             profiler.enable()
         a = time.perf_counter()
-        window._on_snapshot(snap)
+        window.sampling.snapshot.emit(snap)
         b = time.perf_counter()
         app.processEvents()
         c = time.perf_counter()

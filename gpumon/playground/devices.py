@@ -9,7 +9,6 @@ import torch when called (from the engine's thread).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -72,12 +71,11 @@ class DeviceOption:
 
     name: str  # "cpu", "cuda:0", "meta"
     label: str  # "cuda:0 — NVIDIA H100 (80 GiB)"
-    nvml_index: int | None = None  # the NVML GPU this cuda device is, matched by UUID
-    uuid: str | None = None
+    uuid: str | None = None  # torch's UUID of a cuda device (its NVML GPU is matched by it)
     total_memory_bytes: int | None = None
 
 
-def list_devices(nvml_uuids: Sequence[str] = ()) -> list[DeviceOption]:
+def list_devices() -> list[DeviceOption]:
     """``cpu``, every ``cuda:i`` torch sees, and ``meta`` when there is no CUDA device.
 
     Imports torch. Never raises: a device whose properties cannot be read is still listed.
@@ -99,12 +97,11 @@ def list_devices(nvml_uuids: Sequence[str] = ()) -> list[DeviceOption]:
         except Exception:  # noqa: BLE001
             uuids.append("")
             infos.append(("unknown GPU", None))
-    matches = match_cuda_to_nvml(uuids, list(nvml_uuids))
     for i, (name, total) in enumerate(infos):
         size = "" if total is None else f" ({total / 2**30:.0f} GiB)"
         options.append(
-            DeviceOption(f"cuda:{i}", f"cuda:{i} — {name}{size}", matches.get(i),
-                         normalize_uuid(uuids[i]), total)
+            DeviceOption(f"cuda:{i}", f"cuda:{i} — {name}{size}", normalize_uuid(uuids[i]),
+                         total)
         )
     if count == 0:
         options.append(DeviceOption("meta", "meta — shapes only, no data (no GPU here)"))

@@ -72,11 +72,11 @@ class Engine:
                                        threads, cores, note)
         return self._load_status
 
-    def devices(self, nvml_uuids: list[str] | tuple[str, ...] = ()) -> list[DeviceOption]:
+    def devices(self) -> list[DeviceOption]:
         """Devices to offer (imports torch); cpu only if torch cannot be imported."""
         if not self.ensure_loaded().ok:
             return [DeviceOption("cpu", "cpu — main memory")]
-        return list_devices(nvml_uuids)
+        return list_devices()
 
     # --- running ---------------------------------------------------------------------------
 

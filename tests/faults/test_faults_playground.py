@@ -110,9 +110,8 @@ def test_corpus_through_the_engine_thread(qtbot, probe: list[int]) -> None:
 
 
 def test_corpus_through_the_playground_page(qtbot, make_window, probe: list[int]) -> None:
-    panel_module = pytest.importorskip("gpumon.ui.playground.panel")
     w = make_window()
-    panel = getattr(w, "playground", None) or panel_module.PlaygroundPanel(w)
+    panel = w.playground
     outcomes: list[Outcome] = []
     w.engine.outcomeReady.connect(outcomes.append)
     for action in SETUP:

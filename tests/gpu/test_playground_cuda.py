@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from gpumon.playground import actions as A
-from gpumon.playground.devices import list_devices, match_cuda_to_nvml
+from gpumon.playground.devices import list_devices, match_cuda_to_nvml, normalize_uuid
 from gpumon.playground.engine import Engine
 from gpumon.playground.memory import torch_memory_counters
 
@@ -88,5 +88,6 @@ def test_uuid_matching_against_nvml() -> None:
     matches = match_cuda_to_nvml(cuda, nvml)
     assert all(v is not None for v in matches.values()), (cuda, nvml)
     assert len(set(matches.values())) == len(matches)
-    options = list_devices(nvml)
-    assert [o.nvml_index for o in options if o.name.startswith("cuda:")] == list(matches.values())
+    options = [o for o in list_devices() if o.name.startswith("cuda:")]
+    assert [o.uuid for o in options] == [normalize_uuid(u) for u in cuda]
+    assert match_cuda_to_nvml([o.uuid or "" for o in options], nvml) == matches

@@ -55,8 +55,21 @@ def test_unknown_or_unreadable_uuid_matches_nothing() -> None:
     assert match_cuda_to_nvml([], U) == {}
 
 
-def test_prefixed_on_both_sides_and_mig_prefix() -> None:
-    assert match_cuda_to_nvml([U[1], "MIG-" + bare(U[0])], U) == {0: 1, 1: 0}
+def test_prefixed_on_both_sides() -> None:
+    assert match_cuda_to_nvml([U[1], U[0]], U) == {0: 1, 1: 0}
+
+
+# A MIG instance has a UUID of its own (``MIG-`` and 32 hex digits unrelated to its parent's,
+# as ``nvidia-smi -L`` lists it under the parent GPU); torch on a MIG instance reports those.
+MIG = "MIG-1d2c3b4a-5e6f-5a7b-9c8d-0e1f2a3b4c5d"
+
+
+def test_mig_instance_matches_its_own_uuid_never_its_parent() -> None:
+    assert normalize_uuid(MIG) == "1d2c3b4a5e6f5a7b9c8d0e1f2a3b4c5d"
+    # NVML's device list has the parent GPUs only: the instance matches none of them.
+    assert match_cuda_to_nvml([MIG.removeprefix("MIG-")], U) == {0: None}
+    # Where NVML lists the instance itself (its MIG handle), torch's bare digits match it.
+    assert match_cuda_to_nvml([MIG.removeprefix("MIG-"), bare(U[2])], [*U, MIG]) == {0: 4, 1: 2}
 
 
 @pytest.mark.parametrize(("index", "count", "ok"),
@@ -94,7 +107,7 @@ def test_resolve_passes_cuda_through_without_cuda_so_torch_speaks() -> None:
 
 
 def test_list_devices_offers_cpu_and_cuda_or_meta() -> None:
-    names = [d.name for d in list_devices([])]
+    names = [d.name for d in list_devices()]
     assert names[0] == "cpu"
     count = torch.cuda.device_count() if torch.cuda.is_available() else 0
     if count:

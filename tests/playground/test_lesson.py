@@ -227,7 +227,7 @@ class CountingEngine(Engine):
         self.gpus = gpus
         self.ran: list[A.Action] = []
 
-    def devices(self, nvml_uuids: list[str] | tuple[str, ...] = ()) -> list[DeviceOption]:
+    def devices(self) -> list[DeviceOption]:
         return [DeviceOption("cpu", "cpu"),
                 *(DeviceOption(f"cuda:{i}", f"cuda:{i}") for i in range(self.gpus))]
 

@@ -38,8 +38,8 @@ def test_save_graph_png_and_svg(qtbot, make_window, tmp_path):
     w = make_window()
     qtbot.waitUntil(lambda: w.history.count(0) >= 3, timeout=5000)
     png, svg = tmp_path / "mem.png", tmp_path / "util.svg"
-    assert w.menus.files.save_graph(0, "memory", png)
-    assert w.menus.files.save_graph(1, "utilization", svg)
+    assert w.files.save_graph(0, "memory", png)
+    assert w.files.save_graph(1, "utilization", svg)
     image = QImage(str(png))
     assert not image.isNull() and image.width() > 0 and image.height() > 0
     root = ET.parse(svg).getroot()
@@ -51,7 +51,7 @@ def test_recording_survives_a_lost_gpu(qtbot, make_window, tmp_path):
     w = make_window(lambda: SimulatedSource(3, seed=1, faults=faults))
     qtbot.waitUntil(lambda: w.latest_snapshot is not None, timeout=5000)
     path = tmp_path / "rec.csv"
-    files = w.menus.files
+    files = w.files
     assert files.start_recording(path)
     rec = w.findChild(QLabel, "recIndicator")
     assert rec.isVisible() and w.findChild(QAction, "actionRecord").isChecked()
@@ -81,7 +81,7 @@ def test_export_visible_window(qtbot, make_window, tmp_path):
     qtbot.waitUntil(lambda: w.history.count(0) >= 5, timeout=5000)
     w.set_paused(True)
     path = tmp_path / "window.csv"
-    files = w.menus.files
+    files = w.files
     with qtbot.waitSignal(files.exportFinished, timeout=10000) as done:
         assert files.export_window(path)
     n = done.args[1]
@@ -97,7 +97,7 @@ def test_export_visible_window(qtbot, make_window, tmp_path):
 def test_unwritable_paths_give_a_sentence(qtbot, make_window, tmp_path):
     w = make_window()
     qtbot.waitUntil(lambda: w.gpu_panel(0) is not None, timeout=5000)
-    files = w.menus.files
+    files = w.files
     missing = tmp_path / "no such folder"
     assert not files.save_graph(0, "memory", missing / "m.png")
     assert "could not be saved" in files.last_message
@@ -117,7 +117,7 @@ def test_unwritable_paths_give_a_sentence(qtbot, make_window, tmp_path):
 def test_disk_full_while_recording_stops_with_a_message(qtbot, make_window, tmp_path):
     w = make_window()
     qtbot.waitUntil(lambda: w.latest_snapshot is not None, timeout=5000)
-    files = w.menus.files
+    files = w.files
     assert files.start_recording(tmp_path / "rec.csv")
 
     class Full:
@@ -151,7 +151,7 @@ def test_export_writes_on_a_worker_thread_and_refuses_a_second_meanwhile(
         return real_write(table, path)
 
     monkeypatch.setattr(ex, "write_history_csv", slow_write)
-    files = w.menus.files
+    files = w.files
     assert files.export_window(tmp_path / "a.csv")  # returns while the write waits
     start = w.snapshot_count
     qtbot.waitUntil(lambda: w.snapshot_count >= start + 2, timeout=5000)  # the GUI goes on

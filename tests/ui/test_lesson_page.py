@@ -12,7 +12,7 @@ from gpumon.ui.lesson.page import LessonPage
 
 def _page(w) -> LessonPage:  # type: ignore[no-untyped-def]
     assert w.findChild(LessonPage, "lessonPage") is None  # built on first use, not at start
-    assert w.menus.lesson is not None  # builds it
+    assert w.lesson is not None  # builds it
     page = w.findChild(LessonPage, "lessonPage")
     assert page is not None
     return page

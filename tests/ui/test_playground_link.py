@@ -16,7 +16,12 @@ from gpumon.playground.outcome import Outcome
 from gpumon.telemetry.metrics import GIB
 from gpumon.telemetry.simulated import SimulatedSource
 from gpumon.ui.monitor.panel import GpuPanel
-from gpumon.ui.playground.monitor_link import ALLOCATED_KEY, RESERVED_KEY, TorchMemoryProvider
+from gpumon.ui.playground.monitor_link import (
+    ALLOCATED_KEY,
+    RESERVED_KEY,
+    TorchMemoryProvider,
+    cuda_to_nvml,
+)
 from gpumon.ui.playground.style import device_color
 
 
@@ -40,7 +45,7 @@ def pretend_cuda0_is_nvml_gpu(window, nvml_index: int) -> None:  # type: ignore[
     uuid = window.latest_snapshot.gpus[nvml_index].uuid
     window.playground.link.set_device_options([
         DeviceOption("cpu", "cpu — main memory"),
-        DeviceOption("cuda:0", "cuda:0 — simulated", None, normalize_uuid(uuid), 24 * GIB)])
+        DeviceOption("cuda:0", "cuda:0 — simulated", normalize_uuid(uuid), 24 * GIB)])
 
 
 def test_provider_maps_cuda_index_to_nvml_by_uuid() -> None:
@@ -49,9 +54,14 @@ def test_provider_maps_cuda_index_to_nvml_by_uuid() -> None:
     snap = gpus.sample()
     provider = TorchMemoryProvider(lambda: {0: (100, 200), 1: (5, 6)})
     assert provider(snap) == {}  # no cuda UUIDs known: never guess by position
-    provider.set_cuda_uuids([snap.gpus[3].uuid, "GPU-not-a-uuid"])
+    mapping = cuda_to_nvml([snap.gpus[3].uuid, "GPU-not-a-uuid"], snap.gpus)
+    assert mapping == {0: snap.gpus[3]}
+    provider.set_mapping(mapping)
     assert provider(snap) == {3: {ALLOCATED_KEY: 100.0, RESERVED_KEY: 200.0}}
     assert TorchMemoryProvider(dict)(snap) == {}
+    other = SimulatedSource(4, seed=2)  # the GPU set changed before the link remapped
+    other.open()
+    assert provider(other.sample()) == {}  # nothing lands on a GPU that is not cuda:0's
 
 
 def test_fake_cuda_outcome_marks_the_matching_gpu_and_adds_torch_curves(qtbot, make_window):

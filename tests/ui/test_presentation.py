@@ -13,7 +13,12 @@ from PySide6.QtWidgets import QApplication, QLineEdit, QMessageBox, QPushButton
 
 from gpumon.telemetry.simulated import SimulatedSource
 from gpumon.ui.theme import DARK, LIGHT
-from gpumon.ui.window.presentation import SHORTCUTS, base_font_and_palette, show_about
+from gpumon.ui.window.presentation import (
+    SHORTCUTS,
+    base_font_and_palette,
+    show_about,
+    versions,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -54,7 +59,7 @@ def test_zoom_in_out_reset_scales_fonts_within_bounds(qtbot, make_window):
     _trigger(w, "actionZoomIn")
     assert QApplication.font().pointSizeF() > base
     qtbot.waitUntil(lambda: w.font().pointSizeF() > base, timeout=2000)  # font change events
-    assert w.settings.zoom == w.menus.presentation.zoom > 1.0
+    assert w.settings.zoom == w.presentation.zoom > 1.0
     _trigger(w, "actionZoomOut")
     _trigger(w, "actionZoomOut")
     assert QApplication.font().pointSizeF() < base
@@ -62,10 +67,10 @@ def test_zoom_in_out_reset_scales_fonts_within_bounds(qtbot, make_window):
     assert QApplication.font().pointSizeF() == pytest.approx(base)
     for _ in range(30):
         _trigger(w, "actionZoomIn")
-    assert w.menus.presentation.zoom == 3.0
+    assert w.presentation.zoom == 3.0
     for _ in range(30):
         _trigger(w, "actionZoomOut")
-    assert w.menus.presentation.zoom == 0.5
+    assert w.presentation.zoom == 0.5
 
 
 def test_zoom_scales_graph_ticks_and_curves(qtbot, make_window):
@@ -74,10 +79,10 @@ def test_zoom_scales_graph_ticks_and_curves(qtbot, make_window):
     plot = w.gpu_panel(0).memory_plot
     before = plot.getAxis("left").style["tickFont"].pointSizeF()
     width = plot.listDataItems()[0].opts["pen"].widthF()
-    w.menus.presentation.set_zoom(2.0)
+    w.presentation.set_zoom(2.0)
     assert plot.getAxis("left").style["tickFont"].pointSizeF() == pytest.approx(2 * before)
     assert plot.listDataItems()[0].opts["pen"].widthF() == pytest.approx(2 * width)
-    w.menus.presentation.reset_zoom()
+    w.presentation.reset_zoom()
     assert plot.listDataItems()[0].opts["pen"].widthF() == pytest.approx(width)
 
 
@@ -109,7 +114,7 @@ def test_theme_changes_palette_and_plots_including_new_panels(qtbot, make_window
 def test_keyboard_shortcuts(qtbot, make_window):
     w = make_window()
     _active(qtbot, w)
-    p = w.menus.presentation
+    p = w.presentation
     qtbot.keyClick(w, Qt.Key.Key_Equal, Qt.KeyboardModifier.ControlModifier)
     assert p.zoom > 1.0
     qtbot.keyClick(w, Qt.Key.Key_0, Qt.KeyboardModifier.ControlModifier)
@@ -168,14 +173,21 @@ def test_about_box_lists_versions(qtbot, make_window):
     for word in ("gpumon", "Python", "Qt / PySide6", "pyqtgraph", "PyTorch", "NVIDIA driver",
                  "CUDA", "NVML", "simulated"):
         assert word in text, word
-    if "torch" in sys.modules:
-        assert sys.modules["torch"].__version__ in text
-    else:
-        assert "not loaded yet" in text
     box.close()
-    box2 = show_about(w)
+    box2 = show_about(w, w.latest_snapshot)
     assert box2.objectName() == "aboutDialog"
     box2.close()
+
+
+def test_about_box_names_torch_only_once_loaded(monkeypatch) -> None:
+    """Both branches, each for certain: torch loaded (its version and build), and not."""
+    import torch
+
+    loaded = dict(versions(None))["PyTorch"]
+    assert loaded.startswith(torch.__version__ + " (")
+    assert ("CPU-only build" in loaded) == (torch.version.cuda is None)
+    monkeypatch.delitem(sys.modules, "torch")
+    assert dict(versions(None))["PyTorch"].startswith("not loaded yet")
 
 
 def test_help_menu_lists_every_shortcut(make_window):

@@ -65,8 +65,8 @@ def test_settings_round_trip(qtbot, open_window, tmp_path, monkeypatch):
     uuid1 = w.gpu_panel(1).info.uuid
     w.controls.interval_spin.setValue(0.5)
     w.set_window(300)
-    w.menus.presentation.set_theme("dark")
-    w.menus.presentation.set_zoom(1.5)
+    w.presentation.set_theme("dark")
+    w.presentation.set_zoom(1.5)
     w.findChild(QAction, "actionShowGpu1").setChecked(False)
     assert not w.gpu_panel(1).isVisible() and len(w.gpu_grid.shown_panels()) == 3
     w.resize(1350, 800)
@@ -82,9 +82,9 @@ def test_settings_round_trip(qtbot, open_window, tmp_path, monkeypatch):
     w2 = open_window(again, show=True)
     assert w2.interval_s == 0.5 and w2.controls.interval_spin.value() == 0.5
     assert w2.window_s == 300 and w2.controls.window_combo.currentData() == 300
-    assert w2.menus.presentation.theme.name == "dark"
+    assert w2.presentation.theme.name == "dark"
     assert w2.findChild(QAction, "actionThemeDark").isChecked()
-    assert w2.menus.presentation.zoom == 1.5
+    assert w2.presentation.zoom == 1.5
     # The offscreen screen is 800 px square, so Qt clamps the size; the bytes are ours.
     assert restored == [bytes(again.geometry)]
     qtbot.waitUntil(lambda: w2.gpu_panel(3) is not None, timeout=5000)

@@ -85,7 +85,7 @@ def test_widening_the_window_shows_data_already_sampled(make_window):
     src.open()
     for _ in range(600):  # ten minutes at 1 s while a 1-minute window is shown
         clock[0] += 1.0
-        w._on_snapshot(src.sample())
+        w.sampling.snapshot.emit(src.sample())
     w.controls.window_combo.setCurrentIndex(w.controls.window_combo.findData(900))
     assert w.window_s == 900
     times, values = w.history.series(0, "gpu_util_pct", since=clock[0] - 900)
@@ -194,7 +194,7 @@ def test_playground_and_lesson_pages_are_built_when_first_shown(qtbot, make_wind
     assert page is not None and w.tabs.currentWidget() is page and page.isVisible()
     assert w.tabs.indexOf(page) == lesson_index and w.tabs.tabText(lesson_index) == "Lesson"
     assert seen[-1] == lesson_index
-    assert w.menus.lesson is page  # built once
+    assert w.lesson is page  # built once
     assert w.findChild(QWidget, "playgroundPanel") is None
     assert w.page("Monitor") is w.tabs.widget(0)
     w.tabs.setCurrentIndex(0)

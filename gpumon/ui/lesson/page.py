@@ -1,9 +1,9 @@
 """The "Lesson" tab: the GPU-computing lesson one step at a time, run for real.
 
 Each step shows its narration and code; "Run" plays it with a
-:class:`~gpumon.playground.lesson.LessonRunner` on the window's one engine thread
-(``MainWindow.engine.call``), so torch never runs in the GUI thread. The runner has an Engine
-of its own on that thread: its workspace is the lesson's, and the playground's is left alone.
+:class:`~gpumon.playground.lesson.LessonRunner` through the engine client it is given
+(``EngineThread.run_lesson_step``), so torch never runs in the GUI thread. The runner has an
+Engine of its own there: its workspace is the lesson's, and the playground's is left alone.
 The outcome shown is what torch really answered on this machine:
 values and devices, or the error with its explanation, then the meta variant where the
 machine has no CUDA GPU.
@@ -27,13 +27,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpumon.playground.engine import Engine  # torch-free until it runs
-from gpumon.playground.lesson import LESSON, LessonRunner, LessonStep, StepResult
+from gpumon.playground.lesson import LESSON, LessonStep, StepResult
 from gpumon.playground.outcome import LoadStatus, Outcome
 
 if TYPE_CHECKING:
     from gpumon.telemetry.types import Snapshot
-    from gpumon.ui.window.main_window import MainWindow
+    from gpumon.ui.playground.engine_worker import EngineThread
 
 ERROR_COLOUR = "#d32f2f"
 OK_COLOUR = "#2e7d32"
@@ -92,18 +91,17 @@ class LessonPage(QWidget):
 
     stepFinished = Signal(object)  # StepResult, after it is shown
 
-    def __init__(self, window: MainWindow, steps: tuple[LessonStep, ...] = LESSON,
+    def __init__(self, engine: EngineThread, steps: tuple[LessonStep, ...] = LESSON,
                  parent: QWidget | None = None) -> None:
+        """``engine`` runs the steps; feed ``on_snapshot`` for step 1's nvidia-smi."""
         super().__init__(parent)
         self.setObjectName("lessonPage")
-        self._window = window
-        self._engine = window.engine
+        self._engine = engine
+        self._latest: Snapshot | None = None
         self._steps = steps
         self._index = 0
         self._results: dict[int, StepResult] = {}
         self._ticket: int | None = None
-        self._runner: LessonRunner | None = None
-        self._snapshot: Snapshot | None = None  # handed to the runner for step 1
 
         self.counter = QLabel()
         self.counter.setObjectName("lessonCounter")
@@ -222,20 +220,13 @@ class LessonPage(QWidget):
         if self.running:
             return
         number = self._index + 1
-        self._snapshot = self._window.latest_snapshot
-        self._ticket = self._engine.call(lambda engine: self._play(engine, number))
+        self._ticket = self._engine.run_lesson_step(self._steps, number, self._latest)
         self._set_busy(True, f"Running step {number}…")
 
-    def _play(self, engine: Engine, number: int) -> StepResult:
-        """On the engine thread: the lesson's runner, fed the snapshot taken at Run.
-
-        The runner gets an Engine of its own (on the same thread): jumping between steps
-        clears and replays the runner's workspace, which must never wipe the tensors a
-        person made in the Playground.
-        """
-        if self._runner is None:
-            self._runner = LessonRunner(Engine(), lambda: self._snapshot, self._steps)
-        return self._runner.run_step(number)
+    @Slot(object)
+    def on_snapshot(self, snap: Snapshot) -> None:
+        """The latest snapshot: step 1 prints it as nvidia-smi would."""
+        self._latest = snap
 
     @Slot(int, object)
     def _on_call_finished(self, ticket: int, result: object) -> None:

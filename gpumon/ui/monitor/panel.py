@@ -81,9 +81,11 @@ def _make_plot(y_label: str) -> LitePlotWidget:
     item.getViewBox().setMouseEnabled(x=False, y=False)
     item.showGrid(x=True, y=True, alpha=0.25)
     item.setLabel("left", y_label)
-    item.getAxis("bottom").setStyle(tickTextOffset=2)
     for side in ("left", "bottom"):
         axis = item.getAxis(side)
+        assert axis is not None  # a LitePlot has these two
+        if side == "bottom":
+            axis.setStyle(tickTextOffset=2)
         axis.setStyle(maxTickLevel=1)  # grid lines at major and minor ticks, not sub-minor
         # The axis draws the grid across the whole plot, so every curve redraw used to
         # replay its picture (ticks, text, grid: ~0.7 ms an axis here). Cached as a pixmap,
@@ -230,11 +232,6 @@ class GpuPanel(QFrame):
             _, old = self._markers.pop(0)
             self.memory_plot.removeItem(old)
         return line
-
-    def clear_markers(self) -> None:
-        for _, line in self._markers:
-            self.memory_plot.removeItem(line)
-        self._markers.clear()
 
     def set_window(self, window_s: float) -> None:
         self._window_s = float(window_s)

@@ -13,8 +13,7 @@ API (every method is called from the GUI thread, every signal arrives in the GUI
     engine = EngineThread(parent)               # nothing started yet
     engine.loadingStarted.connect(...)          # ()       import torch began (on the thread)
     engine.loadingFinished.connect(...)         # (LoadStatus)  ok, message ("PyTorch 2.13 ...")
-    engine.devicesChanged.connect(...)          # (list[DeviceOption])  after loading, and
-                                                #   after set_nvml_uuids() once loaded
+    engine.devicesChanged.connect(...)          # (list[DeviceOption])  after loading
     engine.outcomeReady.connect(...)            # (Outcome)  every action, whoever submitted it
     engine.actionFinished.connect(...)          # (ticket: int, Outcome)  to find your own
     engine.workspaceChanged.connect(...)        # (list[WorkspaceEntry])  after each action
@@ -23,9 +22,10 @@ API (every method is called from the GUI thread, every signal arrives in the GUI
     engine.callFinished.connect(...)            # (ticket: int, result or exception)
 
     engine.load()                               # start importing torch now (optional)
-    engine.set_nvml_uuids(uuids)                # NVML GPU UUIDs, to match cuda:i by UUID
     ticket = engine.submit(A.CreateTensor("x", "[1, 2, 3]"))   # queued; returns at once
     ticket = engine.call(lambda eng: eng.get("x") is not None) # any fn(Engine), on the thread
+    ticket = engine.run_lesson_step(steps, 3, snapshot)  # a lesson step; StepResult by
+                                                #   callFinished (the lesson's own workspace)
     engine.busy, engine.queue_length, engine.load_status, engine.device_options
     engine.stop()                               # drop what is queued, wait for the running
                                                 #   action (timeout), join; idempotent
@@ -48,7 +48,9 @@ from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 from gpumon.playground.actions import Action
 from gpumon.playground.devices import DeviceOption
 from gpumon.playground.engine import Engine
+from gpumon.playground.lesson import LessonRunner, LessonStep, StepResult
 from gpumon.playground.outcome import LoadStatus, Outcome
+from gpumon.telemetry.types import Snapshot
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +71,6 @@ class EngineWorker(QObject):
         super().__init__()
         self._factory = engine_factory
         self._engine: Engine | None = None
-        self._nvml_uuids: tuple[str, ...] = ()
         self._load_reported = False
         self._cancelled = threading.Event()  # set by stop(): queued work is skipped
 
@@ -82,14 +83,6 @@ class EngineWorker(QObject):
     def load(self) -> None:
         if not self._cancelled.is_set():
             self._ensure_loaded()
-
-    @Slot(object)
-    def set_nvml_uuids(self, uuids: tuple[str, ...]) -> None:
-        changed = uuids != self._nvml_uuids
-        self._nvml_uuids = uuids
-        engine = self._engine
-        if changed and engine is not None and engine.is_loaded and not self._cancelled.is_set():
-            self.devicesChanged.emit(engine.devices(self._nvml_uuids))
 
     @Slot(int, object)
     def run(self, ticket: int, action: Action) -> None:
@@ -138,7 +131,7 @@ class EngineWorker(QObject):
                 self._load_reported = True
                 self.loadingFinished.emit(status)
                 if status.ok:
-                    self.devicesChanged.emit(engine.devices(self._nvml_uuids))
+                    self.devicesChanged.emit(engine.devices())
         return engine
 
 
@@ -156,7 +149,6 @@ class EngineThread(QObject):
     callFinished = Signal(int, object)  # ticket, result or exception
 
     _req_load = Signal()
-    _req_uuids = Signal(object)
     _req_run = Signal(int, object)
     _req_call = Signal(int, object)
 
@@ -168,7 +160,6 @@ class EngineThread(QObject):
         self.worker = EngineWorker(engine_factory)
         self.worker.moveToThread(self._thread)
         self._req_load.connect(self.worker.load)
-        self._req_uuids.connect(self.worker.set_nvml_uuids)
         self._req_run.connect(self.worker.run)
         self._req_call.connect(self.worker.call)
         # Runs on the engine thread as it ends: its tensors are dropped where they were made.
@@ -187,6 +178,8 @@ class EngineThread(QObject):
         self._loading = False
         self.load_status: LoadStatus | None = None
         self.device_options: list[DeviceOption] = []
+        self._lesson_runners: dict[tuple[LessonStep, ...], LessonRunner] = {}  # engine thread
+        self._lesson_snapshot: list[Snapshot | None] = [None]  # read on the engine thread
 
     # -- state -----------------------------------------------------------------------------
     @property
@@ -214,12 +207,6 @@ class EngineThread(QObject):
         if self._ensure_started() and self.load_status is None:
             self._req_load.emit()
 
-    def set_nvml_uuids(self, uuids: Sequence[str]) -> None:
-        """NVML's GPU UUIDs, so DeviceOption.nvml_index matches cuda:i by UUID."""
-        if not self._stopped:
-            self._ensure_started()
-            self._req_uuids.emit(tuple(uuids))
-
     def submit(self, action: Action) -> int:
         """Queue ``action``; returns its ticket (-1 when stopped). The Outcome comes later."""
         if not self._ensure_started():
@@ -241,6 +228,25 @@ class EngineThread(QObject):
         if not was_busy:
             self.busyChanged.emit(True)
         return ticket
+
+    def run_lesson_step(self, steps: Sequence[LessonStep], number: int,
+                        snapshot: Snapshot | None) -> int:
+        """Play step ``number`` of ``steps`` after what is queued; its StepResult (or the
+        exception a bug raised) comes by ``callFinished``. The lesson's runner has an Engine
+        of its own on the engine thread: jumping between steps clears and replays the
+        runner's workspace, which must never wipe the tensors made in the Playground."""
+        key = tuple(steps)
+        box = [snapshot]  # what step 1's nvidia-smi shows: the snapshot taken at Run
+
+        def play(_engine: Engine) -> StepResult:
+            runner = self._lesson_runners.get(key)
+            if runner is None:
+                runner = LessonRunner(Engine(), lambda: self._lesson_snapshot[0], key)
+                self._lesson_runners[key] = runner
+            self._lesson_snapshot = box
+            return runner.run_step(number)
+
+        return self.call(play)
 
     def stop(self, timeout_s: float = 10.0) -> bool:
         """Skip what is queued, let the running action end, join. False if it did not end."""

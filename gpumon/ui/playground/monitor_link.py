@@ -1,7 +1,8 @@
 """The playground's link to the monitor: markers on GPU graphs and torch's memory counters.
 
 ``cuda:i`` is matched to the NVML GPU with the same UUID (torch's UUID from the engine's
-DeviceOptions, NVML's from the latest Snapshot): CUDA and NVML number GPUs differently. An
+DeviceOptions, NVML's from the grid's GPUs), in ``MonitorLink._remap`` only: CUDA and NVML
+number GPUs differently. An
 outcome that touched ``cuda:i`` becomes a marker on that GPU's graphs, and from then on the
 GPU's memory graph also plots NVML's used-by-this-process and torch's reserved and
 allocated bytes, which :class:`TorchMemoryProvider` adds to every Snapshot from the sampling
@@ -33,8 +34,8 @@ from gpumon.ui.playground.style import (
 )
 
 if TYPE_CHECKING:
+    from gpumon.ui.monitor.grid import GpuGrid
     from gpumon.ui.monitor.panel import GpuPanel
-    from gpumon.ui.window.main_window import MainWindow
 
 ALLOCATED_KEY = "torch_allocated_bytes"
 RESERVED_KEY = "torch_reserved_bytes"
@@ -53,10 +54,10 @@ _MARKS_PROPERTY = "playgroundMarkers"  # how many markers the playground put on 
 Counters = Callable[[], dict[int, tuple[int, int]]]
 
 
-def cuda_to_nvml(cuda_uuids: Sequence[str], gpus: Sequence[GpuInfo]) -> dict[int, int]:
-    """``{cuda index: NVML GpuInfo.index}`` for the cuda devices whose UUID NVML also lists."""
+def cuda_to_nvml(cuda_uuids: Sequence[str], gpus: Sequence[GpuInfo]) -> dict[int, GpuInfo]:
+    """``{cuda index: NVML GpuInfo}`` for the cuda devices whose UUID NVML also lists."""
     matches = match_cuda_to_nvml(list(cuda_uuids), [g.uuid for g in gpus])
-    return {c: gpus[pos].index for c, pos in matches.items() if pos is not None}
+    return {c: gpus[pos] for c, pos in matches.items() if pos is not None}
 
 
 class TorchMemoryProvider:
@@ -64,26 +65,29 @@ class TorchMemoryProvider:
 
     ``counters`` defaults to :func:`torch_memory_counters`, which never imports torch and
     returns ``{}`` until CUDA is initialised, so this costs nothing before the playground
-    uses a GPU. The cuda UUIDs are replaced whole (one assignment), safe across threads.
+    uses a GPU. The mapping comes from the link (one assignment, safe across threads); a
+    GPU whose UUID is not the mapped one (the GPU set changed since) gets nothing.
     """
 
     def __init__(self, counters: Counters = torch_memory_counters) -> None:
         self.counters = counters  # replaceable: tests feed fake counters
-        self._cuda_uuids: tuple[str, ...] = ()
+        self._mapping: dict[int, GpuInfo] = {}
 
-    def set_cuda_uuids(self, uuids: Sequence[str]) -> None:
-        self._cuda_uuids = tuple(uuids)
+    def set_mapping(self, mapping: dict[int, GpuInfo]) -> None:
+        """``{cuda index: NVML GpuInfo}``, as :func:`cuda_to_nvml` made it."""
+        self._mapping = dict(mapping)
 
     def __call__(self, snap: Snapshot) -> dict[int, dict[str, float]]:
         counters = self.counters()
         if not counters:
             return {}
-        mapping = cuda_to_nvml(self._cuda_uuids, snap.gpus)
+        mapping = self._mapping
+        uuids = {g.index: g.uuid for g in snap.gpus}
         out: dict[int, dict[str, float]] = {}
         for index, (allocated, reserved) in counters.items():
-            nvml = mapping.get(index)
-            if nvml is not None:
-                out[nvml] = {ALLOCATED_KEY: float(allocated), RESERVED_KEY: float(reserved)}
+            info = mapping.get(index)
+            if info is not None and uuids.get(info.index) == info.uuid:
+                out[info.index] = {ALLOCATED_KEY: float(allocated), RESERVED_KEY: float(reserved)}
         return out
 
 
@@ -96,45 +100,44 @@ class Marker:
 
 
 class MonitorLink(QObject):
-    """Puts outcomes on the graphs of the GPUs they touched (see the module doc)."""
+    """Puts outcomes on the graphs of the GPUs they touched (see the module doc).
 
-    def __init__(self, window: MainWindow, counters: Counters = torch_memory_counters) -> None:
-        super().__init__(window)
-        self._window = window
+    Wiring, done by whoever owns the sampler: ``sampling.add_extra_provider(link.provider)``,
+    and ``reapply`` when the grid's panels are rebuilt.
+    """
+
+    def __init__(self, grid: GpuGrid, parent: QObject | None = None,
+                 counters: Counters = torch_memory_counters) -> None:
+        super().__init__(parent)
+        self._grid = grid
         self.provider = TorchMemoryProvider(counters)
-        self._cuda_uuids: dict[int, str] = {}
-        self._fallback: dict[int, int] = {}  # DeviceOption.nvml_index, before any snapshot
+        self._cuda_uuids: tuple[str, ...] = ()
+        self._mapping: dict[int, GpuInfo] = {}
         self.markers: list[Marker] = []
         self.used: set[str] = set()  # cuda devices the playground touched
-        window.sampling.add_extra_provider(self.provider)
-        window.gpuPanelsChanged.connect(self._reapply)
 
     def set_device_options(self, options: Sequence[DeviceOption]) -> None:
         """The engine's devices: torch's UUID of each cuda:i (for the mapping)."""
         uuids: dict[int, str] = {}
-        self._fallback = {}
         for opt in options:
             index = cuda_index(opt.name)
             if index is not None:
                 uuids[index] = opt.uuid or ""
-                if opt.nvml_index is not None:
-                    self._fallback[index] = opt.nvml_index
-        self._cuda_uuids = uuids
         count = max(uuids) + 1 if uuids else 0
-        self.provider.set_cuda_uuids([uuids.get(i, "") for i in range(count)])
+        self._cuda_uuids = tuple(uuids.get(i, "") for i in range(count))
+        self._remap()
         self._ensure_used_series()
 
     def nvml_index(self, device: str) -> int | None:
         """The NVML GPU index of ``cuda:i``, matched by UUID; None when unknown."""
         index = cuda_index(device)
-        if index is None:
-            return None
-        snap = self._window.latest_snapshot
-        if snap is not None and snap.gpus:
-            count = max(self._cuda_uuids) + 1 if self._cuda_uuids else 0
-            ordered = [self._cuda_uuids.get(i, "") for i in range(count)]
-            return cuda_to_nvml(ordered, snap.gpus).get(index)
-        return self._fallback.get(index)
+        info = None if index is None else self._mapping.get(index)
+        return None if info is None else info.index
+
+    def _remap(self) -> None:
+        """The one place where cuda:i meets its NVML GPU: the grid's GPUs, by UUID."""
+        self._mapping = cuda_to_nvml(self._cuda_uuids, [p.info for p in self._grid.panels])
+        self.provider.set_mapping(self._mapping)
 
     @Slot(object)
     def on_outcome(self, outcome: Outcome) -> None:
@@ -151,11 +154,12 @@ class MonitorLink(QObject):
             if panel is not None:
                 self._ensure_series(panel)
                 self._mark(panel, marker)
-                self._window.gpu_grid.ensureWidgetVisible(panel)
+                self._grid.ensureWidgetVisible(panel)
 
     @Slot()
-    def _reapply(self) -> None:
-        """The panels were rebuilt (new source or GPU set): series and markers again."""
+    def reapply(self) -> None:
+        """The panels were rebuilt (new source or GPU set): mapping, series, markers again."""
+        self._remap()
         self._ensure_used_series()
         for marker in self.markers:
             panel = self._panel(marker.device)
@@ -170,7 +174,7 @@ class MonitorLink(QObject):
 
     def _panel(self, device: str) -> GpuPanel | None:
         nvml = self.nvml_index(device)
-        return None if nvml is None else self._window.gpu_panel(nvml)
+        return None if nvml is None else self._grid.panel(nvml)
 
     @staticmethod
     def _mark(panel: GpuPanel, marker: Marker) -> None:

@@ -1,11 +1,12 @@
 """The "Playground" page: forms, workspace table and outcome log, beside the GPU graphs.
 
-Every action goes through the window's shared :class:`EngineThread`, so torch never runs in
-the GUI thread and actions run in the order they were asked for. While this page is the
-current tab it borrows the monitor's GPU grid (and gives it back to the "Monitor" page when
-another tab is chosen), so a marker for each CUDA action and torch's memory curves appear
-next to the form that caused them. torch is imported when the page is first shown or the
-first action is queued; if it cannot be, the page says so and the monitor is unaffected.
+Every action goes through the engine client it is given (the window's shared
+:class:`EngineThread`), so torch never runs in the GUI thread and actions run in the order
+they were asked for. While this page is shown (``set_shown(True)``) it borrows the monitor's
+GPU grid (and gives it back where it was when hidden), so a marker for each CUDA action
+and torch's memory curves appear next to the form that caused them. torch is imported when
+the page is first shown or the first action is queued; if it cannot be, the page says so and
+the monitor is unaffected.
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ from gpumon.playground.actions import Action
 from gpumon.playground.devices import DeviceOption
 from gpumon.playground.memory import human_bytes
 from gpumon.playground.outcome import LoadStatus, Outcome, WorkspaceEntry
-from gpumon.telemetry.types import Snapshot
 from gpumon.ui.playground.forms import ActionForms
 from gpumon.ui.playground.log import OutcomeLog
 from gpumon.ui.playground.monitor_link import MonitorLink
@@ -46,7 +46,8 @@ from gpumon.ui.playground.style import (
 from gpumon.ui.theme import is_dark
 
 if TYPE_CHECKING:
-    from gpumon.ui.window.main_window import MainWindow
+    from gpumon.ui.monitor.grid import GpuGrid
+    from gpumon.ui.playground.engine_worker import EngineThread
 
 WORKSPACE_COLUMNS = ("name", "kind", "shape", "dtype", "device", "size")
 LEFT_MIN, LEFT_MAX = 420, 560  # the forms, workspace and log column
@@ -112,16 +113,18 @@ class WorkspaceTable(QTableWidget):
 
 
 class PlaygroundPanel(QWidget):
-    """The playground page of ``window`` (see the module doc)."""
+    """The playground page (see the module doc): actions go to ``engine``, markers and
+    torch's memory curves to ``grid``'s panels (wire ``link`` to the sampler)."""
 
-    def __init__(self, window: MainWindow, parent: QWidget | None = None) -> None:
+    def __init__(self, engine: EngineThread, grid: GpuGrid,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("playgroundPanel")
         self.setAccessibleName("PyTorch playground")
-        self._window = window
-        self.engine = window.engine
+        self.engine = engine
+        self._grid = grid
+        self._grid_home: QSplitter | None = None  # where the grid goes back when hidden
         self._mine: deque[tuple[int, str]] = deque()  # (ticket, code) submitted here
-        self._nvml_uuids: tuple[str, ...] = ()
 
         self.status_label = QLabel("PyTorch loads on its own thread when the playground is "
                                    "first used.")
@@ -141,7 +144,7 @@ class PlaygroundPanel(QWidget):
         self.forms = ActionForms()
         self.workspace_table = WorkspaceTable()
         self.log = OutcomeLog()
-        self.link = MonitorLink(window)
+        self.link = MonitorLink(grid, self)
 
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
@@ -192,13 +195,20 @@ class PlaygroundPanel(QWidget):
         e.workspaceChanged.connect(self._on_workspace)
         e.busyChanged.connect(self._on_busy)
         e.queueLengthChanged.connect(self._show_queue)
-        window.snapshotReceived.connect(self._on_snapshot)
-        window.tabs.currentChanged.connect(self._on_tab_changed)
+        # What the shared engine already did before this page existed (the lesson may have
+        # loaded torch, or failed to); the rest comes by the signals above.
+        if e.loading:
+            self._on_loading_started()
+        if e.load_status is not None:
+            self._on_loading_finished(e.load_status)
+        if e.device_options:
+            self._on_devices(e.device_options)
+        if e.busy:
+            self._on_busy(True)
 
     # -- public --------------------------------------------------------------------------
     def submit(self, action: Action) -> int:
         """Queue ``action`` on the engine thread (torch loads first if needed); its ticket."""
-        self._start_engine()
         ticket = self.engine.submit(action)
         if ticket >= 0:
             self._mine.append((ticket, action.code()))
@@ -207,8 +217,17 @@ class PlaygroundPanel(QWidget):
 
     def load(self) -> None:
         """Start importing torch now (the page does this when first shown)."""
-        self._start_engine()
         self.engine.load()
+
+    @Slot(bool)
+    def set_shown(self, shown: bool) -> None:
+        """The page became the one shown (borrow the graphs, load torch) or stopped being it
+        (give the graphs back)."""
+        if shown:
+            self._borrow_grid()
+            self.load()
+        else:
+            self._return_grid()
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt name)
         """Size the splitter once, when shown at its real width: two columns of graphs."""
@@ -306,23 +325,6 @@ class PlaygroundPanel(QWidget):
         more = f" · {length - 1} queued" if length > 1 else ""
         self.busy_label.setText(f"running {running}{more}")
 
-    # -- window signals ------------------------------------------------------------------
-    @Slot(object)
-    def _on_snapshot(self, snap: Snapshot) -> None:
-        uuids = tuple(g.uuid for g in snap.gpus)
-        if uuids != self._nvml_uuids:
-            self._nvml_uuids = uuids
-            if self.engine.running:
-                self.engine.set_nvml_uuids(uuids)
-
-    @Slot(int)
-    def _on_tab_changed(self, index: int) -> None:
-        if self._window.tabs.widget(index) is self:
-            self._borrow_grid()
-            self.load()
-        else:
-            self._return_grid()
-
     @Slot(int, int)
     def _use_name(self, row: int, _column: int) -> None:
         """Double-click a workspace row: its name goes into the forms' name fields."""
@@ -331,26 +333,20 @@ class PlaygroundPanel(QWidget):
             self.forms.use_name(entry.name, entry.kind)
 
     # -- internals -----------------------------------------------------------------------
-    def _start_engine(self) -> None:
-        if not self.engine.running and self._nvml_uuids:
-            self.engine.set_nvml_uuids(self._nvml_uuids)
-
-    def _monitor(self) -> QSplitter | None:
-        return self._window.findChild(QSplitter, "monitorPage")
-
     def _borrow_grid(self) -> None:
-        grid = self._window.gpu_grid
-        monitor = self._monitor()
-        if grid.parent() is self.graphs or monitor is None or grid.parent() is not monitor:
+        grid = self._grid
+        monitor = grid.parentWidget()
+        if grid.parent() is self.graphs or not isinstance(monitor, QSplitter):
             return
+        self._grid_home = monitor
         self._monitor_sizes = monitor.sizes()
         self._graphs_hint.hide()
         self._graphs_layout.addWidget(grid)
         grid.show()
 
     def _return_grid(self) -> None:
-        grid = self._window.gpu_grid
-        monitor = self._monitor()
+        grid = self._grid
+        monitor = self._grid_home
         if grid.parent() is not self.graphs or monitor is None:
             return
         monitor.insertWidget(0, grid)

@@ -14,21 +14,23 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QLabel, QMessageBox
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QLabel, QMainWindow, QMessageBox
 
+from gpumon.telemetry.history import History
 from gpumon.telemetry.types import Snapshot
+from gpumon.ui.monitor.grid import GpuGrid
 from gpumon.ui.monitor.plot import LitePlot
 
 if TYPE_CHECKING:
     from types import ModuleType
 
     from gpumon.ui.window.exports import CsvRecorder
-    from gpumon.ui.window.main_window import MainWindow
 
 GRAPHS = ("memory", "utilization")
 CSV_FILTER = "CSV files (*.csv)"
@@ -57,21 +59,27 @@ class FileActions(QObject):
     recordingChanged = Signal(bool)  # the CSV recorder started or stopped
     _exportDone = Signal(str, int, str)  # from the writer thread: path, rows, error or ""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: QMainWindow, grid: GpuGrid, history: History,
+                 window_s: Callable[[], int]) -> None:
+        """``window`` holds the status bar and parents the dialogs; ``grid`` has the graphs;
+        ``history`` and ``window_s()`` are what an export writes. Feed it ``on_snapshot``, and
+        call ``add_context_menus`` when the panels are rebuilt."""
         super().__init__(window)
         self.window = window
+        self._grid = grid
+        self._history = history
+        self._window_s = window_s
+        self.latest_snapshot: Snapshot | None = None
         self.last_message = ""
         self._writer: threading.Thread | None = None
         self._exportDone.connect(self._on_export_done)
         self._recorder: CsvRecorder | None = None  # made when first used
-        window.snapshotReceived.connect(self._on_snapshot)
         self.rec_label = QLabel("● REC")
         self.rec_label.setObjectName("recIndicator")
         self.rec_label.setAccessibleName("Recording to CSV")
         self.rec_label.setStyleSheet("color: #d32f2f; font-weight: bold; padding: 0 8px;")
         self.rec_label.hide()
         window.statusBar().addPermanentWidget(self.rec_label)
-        window.gpuPanelsChanged.connect(self._add_context_menus)
 
     @property
     def recorder(self) -> CsvRecorder:
@@ -92,7 +100,7 @@ class FileActions(QObject):
     # -- clipboard ---------------------------------------------------------------------------
     @Slot()
     def copy_snapshot(self) -> str | None:
-        snap = self.window.latest_snapshot
+        snap = self.latest_snapshot
         if snap is None:
             self.report("There is no snapshot to copy yet.")
             return None
@@ -102,7 +110,7 @@ class FileActions(QObject):
 
     # -- graphs ------------------------------------------------------------------------------
     def plot_of(self, gpu: int, which: str) -> LitePlot:
-        panel = self.window.gpu_panel(gpu)
+        panel = self._grid.panel(gpu)
         if panel is None:
             raise LookupError(f"there is no GPU {gpu}")
         return panel.memory_plot if which == "memory" else panel.util_plot
@@ -121,7 +129,7 @@ class FileActions(QObject):
 
     @Slot()
     def save_graph_dialog(self, gpu: int | None = None, which: str | None = None) -> None:
-        panels = self.window.gpu_grid.panels
+        panels = self._grid.panels
         if not panels:
             self.report("There is no graph to save yet.")
             return
@@ -141,9 +149,9 @@ class FileActions(QObject):
             self.save_graph(gpu, which, path)
 
     @Slot()
-    def _add_context_menus(self) -> None:
-        """Right-click on a graph: "Save this graph…"."""
-        for panel in self.window.gpu_grid.panels:
+    def add_context_menus(self) -> None:
+        """Right-click on a graph: "Save this graph…" (again after the panels are rebuilt)."""
+        for panel in self._grid.panels:
             for which, widget in (("memory", panel.memory_widget),
                                   ("utilization", panel.util_widget)):
                 action = QAction("Save this graph…", widget)
@@ -160,7 +168,7 @@ class FileActions(QObject):
             self.report(f"Recording could not start: {path} cannot be written "
                         f"({_reason(exc)}).")
             return False
-        snap = self.window.latest_snapshot
+        snap = self.latest_snapshot
         if snap is not None:
             self.recorder.add(snap)  # the current values, so a short recording is not empty
         return True
@@ -183,10 +191,9 @@ class FileActions(QObject):
         if self.exporting:
             self.report("An export is still being written; try again when it is done.")
             return False
-        w = self.window
         exports = _exports()
-        table = exports.history_table(w.history, w.latest_snapshot, w.window_s)
-        w.statusBar().showMessage(f"Writing {table.rows} rows to {Path(path).name}…")
+        table = exports.history_table(self._history, self.latest_snapshot, self._window_s())
+        self.window.statusBar().showMessage(f"Writing {table.rows} rows to {Path(path).name}…")
 
         def write() -> None:
             try:
@@ -236,7 +243,9 @@ class FileActions(QObject):
         return box
 
     @Slot(object)
-    def _on_snapshot(self, snap: Snapshot) -> None:
+    def on_snapshot(self, snap: Snapshot) -> None:
+        """Each snapshot: kept for copy and export, and recorded while recording."""
+        self.latest_snapshot = snap
         recorder = self._recorder
         if recorder is None:
             return

@@ -1,21 +1,18 @@
-"""The main window: wires the sampling worker to the views (``launch.run()`` starts it).
+"""The main window: the one place that knows every part and wires them together.
 
-Extension points for the playground and lesson views:
+Each part gets what it needs when it is made and learns the rest by signals: the monitor's
+views get snapshots and the History; the playground and lesson pages get the shared engine
+client (``MainWindow.engine``), the GPU grid, and snapshots; menus get the controllers their
+actions call. No part imports this module. ``launch.run()`` starts the window.
 
-- ``MainWindow.add_page(widget, title)``: a tab beside "Monitor" in the central QTabWidget.
-- ``MainWindow.add_dock(widget, title)``: a dock on the right of the window.
-- ``MainWindow.gpu_panel(i)``: the GpuPanel of NVML GPU ``i`` (``memory_plot``,
-  ``add_memory_series``, ``add_marker``); ``gpuPanelsChanged`` fires when panels are rebuilt.
+- ``MainWindow.add_page(widget, title)`` / ``add_lazy_page(title, build)``: a tab beside
+  "Monitor"; a lazy one is built when first shown or asked for (``page(title)``), so start-up
+  pays neither for building the Playground and Lesson pages nor for importing their modules.
 - ``MainWindow.sampling.add_extra_provider(fn)``: ``fn(snapshot) -> {gpu: {key: value}}``
   runs in the sampling thread after each tick; the values land in ``Snapshot.extra``, the
   History, and whatever memory series plot that key.
-- ``MainWindow.snapshotReceived``: each Snapshot, after the views and History have it.
-- ``MainWindow.engine``: the one EngineThread (torch on its own thread, started on first
-  use) that the playground and the lesson share; stopped in ``closeEvent``.
-- ``MainWindow.add_lazy_page(title, build)``: a tab whose page is built by ``build()`` the
-  first time it is shown or asked for (``MainWindow.page(title)``), so start-up pays neither
-  for building the Playground and Lesson pages nor for importing their modules.
-  ``MainWindow.playground`` builds the Playground page when first read.
+- ``snapshotReceived``: each Snapshot, after the views and History have it;
+  ``gpuPanelsChanged``: the GPU panels were rebuilt.
 """
 
 from __future__ import annotations
@@ -33,7 +30,6 @@ from PySide6.QtWidgets import (
     QDockWidget,
     QMainWindow,
     QSplitter,
-    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -46,12 +42,17 @@ from gpumon.ui.monitor.header import HeaderBar, StatusBanner, status_summary
 from gpumon.ui.monitor.panel import GpuPanel
 from gpumon.ui.monitor.process_table import ProcessTable
 from gpumon.ui.monitor.smi_table import SmiTable
+from gpumon.ui.theme import Theme
 from gpumon.ui.window.controls import Controls
-from gpumon.ui.window.menus import install_menus
+from gpumon.ui.window.file_actions import FileActions
+from gpumon.ui.window.lazy_tabs import LazyTabs
+from gpumon.ui.window.menus import Menus
+from gpumon.ui.window.presentation import Presentation
 from gpumon.ui.window.settings import Settings
 from gpumon.ui.window.workers import SamplingThread, clamp_interval
 
 if TYPE_CHECKING:  # imported when first used: they pull in the playground's engine
+    from gpumon.ui.lesson.page import LessonPage
     from gpumon.ui.playground.engine_worker import EngineThread
     from gpumon.ui.playground.panel import PlaygroundPanel
 
@@ -107,7 +108,6 @@ class MainWindow(QMainWindow):
 
         self.sampling = SamplingThread(source_factory, self.interval_s, self)
         self._engine: EngineThread | None = None  # made on first use (``engine``)
-        self._lazy_pages: dict[str, tuple[QWidget, Callable[[], QWidget]]] = {}
         self.controls = Controls(self.interval_s, self.window_s, self)
         self.addToolBar(self.controls)
         self.header = HeaderBar()
@@ -123,11 +123,10 @@ class MainWindow(QMainWindow):
         monitor.addWidget(self.process_table)
         monitor.setChildrenCollapsible(False)
         monitor.setSizes([560, 130, 170])  # scaled to the real height when shown
-        self.tabs = QTabWidget()
+        self.tabs = LazyTabs()
         self.tabs.setObjectName("pages")
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(monitor, "Monitor")
-        self.tabs.currentChanged.connect(self._build_shown_page)  # before any page connects
         self.add_lazy_page("Playground", self._make_playground)
         central = QWidget()
         layout = QVBoxLayout(central)
@@ -152,9 +151,22 @@ class MainWindow(QMainWindow):
         self.gpu_grid.hovered.connect(self._on_hover)
         self._update_title(None)
         self.resize(1400, 900)
-        # Menus, shortcuts, zoom/theme and remembered settings (in memory unless given).
+        # Remembered settings (in memory unless given), zoom/theme, file actions, menus.
         self.settings = settings or Settings.memory()
-        self.menus = install_menus(self, self.settings)
+        self._restore_sampling()
+        self.presentation = Presentation(self, self.settings)
+        self.presentation.applied.connect(self._style_frame)
+        self._style_frame(self.presentation.theme)
+        self.gpuPanelsChanged.connect(self.presentation.restyle_plots)
+        self.files = FileActions(self, self.gpu_grid, self.history, lambda: self.window_s)
+        self.snapshotReceived.connect(self.files.on_snapshot)
+        self.gpuPanelsChanged.connect(self.files.add_context_menus)
+        self.menus = Menus(self, self.settings, presentation=self.presentation,
+                           files=self.files, grid=self.gpu_grid, controls=self.controls,
+                           toggle_pause=lambda: self.set_paused(not self._paused),
+                           latest_snapshot=lambda: self.latest_snapshot)
+        self.gpuPanelsChanged.connect(self.menus.rebuild_gpu_menu)
+        self.add_lazy_page("Lesson", self._make_lesson)
 
     # -- extension points ----------------------------------------------------------------
     def add_page(self, widget: QWidget, title: str) -> int:
@@ -174,20 +186,11 @@ class MainWindow(QMainWindow):
     def add_lazy_page(self, title: str, build: Callable[[], QWidget]) -> int:
         """A tab beside "Monitor" whose page ``build()`` makes when it is first shown or
         asked for with ``page(title)``; until then the tab holds an empty placeholder."""
-        placeholder = QWidget()
-        placeholder.setObjectName(f"lazyPage_{title}")
-        self._lazy_pages[title] = (placeholder, build)
-        return self.tabs.addTab(placeholder, title)
+        return self.tabs.add_lazy_page(title, build)
 
     def page(self, title: str) -> QWidget | None:
         """The page of tab ``title``, built now if it was lazy and not built yet."""
-        lazy = self._lazy_pages.pop(title, None)
-        if lazy is not None:
-            return self._replace_placeholder(*lazy, title)
-        for i in range(self.tabs.count()):
-            if self.tabs.tabText(i) == title:
-                return self.tabs.widget(i)
-        return None
+        return self.tabs.page(title)
 
     @property
     def playground(self) -> PlaygroundPanel:
@@ -195,6 +198,13 @@ class MainWindow(QMainWindow):
         page = self.page("Playground")
         assert page is not None
         return page  # type: ignore[return-value]  # _make_playground's widget
+
+    @property
+    def lesson(self) -> LessonPage:
+        """The Lesson page (built on first use)."""
+        page = self.page("Lesson")
+        assert page is not None
+        return page  # type: ignore[return-value]  # _make_lesson's widget
 
     @property
     def engine(self) -> EngineThread:
@@ -278,51 +288,25 @@ class MainWindow(QMainWindow):
 
     # -- lazy pages ------------------------------------------------------------------------
     def _make_playground(self) -> QWidget:
-        """The Playground page, told what the shared engine already did before it existed
-        (the lesson may have loaded torch, or failed to): it learns the rest by signals."""
+        """The Playground page: the shared engine, the GPU grid it borrows while shown, and
+        its link to the graphs wired to the sampler and the panels."""
         from gpumon.ui.playground.panel import PlaygroundPanel
 
-        panel = PlaygroundPanel(self)
-        engine = self._engine
-        if engine is not None:
-            if engine.loading:
-                panel._on_loading_started()
-            if engine.load_status is not None:
-                panel._on_loading_finished(engine.load_status)
-            if engine.device_options:
-                panel._on_devices(engine.device_options)
-            if engine.busy:
-                panel._on_busy(True)
-        if self.latest_snapshot is not None:
-            panel._on_snapshot(self.latest_snapshot)
+        panel = PlaygroundPanel(self.engine, self.gpu_grid)
+        self.sampling.add_extra_provider(panel.link.provider)
+        self.gpuPanelsChanged.connect(panel.link.reapply)
+        self.tabs.currentChanged.connect(
+            lambda i: panel.set_shown(self.tabs.widget(i) is panel))
         return panel
 
-    @Slot(int)
-    def _build_shown_page(self, index: int) -> None:
-        widget = self.tabs.widget(index)
-        for title, (placeholder, _) in list(self._lazy_pages.items()):
-            if placeholder is widget:
-                self.page(title)
-                return
+    def _make_lesson(self) -> QWidget:
+        """The Lesson page: the shared engine, and the snapshots step 1 shows."""
+        from gpumon.ui.lesson.page import LessonPage
 
-    def _replace_placeholder(self, placeholder: QWidget, build: Callable[[], QWidget],
-                             title: str) -> QWidget:
-        """Build the page and put it where its placeholder was; if that tab was the current
-        one, ``currentChanged`` fires again for it, so the page's own slots see it shown."""
-        page = build()
-        index = self.tabs.indexOf(placeholder)
-        was_current = self.tabs.currentWidget() is placeholder
-        current = self.tabs.currentIndex()
-        self.tabs.blockSignals(True)
-        try:
-            self.tabs.insertTab(index, page, title)
-            self.tabs.removeTab(index + 1)
-            self.tabs.setCurrentIndex(index if was_current else current)
-        finally:
-            self.tabs.blockSignals(False)
-        placeholder.deleteLater()
-        if was_current:
-            self.tabs.currentChanged.emit(index)
+        page = LessonPage(self.engine)
+        if self.latest_snapshot is not None:
+            page.on_snapshot(self.latest_snapshot)
+        self.snapshotReceived.connect(page.on_snapshot)
         return page
 
     # -- slots -----------------------------------------------------------------------------
@@ -374,6 +358,23 @@ class MainWindow(QMainWindow):
             self.header.set_status_text(f"data is stale (last update {age:.0f} s ago)", warn=True)
 
     # -- helpers ---------------------------------------------------------------------------
+    @Slot(object)
+    def _style_frame(self, theme: Theme) -> None:
+        """The theme's colours on the window's own widgets (readout, banner)."""
+        self.controls.hover_readout.setStyleSheet(f"color: {theme.muted}; padding-left: 12px;")
+        self.banner.setStyleSheet(
+            "#statusBanner { background: #fff3e0; border: 1px solid #ef6c00;"
+            f" border-radius: 4px; }} #statusBanner QLabel {{ color: {theme.banner_text}; }}")
+
+    def _restore_sampling(self) -> None:
+        """The remembered interval and time window (an --interval given wins: launch
+        stores it in the settings before the window is made)."""
+        s = self.settings
+        if s.interval_s is not None:
+            self.set_interval(s.interval_s)
+        if s.window_s is not None and self.controls.window_combo.findData(s.window_s) >= 0:
+            self.set_window(s.window_s)
+
     def _history_capacity(self) -> int:
         """Room for the longest window at this interval: widening the window shows data
         already kept instead of starting empty (bounded by the history's maximum)."""

@@ -1,15 +1,14 @@
-"""The menu bar (File, View, Help), the keyboard shortcuts, the remembered settings, and
-the "Lesson" tab (built when first shown: ``Menus.lesson``).
+"""The menu bar (File, View, Help), the keyboard shortcuts, and the remembered settings.
 
-``install_menus(window, settings)`` is the one call MainWindow makes: it restores what
-``settings`` remembers, builds the menus with their shortcuts, and saves each change (and
-the geometry at close). Every action has an objectName (``actionZoomIn`` …) for tests.
+``Menus`` is given the controllers its actions call (presentation, file actions) and the
+views it reads (the GPU grid, the toolbar); it builds the menus with their shortcuts and
+saves each change to ``settings`` (and the geometry at close). Every action has an
+objectName (``actionZoomIn`` …) for tests.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, Qt, Slot
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QShortcut
@@ -17,17 +16,17 @@ from PySide6.QtWidgets import (
     QAbstractButton,
     QApplication,
     QComboBox,
+    QMainWindow,
     QMenu,
     QWidget,
 )
 
+from gpumon.telemetry.types import Snapshot
+from gpumon.ui.monitor.grid import GpuGrid
+from gpumon.ui.window.controls import Controls
 from gpumon.ui.window.file_actions import FileActions
 from gpumon.ui.window.presentation import Presentation, show_about, show_shortcuts
 from gpumon.ui.window.settings import Settings
-
-if TYPE_CHECKING:
-    from gpumon.ui.lesson.page import LessonPage
-    from gpumon.ui.window.main_window import MainWindow
 
 # Widgets that need the space bar themselves (text fields take it anyway, via Qt's
 # shortcut override; buttons and combo boxes would lose it to the pause shortcut).
@@ -37,15 +36,21 @@ _SPACE_USERS = (QAbstractButton, QComboBox)
 class Menus(QObject):
     """Holds the actions and the controllers behind them; one per window."""
 
-    def __init__(self, window: MainWindow, settings: Settings) -> None:
+    def __init__(self, window: QMainWindow, settings: Settings, *,
+                 presentation: Presentation, files: FileActions, grid: GpuGrid,
+                 controls: Controls, toggle_pause: Callable[[], None],
+                 latest_snapshot: Callable[[], Snapshot | None]) -> None:
+        """Menus of ``window``; call ``rebuild_gpu_menu`` when the GPU panels change."""
         super().__init__(window)
         self.window = window
         self.settings = settings
         self.actions: dict[str, QAction] = {}
-        self._restore_sampling()
-        self.presentation = Presentation(window, settings)
-        self.files = FileActions(window)
-        window.add_lazy_page("Lesson", self._make_lesson)
+        self.presentation = presentation
+        self.files = files
+        self._grid = grid
+        self._controls = controls
+        self._toggle_pause = toggle_pause
+        self._latest_snapshot = latest_snapshot
         bar = window.menuBar()
         self._build_file(bar.addMenu("&File"))
         self._build_view(bar.addMenu("&View"))
@@ -58,24 +63,11 @@ class Menus(QObject):
         app = QApplication.instance()
         if isinstance(app, QApplication):
             app.focusChanged.connect(self._on_focus)
-        window.controls.intervalChanged.connect(self._save_interval)
-        window.controls.windowChanged.connect(self._save_window)
-        window.gpuPanelsChanged.connect(self._rebuild_gpu_menu)
+        controls.intervalChanged.connect(self._save_interval)
+        controls.windowChanged.connect(self._save_window)
         window.installEventFilter(self)
         if settings.geometry is not None:
             window.restoreGeometry(settings.geometry)
-
-    @property
-    def lesson(self) -> LessonPage:
-        """The Lesson page, built now if its tab was never shown."""
-        page = self.window.page("Lesson")
-        assert page is not None
-        return page  # type: ignore[return-value]  # _make_lesson's widget
-
-    def _make_lesson(self) -> QWidget:
-        from gpumon.ui.lesson.page import LessonPage
-
-        return LessonPage(self.window)
 
     # -- building --------------------------------------------------------------------------
     def _action(self, menu: QMenu, name: str, text: str, slot: Callable[[], object],
@@ -112,7 +104,7 @@ class Menus(QObject):
         p = self.presentation
         pause = self._action(menu, "actionPause", "&Pause / resume\tSpace", self.toggle_pause,
                              checkable=True)
-        self.window.controls.pauseToggled.connect(pause.setChecked)
+        self._controls.pauseToggled.connect(pause.setChecked)
         menu.addSeparator()
         self._action(menu, "actionZoomIn", "Zoom &in", p.zoom_in,
                      ("Ctrl++", "Ctrl+="))
@@ -130,22 +122,22 @@ class Menus(QObject):
             group.addAction(a)
         self.gpu_menu = menu.addMenu("&GPUs")
         self.gpu_menu.setObjectName("gpuMenu")
-        self._rebuild_gpu_menu()
+        self.rebuild_gpu_menu()
 
     def _build_help(self, menu: QMenu) -> None:
         self._action(menu, "actionShortcuts", "&Keyboard shortcuts",
                      lambda: show_shortcuts(self.window))
         about = self._action(menu, "actionAbout", "&About gpumon",
-                             lambda: show_about(self.window), ("F1",))
+                             lambda: show_about(self.window, self._latest_snapshot()), ("F1",))
         about.setMenuRole(QAction.MenuRole.AboutRole)
 
     # -- GPUs submenu ------------------------------------------------------------------------
     @Slot()
-    def _rebuild_gpu_menu(self) -> None:
+    def rebuild_gpu_menu(self) -> None:
         """One checkable action per GPU; hidden GPUs are remembered by UUID."""
         self.gpu_menu.clear()
         hidden = self.settings.hidden_gpus
-        panels = self.window.gpu_grid.panels
+        panels = self._grid.panels
         for panel in panels:
             info = panel.info
             a = QAction(f"GPU {info.index} · {info.name}", self.gpu_menu)
@@ -166,13 +158,13 @@ class Menus(QObject):
 
     def _apply_hidden(self) -> None:
         hidden = self.settings.hidden_gpus
-        grid = self.window.gpu_grid
+        grid = self._grid
         grid.set_hidden({p.index for p in grid.panels if p.info.uuid in hidden})
 
     # -- slots -------------------------------------------------------------------------------
     @Slot()
     def toggle_pause(self) -> None:
-        self.window.set_paused(not self.window.paused)
+        self._toggle_pause()
 
     @Slot(object, object)
     def _on_focus(self, _old: QWidget | None, new: QWidget | None) -> None:
@@ -186,13 +178,6 @@ class Menus(QObject):
     def _save_window(self, value: int) -> None:
         self.settings.window_s = value
 
-    def _restore_sampling(self) -> None:
-        w, s = self.window, self.settings
-        if s.interval_s is not None:
-            w.set_interval(s.interval_s)
-        if s.window_s is not None and w.controls.window_combo.findData(s.window_s) >= 0:
-            w.set_window(s.window_s)
-
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
         if obj is self.window:
             if event.type() == QEvent.Type.Close:
@@ -205,9 +190,4 @@ class Menus(QObject):
                 if fs is not None:
                     fs.setChecked(self.window.isFullScreen())
         return False
-
-
-def install_menus(window: MainWindow, settings: Settings) -> Menus:
-    """Restore ``settings`` into ``window`` and give it menus and shortcuts."""
-    return Menus(window, settings)
 

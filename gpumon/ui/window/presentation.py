@@ -24,7 +24,7 @@ from gpumon.ui.theme import THEMES, Theme, palette_for, style_plot
 from gpumon.ui.window.settings import MAX_ZOOM, MIN_ZOOM, Settings
 
 if TYPE_CHECKING:
-    from gpumon.ui.window.main_window import MainWindow
+    from gpumon.telemetry.types import Snapshot
 
 ZOOM_STEPS = (0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0)
 
@@ -61,15 +61,17 @@ class Presentation(QObject):
 
     zoomChanged = Signal(float)
     themeChanged = Signal(str)
+    applied = Signal(object)  # Theme: after each apply, for widgets styled by their owner
 
-    def __init__(self, window: MainWindow, settings: Settings) -> None:
+    def __init__(self, window: QWidget, settings: Settings) -> None:
+        """``window``: the top-level widget whose plots follow the theme and that goes full
+        screen. Restyle new plots with ``restyle_plots``; style other widgets on ``applied``."""
         super().__init__(window)
         self._window = window
         self._settings = settings
         self._zoom = settings.zoom
         self._theme = THEMES[settings.theme]
         self._was_maximized = False
-        window.gpuPanelsChanged.connect(self.restyle_plots)
         self.apply()
 
     # -- state -----------------------------------------------------------------------------
@@ -139,13 +141,8 @@ class Presentation(QObject):
             app.setStyle("Fusion")  # native styles ignore much of a custom dark palette
         app.setPalette(palette_for(self._theme, base_palette))
         pg.setConfigOptions(background=self._theme.plot_bg, foreground=self._theme.plot_fg)
-        w = self._window
-        w.controls.hover_readout.setStyleSheet(
-            f"color: {self._theme.muted}; padding-left: 12px;")
-        w.banner.setStyleSheet(
-            "#statusBanner { background: #fff3e0; border: 1px solid #ef6c00;"
-            f" border-radius: 4px; }} #statusBanner QLabel {{ color: {self._theme.banner_text}; }}")
         self.restyle_plots()
+        self.applied.emit(self._theme)
 
     @Slot()
     def restyle_plots(self) -> None:
@@ -160,7 +157,7 @@ def _point_size(font: QFont) -> float:
 
 
 # -- dialogs -------------------------------------------------------------------------------
-def versions(window: MainWindow) -> list[tuple[str, str]]:
+def versions(snap: Snapshot | None) -> list[tuple[str, str]]:
     """(component, version) for the about box; torch only if something already imported it."""
     import numpy
     import PySide6
@@ -172,7 +169,6 @@ def versions(window: MainWindow) -> list[tuple[str, str]]:
             else f"{torch.__version__} (CPU-only build)"
     else:
         torch_text = "not loaded yet (it loads with the first playground action)"
-    snap = window.latest_snapshot
     machine = snap.machine if snap is not None else None
 
     def fact(value: str | None) -> str:
@@ -197,18 +193,18 @@ def versions(window: MainWindow) -> list[tuple[str, str]]:
     ]
 
 
-def about_text(window: MainWindow) -> str:
+def about_text(snap: Snapshot | None) -> str:
     import html  # here: the About box is rare, and html.entities is a large import
 
     rows = "".join(f"<tr><td><b>{html.escape(k)}</b>&nbsp;&nbsp;</td>"
-                   f"<td>{html.escape(v)}</td></tr>" for k, v in versions(window))
+                   f"<td>{html.escape(v)}</td></tr>" for k, v in versions(snap))
     return ("<h3>gpumon</h3><p>A live monitor for NVIDIA GPUs, with a PyTorch device "
             f"playground for teaching.</p><table>{rows}</table>")
 
 
-def show_about(window: MainWindow) -> QMessageBox:
+def show_about(parent: QWidget, snap: Snapshot | None) -> QMessageBox:
     """Open (not exec) the about box and return it, so tests can read and close it."""
-    return _open_box(window, "aboutDialog", "About gpumon", about_text(window))
+    return _open_box(parent, "aboutDialog", "About gpumon", about_text(snap))
 
 
 def shortcuts_html() -> str:
