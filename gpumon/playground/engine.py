@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from gpumon.playground import actions as A
+from gpumon.playground import actions as act
 from gpumon.playground import ops
 from gpumon.playground.action_run import ActionRun
 from gpumon.playground.describe import (
@@ -80,7 +80,7 @@ class Engine:
 
     # --- running ---------------------------------------------------------------------------
 
-    def run(self, action: A.Action) -> Outcome:
+    def run(self, action: act.Action) -> Outcome:
         """Run one action; every failure becomes an Outcome with ``ok=False``."""
         started_at = time.time()
         try:
@@ -110,7 +110,7 @@ class Engine:
             return Outcome(action, code, False, started_at, run.duration_s,
                            error=error or internal)
 
-    def _outcome(self, action: A.Action, code: str, started_at: float, run: ActionRun,
+    def _outcome(self, action: act.Action, code: str, started_at: float, run: ActionRun,
                  error: ErrorInfo | None) -> Outcome:
         after = read_memory(run.devices) if run.executed else ()
         base: dict[str, Any] = dict(

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from gpumon.playground import actions as A
+from gpumon.playground import actions as act
 from gpumon.playground.outcome import Outcome
 
 if TYPE_CHECKING:
@@ -36,11 +36,11 @@ class LessonStep:
     id: str
     title: str
     narration: str
-    actions: tuple[A.Action, ...] = ()
+    actions: tuple[act.Action, ...] = ()
     kind: StepKind = "torch"
     needs_cuda: bool = False
     needs_two_gpus: bool = False
-    meta_variant: tuple[A.Action, ...] = ()
+    meta_variant: tuple[act.Action, ...] = ()
     preamble: str = ""
     source: str = "book"  # "book" (section 4.6) or "English edition"
     stop_at_error: bool = True
@@ -100,69 +100,70 @@ LESSON: tuple[LessonStep, ...] = (
         "CUDA at all, device_count() how many GPUs it sees, current_device() which one 'cuda' "
         "means, and get_device_name(0) the first GPU's name. Compare the count with nvidia-smi: "
         "a CPU-only build of PyTorch sees no GPU even on a machine that has one.",
-        (A.IsAvailable(), A.DeviceCount(), A.CurrentDevice(), A.DeviceName(0)),
+        (act.IsAvailable(), act.DeviceCount(), act.CurrentDevice(), act.DeviceName(0)),
         needs_cuda=True, stop_at_error=False),
     LessonStep(
         "tensor-on-cpu", "A tensor starts on the CPU",
         "A new tensor lives in main memory unless you say otherwise. Look at the device: cpu.",
-        (A.CreateTensor("x", "[1, 2, 3]"), A.TensorDevice("x"))),
+        (act.CreateTensor("x", "[1, 2, 3]"), act.TensorDevice("x"))),
     LessonStep(
         "to-gpu", "Copy a tensor to the GPU",
         "x.cuda(0) copies x to the first GPU and returns the copy; x.cuda() means the current "
         "GPU, usually the same one. The printed tensor now ends with device='cuda:0'. The copy "
         "goes over the PCIe bus, which is much slower than memory inside the GPU.",
-        (A.Move("x", "cuda", index=0),), needs_cuda=True),
+        (act.Move("x", "cuda", index=0),), needs_cuda=True),
     LessonStep(
         "device-attr", "Ask a tensor where it lives",
         "Every tensor knows its device. After the previous step, x.device should say "
         "device(type='cuda', index=0); if that step failed, x is still on the CPU.",
-        (A.TensorDevice("x"),), needs_cuda=True),
+        (act.TensorDevice("x"),), needs_cuda=True),
     LessonStep(
         "create-on-gpu", "Create a tensor directly on the GPU",
         "Creating a tensor where it will be used avoids a copy: pass device= to the factory, or "
         "move an existing tensor with .to(device). Portable code writes device = "
         "torch.device('cuda' if torch.cuda.is_available() else 'cpu'); here 'cuda' is asked "
         "for directly, so you see what happens when there is none.",
-        (A.CreateTensor("x", "[1, 2, 3]", device=_CUDA), A.Move("x", "to", device=_CUDA)),
+        (act.CreateTensor("x", "[1, 2, 3]", device=_CUDA), act.Move("x", "to", device=_CUDA)),
         needs_cuda=True),
     LessonStep(
         "results-stay", "Results stay where their inputs are",
         "An operation runs on the device of its operands and leaves its result there: the GPU "
         "computes x ** 2 and the result y lives in GPU memory. Nothing comes back to the CPU "
         "unless you ask for it.",
-        (A.Compute("y", "pow", "x"),), needs_cuda=True,
-        meta_variant=(A.CreateTensor("xm", "[1, 2, 3]", device="meta"),
-                      A.Compute("ym", "pow", "xm"))),
+        (act.Compute("y", "pow", "x"),), needs_cuda=True,
+        meta_variant=(act.CreateTensor("xm", "[1, 2, 3]", device="meta"),
+                      act.Compute("ym", "pow", "xm"))),
     LessonStep(
         "mixed-devices", "Operands on different devices are an error",
         "y is on the GPU and x.cpu() is a copy in main memory. PyTorch refuses to combine them "
         "instead of copying one silently, because a hidden copy would be slow: read the error, "
         "it names both devices. Move one operand yourself with .to(), .cuda() or .cpu().",
-        (A.Compute("z", "add", "y", A.Ref("x", "cpu")),), needs_cuda=True,
-        meta_variant=(A.CreateTensor("xm", "[1, 2, 3]", device="meta"),
-                      A.Compute("ym", "pow", "xm"),
-                      A.Compute("zm", "add", "ym", A.Ref("x", "cpu")))),
+        (act.Compute("z", "add", "y", act.Ref("x", "cpu")),), needs_cuda=True,
+        meta_variant=(act.CreateTensor("xm", "[1, 2, 3]", device="meta"),
+                      act.Compute("ym", "pow", "xm"),
+                      act.Compute("zm", "add", "ym", act.Ref("x", "cpu")))),
     LessonStep(
         "model-device", "A model's parameters have a device too",
         "nn.Linear(3, 1) creates its weight and bias on the CPU. net.cuda() moves every "
         "parameter to the GPU, in place. Look at the parameters' devices before and after.",
-        (A.CreateModel("net", 3, 1), A.ModelParameters("net"), A.Move("net", "cuda"),
-         A.ModelParameters("net")), needs_cuda=True),
+        (act.CreateModel("net", 3, 1), act.ModelParameters("net"), act.Move("net", "cuda"),
+         act.ModelParameters("net")), needs_cuda=True),
     LessonStep(
         "model-on-gpu", "Run the model on the GPU",
         "With the model and its input on the same GPU, net(x) runs there: the result has shape "
         "(2, 1), lives on cuda:0 and has a grad_fn for backpropagation. Feeding it an input "
         "left on the CPU raises the same-device error, naming the argument that is elsewhere.",
-        (A.CreateFilled("x", "rand", (2, 3)), A.Move("x", "cuda"), A.CallModel("out", "net", "x"),
-         A.CallModel("out", "net", A.Ref("x", "cpu"))), needs_cuda=True,
-        meta_variant=(A.CreateModel("net_m", 3, 1, device="meta"),
-                      A.CallModel("out_m", "net_m", A.Ref("x", "cpu")))),
+        (act.CreateFilled("x", "rand", (2, 3)), act.Move("x", "cuda"),
+         act.CallModel("out", "net", "x"), act.CallModel("out", "net", act.Ref("x", "cpu"))),
+        needs_cuda=True,
+        meta_variant=(act.CreateModel("net_m", 3, 1, device="meta"),
+                      act.CallModel("out_m", "net_m", act.Ref("x", "cpu")))),
     LessonStep(
         "try-gpu", "try_gpu and try_all_gpus: fall back to the CPU",
         "These two helpers let the same code run with or without GPUs: try_gpu(i) returns "
         "cuda:i when torch sees at least i + 1 GPUs and the CPU otherwise, and try_all_gpus() "
         "lists every GPU, or just the CPU. try_gpu(10) shows the fallback on almost any machine.",
-        (A.TryGpu(0), A.TryGpu(10), A.TryAllGpus()), preamble=A.TRY_GPU_SOURCE,
+        (act.TryGpu(0), act.TryGpu(10), act.TryAllGpus()), preamble=act.TRY_GPU_SOURCE,
         source="English edition"),
     LessonStep(
         "copy-between-gpus", "Copy between GPUs",
@@ -170,10 +171,10 @@ LESSON: tuple[LessonStep, ...] = (
         "cuda:0 to cuda:1, and then Y + Z works because both are on cuda:1. Asking for a tensor "
         "where it already is copies nothing: Z.cuda(1) returns Z itself (Z.cuda(1) is Z), so "
         "look for 'copied: no' on the last line.",
-        (A.CreateFilled("X", "ones", (2, 3), device="cuda:0"),
-         A.CreateFilled("Y", "rand", (2, 3), device="cuda:1"),
-         A.Move("X", "cuda", index=1, dest="Z"), A.Compute("S", "add", "Y", "Z"),
-         A.Move("Z", "cuda", index=1, dest="Z2")),
+        (act.CreateFilled("X", "ones", (2, 3), device="cuda:0"),
+         act.CreateFilled("Y", "rand", (2, 3), device="cuda:1"),
+         act.Move("X", "cuda", index=1, dest="Z"), act.Compute("S", "add", "Y", "Z"),
+         act.Move("Z", "cuda", index=1, dest="Z2")),
         needs_cuda=True, needs_two_gpus=True, source="English edition"),
     LessonStep(
         "copy-to-host", "Printing and .numpy() copy to the host",
@@ -181,36 +182,36 @@ LESSON: tuple[LessonStep, ...] = (
         "only live there. So h.cpu().numpy() makes a host copy, while h.numpy() on a GPU tensor "
         "is refused: torch asks you to write the copy yourself. Many small copies like these "
         "can slow a training loop a lot.",
-        (A.CreateTensor("h", "[1.0, 2.0, 3.0]", device=_CUDA), A.ToNumpy(A.Ref("h", "cpu")),
-         A.ToNumpy("h")), needs_cuda=True, source="English edition",
-        meta_variant=(A.CreateTensor("hm", "[1.0, 2.0, 3.0]", device="meta"), A.ToNumpy("hm"))),
+        (act.CreateTensor("h", "[1.0, 2.0, 3.0]", device=_CUDA), act.ToNumpy(act.Ref("h", "cpu")),
+         act.ToNumpy("h")), needs_cuda=True, source="English edition",
+        meta_variant=(act.CreateTensor("hm", "[1.0, 2.0, 3.0]", device="meta"), act.ToNumpy("hm"))),
     LessonStep(
         "memory-free", "Memory after del and empty_cache()",
         "A 64 MiB tensor raises torch.cuda.memory_allocated by 64 MiB. After del, allocated "
         "drops but reserved does not: PyTorch keeps the block cached for reuse, and nvidia-smi "
         "still counts it. torch.cuda.empty_cache() hands unused cached blocks back to the "
         "driver; the CUDA context itself stays until the process exits.",
-        (A.CreateFilled("big", "zeros", (4096, 4096), device=_LOCAL), A.Delete("big"),
-         A.EmptyCache()), needs_cuda=True, show_memory=True, source="English edition"),
+        (act.CreateFilled("big", "zeros", (4096, 4096), device=_LOCAL), act.Delete("big"),
+         act.EmptyCache()), needs_cuda=True, show_memory=True, source="English edition"),
     LessonStep(
         "timing-cpu", "Time a big and a small matrix product on the CPU",
         "A 1000 x 1000 product does a million times more multiplications than a 10 x 10 one. "
         "Compare the two times: the small one is mostly fixed overhead, the big one is real "
         "work that the CPU's cores share.",
-        (A.CreateFilled("big", "rand", _BIG), A.Compute("big_product", "matmul", "big", "big"),
-         A.CreateFilled("small", "rand", _SMALL),
-         A.Compute("small_product", "matmul", "small", "small")),
+        (act.CreateFilled("big", "rand", _BIG), act.Compute("big_product", "matmul", "big", "big"),
+         act.CreateFilled("small", "rand", _SMALL),
+         act.Compute("small_product", "matmul", "small", "small")),
         show_time=True, source="English edition"),
     LessonStep(
         "timing-gpu", "Time the same products on the GPU",
         "The first product on a GPU also pays for start-up (loading cuBLAS), so it runs twice: "
         "compare the second time with the CPU's. A big product is much faster on the GPU; a "
         "small one is not, because launching work on the GPU has a fixed cost.",
-        (A.CreateFilled("big_gpu", "rand", _BIG, device=_CUDA),
-         A.Compute("big_gpu_product", "matmul", "big_gpu", "big_gpu"),
-         A.Compute("big_gpu_product", "matmul", "big_gpu", "big_gpu"),
-         A.CreateFilled("small_gpu", "rand", _SMALL, device=_CUDA),
-         A.Compute("small_gpu_product", "matmul", "small_gpu", "small_gpu")),
+        (act.CreateFilled("big_gpu", "rand", _BIG, device=_CUDA),
+         act.Compute("big_gpu_product", "matmul", "big_gpu", "big_gpu"),
+         act.Compute("big_gpu_product", "matmul", "big_gpu", "big_gpu"),
+         act.CreateFilled("small_gpu", "rand", _SMALL, device=_CUDA),
+         act.Compute("small_gpu_product", "matmul", "small_gpu", "small_gpu")),
         needs_cuda=True, show_time=True, source="English edition"),
 )
 
@@ -299,7 +300,7 @@ class LessonRunner:
         return StepResult(number, step, outcomes, " ".join(notes), True, meta_outcomes,
                           cuda_devices=cuda)
 
-    def _run_actions(self, actions: Sequence[A.Action], stop_at_error: bool
+    def _run_actions(self, actions: Sequence[act.Action], stop_at_error: bool
                      ) -> tuple[Outcome, ...]:
         outcomes = []
         for action in actions:

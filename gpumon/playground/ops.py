@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from gpumon.playground import actions as A
+from gpumon.playground import actions as act
 from gpumon.playground.describe import dtype_name, model_bytes, operand_info
 from gpumon.playground.devices import check_cuda_index, resolve_device
 from gpumon.playground.errors import Refusal
@@ -65,9 +65,9 @@ def lookup_tensor(values: Values, name: str) -> torch.Tensor:
 def check_dtype(dtype: str | None) -> torch.dtype | None:
     if dtype is None:
         return None
-    key = A.dtype_key(dtype) if isinstance(dtype, str) else dtype
-    if key not in A.DTYPES:
-        raise Refusal(f"Unknown dtype {dtype!r}; choose one of: {', '.join(A.DTYPES)}.")
+    key = act.dtype_key(dtype) if isinstance(dtype, str) else dtype
+    if key not in act.DTYPES:
+        raise Refusal(f"Unknown dtype {dtype!r}; choose one of: {', '.join(act.DTYPES)}.")
     result: torch.dtype = getattr(_torch(), key)
     return result
 
@@ -106,9 +106,9 @@ def moved(value: Any, how: str | None, device: str | None, index: int | None,
     raise Refusal(f"Unknown move {how!r}: use to, cuda or cpu.")
 
 
-def operand(values: Values, ref: str | A.Ref, run: ActionRun) -> torch.Tensor:
+def operand(values: Values, ref: str | act.Ref, run: ActionRun) -> torch.Tensor:
     """Resolve a (possibly moved) operand, record it, and return the tensor."""
-    r = A.as_ref(ref)
+    r = act.as_ref(ref)
     # An inline move (``y + x.cpu()``) runs here, before the timed operation.
     tensor: torch.Tensor = moved(lookup_tensor(values, r.name), r.how, r.device, r.index, run)()
     run.operands.append(operand_info(r.code(), tensor))
@@ -134,20 +134,20 @@ def guard_result(meta_fn: Callable[[], Any], device: torch.device) -> None:
 # --- handlers ----------------------------------------------------------------------------
 
 
-def query(values: Values, action: A.Action, run: ActionRun) -> None:
+def query(values: Values, action: act.Action, run: ActionRun) -> None:
     torch = _torch()
     run.kind = "value"
-    if isinstance(action, A.IsAvailable):
+    if isinstance(action, act.IsAvailable):
         run.execute(torch.cuda.is_available)
-    elif isinstance(action, A.DeviceCount):
+    elif isinstance(action, act.DeviceCount):
         run.execute(torch.cuda.device_count)
-    elif isinstance(action, A.CurrentDevice):
+    elif isinstance(action, act.CurrentDevice):
         run.execute(torch.cuda.current_device)
-    elif isinstance(action, A.DeviceName):
+    elif isinstance(action, act.DeviceName):
         if torch.cuda.is_available():
             run.touch(f"cuda:{action.index}")
         run.execute(lambda: torch.cuda.get_device_name(action.index))
-    elif isinstance(action, A.DeviceProperties):
+    elif isinstance(action, act.DeviceProperties):
         if torch.cuda.is_available():
             run.touch(f"cuda:{action.index}")
         p = run.execute(lambda: torch.cuda.get_device_properties(action.index))
@@ -157,18 +157,18 @@ def query(values: Values, action: A.Action, run: ActionRun) -> None:
             ("multiprocessors", str(p.multi_processor_count)),
             ("uuid", str(getattr(p, "uuid", ""))),
         )
-    elif isinstance(action, A.Versions):
+    elif isinstance(action, act.Versions):
         cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
         run.execute(lambda: (torch.__version__, torch.version.cuda))
         run.details = (("torch", torch.__version__), ("CUDA build", str(torch.version.cuda)),
                        ("cuDNN", str(cudnn)))
-    elif isinstance(action, A.TensorDevice):
+    elif isinstance(action, act.TensorDevice):
         t = lookup_tensor(values, action.name)
         run.operands.append(operand_info(action.name, t))
         run.execute(lambda: t.device)
 
 
-def create_tensor(values: Values, action: A.CreateTensor, run: ActionRun) -> None:
+def create_tensor(values: Values, action: act.CreateTensor, run: ActionRun) -> None:
     torch = _torch()
     check_name(action.name)
     dtype = check_dtype(action.dtype)
@@ -189,11 +189,11 @@ def create_tensor(values: Values, action: A.CreateTensor, run: ActionRun) -> Non
     run.result_name = action.name
 
 
-def create_filled(values: Values, action: A.CreateFilled, run: ActionRun) -> None:
+def create_filled(values: Values, action: act.CreateFilled, run: ActionRun) -> None:
     torch = _torch()
     check_name(action.name)
-    if action.kind not in A.FILL_KINDS:
-        raise Refusal(f"Unknown fill {action.kind!r}; choose one of: {', '.join(A.FILL_KINDS)}.")
+    if action.kind not in act.FILL_KINDS:
+        raise Refusal(f"Unknown fill {action.kind!r}; choose one of: {', '.join(act.FILL_KINDS)}.")
     shape = tuple(action.shape)
     if len(shape) > MAX_DIMS or not all(type(d) is int and d >= 0 for d in shape):
         raise Refusal(f"A shape is up to {MAX_DIMS} whole numbers, each 0 or more; got {shape}.")
@@ -218,7 +218,7 @@ def create_filled(values: Values, action: A.CreateFilled, run: ActionRun) -> Non
     run.result_name = action.name
 
 
-def create_model(values: Values, action: A.CreateModel, run: ActionRun) -> None:
+def create_model(values: Values, action: act.CreateModel, run: ActionRun) -> None:
     torch = _torch()
     check_name(action.name)
     for label, n in (("in_features", action.in_features), ("out_features", action.out_features)):
@@ -237,7 +237,7 @@ def create_model(values: Values, action: A.CreateModel, run: ActionRun) -> None:
     run.result_name = action.name
 
 
-def move(values: Values, action: A.Move, run: ActionRun) -> None:
+def move(values: Values, action: act.Move, run: ActionRun) -> None:
     torch = _torch()
     check_name(action.target)
     source = lookup(values, action.source)
@@ -259,11 +259,11 @@ _BINARY: dict[str, Callable[[Any, Any], Any]] = {
 }
 
 
-def compute(values: Values, action: A.Compute, run: ActionRun) -> None:
+def compute(values: Values, action: act.Compute, run: ActionRun) -> None:
     check_name(action.result)
-    if action.op not in A.COMPUTE_OPS:
+    if action.op not in act.COMPUTE_OPS:
         raise Refusal(f"Unknown operation {action.op!r}; choose one of: "
-                      f"{', '.join(A.COMPUTE_OPS)}.")
+                      f"{', '.join(act.COMPUTE_OPS)}.")
     a = operand(values, action.a, run)
     if action.op in _BINARY:
         if action.b is None:
@@ -285,7 +285,7 @@ def compute(values: Values, action: A.Compute, run: ActionRun) -> None:
     run.result_name = action.result
 
 
-def model_parameters(values: Values, action: A.ModelParameters, run: ActionRun) -> None:
+def model_parameters(values: Values, action: act.ModelParameters, run: ActionRun) -> None:
     torch = _torch()
     model = lookup(values, action.name)
     if not isinstance(model, torch.nn.Module):
@@ -297,7 +297,7 @@ def model_parameters(values: Values, action: A.ModelParameters, run: ActionRun) 
                         for n, p in model.named_parameters())
 
 
-def call_model(values: Values, action: A.CallModel, run: ActionRun) -> None:
+def call_model(values: Values, action: act.CallModel, run: ActionRun) -> None:
     torch = _torch()
     check_name(action.result)
     model = lookup(values, action.model)
@@ -316,7 +316,7 @@ def call_model(values: Values, action: A.CallModel, run: ActionRun) -> None:
     run.result_name = action.result
 
 
-def delete(values: Values, action: A.Delete, run: ActionRun) -> None:
+def delete(values: Values, action: act.Delete, run: ActionRun) -> None:
     torch = _torch()
     value = lookup(values, action.name)
     run.operands.append(operand_info(action.name, value))
@@ -332,18 +332,18 @@ def delete(values: Values, action: A.Delete, run: ActionRun) -> None:
     run.execute(forget)
 
 
-def empty_cache(values: Values, action: A.EmptyCache, run: ActionRun) -> None:
+def empty_cache(values: Values, action: act.EmptyCache, run: ActionRun) -> None:
     torch = _torch()
     if torch.cuda.is_available():
         run.touch(*(f"cuda:{i}" for i in range(torch.cuda.device_count())))
     run.execute(torch.cuda.empty_cache)
 
 
-def try_gpus(values: Values, action: A.TryGpu | A.TryAllGpus, run: ActionRun) -> None:
+def try_gpus(values: Values, action: act.TryGpu | act.TryAllGpus, run: ActionRun) -> None:
     """d2l's try_gpu / try_all_gpus, run as the shown code does: by asking device_count."""
     torch = _torch()
     run.kind = "value"
-    if isinstance(action, A.TryAllGpus):
+    if isinstance(action, act.TryAllGpus):
         run.execute(lambda: [torch.device(f"cuda:{i}")
                              for i in range(torch.cuda.device_count())] or [torch.device("cpu")])
         return
@@ -354,9 +354,9 @@ def try_gpus(values: Values, action: A.TryGpu | A.TryAllGpus, run: ActionRun) ->
                 else torch.device("cpu"))
 
 
-def to_numpy(values: Values, action: A.ToNumpy, run: ActionRun) -> None:
+def to_numpy(values: Values, action: act.ToNumpy, run: ActionRun) -> None:
     """``x.numpy()``: torch raises for a tensor not on the CPU; copied = new host memory."""
-    source = lookup_tensor(values, A.as_ref(action.source).name)
+    source = lookup_tensor(values, act.as_ref(action.source).name)
     t = operand(values, action.source, run)
     run.kind = "value"
     array = run.execute(t.numpy)
@@ -366,12 +366,12 @@ def to_numpy(values: Values, action: A.ToNumpy, run: ActionRun) -> None:
 
 
 HANDLERS: dict[type, Handler] = {
-    A.IsAvailable: query, A.DeviceCount: query, A.CurrentDevice: query, A.DeviceName: query,
-    A.DeviceProperties: query, A.Versions: query, A.TensorDevice: query,
-    A.CreateTensor: create_tensor, A.CreateFilled: create_filled, A.CreateModel: create_model,
-    A.Move: move, A.Compute: compute, A.ModelParameters: model_parameters,
-    A.CallModel: call_model, A.Delete: delete, A.EmptyCache: empty_cache,
-    A.TryGpu: try_gpus, A.TryAllGpus: try_gpus, A.ToNumpy: to_numpy,
+    act.IsAvailable: query, act.DeviceCount: query, act.CurrentDevice: query, act.DeviceName: query,
+    act.DeviceProperties: query, act.Versions: query, act.TensorDevice: query,
+    act.CreateTensor: create_tensor, act.CreateFilled: create_filled, act.CreateModel: create_model,
+    act.Move: move, act.Compute: compute, act.ModelParameters: model_parameters,
+    act.CallModel: call_model, act.Delete: delete, act.EmptyCache: empty_cache,
+    act.TryGpu: try_gpus, act.TryAllGpus: try_gpus, act.ToNumpy: to_numpy,
 }
 
 __all__ = ["HANDLERS", "Refusal", "check_name"]

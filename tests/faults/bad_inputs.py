@@ -12,24 +12,24 @@ from __future__ import annotations
 import builtins
 import re
 
-from gpumon.playground import actions as A
+from gpumon.playground import actions as act
 from gpumon.playground.outcome import Outcome
 
-SETUP: tuple[A.Action, ...] = (
-    A.CreateTensor("x", "[1.0, 2.0, 3.0]"),
-    A.CreateModel("net", 3, 1),
-    A.CreateFilled("w", "ones", (2, 2)),
+SETUP: tuple[act.Action, ...] = (
+    act.CreateTensor("x", "[1.0, 2.0, 3.0]"),
+    act.CreateModel("net", 3, 1),
+    act.CreateFilled("w", "ones", (2, 2)),
 )
 PROBE = "_gpumon_fault_probe"  # a builtins list that code in the values would append to
 
 TiB = 2**40
 
 
-def _zeros(device: object) -> A.Action:
-    return A.CreateFilled("z", "zeros", (2,), device=device)  # type: ignore[arg-type]
+def _zeros(device: object) -> act.Action:
+    return act.CreateFilled("z", "zeros", (2,), device=device)  # type: ignore[arg-type]
 
 
-BAD: tuple[tuple[str, A.Action], ...] = (
+BAD: tuple[tuple[str, act.Action], ...] = (
     # devices
     ("device gpu", _zeros("gpu")),
     ("device cuda:-1", _zeros("cuda:-1")),
@@ -42,60 +42,60 @@ BAD: tuple[tuple[str, A.Action], ...] = (
     ("device cuda:1.5", _zeros("cuda:1.5")),
     ("device 'cuda:0 '", _zeros("cuda:0 ")),
     ("device as a number", _zeros(0)),
-    ("move to gpu", A.Move("x", "to", device="gpu")),
-    ("move to no device", A.Move("x", "to", device=None)),
-    ("move .cuda(99)", A.Move("x", "cuda", index=99)),
+    ("move to gpu", act.Move("x", "to", device="gpu")),
+    ("move to no device", act.Move("x", "to", device=None)),
+    ("move .cuda(99)", act.Move("x", "cuda", index=99)),
     # shapes
-    ("shape negative", A.CreateFilled("z", "ones", (-1,))),
-    ("shape negative inner", A.CreateFilled("z", "ones", (2, -3))),
-    ("shape fractional", A.CreateFilled("z", "ones", (1.5,))),  # type: ignore[arg-type]
-    ("shape text", A.CreateFilled("z", "ones", ("2",))),  # type: ignore[arg-type]
-    ("shape bool", A.CreateFilled("z", "ones", (True,))),
-    ("shape too many dims", A.CreateFilled("z", "ones", (1,) * 9)),
-    ("shape huge (8 TiB)", A.CreateFilled("z", "zeros", (TiB,), dtype="float64")),
-    ("fill unknown", A.CreateFilled("z", "full", (2,))),  # type: ignore[arg-type]
+    ("shape negative", act.CreateFilled("z", "ones", (-1,))),
+    ("shape negative inner", act.CreateFilled("z", "ones", (2, -3))),
+    ("shape fractional", act.CreateFilled("z", "ones", (1.5,))),  # type: ignore[arg-type]
+    ("shape text", act.CreateFilled("z", "ones", ("2",))),  # type: ignore[arg-type]
+    ("shape bool", act.CreateFilled("z", "ones", (True,))),
+    ("shape too many dims", act.CreateFilled("z", "ones", (1,) * 9)),
+    ("shape huge (8 TiB)", act.CreateFilled("z", "zeros", (TiB,), dtype="float64")),
+    ("fill unknown", act.CreateFilled("z", "full", (2,))),  # type: ignore[arg-type]
     # dtypes
-    ("dtype float", A.CreateFilled("z", "ones", (2,), dtype="float")),
-    ("dtype int", A.CreateTensor("z", "[1]", dtype="int")),
-    ("dtype torch.complex64", A.CreateTensor("z", "[1]", dtype="torch.complex64")),
-    ("dtype complex64", A.CreateTensor("z", "[1]", dtype="complex64")),
-    ("dtype empty", A.CreateTensor("z", "[1]", dtype="")),
+    ("dtype float", act.CreateFilled("z", "ones", (2,), dtype="float")),
+    ("dtype int", act.CreateTensor("z", "[1]", dtype="int")),
+    ("dtype torch.complex64", act.CreateTensor("z", "[1]", dtype="torch.complex64")),
+    ("dtype complex64", act.CreateTensor("z", "[1]", dtype="complex64")),
+    ("dtype empty", act.CreateTensor("z", "[1]", dtype="")),
     # values
-    ("values unclosed", A.CreateTensor("z", "[1, 2")),
-    ("values ragged", A.CreateTensor("z", "[[1, 2], [3]]")),
-    ("values strings", A.CreateTensor("z", "['a', 'b']")),
-    ("values nested too deep", A.CreateTensor("z", "[" * 40 + "1" + "]" * 40)),
-    ("values nan text", A.CreateTensor("z", "[nan, 1]")),
-    ("values float('nan')", A.CreateTensor("z", "[float('nan')]")),
-    ("values __import__", A.CreateTensor("z", "__import__('os').getcwd()")),
-    ("values side effect", A.CreateTensor("z", f"[__builtins__.{PROBE}.append(1)]")),
-    ("values dict", A.CreateTensor("z", "{1: 2}")),
-    ("values lambda", A.CreateTensor("z", "lambda: 0")),
-    ("values empty", A.CreateTensor("z", "   ")),
-    ("values complex", A.CreateTensor("z", "[1j]")),
-    ("values too long", A.CreateTensor("z", "[" + "1, " * 100_000 + "1]")),
+    ("values unclosed", act.CreateTensor("z", "[1, 2")),
+    ("values ragged", act.CreateTensor("z", "[[1, 2], [3]]")),
+    ("values strings", act.CreateTensor("z", "['a', 'b']")),
+    ("values nested too deep", act.CreateTensor("z", "[" * 40 + "1" + "]" * 40)),
+    ("values nan text", act.CreateTensor("z", "[nan, 1]")),
+    ("values float('nan')", act.CreateTensor("z", "[float('nan')]")),
+    ("values __import__", act.CreateTensor("z", "__import__('os').getcwd()")),
+    ("values side effect", act.CreateTensor("z", f"[__builtins__.{PROBE}.append(1)]")),
+    ("values dict", act.CreateTensor("z", "{1: 2}")),
+    ("values lambda", act.CreateTensor("z", "lambda: 0")),
+    ("values empty", act.CreateTensor("z", "   ")),
+    ("values complex", act.CreateTensor("z", "[1j]")),
+    ("values too long", act.CreateTensor("z", "[" + "1, " * 100_000 + "1]")),
     # names
-    ("name empty", A.CreateTensor("", "[1]")),
-    ("name not an identifier", A.CreateTensor("1x", "[1]")),
-    ("name with a space", A.CreateTensor("x y", "[1]")),
-    ("name keyword", A.CreateTensor("class", "[1]")),
-    ("name shadows torch", A.CreateTensor("torch", "[1]")),
-    ("name shadows nn", A.CreateFilled("nn", "ones", (2,))),
-    ("name missing in compute", A.Compute("y", "add", "x", "nope")),
-    ("name missing in move", A.Move("nope", "cpu")),
-    ("name missing in delete", A.Delete("nope")),
-    ("name missing in device query", A.TensorDevice("nope")),
-    ("model is a tensor", A.CallModel("y", "x", "x")),
-    ("tensor is a model", A.Compute("y", "add", "net", "x")),
+    ("name empty", act.CreateTensor("", "[1]")),
+    ("name not an identifier", act.CreateTensor("1x", "[1]")),
+    ("name with a space", act.CreateTensor("x y", "[1]")),
+    ("name keyword", act.CreateTensor("class", "[1]")),
+    ("name shadows torch", act.CreateTensor("torch", "[1]")),
+    ("name shadows nn", act.CreateFilled("nn", "ones", (2,))),
+    ("name missing in compute", act.Compute("y", "add", "x", "nope")),
+    ("name missing in move", act.Move("nope", "cpu")),
+    ("name missing in delete", act.Delete("nope")),
+    ("name missing in device query", act.TensorDevice("nope")),
+    ("model is a tensor", act.CallModel("y", "x", "x")),
+    ("tensor is a model", act.Compute("y", "add", "net", "x")),
     # operations and models
-    ("op unknown", A.Compute("y", "div", "x", "x")),  # type: ignore[arg-type]
-    ("add without b", A.Compute("y", "add", "x")),
-    ("matmul shapes", A.Compute("y", "matmul", "x", "w")),
-    ("exponent nan", A.Compute("y", "pow", "x", exponent=float("nan"))),
-    ("model zero features", A.CreateModel("m", 0, 1)),
-    ("model fractional features", A.CreateModel("m", 1.5, 1)),  # type: ignore[arg-type]
-    ("model beyond memory", A.CreateModel("m", 2**22, 2**22)),
-    ("model input wrong size", A.CallModel("y", "net", "w")),
+    ("op unknown", act.Compute("y", "div", "x", "x")),  # type: ignore[arg-type]
+    ("add without b", act.Compute("y", "add", "x")),
+    ("matmul shapes", act.Compute("y", "matmul", "x", "w")),
+    ("exponent nan", act.Compute("y", "pow", "x", exponent=float("nan"))),
+    ("model zero features", act.CreateModel("m", 0, 1)),
+    ("model fractional features", act.CreateModel("m", 1.5, 1)),  # type: ignore[arg-type]
+    ("model beyond memory", act.CreateModel("m", 2**22, 2**22)),
+    ("model input wrong size", act.CallModel("y", "net", "w")),
 )
 
 _TRACEBACK = re.compile(r"Traceback \(most recent call last\)|^\s*File \"", re.MULTILINE)

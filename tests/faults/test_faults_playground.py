@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 from bad_inputs import BAD, SETUP, install_probe, problems_with, remove_probe
 
-from gpumon.playground import actions as A
+from gpumon.playground import actions as act
 from gpumon.playground.engine import Engine
 from gpumon.playground.outcome import Outcome
 
@@ -42,7 +42,7 @@ def test_corpus_is_big_enough() -> None:
 
 @pytest.mark.parametrize(("label", "action"), BAD, ids=[label for label, _ in BAD])
 def test_bad_input_is_an_outcome_with_a_clear_message(engine: Engine, probe: list[int],
-                                                      label: str, action: A.Action) -> None:
+                                                      label: str, action: act.Action) -> None:
     names_before = engine.names()
     out = engine.run(action)
     assert problems_with(out) == [], (label, out.error)
@@ -53,19 +53,19 @@ def test_bad_input_is_an_outcome_with_a_clear_message(engine: Engine, probe: lis
 def test_engine_works_after_the_whole_corpus(engine: Engine) -> None:
     for _, action in BAD:
         engine.run(action)
-    out = engine.run(A.CreateTensor("ok", "[1.0, 2.0]"))
+    out = engine.run(act.CreateTensor("ok", "[1.0, 2.0]"))
     assert out.ok and out.shape == (2,) and out.device == "cpu"
-    total = engine.run(A.Compute("s", "sum", "ok"))
+    total = engine.run(act.Compute("s", "sum", "ok"))
     assert total.ok and total.preview.startswith("tensor(3.")
 
 
 @pytest.mark.parametrize(("action", "device"), [
-    (A.CreateFilled("c", "zeros", (2,), device="cpu:1"), "cpu"),
-    (A.CreateFilled("c", "zeros", (2,), device="meta:0"), "meta"),
-    (A.CreateFilled("c", "zeros", (0,)), "cpu"),
-    (A.CreateTensor("c", "[1e400, -1e400]"), "cpu"),
+    (act.CreateFilled("c", "zeros", (2,), device="cpu:1"), "cpu"),
+    (act.CreateFilled("c", "zeros", (2,), device="meta:0"), "meta"),
+    (act.CreateFilled("c", "zeros", (0,)), "cpu"),
+    (act.CreateTensor("c", "[1e400, -1e400]"), "cpu"),
 ], ids=["cpu:1", "meta:0", "zero-size", "1e400"])
-def test_inputs_torch_accepts_are_not_refused(engine: Engine, action: A.Action,
+def test_inputs_torch_accepts_are_not_refused(engine: Engine, action: act.Action,
                                               device: str) -> None:
     """Odd but valid for torch: the playground shows what torch does, it does not refuse."""
     out = engine.run(action)
@@ -73,7 +73,7 @@ def test_inputs_torch_accepts_are_not_refused(engine: Engine, action: A.Action,
 
 
 def test_mps_says_what_torch_says(engine: Engine) -> None:
-    out = engine.run(A.CreateFilled("z", "zeros", (2,), device="mps"))
+    out = engine.run(act.CreateFilled("z", "zeros", (2,), device="mps"))
     assert out.error is not None and out.error.by_torch
     assert "MPS" in out.error.message or "mps" in out.error.message
 
@@ -101,7 +101,7 @@ def test_corpus_through_the_engine_thread(qtbot, probe: list[int]) -> None:
         assert [o.action for o in bad] == [a for _, a in BAD]  # in order, none lost
         assert {label: problems_with(o) for (label, _), o in zip(BAD, bad, strict=True)
                 if problems_with(o)} == {}
-        engine.submit(A.CreateTensor("ok", "[1, 2]"))
+        engine.submit(act.CreateTensor("ok", "[1, 2]"))
         qtbot.waitUntil(lambda: len(outcomes) == len(SETUP) + len(BAD) + 1, timeout=WAIT_MS)
         assert outcomes[-1].ok
         assert probe == []
@@ -123,7 +123,7 @@ def test_corpus_through_the_playground_page(qtbot, make_window, probe: list[int]
     assert not any(o.ok for o in logged[len(SETUP):])
     texts = [e.plain_text() for e in panel.log.entries()]
     assert all(t.strip() and "Traceback" not in t for t in texts)
-    panel.submit(A.CreateTensor("ok", "[1, 2]"))
+    panel.submit(act.CreateTensor("ok", "[1, 2]"))
     qtbot.waitUntil(lambda: panel.log.count() == len(SETUP) + len(BAD) + 1, timeout=WAIT_MS)
     assert panel.log.outcomes()[0].ok
     assert w.isVisible() and w.sampling.running  # the app keeps running

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from gpumon.playground import actions as A
+from gpumon.playground import actions as act
 from gpumon.playground.devices import list_devices, match_cuda_to_nvml, normalize_uuid
 from gpumon.playground.engine import Engine
 from gpumon.playground.memory import torch_memory_counters
@@ -18,26 +18,26 @@ pytestmark = [
 
 def test_move_to_cuda0_and_back() -> None:
     engine = Engine()
-    engine.run(A.CreateTensor("x", "[1, 2, 3]"))
-    out = engine.run(A.Move("x", "cuda", index=0))
+    engine.run(act.CreateTensor("x", "[1, 2, 3]"))
+    out = engine.run(act.Move("x", "cuda", index=0))
     assert out.ok and out.device == "cuda:0" and out.copied is True
     assert out.preview == repr(torch.tensor([1, 2, 3], device="cuda:0"))
     assert "cuda:0" in out.devices
     reading = out.reading("cuda:0")
     assert reading is not None and reading.allocated_bytes is not None
     assert reading.reserved_bytes is not None and reading.reserved_bytes >= reading.allocated_bytes
-    same = engine.run(A.Move("x", "cuda", index=0, dest="z"))
+    same = engine.run(act.Move("x", "cuda", index=0, dest="z"))
     assert same.ok and same.copied is False  # z = x.cuda(0); z is x
-    y = engine.run(A.Compute("y", "pow", "x"))
+    y = engine.run(act.Compute("y", "pow", "x"))
     assert y.device == "cuda:0"
     assert 0 in torch_memory_counters()
 
 
 def test_cross_device_error_text() -> None:
     engine = Engine()
-    engine.run(A.CreateTensor("x", "[1, 2, 3]", device="cuda:0"))
-    engine.run(A.Compute("y", "pow", "x"))
-    out = engine.run(A.Compute("z", "add", "y", A.Ref("x", "cpu")))
+    engine.run(act.CreateTensor("x", "[1, 2, 3]", device="cuda:0"))
+    engine.run(act.Compute("y", "pow", "x"))
+    out = engine.run(act.Compute("z", "add", "y", act.Ref("x", "cpu")))
     assert out.error is not None
     assert "Expected all tensors to be on the same device" in out.error.message
     try:
@@ -52,16 +52,16 @@ def test_cross_device_error_text() -> None:
 
 def test_model_on_gpu() -> None:
     engine = Engine()
-    engine.run(A.CreateModel("net", 3, 1))
-    moved = engine.run(A.Move("net", "cuda"))
+    engine.run(act.CreateModel("net", 3, 1))
+    moved = engine.run(act.Move("net", "cuda"))
     assert moved.ok and moved.device == "cuda:0" and moved.copied is True
-    params = engine.run(A.ModelParameters("net"))
+    params = engine.run(act.ModelParameters("net"))
     assert params.preview == repr([torch.device("cuda", 0)] * 2)
-    engine.run(A.CreateFilled("x", "rand", (2, 3), device="cuda:0"))
-    y = engine.run(A.CallModel("y", "net", "x"))
+    engine.run(act.CreateFilled("x", "rand", (2, 3), device="cuda:0"))
+    y = engine.run(act.CallModel("y", "net", "x"))
     assert y.ok and y.shape == (2, 1) and y.device == "cuda:0" and y.grad_fn is not None
-    engine.run(A.CreateFilled("c", "rand", (2, 3)))
-    bad = engine.run(A.CallModel("y2", "net", "c"))
+    engine.run(act.CreateFilled("c", "rand", (2, 3)))
+    bad = engine.run(act.CallModel("y2", "net", "c"))
     assert bad.error is not None
     assert "Expected all tensors to be on the same device" in bad.error.message
 
@@ -69,7 +69,7 @@ def test_model_on_gpu() -> None:
 def test_missing_index_is_refused() -> None:
     engine = Engine()
     n = torch.cuda.device_count()
-    out = engine.run(A.CreateFilled("x", "zeros", (2,), device=f"cuda:{n}"))
+    out = engine.run(act.CreateFilled("x", "zeros", (2,), device=f"cuda:{n}"))
     assert out.error is not None and not out.error.by_torch
     assert f"There is no cuda:{n}" in out.error.message
 

@@ -10,7 +10,7 @@ import pyqtgraph as pg
 import pytest
 import torch
 
-from gpumon.playground import actions as A
+from gpumon.playground import actions as act
 from gpumon.ui.playground.monitor_link import ALLOCATED_KEY, RESERVED_KEY
 
 pytestmark = [
@@ -41,8 +41,8 @@ def test_cuda_action_marks_the_nvml_gpu_and_plots_torch_memory(qtbot, window) ->
     names = [d.name for d in window.engine.device_options]
     assert "cuda:0" in names and "meta" not in names
     panel = window.playground
-    panel.submit(A.CreateFilled("x", "ones", (1024, 1024), device="cuda:0"))  # 4 MiB
-    panel.submit(A.Compute("y", "matmul", "x", "x"))
+    panel.submit(act.CreateFilled("x", "ones", (1024, 1024), device="cuda:0"))  # 4 MiB
+    panel.submit(act.Compute("y", "matmul", "x", "x"))
     qtbot.waitUntil(lambda: panel.log.count() == 2, timeout=60000)
     assert all(o.ok for o in panel.log.outcomes()), [o.error for o in panel.log.outcomes()]
     nvml = panel.link.nvml_index("cuda:0")

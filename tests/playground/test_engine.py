@@ -7,11 +7,11 @@ import time
 import pytest
 import torch
 
-from gpumon.playground import actions as A
+from gpumon.playground import actions as act
 from gpumon.playground.engine import Engine
 
 
-def run_ok(engine: Engine, action: A.Action) -> object:
+def run_ok(engine: Engine, action: act.Action) -> object:
     outcome = engine.run(action)
     assert outcome.ok, outcome.error
     assert outcome.error is None
@@ -28,16 +28,16 @@ def test_lazy_loading_status(engine: Engine) -> None:
 
 
 def test_queries_match_torch(engine: Engine) -> None:
-    assert engine.run(A.IsAvailable()).preview == repr(torch.cuda.is_available())
-    assert engine.run(A.DeviceCount()).preview == repr(torch.cuda.device_count())
-    versions = engine.run(A.Versions())
+    assert engine.run(act.IsAvailable()).preview == repr(torch.cuda.is_available())
+    assert engine.run(act.DeviceCount()).preview == repr(torch.cuda.device_count())
+    versions = engine.run(act.Versions())
     assert versions.preview == repr((torch.__version__, torch.version.cuda))
     assert ("torch", torch.__version__) in versions.details
 
 
 def test_create_tensor_default_cpu(engine: Engine) -> None:
     before = time.time()
-    out = engine.run(A.CreateTensor("x", "[1, 2, 3]"))
+    out = engine.run(act.CreateTensor("x", "[1, 2, 3]"))
     assert out.ok and out.kind == "tensor" and out.result_name == "x"
     assert out.preview == repr(torch.tensor([1, 2, 3]))
     assert (out.shape, out.dtype, out.device) == ((3,), "int64", "cpu")
@@ -49,13 +49,13 @@ def test_create_tensor_default_cpu(engine: Engine) -> None:
 
 
 def test_create_tensor_dtype_and_device(engine: Engine) -> None:
-    out = engine.run(A.CreateTensor("x", "[[1, 2], [3, 4]]", dtype="float64", device="cpu"))
+    out = engine.run(act.CreateTensor("x", "[[1, 2], [3, 4]]", dtype="float64", device="cpu"))
     assert out.ok and out.dtype == "float64" and out.shape == (2, 2) and out.device == "cpu"
 
 
-@pytest.mark.parametrize("kind", A.FILL_KINDS)
-def test_create_filled(engine: Engine, kind: A.FillKind) -> None:
-    out = engine.run(A.CreateFilled("t", kind, (2, 3)))
+@pytest.mark.parametrize("kind", act.FILL_KINDS)
+def test_create_filled(engine: Engine, kind: act.FillKind) -> None:
+    out = engine.run(act.CreateFilled("t", kind, (2, 3)))
     assert out.ok, out.error
     assert out.shape == (2, 3) and out.device == "cpu"
     expected_dtype = "int64" if kind == "arange" else "float32"
@@ -65,64 +65,64 @@ def test_create_filled(engine: Engine, kind: A.FillKind) -> None:
 
 
 def test_tensor_device_query(engine: Engine) -> None:
-    run_ok(engine, A.CreateTensor("x", "[1, 2, 3]"))
-    out = engine.run(A.TensorDevice("x"))
+    run_ok(engine, act.CreateTensor("x", "[1, 2, 3]"))
+    out = engine.run(act.TensorDevice("x"))
     assert out.ok and out.kind == "value"
     assert out.preview == repr(torch.device("cpu")) and out.device == "cpu"
 
 
 def test_results_stay_on_the_inputs_device(engine: Engine) -> None:
-    run_ok(engine, A.CreateTensor("x", "[1, 2, 3]"))
-    y = engine.run(A.Compute("y", "pow", "x"))
+    run_ok(engine, act.CreateTensor("x", "[1, 2, 3]"))
+    y = engine.run(act.Compute("y", "pow", "x"))
     assert y.preview == repr(torch.tensor([1, 4, 9])) and y.device == "cpu"
-    z = engine.run(A.Compute("z", "add", "y", A.Ref("x", "cpu")))
+    z = engine.run(act.Compute("z", "add", "y", act.Ref("x", "cpu")))
     assert z.preview == repr(torch.tensor([2, 6, 12]))
     assert [(o.code, o.device) for o in z.operands] == [("y", "cpu"), ("x.cpu()", "cpu")]
-    assert engine.run(A.Compute("p", "mul", "x", "y")).preview == repr(torch.tensor([1, 8, 27]))
-    assert engine.run(A.Compute("d", "matmul", "x", "y")).preview == repr(torch.tensor(36))
-    assert engine.run(A.Compute("s", "sum", "x")).preview == repr(torch.tensor(6))
+    assert engine.run(act.Compute("p", "mul", "x", "y")).preview == repr(torch.tensor([1, 8, 27]))
+    assert engine.run(act.Compute("d", "matmul", "x", "y")).preview == repr(torch.tensor(36))
+    assert engine.run(act.Compute("s", "sum", "x")).preview == repr(torch.tensor(6))
 
 
 def test_move_to_same_device_makes_no_copy(engine: Engine) -> None:
-    run_ok(engine, A.CreateTensor("x", "[1, 2, 3]"))
+    run_ok(engine, act.CreateTensor("x", "[1, 2, 3]"))
     x = engine.get("x")
-    out = engine.run(A.Move("x", "cpu", dest="z"))
+    out = engine.run(act.Move("x", "cpu", dest="z"))
     assert out.ok and out.copied is False and engine.get("z") is x
-    out = engine.run(A.Move("x", "to", device="cpu"))
+    out = engine.run(act.Move("x", "to", device="cpu"))
     assert out.ok and out.copied is False
 
 
 def test_move_to_another_dtype_device_copies(engine: Engine) -> None:
-    run_ok(engine, A.CreateTensor("x", "[1.0, 2.0]"))
-    out = engine.run(A.Move("x", "to", device="meta", dest="m"))
+    run_ok(engine, act.CreateTensor("x", "[1.0, 2.0]"))
+    out = engine.run(act.Move("x", "to", device="meta", dest="m"))
     assert out.ok and out.copied is True and out.device == "meta"
 
 
 def test_model_lifecycle_on_cpu(engine: Engine) -> None:
-    out = run_ok(engine, A.CreateModel("net", 3, 1))
+    out = run_ok(engine, act.CreateModel("net", 3, 1))
     assert out.kind == "model" and out.device == "cpu"  # type: ignore[attr-defined]
-    params = engine.run(A.ModelParameters("net"))
+    params = engine.run(act.ModelParameters("net"))
     assert params.preview == repr([torch.device("cpu"), torch.device("cpu")])
     assert [name for name, _ in params.details] == ["weight", "bias"]
-    run_ok(engine, A.CreateFilled("x", "rand", (2, 3)))
-    y = engine.run(A.CallModel("y", "net", "x"))
+    run_ok(engine, act.CreateFilled("x", "rand", (2, 3)))
+    y = engine.run(act.CallModel("y", "net", "x"))
     assert y.ok and y.shape == (2, 1) and y.device == "cpu" and y.grad_fn == "AddmmBackward0"
-    moved = engine.run(A.Move("net", "cpu"))
+    moved = engine.run(act.Move("net", "cpu"))
     assert moved.ok and moved.copied is False and moved.kind == "model"
 
 
 def test_delete_and_empty_cache(engine: Engine) -> None:
-    run_ok(engine, A.CreateTensor("x", "[1, 2, 3]"))
-    out = engine.run(A.Delete("x"))
+    run_ok(engine, act.CreateTensor("x", "[1, 2, 3]"))
+    out = engine.run(act.Delete("x"))
     assert out.ok and "x" not in engine.names()
-    assert engine.run(A.EmptyCache()).ok
+    assert engine.run(act.EmptyCache()).ok
 
 
 def test_workspace_entries(engine: Engine) -> None:
     assert engine.workspace() == []
-    run_ok(engine, A.CreateFilled("x", "zeros", (2, 3), dtype="float64"))
-    run_ok(engine, A.CreateModel("net", 3, 2))
-    run_ok(engine, A.CreateFilled("m", "ones", (1000,), device="meta"))
+    run_ok(engine, act.CreateFilled("x", "zeros", (2, 3), dtype="float64"))
+    run_ok(engine, act.CreateModel("net", 3, 2))
+    run_ok(engine, act.CreateFilled("m", "ones", (1000,), device="meta"))
     x, net, m = engine.workspace()
     assert (x.name, x.kind, x.shape, x.dtype, x.device, x.size_bytes) == (
         "x", "tensor", (2, 3), "float64", "cpu", 48)
@@ -131,7 +131,7 @@ def test_workspace_entries(engine: Engine) -> None:
 
 
 def test_memory_readings_for_cpu(engine: Engine) -> None:
-    out = engine.run(A.CreateFilled("x", "zeros", (1000, 1000)))
+    out = engine.run(act.CreateFilled("x", "zeros", (1000, 1000)))
     before, after = out.reading("cpu", after=False), out.reading("cpu")
     assert before is not None and after is not None
     assert before.rss_bytes and after.rss_bytes and after.rss_bytes > 0
@@ -140,25 +140,25 @@ def test_memory_readings_for_cpu(engine: Engine) -> None:
 
 
 def test_outcomes_hold_no_tensors(engine: Engine) -> None:
-    out = engine.run(A.CreateFilled("x", "zeros", (3,)))
+    out = engine.run(act.CreateFilled("x", "zeros", (3,)))
     for value in vars(out).values():
         assert not isinstance(value, torch.Tensor)
 
 
 def test_long_tensor_preview_is_shortened(engine: Engine) -> None:
-    out = engine.run(A.CreateFilled("x", "rand", (200, 200)))
+    out = engine.run(act.CreateFilled("x", "rand", (200, 200)))
     assert out.ok and len(out.preview.splitlines()) <= 16 and len(out.preview) <= 1500
-    huge = engine.run(A.CreateFilled("h", "zeros", (10_000_001,), dtype="uint8"))
+    huge = engine.run(act.CreateFilled("h", "zeros", (10_000_001,), dtype="uint8"))
     assert huge.ok and huge.preview.startswith("# 10,000,001 elements")
 
 
 def test_run_never_raises_on_nonsense(engine: Engine) -> None:
-    class Strange(A.Action):
+    class Strange(act.Action):
         def code(self) -> str:
             raise ValueError("boom")
 
     out = engine.run(Strange())
     assert not out.ok and out.error is not None and not out.error.by_torch
-    bad = engine.run(A.CreateFilled("x", "zeros", ("a",)))  # type: ignore[arg-type]
+    bad = engine.run(act.CreateFilled("x", "zeros", ("a",)))  # type: ignore[arg-type]
     assert not bad.ok and bad.error is not None
-    assert engine.run(A.Compute("y", "pow", "nope", exponent=float("nan"))).ok is False
+    assert engine.run(act.Compute("y", "pow", "nope", exponent=float("nan"))).ok is False

@@ -14,8 +14,8 @@ import pytest
 import torch
 from playground_helpers import cpu_only_build, torch_error
 
-from gpumon.playground import actions as A
-from gpumon.playground import lesson as L
+from gpumon.playground import actions as act
+from gpumon.playground import lesson
 from gpumon.playground.devices import DeviceOption
 from gpumon.playground.engine import Engine
 from gpumon.playground.errors import FALLBACK
@@ -25,7 +25,7 @@ from gpumon.telemetry.simulated import SimulatedSource
 from gpumon.telemetry.smi_text import render
 from gpumon.telemetry.types import Snapshot
 
-NUMBER = {step.id: i for i, step in enumerate(L.LESSON, start=1)}
+NUMBER = {step.id: i for i, step in enumerate(lesson.LESSON, start=1)}
 
 
 def simulated_snapshot(n: int = 2) -> Snapshot:
@@ -43,36 +43,36 @@ def direct(engine: Engine, code: str) -> tuple[str, str] | None:
     return torch_error(lambda: exec(code, namespace))
 
 
-def step_alone(step_id: str, meta: bool = True) -> tuple[L.StepResult, Engine]:
+def step_alone(step_id: str, meta: bool = True) -> tuple[lesson.StepResult, Engine]:
     engine = Engine()
-    return L.LessonRunner(engine).run_step(NUMBER[step_id], meta), engine
+    return lesson.LessonRunner(engine).run_step(NUMBER[step_id], meta), engine
 
 
 @pytest.fixture(scope="module")
-def results() -> list[L.StepResult]:
-    return list(L.LessonRunner(Engine(), simulated_snapshot).run_all())
+def results() -> list[lesson.StepResult]:
+    return list(lesson.LessonRunner(Engine(), simulated_snapshot).run_all())
 
 
 # --- the steps as data --------------------------------------------------------------------
 
 def test_the_book_then_the_english_edition() -> None:
-    assert len(L.LESSON) == 16 and len(NUMBER) == 16  # ids are unique
-    assert [s.source for s in L.LESSON] == ["book"] * 10 + ["English edition"] * 6
-    assert L.LESSON[0].kind == "smi" and L.LESSON[0].code() == "nvidia-smi"
-    assert all(s.kind == "torch" and s.actions for s in L.LESSON[1:])
-    assert all(s.needs_cuda for s in L.LESSON if s.needs_two_gpus)
-    assert [s.id for s in L.LESSON if s.needs_two_gpus] == ["copy-between-gpus"]
+    assert len(lesson.LESSON) == 16 and len(NUMBER) == 16  # ids are unique
+    assert [s.source for s in lesson.LESSON] == ["book"] * 10 + ["English edition"] * 6
+    assert lesson.LESSON[0].kind == "smi" and lesson.LESSON[0].code() == "nvidia-smi"
+    assert all(s.kind == "torch" and s.actions for s in lesson.LESSON[1:])
+    assert all(s.needs_cuda for s in lesson.LESSON if s.needs_two_gpus)
+    assert [s.id for s in lesson.LESSON if s.needs_two_gpus] == ["copy-between-gpus"]
 
 
-@pytest.mark.parametrize("step", L.LESSON, ids=lambda s: s.id)
-def test_narration_is_two_to_four_sentences(step: L.LessonStep) -> None:
+@pytest.mark.parametrize("step", lesson.LESSON, ids=lambda s: s.id)
+def test_narration_is_two_to_four_sentences(step: lesson.LessonStep) -> None:
     sentences = re.findall(r"[.!?](?=\s|$)", step.narration)
     assert 2 <= len(sentences) <= 4, step.narration
     assert step.title and step.narration.endswith(".")
 
 
 def test_book_steps_show_the_book_code() -> None:
-    codes = {s.id: s.code() for s in L.LESSON}
+    codes = {s.id: s.code() for s in lesson.LESSON}
     assert "torch.cuda.device_count()" in codes["cuda-queries"]
     assert codes["to-gpu"] == "x = x.cuda(0)"
     assert codes["results-stay"] == "y = x ** 2"
@@ -82,20 +82,20 @@ def test_book_steps_show_the_book_code() -> None:
 
 
 def test_step_code_is_preamble_then_actions() -> None:
-    step = L.LESSON[NUMBER["try-gpu"] - 1]
-    assert step.code() == "\n".join([A.TRY_GPU_SOURCE, "", "try_gpu(0)", "try_gpu(10)",
+    step = lesson.LESSON[NUMBER["try-gpu"] - 1]
+    assert step.code() == "\n".join([act.TRY_GPU_SOURCE, "", "try_gpu(0)", "try_gpu(10)",
                                      "try_all_gpus()"])
     compile(step.code(), "<lesson>", "exec")  # the shown code is real Python
-    meta = L.LESSON[NUMBER["mixed-devices"] - 1].meta_code()
+    meta = lesson.LESSON[NUMBER["mixed-devices"] - 1].meta_code()
     assert meta.splitlines()[-1] == "zm = ym + x.cpu()"
 
 
 # --- running every step ---------------------------------------------------------------------
 
-def test_every_step_runs_and_yields_outcomes(results: list[L.StepResult]) -> None:
+def test_every_step_runs_and_yields_outcomes(results: list[lesson.StepResult]) -> None:
     assert [r.number for r in results] == list(range(1, 17))
     for r in results:
-        assert r.step is L.LESSON[r.number - 1] and r.ran
+        assert r.step is lesson.LESSON[r.number - 1] and r.ran
         if r.step.kind == "smi":
             continue
         assert 1 <= len(r.outcomes) <= len(r.step.actions)
@@ -106,7 +106,7 @@ def test_every_step_runs_and_yields_outcomes(results: list[L.StepResult]) -> Non
             assert o.ok or (o.error is not None and o.error.message)
 
 
-def test_steps_without_needs_run_cleanly(results: list[L.StepResult]) -> None:
+def test_steps_without_needs_run_cleanly(results: list[lesson.StepResult]) -> None:
     for r in results:
         if not r.step.needs_cuda and r.step.kind == "torch":
             assert all(o.ok for o in r.outcomes) and len(r.outcomes) == len(r.step.actions)
@@ -115,23 +115,23 @@ def test_steps_without_needs_run_cleanly(results: list[L.StepResult]) -> None:
 
 def test_step_one_renders_the_snapshot() -> None:
     snapshot = simulated_snapshot(3)
-    result = L.LessonRunner(Engine(), lambda: snapshot).run_step(1)
+    result = lesson.LessonRunner(Engine(), lambda: snapshot).run_step(1)
     assert result.smi_text == render(snapshot) and result.outcomes == ()
     assert "simulated" in result.note
 
 
 @pytest.mark.parametrize(("provider", "needle"), [
-    (lambda: None, L.NO_TELEMETRY),
+    (lambda: None, lesson.NO_TELEMETRY),
     (lambda: 1 / 0, "ZeroDivisionError"),
 ])
 def test_step_one_without_telemetry(provider: object, needle: str) -> None:
     engine = Engine()
-    result = L.LessonRunner(engine, provider).run_step(1)  # type: ignore[arg-type]
+    result = lesson.LessonRunner(engine, provider).run_step(1)  # type: ignore[arg-type]
     assert result.smi_text is None and needle in result.note
     assert not engine.is_loaded  # nvidia-smi is no torch step: torch is not even imported
 
 
-def test_a_step_alone_sees_what_the_earlier_steps_left(results: list[L.StepResult]) -> None:
+def test_a_step_alone_sees_what_the_earlier_steps_left(results: list[lesson.StepResult]) -> None:
     alone, _ = step_alone("mixed-devices")
     in_order = results[NUMBER["mixed-devices"] - 1]
     assert [(o.code, o.ok, o.preview) for o in alone.outcomes] == \
@@ -139,7 +139,7 @@ def test_a_step_alone_sees_what_the_earlier_steps_left(results: list[L.StepResul
 
 
 def test_running_a_step_twice_starts_again() -> None:
-    runner = L.LessonRunner(Engine())
+    runner = lesson.LessonRunner(Engine())
     first = runner.run_step(NUMBER["tensor-on-cpu"])
     again = runner.run_step(NUMBER["tensor-on-cpu"])
     assert [o.preview for o in first.outcomes] == [o.preview for o in again.outcomes]
@@ -149,12 +149,12 @@ def test_running_a_step_twice_starts_again() -> None:
 @pytest.mark.parametrize("number", [0, 17, -1])
 def test_bad_step_numbers(number: int) -> None:
     with pytest.raises(IndexError, match="1 to 16"):
-        L.LessonRunner(Engine()).run_step(number)
+        lesson.LessonRunner(Engine()).run_step(number)
 
 
 # --- a machine without CUDA: torch's real errors, then the meta variant -------------------------
 
-CUDA_STEPS = [s.id for s in L.LESSON if s.needs_cuda]
+CUDA_STEPS = [s.id for s in lesson.LESSON if s.needs_cuda]
 
 
 @cpu_only_build
@@ -163,20 +163,20 @@ def test_cuda_steps_show_torchs_own_error(step_id: str) -> None:
     result, engine = step_alone(step_id, meta=False)
     failed = [o for o in result.outcomes if not o.ok]
     if not failed:  # runs on the CPU too (x.device, y = x ** 2): said so, not hidden
-        assert result.note == L.NO_CUDA_RAN
+        assert result.note == lesson.NO_CUDA_RAN
         return
     error = failed[0].error
     assert error is not None and error.by_torch
     assert (error.type_name, error.message) == direct(engine, failed[0].code)
     assert error.explanation != FALLBACK
-    assert result.note.startswith(L.NO_TWO_GPUS if result.step.needs_two_gpus
-                                  else L.NO_CUDA_ERROR)
+    assert result.note.startswith(lesson.NO_TWO_GPUS if result.step.needs_two_gpus
+                                  else lesson.NO_CUDA_ERROR)
     if len(result.outcomes) < len(result.step.actions):
-        assert L.STOPPED in result.note
+        assert lesson.STOPPED in result.note
 
 
 @cpu_only_build
-def test_the_not_compiled_error_is_shown(results: list[L.StepResult]) -> None:
+def test_the_not_compiled_error_is_shown(results: list[lesson.StepResult]) -> None:
     expected = torch_error(lambda: torch.cuda.current_device())
     assert expected is not None and "Torch not compiled with CUDA enabled" in expected[1]
     shown = [(o.error.type_name, o.error.message) for r in results for o in r.outcomes
@@ -188,7 +188,7 @@ def test_the_not_compiled_error_is_shown(results: list[L.StepResult]) -> None:
 @pytest.mark.parametrize("step_id", ["mixed-devices", "model-on-gpu"])
 def test_meta_variants_raise_the_same_device_error(step_id: str) -> None:
     result, engine = step_alone(step_id)
-    assert L.META_RAN in result.note
+    assert lesson.META_RAN in result.note
     assert len(result.meta_outcomes) == len(result.step.meta_variant)
     last = result.meta_outcomes[-1]
     assert last.error is not None and last.error.by_torch
@@ -214,7 +214,7 @@ def test_results_stay_on_meta() -> None:
 
 def test_no_meta_variant_without_asking() -> None:
     result, _ = step_alone("mixed-devices", meta=False)
-    assert result.meta_outcomes == () and L.META_RAN not in result.note
+    assert result.meta_outcomes == () and lesson.META_RAN not in result.note
 
 
 # --- the runner's choices on other machines (a stub engine says what torch sees) --------------
@@ -225,80 +225,80 @@ class CountingEngine(Engine):
     def __init__(self, gpus: int) -> None:
         super().__init__()
         self.gpus = gpus
-        self.ran: list[A.Action] = []
+        self.ran: list[act.Action] = []
 
     def devices(self) -> list[DeviceOption]:
         return [DeviceOption("cpu", "cpu"),
                 *(DeviceOption(f"cuda:{i}", f"cuda:{i}") for i in range(self.gpus))]
 
-    def run(self, action: A.Action) -> Outcome:
+    def run(self, action: act.Action) -> Outcome:
         self.ran.append(action)
         return super().run(action)
 
 
 def test_one_gpu_says_so_and_does_not_run_the_two_gpu_step() -> None:
     engine = CountingEngine(1)
-    runner = L.LessonRunner(engine)
+    runner = lesson.LessonRunner(engine)
     runner.run_step(NUMBER["copy-between-gpus"] - 1)
     engine.ran.clear()
     result = runner.run_step(NUMBER["copy-between-gpus"])
     assert not result.ran and result.outcomes == () and engine.ran == []
-    assert result.note == L.NO_SECOND_GPU and "two GPUs" in result.note
+    assert result.note == lesson.NO_SECOND_GPU and "two GPUs" in result.note
     assert result.cuda_devices == 1
 
 
 def test_with_cuda_no_meta_variant_and_no_note() -> None:
     engine = CountingEngine(2)
-    result = L.LessonRunner(engine).run_step(NUMBER["try-gpu"])
+    result = lesson.LessonRunner(engine).run_step(NUMBER["try-gpu"])
     assert result.note == "" and result.meta_outcomes == ()
-    assert not any(a in engine.ran for a in L.LESSON[NUMBER["mixed-devices"] - 1].meta_variant)
+    assert not any(a in engine.ran for a in lesson.LESSON[NUMBER["mixed-devices"] - 1].meta_variant)
 
 
 # --- the actions the lesson added to the engine ------------------------------------------------
 
 def d2l() -> dict[str, object]:
     namespace: dict[str, object] = {"torch": torch}
-    exec(A.TRY_GPU_SOURCE, namespace)
+    exec(act.TRY_GPU_SOURCE, namespace)
     return namespace
 
 
 @pytest.mark.parametrize("index", [0, 1, 10])
 def test_try_gpu_is_the_d2l_function(engine: Engine, index: int) -> None:
     expected = d2l()["try_gpu"](index)  # type: ignore[operator]
-    out = engine.run(A.TryGpu(index))
+    out = engine.run(act.TryGpu(index))
     assert out.ok and out.preview == repr(expected) and out.device == str(expected)
 
 
 def test_try_all_gpus_is_the_d2l_function(engine: Engine) -> None:
-    out = engine.run(A.TryAllGpus())
+    out = engine.run(act.TryAllGpus())
     assert out.ok and out.preview == repr(d2l()["try_all_gpus"]())  # type: ignore[operator]
 
 
 def test_try_gpu_refuses_a_non_number(engine: Engine) -> None:
-    out = engine.run(A.TryGpu("1"))  # type: ignore[arg-type]
+    out = engine.run(act.TryGpu("1"))  # type: ignore[arg-type]
     assert out.error is not None and not out.error.by_torch
 
 
 def test_numpy_of_a_cpu_tensor_shares_memory(engine: Engine) -> None:
-    engine.run(A.CreateTensor("x", "[1, 2, 3]"))
-    out = engine.run(A.ToNumpy("x"))
+    engine.run(act.CreateTensor("x", "[1, 2, 3]"))
+    out = engine.run(act.ToNumpy("x"))
     assert out.ok and out.preview == "array([1, 2, 3])" and out.copied is False
     assert engine.names() == ["x"]  # the array is shown, not kept
-    moved = engine.run(A.ToNumpy(A.Ref("x", "to", device="cpu")))
+    moved = engine.run(act.ToNumpy(act.Ref("x", "to", device="cpu")))
     assert moved.ok and moved.copied is False  # .to('cpu') of a cpu tensor is the tensor
 
 
 def test_numpy_of_a_meta_tensor_raises_like_torch(engine: Engine) -> None:
-    engine.run(A.CreateFilled("m", "ones", (3,), device="meta"))
-    out = engine.run(A.ToNumpy("m"))
+    engine.run(act.CreateFilled("m", "ones", (3,), device="meta"))
+    out = engine.run(act.ToNumpy("m"))
     m = torch.ones(3, device="meta")
     assert out.error is not None
     assert (out.error.type_name, out.error.message) == torch_error(lambda: m.numpy())
 
 
 def test_numpy_of_a_model_is_refused(engine: Engine) -> None:
-    engine.run(A.CreateModel("net", 3, 1))
-    out = engine.run(A.ToNumpy("net"))
+    engine.run(act.CreateModel("net", 3, 1))
+    out = engine.run(act.ToNumpy("net"))
     assert out.error is not None and not out.error.by_torch
 
 

@@ -78,11 +78,11 @@ def test_cuda_step_without_cuda_shows_the_real_error(qtbot, make_window):
 
 def test_lesson_steps_leave_the_playground_workspace_alone(qtbot, make_window):
     """Jumping between lesson steps replays them in the lesson's own workspace only."""
-    from gpumon.playground import actions as A
+    from gpumon.playground import actions as act
 
     w = make_window(show=False)
     with qtbot.waitSignal(w.engine.actionFinished, timeout=60000):
-        w.engine.submit(A.CreateTensor("mine", "[7, 8, 9]"))
+        w.engine.submit(act.CreateTensor("mine", "[7, 8, 9]"))
     page = _page(w)
     page.show_step(_number("to-gpu") - 1)  # not the next step: the runner resets and replays
     with qtbot.waitSignal(page.stepFinished, timeout=60000):

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from gpumon.playground import actions as A
+from gpumon.playground import actions as act
 from gpumon.playground.engine import Engine
 from gpumon.playground.outcome import LoadStatus
 from gpumon.ui.playground.engine_worker import EngineThread
@@ -43,9 +43,9 @@ def test_actions_run_in_order_with_queue_length_and_busy(qtbot, engine: EngineTh
     engine.outcomeReady.connect(outcomes.append)
     engine.queueLengthChanged.connect(lengths.append)
     engine.busyChanged.connect(busy.append)
-    tickets = [engine.submit(A.CreateTensor("x", "[1, 2, 3]")),
-               engine.submit(A.Compute("y", "pow", "x")),
-               engine.submit(A.Compute("s", "sum", "y"))]
+    tickets = [engine.submit(act.CreateTensor("x", "[1, 2, 3]")),
+               engine.submit(act.Compute("y", "pow", "x")),
+               engine.submit(act.Compute("s", "sum", "y"))]
     assert engine.queue_length == 3 and engine.busy
     qtbot.waitUntil(lambda: len(outcomes) == 3, timeout=20000)
     assert tickets == sorted(tickets)
@@ -61,19 +61,19 @@ def test_actions_run_in_order_with_queue_length_and_busy(qtbot, engine: EngineTh
 
 def test_action_finished_carries_the_ticket_and_workspace_follows(qtbot,
                                                                  engine: EngineThread) -> None:
-    ticket = engine.submit(A.CreateFilled("m", "zeros", (2, 3)))
+    ticket = engine.submit(act.CreateFilled("m", "zeros", (2, 3)))
     with qtbot.waitSignal(engine.workspaceChanged, timeout=20000) as ws:
         pass
     assert [(e.name, e.shape, e.device) for e in ws.args[0]] == [("m", (2, 3), "cpu")]
     done = []
     engine.actionFinished.connect(lambda t, o: done.append((t, o.code)))
-    second = engine.submit(A.Delete("m"))
+    second = engine.submit(act.Delete("m"))
     qtbot.waitUntil(lambda: bool(done), timeout=5000)
     assert done == [(second, "del m")] and second == ticket + 1
 
 
 def test_call_runs_on_the_engine_thread_and_returns_errors(qtbot, engine: EngineThread) -> None:
-    engine.submit(A.CreateTensor("x", "[1.5]"))
+    engine.submit(act.CreateTensor("x", "[1.5]"))
     with qtbot.waitSignal(engine.callFinished, timeout=20000) as got:
         ticket = engine.call(lambda eng: float(eng.get("x")))  # type: ignore[arg-type]
     assert got.args == [ticket, 1.5]
@@ -83,16 +83,16 @@ def test_call_runs_on_the_engine_thread_and_returns_errors(qtbot, engine: Engine
 
 
 def test_stop_skips_the_queue_and_joins(qtbot, engine: EngineThread) -> None:
-    engine.submit(A.CreateFilled("a", "randn", (600, 600)))
+    engine.submit(act.CreateFilled("a", "randn", (600, 600)))
     for _ in range(20):
-        engine.submit(A.Compute("b", "matmul", "a", "a"))
+        engine.submit(act.Compute("b", "matmul", "a", "a"))
     seen = []
     engine.outcomeReady.connect(seen.append)
     assert engine.stop(timeout_s=20)
     assert not engine.running and not engine.busy and engine.queue_length == 0
     qtbot.wait(50)
     assert len(seen) < 21  # what was still queued never ran (nor reported)
-    assert engine.submit(A.IsAvailable()) == -1
+    assert engine.submit(act.IsAvailable()) == -1
 
 
 class _NoTorchEngine(Engine):
@@ -107,7 +107,7 @@ def test_missing_torch_is_a_status_and_an_error_outcome(qtbot) -> None:
     handle = EngineThread(engine_factory=_NoTorchEngine)
     try:
         with qtbot.waitSignal(handle.outcomeReady, timeout=10000) as got:
-            handle.submit(A.CreateTensor("x", "[1]"))
+            handle.submit(act.CreateTensor("x", "[1]"))
         assert handle.load_status is not None and not handle.load_status.ok
         outcome = got.args[0]
         assert not outcome.ok and outcome.error.type_name == "ImportError"

@@ -10,7 +10,7 @@ import time
 
 import pyqtgraph as pg
 
-from gpumon.playground import actions as A
+from gpumon.playground import actions as act
 from gpumon.playground.devices import DeviceOption, normalize_uuid
 from gpumon.playground.outcome import Outcome
 from gpumon.telemetry.metrics import GIB
@@ -36,7 +36,7 @@ def legend_texts(panel: GpuPanel) -> list[str]:
 
 
 def fake_cuda_outcome(code: str = "x = x.cuda(0)") -> Outcome:
-    return Outcome(A.Move("x", "cuda", index=0), code, True, time.time(), 0.001,
+    return Outcome(act.Move("x", "cuda", index=0), code, True, time.time(), 0.001,
                    kind="tensor", preview="tensor([1, 2, 3], device='cuda:0')", shape=(3,),
                    dtype="int64", device="cuda:0", copied=True, devices=("cpu", "cuda:0"))
 
@@ -113,11 +113,11 @@ def test_errors_are_marked_in_the_error_colour_and_cpu_outcomes_not_at_all(qtbot
     w = make_window()
     qtbot.waitUntil(lambda: w.snapshot_count >= 1, timeout=5000)
     pretend_cuda0_is_nvml_gpu(w, 0)
-    bad = Outcome(A.Compute("z", "add", "y", A.Ref("x", "cpu")), "z = y + x.cpu()", False,
+    bad = Outcome(act.Compute("z", "add", "y", act.Ref("x", "cpu")), "z = y + x.cpu()", False,
                   time.time(), 0.0, devices=("cuda:0", "cpu"),
                   error=ErrorInfo("RuntimeError", "Expected all tensors to be on the same "
                                   "device", "different devices"))
-    cpu = Outcome(A.CreateTensor("x", "[1]"), "x = torch.tensor([1])", True, time.time(),
+    cpu = Outcome(act.CreateTensor("x", "[1]"), "x = torch.tensor([1])", True, time.time(),
                   0.0, devices=("cpu",), device="cpu")
     w.engine.outcomeReady.emit(bad)
     w.engine.outcomeReady.emit(cpu)

@@ -14,7 +14,7 @@ import torch
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLineEdit, QPushButton
 
-from gpumon.playground import actions as A
+from gpumon.playground import actions as act
 from gpumon.ui.playground.panel import PlaygroundPanel
 from gpumon.ui.playground.style import ERROR_COLOR, device_color
 
@@ -145,8 +145,8 @@ def test_wrong_device_strings_get_clear_messages(qtbot, panel: PlaygroundPanel) 
 
 
 def test_cpu_plus_meta_error_names_both_devices(qtbot, panel: PlaygroundPanel) -> None:
-    panel.submit(A.CreateTensor("x", "[1.0, 2.0, 3.0]"))
-    panel.submit(A.CreateFilled("m", "zeros", (3,), device="meta"))
+    panel.submit(act.CreateTensor("x", "[1.0, 2.0, 3.0]"))
+    panel.submit(act.CreateFilled("m", "zeros", (3,), device="meta"))
     panel.findChild(QComboBox, "computeOpCombo").setCurrentText("a + b")
     panel.findChild(QComboBox, "computeACombo").setEditText("x")
     panel.findChild(QComboBox, "computeBCombo").setEditText("m")
@@ -166,7 +166,7 @@ def test_log_keeps_every_entry_newest_first_and_order_holds(qtbot,
                                                            panel: PlaygroundPanel) -> None:
     codes = []
     for i in range(12):
-        action = A.CreateFilled(f"t{i}", "arange", (i + 1,))
+        action = act.CreateFilled(f"t{i}", "arange", (i + 1,))
         codes.append(action.code())
         panel.submit(action)  # queued faster than they run
     wait_log(qtbot, panel, 12)
@@ -177,10 +177,10 @@ def test_log_keeps_every_entry_newest_first_and_order_holds(qtbot,
 
 
 def test_busy_state_while_an_action_runs(qtbot, panel: PlaygroundPanel) -> None:
-    panel.submit(A.CreateFilled("a", "randn", (1200, 1200)))
+    panel.submit(act.CreateFilled("a", "randn", (1200, 1200)))
     button = panel.findChild(QPushButton, "runComputeButton")
-    panel.submit(A.Compute("b", "matmul", "a", "a"))
-    panel.submit(A.Compute("c", "matmul", "a", "a"))
+    panel.submit(act.Compute("b", "matmul", "a", "a"))
+    panel.submit(act.Compute("c", "matmul", "a", "a"))
     assert panel.engine.busy
     assert button.property("busy") is True and button.isEnabled()  # a click still queues
     assert not panel.busy_bar.isHidden()
@@ -193,7 +193,7 @@ def test_busy_state_while_an_action_runs(qtbot, panel: PlaygroundPanel) -> None:
 
 
 def test_model_on_a_device_lists_parameters_and_calls(qtbot, panel: PlaygroundPanel) -> None:
-    panel.submit(A.CreateTensor("x", "[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]"))
+    panel.submit(act.CreateTensor("x", "[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]"))
     click(qtbot, panel, "runModelButton")  # net = nn.Linear(3, 1)
     click(qtbot, panel, "runParamsButton")
     click(qtbot, panel, "runCallButton")  # out = net(x)

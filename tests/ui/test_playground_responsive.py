@@ -11,7 +11,7 @@ import time
 
 from PySide6.QtCore import QTimer
 
-from gpumon.playground import actions as A
+from gpumon.playground import actions as act
 from gpumon.playground.engine import Engine
 
 BUSY_S = 1.5  # torch work on the engine thread, whatever the machine's speed
@@ -33,7 +33,7 @@ def test_window_keeps_sampling_and_responding_during_a_long_matmul(qtbot, make_w
     w.tabs.setCurrentWidget(w.playground)
     qtbot.waitUntil(lambda: bool(w.engine.device_options), timeout=30000)
     panel = w.playground
-    panel.submit(A.CreateFilled("a", "randn", (600, 600)))
+    panel.submit(act.CreateFilled("a", "randn", (600, 600)))
     qtbot.waitUntil(lambda: panel.log.count() == 1, timeout=20000)
     qtbot.waitUntil(lambda: not w.engine.busy, timeout=5000)
 

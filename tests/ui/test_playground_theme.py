@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtGui import QPalette
 
-from gpumon.playground import actions as A
+from gpumon.playground import actions as act
 from gpumon.ui.playground.style import DARK_TONES, LIGHT_TONES, device_color, on_background
 from gpumon.ui.window.presentation import Presentation
 
@@ -20,8 +20,8 @@ def test_page_follows_a_theme_switch_both_ways(qtbot, make_window) -> None:  # t
     panel = w.playground
     w.tabs.setCurrentWidget(panel)
     qtbot.waitUntil(lambda: bool(w.engine.device_options), timeout=30000)
-    panel.submit(A.CreateFilled("m", "ones", (3,), device="meta"))
-    panel.submit(A.CreateFilled("g", "zeros", (2,), device="mps"))
+    panel.submit(act.CreateFilled("m", "ones", (3,), device="meta"))
+    panel.submit(act.CreateFilled("g", "zeros", (2,), device="mps"))
     qtbot.waitUntil(lambda: panel.log.count() == 2 and not w.engine.busy, timeout=20000)
     error, meta = panel.log.entries()
     assert error.tones is DARK_TONES and DARK_TONES.error in error.body.text()
@@ -47,7 +47,7 @@ def test_long_error_messages_are_cut_in_the_log_not_in_the_copy(qtbot, make_wind
     panel = w.playground
     w.tabs.setCurrentWidget(panel)
     qtbot.waitUntil(lambda: bool(w.engine.device_options), timeout=30000)
-    panel.submit(A.CreateModel("net", 3, 1, device="mps"))  # a long dispatcher message
+    panel.submit(act.CreateModel("net", 3, 1, device="mps"))  # a long dispatcher message
     qtbot.waitUntil(lambda: panel.log.count() == 1, timeout=20000)
     entry = panel.log.entries()[0]
     message = entry.outcome.error.message

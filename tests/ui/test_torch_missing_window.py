@@ -20,14 +20,14 @@ def test_window_opens_and_playground_says_torch_is_missing() -> None:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
         from PySide6.QtCore import QTimer
         from PySide6.QtWidgets import QApplication, QLabel
-        from gpumon.playground import actions as A
+        from gpumon.playground import actions as act
         from gpumon.ui.window.main_window import MainWindow, simulated_factory
         app = QApplication([])
         w = MainWindow(simulated_factory(2), 0.1)
         w.show()
         done = []
         w.engine.actionFinished.connect(lambda ticket, outcome: done.append(outcome))
-        w.engine.submit(A.CreateTensor("x", "[1, 2]"))
+        w.engine.submit(act.CreateTensor("x", "[1, 2]"))
         deadline = QTimer()
         deadline.setSingleShot(True)
         deadline.timeout.connect(app.quit)

@@ -26,16 +26,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpumon.playground import actions as A
+from gpumon.playground import actions as act
 from gpumon.playground.devices import DeviceOption
 from gpumon.playground.outcome import WorkspaceEntry
 
 DEFAULT_DTYPE = "(default)"
 AS_IS = "(as is)"
-OPS: tuple[tuple[str, A.ComputeOp], ...] = (
+OPS: tuple[tuple[str, act.ComputeOp], ...] = (
     ("a ** 2", "pow"), ("a + b", "add"), ("a * b", "mul"), ("a @ b", "matmul"),
     ("a.sum()", "sum"))
-MOVES: tuple[tuple[str, A.MoveHow], ...] = (
+MOVES: tuple[tuple[str, act.MoveHow], ...] = (
     (".to(device)", "to"), (".cuda(index)", "cuda"), (".cuda()", "cuda"), (".cpu()", "cpu"))
 
 
@@ -51,18 +51,18 @@ def parse_shape(text: str) -> tuple[int, ...]:
     return tuple(int(p) for p in parts)
 
 
-def ref_for(name: str, modifier: str) -> str | A.Ref:
+def ref_for(name: str, modifier: str) -> str | act.Ref:
     """The operand for a name and a modifier such as ``.cpu()``, ``.cuda(1)``, ``.to('meta')``."""
     if modifier in ("", AS_IS):
         return name
     if modifier == ".cpu()":
-        return A.Ref(name, "cpu")
+        return act.Ref(name, "cpu")
     m = re.fullmatch(r"\.cuda\((\d*)\)", modifier)
     if m:
-        return A.Ref(name, "cuda", index=int(m.group(1)) if m.group(1) else None)
+        return act.Ref(name, "cuda", index=int(m.group(1)) if m.group(1) else None)
     m = re.fullmatch(r"\.to\('(.*)'\)", modifier)
     if m:
-        return A.Ref(name, "to", device=m.group(1))
+        return act.Ref(name, "to", device=m.group(1))
     return name
 
 
@@ -188,7 +188,7 @@ class ActionForms(QTabWidget):
             button.setEnabled(runnable)
 
     # -- building ------------------------------------------------------------------------
-    def _button(self, name: str, text: str, make: Callable[[], A.Action], tip: str = ""
+    def _button(self, name: str, text: str, make: Callable[[], act.Action], tip: str = ""
                 ) -> QPushButton:
         button = QPushButton(text)
         button.setObjectName(name)
@@ -199,7 +199,7 @@ class ActionForms(QTabWidget):
         self.buttons.append(button)
         return button
 
-    def _emit(self, make: Callable[[], A.Action]) -> None:
+    def _emit(self, make: Callable[[], act.Action]) -> None:
         try:
             action = make()
         except ValueError as exc:
@@ -255,10 +255,10 @@ class ActionForms(QTabWidget):
 
     def _build_create(self) -> None:
         self.name_edit = _edit("nameEdit", "x")
-        self.dtype_combo = _combo("dtypeCombo", items=[DEFAULT_DTYPE, *A.DTYPES])
+        self.dtype_combo = _combo("dtypeCombo", items=[DEFAULT_DTYPE, *act.DTYPES])
         self.device_combo = self._device("deviceCombo")
         self.values_edit = _edit("valuesEdit", "[1, 2, 3]", "[[1, 2], [3, 4]]")
-        self.fill_combo = _combo("fillCombo", items=list(A.FILL_KINDS))
+        self.fill_combo = _combo("fillCombo", items=list(act.FILL_KINDS))
         self.shape_edit = _edit("shapeEdit", "2, 3", "2, 3")
 
         def dtype() -> str | None:
@@ -270,11 +270,11 @@ class ActionForms(QTabWidget):
 
         create = self._button(
             "runCreateButton", "torch.tensor(values)",
-            lambda: A.CreateTensor(self.name_edit.text().strip(), self.values_edit.text(),
+            lambda: act.CreateTensor(self.name_edit.text().strip(), self.values_edit.text(),
                                    dtype(), device()))
         fill = self._button(
             "runFillButton", "torch.zeros(shape)",
-            lambda: A.CreateFilled(self.name_edit.text().strip(),
+            lambda: act.CreateFilled(self.name_edit.text().strip(),
                                    self.fill_combo.currentText(),  # type: ignore[arg-type]
                                    parse_shape(self.shape_edit.text()), dtype(), device()))
         self.fill_combo.currentTextChanged.connect(
@@ -294,10 +294,10 @@ class ActionForms(QTabWidget):
         self.move_index = _spin("moveIndexSpin", 0, 0, 63)
         self.move_dest = _edit("moveDestEdit", "", "same name")
 
-        def make() -> A.Move:
+        def make() -> act.Move:
             label = self.move_how.currentText()
             how = dict(MOVES)[label]
-            return A.Move(self.move_source.currentText().strip(), how,
+            return act.Move(self.move_source.currentText().strip(), how,
                           self.move_device.currentText().strip() if how == "to" else None,
                           self.move_index.value() if label == ".cuda(index)" else None,
                           self.move_dest.text().strip() or None)
@@ -318,11 +318,11 @@ class ActionForms(QTabWidget):
         self.compute_b = self._names("computeBCombo", "tensor", "x")
         self.compute_b_mod = self._modifier("computeBModCombo")
 
-        def make() -> A.Compute:
+        def make() -> act.Compute:
             op = dict(OPS)[self.compute_op.currentText()]
             a = ref_for(self.compute_a.currentText().strip(), self.compute_a_mod.currentText())
             b = ref_for(self.compute_b.currentText().strip(), self.compute_b_mod.currentText())
-            return A.Compute(self.compute_result.text().strip(), op, a,
+            return act.Compute(self.compute_result.text().strip(), op, a,
                              None if op in ("pow", "sum") else b)
 
         run = self._button("runComputeButton", "compute", make,
@@ -352,17 +352,17 @@ class ActionForms(QTabWidget):
 
         create = self._button(
             "runModelButton", "nn.Linear",
-            lambda: A.CreateModel(name(), self.model_in.value(), self.model_out.value(),
+            lambda: act.CreateModel(name(), self.model_in.value(), self.model_out.value(),
                                   self.model_bias.isChecked(),
                                   self.model_device.currentText().strip() or None))
         move = self._button(
             "runModelMoveButton", "net.to(device)",
-            lambda: A.Move(name(), "to", self.model_device.currentText().strip() or "cpu"))
+            lambda: act.Move(name(), "to", self.model_device.currentText().strip() or "cpu"))
         params = self._button("runParamsButton", "parameters' devices",
-                              lambda: A.ModelParameters(name()))
+                              lambda: act.ModelParameters(name()))
         call = self._button(
             "runCallButton", "call net(input)",
-            lambda: A.CallModel(self.call_result.text().strip(), name(),
+            lambda: act.CallModel(self.call_result.text().strip(), name(),
                                 ref_for(self.call_input.currentText().strip(),
                                         self.call_mod.currentText())))
         self._page("Model", [
@@ -379,20 +379,20 @@ class ActionForms(QTabWidget):
         self.query_name = self._names("queryNameCombo", "any", "x")
         b = self._button
         self._page("Queries", [
-            [b("runIsAvailableButton", "is_available()", A.IsAvailable),
-             b("runDeviceCountButton", "device_count()", A.DeviceCount),
-             b("runCurrentDeviceButton", "current_device()", A.CurrentDevice)],
+            [b("runIsAvailableButton", "is_available()", act.IsAvailable),
+             b("runDeviceCountButton", "device_count()", act.DeviceCount),
+             b("runCurrentDeviceButton", "current_device()", act.CurrentDevice)],
             [b("runDeviceNameButton", "get_device_name(i)",
-               lambda: A.DeviceName(self.query_index.value())),
+               lambda: act.DeviceName(self.query_index.value())),
              b("runDevicePropsButton", "get_device_properties(i)",
-               lambda: A.DeviceProperties(self.query_index.value())),
+               lambda: act.DeviceProperties(self.query_index.value())),
              self.query_index],
             [b("runTensorDeviceButton", "name.device",
-               lambda: A.TensorDevice(self.query_name.currentText().strip())),
+               lambda: act.TensorDevice(self.query_name.currentText().strip())),
              b("runDeleteButton", "del name",
-               lambda: A.Delete(self.query_name.currentText().strip())),
+               lambda: act.Delete(self.query_name.currentText().strip())),
              self.query_name],
-            [b("runVersionsButton", "versions", A.Versions),
-             b("runEmptyCacheButton", "empty_cache()", A.EmptyCache,
+            [b("runVersionsButton", "versions", act.Versions),
+             b("runEmptyCacheButton", "empty_cache()", act.EmptyCache,
                "torch.cuda.empty_cache(): give unused cached GPU memory back to the driver")],
         ])
