@@ -13,6 +13,7 @@ import builtins
 import re
 
 from gpumon.playground import actions as act
+from gpumon.playground.errors import REFUSED
 from gpumon.playground.outcome import Outcome
 
 SETUP: tuple[act.Action, ...] = (
@@ -100,9 +101,34 @@ BAD: tuple[tuple[str, act.Action], ...] = (
 
 _TRACEBACK = re.compile(r"Traceback \(most recent call last\)|^\s*File \"", re.MULTILINE)
 
+#: Inputs that reach torch, whose own error is the answer; every other input must be refused
+#: by the playground before torch runs (``Refused``, not torch's).
+TORCH_ANSWERS = frozenset({
+    "device gpu", "device cuda:-1", "device cuda:abc", "device CUDA:0", "device empty",
+    "device space", "device mps", "device cuda:1.5", "device 'cuda:0 '", "move to gpu",
+    "matmul shapes", "model input wrong size",
+})
+#: A cuda index beyond the devices: refused where CUDA works, torch's "not compiled with
+#: CUDA" (or "no NVIDIA driver") error where it does not.
+REFUSED_WITH_CUDA = frozenset({"device cuda:99", "move .cuda(99)"})
+#: What torch raises for bad input; an error of another type (KeyError, AttributeError,
+#: NameError …) would be a bug of ours passed off as torch's.
+TORCH_ERROR_TYPES = frozenset({"RuntimeError", "AssertionError", "NotImplementedError",
+                               "ValueError", "TypeError", "IndexError"})
 
-def problems_with(outcome: Outcome) -> list[str]:
-    """What is wrong with how a bad input was reported; empty when it was reported well."""
+
+def expected_kind(label: str) -> str:
+    """"refused" or "torch": who must answer the bad input called ``label``."""
+    if label in REFUSED_WITH_CUDA:
+        import torch
+
+        return "refused" if torch.cuda.is_available() else "torch"
+    return "torch" if label in TORCH_ANSWERS else "refused"
+
+
+def problems_with(outcome: Outcome, label: str) -> list[str]:
+    """What is wrong with how the bad input ``label`` was reported; empty when it was
+    reported well: by the right party (a refusal, or torch's own error), never by a bug."""
     found = []
     if outcome.ok:
         found.append("it succeeded")
@@ -116,6 +142,12 @@ def problems_with(outcome: Outcome) -> list[str]:
     for text in (e.message, e.explanation, e.headline(), outcome.code):
         if _TRACEBACK.search(text):
             found.append(f"traceback text: {text[:200]!r}")
+    kind = expected_kind(label)
+    if kind == "refused" and (e.by_torch or e.type_name != REFUSED):
+        found.append(f"expected a refusal, got {e.type_name} (by torch: {e.by_torch})")
+    elif kind == "torch" and not (e.by_torch and (e.type_name in TORCH_ERROR_TYPES
+                                                  or e.type_name.startswith("torch."))):
+        found.append(f"expected torch's error, got {e.type_name} (by torch: {e.by_torch})")
     return found
 
 

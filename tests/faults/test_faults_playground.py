@@ -10,10 +10,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from bad_inputs import BAD, SETUP, install_probe, problems_with, remove_probe
+from bad_inputs import (
+    BAD,
+    REFUSED_WITH_CUDA,
+    SETUP,
+    TORCH_ANSWERS,
+    install_probe,
+    problems_with,
+    remove_probe,
+)
 
 from gpumon.playground import actions as act
 from gpumon.playground.engine import Engine
+from gpumon.playground.errors import ErrorInfo
 from gpumon.playground.outcome import Outcome
 
 WAIT_MS = 60_000  # the first action imports torch on the engine thread
@@ -38,6 +47,26 @@ def engine() -> Engine:
 def test_corpus_is_big_enough() -> None:
     assert len(BAD) >= 30
     assert len({label for label, _ in BAD}) == len(BAD)
+    assert (TORCH_ANSWERS | REFUSED_WITH_CUDA) <= {label for label, _ in BAD}
+
+
+def test_the_check_catches_a_bug_of_ours_passed_off_as_an_answer() -> None:
+    """A KeyError from our own code, or a RuntimeError where a refusal belongs, has text
+    and no traceback, and still fails the check."""
+    def outcome(error: ErrorInfo) -> Outcome:
+        return Outcome(act.Compute("y", "matmul", "x", "w"), "y = x @ w", False, 0.0, 0.0,
+                       error=error)
+
+    bug = ErrorInfo("KeyError", "'shape'", "PyTorch raised this error.")
+    assert problems_with(outcome(bug), "matmul shapes") != []
+    internal = ErrorInfo("InternalError", "AttributeError: x", "please report it",
+                         by_torch=False)
+    assert problems_with(outcome(internal), "matmul shapes") != []
+    not_refused = ErrorInfo("RuntimeError", "bad shape", "A size is negative.")
+    assert problems_with(outcome(not_refused), "shape negative") != []
+    torch_answer = ErrorInfo("RuntimeError", "mat1 and mat2 shapes cannot be multiplied",
+                             "The inner sizes must match.")
+    assert problems_with(outcome(torch_answer), "matmul shapes") == []
 
 
 @pytest.mark.parametrize(("label", "action"), BAD, ids=[label for label, _ in BAD])
@@ -45,7 +74,7 @@ def test_bad_input_is_an_outcome_with_a_clear_message(engine: Engine, probe: lis
                                                       label: str, action: act.Action) -> None:
     names_before = engine.names()
     out = engine.run(action)
-    assert problems_with(out) == [], (label, out.error)
+    assert problems_with(out, label) == [], (label, out.error)
     assert probe == [], "typed values were evaluated"
     assert engine.names() == names_before  # nothing half-created
 
@@ -99,8 +128,8 @@ def test_corpus_through_the_engine_thread(qtbot, probe: list[int]) -> None:
         assert all(o.ok for o in outcomes[:len(SETUP)])
         bad = outcomes[len(SETUP):]
         assert [o.action for o in bad] == [a for _, a in BAD]  # in order, none lost
-        assert {label: problems_with(o) for (label, _), o in zip(BAD, bad, strict=True)
-                if problems_with(o)} == {}
+        assert {label: problems_with(o, label) for (label, _), o in zip(BAD, bad, strict=True)
+                if problems_with(o, label)} == {}
         engine.submit(act.CreateTensor("ok", "[1, 2]"))
         qtbot.waitUntil(lambda: len(outcomes) == len(SETUP) + len(BAD) + 1, timeout=WAIT_MS)
         assert outcomes[-1].ok

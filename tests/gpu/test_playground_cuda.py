@@ -33,6 +33,14 @@ def test_move_to_cuda0_and_back() -> None:
     assert 0 in torch_memory_counters()
 
 
+def test_memory_counters_are_torchs_own_figures() -> None:
+    x = torch.ones(1024, 1024, device="cuda:0")  # 4 MiB
+    counters = torch_memory_counters()
+    assert set(counters) == set(range(torch.cuda.device_count()))
+    assert counters[0] == (torch.cuda.memory_allocated(0), torch.cuda.memory_reserved(0))
+    assert counters[0][1] >= counters[0][0] >= x.numel() * 4
+
+
 def test_cross_device_error_text() -> None:
     engine = Engine()
     engine.run(act.CreateTensor("x", "[1, 2, 3]", device="cuda:0"))

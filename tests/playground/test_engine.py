@@ -111,11 +111,21 @@ def test_model_lifecycle_on_cpu(engine: Engine) -> None:
     assert moved.ok and moved.copied is False and moved.kind == "model"
 
 
-def test_delete_and_empty_cache(engine: Engine) -> None:
+def test_delete_releases_the_tensor_and_empty_cache_names_its_devices(engine: Engine) -> None:
+    import gc
+    import weakref
+
     run_ok(engine, act.CreateTensor("x", "[1, 2, 3]"))
+    ref = weakref.ref(engine.get("x"))  # type: ignore[arg-type]
     out = engine.run(act.Delete("x"))
-    assert out.ok and "x" not in engine.names()
-    assert engine.run(act.EmptyCache()).ok
+    assert out.ok and out.code == "del x" and "x" not in engine.names()
+    gc.collect()
+    assert ref() is None  # nothing in the engine or the outcome kept the tensor alive
+    cleared = engine.run(act.EmptyCache())
+    assert cleared.ok and cleared.code == "torch.cuda.empty_cache()"
+    cuda = [f"cuda:{i}" for i in range(torch.cuda.device_count())] \
+        if torch.cuda.is_available() else []
+    assert list(cleared.devices) == cuda  # its memory readings are of every GPU, or none
 
 
 def test_workspace_entries(engine: Engine) -> None:
@@ -131,10 +141,12 @@ def test_workspace_entries(engine: Engine) -> None:
 
 
 def test_memory_readings_for_cpu(engine: Engine) -> None:
-    out = engine.run(act.CreateFilled("x", "zeros", (1000, 1000)))
+    # ones, not zeros: zeros may come from calloc's untouched pages, which RSS does not count.
+    out = engine.run(act.CreateFilled("x", "ones", (4096, 4096)))  # 64 MiB of float32
     before, after = out.reading("cpu", after=False), out.reading("cpu")
     assert before is not None and after is not None
-    assert before.rss_bytes and after.rss_bytes and after.rss_bytes > 0
+    assert before.rss_bytes is not None and after.rss_bytes is not None
+    assert after.rss_bytes - before.rss_bytes >= 0.9 * 64 * 2**20  # the readings bracket it
     if not torch.cuda.is_available():
         assert all(r.device == "cpu" for r in out.memory_after)
 
@@ -161,4 +173,7 @@ def test_run_never_raises_on_nonsense(engine: Engine) -> None:
     assert not out.ok and out.error is not None and not out.error.by_torch
     bad = engine.run(act.CreateFilled("x", "zeros", ("a",)))  # type: ignore[arg-type]
     assert not bad.ok and bad.error is not None
-    assert engine.run(act.Compute("y", "pow", "nope", exponent=float("nan"))).ok is False
+    run_ok(engine, act.CreateTensor("x", "[1.0, 2.0]"))  # the name exists: the NaN is refused
+    nan = engine.run(act.Compute("y", "pow", "x", exponent=float("nan")))
+    assert not nan.ok and nan.error is not None and not nan.error.by_torch
+    assert "exponent must be a finite number" in nan.error.message
