@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 
 import pytest
@@ -82,16 +83,31 @@ def test_call_runs_on_the_engine_thread_and_returns_errors(qtbot, engine: Engine
     assert isinstance(bad.args[1], ZeroDivisionError)
 
 
-def test_stop_skips_the_queue_and_joins(qtbot, engine: EngineThread) -> None:
-    engine.submit(act.CreateFilled("a", "randn", (600, 600)))
-    for _ in range(20):
+def test_stop_lets_the_running_call_end_and_skips_the_queue(qtbot, engine: EngineThread) -> None:
+    """A call is held running on the engine thread while 20 more requests wait behind it;
+    stop() waits for the running one and none of the queued ones ever runs."""
+    started, release = threading.Event(), threading.Event()
+    ended: list[bool] = []
+    ran: list[int] = []
+
+    def running(_eng: object) -> None:
+        started.set()
+        release.wait(10)
+        ended.append(True)
+
+    engine.submit(act.CreateFilled("a", "randn", (60, 60)))
+    engine.call(running)
+    for i in range(10):
         engine.submit(act.Compute("b", "matmul", "a", "a"))
-    seen = []
-    engine.outcomeReady.connect(seen.append)
+        engine.call(lambda _eng, i=i: ran.append(i))
+    qtbot.waitUntil(started.is_set, timeout=20000)
+    timer = threading.Timer(0.3, release.set)
+    timer.start()
     assert engine.stop(timeout_s=20)
+    timer.join()
+    assert ended == [True]  # the running call was not cut short
+    assert ran == []  # what was queued never ran
     assert not engine.running and not engine.busy and engine.queue_length == 0
-    qtbot.wait(50)
-    assert len(seen) < 21  # what was still queued never ran (nor reported)
     assert engine.submit(act.IsAvailable()) == -1
 
 
