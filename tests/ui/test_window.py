@@ -59,6 +59,22 @@ def test_pause_stops_updates_and_resume_restarts(qtbot, make_window):
     qtbot.waitUntil(lambda: w.snapshot_count >= frozen + 3, timeout=5000)
 
 
+def test_a_snapshot_taken_before_the_pause_arrives_does_not_change_the_paused_view(
+        qtbot, make_window):
+    """Pausing takes effect in the sampler a moment later; a tick already on its way must not
+    add rows to the history the person paused on (an export then missed them: 20 != 24)."""
+    w = make_window()
+    qtbot.waitUntil(lambda: w.snapshot_count >= 2, timeout=5000)
+    w.set_paused(True)
+    latest, count, rows = w.latest_snapshot, w.snapshot_count, w.history.count(0)
+    late = SimulatedSource(4, seed=9)
+    late.open()
+    w.sampling.snapshot.emit(late.sample())  # as a tick that ended just after the click
+    assert (w.latest_snapshot, w.snapshot_count, w.history.count(0)) == (latest, count, rows)
+    w.set_paused(False)
+    qtbot.waitUntil(lambda: w.snapshot_count > count, timeout=5000)
+
+
 def _rate(qtbot, w, seconds: float) -> float:
     start, t0 = w.snapshot_count, time.monotonic()
     qtbot.wait(int(seconds * 1000))

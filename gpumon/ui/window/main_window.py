@@ -312,6 +312,8 @@ class MainWindow(QMainWindow):
     # -- slots -----------------------------------------------------------------------------
     @Slot(object)
     def _on_snapshot(self, snap: Snapshot) -> None:
+        if self._paused:  # taken before the pause reached the sampler: the view stays put
+            return
         self.snapshot_count += 1
         self.latest_snapshot = snap
         self._last_arrival = time.monotonic()
