@@ -19,6 +19,50 @@ def vanished_pid() -> int:
     return child.pid
 
 
+class CountingProcess(psutil.Process):
+    """psutil.Process that counts constructions (each one reads /proc/<pid>/stat)."""
+
+    made: list[int | None] = []
+
+    def __init__(self, pid: int | None = None) -> None:
+        CountingProcess.made.append(pid)
+        super().__init__(pid)
+
+
+class RebornProcess(CountingProcess):
+    """A psutil.Process whose start time moves on with ``generation``: after
+    ``reuse_pids()``, a PID names another process, as when the OS reuses it. Only psutil's
+    public API (subclass, ``pid``, ``create_time``) is involved."""
+
+    generation = 0
+
+    def __init__(self, pid: int | None = None) -> None:
+        super().__init__(pid)
+        self.born_in = RebornProcess.generation
+
+    def create_time(self) -> float:
+        return super().create_time() + self.born_in
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, psutil.Process) and self.pid == other.pid
+                and self.create_time() == other.create_time())
+
+    __hash__ = psutil.Process.__hash__
+
+
+def reuse_pids() -> None:
+    RebornProcess.generation += 1
+
+
+@pytest.fixture
+def made(monkeypatch: pytest.MonkeyPatch) -> list[int | None]:
+    """PIDs for which procinfo constructed a psutil.Process, in order."""
+    CountingProcess.made = []
+    RebornProcess.generation = 0
+    monkeypatch.setattr("gpumon.telemetry.procinfo.psutil.Process", RebornProcess)
+    return CountingProcess.made
+
+
 def test_self_is_read() -> None:
     info = read_procinfo(os.getpid())
     assert info.exists and info.is_self
@@ -57,35 +101,14 @@ def test_cache_reads_each_process_once_and_forgets_unseen_ones() -> None:
     assert not cache.lookup(child.pid).exists
 
 
-def test_reused_pid_is_read_again(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_reused_pid_is_read_again(made: list[int | None]) -> None:
     cache = ProcInfoCache()
     cache.lookup(os.getpid())
     cache.lookup(os.getpid())
     assert cache.reads == 1  # the same process: from the cache
-    # The same PID with another start time is another process (psutil compares both).
-    real = psutil._psplatform.Process.create_time
-    monkeypatch.setattr(psutil._psplatform.Process, "create_time",
-                        lambda self, *a, **k: real(self, *a, **k) + 1.0)
+    reuse_pids()  # the same PID with another start time is another process
     cache.lookup(os.getpid())
     assert cache.reads == 2
-
-
-class CountingProcess(psutil.Process):
-    """psutil.Process that counts constructions (each one reads /proc/<pid>/stat)."""
-
-    made: list[int | None] = []
-
-    def __init__(self, pid: int | None = None) -> None:
-        CountingProcess.made.append(pid)
-        super().__init__(pid)
-
-
-@pytest.fixture
-def made(monkeypatch: pytest.MonkeyPatch) -> list[int | None]:
-    """PIDs for which procinfo constructed a psutil.Process, in order."""
-    CountingProcess.made = []
-    monkeypatch.setattr("gpumon.telemetry.procinfo.psutil.Process", CountingProcess)
-    return CountingProcess.made
 
 
 def test_unverified_lookup_trusts_a_cached_pid_without_touching_proc(
@@ -118,17 +141,13 @@ def test_unverified_lookup_always_reads_a_new_pid(made: list[int | None]) -> Non
         child.wait()
 
 
-def test_verified_lookup_reads_a_pid_whose_process_changed(
-        made: list[int | None], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_verified_lookup_reads_a_pid_whose_process_changed(made: list[int | None]) -> None:
     cache = ProcInfoCache()
     me = os.getpid()
     cache.lookup_many([me])
     cache.lookup_many([me], verify=True)
     assert cache.reads == 1 and made == [me, me]  # verified, same process: from the cache
-    # The OS "reuses" the PID: same PID, another start time.
-    real = psutil._psplatform.Process.create_time
-    monkeypatch.setattr(psutil._psplatform.Process, "create_time",
-                        lambda self, *a, **k: real(self, *a, **k) + 1.0)
+    reuse_pids()  # the OS "reuses" the PID: same PID, another start time
     cache.lookup_many([me], verify=False)
     assert cache.reads == 1 and made == [me, me]  # the documented trade-off: not noticed
     cache.lookup_many([me], verify=True)

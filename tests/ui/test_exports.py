@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import csv
-import errno
+import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
 from PySide6.QtGui import QAction, QImage
 from PySide6.QtWidgets import QApplication, QLabel, QMessageBox
 
@@ -114,19 +115,35 @@ def test_unwritable_paths_give_a_sentence(qtbot, make_window, tmp_path):
     _close_boxes(w)
 
 
+def _point_at_dev_full(path: Path) -> None:
+    """Every open descriptor of ``path`` in this process now writes to /dev/full, which
+    answers each write with ENOSPC: the disk is full from here on, for real."""
+    full = os.open("/dev/full", os.O_WRONLY)
+    try:
+        fds = [int(fd) for fd in os.listdir("/proc/self/fd")
+               if os.path.realpath(f"/proc/self/fd/{fd}") == str(path.resolve())]
+        assert fds, f"{path} is not open"
+        for fd in fds:
+            os.dup2(full, fd)
+    finally:
+        os.close(full)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full") or not os.path.isdir("/proc/self/fd"),
+                    reason="needs Linux's /dev/full and /proc/self/fd")
 def test_disk_full_while_recording_stops_with_a_message(qtbot, make_window, tmp_path):
     w = make_window()
     qtbot.waitUntil(lambda: w.latest_snapshot is not None, timeout=5000)
     files = w.files
-    assert files.start_recording(tmp_path / "rec.csv")
-
-    class Full:
-        def writerow(self, row: object) -> None:
-            raise OSError(errno.ENOSPC, "No space left on device")
-
-    files.recorder._csv = Full()
-    qtbot.waitUntil(lambda: not files.recorder.recording, timeout=5000)
+    assert not files.start_recording("/dev/full")  # full from the header on
+    assert "no space left on device" in files.last_message.lower()
+    _close_boxes(w)
+    path = tmp_path / "rec.csv"
+    assert files.start_recording(path)
+    _point_at_dev_full(path)  # the disk fills up while recording
+    qtbot.waitUntil(lambda: not files.recorder.recording, timeout=5000)  # at the next flush
     assert "No space left on device" in files.last_message
+    assert f"Recording to {path} stopped" in files.last_message
     assert not w.findChild(QLabel, "recIndicator").isVisible()
     count = w.snapshot_count
     qtbot.waitUntil(lambda: w.snapshot_count > count + 2, timeout=5000)  # still running
