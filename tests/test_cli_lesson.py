@@ -4,24 +4,23 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 
 import pytest
 import torch
+from testkit import cpu_only_build, torch_error
 
 from gpumon.cli import main
 from gpumon.playground.lesson import LESSON
 
 NOT_COMPILED = "Torch not compiled with CUDA enabled"
-cpu_only_build = pytest.mark.skipif(
-    torch.backends.cuda.is_built(), reason="checks the errors of a CPU-only torch build")
 
 
-def torch_message(fn: object) -> str:
-    try:
-        fn()  # type: ignore[operator]
-    except Exception as exc:  # noqa: BLE001 - whatever torch raises
-        return f"{type(exc).__name__}: {exc}"
-    raise AssertionError("torch did not raise; the test premise is wrong here")
+def torch_message(fn: Callable[[], object]) -> str:
+    """``Type: message`` as the lesson prints torch's error for ``fn()``."""
+    error = torch_error(fn)
+    assert error is not None, "torch did not raise; the test premise is wrong here"
+    return f"{error[0]}: {error[1]}"
 
 
 def gpu_rows(text: str) -> list[str]:

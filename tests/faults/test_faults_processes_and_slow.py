@@ -21,6 +21,7 @@ import pytest
 from fakenvml import FakeNvml
 from faults_helpers import panel_text, process_rows, run_once
 from PySide6.QtCore import QTimer
+from testkit import vanished_pid
 
 from gpumon.telemetry.nvml import NvmlSource
 
@@ -35,12 +36,6 @@ def child() -> Iterator[subprocess.Popen[bytes]]:
     yield proc
     proc.kill()
     proc.wait()
-
-
-def _reaped_pid() -> int:
-    done = subprocess.Popen([sys.executable, "-c", "pass"])
-    done.wait()
-    return done.pid
 
 
 def _fail_for(monkeypatch: pytest.MonkeyPatch, pid: int, methods: tuple[str, ...],
@@ -75,7 +70,7 @@ def test_process_that_vanished_keeps_a_row(qtbot, make_window, fake_nvml: FakeNv
                                            child: subprocess.Popen[bytes], when: str,
                                            capfd: pytest.CaptureFixture[str]) -> None:
     if when == "before lookup":  # listed by the driver, gone when psutil asks
-        pid = _reaped_pid()
+        pid = vanished_pid()
     else:  # psutil found it, then it exited between two reads
         pid = child.pid
         _fail_for(monkeypatch, pid, ("name", "username", "cmdline"), psutil.NoSuchProcess)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import psutil
 import pytest
 import torch
-from playground_helpers import cpu_only_build, torch_error
+from testkit import cpu_only_build, torch_error
 
 from gpumon.playground import actions as act
 from gpumon.playground import memory

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 import torch
-from playground_helpers import cpu_only_build, torch_error
+from testkit import cpu_only_build, torch_error
 
 from gpumon.playground import actions as act
 from gpumon.playground import lesson

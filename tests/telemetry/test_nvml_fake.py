@@ -12,6 +12,7 @@ import psutil
 import pynvml
 import pytest
 from fakenvml import FakeNvml
+from testkit import vanished_pid
 
 from gpumon.telemetry.nvml import NOT_AVAILABLE, NvmlSource
 from gpumon.telemetry.types import ProcessType, SourceState
@@ -24,13 +25,6 @@ def source(fake_nvml: FakeNvml) -> Iterator[NvmlSource]:
     src = NvmlSource(recheck_lost_s=3600)
     yield src
     src.close()
-
-
-def vanished_pid() -> int:
-    """The PID of a process that has exited and been reaped."""
-    child = subprocess.Popen([sys.executable, "-c", "pass"])
-    child.wait()
-    return child.pid
 
 
 def test_open_reads_machine_and_gpu_identity(fake_nvml: FakeNvml, source: NvmlSource) -> None:

@@ -9,14 +9,9 @@ import sys
 
 import psutil
 import pytest
+from testkit import vanished_pid
 
 from gpumon.telemetry.procinfo import ProcInfoCache, read_procinfo
-
-
-def vanished_pid() -> int:
-    child = subprocess.Popen([sys.executable, "-c", "pass"])
-    child.wait()
-    return child.pid
 
 
 class CountingProcess(psutil.Process):

@@ -13,6 +13,7 @@ import pytest
 import torch
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLineEdit, QPushButton
+from testkit import torch_error
 
 from gpumon.playground import actions as act
 from gpumon.ui.playground.panel import PlaygroundPanel
@@ -31,15 +32,6 @@ NAMES = ("playgroundPanel", "playgroundStatus", "actionForms", "workspaceTable",
          "runVersionsButton", "runDeviceNameButton", "runDevicePropsButton",
          "runTensorDeviceButton", "runDeleteButton", "runEmptyCacheButton", "busyBar",
          "busyLabel")
-
-
-def torch_error(fn) -> tuple[str, str]:  # type: ignore[no-untyped-def]
-    """(type name, message) of what torch raises for ``fn()`` in this process."""
-    try:
-        fn()
-    except Exception as exc:  # noqa: BLE001
-        return type(exc).__name__, str(exc)
-    raise AssertionError("torch did not raise")
 
 
 @pytest.fixture

@@ -1,0 +1,95 @@
+"""Qt fixtures shared by tests/ui, tests/faults and tests/gpu (re-exported by their conftests).
+
+As in the app, Python's cyclic garbage collection runs on the GUI thread only
+(``gpumon.ui.window.gcguard``): without that the suite hung now and then, a worker thread
+destroying a window's Qt object of an earlier test while the GUI thread held the GIL.
+
+A test that leaves a QThread or QTimer running fails, as in napari's conftest: QThread.start
+and QTimer.start are wrapped to remember what was started, and after the test (and after
+pytest-qt closed its widgets) anything still running is stopped and reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+import shiboken6
+from PySide6.QtCore import QThread, QTimer
+
+from gpumon.telemetry.simulated import SimulatedSource
+from gpumon.telemetry.types import Source
+from gpumon.ui.window import gcguard
+from gpumon.ui.window.main_window import MainWindow
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _gc_on_the_gui_thread(qapp: object) -> Iterator[None]:
+    assert gcguard.install()
+    yield
+    gcguard.uninstall()
+
+
+@pytest.fixture(autouse=True)
+def _no_dangling_qthreads_or_qtimers(
+    monkeypatch: pytest.MonkeyPatch, qapp: object
+) -> Iterator[None]:
+    threads: list[QThread] = []
+    timers: list[QTimer] = []
+    thread_start = QThread.start
+    timer_start = QTimer.start
+
+    def start_thread(self: QThread, *args: object) -> None:
+        threads.append(self)
+        thread_start(self, *args)
+
+    def start_timer(self: QTimer, *args: object) -> None:
+        timers.append(self)
+        timer_start(self, *args)
+
+    monkeypatch.setattr(QThread, "start", start_thread)
+    monkeypatch.setattr(QTimer, "start", start_timer)
+    yield
+    running = [t for t in threads if shiboken6.isValid(t) and t.isRunning()]
+    active = [t for t in timers if shiboken6.isValid(t) and t.isActive()]
+    for t in active:
+        if t.thread() is QThread.currentThread():
+            t.stop()
+    for t in running:
+        t.quit()
+        t.wait(5000)
+    problems = [f"QThread {t.objectName() or t!r} still running" for t in running]
+    problems += [f"QTimer {t.objectName() or t!r} (interval {t.interval()} ms) still active"
+                 for t in active]
+    if problems:
+        pytest.fail("left running after the test: " + "; ".join(problems), pytrace=False)
+
+
+WindowFactory = Callable[..., MainWindow]
+
+
+@pytest.fixture
+def make_window(qtbot) -> Iterator[WindowFactory]:  # type: ignore[no-untyped-def]
+    """Open a MainWindow on ``source`` (a factory; default 4 simulated GPUs), shown.
+
+    The windows are held here until pytest-qt has closed them: a window that is only
+    garbage-collected never gets its closeEvent, so its sampling thread would outlive it.
+    """
+    windows: list[MainWindow] = []
+
+    def make(source: Callable[[], Source] | None = None, *, interval_s: float = 0.1,
+             window_s: int = 60, show: bool = True) -> MainWindow:
+        factory = source or (lambda: SimulatedSource(4, seed=1))
+        window = MainWindow(factory, interval_s, window_s=window_s,
+                            demo_factory=lambda: SimulatedSource(4, seed=2))
+        qtbot.addWidget(window)
+        window.resize(1400, 900)
+        if show:
+            window.show()
+        windows.append(window)
+        return window
+
+    yield make
+    for window in windows:
+        window.close()
+

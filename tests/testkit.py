@@ -1,0 +1,43 @@
+"""Helpers shared by tests in several folders (``tests/`` is on sys.path via its conftest).
+
+- ``vanished_pid()``: the PID of a process that has exited and been reaped.
+- ``torch_error(fn)``: what torch raises for ``fn()`` here, to compare with an Outcome.
+- ``cpu_only_build``: skip marker for tests of a CPU-only torch build's errors.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+
+import pytest
+
+
+def vanished_pid() -> int:
+    """The PID of a process that has exited and been reaped (nothing has it now)."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def torch_error(fn: Callable[[], object]) -> tuple[str, str] | None:
+    """(type name as an Outcome writes it, message) of what ``fn()`` raises right now, or
+    None when it succeeds."""
+    from gpumon.playground.errors import qualified_type_name
+
+    try:
+        fn()
+    except Exception as exc:  # noqa: BLE001 - we want whatever torch raises
+        return qualified_type_name(exc), str(exc)
+    return None
+
+
+def _cuda_built() -> bool:
+    import torch
+
+    return bool(torch.backends.cuda.is_built())
+
+
+cpu_only_build = pytest.mark.skipif(_cuda_built(),
+                                    reason="checks the errors of a CPU-only torch build")
