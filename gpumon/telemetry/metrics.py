@@ -1,4 +1,7 @@
-"""One table of the metrics gpumon shows; labels, units, tooltips and history come from it."""
+"""One table of the metrics gpumon shows: what NvmlSource reads (its ``READERS`` has one
+entry per row), what a GPU panel shows and where (``panel``), what the History keeps and what
+the CSV files write all come from it. A new metric is a row here, a GpuSample field and its
+NVML call."""
 
 from __future__ import annotations
 
@@ -20,26 +23,37 @@ class Metric:
     range_max: float | None = None  # fixed axis maximum, None = from data
     decimals: int = 0
     history: bool = True  # kept in the ring buffers and plottable
+    # Where a GPU panel shows it: "graph" (its own labels above the graphs), "line" (the
+    # readout line, as ``short``), "cap" (after the metric before it: "120 / 250 W"), or
+    # "tooltip" (the panel's tooltip, as ``label``).
+    panel: str = "tooltip"
+    short: str = ""  # the name on the readout line; the label when empty
 
 
 METRICS: tuple[Metric, ...] = (
     Metric("mem_used_bytes", "Memory used", "GiB", "Device memory in use (all processes)",
-           scale=GIB, decimals=2),
+           scale=GIB, decimals=2, panel="graph"),
     Metric("mem_total_bytes", "Memory total", "GiB", "Device memory the driver reports",
-           scale=GIB, decimals=2),
+           scale=GIB, decimals=2, panel="graph"),
+    Metric("mem_free_bytes", "Memory free", "GiB", "Device memory not in use",
+           scale=GIB, decimals=2, history=False),
     Metric("mem_reserved_bytes", "Memory reserved", "GiB",
            "Memory the driver reserves for itself", scale=GIB, decimals=2, history=False),
     Metric("gpu_util_pct", "GPU util", "%",
-           "Share of the last sample period in which a kernel was running", range_max=100),
+           "Share of the last sample period in which a kernel was running", range_max=100,
+           panel="graph"),
     Metric("mem_util_pct", "Mem util", "%",
            "Share of the last sample period in which device memory was read or written",
-           range_max=100),
-    Metric("temperature_c", "Temp", "°C", "GPU core temperature"),
-    Metric("power_w", "Power", "W", "Board power draw", decimals=0),
-    Metric("power_limit_w", "Power cap", "W", "Enforced power limit", history=False),
-    Metric("fan_pct", "Fan", "%", "Fan speed as a share of its maximum", range_max=100),
-    Metric("sm_clock_mhz", "SM clock", "MHz", "Streaming multiprocessor clock"),
-    Metric("mem_clock_mhz", "Mem clock", "MHz", "Memory clock"),
+           range_max=100, panel="graph"),
+    Metric("temperature_c", "Temp", "°C", "GPU core temperature", panel="line"),
+    Metric("power_w", "Power", "W", "Board power draw", decimals=0, panel="line"),
+    Metric("power_limit_w", "Power cap", "W", "Enforced power limit", history=False,
+           panel="cap"),
+    Metric("fan_pct", "Fan", "%", "Fan speed as a share of its maximum", range_max=100,
+           panel="line"),
+    Metric("sm_clock_mhz", "SM clock", "MHz", "Streaming multiprocessor clock", panel="line",
+           short="SM"),
+    Metric("mem_clock_mhz", "Mem clock", "MHz", "Memory clock", panel="line", short="Mem"),
     Metric("pcie_rx_bytes_per_s", "PCIe RX", "MiB/s", "PCIe receive throughput", scale=MIB,
            decimals=1),
     Metric("pcie_tx_bytes_per_s", "PCIe TX", "MiB/s", "PCIe transmit throughput", scale=MIB,

@@ -9,6 +9,7 @@ the GPU stopped answering marks only that GPU as lost while the others keep upda
 from __future__ import annotations
 
 import logging
+import operator
 import socket
 import sys
 import threading
@@ -362,58 +363,25 @@ class NvmlSource:
         return self._call(pynvml.nvmlDeviceGetMemoryInfo, g.handle)
 
     def _read_sample(self, g: _Gpu, include_slow: bool) -> GpuSample:
-        h, c = g.handle, self._call
-        mem = self._memory(g)
+        """Every metric of the table (``READERS``), then the fields that are not metrics;
+        on a tick without ``include_slow`` the last reading of ``_SLOW_FIELDS`` is reused."""
+        h, c, last = g.handle, self._call, g.last
+        mem = self._memory(g)  # each serves several metrics: asked once
         util = c(pynvml.nvmlDeviceGetUtilizationRates, h)
-        temp = self._first((pynvml.nvmlDeviceGetTemperatureV, pynvml.nvmlDeviceGetTemperature),
-                           h, pynvml.NVML_TEMPERATURE_GPU)
-        power = c(pynvml.nvmlDeviceGetPowerUsage, h)
-        enc = c(pynvml.nvmlDeviceGetEncoderUtilization, h)
-        dec = c(pynvml.nvmlDeviceGetDecoderUtilization, h)
-        fan = _num(c(pynvml.nvmlDeviceGetFanSpeed, h))
-        sm_clock = _num(c(pynvml.nvmlDeviceGetClockInfo, h, pynvml.NVML_CLOCK_SM))
-        mem_clock = _num(c(pynvml.nvmlDeviceGetClockInfo, h, pynvml.NVML_CLOCK_MEM))
-        last = g.last
-        if include_slow or last is None:
-            limit = c(pynvml.nvmlDeviceGetEnforcedPowerLimit, h)
+        fresh = include_slow or last is None
+        values: dict[str, Any] = {key: read(self, h, mem, util)
+                                  for key, read in (_ALL_READERS if fresh else _FAST_READERS)}
+        if fresh:
             persistence = c(pynvml.nvmlDeviceGetPersistenceMode, h)
             mode = c(pynvml.nvmlDeviceGetComputeMode, h)
-            power_limit_w = None if limit is None else limit / 1000.0
-            pstate = pstate_text(c(pynvml.nvmlDeviceGetPerformanceState, h))
-            persistence_mode = None if persistence is None else bool(persistence)
-            compute_mode = None if mode is None else _COMPUTE_MODES.get(mode, f"Mode {mode}")
-            rx = c(pynvml.nvmlDeviceGetPcieThroughput, h, pynvml.NVML_PCIE_UTIL_RX_BYTES)
-            tx = c(pynvml.nvmlDeviceGetPcieThroughput, h, pynvml.NVML_PCIE_UTIL_TX_BYTES)
-            pcie_rx = None if rx is None else rx * 1024.0
-            pcie_tx = None if tx is None else tx * 1024.0
+            values["pstate"] = pstate_text(c(pynvml.nvmlDeviceGetPerformanceState, h))
+            values["persistence_mode"] = None if persistence is None else bool(persistence)
+            values["compute_mode"] = None if mode is None else _COMPUTE_MODES.get(
+                mode, f"Mode {mode}")
         else:  # reuse the last reading of _SLOW_FIELDS
-            power_limit_w, pstate = last.power_limit_w, last.pstate
-            persistence_mode, compute_mode = last.persistence_mode, last.compute_mode
-            pcie_rx, pcie_tx = last.pcie_rx_bytes_per_s, last.pcie_tx_bytes_per_s
+            values.update(zip(_SLOW_FIELDS, _slow_of(last), strict=True))
         # One constructor call: a dataclasses.replace() per GPU per tick cost ~4 us.
-        return GpuSample(
-            index=g.index,
-            timestamp_s=time.time(),
-            mem_total_bytes=None if mem is None else mem.total,
-            mem_used_bytes=None if mem is None else mem.used,
-            mem_free_bytes=None if mem is None else mem.free,
-            mem_reserved_bytes=getattr(mem, "reserved", None),
-            gpu_util_pct=None if util is None else float(util.gpu),
-            mem_util_pct=None if util is None else float(util.memory),
-            temperature_c=None if temp is None else float(temp),
-            power_w=None if power is None else power / 1000.0,
-            power_limit_w=power_limit_w,
-            fan_pct=fan,
-            sm_clock_mhz=sm_clock,
-            mem_clock_mhz=mem_clock,
-            pstate=pstate,
-            pcie_rx_bytes_per_s=pcie_rx,
-            pcie_tx_bytes_per_s=pcie_tx,
-            encoder_util_pct=None if enc is None else float(enc[0]),
-            decoder_util_pct=None if dec is None else float(dec[0]),
-            persistence_mode=persistence_mode,
-            compute_mode=compute_mode,
-        )
+        return GpuSample(index=g.index, timestamp_s=time.time(), **values)
 
     def _read_processes(self, g: _Gpu) -> dict[int, tuple[ProcessType, int | None]]:
         """PID -> (type, used GPU memory) for one GPU; a PID in both lists is C+G."""
@@ -448,5 +416,50 @@ class NvmlSource:
             for gpu, pid, kind, mem in sorted(raw, key=lambda r: (r[0], r[1])))
 
 
-def _num(value: int | None) -> float | None:
-    return None if value is None else float(value)
+def _num(value: float | None, scale: float = 1.0) -> float | None:
+    return None if value is None else float(value) * scale
+
+
+def _milli(value: float | None) -> float | None:
+    return None if value is None else value / 1000.0  # NVML's mW as W
+
+
+def _codec(value: list[int] | None) -> float | None:
+    return None if value is None else float(value[0])  # [utilization, sampling period]
+
+
+#: What NvmlSource reads for each metric of ``metrics.METRICS``, by key: a new metric is a
+#: row there, a GpuSample field and one entry here (a test checks they match). Each reader
+#: gets the source (for its guarded ``_call``), the GPU's handle, and this tick's memory info
+#: and utilization rates.
+Reader = Callable[["NvmlSource", Any, Any, Any], "float | int | None"]
+READERS: dict[str, Reader] = {
+    "mem_used_bytes": lambda s, h, mem, util: None if mem is None else mem.used,
+    "mem_total_bytes": lambda s, h, mem, util: None if mem is None else mem.total,
+    "mem_free_bytes": lambda s, h, mem, util: None if mem is None else mem.free,
+    "mem_reserved_bytes": lambda s, h, mem, util: getattr(mem, "reserved", None),  # not in v1
+    "gpu_util_pct": lambda s, h, mem, util: None if util is None else float(util.gpu),
+    "mem_util_pct": lambda s, h, mem, util: None if util is None else float(util.memory),
+    "temperature_c": lambda s, h, mem, util: _num(s._first(
+        (pynvml.nvmlDeviceGetTemperatureV, pynvml.nvmlDeviceGetTemperature), h,
+        pynvml.NVML_TEMPERATURE_GPU)),
+    "power_w": lambda s, h, mem, util: _milli(s._call(pynvml.nvmlDeviceGetPowerUsage, h)),
+    "power_limit_w": lambda s, h, mem, util: _milli(
+        s._call(pynvml.nvmlDeviceGetEnforcedPowerLimit, h)),
+    "fan_pct": lambda s, h, mem, util: _num(s._call(pynvml.nvmlDeviceGetFanSpeed, h)),
+    "sm_clock_mhz": lambda s, h, mem, util: _num(
+        s._call(pynvml.nvmlDeviceGetClockInfo, h, pynvml.NVML_CLOCK_SM)),
+    "mem_clock_mhz": lambda s, h, mem, util: _num(
+        s._call(pynvml.nvmlDeviceGetClockInfo, h, pynvml.NVML_CLOCK_MEM)),
+    "pcie_rx_bytes_per_s": lambda s, h, mem, util: _num(s._call(  # KB/s
+        pynvml.nvmlDeviceGetPcieThroughput, h, pynvml.NVML_PCIE_UTIL_RX_BYTES), 1024.0),
+    "pcie_tx_bytes_per_s": lambda s, h, mem, util: _num(s._call(
+        pynvml.nvmlDeviceGetPcieThroughput, h, pynvml.NVML_PCIE_UTIL_TX_BYTES), 1024.0),
+    "encoder_util_pct": lambda s, h, mem, util: _codec(
+        s._call(pynvml.nvmlDeviceGetEncoderUtilization, h)),
+    "decoder_util_pct": lambda s, h, mem, util: _codec(
+        s._call(pynvml.nvmlDeviceGetDecoderUtilization, h)),
+}
+_ALL_READERS = tuple(READERS.items())
+_slow_of = operator.attrgetter(*_SLOW_FIELDS)
+_FAST_READERS = tuple((k, r) for k, r in READERS.items() if k not in _SLOW_FIELDS)

@@ -8,12 +8,12 @@ import math
 import time
 
 from gpumon.telemetry.history import TIME_KEY
-from gpumon.telemetry.metrics import BY_KEY, NA, format_bytes, format_value, value_of
+from gpumon.telemetry.metrics import BY_KEY, METRICS, NA, format_bytes, format_value
 from gpumon.telemetry.types import GpuSample
 
 READOUT_KEYS = ("mem_used_bytes", "gpu_util_pct", "mem_util_pct", "temperature_c", "power_w")
-EXTRA_KEYS = ("pcie_rx_bytes_per_s", "pcie_tx_bytes_per_s", "encoder_util_pct",
-              "decoder_util_pct")
+TOOLTIP_KEYS = tuple(m.key for m in METRICS if m.panel == "tooltip")
+LINE_KEYS = tuple(m.key for m in METRICS if m.panel in ("line", "cap"))
 
 
 def format_readout(gpu: int, t_now: float, values: dict[str, float]) -> str:
@@ -37,11 +37,24 @@ def format_readout(gpu: int, t_now: float, values: dict[str, float]) -> str:
 
 
 def extra_readouts(s: GpuSample | None) -> str:
-    """The readouts the panel has no room for, one per line: memory free and reserved,
-    PCIe RX/TX, encoder/decoder utilization (N/A where the GPU does not report them)."""
-    free = value_of(s, "mem_free_bytes")
-    lines = [f"Memory free: {NA if free is None else format_bytes(free)}",
-             f"Memory reserved: {format_value(s, 'mem_reserved_bytes')}"]
-    for key in EXTRA_KEYS:
-        lines.append(f"{BY_KEY[key].label}: {format_value(s, key)}")
-    return "\n".join(lines)
+    """The readouts the panel has no room for, one per line: every "tooltip" metric of the
+    table (memory free and reserved, PCIe, encoder, decoder …), N/A where not reported."""
+    return "\n".join(f"{BY_KEY[key].label}: {format_value(s, key)}" for key in TOOLTIP_KEYS)
+
+
+def readout_line(s: GpuSample | None) -> list[tuple[str, bool]]:
+    """The panel's readout line as (text, bold) runs: each "line" metric of the table by its
+    short name, a "cap" after the metric before it ("Power 120 / 250 W"), then the
+    performance state. ``Temp 45 °C · Power 120 / 250 W · Fan 40 % · … · Perf P0``."""
+    runs: list[tuple[str, bool]] = []
+    for i, key in enumerate(LINE_KEYS):
+        m = BY_KEY[key]
+        if m.panel == "cap":
+            runs.append((f" / {format_value(s, key)}", False))
+            continue
+        capped = i + 1 < len(LINE_KEYS) and BY_KEY[LINE_KEYS[i + 1]].panel == "cap"
+        runs.append((f"{' · ' if runs else ''}{m.short or m.label} ", False))
+        runs.append((format_value(s, key, with_unit=not capped), True))
+    pstate = s.pstate if s is not None and not s.lost and s.pstate else NA
+    runs += [(" · Perf ", False), (pstate, True)]
+    return runs

@@ -47,7 +47,7 @@ from PySide6.QtWidgets import (
 
 from gpumon.telemetry.decimate import peak_decimate
 from gpumon.telemetry.metrics import GIB, format_value
-from gpumon.telemetry.readouts import extra_readouts
+from gpumon.telemetry.readouts import extra_readouts, readout_line
 from gpumon.telemetry.types import GpuInfo, GpuSample
 from gpumon.ui.monitor.plot import LitePlot, LitePlotWidget
 from gpumon.ui.monitor.runs_label import RunsLabel, TextRun
@@ -370,14 +370,7 @@ class GpuPanel(QFrame):
             TextRun("■", color=GPU_UTIL_COLOR), TextRun(" GPU "), b(fv("gpu_util_pct")),
             TextRun("   "), TextRun("■", color=MEM_UTIL_COLOR), TextRun(" Mem ctrl "),
             b(fv("mem_util_pct"))])
-        pstate = s.pstate if s is not None and not s.lost and s.pstate else "N/A"
-        self.readouts.set_runs([
-            TextRun("Temp "), b(fv("temperature_c")),
-            TextRun(" · Power "), b(format_value(s, "power_w", with_unit=False)),
-            TextRun(f" / {fv('power_limit_w')} · Fan "), b(fv("fan_pct")),
-            TextRun(" · SM "), b(fv("sm_clock_mhz")),
-            TextRun(" · Mem "), b(fv("mem_clock_mhz")),
-            TextRun(" · Perf "), b(pstate)])
+        self.readouts.set_runs([TextRun(text, bold=bold) for text, bold in readout_line(s)])
         extra = extra_readouts(s)
         if extra != self.title.toolTip():  # a tooltip: no layout, no repaint per tick
             self.title.setToolTip(extra)
