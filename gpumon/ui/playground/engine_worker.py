@@ -30,8 +30,11 @@ API (every method is called from the GUI thread, every signal arrives in the GUI
     engine.stop()                               # drop what is queued, wait for the running
                                                 #   action (timeout), join; idempotent
 
-One EngineThread is shared by every view (``MainWindow.engine``): the playground and the
-lesson see the same workspace and every Outcome. ``stop()`` must be called before the
+One EngineThread is made by the main window and handed to every view that needs torch
+(``MainWindow.engine``): the playground and the lesson share its thread, and every view sees
+every Outcome (the lesson's steps run on an Engine of their own, so a lesson never wipes the
+playground's workspace). A view talks to it only through these methods and signals, so a
+client of an engine in another process can take its place. ``stop()`` must be called before the
 application quits (``MainWindow.closeEvent`` does); a long torch call cannot be interrupted,
 so ``stop`` waits for it up to ``timeout_s`` and then leaves the thread rather than hang.
 """

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 
 WORKSPACE_COLUMNS = ("name", "kind", "shape", "dtype", "device", "size")
 LEFT_MIN, LEFT_MAX = 420, 560  # the forms, workspace and log column
-GRAPHS_WIDTH = 900  # two columns of GPU panels (gpu_grid.PANEL_MIN_WIDTH 430 each)
+GRAPHS_WIDTH = 900  # two columns of GPU panels (monitor/grid.py PANEL_MIN_WIDTH, 430 each)
 BUSY_COLORS = {False: "#8a5a00", True: "#ffb74d"}  # amber on a light / a dark palette
 
 

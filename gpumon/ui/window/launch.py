@@ -1,6 +1,6 @@
 """Start the application: ``run()`` opens the main window and runs Qt's event loop.
 
-Kept apart from ``app.py`` (the window itself) so the window can be built in tests and
+Kept apart from ``main_window.py`` (the window itself) so the window can be built in tests and
 benchmarks without the process-wide parts: the QApplication, the icon, remembered settings,
 and quitting cleanly on Ctrl+C or SIGTERM.
 """
