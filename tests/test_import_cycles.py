@@ -118,3 +118,16 @@ def test_both_import_forms_are_read(source: str) -> None:
     known = {"gpumon.ui.window", "gpumon.ui.window.main_window"}
     found = imported_modules(ast.parse(source), "gpumon.x", False, known)
     assert "gpumon.ui.window.main_window" in found
+
+
+def test_no_part_imports_the_main_window_and_the_monitor_imports_no_other_part() -> None:
+    """Only launch.py (which opens it) imports the main window; the monitor's views import
+    nothing of the playground, the lesson or the window's frame."""
+    graph = import_graph(ROOT, PACKAGE)
+    assert [m for m, deps in graph.items() if "gpumon.ui.window.main_window" in deps] == [
+        "gpumon.ui.window.launch"]
+    parts = ("gpumon.ui.playground", "gpumon.ui.lesson", "gpumon.ui.window")
+    assert {m: sorted(d for d in deps if d.startswith(parts))
+            for m, deps in graph.items()
+            if m.startswith("gpumon.ui.monitor") and any(d.startswith(parts) for d in deps)
+            } == {}
