@@ -1,5 +1,6 @@
-"""The text of the monitor's readouts: the hover line under the toolbar and the extra
-readouts of a GPU panel's tooltip. Qt-free: the views only put these strings in labels.
+"""The text of the monitor's readouts: the hover line under the toolbar, a GPU panel's
+readout line and tooltip, and the header's status line. Qt-free: the views only put these
+strings in labels.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ import time
 
 from gpumon.telemetry.history import TIME_KEY
 from gpumon.telemetry.metrics import BY_KEY, METRICS, NA, format_bytes, format_value
-from gpumon.telemetry.types import GpuSample
+from gpumon.telemetry.types import GpuSample, Snapshot
 
 READOUT_KEYS = ("mem_used_bytes", "gpu_util_pct", "mem_util_pct", "temperature_c", "power_w")
 TOOLTIP_KEYS = tuple(m.key for m in METRICS if m.panel == "tooltip")
@@ -58,3 +59,24 @@ def readout_line(s: GpuSample | None) -> list[tuple[str, bool]]:
     pstate = s.pstate if s is not None and not s.lost and s.pstate else NA
     runs += [(" · Perf ", False), (pstate, True)]
     return runs
+
+
+def status_summary(snap: Snapshot, interval_s: float) -> str:
+    """The normal status line: what was read, how fast."""
+    if not snap.status.usable:
+        return snap.status.message
+    lost = sum(1 for s in snap.samples if s.lost)
+    n = len(snap.gpus)
+    parts = [f"{n} GPU{'s' if n != 1 else ''}"]
+    if lost:
+        parts.append(f"{lost} lost")
+    parts.append(f"read in {snap.read_duration_s * 1000:.0f} ms")
+    parts.append(f"every {interval_s:g} s")
+    return " · ".join(parts)
+
+
+def window_label(seconds: int) -> str:
+    """A time window as the toolbar offers it: ``5 min``, ``1 h``."""
+    if seconds < 3600:
+        return f"{seconds // 60} min"
+    return f"{seconds // 3600} h"

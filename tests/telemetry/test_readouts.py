@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 
 from gpumon.telemetry.history import TIME_KEY
 from gpumon.telemetry.metrics import GIB, MIB
 from gpumon.telemetry.readouts import extra_readouts, format_readout
-from gpumon.telemetry.types import GpuSample
+from gpumon.telemetry.types import GpuSample, SourceState, SourceStatus
 
 
 def test_extra_readouts_show_free_reserved_pcie_and_codecs() -> None:
@@ -43,3 +44,30 @@ def test_hover_readout_names_time_values_units_and_extra_series() -> None:
 
 def test_hover_readout_without_data_says_so() -> None:
     assert format_readout(3, 0.0, {}) == "GPU 3: no data at this time"
+
+
+def test_status_line_counts_gpus_and_lost_ones_or_says_why_not() -> None:
+    from gpumon.telemetry.readouts import status_summary
+    from gpumon.telemetry.simulated import SimulatedSource
+
+    src = SimulatedSource(3, seed=1)
+    src.open()
+    snap = src.sample()
+    snap = dataclasses.replace(snap, read_duration_s=0.0123, samples=(
+        dataclasses.replace(snap.samples[0], lost=True), *snap.samples[1:]))
+    assert status_summary(snap, 0.5) == "3 GPUs · 1 lost · read in 12 ms · every 0.5 s"
+    one = dataclasses.replace(snap, gpus=snap.gpus[:1], samples=snap.samples[1:2])
+    assert status_summary(one, 1.0).startswith("1 GPU · read in")
+    closed = dataclasses.replace(snap, status=SourceStatus(SourceState.DRIVER_NOT_LOADED,
+                                                           "The driver is not loaded."))
+    assert status_summary(closed, 1.0) == "The driver is not loaded."
+
+
+def test_window_labels_of_every_choice() -> None:
+    from gpumon.telemetry.history import WINDOW_CHOICES_S
+    from gpumon.telemetry.readouts import window_label
+
+    labels = [window_label(s) for s in WINDOW_CHOICES_S]
+    assert len(set(labels)) == len(labels)  # no two choices read the same
+    assert window_label(300) == "5 min" and window_label(3600) == "1 h"
+    assert window_label(86400) == "24 h"

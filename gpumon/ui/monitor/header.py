@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from gpumon.telemetry.types import MachineInfo, Snapshot, SourceStatus
+from gpumon.telemetry.types import MachineInfo, SourceStatus
 
 BADGE_STYLE = "color: white; background: {bg}; border-radius: 3px; padding: 2px 8px;" \
               " font-weight: bold;"
@@ -121,17 +121,3 @@ class StatusBanner(QFrame):
 
     def text(self) -> str:
         return f"{self.message.text()} {self.hint.text()}".strip()
-
-
-def status_summary(snap: Snapshot, interval_s: float) -> str:
-    """The normal status line: what was read, how fast."""
-    if not snap.status.usable:
-        return snap.status.message
-    lost = sum(1 for s in snap.samples if s.lost)
-    n = len(snap.gpus)
-    parts = [f"{n} GPU{'s' if n != 1 else ''}"]
-    if lost:
-        parts.append(f"{lost} lost")
-    parts.append(f"read in {snap.read_duration_s * 1000:.0f} ms")
-    parts.append(f"every {interval_s:g} s")
-    return " · ".join(parts)

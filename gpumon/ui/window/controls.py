@@ -14,13 +14,8 @@ from PySide6.QtWidgets import (
 )
 
 from gpumon.telemetry.history import WINDOW_CHOICES_S
+from gpumon.telemetry.readouts import window_label
 from gpumon.ui.window.workers import MAX_INTERVAL_S, MIN_INTERVAL_S
-
-
-def window_label(seconds: int) -> str:
-    if seconds < 3600:
-        return f"{seconds // 60} min"
-    return f"{seconds // 3600} h"
 
 
 class Controls(QToolBar):

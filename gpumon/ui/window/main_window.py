@@ -35,10 +35,10 @@ from PySide6.QtWidgets import (
 )
 
 from gpumon.telemetry.history import WINDOW_CHOICES_S, History, capacity_for
-from gpumon.telemetry.readouts import format_readout
+from gpumon.telemetry.readouts import format_readout, status_summary
 from gpumon.telemetry.types import Snapshot, Source, SourceState, SourceStatus
 from gpumon.ui.monitor.grid import GpuGrid
-from gpumon.ui.monitor.header import HeaderBar, StatusBanner, status_summary
+from gpumon.ui.monitor.header import HeaderBar, StatusBanner
 from gpumon.ui.monitor.panel import GpuPanel
 from gpumon.ui.monitor.process_table import ProcessTable
 from gpumon.ui.monitor.smi_table import SmiTable
