@@ -61,6 +61,7 @@ class GpuInfo:
     pci_bus_id: str
     mem_total_bytes: int | None = None
     simulated: bool = False
+    host: str = ""  # the machine it is in, when read from elsewhere (a Prometheus source)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +114,17 @@ class GpuProcess:
 
 
 @dataclass(frozen=True, slots=True)
+class HostView:
+    """One machine's GPUs as a Prometheus server knows them; indices are the machine's own."""
+
+    host: str
+    up: bool  # its exporter answered the server's last scrape
+    message: str = ""  # why not, or what the exporter says instead of GPUs
+    gpus: tuple[GpuInfo, ...] = ()
+    samples: tuple[GpuSample, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     """Everything one tick read, in one immutable value."""
 
@@ -127,6 +139,11 @@ class Snapshot:
     # Extra per-GPU series keyed by NVML index, recorded into history beside the GPU's own
     # metrics, e.g. {0: {"torch_allocated_bytes": ..., "torch_reserved_bytes": ...}}.
     extra: dict[int, dict[str, float]] = field(default_factory=dict)
+    # A Prometheus source: every machine (gpus/samples above are the one in focus), and
+    # earlier readings of the GPUs in focus from its range queries, oldest first, to fill
+    # the graphs' window before this snapshot is recorded.
+    hosts: tuple[HostView, ...] = ()
+    backfill: tuple[Snapshot, ...] = ()
 
     def sample_for(self, index: int) -> GpuSample | None:
         for s in self.samples:
