@@ -222,15 +222,15 @@ class ClusterOverview(QWidget):
         self.legend.setWordWrap(True)
         self.heatmap = HeatmapView()
         self.heatmap.hostActivated.connect(self.hostActivated)
-        self.scroll = QScrollArea()
-        self.scroll.setWidget(self.heatmap)
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.scroll_area = QScrollArea()
+        self.scroll_area.setWidget(self.heatmap)
+        self.scroll_area.setWidgetResizable(True)
+        self.scroll_area.setFrameShape(QScrollArea.Shape.NoFrame)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(self.summary)
         layout.addWidget(self.legend)
-        layout.addWidget(self.scroll, 1)
+        layout.addWidget(self.scroll_area, 1)
 
     def show_hosts(self, hosts: Sequence[HostView], status_text: str = "") -> None:
         """Draw these machines; ``status_text`` replaces the summary (e.g. an error)."""
