@@ -170,8 +170,8 @@ class PrometheusSource:
                             read_duration_s=time.monotonic() - start)
         n = sum(len(h.gpus) for h in hosts)
         status = SourceStatus(SourceState.OK if n else SourceState.NO_GPUS,
-                              f"{n} GPUs on {len(hosts)} machines, from "
-                              f"{self.client.shown_url}.")
+                              f"{_count(n, 'GPU')} on {_count(len(hosts), 'machine')}, "
+                              f"from {self.client.shown_url}.")
         return Snapshot(
             timestamp_s=now, machine=self._machine, status=status,
             gpus=view.gpus if view else (), samples=view.samples if view else (),
@@ -303,6 +303,10 @@ class PrometheusSource:
                      samples=tuple(_from_values(gpu, t, values) for gpu, values in
                                    sorted(per_gpu.items()) if gpu in infos))
             for t, per_gpu in sorted(rows.items()))
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _from_values(index: int, t: float, values: Mapping[str, float]) -> GpuSample:

@@ -134,3 +134,21 @@ def test_stopped_server_gives_the_sentence_and_recovers(
     c.wait_scraped(1)
     recovered = source.sample()
     assert recovered.status.usable and [h.host for h in recovered.hosts] == ["node-a"]
+
+
+def test_host_names_with_quotes_and_newlines_round_trip(
+        make_cluster: Callable[[], Cluster]) -> None:
+    """A Hostname label with quotes, a backslash and a newline: the real server's PromQL
+    parser accepts the source's selectors (processes, history) for it."""
+    weird = 'lab "A"\\\nrack 2'
+    c = make_cluster()
+    c.add_simulated(weird, 1)
+    c.start_server()
+    c.wait_scraped(1)
+    wait_for(lambda: len(c.query("DCGM_FI_DEV_GPU_UTIL[10s]")[0]["values"]) >= 3,  # type: ignore
+             15, "three scrapes")
+    snap = PrometheusSource(c.url, backfill_s=60).sample()
+    assert snap.status.usable, snap.status
+    (host,) = snap.hosts
+    assert host.host == weird and snap.gpus[0].host == weird
+    assert snap.processes and len(snap.backfill) >= 2
