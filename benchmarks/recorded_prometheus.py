@@ -113,3 +113,16 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+
+if __name__ == "__main__":  # serve in its own process (benchmarks measure the client's RSS)
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hosts", type=int, default=64)
+    parser.add_argument("--gpus", type=int, default=8)
+    args = parser.parse_args()
+    with RecordedPrometheus(args.hosts, args.gpus) as recorded:
+        print(recorded.url, flush=True)
+        sys.stdin.read()  # until the parent closes our stdin

@@ -134,7 +134,7 @@ class GpuCollector(Collector):
         if self._sampler is not None:
             self._sampler.close()
         try:
-            self._sampler = Sampler(self._factory())
+            self._sampler = Sampler(self._factory(), clock=self._clock)
         except Exception as exc:  # e.g. nvidia-ml-py is not installed
             self._sampler = None
             return SourceStatus(SourceState.ERROR, f"gpumon could not load its NVML support "
