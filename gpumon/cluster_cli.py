@@ -19,9 +19,10 @@ def _num(value: float | None, unit: str) -> str:
     return "N/A" if value is None else f"{value:.0f}{unit}"
 
 
-def _gpu_line(sample: GpuSample, name: str) -> str:
+def _gpu_line(sample: GpuSample, name: str, why: bool = True) -> str:
     if sample.lost:
-        return f"  GPU {sample.index}  {name[:28]:<28}  LOST: {sample.message}"
+        return f"  GPU {sample.index}  {name[:28]:<28}  LOST" + (f": {sample.message}"
+                                                               if why else "")
     mem = (f"{format_bytes(sample.mem_used_bytes)} / {format_bytes(sample.mem_total_bytes)}"
            if sample.mem_used_bytes is not None else "N/A")
     return (f"  GPU {sample.index}  {name[:28]:<28}  util {_num(sample.gpu_util_pct, '%'):>4}"
@@ -39,13 +40,12 @@ def render_cluster(snapshot: Snapshot) -> str:
 
 def _host_lines(host: HostView) -> list[str]:
     sim = " (simulated)" if any(g.simulated for g in host.gpus) else ""
-    head = f"{host.host}{sim}: {len(host.gpus)} GPUs"
-    lines = [head + ("" if host.up else " — down") + (f"  {host.message}" if host.message
-                                                          and not host.up else "")]
+    head = f"{host.host}{sim}: {len(host.gpus)} GPU{'' if len(host.gpus) == 1 else 's'}"
+    lines = [head if host.up else f"{head}, down: {host.message}"]
     if host.up and host.message:
         lines.append(f"  {host.message}")
     names = {g.index: g.name for g in host.gpus}
-    lines += [_gpu_line(s, names.get(s.index, "GPU")) for s in host.samples]
+    lines += [_gpu_line(s, names.get(s.index, "GPU"), why=host.up) for s in host.samples]
     return lines
 
 

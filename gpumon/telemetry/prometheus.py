@@ -56,6 +56,7 @@ FIELDS: dict[str, tuple[str, float]] = {
 }
 _INT_FIELDS = frozenset({"mem_used_bytes", "mem_free_bytes", "mem_total_bytes"})
 NVML_UP = "gpumon_nvml_up"
+GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"  # every exporter has it: the series that names a GPU
 PROCESS_MEMORY = "gpumon_process_gpu_memory_bytes"
 
 
@@ -204,10 +205,27 @@ class PrometheusSource:
             self._hosts[host] = _Host(name, labels.get("instance", ""), by_hostname, infos)
         for host in [h for h, r in self._hosts.items() if r.instance and r.instance not in up]:
             del self._hosts[host]  # its target left the server's configuration
+        known = {r.instance for r in self._hosts.values()}
+        if any(v == 0.0 and instance not in known for instance, v in up.items()):
+            self._remember_down_targets(now)
         down = {r.instance for r in self._hosts.values() if up.get(r.instance) == 0.0}
         errors = self._scrape_errors() if down else {}
         return [self._view(r, gpus, up, nvml, errors, now)
                 for _, r in sorted(self._hosts.items())]
+
+    def _remember_down_targets(self, now: float) -> None:
+        """The GPUs of targets that are down and that this source never saw up (it started
+        after they went down): their last series within ``backfill_s``, shown lost."""
+        ghosts: dict[tuple[str, int], _Gpu] = {}
+        window = f"{max(60, int(self.backfill_s))}s"
+        for series in self.client.query(f"last_over_time({GPU_UTIL}[{window}]) "
+                                        "unless on(instance) (up == 1)", at=now):
+            self._gpu_of(series["metric"], ghosts)
+        for host in sorted({g.host for g in ghosts.values()} - set(self._hosts)):
+            gpus = sorted((g for g in ghosts.values() if g.host == host), key=lambda g: g.gpu)
+            name, by_hostname = self._host_key(gpus[0].labels)
+            self._hosts[host] = _Host(name, gpus[0].labels.get("instance", ""), by_hostname,
+                                      tuple(self._info(g) for g in gpus))
 
     def _host_key(self, labels: Mapping[str, str]) -> tuple[str, bool]:
         hostname = labels.get("Hostname", "")

@@ -110,6 +110,21 @@ def test_killed_exporter_turns_its_gpus_lost_while_others_go_on(
     time.sleep(1.1)
     later = source.sample().hosts[1]
     assert later.samples[0].timestamp_s > t0 and not later.samples[0].lost
+    # A source that starts after the exporter died still shows its GPUs, lost.
+    fresh = PrometheusSource(c.url).sample()
+    assert [(h.host, h.up, len(h.gpus)) for h in fresh.hosts] == [
+        ("node-a", False, 2), ("node-fake", True, 1)]
+    assert all(s.lost for s in fresh.hosts[0].samples)
+    assert fresh.hosts[0].gpus[0].name == down.gpus[0].name
+    out = subprocess.run([sys.executable, "-m", "gpumon", "--prometheus", c.url, "--once"],
+                         capture_output=True, text=True, timeout=60, cwd=ROOT, check=False)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    head = lines.index(next(x for x in lines if x.startswith("node-a")))
+    assert lines[head].startswith("node-a (simulated): 2 GPUs, down: Prometheus cannot "
+                                  "scrape node-a (127.0.0.1:")
+    assert [x.split()[:2] + x.split()[-1:] for x in lines[head + 1:head + 3]] == [
+        ["GPU", "0", "LOST"], ["GPU", "1", "LOST"]]
 
 
 def test_stopped_server_gives_the_sentence_and_recovers(
