@@ -80,7 +80,8 @@ class Cluster:
 
     def _start(self, host: str, command: list[str]) -> None:
         port = free_port()
-        log = open(self.tmp / f"exporter-{len(self.exporters)}.log", "wb")  # noqa: SIM115
+        log_path = self.tmp / f"exporter-{len(self.exporters)}.log"
+        log = open(log_path, "wb")  # noqa: SIM115
         proc = subprocess.Popen(
             command + ["--hostname", host, "--interval", "0.5",
                        "--listen", f"127.0.0.1:{port}"],
@@ -89,7 +90,7 @@ class Cluster:
         self.exporters[host] = (proc, port)
         wait_for(lambda: proc.poll() is not None or http_ok(f"http://127.0.0.1:{port}/metrics"),
                  20, f"the exporter of {host}")
-        assert proc.poll() is None, (self.tmp / "exporter.log").read_text(errors="replace")
+        assert proc.poll() is None, log_path.read_text(errors="replace")
 
     def start_server(self) -> None:
         targets = ", ".join(f"'127.0.0.1:{port}'" for _, port in self.exporters.values())
