@@ -4,9 +4,12 @@ and units as dcgm-exporter's default counters have them; unsupported fields left
 from __future__ import annotations
 
 import logging
+import signal
 import socket
 import subprocess
 import sys
+import time
+import urllib.request
 from functools import partial
 from pathlib import Path
 
@@ -186,3 +189,31 @@ def test_exporter_command_refuses_bad_addresses() -> None:
     assert out.returncode == 1
     assert out.stderr.strip().splitlines()[-1] == (
         f"gpumon exporter: cannot listen on 127.0.0.1:{port} (Address already in use).")
+
+
+def test_exporter_serves_until_sigterm_then_exits_0() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "gpumon", "exporter", "--simulate", "2",
+                             "--listen", f"127.0.0.1:{port}"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        body = b""
+        deadline = time.monotonic() + 20
+        while not body and time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as r:
+                    body = r.read()
+            except OSError:
+                time.sleep(0.1)
+        assert b'gpumon_nvml_up{Hostname="' in body and b'simulated="1"} 1.0' in body
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0
+    assert f"gpumon exporter: serving http://127.0.0.1:{port}/metrics (simulated GPUs)" in out
+    assert "Traceback" not in out
