@@ -190,14 +190,19 @@ class PrometheusSource:
                     g.values[key] = value * factor
         up = {s["metric"].get("instance", ""): _number(s.get("value"))
               for s in self.client.query("up")}
-        nvml = {self._host_key(s["metric"])[0]: _number(s.get("value"))
-                for s in self.client.query(NVML_UP)}
+        nvml: dict[str, float | None] = {}
+        nvml_labels: dict[str, dict[str, str]] = {}
+        for s in self.client.query(NVML_UP):
+            host = self._host_key(s["metric"])[0]
+            nvml[host], nvml_labels[host] = _number(s.get("value")), s["metric"]
         for host in {g.host for g in gpus.values()} | set(nvml):
             record = self._hosts.get(host)
             labels = next((g.labels for g in gpus.values() if g.host == host), None)
             if labels is None:  # no GPU series now: an exporter without NVML, or down
                 if record is None:
-                    self._hosts[host] = _Host(host, "", True)
+                    name, by_hostname = self._host_key(nvml_labels[host])
+                    self._hosts[host] = _Host(name, nvml_labels[host].get("instance", ""),
+                                              by_hostname)
                 continue
             name, by_hostname = self._host_key(labels)
             infos = tuple(self._info(g) for g in sorted(
@@ -265,9 +270,12 @@ class PrometheusSource:
             lost = tuple(GpuSample(index=i.index, timestamp_s=now, lost=True, message=message)
                          for i in record.gpus)
             return HostView(record.name, False, message, record.gpus, lost)
-        if nvml.get(record.name) == 0.0 and not record.gpus:
-            return HostView(record.name, True, f"The exporter on {record.name} cannot read "
-                            "its GPUs (gpumon_nvml_up is 0); its log says why.")
+        if nvml.get(record.name) == 0.0:  # GPUs it had before, if any, are shown lost
+            message = (f"The exporter on {record.name} cannot read its GPUs "
+                       "(gpumon_nvml_up is 0); its log says why.")
+            lost = tuple(GpuSample(index=i.index, timestamp_s=now, lost=True, message=message)
+                         for i in record.gpus)
+            return HostView(record.name, True, message, record.gpus, lost)
         samples = tuple(_sample(gpus.get((record.name, i.index)), i, now) for i in record.gpus)
         return HostView(record.name, True, "", record.gpus, samples)
 

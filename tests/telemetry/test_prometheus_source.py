@@ -77,3 +77,21 @@ def test_cluster_commands_import_no_qt_or_torch() -> None:
         assert name not in loaded, name
     assert done.stderr.strip() == ("gpumon: The Prometheus server at http://127.0.0.1:9 "
                                    "cannot be reached (Connection refused).")
+
+
+def test_a_machine_whose_driver_goes_away_shows_its_gpus_lost_with_why() -> None:
+    g = {"Hostname": "h", "gpu": "0", "instance": "a:9401", "modelName": "Tesla T4"}
+    series = {"DCGM_FI_DEV_GPU_UTIL": [(g, 5.0)],
+              "gpumon_nvml_up": [({"Hostname": "h", "instance": "a:9401"}, 1.0)],
+              "up": [({"instance": "a:9401"}, 1.0)]}
+    with scripted(series) as server:
+        source = PrometheusSource(server.url)
+        assert not source.sample().hosts[0].samples[0].lost
+        series["DCGM_FI_DEV_GPU_UTIL"] = []
+        series["gpumon_nvml_up"] = [({"Hostname": "h", "instance": "a:9401"}, 0.0)]
+        (host,) = source.sample().hosts
+        assert host.gpus[0].name == "Tesla T4" and host.samples[0].lost
+        assert "cannot read its GPUs (gpumon_nvml_up is 0)" in host.samples[0].message
+        series["up"] = []  # the target left the server's configuration: the machine goes
+        series["gpumon_nvml_up"] = []
+        assert source.sample().hosts == ()
