@@ -87,14 +87,17 @@ def main(argv: list[str]) -> int:
     """Serve until SIGINT/SIGTERM; 1 with a sentence when the address cannot be used."""
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="gpumon exporter: %(message)s")
-    from prometheus_client import CollectorRegistry, start_http_server
+    from prometheus_client import CollectorRegistry
+
+    from gpumon.telemetry.exporter_http import make_app, serve
+    from gpumon.telemetry.exposition import Exposition
 
     collector = GpuCollector(_factory(args.simulate, args.seed), args.interval, args.hostname)
     registry = CollectorRegistry()
-    registry.register(collector)
+    registry.register(collector)  # the official client's collector; it also answers OpenMetrics
     host, port = args.listen
     try:
-        server, thread = start_http_server(port, addr=host, registry=registry)
+        server, thread = serve(host, port, make_app(Exposition(collector), registry))
     except OSError as exc:
         print(f"gpumon exporter: cannot listen on {host}:{port} ({exc.strerror or exc}).",
               file=sys.stderr)
