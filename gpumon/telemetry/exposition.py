@@ -218,5 +218,6 @@ class Exposition:
             if not gzipped:
                 return self._body
             if self._gzipped is None:
-                self._gzipped = gzip.compress(self._body, compresslevel=6)
+                # level 1: 4x faster than the default, ~10 % larger
+                self._gzipped = gzip.compress(self._body, compresslevel=1)
             return self._gzipped
