@@ -210,7 +210,7 @@ class Exposition:
         """The text for the collector's current reading (gzip-compressed if asked)."""
         snap = self.collector.read()
         with self._lock:
-            if snap is not self._key or self.renders == 0:
+            if snap is not self._key:
                 self._body = self._renderer.render(snap)
                 self._gzipped = None
                 self._key = snap

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import math
 import os
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from functools import partial
@@ -250,6 +251,10 @@ def test_http_fast_text_gzip_openmetrics_and_name_filter() -> None:
         assert ctype.startswith("application/openmetrics-text") and om.endswith(b"# EOF\n")
         _, _, one = get(PROMETHEUS_ACCEPT, query="?name[]=DCGM_FI_DEV_GPU_UTIL")
         assert [f[0] for f in parsed(one)] == ["DCGM_FI_DEV_GPU_UTIL"]  # prometheus_client's
+        with pytest.raises(urllib.error.HTTPError) as post:  # prometheus_client's answer
+            urllib.request.urlopen(urllib.request.Request(url, data=b"x"), timeout=10)
+        assert post.value.code == 405
+        post.value.close()
         assert exposition.renders == 1
     finally:
         server.shutdown()
