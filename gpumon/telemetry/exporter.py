@@ -79,6 +79,11 @@ PSTATE = "gpumon_pstate"
 LOST = "gpumon_gpu_lost"
 NVML_UP = "gpumon_nvml_up"
 PROCESS_MEMORY = "gpumon_process_gpu_memory_bytes"
+NVML_UP_HELP = "1 when the GPU driver (NVML) answers, else 0; the exporter's log says why."
+PSTATE_HELP = "Performance state, 0 (P0, fastest) to 15."
+LOST_HELP = "1 when the GPU stopped answering, else 0."
+PROCESS_HELP = ("GPU memory a process holds (bytes); the command is cut to "
+                f"{MAX_COMMAND_CHARS} characters.")
 
 
 def gpu_label_values(info: GpuInfo, host: str) -> list[str]:
@@ -153,8 +158,7 @@ class GpuCollector(Collector):
         simulated = snap is not None and snap.simulated
         extra = ["1"] if simulated else []
         host_labels = ["Hostname"] + (["simulated"] if simulated else [])
-        nvml = GaugeMetricFamily(NVML_UP, "1 when the GPU driver (NVML) answers, else 0; "
-                                 "the exporter's log says why.", labels=host_labels)
+        nvml = GaugeMetricFamily(NVML_UP, NVML_UP_HELP, labels=host_labels)
         nvml.add_metric([self.host, *extra], 1.0 if up else 0.0)
         yield nvml
         if snap is None or not up:
@@ -166,10 +170,8 @@ class GpuCollector(Collector):
         labels = list(GPU_LABELS) + (["simulated"] if extra else [])
         families = {f.name: GaugeMetricFamily(f.name, f.help, labels=labels)
                     for f in DCGM_FIELDS + GPUMON_FIELDS}
-        pstate = GaugeMetricFamily(PSTATE, "Performance state, 0 (P0, fastest) to 15.",
-                                   labels=labels)
-        lost = GaugeMetricFamily(LOST, "1 when the GPU stopped answering, else 0.",
-                                 labels=labels)
+        pstate = GaugeMetricFamily(PSTATE, PSTATE_HELP, labels=labels)
+        lost = GaugeMetricFamily(LOST, LOST_HELP, labels=labels)
         samples = {s.index: s for s in snap.samples}
         for info in snap.gpus:
             values = gpu_label_values(info, self.host) + extra
@@ -190,9 +192,7 @@ class GpuCollector(Collector):
 
     def _process_family(self, snap: Snapshot, extra: list[str]) -> Metric:
         labels = list(PROCESS_LABELS) + (["simulated"] if extra else [])
-        family = GaugeMetricFamily(
-            PROCESS_MEMORY, "GPU memory a process holds (bytes); the command is cut to "
-            f"{MAX_COMMAND_CHARS} characters.", labels=labels)
+        family = GaugeMetricFamily(PROCESS_MEMORY, PROCESS_HELP, labels=labels)
         uuids = {g.index: g.uuid for g in snap.gpus}
         for p in snap.processes:
             if p.gpu_mem_bytes is None:

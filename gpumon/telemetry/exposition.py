@@ -21,11 +21,14 @@ from gpumon.telemetry.exporter import (
     GPU_LABELS,
     GPUMON_FIELDS,
     LOST,
-    MAX_COMMAND_CHARS,
+    LOST_HELP,
     NVML_UP,
+    NVML_UP_HELP,
+    PROCESS_HELP,
     PROCESS_LABELS,
     PROCESS_MEMORY,
     PSTATE,
+    PSTATE_HELP,
     GpuCollector,
     cut_command,
     gpu_label_values,
@@ -72,15 +75,13 @@ def _header(name: str, help_text: str) -> str:
     return f"# HELP {name} {doc}\n# TYPE {name} gauge\n"
 
 
-_NVML_UP_HEADER = _header(NVML_UP, "1 when the GPU driver (NVML) answers, else 0; "
-                          "the exporter's log says why.")
+_NVML_UP_HEADER = _header(NVML_UP, NVML_UP_HELP)
 _FIELDS = tuple((_header(f.name, f.help), f.key, f.scale) for f in DCGM_FIELDS + GPUMON_FIELDS)
 _NAMES = tuple(f.name for f in DCGM_FIELDS + GPUMON_FIELDS) + (PSTATE, LOST)
 _PSTATES = {f"P{i}": number(float(i)) for i in range(16)}
-_PSTATE_HEADER = _header(PSTATE, "Performance state, 0 (P0, fastest) to 15.")
-_LOST_HEADER = _header(LOST, "1 when the GPU stopped answering, else 0.")
-_PROCESS_HEADER = _header(PROCESS_MEMORY, "GPU memory a process holds (bytes); the command "
-                          f"is cut to {MAX_COMMAND_CHARS} characters.")
+_PSTATE_HEADER = _header(PSTATE, PSTATE_HELP)
+_LOST_HEADER = _header(LOST, LOST_HELP)
+_PROCESS_HEADER = _header(PROCESS_MEMORY, PROCESS_HELP)
 
 
 class TextRenderer:
