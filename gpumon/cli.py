@@ -66,6 +66,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--interval", type=_interval, metavar="SECONDS", default=None,
                         help=f"seconds between readings, {MIN_INTERVAL_S:g} to "
                              f"{MAX_INTERVAL_S:g} (default: the last one used, else 1.0)")
+    parser.add_argument("--prometheus", metavar="URL", default=None,
+                        help="show every GPU a Prometheus server knows (gpumon exporters, "
+                             "dcgm-exporters), e.g. http://server:9090")
+    parser.add_argument("--prometheus-header", metavar="'NAME: VALUE'", action="append",
+                        default=[], help="an HTTP header for the Prometheus server, e.g. "
+                        "'Authorization: Bearer TOKEN'; @FILE reads it from a file")
     parser.add_argument("--version", action="version", version=f"gpumon {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     lesson = commands.add_parser(
@@ -79,6 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="seed of the simulated GPUs (default 0)")
     lesson.add_argument("--step", type=int, metavar="K", default=None,
                         help="run only step K (the steps before it run quietly first)")
+    # Listed for --help; main() hands `gpumon exporter ...` to exporter_cli before parsing.
+    commands.add_parser("exporter", help="serve this machine's GPU numbers to Prometheus "
+                                         "(gpumon exporter --help)")
     return parser
 
 
@@ -231,10 +240,19 @@ def _run_lesson(parser: argparse.ArgumentParser, simulate: int | None, seed: int
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``gpumon`` and ``python -m gpumon``; returns the exit status."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["exporter"]:
+        from gpumon import exporter_cli
+
+        return exporter_cli.main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "lesson":
         return _run_lesson(parser, args.simulate, args.seed, args.step)
+    if args.prometheus is not None:
+        from gpumon import cluster_cli
+
+        return cluster_cli.main(parser, args)
     if args.once:
         return _print_once(args.simulate, args.seed)
     try:

@@ -62,6 +62,7 @@ class GpuInfo:
     pci_bus_id: str
     mem_total_bytes: int | None = None
     simulated: bool = False
+    host: str = ""  # the machine it is in, when read from elsewhere (a Prometheus source)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +141,17 @@ class FrozenMap(Mapping[Any, Any]):
 
 
 @dataclass(frozen=True, slots=True)
+class HostView:
+    """One machine's GPUs as a Prometheus server knows them; indices are the machine's own."""
+
+    host: str
+    up: bool  # its exporter answered the server's last scrape
+    message: str = ""  # why not, or what the exporter says instead of GPUs
+    gpus: tuple[GpuInfo, ...] = ()
+    samples: tuple[GpuSample, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     """Everything one tick read, in one immutable value."""
 
@@ -155,6 +167,11 @@ class Snapshot:
     # metrics, e.g. {0: {"torch_allocated_bytes": ..., "torch_reserved_bytes": ...}}.
     # Given as plain dicts; kept as a read-only copy (FrozenMap), like the rest of the value.
     extra: Mapping[int, Mapping[str, float]] = field(default_factory=FrozenMap)
+    # A Prometheus source: every machine (gpus/samples above are the one in focus), and
+    # earlier readings of the GPUs in focus from its range queries, oldest first, to fill
+    # the graphs' window before this snapshot is recorded.
+    hosts: tuple[HostView, ...] = ()
+    backfill: tuple[Snapshot, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.extra, FrozenMap):

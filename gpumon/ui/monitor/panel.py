@@ -28,6 +28,7 @@ anything else.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -323,7 +324,8 @@ class GpuPanel(QFrame):
     def _title_html(self) -> str:
         sim = (' <span style="color:#e65100; font-weight:bold">[SIMULATED]</span>'
                if self.info.simulated else "")
-        return (f"<b>GPU {self.info.index}</b> · {self.info.name} "
+        host = f"<b>{html.escape(self.info.host)}</b> · " if self.info.host else ""
+        return (f"{host}<b>GPU {self.info.index}</b> · {html.escape(self.info.name)} "
                 f'<span style="color:#777">{self.info.pci_bus_id}</span>{sim}')
 
     def _set_curve(self, curve: pg.PlotCurveItem, series: SeriesFn, key: str,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import signal
 import socket
 import sys
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QSocketNotifier
 from PySide6.QtGui import QIcon
@@ -20,13 +21,15 @@ from gpumon.ui.window.main_window import MainWindow, nvml_factory, simulated_fac
 from gpumon.ui.window.settings import Settings
 
 
-def run(simulate: int | None, interval_s: float | None = None, seed: int = 0) -> int:
+def run(simulate: int | None, interval_s: float | None = None, seed: int = 0, *,
+        make_window: Callable[[float, Settings], MainWindow] | None = None) -> int:
     """Open the window on simulated GPUs (``simulate`` = how many) or on NVML; run Qt.
 
     Settings are the user's (QSettings "gpumon"/"gpumon"); an interval given on the command
     line replaces the remembered one, otherwise the remembered one (or 1 s) is used.
     Ctrl+C (SIGINT) and SIGTERM close the window and quit cleanly, exit status 0.
     Python's cyclic garbage collection runs on this (the GUI) thread only (gcguard.py).
+    ``make_window(interval_s, settings)`` builds another kind of main window instead.
     """
     app = QApplication.instance() or QApplication(sys.argv)
     assert isinstance(app, QApplication)
@@ -36,12 +39,15 @@ def run(simulate: int | None, interval_s: float | None = None, seed: int = 0) ->
     icon = _icon()
     if icon is not None:
         app.setWindowIcon(icon)
-    factory = simulated_factory(simulate, seed) if simulate else nvml_factory()
     settings = Settings.user()
     if interval_s is not None:
         settings.interval_s = interval_s
-    window = MainWindow(factory, settings.interval_s or 1.0,
-                        demo_factory=simulated_factory(4, seed), settings=settings)
+    if make_window is not None:
+        window = make_window(settings.interval_s or 1.0, settings)
+    else:
+        factory = simulated_factory(simulate, seed) if simulate else nvml_factory()
+        window = MainWindow(factory, settings.interval_s or 1.0,
+                            demo_factory=simulated_factory(4, seed), settings=settings)
     if icon is not None:
         window.setWindowIcon(icon)
     app.aboutToQuit.connect(window.close)  # quit without closing still joins the thread

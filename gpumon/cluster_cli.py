@@ -1,0 +1,80 @@
+"""``gpumon --prometheus URL``: the GPUs of every machine a Prometheus server knows.
+
+``--once`` prints them grouped by machine (or one line saying why not, exit 1) without
+importing Qt; otherwise the window opens with the cluster overview.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from gpumon.telemetry.metrics import format_bytes
+from gpumon.telemetry.promapi import parse_header
+from gpumon.telemetry.prometheus import PrometheusSource
+from gpumon.telemetry.types import GpuSample, HostView, Snapshot
+
+
+def _num(value: float | None, unit: str) -> str:
+    return "N/A" if value is None else f"{value:.0f}{unit}"
+
+
+def _gpu_line(sample: GpuSample, name: str, why: bool = True) -> str:
+    if sample.lost:
+        return f"  GPU {sample.index}  {name[:28]:<28}  LOST" + (f": {sample.message}"
+                                                               if why else "")
+    mem = (f"{format_bytes(sample.mem_used_bytes)} / {format_bytes(sample.mem_total_bytes)}"
+           if sample.mem_used_bytes is not None else "N/A")
+    return (f"  GPU {sample.index}  {name[:28]:<28}  util {_num(sample.gpu_util_pct, '%'):>4}"
+            f"  mem {mem:<21}  {_num(sample.temperature_c, '°C'):>5}"
+            f"  {_num(sample.power_w, ' W'):>6}")
+
+
+def render_cluster(snapshot: Snapshot) -> str:
+    """Every machine and its GPUs, one line per GPU, as ``--once`` prints them."""
+    lines = [f"{snapshot.machine.host_name}: {snapshot.status.message}"]
+    for host in snapshot.hosts:
+        lines += [""] + _host_lines(host)
+    return "\n".join(lines) + "\n"
+
+
+def _host_lines(host: HostView) -> list[str]:
+    sim = " (simulated)" if any(g.simulated for g in host.gpus) else ""
+    head = f"{host.host}{sim}: {len(host.gpus)} GPU{'' if len(host.gpus) == 1 else 's'}"
+    lines = [head if host.up else f"{head}, down: {host.message}"]
+    if host.up and host.message:
+        lines.append(f"  {host.message}")
+    names = {g.index: g.name for g in host.gpus}
+    lines += [_gpu_line(s, names.get(s.index, "GPU"), why=host.up) for s in host.samples]
+    return lines
+
+
+def make_source(args: argparse.Namespace) -> PrometheusSource:
+    """The source for ``--prometheus`` and its headers; ValueError with a sentence."""
+    headers = dict(parse_header(h) for h in args.prometheus_header)
+    return PrometheusSource(args.prometheus, headers)
+
+
+def main(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    if args.simulate is not None:
+        parser.error("--prometheus and --simulate cannot be used together")
+    try:
+        source = make_source(args)
+    except ValueError as exc:
+        parser.error(str(exc))
+    if args.once:
+        source.open()
+        snapshot = source.sample()
+        source.close()
+        if not snapshot.status.usable:
+            print(f"gpumon: {snapshot.status.message}", file=sys.stderr)
+            return 1
+        sys.stdout.write(render_cluster(snapshot))
+        return 0
+    try:
+        from gpumon.ui.window import cluster_window
+    except ImportError as exc:
+        print(f"gpumon: cannot open the window ({exc}).\n"
+              "Try `gpumon --prometheus URL --once` for a text snapshot.", file=sys.stderr)
+        return 1
+    return cluster_window.run(source, args.interval)

@@ -1,0 +1,90 @@
+"""The window on a Prometheus source: the cluster overview first, one machine's panels beside.
+
+The Monitor page shows the machine in focus (the first, or the one clicked in the overview);
+its graphs open with the history the server keeps (the source's range queries), so opening
+a machine shows the last hour at once. Queries run in the sampling thread, as NVML does.
+The playground stays on this computer and says so.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Slot
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from gpumon.telemetry.prometheus import PrometheusSource
+from gpumon.telemetry.types import Snapshot
+from gpumon.ui.monitor.cluster_overview import ClusterOverview
+from gpumon.ui.window.main_window import MainWindow
+from gpumon.ui.window.settings import Settings
+
+OVERVIEW = "Overview"
+MONITOR = "Monitor"
+
+
+class ClusterWindow(MainWindow):
+    """MainWindow over a PrometheusSource, with the Overview page in front."""
+
+    def __init__(self, source: PrometheusSource, interval_s: float = 1.0, *,
+                 settings: Settings | None = None, parent: QWidget | None = None) -> None:
+        self.source = source
+        super().__init__(lambda: source, interval_s, settings=settings, parent=parent)
+        self.banner.simulate_button.hide()  # the choice here is the server, not a demo
+        self.overview = ClusterOverview()
+        self.tabs.insertTab(0, self.overview, OVERVIEW)
+        self.tabs.setCurrentIndex(0)
+        self.overview.hostActivated.connect(self.open_host)
+
+    @Slot(str)
+    def open_host(self, host: str) -> None:
+        """Show ``host``'s panels: the next tick brings its GPUs and their history."""
+        self.source.set_focus(host)
+        index = self._monitor_index()
+        self.tabs.setTabText(index, f"{MONITOR}: {host}")
+        self.tabs.setCurrentIndex(index)
+
+    def _monitor_index(self) -> int:
+        for i in range(self.tabs.count()):
+            if self.tabs.tabText(i).startswith(MONITOR):
+                return i
+        return 1
+
+    # -- MainWindow's slots, extended --------------------------------------------------------
+    @Slot(object)
+    def _on_snapshot(self, snap: Snapshot) -> None:
+        """The overview gets every machine; the panels and History the one in focus,
+        with the server's history of it recorded first when the focus changed."""
+        if snap.gpus and self.gpu_grid.set_gpus(snap.gpus, self.window_s):
+            self.history.clear()
+            self.gpuPanelsChanged.emit()
+        if snap.backfill:
+            self.history.clear()
+            for earlier in snap.backfill:
+                self.history.append(earlier)
+        if snap.gpus:
+            index = self._monitor_index()
+            host = snap.gpus[0].host
+            if self.tabs.tabText(index) != f"{MONITOR}: {host}":
+                self.tabs.setTabText(index, f"{MONITOR}: {host}")
+        super()._on_snapshot(snap)
+        self.overview.show_hosts(snap.hosts, "" if snap.status.usable else
+                                 f"{snap.status.message} {snap.status.hint}")
+
+    def _make_playground(self) -> QWidget:
+        page = super()._make_playground()
+        note = QLabel(f"The playground runs on this computer, with its own GPUs; the Monitor "
+                      f"shows machines read from {self.source.client.shown_url}.")
+        note.setObjectName("playgroundStaysLocal")
+        note.setWordWrap(True)
+        note.setStyleSheet("background: #e3f2fd; border: 1px solid #90caf9; padding: 4px;")
+        layout = page.layout()
+        if isinstance(layout, QVBoxLayout):
+            layout.insertWidget(0, note)
+        return page
+
+
+def run(source: PrometheusSource, interval_s: float | None) -> int:
+    """Open the cluster window (see ``launch.run``) and run Qt until it closes."""
+    from gpumon.ui.window import launch
+
+    return launch.run(None, interval_s, make_window=lambda interval, settings: ClusterWindow(
+        source, interval, settings=settings))

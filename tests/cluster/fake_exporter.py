@@ -1,0 +1,21 @@
+"""Run ``gpumon exporter`` in this process on the fake NVML library (a test helper).
+
+Usage: python fake_exporter.py LIBRARY GPUS [exporter arguments...]
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "telemetry"))
+
+from fakenvml import use_fake_nvml  # noqa: E402
+
+from gpumon import exporter_cli  # noqa: E402
+
+if __name__ == "__main__":
+    with use_fake_nvml(Path(sys.argv[1])) as fake:
+        fake.set_gpu_count(int(sys.argv[2]))
+        fake.add_process(0, 4242, 512 * 1024**2)
+        sys.exit(exporter_cli.main(sys.argv[3:]))

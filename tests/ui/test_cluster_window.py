@@ -1,0 +1,96 @@
+"""The window on a Prometheus source: the overview of every machine, a click that opens one
+machine's panels with the server's history, the playground's note, and a hung server that
+never freezes the window. Against a real Prometheus where the test says so."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QPoint, Qt, QTimer
+from PySide6.QtWidgets import QLabel
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cluster"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "telemetry"))
+
+from cluster_helpers import Cluster, prometheus_binary  # noqa: E402
+from scripted_http import ScriptedServer  # noqa: E402
+
+from gpumon.telemetry.prometheus import PrometheusSource  # noqa: E402
+from gpumon.ui.window.cluster_window import ClusterWindow  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    prometheus_binary()
+    c = Cluster(tmp_path_factory.mktemp("cluster"))
+    try:
+        c.add_simulated("node-a", 2, seed=1)
+        c.add_simulated("node-b", 3, seed=2)
+        c.start_server()
+        c.wait_scraped(5)
+        yield c
+    finally:
+        c.stop()
+
+
+def make(qtbot, source: PrometheusSource, interval_s: float = 0.3) -> ClusterWindow:  # type: ignore[no-untyped-def]
+    window = ClusterWindow(source, interval_s)
+    qtbot.addWidget(window)
+    window.resize(1400, 900)
+    window.show()
+    return window
+
+
+def test_overview_then_a_click_opens_that_machines_panels(qtbot, cluster: Cluster) -> None:  # type: ignore[no-untyped-def]
+    window = make(qtbot, PrometheusSource(cluster.url, backfill_s=120))
+    heatmap = window.overview.heatmap
+    qtbot.waitUntil(lambda: len(heatmap.hosts) == 2, timeout=15000)
+    assert window.tabs.tabText(window.tabs.currentIndex()) == "Overview"
+    assert window.overview.summary.text().startswith("2 machines, 5 GPUs")
+    assert heatmap.frames > 0
+    # The first machine is in focus before any click.
+    qtbot.waitUntil(lambda: len(window.gpu_grid.shown_panels()) == 2, timeout=15000)
+    # Click node-b's row: the Monitor page shows its three GPUs, titled with the host.
+    row = heatmap.row_height()
+    qtbot.mouseClick(heatmap, Qt.MouseButton.LeftButton, pos=QPoint(10, row + row // 2))
+    assert window.tabs.tabText(window.tabs.currentIndex()) == "Monitor: node-b"
+    qtbot.waitUntil(lambda: len(window.gpu_grid.shown_panels()) == 3, timeout=15000)
+    panel = window.gpu_panel(0)
+    assert panel is not None and "node-b</b> · <b>GPU 0</b>" in panel.title.text()
+    # Its history came from the server's range queries: more points than ticks so far.
+    qtbot.waitUntil(lambda: window.history.count(0) >= 3, timeout=15000)
+    assert window.history.gpu_indices() == [0, 1, 2]  # only what is drawn is kept
+    assert window.latest_snapshot is not None
+    assert [h.host for h in window.latest_snapshot.hosts] == ["node-a", "node-b"]
+
+
+def test_playground_says_it_stays_local(qtbot, cluster: Cluster) -> None:  # type: ignore[no-untyped-def]
+    window = make(qtbot, PrometheusSource(cluster.url))
+    note = window.playground.findChild(QLabel, "playgroundStaysLocal")
+    assert note is not None and note.isVisibleTo(window.playground)
+    assert note.text() == ("The playground runs on this computer, with its own GPUs; the "
+                           f"Monitor shows machines read from {cluster.url}.")
+
+
+def test_a_hung_server_never_freezes_the_window(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Each query hangs; the source gives up after 1 s, in the sampling thread: the GUI
+    thread keeps running its timers meanwhile, and the banner says what happened."""
+    with ScriptedServer(lambda _: (200, "application/json", b"{}", 30.0)) as server:
+        window = make(qtbot, PrometheusSource(server.url, timeout_s=1.0), interval_s=0.5)
+        beats: list[float] = []
+        timer = QTimer()
+        timer.setInterval(20)
+        timer.timeout.connect(lambda: beats.append(time.monotonic()))
+        timer.start()
+        qtbot.waitUntil(lambda: window.banner.isVisible(), timeout=10000)
+        timer.stop()
+        assert window.banner.message.text() == (
+            f"The Prometheus server at {server.url} did not answer within 1 s.")
+        gaps = [b - a for a, b in zip(beats, beats[1:], strict=False)]
+        assert len(beats) > 20 and max(gaps) < 0.5  # the GUI thread never waited on HTTP
+        assert server.url in window.overview.summary.text()
+        window.close()
