@@ -36,15 +36,22 @@ def _name(p: GpuProcess) -> str:
     return name + SELF_SUFFIX if p.is_self else name
 
 
-# (header, display text, sort key); sort keys are ints or strings, never None.
+def _number(value: int | None) -> float:
+    """A numeric sort key as a float: PySide turns a Python int below 2**31 into a C++ int and
+    one above into a long long, and QSortFilterProxyModel does not order those against each
+    other (180 MiB sorted above 40 GiB). A double is one type, exact up to 2**53 (8 PiB)."""
+    return -1.0 if value is None else float(value)
+
+
+# (header, display text, sort key); sort keys are floats or strings, never None.
 COLUMNS: tuple[tuple[str, Callable[[GpuProcess], str], Callable[[GpuProcess], object]], ...] = (
-    ("GPU", lambda p: str(p.gpu_index), lambda p: p.gpu_index),
-    ("PID", lambda p: str(p.pid), lambda p: p.pid),
+    ("GPU", lambda p: str(p.gpu_index), lambda p: _number(p.gpu_index)),
+    ("PID", lambda p: str(p.pid), lambda p: _number(p.pid)),
     ("Type", lambda p: p.type.value, lambda p: p.type.value),
     ("Process name", _name, lambda p: (p.name or "").lower()),
     ("User", lambda p: p.user or NA, lambda p: p.user or ""),
     ("GPU memory", lambda p: format_bytes(p.gpu_mem_bytes),
-     lambda p: -1 if p.gpu_mem_bytes is None else int(p.gpu_mem_bytes)),
+     lambda p: _number(p.gpu_mem_bytes)),
     ("Command", lambda p: p.command or NA, lambda p: p.command or ""),
 )
 NUMERIC_COLUMNS = frozenset({0, 1, 5})
