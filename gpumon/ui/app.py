@@ -59,6 +59,9 @@ log = logging.getLogger(__name__)
 STALE_FACTOR = 2.5  # no snapshot for this many intervals: the data is stale
 MIN_STALE_S = 0.5  # but never sooner than this, so event-loop jitter does not flicker
 WATCHDOG_MS = 250
+# How long closing waits for the sampling thread: a driver call that hangs longer is left
+# behind (launch.run() then ends the process without destroying the running QThread).
+QUIT_WAIT_S = 1.5
 DEFAULT_WINDOW_S = 300
 
 
@@ -269,8 +272,9 @@ class MainWindow(QMainWindow):
         self.start()
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        self.hide()  # at once, even if a driver call keeps the sampling thread busy
         self._watchdog.stop()
-        self.sampling.stop()
+        self.sampling.stop(QUIT_WAIT_S)
         if self._engine is not None:
             self._engine.stop()
         super().closeEvent(event)

@@ -61,6 +61,7 @@ class SamplerWorker(QObject):
         self._timer: QTimer | None = None
         self._providers: tuple[ExtraProvider, ...] = ()
         self._lock = threading.Lock()
+        self.stopping = threading.Event()  # set from the GUI thread: no further tick starts
 
     # -- called from any thread ---------------------------------------------------------
     def add_extra_provider(self, provider: ExtraProvider) -> None:
@@ -159,7 +160,7 @@ class SamplerWorker(QObject):
     @Slot()
     def _tick(self) -> None:
         sampler = self._sampler
-        if sampler is None:
+        if sampler is None or self.stopping.is_set():
             return
         try:
             snap = sampler.tick()
@@ -253,10 +254,12 @@ class SamplingThread(QObject):
         self._stopped = True
         if not self._thread.isRunning():
             return True
+        self.worker.stopping.set()  # ticks already queued behind a slow one do nothing
         self._req_stop.emit()
         ok = self._thread.wait(round(timeout_s * 1000))
         if not ok:  # a driver call hangs: leave the thread, never the window, waiting
-            log.warning("sampling thread did not stop within %.1f s", timeout_s)
+            log.info("sampling thread did not stop within %.1f s (a driver call hangs)",
+                     timeout_s)
         return bool(ok)
 
     @Slot(object)

@@ -6,12 +6,22 @@
  * number of GPUs, per-GPU values, an error code for any function on any GPU ("not
  * supported"), a lost GPU, running processes, an error from nvmlInit.
  *
+ * A function can also be made slow, or to never return (a hung driver call).
+ *
+ * A program that loads it as libnvidia-ml.so.1 (LD_LIBRARY_PATH) without calling the
+ * fake_* functions is scripted by environment variables, read when the library loads:
+ *   FAKENVML_GPUS=N          the number of GPUs (default 1)
+ *   FAKENVML_DELAY=func=ms   `func` sleeps ms milliseconds per call; -1: it never returns
+ *   FAKENVML_HANG_FILE=path  created when a call starts to hang (a test knows it is stuck)
+ *
  * Built with -DFAKE_OLD_DRIVER it leaves out the newer entry points (memory info v2,
  * TemperatureV, the _v3 process lists), as an older driver does; the binding then raises
  * NVMLError_FunctionNotFound for them.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define NVML_NO_UNVERSIONED_FUNC_DEFS
 #include <nvml.h>
@@ -52,6 +62,9 @@ static int gpu_count, init_count;
 static nvmlReturn_t init_error;
 static char driver_version[80], nvml_version[80];
 static int cuda_version;
+static char delay_func[96];
+static long delay_ms;
+static char hang_file[512];
 
 /* --- scripting API ----------------------------------------------------------------------- */
 
@@ -61,6 +74,8 @@ FAKE_EXPORT void fake_reset(void)
     memset(lost, 0, sizeof lost);
     memset(calls, 0, sizeof calls);
     n_errors = n_procs = init_count = 0;
+    delay_func[0] = '\0';
+    delay_ms = 0;
     init_error = NVML_SUCCESS;
     gpu_count = 1;
     cuda_version = 12040;
@@ -143,10 +158,56 @@ FAKE_EXPORT int fake_add_process(int gpu, int graphics, unsigned int pid, unsign
 
 FAKE_EXPORT void fake_clear_processes(void) { n_procs = 0; }
 
+/* Make `func` sleep `ms` milliseconds per call; ms < 0: the call never returns. */
+FAKE_EXPORT void fake_set_delay(const char *func, long ms)
+{
+    snprintf(delay_func, sizeof delay_func, "%s", func);
+    delay_ms = ms;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&t, &t) != 0) {}
+}
+
+static void maybe_delay(const char *func)
+{
+    if (delay_func[0] == '\0' || strcmp(func, delay_func) != 0) return;
+    if (delay_ms >= 0) {
+        sleep_ms(delay_ms);
+        return;
+    }
+    if (hang_file[0] != '\0') {
+        FILE *f = fopen(hang_file, "w");
+        if (f != NULL) fclose(f);
+    }
+    for (;;) sleep_ms(1000);
+}
+
+static void setup_from_environment(void)
+{
+    const char *gpus = getenv("FAKENVML_GPUS");
+    const char *delay = getenv("FAKENVML_DELAY");
+    const char *hang = getenv("FAKENVML_HANG_FILE");
+    if (gpus != NULL) fake_set_gpu_count(atoi(gpus));
+    if (delay != NULL) {
+        const char *eq = strchr(delay, '=');
+        if (eq != NULL && (size_t)(eq - delay) < sizeof delay_func) {
+            char func[96];
+            memcpy(func, delay, (size_t)(eq - delay));
+            func[eq - delay] = '\0';
+            fake_set_delay(func, atol(eq + 1));
+        }
+    }
+    if (hang != NULL) snprintf(hang_file, sizeof hang_file, "%s", hang);
+}
+
 /* --- helpers ------------------------------------------------------------------------------ */
 
 static nvmlReturn_t check(nvmlDevice_t d, const char *func)
 {
+    maybe_delay(func);
     if (init_count == 0) return NVML_ERROR_UNINITIALIZED;
     if (d == NULL || d < devices || d >= devices + gpu_count) return NVML_ERROR_INVALID_ARGUMENT;
     int i = d->index;
@@ -197,6 +258,7 @@ static nvmlReturn_t list_processes(nvmlDevice_t d, int graphics, unsigned int *c
 nvmlReturn_t nvmlInitWithFlags(unsigned int flags)
 {
     (void)flags;
+    maybe_delay("nvmlInit");
     if (init_error != NVML_SUCCESS) return init_error;
     init_count++;
     return NVML_SUCCESS;
@@ -423,4 +485,8 @@ nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d, unsigned i
 }
 #endif
 
-__attribute__((constructor)) static void fake_load(void) { fake_reset(); }
+__attribute__((constructor)) static void fake_load(void)
+{
+    fake_reset();
+    setup_from_environment();
+}
