@@ -62,6 +62,7 @@ WATCHDOG_MS = 250
 # How long closing waits for the sampling thread: a driver call that hangs longer is left
 # behind (launch.run() then ends the process without destroying the running QThread).
 QUIT_WAIT_S = 1.5
+WAIT_NOTICE_S = 1.0  # a source that has not answered after this long: say we are waiting
 DEFAULT_WINDOW_S = 300
 
 
@@ -105,6 +106,7 @@ class MainWindow(QMainWindow):
         self._paused = False
         self._stale = False
         self._last_arrival: float | None = None  # time.monotonic() of the last snapshot
+        self._opening_since: float | None = None  # a source is being opened since then
         self._title_key: tuple[str, bool, bool, bool] | None = None
 
         self.sampling = SamplingThread(source_factory, self.interval_s, self)
@@ -223,6 +225,8 @@ class MainWindow(QMainWindow):
 
     def start(self) -> None:
         """Start sampling (done on first show)."""
+        if not self.sampling.running and self.snapshot_count == 0:
+            self._opening_since = time.monotonic()
         self.sampling.start()
         if not self._watchdog.isActive():
             self._watchdog.start()
@@ -351,6 +355,9 @@ class MainWindow(QMainWindow):
 
     @Slot(object)
     def _on_status(self, status: SourceStatus) -> None:
+        if self._opening_since is not None:
+            self._opening_since = None
+            self.gpu_grid.set_empty_text()
         self.source_status = status
         self.banner.show_status(status)
         self._refresh_status()
@@ -369,6 +376,9 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _check_stale(self) -> None:
+        if self._opening_since is not None:
+            self._show_waiting(time.monotonic() - self._opening_since)
+            return
         if self._paused or not self.source_status.usable or self._last_arrival is None:
             return
         age = time.monotonic() - self._last_arrival
@@ -377,6 +387,15 @@ class MainWindow(QMainWindow):
             self.header.set_status_text(f"data is stale (last update {age:.0f} s ago)", warn=True)
 
     # -- helpers ---------------------------------------------------------------------------
+    def _show_waiting(self, waited_s: float) -> None:
+        """A driver that is slow to start (nvmlInit can take ~10 s, or hang): say so and
+        count, instead of "NO SOURCE" and "No GPUs to show." with no end in sight."""
+        if waited_s < WAIT_NOTICE_S:
+            return
+        text = f"Waiting for the NVIDIA driver: {waited_s:.0f} s"
+        self.header.show_waiting(text)
+        self.gpu_grid.set_empty_text(f"{text}…")
+
     def _history_capacity(self) -> int:
         """Room for the longest window at this interval: widening the window shows data
         already kept instead of starting empty (bounded by the history's maximum)."""
