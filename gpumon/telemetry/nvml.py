@@ -312,8 +312,8 @@ class NvmlSource:
             return GpuSample(index=g.index, timestamp_s=time.time(), lost=True,
                              message=g.lost_message)
         try:
-            sample = self._read_sample(g, include_slow)
-            procs = self._read_processes(g)
+            procs, listed = self._read_processes(g)
+            sample = self._read_sample(g, include_slow, listed)
         except _GpuLost as lost:
             log.warning("GPU %d (%s): %s", g.index, g.info.uuid, lost.message)
             g.lost_message = lost.message
@@ -361,7 +361,7 @@ class NvmlSource:
             g.mem_v2 = False
         return self._call(pynvml.nvmlDeviceGetMemoryInfo, g.handle)
 
-    def _read_sample(self, g: _Gpu, include_slow: bool) -> GpuSample:
+    def _read_sample(self, g: _Gpu, include_slow: bool, listed: bool = True) -> GpuSample:
         h, c = g.handle, self._call
         mem = self._memory(g)
         util = c(pynvml.nvmlDeviceGetUtilizationRates, h)
@@ -413,11 +413,14 @@ class NvmlSource:
             decoder_util_pct=None if dec is None else float(dec[0]),
             persistence_mode=persistence_mode,
             compute_mode=compute_mode,
+            processes_supported=listed,
         )
 
-    def _read_processes(self, g: _Gpu) -> dict[int, tuple[ProcessType, int | None]]:
-        """PID -> (type, used GPU memory) for one GPU; a PID in both lists is C+G."""
+    def _read_processes(self, g: _Gpu) -> tuple[dict[int, tuple[ProcessType, int | None]], bool]:
+        """PID -> (type, used GPU memory) for one GPU (a PID in both lists is C+G), and
+        False when the driver gave neither list (not supported, as on some GeForce/WSL)."""
         found: dict[int, tuple[ProcessType, int | None]] = {}
+        listed = False
         lists = (
             (ProcessType.COMPUTE, (pynvml.nvmlDeviceGetComputeRunningProcesses_v3,
                                    pynvml.nvmlDeviceGetComputeRunningProcesses_v2)),
@@ -425,7 +428,9 @@ class NvmlSource:
                                     pynvml.nvmlDeviceGetGraphicsRunningProcesses_v2)),
         )
         for kind, fns in lists:
-            for p in self._first(fns, g.handle) or []:
+            got = self._first(fns, g.handle)
+            listed = listed or got is not None
+            for p in got or []:
                 mem = p.usedGpuMemory
                 mem = None if mem is None or mem == NOT_AVAILABLE else int(mem)
                 if p.pid in found:
@@ -433,7 +438,7 @@ class NvmlSource:
                     found[p.pid] = (ProcessType.COMPUTE_GRAPHICS, max(known, default=None))
                 else:
                     found[p.pid] = (kind, mem)
-        return found
+        return found, listed
 
     def _describe(self, raw: list[tuple[int, int, ProcessType, int | None]], verify: bool
                   ) -> tuple[GpuProcess, ...]:

@@ -11,6 +11,7 @@ import textwrap
 import time
 
 from gpumon import __version__
+from gpumon.telemetry.facts import process_list_note
 from gpumon.telemetry.metrics import MIB, NA
 from gpumon.telemetry.types import GpuInfo, GpuProcess, GpuSample, Snapshot, SourceStatus
 
@@ -75,7 +76,7 @@ def render(snapshot: Snapshot) -> str:
         lines += _gpu_block(index, infos.get(index), snapshot.sample_for(index))
         lines.append(_RULE)
     lines.append("")
-    lines += _process_table(snapshot.processes)
+    lines += _process_table(snapshot.processes, process_list_note(snapshot))
     return "\n".join(lines) + "\n"
 
 
@@ -129,7 +130,7 @@ def _gpu_block(index: int, info: GpuInfo | None, sample: GpuSample | None) -> li
     ]
 
 
-def _process_table(processes: tuple[GpuProcess, ...]) -> list[str]:
+def _process_table(processes: tuple[GpuProcess, ...], note: str = "") -> list[str]:
     name_w = _WIDTH - 48
     lines = [
         _FULL_RULE,
@@ -139,7 +140,9 @@ def _process_table(processes: tuple[GpuProcess, ...]) -> list[str]:
         _full(f"{'Usage':>{_WIDTH}}"),
         f"|{'=' * (_WIDTH + 2)}|",
     ]
-    if not processes:
+    if note:
+        lines += [_full(f"  {line}") for line in textwrap.wrap(note, _WIDTH - 2)]
+    elif not processes:
         lines.append(_full("  No running processes found"))
     for p in sorted(processes, key=lambda p: (p.gpu_index, p.pid)):
         label = p.command or p.name or NA

@@ -90,6 +90,7 @@ class GpuSample:
     persistence_mode: bool | None = None
     compute_mode: str | None = None  # "Default", "Exclusive Process", "Prohibited"
     message: str = ""  # why the GPU is lost, in plain words
+    processes_supported: bool = True  # False: the driver gives no process list for this GPU
 
 
 class ProcessType(enum.Enum):

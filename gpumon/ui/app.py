@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gpumon.telemetry.facts import process_list_note
 from gpumon.telemetry.history import WINDOW_CHOICES_S, History, capacity_for
 from gpumon.telemetry.types import Snapshot, Source, SourceState, SourceStatus
 from gpumon.ui.controls import Controls, format_readout
@@ -348,6 +349,7 @@ class MainWindow(QMainWindow):
         self.gpu_grid.update_view(snap, self.history, self.window_s)
         self.smi_table.smi_model.update_snapshot(snap)
         self.process_table.process_model.merge(snap.processes)
+        self.process_table.set_note(process_list_note(snap))
         self._set_stale(False)
         self._refresh_status()
         self._update_title(snap)

@@ -18,8 +18,8 @@ from PySide6.QtCore import (
     QSortFilterProxyModel,
     Qt,
 )
-from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QAbstractItemView, QWidget
+from PySide6.QtGui import QFont, QResizeEvent
+from PySide6.QtWidgets import QAbstractItemView, QLabel, QWidget
 
 from gpumon.telemetry.metrics import NA, format_bytes
 from gpumon.telemetry.types import GpuProcess
@@ -160,6 +160,37 @@ class ProcessTable(FittedTableView):
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setWordWrap(False)
         self.watch_widths(self.process_model)
+        # Why the table may be empty (or short): a driver without process lists.
+        self.note = QLabel(self.viewport())
+        self.note.setObjectName("processNote")
+        self.note.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.note.setStyleSheet("color: #777; font-style: italic; padding: 4px;")
+        self.note.hide()
+        self.process_model.rowsInserted.connect(self._place_note)
+        self.process_model.rowsRemoved.connect(self._place_note)
+
+    def set_note(self, text: str) -> None:
+        """Show ``text`` in the table (centred when it has no rows, at its foot otherwise);
+        "" hides it. Set on every tick: does nothing when unchanged."""
+        if text == self.note.text() and self.note.isVisible() == bool(text):
+            return
+        self.note.setText(text)
+        self.note.setVisible(bool(text))
+        self._place_note()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self._place_note()
+
+    def _place_note(self) -> None:
+        if not self.note.isVisible():
+            return
+        area = self.viewport().rect()
+        if self.process_model.rowCount() == 0:
+            self.note.setGeometry(area)
+        else:
+            height = self.note.sizeHint().height()
+            self.note.setGeometry(area.left(), area.bottom() - height + 1, area.width(), height)
 
     def selected_keys(self) -> list[Key]:
         """(gpu, pid) of the selected rows."""
