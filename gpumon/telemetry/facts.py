@@ -1,9 +1,9 @@
 """Facts derived from a Snapshot that several views show (window, --once, exports), so
-each is computed in one place: which GPUs give no process list, free memory."""
+each is computed in one place: which GPUs give no process list."""
 
 from __future__ import annotations
 
-from gpumon.telemetry.types import GpuSample, Snapshot
+from gpumon.telemetry.types import Snapshot
 
 PROCESS_LIST_UNSUPPORTED = "Process list not supported by this GPU/driver"
 
@@ -27,12 +27,3 @@ def process_list_note(snap: Snapshot) -> str:
     which = ", ".join(str(i) for i in unlisted)
     return f"{PROCESS_LIST_UNSUPPORTED} (GPU {which})."
 
-
-def free_bytes(sample: GpuSample) -> int | None:
-    """Free memory as the driver reports it; else total - used - reserved when all known."""
-    if sample.mem_free_bytes is not None:
-        return sample.mem_free_bytes
-    total, used = sample.mem_total_bytes, sample.mem_used_bytes
-    if total is None or used is None:
-        return None
-    return max(0, total - used - (sample.mem_reserved_bytes or 0))

@@ -55,6 +55,13 @@ def iso(t: float) -> str:
     return datetime.fromtimestamp(t).astimezone().isoformat(timespec="milliseconds")
 
 
+def stamps(t: float) -> tuple[str, str]:
+    """``timestamp_iso`` and ``timestamp_epoch_s`` of one instant, both to the millisecond:
+    the time is rounded once (isoformat alone truncates, "%.3f" rounds: they disagreed)."""
+    ms = round(t * 1000)
+    return iso(ms / 1000), f"{ms // 1000}.{ms % 1000:03d}"
+
+
 def _cell(v: float | None) -> str:
     """Exact: whole numbers without a decimal point, others as Python's shortest repr."""
     if v is None or not math.isfinite(v):
@@ -150,10 +157,10 @@ def write_history_csv(table: HistoryTable, path: str | Path) -> int:
         writer = csv.writer(f)
         writer.writerow([*ID_COLUMNS, *(column(k) for k in table.keys)])
         for gpu, uuid, name, times, columns in table.blocks:
-            stamps = times.tolist()  # Python floats: much faster than numpy scalars per cell
+            times_s = times.tolist()  # Python floats: much faster than numpy scalars per cell
             cells = [[_cell(v) for v in c.tolist()] for c in columns]
-            writer.writerows([iso(t), f"{t:.3f}", gpu, uuid, name, *row]
-                             for t, *row in zip(stamps, *cells, strict=True))
+            writer.writerows([*stamps(t), gpu, uuid, name, *row]
+                             for t, *row in zip(times_s, *cells, strict=True))
     return table.rows
 
 
@@ -218,7 +225,7 @@ class CsvRecorder(QObject):
         try:
             for s in snap.samples:
                 info = infos.get(s.index)
-                ident = [iso(s.timestamp_s), f"{s.timestamp_s:.3f}", s.index,
+                ident = [*stamps(s.timestamp_s), s.index,
                          info.uuid if info else "", info.name if info else ""]
                 values = [_cell(value_of(s, k)) for k in RECORD_KEYS]  # None when lost
                 writer.writerow([*ident, 1 if s.lost else 0, *values])

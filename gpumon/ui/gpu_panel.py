@@ -402,7 +402,8 @@ class GpuPanel(QFrame):
         self.mem_label.set_runs([
             Run("■", color=MEM_COLOR), Run(" Memory "),
             b(format_value(s, "mem_used_bytes", with_unit=False)),
-            Run(f" / {fv('mem_total_bytes')}")])
+            Run(f" / {fv('mem_total_bytes')} · free "),
+            b(format_value(s, "mem_free_bytes", with_unit=False))])
         self.util_label.set_runs([
             Run("■", color=GPU_UTIL_COLOR), Run(" GPU "), b(fv("gpu_util_pct")),
             Run("   "), Run("■", color=MEM_UTIL_COLOR), Run(" Mem ctrl "),
