@@ -69,7 +69,7 @@ def render(snapshot: Snapshot) -> str:
         _DOUBLE,
     ]
     if not snapshot.gpus and not snapshot.samples:
-        lines += [_full("No GPUs found."), _FULL_RULE]
+        lines += [_full("No GPUs found."), *_wrapped(no_gpus_hint(snapshot.status)), _FULL_RULE]
     infos = {g.index: g for g in snapshot.gpus}
     indices = sorted(set(infos) | {s.index for s in snapshot.samples})
     for index in indices:
@@ -78,6 +78,17 @@ def render(snapshot: Snapshot) -> str:
     lines.append("")
     lines += _process_table(snapshot.processes, process_list_note(snapshot))
     return "\n".join(lines) + "\n"
+
+
+def no_gpus_hint(status: SourceStatus) -> str:
+    """Why no GPU is listed and what to try (the source's words when it has some)."""
+    text = " ".join(t for t in (status.message, status.hint) if t)
+    return text or ("The source reports no GPUs. In a container, pass the GPUs through "
+                    "(e.g. 'docker run --gpus all'), or try gpumon --simulate 4.")
+
+
+def _wrapped(text: str) -> list[str]:
+    return [_full(line) for line in textwrap.wrap(text, _WIDTH)]
 
 
 def render_status(status: SourceStatus) -> str:

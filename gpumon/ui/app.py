@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 
 from gpumon.telemetry.facts import process_list_note
 from gpumon.telemetry.history import WINDOW_CHOICES_S, History, capacity_for
+from gpumon.telemetry.smi_text import no_gpus_hint
 from gpumon.telemetry.types import Snapshot, Source, SourceState, SourceStatus
 from gpumon.ui.controls import Controls, format_readout
 from gpumon.ui.gpu_grid import GpuGrid
@@ -342,6 +343,8 @@ class MainWindow(QMainWindow):
         if self.gpu_grid.set_gpus(snap.gpus, self.window_s):
             self.history.clear()
             self.gpuPanelsChanged.emit()
+            self.gpu_grid.set_empty_text(no_gpus_hint(snap.status) if snap.status.usable
+                                         else "")
         self.history.append(snap)
         self.source_status = snap.status
         self.banner.show_status(snap.status)

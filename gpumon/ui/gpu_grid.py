@@ -59,6 +59,7 @@ class GpuGrid(QScrollArea):
         self.setWidget(self._body)
         self._empty = QLabel(NO_GPUS_TEXT)
         self._empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self._empty.setWordWrap(True)
         self._empty.setStyleSheet("color: #777; font-size: 13pt;")
         self._empty.setObjectName("noGpusLabel")
         self._layout.addWidget(self._empty, 0, 0)
