@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import pynvml
 
@@ -146,6 +146,8 @@ class NvmlSource:
             return fn(*args)
         except pynvml.NVMLError_NotSupported:
             return None
+        except UnicodeDecodeError as err:  # the binding decodes strict UTF-8 (a GPU name)
+            return cast(T, bytes(err.object).decode("utf-8", errors="replace"))
         except pynvml.NVMLError_FunctionNotFound:
             self._missing.add(name)
             log.info("NVML function %s is not in this driver; gpumon will not call it again",

@@ -112,8 +112,9 @@ class FakeNvml:
         if self.lib.fake_set_value(gpu, key.encode(), value) != 0:
             raise KeyError(key)
 
-    def set_name(self, gpu: int, name: str) -> None:
-        self.lib.fake_set_name(gpu, name.encode())
+    def set_name(self, gpu: int, name: str | bytes) -> None:
+        """The GPU's name; bytes go to the binding as they are (not valid UTF-8, say)."""
+        self.lib.fake_set_name(gpu, name if isinstance(name, bytes) else name.encode())
 
     def set_driver_version(self, driver: str, nvml: str) -> None:
         self.lib.fake_set_driver_version(driver.encode(), nvml.encode())
