@@ -25,6 +25,7 @@ from gpumon.telemetry.types import (
     GpuProcess,
     GpuSample,
     MachineInfo,
+    MigSample,
     ProcessType,
     Snapshot,
     SourceState,
@@ -73,6 +74,8 @@ class _Gpu:
     recheck_at: float = 0.0  # time.monotonic() of the next cheap re-check while lost
     mem_v2: bool = True  # nvmlDeviceGetMemoryInfo_v2 works on this GPU
     last: GpuSample | None = None
+    mig: bool = False  # in MIG mode (read at open: changing it needs a GPU reset)
+    mig_devices: list[tuple[Any, MigSample]] | None = None  # found on the last slow tick
 
 
 _INIT_ERRORS: dict[int, tuple[SourceState, str, str]] = {
@@ -144,8 +147,8 @@ class NvmlSource:
             return None
         try:
             return fn(*args)
-        except pynvml.NVMLError_NotSupported:
-            return None
+        except (pynvml.NVMLError_NotSupported, pynvml.NVMLError_NotFound):
+            return None  # NotFound: no such thing (an empty MIG slot, say)
         except UnicodeDecodeError as err:  # the binding decodes strict UTF-8 (a GPU name)
             return cast(T, bytes(err.object).decode("utf-8", errors="replace"))
         except pynvml.NVMLError_FunctionNotFound:
@@ -213,8 +216,11 @@ class NvmlSource:
             now = time.time()
             samples: list[GpuSample] = []
             raw: list[tuple[int, int, ProcessType, int | None]] = []
+            migs: list[MigSample] = []
             for g in self._gpus:
                 samples.append(self._sample_gpu(g, include_slow, raw))
+                if g.mig and not samples[-1].lost:
+                    migs += self._read_migs(g, include_slow)
             return Snapshot(
                 timestamp_s=now,
                 machine=self._machine,
@@ -223,6 +229,7 @@ class NvmlSource:
                 samples=tuple(samples),
                 processes=self._describe(raw, verify=include_slow),
                 read_duration_s=time.perf_counter() - start,
+                migs=tuple(migs),
             )
 
     def close(self) -> None:
@@ -268,6 +275,8 @@ class NvmlSource:
                 return _Gpu(index, None, unknown, lost_message=why, recheck_at=float("inf"))
             gpu = _Gpu(index, handle, unknown)
             gpu.info = self._read_info(gpu)
+            mode = self._call(pynvml.nvmlDeviceGetMigMode, handle)
+            gpu.mig = mode is not None and mode[0] == pynvml.NVML_DEVICE_MIG_ENABLE
         except _GpuLost as lost:
             return _Gpu(index, None, unknown, lost_message=lost.message,
                         recheck_at=time.monotonic() + self.recheck_lost_s)
@@ -417,6 +426,33 @@ class NvmlSource:
             compute_mode=compute_mode,
             processes_supported=listed,
         )
+
+    def _read_migs(self, g: _Gpu, include_slow: bool) -> list[MigSample]:
+        """The MIG devices of a GPU in MIG mode, with their memory. Which devices exist is
+        read again on slow ticks only (they change when an admin creates or destroys one)."""
+        try:
+            if include_slow or g.mig_devices is None:
+                g.mig_devices = []
+                for slot in range(self._call(pynvml.nvmlDeviceGetMaxMigDeviceCount, g.handle)
+                                  or 0):
+                    h = self._call(pynvml.nvmlDeviceGetMigDeviceHandleByIndex, g.handle, slot)
+                    if h is not None:
+                        g.mig_devices.append((h, MigSample(
+                            g.index, self._call(pynvml.nvmlDeviceGetGpuInstanceId, h),
+                            self._call(pynvml.nvmlDeviceGetComputeInstanceId, h),
+                            self._call(pynvml.nvmlDeviceGetUUID, h) or "",
+                            self._call(pynvml.nvmlDeviceGetName, h) or "MIG device")))
+            found = []
+            for h, known in g.mig_devices:
+                mem = self._call(pynvml.nvmlDeviceGetMemoryInfo, h)
+                found.append(MigSample(
+                    known.gpu_index, known.gpu_instance_id, known.compute_instance_id,
+                    known.uuid, known.name, None if mem is None else int(mem.total),
+                    None if mem is None else int(mem.used)))
+            return found
+        except _GpuLost:  # the parent's next tick marks it lost
+            g.mig_devices = None
+            return []
 
     def _read_processes(self, g: _Gpu) -> tuple[dict[int, tuple[ProcessType, int | None]], bool]:
         """PID -> (type, used GPU memory) for one GPU (a PID in both lists is C+G), and

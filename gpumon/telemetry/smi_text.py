@@ -13,7 +13,14 @@ import time
 from gpumon import __version__
 from gpumon.telemetry.facts import process_list_note
 from gpumon.telemetry.metrics import MIB, NA
-from gpumon.telemetry.types import GpuInfo, GpuProcess, GpuSample, Snapshot, SourceStatus
+from gpumon.telemetry.types import (
+    GpuInfo,
+    GpuProcess,
+    GpuSample,
+    MigSample,
+    Snapshot,
+    SourceStatus,
+)
 
 # Inner widths of the three cells of a GPU block, as nvidia-smi draws them.
 _L, _M, _R = 39, 22, 20
@@ -76,6 +83,8 @@ def render(snapshot: Snapshot) -> str:
         lines += _gpu_block(index, infos.get(index), snapshot.sample_for(index))
         lines.append(_RULE)
     lines.append("")
+    if snapshot.migs:
+        lines += _mig_table(snapshot.migs) + [""]
     lines += _process_table(snapshot.processes, process_list_note(snapshot))
     return "\n".join(lines) + "\n"
 
@@ -139,6 +148,24 @@ def _gpu_block(index: int, info: GpuInfo | None, sample: GpuSample | None) -> li
         _row(first, bus.rjust(_M), ""),
         _row(second, memory.rjust(_M), f"{util:>8}{compute:>12}"),
     ]
+
+
+def _mig_table(migs: tuple[MigSample, ...]) -> list[str]:
+    """MIG devices under their parent GPU, as nvidia-smi lists them after the GPUs."""
+    name_w = _WIDTH - 41  # GPU, GI, CI and a 22-wide memory cell, two spaces apart
+    lines = [
+        _FULL_RULE,
+        _full("MIG devices:"),
+        _full(f"{'GPU':>5}  {'GI':>3}  {'CI':>3}  {'Name':<{name_w}}  {'Memory-Usage':>22}"),
+        f"|{'=' * (_WIDTH + 2)}|",
+    ]
+    for m in migs:
+        memory = f"{_mib(m.mem_used_bytes)} / {_mib(m.mem_total_bytes)}"
+        ids = [NA if v is None else str(v) for v in (m.gpu_instance_id, m.compute_instance_id)]
+        lines.append(_full(f"{m.gpu_index:>5}  {ids[0]:>3}  {ids[1]:>3}  "
+                           f"{_fit(m.name, name_w):<{name_w}}  {memory:>22}"))
+    lines.append(_FULL_RULE)
+    return lines
 
 
 def _process_table(processes: tuple[GpuProcess, ...], note: str = "") -> list[str]:

@@ -83,6 +83,8 @@ class FakeNvml:
         lib.fake_set_error.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
         lib.fake_device_calls.restype = ctypes.c_longlong
         lib.fake_set_delay.argtypes = [ctypes.c_char_p, ctypes.c_long]
+        lib.fake_add_mig.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_uint, ctypes.c_uint,
+                                     ctypes.c_char_p, ctypes.c_ulonglong, ctypes.c_ulonglong]
 
     def reset(self) -> None:
         self.lib.fake_reset()
@@ -130,6 +132,16 @@ class FakeNvml:
     def set_delay(self, func: str, ms: int) -> None:
         """``func`` (its C name; "nvmlInit" for both inits) sleeps ``ms`` ms per call."""
         self.lib.fake_set_delay(func.encode(), ms)
+
+    def set_mig_mode(self, gpu: int, mode: int) -> None:
+        """MIG mode of ``gpu``: 1 enabled, 0 disabled (default), -1 not supported."""
+        self.lib.fake_set_mig_mode(gpu, mode)
+
+    def add_mig(self, gpu: int, slot: int, gi: int, ci: int, profile: str, total: int,
+                used: int) -> None:
+        """A MIG device in ``slot`` (0-6) of ``gpu``, named "<GPU name> MIG <profile>"."""
+        if self.lib.fake_add_mig(gpu, slot, gi, ci, profile.encode(), total, used) != 0:
+            raise ValueError("no such GPU or MIG slot")
 
     def clear_processes(self) -> None:
         self.lib.fake_clear_processes()
