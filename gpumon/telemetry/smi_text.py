@@ -61,8 +61,9 @@ def _on_off(flag: bool | None) -> str:
     return NA if flag is None else ("On" if flag else "Off")
 
 
-def render(snapshot: Snapshot) -> str:
-    """The whole snapshot as text: header, one block per GPU, then the process table."""
+def render(snapshot: Snapshot, show_uuid: bool = False) -> str:
+    """The whole snapshot as text: header, one block per GPU, then the process table;
+    ``show_uuid``: a UUID line under each GPU (``gpumon --once --uuid``)."""
     lines = _header(snapshot)
     if not snapshot.status.usable:
         lines += [_FULL_RULE, *(_full(line) for line in render_status(snapshot.status)
@@ -81,6 +82,9 @@ def render(snapshot: Snapshot) -> str:
     indices = sorted(set(infos) | {s.index for s in snapshot.samples})
     for index in indices:
         lines += _gpu_block(index, infos.get(index), snapshot.sample_for(index))
+        if show_uuid:
+            info = infos.get(index)
+            lines.append(_full(f"     UUID: {info.uuid if info and info.uuid else NA}"))
         lines.append(_RULE)
     lines.append("")
     if snapshot.migs:
