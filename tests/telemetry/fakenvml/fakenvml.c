@@ -362,6 +362,13 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *dev
     return NVML_SUCCESS;
 }
 
+nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t d, unsigned int *index)
+{
+    CHECK_GPU(d);
+    *index = (unsigned int)d->index;
+    return NVML_SUCCESS;
+}
+
 nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *name, unsigned int length)
 {
     char text[160];
