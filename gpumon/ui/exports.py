@@ -193,9 +193,9 @@ class CsvRecorder(QObject):
         writer = self._csv
         assert writer is not None
         try:
-            rows = record_rows(snap)
-            writer.writerows(rows)
-            self.rows += len(rows)
+            for row in record_rows(snap):
+                writer.writerow(row)
+                self.rows += 1
             now = time.monotonic()
             if now - self._last_flush >= FLUSH_EVERY_S:
                 self._file.flush()
