@@ -337,6 +337,9 @@ class MainWindow(QMainWindow):
     # -- slots -----------------------------------------------------------------------------
     @Slot(object)
     def _on_snapshot(self, snap: Snapshot) -> None:
+        if self._opening_since is not None:  # the first reading: no more waiting
+            self._opening_since = None
+            self.gpu_grid.set_empty_text()
         self.snapshot_count += 1
         self.latest_snapshot = snap
         self._last_arrival = time.monotonic()
@@ -360,9 +363,6 @@ class MainWindow(QMainWindow):
 
     @Slot(object)
     def _on_status(self, status: SourceStatus) -> None:
-        if self._opening_since is not None:
-            self._opening_since = None
-            self.gpu_grid.set_empty_text()
         self.source_status = status
         self.banner.show_status(status)
         self._refresh_status()
@@ -393,8 +393,9 @@ class MainWindow(QMainWindow):
 
     # -- helpers ---------------------------------------------------------------------------
     def _show_waiting(self, waited_s: float) -> None:
-        """A driver that is slow to start (nvmlInit can take ~10 s, or hang): say so and
-        count, instead of "NO SOURCE" and "No GPUs to show." with no end in sight."""
+        """A driver that is slow to start (nvmlInit can take ~10 s, or hang), or whose first
+        reading hangs: say so and count until the first Snapshot, instead of "NO SOURCE"
+        and "No GPUs to show." with no end in sight."""
         if waited_s < WAIT_NOTICE_S:
             return
         text = f"Waiting for the NVIDIA driver: {waited_s:.0f} s"
