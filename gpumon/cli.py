@@ -12,10 +12,10 @@ import os
 import sys
 import textwrap
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
-from gpumon import __version__
-from gpumon.telemetry.types import Source, SourceState, SourceStatus
+from gpumon import __version__, report
+from gpumon.telemetry.types import Source
 
 if TYPE_CHECKING:
     from gpumon.playground.actions import Action
@@ -51,8 +51,15 @@ def _interval(text: str) -> float:
     return value
 
 
+class _Parser(argparse.ArgumentParser):
+    """Argument errors in one line and a hint, instead of the whole usage first."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\nTry '{self.prog} --help' for usage.\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="gpumon",
         description="A live monitor for NVIDIA GPUs, with a PyTorch device playground.",
     )
@@ -61,11 +68,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--simulate", type=_gpu_count, metavar="N", default=None,
                         help=f"show N simulated GPUs (1 to {MAX_SIMULATED_GPUS}) instead of "
                              "reading real ones")
-    parser.add_argument("--seed", type=int, default=0,
-                        help="seed of the simulated GPUs (default 0)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="seed of the simulated GPUs (default 0; only with --simulate)")
     parser.add_argument("--interval", type=_interval, metavar="SECONDS", default=None,
                         help=f"seconds between readings, {MIN_INTERVAL_S:g} to "
                              f"{MAX_INTERVAL_S:g} (default: the last one used, else 1.0)")
+    report.add_arguments(parser, _interval)
     parser.add_argument("--prometheus", metavar="URL", default=None,
                         help="show every GPU a Prometheus server knows (gpumon exporters, "
                              "dcgm-exporters), e.g. http://server:9090")
@@ -100,33 +108,6 @@ def make_source(simulate: int | None, seed: int = 0) -> Source:
     from gpumon.telemetry.nvml import NvmlSource
 
     return NvmlSource()
-
-
-def _print_once(simulate: int | None, seed: int) -> int:
-    """Open, read one snapshot, print it; 1 with a short reason on stderr when impossible."""
-    from gpumon.telemetry.sampler import Sampler
-    from gpumon.telemetry.smi_text import render, render_status
-
-    try:
-        source = make_source(simulate, seed)
-    except ImportError as exc:  # e.g. nvidia-ml-py is not installed
-        status = SourceStatus(SourceState.LIBRARY_NOT_FOUND,
-                              f"gpumon could not load its NVML support ({exc}).",
-                              "Install nvidia-ml-py, or try --simulate 4.")
-        print(f"gpumon: {render_status(status)}", file=sys.stderr)
-        return 1
-    sampler = Sampler(source)
-    try:
-        status = sampler.open()
-        snapshot = sampler.tick() if status.usable else None
-    finally:
-        sampler.close()
-    if snapshot is None or not snapshot.status.usable:
-        reason = status if snapshot is None else snapshot.status
-        print(f"gpumon: {render_status(reason)}", file=sys.stderr)
-        return 1
-    sys.stdout.write(render(snapshot))
-    return 0
 
 
 def _lesson_snapshot(simulate: int | None, seed: int) -> Snapshot | None:
@@ -221,7 +202,8 @@ def _run_lesson(parser: argparse.ArgumentParser, simulate: int | None, seed: int
 
     total = len(LESSON)
     if step is not None and not 1 <= step <= total:
-        parser.error(f"--step must be from 1 to {total}, got {step}")
+        parser.exit(2, f"gpumon lesson: error: --step must be from 1 to {total}, got {step}\n"
+                       "Try 'gpumon lesson --help' for usage.\n")
     runner = LessonRunner(Engine(), lambda: _lesson_snapshot(simulate, seed))
     try:
         results = runner.run_all() if step is None else iter([runner.run_step(step)])
@@ -247,18 +229,45 @@ def main(argv: list[str] | None = None) -> int:
         return exporter_cli.main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.seed is not None and args.simulate is None:
+        parser.error("--seed only applies to simulated GPUs: use it with --simulate N")
+    seed = args.seed or 0
     if args.command == "lesson":
-        return _run_lesson(parser, args.simulate, args.seed, args.step)
+        return _run_lesson(parser, args.simulate, seed, args.step)
+    complaint = report.misuse(args)
+    if complaint:
+        parser.error(complaint)
     if args.prometheus is not None:
+        if args.watch is not None or any(getattr(args, name, None) not in (None, False)
+                                         for name in report.OUTPUT_OPTIONS):
+            parser.error("with --prometheus, --once prints the cluster snapshot; "
+                         "-l, --json, --csv, -q and --uuid read this machine's GPUs only")
+        if not args.once and not _has_display():
+            print("gpumon: no display: set DISPLAY or use --once", file=sys.stderr)
+            return 1
         from gpumon import cluster_cli
 
         return cluster_cli.main(parser, args)
-    if args.once:
-        return _print_once(args.simulate, args.seed)
+    if args.once or args.watch is not None:
+        return report.run(args, lambda: make_source(args.simulate, seed), args.interval)
+    if not _has_display():
+        print("gpumon: no display: set DISPLAY or use --once", file=sys.stderr)
+        return 1
     try:
         import gpumon.ui.window.launch as ui_launch
     except ImportError as exc:
         print(f"gpumon: cannot open the window ({exc}).\n"
               "Try `gpumon --once` for a text snapshot.", file=sys.stderr)
         return 1
-    return int(ui_launch.run(simulate=args.simulate, interval_s=args.interval, seed=args.seed))
+    return int(ui_launch.run(simulate=args.simulate, interval_s=args.interval, seed=seed))
+
+
+def _has_display() -> bool:
+    """False on Linux/BSD with neither an X nor a Wayland display and no Qt platform chosen
+    (Qt would abort, blaming libxcb-cursor0). QT_QPA_PLATFORM=offscreen and the like count."""
+    if not sys.platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
+        return True
+    platform = os.environ.get("QT_QPA_PLATFORM", "").split(":")[0]
+    if platform and platform not in ("xcb", "wayland", "wayland-egl"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))

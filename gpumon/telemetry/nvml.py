@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import pynvml
 
@@ -26,6 +26,7 @@ from gpumon.telemetry.types import (
     GpuProcess,
     GpuSample,
     MachineInfo,
+    MigSample,
     ProcessType,
     Snapshot,
     SourceState,
@@ -74,6 +75,8 @@ class _Gpu:
     recheck_at: float = 0.0  # time.monotonic() of the next cheap re-check while lost
     mem_v2: bool = True  # nvmlDeviceGetMemoryInfo_v2 works on this GPU
     last: GpuSample | None = None
+    mig: bool = False  # in MIG mode (read at open: changing it needs a GPU reset)
+    mig_devices: list[tuple[Any, MigSample]] | None = None  # found on the last slow tick
 
 
 _INIT_ERRORS: dict[int, tuple[SourceState, str, str]] = {
@@ -145,8 +148,10 @@ class NvmlSource:
             return None
         try:
             return fn(*args)
-        except pynvml.NVMLError_NotSupported:
-            return None
+        except (pynvml.NVMLError_NotSupported, pynvml.NVMLError_NotFound):
+            return None  # NotFound: no such thing (an empty MIG slot, say)
+        except UnicodeDecodeError as err:  # the binding decodes strict UTF-8 (a GPU name)
+            return cast(T, bytes(err.object).decode("utf-8", errors="replace"))
         except pynvml.NVMLError_FunctionNotFound:
             self._missing.add(name)
             log.info("NVML function %s is not in this driver; gpumon will not call it again",
@@ -212,8 +217,11 @@ class NvmlSource:
             now = time.time()
             samples: list[GpuSample] = []
             raw: list[tuple[int, int, ProcessType, int | None]] = []
+            migs: list[MigSample] = []
             for g in self._gpus:
                 samples.append(self._sample_gpu(g, include_slow, raw))
+                if g.mig and not samples[-1].lost:
+                    migs += self._read_migs(g, include_slow)
             return Snapshot(
                 timestamp_s=now,
                 machine=self._machine,
@@ -222,6 +230,7 @@ class NvmlSource:
                 samples=tuple(samples),
                 processes=self._describe(raw, verify=include_slow),
                 read_duration_s=time.perf_counter() - start,
+                migs=tuple(migs),
             )
 
     def close(self) -> None:
@@ -267,6 +276,8 @@ class NvmlSource:
                 return _Gpu(index, None, unknown, lost_message=why, recheck_at=float("inf"))
             gpu = _Gpu(index, handle, unknown)
             gpu.info = self._read_info(gpu)
+            mode = self._call(pynvml.nvmlDeviceGetMigMode, handle)
+            gpu.mig = mode is not None and mode[0] == pynvml.NVML_DEVICE_MIG_ENABLE
         except _GpuLost as lost:
             return _Gpu(index, None, unknown, lost_message=lost.message,
                         recheck_at=time.monotonic() + self.recheck_lost_s)
@@ -313,8 +324,8 @@ class NvmlSource:
             return GpuSample(index=g.index, timestamp_s=time.time(), lost=True,
                              message=g.lost_message)
         try:
-            sample = self._read_sample(g, include_slow)
-            procs = self._read_processes(g)
+            procs, listed = self._read_processes(g)
+            sample = self._read_sample(g, include_slow, listed)
         except _GpuLost as lost:
             log.warning("GPU %d (%s): %s", g.index, g.info.uuid, lost.message)
             g.lost_message = lost.message
@@ -362,9 +373,10 @@ class NvmlSource:
             g.mem_v2 = False
         return self._call(pynvml.nvmlDeviceGetMemoryInfo, g.handle)
 
-    def _read_sample(self, g: _Gpu, include_slow: bool) -> GpuSample:
+    def _read_sample(self, g: _Gpu, include_slow: bool, listed: bool = True) -> GpuSample:
         """Every metric of the table (``READERS``), then the fields that are not metrics;
-        on a tick without ``include_slow`` the last reading of ``_SLOW_FIELDS`` is reused."""
+        on a tick without ``include_slow`` the last reading of ``_SLOW_FIELDS`` is reused.
+        ``listed``: whether the driver gave this GPU's process list."""
         h, c, last = g.handle, self._call, g.last
         mem = self._memory(g)  # each serves several metrics: asked once
         util = c(pynvml.nvmlDeviceGetUtilizationRates, h)
@@ -381,11 +393,41 @@ class NvmlSource:
         else:  # reuse the last reading of _SLOW_FIELDS
             values.update(zip(_SLOW_FIELDS, _slow_of(last), strict=True))
         # One constructor call: a dataclasses.replace() per GPU per tick cost ~4 us.
-        return GpuSample(index=g.index, timestamp_s=time.time(), **values)
+        return GpuSample(index=g.index, timestamp_s=time.time(), processes_supported=listed,
+                         **values)
 
-    def _read_processes(self, g: _Gpu) -> dict[int, tuple[ProcessType, int | None]]:
-        """PID -> (type, used GPU memory) for one GPU; a PID in both lists is C+G."""
+    def _read_migs(self, g: _Gpu, include_slow: bool) -> list[MigSample]:
+        """The MIG devices of a GPU in MIG mode, with their memory. Which devices exist is
+        read again on slow ticks only (they change when an admin creates or destroys one)."""
+        try:
+            if include_slow or g.mig_devices is None:
+                g.mig_devices = []
+                for slot in range(self._call(pynvml.nvmlDeviceGetMaxMigDeviceCount, g.handle)
+                                  or 0):
+                    h = self._call(pynvml.nvmlDeviceGetMigDeviceHandleByIndex, g.handle, slot)
+                    if h is not None:
+                        g.mig_devices.append((h, MigSample(
+                            g.index, self._call(pynvml.nvmlDeviceGetGpuInstanceId, h),
+                            self._call(pynvml.nvmlDeviceGetComputeInstanceId, h),
+                            self._call(pynvml.nvmlDeviceGetUUID, h) or "",
+                            self._call(pynvml.nvmlDeviceGetName, h) or "MIG device")))
+            found = []
+            for h, known in g.mig_devices:
+                mem = self._call(pynvml.nvmlDeviceGetMemoryInfo, h)
+                found.append(MigSample(
+                    known.gpu_index, known.gpu_instance_id, known.compute_instance_id,
+                    known.uuid, known.name, None if mem is None else int(mem.total),
+                    None if mem is None else int(mem.used)))
+            return found
+        except _GpuLost:  # the parent's next tick marks it lost
+            g.mig_devices = None
+            return []
+
+    def _read_processes(self, g: _Gpu) -> tuple[dict[int, tuple[ProcessType, int | None]], bool]:
+        """PID -> (type, used GPU memory) for one GPU (a PID in both lists is C+G), and
+        False when the driver gave neither list (not supported, as on some GeForce/WSL)."""
         found: dict[int, tuple[ProcessType, int | None]] = {}
+        listed = False
         lists = (
             (ProcessType.COMPUTE, (pynvml.nvmlDeviceGetComputeRunningProcesses_v3,
                                    pynvml.nvmlDeviceGetComputeRunningProcesses_v2)),
@@ -393,7 +435,9 @@ class NvmlSource:
                                     pynvml.nvmlDeviceGetGraphicsRunningProcesses_v2)),
         )
         for kind, fns in lists:
-            for p in self._first(fns, g.handle) or []:
+            got = self._first(fns, g.handle)
+            listed = listed or got is not None
+            for p in got or []:
                 mem = p.usedGpuMemory
                 mem = None if mem is None or mem == NOT_AVAILABLE else int(mem)
                 if p.pid in found:
@@ -401,7 +445,7 @@ class NvmlSource:
                     found[p.pid] = (ProcessType.COMPUTE_GRAPHICS, max(known, default=None))
                 else:
                     found[p.pid] = (kind, mem)
-        return found
+        return found, listed
 
     def _describe(self, raw: list[tuple[int, int, ProcessType, int | None]], verify: bool
                   ) -> tuple[GpuProcess, ...]:
@@ -436,8 +480,8 @@ Reader = Callable[["NvmlSource", Any, Any, Any], "float | int | None"]
 READERS: dict[str, Reader] = {
     "mem_used_bytes": lambda s, h, mem, util: None if mem is None else mem.used,
     "mem_total_bytes": lambda s, h, mem, util: None if mem is None else mem.total,
-    "mem_free_bytes": lambda s, h, mem, util: None if mem is None else mem.free,
     "mem_reserved_bytes": lambda s, h, mem, util: getattr(mem, "reserved", None),  # not in v1
+    "mem_free_bytes": lambda s, h, mem, util: None if mem is None else mem.free,
     "gpu_util_pct": lambda s, h, mem, util: None if util is None else float(util.gpu),
     "mem_util_pct": lambda s, h, mem, util: None if util is None else float(util.memory),
     "temperature_c": lambda s, h, mem, util: _num(s._first(

@@ -38,8 +38,43 @@ class ProcInfo:
 
     @property
     def is_self(self) -> bool:
-        """True for the process running this code."""
-        return self.pid == os.getpid()
+        """True for the process running this code, also when NVML gives its PID as the
+        host sees it and this code runs in a container's PID namespace."""
+        return self.pid in self_pids()
+
+
+def nspids(status_text: str) -> set[int]:
+    """The PIDs of the ``NSpid:`` line of a /proc/<pid>/status text (one per PID namespace
+    the process is in, outermost first; nvitop compares NVML's PIDs with them too)."""
+    for line in status_text.splitlines():
+        if line.startswith("NSpid:"):
+            return {int(v) for v in line.split()[1:] if v.isdigit()}
+    return set()
+
+
+_SELF: tuple[int, frozenset[int]] | None = None
+
+
+def self_pids() -> frozenset[int]:
+    """This process's PID in every PID namespace /proc shows; read once per process."""
+    global _SELF
+    pid = os.getpid()
+    if _SELF is None or _SELF[0] != pid:  # a forked child reads its own
+        try:
+            # /proc/self, not /proc/<getpid()>: in a namespace getpid() is not the PID
+            # this /proc knows the process by.
+            with open("/proc/self/status", encoding="utf-8", errors="replace") as f:
+                found = nspids(f.read())
+        except OSError:  # not Linux, or no /proc
+            found = set()
+        _SELF = (pid, frozenset(found | {pid}))
+    return _SELF[1]
+
+
+def printable(text: str) -> str:
+    """Text psutil read from /proc, made valid UTF-8: bytes that were not (kept by Python
+    as surrogate escapes) become U+FFFD, which Qt, the CSV writer and a terminal accept."""
+    return text.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")
 
 
 def read_procinfo(pid: int) -> ProcInfo:
@@ -59,14 +94,14 @@ def _read(proc: psutil.Process) -> ProcInfo:
     with proc.oneshot():
         for key, getter in (("name", proc.name), ("user", proc.username)):
             try:
-                values[key] = getter() or None
+                values[key] = printable(getter()) or None
             except psutil.NoSuchProcess:
                 exists = False
             except psutil.Error:  # AccessDenied, ZombieProcess
                 pass
         try:
             argv = proc.cmdline()
-            values["command"] = " ".join(argv) if argv else None
+            values["command"] = printable(" ".join(argv)) if argv else None
         except psutil.NoSuchProcess:
             exists = False
         except psutil.Error:

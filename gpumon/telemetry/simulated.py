@@ -195,10 +195,10 @@ class SimulatedSource:
     def status(self) -> SourceStatus:
         if not self._open:
             return SourceStatus(SourceState.CLOSED, "The simulated source is closed.")
-        gpus = "GPU is" if self._n == 1 else f"{self._n} GPUs are"
+        gpus = "This GPU is" if self._n == 1 else f"These {self._n} GPUs are"
         return SourceStatus(
             SourceState.SIMULATED,
-            f"These {gpus} simulated; no real GPU is being read.",
+            f"{gpus} simulated; no real GPU is being read.",
             "The numbers come from a seeded model, not from hardware.",
         )
 

@@ -11,8 +11,16 @@ import textwrap
 import time
 
 from gpumon import __version__
+from gpumon.telemetry.facts import process_list_note
 from gpumon.telemetry.metrics import MIB, NA
-from gpumon.telemetry.types import GpuInfo, GpuProcess, GpuSample, Snapshot, SourceStatus
+from gpumon.telemetry.types import (
+    GpuInfo,
+    GpuProcess,
+    GpuSample,
+    MigSample,
+    Snapshot,
+    SourceStatus,
+)
 
 # Inner widths of the three cells of a GPU block, as nvidia-smi draws them.
 _L, _M, _R = 39, 22, 20
@@ -53,8 +61,9 @@ def _on_off(flag: bool | None) -> str:
     return NA if flag is None else ("On" if flag else "Off")
 
 
-def render(snapshot: Snapshot) -> str:
-    """The whole snapshot as text: header, one block per GPU, then the process table."""
+def render(snapshot: Snapshot, show_uuid: bool = False) -> str:
+    """The whole snapshot as text: header, one block per GPU, then the process table;
+    ``show_uuid``: a UUID line under each GPU (``gpumon --once --uuid``)."""
     lines = _header(snapshot)
     if not snapshot.status.usable:
         lines += [_FULL_RULE, *(_full(line) for line in render_status(snapshot.status)
@@ -68,15 +77,31 @@ def render(snapshot: Snapshot) -> str:
         _DOUBLE,
     ]
     if not snapshot.gpus and not snapshot.samples:
-        lines += [_full("No GPUs found."), _FULL_RULE]
+        lines += [_full("No GPUs found."), *_wrapped(no_gpus_hint(snapshot.status)), _FULL_RULE]
     infos = {g.index: g for g in snapshot.gpus}
     indices = sorted(set(infos) | {s.index for s in snapshot.samples})
     for index in indices:
         lines += _gpu_block(index, infos.get(index), snapshot.sample_for(index))
+        if show_uuid:
+            info = infos.get(index)
+            lines.append(_full(f"     UUID: {info.uuid if info and info.uuid else NA}"))
         lines.append(_RULE)
     lines.append("")
-    lines += _process_table(snapshot.processes)
+    if snapshot.migs:
+        lines += _mig_table(snapshot.migs) + [""]
+    lines += _process_table(snapshot.processes, process_list_note(snapshot))
     return "\n".join(lines) + "\n"
+
+
+def no_gpus_hint(status: SourceStatus) -> str:
+    """Why no GPU is listed and what to try (the source's words when it has some)."""
+    text = " ".join(t for t in (status.message, status.hint) if t)
+    return text or ("The source reports no GPUs. In a container, pass the GPUs through "
+                    "(e.g. 'docker run --gpus all'), or try gpumon --simulate 4.")
+
+
+def _wrapped(text: str) -> list[str]:
+    return [_full(line) for line in textwrap.wrap(text, _WIDTH)]
 
 
 def render_status(status: SourceStatus) -> str:
@@ -129,7 +154,25 @@ def _gpu_block(index: int, info: GpuInfo | None, sample: GpuSample | None) -> li
     ]
 
 
-def _process_table(processes: tuple[GpuProcess, ...]) -> list[str]:
+def _mig_table(migs: tuple[MigSample, ...]) -> list[str]:
+    """MIG devices under their parent GPU, as nvidia-smi lists them after the GPUs."""
+    name_w = _WIDTH - 41  # GPU, GI, CI and a 22-wide memory cell, two spaces apart
+    lines = [
+        _FULL_RULE,
+        _full("MIG devices:"),
+        _full(f"{'GPU':>5}  {'GI':>3}  {'CI':>3}  {'Name':<{name_w}}  {'Memory-Usage':>22}"),
+        f"|{'=' * (_WIDTH + 2)}|",
+    ]
+    for m in migs:
+        memory = f"{_mib(m.mem_used_bytes)} / {_mib(m.mem_total_bytes)}"
+        ids = [NA if v is None else str(v) for v in (m.gpu_instance_id, m.compute_instance_id)]
+        lines.append(_full(f"{m.gpu_index:>5}  {ids[0]:>3}  {ids[1]:>3}  "
+                           f"{_fit(m.name, name_w):<{name_w}}  {memory:>22}"))
+    lines.append(_FULL_RULE)
+    return lines
+
+
+def _process_table(processes: tuple[GpuProcess, ...], note: str = "") -> list[str]:
     name_w = _WIDTH - 48
     lines = [
         _FULL_RULE,
@@ -139,7 +182,9 @@ def _process_table(processes: tuple[GpuProcess, ...]) -> list[str]:
         _full(f"{'Usage':>{_WIDTH}}"),
         f"|{'=' * (_WIDTH + 2)}|",
     ]
-    if not processes:
+    if note:
+        lines += [_full(f"  {line}") for line in textwrap.wrap(note, _WIDTH - 2)]
+    elif not processes:
         lines.append(_full("  No running processes found"))
     for p in sorted(processes, key=lambda p: (p.gpu_index, p.pid)):
         label = p.command or p.name or NA

@@ -92,6 +92,21 @@ class GpuSample:
     persistence_mode: bool | None = None
     compute_mode: str | None = None  # "Default", "Exclusive Process", "Prohibited"
     message: str = ""  # why the GPU is lost, in plain words
+    processes_supported: bool = True  # False: the driver gives no process list for this GPU
+
+
+@dataclass(frozen=True, slots=True)
+class MigSample:
+    """One MIG device (a slice of a GPU in MIG mode), listed under its parent GPU as
+    nvidia-smi does. Utilization and power are the parent's; NVML gives MIG devices none."""
+
+    gpu_index: int  # the parent GPU's NVML index
+    gpu_instance_id: int | None
+    compute_instance_id: int | None
+    uuid: str  # "MIG-..."
+    name: str  # e.g. "NVIDIA A100-SXM4-40GB MIG 1g.5gb"
+    mem_total_bytes: int | None = None
+    mem_used_bytes: int | None = None
 
 
 class ProcessType(enum.Enum):
@@ -163,6 +178,7 @@ class Snapshot:
     processes: tuple[GpuProcess, ...] = ()
     read_duration_s: float = 0.0  # 0.0: the source did not time its read; the Sampler does
     simulated: bool = False
+    migs: tuple[MigSample, ...] = ()  # MIG devices of GPUs in MIG mode, by parent then slot
     # Extra per-GPU series keyed by NVML index, recorded into history beside the GPU's own
     # metrics, e.g. {0: {"torch_allocated_bytes": ..., "torch_reserved_bytes": ...}}.
     # Given as plain dicts; kept as a read-only copy (FrozenMap), like the rest of the value.

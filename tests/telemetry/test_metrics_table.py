@@ -47,6 +47,6 @@ def test_tooltip_lists_every_tooltip_metric_by_label() -> None:
     lines = extra_readouts(SAMPLE).splitlines()
     tooltip = [m for m in METRICS if m.panel == "tooltip"]
     assert [line.split(": ")[0] for line in lines] == [m.label for m in tooltip]
-    assert lines[:3] == ["Memory free: 10.00 GiB", "Memory reserved: 0.50 GiB",
+    assert lines[:3] == ["Memory reserved: 0.50 GiB", "Memory free: 10.00 GiB",
                          "PCIe RX: 3.0 MiB/s"]
     assert "PCIe TX: N/A" in lines and "Encoder: 12 %" in lines

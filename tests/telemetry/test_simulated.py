@@ -200,3 +200,9 @@ def test_faults_are_frozen() -> None:
     faults = SimulatedFaults()
     with pytest.raises(dataclasses.FrozenInstanceError):
         faults.slow_sample_s = 1.0  # type: ignore[misc]
+
+
+def test_status_sentence_agrees_in_number() -> None:
+    one, four = SimulatedSource(1), SimulatedSource(4)
+    assert one.open().message.startswith("This GPU is simulated;")
+    assert four.open().message.startswith("These 4 GPUs are simulated;")

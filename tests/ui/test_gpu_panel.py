@@ -55,3 +55,15 @@ def test_labels_are_set_only_when_their_text_changes(qtbot) -> None:  # type: ig
                                 temperature_c=60.0), 3.0, _series)
     assert len(calls) == 4 and "51 %" in calls[-1]  # only the utilization label changed
     assert "51 %" in panel.util_label.text()
+
+
+def test_memory_readout_shows_free(qtbot) -> None:  # type: ignore[no-untyped-def]
+    panel = GpuPanel(INFO)
+    qtbot.addWidget(panel)
+    panel.update_view(GpuSample(0, 1.0, mem_total_bytes=16 * GIB, mem_used_bytes=3 * GIB,
+                                mem_reserved_bytes=GIB // 2, mem_free_bytes=25 * GIB // 2),
+                      1.0, _series)
+    assert panel.mem_label.text().replace("■", "").split() == [
+        "Memory", "3.00", "/", "16.00", "GiB", "·", "free", "12.50"]
+    panel.update_view(GpuSample(0, 2.0, mem_total_bytes=16 * GIB), 2.0, _series)
+    assert panel.mem_label.text().endswith("free N/A")

@@ -131,3 +131,34 @@ def test_process_table_measures_columns_only_when_told(qtbot):
     assert Qt.ItemDataRole.DisplayRole in calls  # the changed cell was painted
     assert len(calls) < 120
     assert table.horizontalHeader().sectionResizeMode(0).name == "Interactive"
+
+
+def test_memory_sort_orders_sizes_across_2_and_4_gib():
+    """PySide turns ints below and above 2**31 into different C++ types; the order must hold."""
+    gib = 1024**3
+    sizes = [180 * MIB, 40 * gib + 50 * MIB, 2 * gib - 1, 2 * gib, 2 * gib + 1, 4 * gib - 1,
+             4 * gib, 4 * gib + 1, 3 * gib, 0]
+    table = ProcessTable()
+    table.process_model.merge([GpuProcess(0, pid, ProcessType.COMPUTE, size)
+                               for pid, size in enumerate(sizes, start=1)]
+                              + [GpuProcess(0, 99, ProcessType.COMPUTE, None)])
+    for order, expected in ((Qt.SortOrder.DescendingOrder, sorted(sizes, reverse=True)),
+                            (Qt.SortOrder.AscendingOrder, sorted(sizes))):
+        table.sortByColumn(5, order)
+        shown = [table.process_model.processes[table.proxy.mapToSource(
+            table.proxy.index(r, 0)).row()].gpu_mem_bytes for r in range(table.proxy.rowCount())]
+        known = [s for s in shown if s is not None]
+        assert known == expected, order
+        assert shown.index(None) == (len(shown) - 1 if order == Qt.SortOrder.DescendingOrder
+                                     else 0)
+
+
+def test_pid_and_gpu_sort_numerically_across_2_31():
+    table = ProcessTable()
+    pids = [5, 2**31 + 7, 2**31 - 1, 70000, 2**32 + 1]
+    table.process_model.merge([GpuProcess(i % 2, pid, ProcessType.COMPUTE, MIB)
+                               for i, pid in enumerate(pids)])
+    table.sortByColumn(1, Qt.SortOrder.AscendingOrder)
+    shown = [table.process_model.processes[table.proxy.mapToSource(
+        table.proxy.index(r, 0)).row()].pid for r in range(table.proxy.rowCount())]
+    assert shown == sorted(pids)

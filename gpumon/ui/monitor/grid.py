@@ -31,6 +31,7 @@ from gpumon.ui.monitor.panel import GpuPanel
 
 PANEL_MIN_WIDTH = 430
 PANEL_MIN_HEIGHT = 240
+NO_GPUS_TEXT = "No GPUs to show."
 
 
 def columns_for(n: int, width: int) -> int:
@@ -56,8 +57,9 @@ class GpuGrid(QScrollArea):
         self._layout.setContentsMargins(2, 2, 2, 2)
         self._layout.setSpacing(6)
         self.setWidget(self._body)
-        self._empty = QLabel("No GPUs to show.")
+        self._empty = QLabel(NO_GPUS_TEXT)
         self._empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self._empty.setWordWrap(True)
         self._empty.setStyleSheet("color: #777; font-size: 13pt;")
         self._empty.setObjectName("noGpusLabel")
         self._layout.addWidget(self._empty, 0, 0)
@@ -78,6 +80,12 @@ class GpuGrid(QScrollArea):
             if p.index == index:
                 return p
         return None
+
+    def set_empty_text(self, text: str = "") -> None:
+        """What the grid says while it has no panels (default: that there are no GPUs)."""
+        text = text or NO_GPUS_TEXT
+        if self._empty.text() != text:
+            self._empty.setText(text)
 
     def set_gpus(self, gpus: Sequence[GpuInfo], window_s: float) -> bool:
         """Create panels for ``gpus``; False (and nothing done) when they are the same GPUs."""

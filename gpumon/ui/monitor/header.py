@@ -62,6 +62,11 @@ class HeaderBar(QFrame):
         if self.machine_label.text() != text:
             self.machine_label.setText(text)
 
+    def show_waiting(self, text: str) -> None:
+        """While a source is being opened: a WAITING badge and ``text`` (with the seconds)."""
+        self._set_badge("WAITING", NONE_BG)
+        self.set_status_text(text)
+
     def set_status_text(self, text: str, warn: bool = False) -> None:
         """Called every tick: text and style are set only when they change (a style sheet
         set again, even the same one, re-polishes the label and repaints the header)."""

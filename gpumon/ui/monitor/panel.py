@@ -367,7 +367,8 @@ class GpuPanel(QFrame):
         self.mem_label.set_runs([
             TextRun("■", color=MEM_COLOR), TextRun(" Memory "),
             b(format_value(s, "mem_used_bytes", with_unit=False)),
-            TextRun(f" / {fv('mem_total_bytes')}")])
+            TextRun(f" / {fv('mem_total_bytes')} · free "),
+            b(format_value(s, "mem_free_bytes", with_unit=False))])
         self.util_label.set_runs([
             TextRun("■", color=GPU_UTIL_COLOR), TextRun(" GPU "), b(fv("gpu_util_pct")),
             TextRun("   "), TextRun("■", color=MEM_UTIL_COLOR), TextRun(" Mem ctrl "),

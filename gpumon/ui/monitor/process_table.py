@@ -18,8 +18,8 @@ from PySide6.QtCore import (
     QSortFilterProxyModel,
     Qt,
 )
-from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QAbstractItemView, QWidget
+from PySide6.QtGui import QFont, QResizeEvent
+from PySide6.QtWidgets import QAbstractItemView, QLabel, QWidget
 
 from gpumon.telemetry.metrics import NA, format_bytes
 from gpumon.telemetry.types import GpuProcess
@@ -36,15 +36,22 @@ def _name(p: GpuProcess) -> str:
     return name + SELF_SUFFIX if p.is_self else name
 
 
-# (header, display text, sort key); sort keys are ints or strings, never None.
+def _number(value: int | None) -> float:
+    """A numeric sort key as a float: PySide turns a Python int below 2**31 into a C++ int and
+    one above into a long long, and QSortFilterProxyModel does not order those against each
+    other (180 MiB sorted above 40 GiB). A double is one type, exact up to 2**53 (8 PiB)."""
+    return -1.0 if value is None else float(value)
+
+
+# (header, display text, sort key); sort keys are floats or strings, never None.
 COLUMNS: tuple[tuple[str, Callable[[GpuProcess], str], Callable[[GpuProcess], object]], ...] = (
-    ("GPU", lambda p: str(p.gpu_index), lambda p: p.gpu_index),
-    ("PID", lambda p: str(p.pid), lambda p: p.pid),
+    ("GPU", lambda p: str(p.gpu_index), lambda p: _number(p.gpu_index)),
+    ("PID", lambda p: str(p.pid), lambda p: _number(p.pid)),
     ("Type", lambda p: p.type.value, lambda p: p.type.value),
     ("Process name", _name, lambda p: (p.name or "").lower()),
     ("User", lambda p: p.user or NA, lambda p: p.user or ""),
     ("GPU memory", lambda p: format_bytes(p.gpu_mem_bytes),
-     lambda p: -1 if p.gpu_mem_bytes is None else int(p.gpu_mem_bytes)),
+     lambda p: _number(p.gpu_mem_bytes)),
     ("Command", lambda p: p.command or NA, lambda p: p.command or ""),
 )
 NUMERIC_COLUMNS = frozenset({0, 1, 5})
@@ -153,6 +160,37 @@ class ProcessTable(FittedTableView):
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setWordWrap(False)
         self.watch_widths(self.process_model)
+        # Why the table may be empty (or short): a driver without process lists.
+        self.note = QLabel(self.viewport())
+        self.note.setObjectName("processNote")
+        self.note.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.note.setStyleSheet("color: #777; font-style: italic; padding: 4px;")
+        self.note.hide()
+        self.process_model.rowsInserted.connect(self._place_note)
+        self.process_model.rowsRemoved.connect(self._place_note)
+
+    def set_note(self, text: str) -> None:
+        """Show ``text`` in the table (centred when it has no rows, at its foot otherwise);
+        "" hides it. Set on every tick: does nothing when unchanged."""
+        if text == self.note.text() and self.note.isVisible() == bool(text):
+            return
+        self.note.setText(text)
+        self.note.setVisible(bool(text))
+        self._place_note()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self._place_note()
+
+    def _place_note(self) -> None:
+        if not self.note.isVisible():
+            return
+        area = self.viewport().rect()
+        if self.process_model.rowCount() == 0:
+            self.note.setGeometry(area)
+        else:
+            height = self.note.sizeHint().height()
+            self.note.setGeometry(area.left(), area.bottom() - height + 1, area.width(), height)
 
     def selected_keys(self) -> list[Key]:
         """(gpu, pid) of the selected rows."""

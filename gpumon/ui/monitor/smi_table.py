@@ -85,6 +85,18 @@ COLUMNS: tuple[tuple[str, Callable[[Row], str]], ...] = (
 LOST_TEXT = "ERR! (lost)"
 
 
+def mig_lines(snap: Snapshot) -> dict[int, list[str]]:
+    """Per parent GPU, one line per MIG device: ids, name, memory, UUID."""
+    lines: dict[int, list[str]] = {}
+    for m in snap.migs:
+        used = NA if m.mem_used_bytes is None else f"{m.mem_used_bytes // MIB}MiB"
+        total = NA if m.mem_total_bytes is None else f"{m.mem_total_bytes // MIB}MiB"
+        lines.setdefault(m.gpu_index, []).append(
+            f"MIG GI {m.gpu_instance_id} CI {m.compute_instance_id}: {m.name}, "
+            f"{used} / {total}, {m.uuid}")
+    return lines
+
+
 def _is_lost(r: Row) -> bool:
     return r[1] is not None and r[1].lost
 
@@ -106,10 +118,15 @@ class SmiTableModel(TitledTableModel):
         super().__init__(parent)
         self._rows: list[Row] = []
         self._texts: list[list[str]] = []
+        self._migs: dict[int, list[str]] = {}
 
     def update_snapshot(self, snap: Snapshot) -> None:
         rows = [(g, snap.sample_for(g.index)) for g in snap.gpus]
         texts = [_row_texts(r) for r in rows]
+        self._migs = mig_lines(snap)
+        for i, (g, _) in enumerate(rows):
+            if g.index in self._migs:  # a GPU in MIG mode says how many devices it has
+                texts[i][1] += f" · MIG ×{len(self._migs[g.index])}"
         if [r[0] for r in rows] != [r[0] for r in self._rows]:
             self.beginResetModel()
             self._rows, self._texts = rows, texts
@@ -143,7 +160,7 @@ class SmiTableModel(TitledTableModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             if lost and row[1] is not None:
                 return row[1].message or "The GPU is lost."
-            return row[0].uuid
+            return "\n".join([row[0].uuid, *self._migs.get(row[0].index, [])])
         if role == Qt.ItemDataRole.TextAlignmentRole and col not in (1, 3):
             return int(Qt.AlignmentFlag.AlignCenter)
         return None

@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import math
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
@@ -24,42 +22,22 @@ from PySide6.QtCore import QBuffer, QObject, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QGuiApplication, QPainter
 from PySide6.QtWidgets import QApplication, QStatusBar
 
+from gpumon.telemetry.csv_rows import (
+    ID_COLUMNS,
+    cell,
+    column,
+    record_header,
+    record_rows,
+    stamps,
+)
 from gpumon.telemetry.history import SELF_MEM_KEY, History
-from gpumon.telemetry.metrics import HISTORY_KEYS, METRICS, value_of
+from gpumon.telemetry.metrics import HISTORY_KEYS
 from gpumon.telemetry.smi_text import render
 from gpumon.telemetry.types import Snapshot
 from gpumon.ui.monitor.plot import LitePlot
 
 FLUSH_EVERY_S = 1.0
 PNG_WIDTH = 1600  # pixels: sharp on a slide; pyqtgraph scales the drawing to it
-_UNITS = (("_bytes_per_s", "B/s"), ("_bytes", "B"), ("_pct", "%"), ("_mhz", "MHz"),
-          ("_c", "degC"), ("_w", "W"), ("_s", "s"))
-
-
-def unit_of(key: str) -> str:
-    """The raw unit of a series from its name (values are written unscaled)."""
-    return next((u for suffix, u in _UNITS if key.endswith(suffix)), "")
-
-
-def column(key: str) -> str:
-    """A CSV header cell: ``mem_used_bytes [B]``."""
-    unit = unit_of(key)
-    return f"{key} [{unit}]" if unit else key
-
-
-RECORD_KEYS: tuple[str, ...] = tuple(m.key for m in METRICS)
-ID_COLUMNS = ("timestamp_iso", "timestamp_epoch_s", "gpu_index", "uuid", "name")
-
-
-def iso(t: float) -> str:
-    return datetime.fromtimestamp(t).astimezone().isoformat(timespec="milliseconds")
-
-
-def _cell(v: float | None) -> str:
-    """Exact: whole numbers without a decimal point, others as Python's shortest repr."""
-    if v is None or not math.isfinite(v):
-        return ""
-    return str(int(v)) if float(v).is_integer() else repr(float(v))
 
 
 # -- clipboard ------------------------------------------------------------------------------
@@ -150,10 +128,10 @@ def write_history_csv(table: HistoryTable, path: str | Path) -> int:
         writer = csv.writer(f)
         writer.writerow([*ID_COLUMNS, *(column(k) for k in table.keys)])
         for gpu, uuid, name, times, columns in table.blocks:
-            stamps = times.tolist()  # Python floats: much faster than numpy scalars per cell
-            cells = [[_cell(v) for v in c.tolist()] for c in columns]
-            writer.writerows([iso(t), f"{t:.3f}", gpu, uuid, name, *row]
-                             for t, *row in zip(stamps, *cells, strict=True))
+            times_s = times.tolist()  # Python floats: much faster than numpy scalars per cell
+            cells = [[cell(v) for v in c.tolist()] for c in columns]
+            writer.writerows([*stamps(t), gpu, uuid, name, *row]
+                             for t, *row in zip(times_s, *cells, strict=True))
     return table.rows
 
 
@@ -189,7 +167,7 @@ class CsvRecorder(QObject):
         f = path.open("w", newline="", encoding="utf-8")
         try:
             writer = csv.writer(f)
-            writer.writerow([*ID_COLUMNS, "lost", *(column(k) for k in RECORD_KEYS)])
+            writer.writerow(record_header())
             f.flush()
         except OSError:
             f.close()
@@ -214,14 +192,9 @@ class CsvRecorder(QObject):
             return
         writer = self._csv
         assert writer is not None
-        infos = {g.index: g for g in snap.gpus}
         try:
-            for s in snap.samples:
-                info = infos.get(s.index)
-                ident = [iso(s.timestamp_s), f"{s.timestamp_s:.3f}", s.index,
-                         info.uuid if info else "", info.name if info else ""]
-                values = [_cell(value_of(s, k)) for k in RECORD_KEYS]  # None when lost
-                writer.writerow([*ident, 1 if s.lost else 0, *values])
+            for row in record_rows(snap):
+                writer.writerow(row)
                 self.rows += 1
             now = time.monotonic()
             if now - self._last_flush >= FLUSH_EVERY_S:

@@ -7,6 +7,7 @@ and quitting cleanly on Ctrl+C or SIGTERM.
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import sys
@@ -54,7 +55,19 @@ def run(simulate: int | None, interval_s: float | None = None, seed: int = 0, *,
     _fit_to_screen(window)
     _quit_on_signals(app)
     window.show()
-    return int(app.exec())
+    status = int(app.exec())
+    if window.sampling.running:
+        _exit_leaving_hung_thread(status)
+    return status
+
+
+def _exit_leaving_hung_thread(status: int) -> None:
+    """End the process now: a driver call hangs in the sampling thread, and destroying its
+    running QThread at interpreter exit would abort ("QThread: Destroyed while thread is
+    still running", status 134). Settings and the CSV were saved when the window closed."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
 
 
 def _fit_to_screen(window: QMainWindow) -> None:

@@ -34,8 +34,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gpumon.telemetry.facts import process_list_note
 from gpumon.telemetry.history import WINDOW_CHOICES_S, History, capacity_for
 from gpumon.telemetry.readouts import format_readout, status_summary
+from gpumon.telemetry.smi_text import no_gpus_hint
 from gpumon.telemetry.types import Snapshot, Source, SourceState, SourceStatus
 from gpumon.ui.monitor.grid import GpuGrid
 from gpumon.ui.monitor.header import HeaderBar, StatusBanner
@@ -61,6 +63,10 @@ log = logging.getLogger(__name__)
 STALE_FACTOR = 2.5  # no snapshot for this many intervals: the data is stale
 MIN_STALE_S = 0.5  # but never sooner than this, so event-loop jitter does not flicker
 WATCHDOG_MS = 250
+# How long closing waits for the sampling thread: a driver call that hangs longer is left
+# behind (launch.run() then ends the process without destroying the running QThread).
+QUIT_WAIT_S = 1.5
+WAIT_NOTICE_S = 1.0  # a source that has not answered after this long: say we are waiting
 DEFAULT_WINDOW_S = 300
 
 
@@ -104,6 +110,7 @@ class MainWindow(QMainWindow):
         self._paused = False
         self._stale = False
         self._last_arrival: float | None = None  # time.monotonic() of the last snapshot
+        self._opening_since: float | None = None  # a source is being opened since then
         self._title_key: tuple[str, bool, bool, bool] | None = None
 
         self.sampling = SamplingThread(source_factory, self.interval_s, self)
@@ -231,6 +238,8 @@ class MainWindow(QMainWindow):
 
     def start(self) -> None:
         """Start sampling (done on first show)."""
+        if not self.sampling.running and self.snapshot_count == 0:
+            self._opening_since = time.monotonic()
         self.sampling.start()
         if not self._watchdog.isActive():
             self._watchdog.start()
@@ -280,8 +289,9 @@ class MainWindow(QMainWindow):
         self.start()
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        self.hide()  # at once, even if a driver call keeps the sampling thread busy
         self._watchdog.stop()
-        self.sampling.stop()
+        self.sampling.stop(QUIT_WAIT_S)
         if self._engine is not None:
             self._engine.stop()
         super().closeEvent(event)
@@ -314,12 +324,17 @@ class MainWindow(QMainWindow):
     def _on_snapshot(self, snap: Snapshot) -> None:
         if self._paused:  # taken before the pause reached the sampler: the view stays put
             return
+        if self._opening_since is not None:  # the first reading: no more waiting
+            self._opening_since = None
+            self.gpu_grid.set_empty_text()
         self.snapshot_count += 1
         self.latest_snapshot = snap
         self._last_arrival = time.monotonic()
         if self.gpu_grid.set_gpus(snap.gpus, self.window_s):
             self.history.clear()
             self.gpuPanelsChanged.emit()
+            self.gpu_grid.set_empty_text(no_gpus_hint(snap.status) if snap.status.usable
+                                         else "")
         self.history.append(snap)
         self.source_status = snap.status
         self.banner.show_status(snap.status)
@@ -327,6 +342,7 @@ class MainWindow(QMainWindow):
         self.gpu_grid.update_view(snap, self.history, self.window_s)
         self.smi_table.smi_model.update_snapshot(snap)
         self.process_table.process_model.merge(snap.processes)
+        self.process_table.set_note(process_list_note(snap))
         self._set_stale(False)
         self._refresh_status()
         self._update_title(snap)
@@ -352,6 +368,9 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _check_stale(self) -> None:
+        if self._opening_since is not None:
+            self._show_waiting(time.monotonic() - self._opening_since)
+            return
         if self._paused or not self.source_status.usable or self._last_arrival is None:
             return
         age = time.monotonic() - self._last_arrival
@@ -376,6 +395,15 @@ class MainWindow(QMainWindow):
             self.set_interval(s.interval_s)
         if s.window_s is not None and self.controls.window_combo.findData(s.window_s) >= 0:
             self.set_window(s.window_s)
+    def _show_waiting(self, waited_s: float) -> None:
+        """A driver that is slow to start (nvmlInit can take ~10 s, or hang), or whose first
+        reading hangs: say so and count until the first Snapshot, instead of "NO SOURCE"
+        and "No GPUs to show." with no end in sight."""
+        if waited_s < WAIT_NOTICE_S:
+            return
+        text = f"Waiting for the NVIDIA driver: {waited_s:.0f} s"
+        self.header.show_waiting(text)
+        self.gpu_grid.set_empty_text(f"{text}…")
 
     def _history_capacity(self) -> int:
         """Room for the longest window at this interval: widening the window shows data

@@ -16,10 +16,12 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
+import time
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 
+from gpumon.telemetry.cadence import next_due
 from gpumon.telemetry.sampler import Sampler, unavailable_snapshot
 from gpumon.telemetry.types import Snapshot, Source, SourceState, SourceStatus
 
@@ -59,9 +61,11 @@ class SamplerWorker(QObject):
         self._usable = False
         self._sampler: Sampler | None = None
         self._timer: QTimer | None = None
+        self._anchor = 0.0  # time.monotonic() of the cadence's first slot
         self._providers: tuple[ExtraProvider, ...] = ()
         self._lock = threading.Lock()
         self._failing: set[int] = set()  # id() of providers whose last call raised
+        self.stopping = threading.Event()  # set from the GUI thread: no further tick starts
 
     # -- called from any thread ---------------------------------------------------------
     def add_extra_provider(self, provider: ExtraProvider) -> None:
@@ -73,7 +77,11 @@ class SamplerWorker(QObject):
     @Slot()
     def start(self) -> None:
         self._timer = QTimer(self)
-        self._timer.timeout.connect(self._tick)
+        # One shot per tick, aimed at the next slot of the cadence (cadence.next_due): a
+        # repeating timer fired at once after a late tick, two readings ms apart.
+        self._timer.setSingleShot(True)
+        self._timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self._timer.timeout.connect(self._on_timer)
         thread = self.thread()
         if thread is not None:  # a bare thread.quit() must not leave the timer to another thread
             thread.finished.connect(self._timer.stop, Qt.ConnectionType.DirectConnection)
@@ -83,7 +91,7 @@ class SamplerWorker(QObject):
     def set_interval(self, interval_s: float) -> None:
         self._interval_s = clamp_interval(interval_s)
         if self._timer is not None and self._timer.isActive():
-            self._timer.start(self._interval_ms())
+            self._start_cadence()
         self.intervalChanged.emit(self._interval_s)
 
     @Slot(bool)
@@ -109,17 +117,30 @@ class SamplerWorker(QObject):
             thread.quit()
 
     # -- internals ------------------------------------------------------------------------
-    def _interval_ms(self) -> int:
-        return max(1, round(self._interval_s * 1000))
+    def _start_cadence(self) -> None:
+        assert self._timer is not None
+        self._anchor = time.monotonic()
+        self._timer.start(max(1, round(self._interval_s * 1000)))
 
     def _apply_timer(self) -> None:
         if self._timer is None:
             return
         if self._usable and not self._paused:
             if not self._timer.isActive():
-                self._timer.start(self._interval_ms())
+                self._start_cadence()
         else:
             self._timer.stop()
+
+    @Slot()
+    def _on_timer(self) -> None:
+        self._tick()
+        timer = self._timer
+        if timer is None or not self._usable or self._paused or self.stopping.is_set():
+            return
+        now = time.monotonic()
+        due = next_due(self._anchor, self._interval_s, now)
+        self._anchor = due - self._interval_s  # keeps the grid; k never grows unbounded
+        timer.start(max(1, round((due - now) * 1000)))
 
     def _open(self) -> None:
         try:
@@ -156,7 +177,7 @@ class SamplerWorker(QObject):
     @Slot()
     def _tick(self) -> None:
         sampler = self._sampler
-        if sampler is None:
+        if sampler is None or self.stopping.is_set():
             return
         try:
             snap = sampler.tick()
@@ -257,10 +278,12 @@ class SamplingThread(QObject):
         self._stopped = True
         if not self._thread.isRunning():
             return True
+        self.worker.stopping.set()  # ticks already queued behind a slow one do nothing
         self._req_stop.emit()
         ok = self._thread.wait(round(timeout_s * 1000))
         if not ok:  # a driver call hangs: leave the thread, never the window, waiting
-            log.warning("sampling thread did not stop within %.1f s", timeout_s)
+            log.info("sampling thread did not stop within %.1f s (a driver call hangs)",
+                     timeout_s)
         return bool(ok)
 
     @Slot(object)

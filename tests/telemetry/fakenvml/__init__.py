@@ -21,6 +21,7 @@ Tests get it from the fixtures in ``tests/telemetry/conftest.py``. A benchmark c
 from __future__ import annotations
 
 import ctypes
+import os
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -81,6 +82,9 @@ class FakeNvml:
                                          ctypes.c_ulonglong]
         lib.fake_set_error.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
         lib.fake_device_calls.restype = ctypes.c_longlong
+        lib.fake_set_delay.argtypes = [ctypes.c_char_p, ctypes.c_long]
+        lib.fake_add_mig.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_uint, ctypes.c_uint,
+                                     ctypes.c_char_p, ctypes.c_ulonglong, ctypes.c_ulonglong]
 
     def reset(self) -> None:
         self.lib.fake_reset()
@@ -110,8 +114,9 @@ class FakeNvml:
         if self.lib.fake_set_value(gpu, key.encode(), value) != 0:
             raise KeyError(key)
 
-    def set_name(self, gpu: int, name: str) -> None:
-        self.lib.fake_set_name(gpu, name.encode())
+    def set_name(self, gpu: int, name: str | bytes) -> None:
+        """The GPU's name; bytes go to the binding as they are (not valid UTF-8, say)."""
+        self.lib.fake_set_name(gpu, name if isinstance(name, bytes) else name.encode())
 
     def set_driver_version(self, driver: str, nvml: str) -> None:
         self.lib.fake_set_driver_version(driver.encode(), nvml.encode())
@@ -124,6 +129,20 @@ class FakeNvml:
         if self.lib.fake_add_process(gpu, int(graphics), pid, used_bytes) != 0:
             raise ValueError("too many processes")
 
+    def set_delay(self, func: str, ms: int) -> None:
+        """``func`` (its C name; "nvmlInit" for both inits) sleeps ``ms`` ms per call."""
+        self.lib.fake_set_delay(func.encode(), ms)
+
+    def set_mig_mode(self, gpu: int, mode: int) -> None:
+        """MIG mode of ``gpu``: 1 enabled, 0 disabled (default), -1 not supported."""
+        self.lib.fake_set_mig_mode(gpu, mode)
+
+    def add_mig(self, gpu: int, slot: int, gi: int, ci: int, profile: str, total: int,
+                used: int) -> None:
+        """A MIG device in ``slot`` (0-6) of ``gpu``, named "<GPU name> MIG <profile>"."""
+        if self.lib.fake_add_mig(gpu, slot, gi, ci, profile.encode(), total, used) != 0:
+            raise ValueError("no such GPU or MIG slot")
+
     def clear_processes(self) -> None:
         self.lib.fake_clear_processes()
 
@@ -134,6 +153,25 @@ class FakeNvml:
     def init_count(self) -> int:
         """nvmlInit calls not yet matched by nvmlShutdown."""
         return int(self.lib.fake_init_count())
+
+
+def fake_driver_env(lib: Path, dest_dir: Path, **script: str) -> dict[str, str]:
+    """Environment for a child process whose pynvml loads ``lib`` as libnvidia-ml.so.1.
+
+    ``script`` keys become FAKENVML_* variables (gpus="8", delay="nvmlInit=3000",
+    hang_file=...): see fakenvml.c. gpustat and nvitop load the library the same way.
+    """
+    driver_dir = Path(dest_dir) / "fake-driver"
+    driver_dir.mkdir(exist_ok=True)
+    link = driver_dir / "libnvidia-ml.so.1"
+    if not link.exists():
+        link.symlink_to(Path(lib).resolve())
+    env = dict(os.environ)
+    env["LD_LIBRARY_PATH"] = os.pathsep.join(
+        p for p in (str(driver_dir), env.get("LD_LIBRARY_PATH", "")) if p)
+    for key, value in script.items():
+        env[f"FAKENVML_{key.upper()}"] = value
+    return env
 
 
 @contextmanager

@@ -6,12 +6,25 @@
  * number of GPUs, per-GPU values, an error code for any function on any GPU ("not
  * supported"), a lost GPU, running processes, an error from nvmlInit.
  *
+ * A GPU can be put in MIG mode with MIG devices (fake_set_mig_mode, fake_add_mig); on a MIG
+ * device handle only identity, memory and instance ids are supported, as on real ones.
+ *
+ * A function can also be made slow, or to never return (a hung driver call).
+ *
+ * A program that loads it as libnvidia-ml.so.1 (LD_LIBRARY_PATH) without calling the
+ * fake_* functions is scripted by environment variables, read when the library loads:
+ *   FAKENVML_GPUS=N          the number of GPUs (default 1)
+ *   FAKENVML_DELAY=func=ms   `func` sleeps ms milliseconds per call; -1: it never returns
+ *   FAKENVML_HANG_FILE=path  created when a call starts to hang (a test knows it is stuck)
+ *
  * Built with -DFAKE_OLD_DRIVER it leaves out the newer entry points (memory info v2,
  * TemperatureV, the _v3 process lists), as an older driver does; the binding then raises
  * NVMLError_FunctionNotFound for them.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define NVML_NO_UNVERSIONED_FUNC_DEFS
 #include <nvml.h>
@@ -33,8 +46,15 @@ static const char *value_names[V_COUNT] = {
 };
 
 struct nvmlDevice_st {
-    int index;
+    int index;  /* of the physical GPU (a MIG device: of its parent) */
+    int mig;    /* -1: the GPU itself; else the MIG device's slot on its parent */
 };
+
+#define MAX_MIGS 7
+typedef struct { int present; unsigned int gi, ci; unsigned long long total, used; char profile[32]; } fake_mig;
+static struct nvmlDevice_st mig_devices[MAX_GPUS][MAX_MIGS];
+static fake_mig migs[MAX_GPUS][MAX_MIGS];
+static int mig_mode[MAX_GPUS];
 
 typedef struct { int gpu; char func[96]; nvmlReturn_t code; } fake_error;
 typedef struct { int gpu; int graphics; unsigned int pid; unsigned long long used; } fake_proc;
@@ -52,6 +72,9 @@ static int gpu_count, init_count;
 static nvmlReturn_t init_error;
 static char driver_version[80], nvml_version[80];
 static int cuda_version;
+static char delay_func[96];
+static long delay_ms;
+static char hang_file[512];
 
 /* --- scripting API ----------------------------------------------------------------------- */
 
@@ -61,15 +84,24 @@ FAKE_EXPORT void fake_reset(void)
     memset(lost, 0, sizeof lost);
     memset(calls, 0, sizeof calls);
     n_errors = n_procs = init_count = 0;
+    delay_func[0] = '\0';
+    delay_ms = 0;
     init_error = NVML_SUCCESS;
     gpu_count = 1;
     cuda_version = 12040;
     snprintf(driver_version, sizeof driver_version, "550.54.15");
     snprintf(nvml_version, sizeof nvml_version, "12.550.54.15");
+    memset(migs, 0, sizeof migs);
+    memset(mig_mode, 0, sizeof mig_mode);
     for (int i = 0; i < MAX_GPUS; i++) {
         unsigned long long gib = 1ULL << 30;
         unsigned long long *v = values[i];
         devices[i].index = i;
+        devices[i].mig = -1;
+        for (int m = 0; m < MAX_MIGS; m++) {
+            mig_devices[i][m].index = i;
+            mig_devices[i][m].mig = m;
+        }
         snprintf(names[i], sizeof names[i], "Fake NVIDIA GPU %d", i);
         v[V_MEM_TOTAL] = 16 * gib;
         v[V_MEM_USED] = (unsigned long long)(i + 1) * gib;
@@ -143,12 +175,88 @@ FAKE_EXPORT int fake_add_process(int gpu, int graphics, unsigned int pid, unsign
 
 FAKE_EXPORT void fake_clear_processes(void) { n_procs = 0; }
 
+/* MIG mode of a GPU: 1 enabled, 0 disabled, -1 not supported (NVML_ERROR_NOT_SUPPORTED). */
+FAKE_EXPORT void fake_set_mig_mode(int gpu, int mode) { if (gpu >= 0 && gpu < MAX_GPUS) mig_mode[gpu] = mode; }
+
+/* A MIG device in slot `slot` of `gpu`: GPU/compute instance ids, profile, memory. */
+FAKE_EXPORT int fake_add_mig(int gpu, int slot, unsigned int gi, unsigned int ci,
+                             const char *profile, unsigned long long total, unsigned long long used)
+{
+    if (gpu < 0 || gpu >= MAX_GPUS || slot < 0 || slot >= MAX_MIGS) return -1;
+    fake_mig *m = &migs[gpu][slot];
+    m->present = 1;
+    m->gi = gi;
+    m->ci = ci;
+    m->total = total;
+    m->used = used;
+    snprintf(m->profile, sizeof m->profile, "%s", profile);
+    return 0;
+}
+
+/* Make `func` sleep `ms` milliseconds per call; ms < 0: the call never returns. */
+FAKE_EXPORT void fake_set_delay(const char *func, long ms)
+{
+    snprintf(delay_func, sizeof delay_func, "%s", func);
+    delay_ms = ms;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&t, &t) != 0) {}
+}
+
+static void maybe_delay(const char *func)
+{
+    if (delay_func[0] == '\0' || strcmp(func, delay_func) != 0) return;
+    if (delay_ms >= 0) {
+        sleep_ms(delay_ms);
+        return;
+    }
+    if (hang_file[0] != '\0') {
+        FILE *f = fopen(hang_file, "w");
+        if (f != NULL) fclose(f);
+    }
+    for (;;) sleep_ms(1000);
+}
+
+static void setup_from_environment(void)
+{
+    const char *gpus = getenv("FAKENVML_GPUS");
+    const char *delay = getenv("FAKENVML_DELAY");
+    const char *hang = getenv("FAKENVML_HANG_FILE");
+    if (gpus != NULL) fake_set_gpu_count(atoi(gpus));
+    if (delay != NULL) {
+        const char *eq = strchr(delay, '=');
+        if (eq != NULL && (size_t)(eq - delay) < sizeof delay_func) {
+            char func[96];
+            memcpy(func, delay, (size_t)(eq - delay));
+            func[eq - delay] = '\0';
+            fake_set_delay(func, atol(eq + 1));
+        }
+    }
+    if (hang != NULL) snprintf(hang_file, sizeof hang_file, "%s", hang);
+}
+
 /* --- helpers ------------------------------------------------------------------------------ */
+
+static int is_mig(nvmlDevice_t d)
+{
+    return d != NULL && d >= &mig_devices[0][0] && d < &mig_devices[0][0] + MAX_GPUS * MAX_MIGS;
+}
+
+static int valid(nvmlDevice_t d)
+{
+    if (d == NULL) return 0;
+    if (is_mig(d)) return d->index < gpu_count && migs[d->index][d->mig].present;
+    return d >= devices && d < devices + gpu_count;
+}
 
 static nvmlReturn_t check(nvmlDevice_t d, const char *func)
 {
+    maybe_delay(func);
     if (init_count == 0) return NVML_ERROR_UNINITIALIZED;
-    if (d == NULL || d < devices || d >= devices + gpu_count) return NVML_ERROR_INVALID_ARGUMENT;
+    if (!valid(d)) return NVML_ERROR_INVALID_ARGUMENT;
     int i = d->index;
     calls[i]++;
     if (lost[i]) return NVML_ERROR_GPU_IS_LOST;
@@ -159,6 +267,9 @@ static nvmlReturn_t check(nvmlDevice_t d, const char *func)
 }
 
 #define CHECK(d) do { nvmlReturn_t r_ = check((d), __func__); if (r_ != NVML_SUCCESS) return r_; } while (0)
+/* A device function that a MIG device handle does not support. */
+#define CHECK_GPU(d) do { CHECK(d); if (is_mig(d)) return NVML_ERROR_NOT_SUPPORTED; } while (0)
+#define MIG(d) (&migs[(d)->index][(d)->mig])
 #define V(d, k) (values[(d)->index][(k)])
 
 static nvmlReturn_t copy_string(char *dst, unsigned int length, const char *src)
@@ -197,6 +308,7 @@ static nvmlReturn_t list_processes(nvmlDevice_t d, int graphics, unsigned int *c
 nvmlReturn_t nvmlInitWithFlags(unsigned int flags)
 {
     (void)flags;
+    maybe_delay("nvmlInit");
     if (init_error != NVML_SUCCESS) return init_error;
     init_count++;
     return NVML_SUCCESS;
@@ -250,23 +362,36 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *dev
     return NVML_SUCCESS;
 }
 
+nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t d, unsigned int *index)
+{
+    CHECK_GPU(d);
+    *index = (unsigned int)d->index;
+    return NVML_SUCCESS;
+}
+
 nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *name, unsigned int length)
 {
+    char text[160];
     CHECK(d);
-    return copy_string(name, length, names[d->index]);
+    if (!is_mig(d)) return copy_string(name, length, names[d->index]);
+    snprintf(text, sizeof text, "%s MIG %s", names[d->index], MIG(d)->profile);
+    return copy_string(name, length, text);
 }
 
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *uuid, unsigned int length)
 {
     char text[96];
     CHECK(d);
-    snprintf(text, sizeof text, "GPU-fa4e0000-0000-4000-8000-%012d", d->index);
+    if (is_mig(d))
+        snprintf(text, sizeof text, "MIG-fa4e0000-0000-4000-8%03d-%012d", d->mig, d->index);
+    else
+        snprintf(text, sizeof text, "GPU-fa4e0000-0000-4000-8000-%012d", d->index);
     return copy_string(uuid, length, text);
 }
 
 nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t *pci)
 {
-    CHECK(d);
+    CHECK_GPU(d);
     memset(pci, 0, sizeof *pci);
     pci->bus = 0x10 + (unsigned int)d->index;
     pci->pciDeviceId = 0x233010DE;
@@ -278,6 +403,12 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t *pci)
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m)
 {
     CHECK(d);
+    if (is_mig(d)) {
+        m->total = MIG(d)->total;
+        m->used = MIG(d)->used;
+        m->free = m->total - m->used;
+        return NVML_SUCCESS;
+    }
     m->total = V(d, V_MEM_TOTAL);
     m->used = V(d, V_MEM_USED) + V(d, V_MEM_RESERVED);  /* v1 counts reserved as used */
     m->free = m->total - m->used;
@@ -289,6 +420,13 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *m)
 {
     CHECK(d);
     if (m->version != nvmlMemory_v2) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    if (is_mig(d)) {
+        m->total = MIG(d)->total;
+        m->reserved = 0;
+        m->used = MIG(d)->used;
+        m->free = m->total - m->used;
+        return NVML_SUCCESS;
+    }
     m->total = V(d, V_MEM_TOTAL);
     m->reserved = V(d, V_MEM_RESERVED);
     m->used = V(d, V_MEM_USED);
@@ -299,7 +437,7 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *m)
 
 nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t *u)
 {
-    CHECK(d);
+    CHECK_GPU(d);
     u->gpu = (unsigned int)V(d, V_UTIL_GPU);
     u->memory = (unsigned int)V(d, V_UTIL_MEM);
     return NVML_SUCCESS;
@@ -308,7 +446,7 @@ nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t *u)
 nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, nvmlTemperatureSensors_t sensor,
                                       unsigned int *temp)
 {
-    CHECK(d);
+    CHECK_GPU(d);
     if (sensor != NVML_TEMPERATURE_GPU) return NVML_ERROR_INVALID_ARGUMENT;
     *temp = (unsigned int)V(d, V_TEMP);
     return NVML_SUCCESS;
@@ -317,7 +455,7 @@ nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, nvmlTemperatureSensors_t s
 #if !defined(FAKE_OLD_DRIVER) && defined(nvmlTemperature_v1)
 nvmlReturn_t nvmlDeviceGetTemperatureV(nvmlDevice_t d, nvmlTemperature_t *t)
 {
-    CHECK(d);
+    CHECK_GPU(d);
     if (t->version != nvmlTemperature_v1) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
     if (t->sensorType != NVML_TEMPERATURE_GPU) return NVML_ERROR_INVALID_ARGUMENT;
     t->temperature = (int)V(d, V_TEMP);
@@ -328,7 +466,7 @@ nvmlReturn_t nvmlDeviceGetTemperatureV(nvmlDevice_t d, nvmlTemperature_t *t)
 #define UINT_GETTER(fn, key)                                  \
     nvmlReturn_t fn(nvmlDevice_t d, unsigned int *out)        \
     {                                                         \
-        CHECK(d);                                             \
+        CHECK_GPU(d);                                         \
         *out = (unsigned int)V(d, key);                       \
         return NVML_SUCCESS;                                  \
     }
@@ -339,7 +477,7 @@ UINT_GETTER(nvmlDeviceGetFanSpeed, V_FAN)
 
 nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, nvmlClockType_t type, unsigned int *clock)
 {
-    CHECK(d);
+    CHECK_GPU(d);
     if (type == NVML_CLOCK_SM || type == NVML_CLOCK_GRAPHICS) *clock = (unsigned int)V(d, V_SM_CLOCK);
     else if (type == NVML_CLOCK_MEM) *clock = (unsigned int)V(d, V_MEM_CLOCK);
     else return NVML_ERROR_NOT_SUPPORTED;
@@ -348,7 +486,7 @@ nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, nvmlClockType_t type, unsign
 
 nvmlReturn_t nvmlDeviceGetPerformanceState(nvmlDevice_t d, nvmlPstates_t *p)
 {
-    CHECK(d);
+    CHECK_GPU(d);
     *p = (nvmlPstates_t)V(d, V_PSTATE);
     return NVML_SUCCESS;
 }
@@ -356,7 +494,7 @@ nvmlReturn_t nvmlDeviceGetPerformanceState(nvmlDevice_t d, nvmlPstates_t *p)
 nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t d, nvmlPcieUtilCounter_t counter,
                                          unsigned int *value)
 {
-    CHECK(d);
+    CHECK_GPU(d);
     if (counter == NVML_PCIE_UTIL_RX_BYTES) *value = (unsigned int)V(d, V_PCIE_RX_KB);
     else if (counter == NVML_PCIE_UTIL_TX_BYTES) *value = (unsigned int)V(d, V_PCIE_TX_KB);
     else return NVML_ERROR_INVALID_ARGUMENT;
@@ -365,7 +503,7 @@ nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t d, nvmlPcieUtilCounter_t c
 
 nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t d, unsigned int *u, unsigned int *period)
 {
-    CHECK(d);
+    CHECK_GPU(d);
     *u = (unsigned int)V(d, V_ENC);
     *period = 1000000;
     return NVML_SUCCESS;
@@ -373,7 +511,7 @@ nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t d, unsigned int *u, un
 
 nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t d, unsigned int *u, unsigned int *period)
 {
-    CHECK(d);
+    CHECK_GPU(d);
     *u = (unsigned int)V(d, V_DEC);
     *period = 1000000;
     return NVML_SUCCESS;
@@ -381,14 +519,14 @@ nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t d, unsigned int *u, un
 
 nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t d, nvmlEnableState_t *mode)
 {
-    CHECK(d);
+    CHECK_GPU(d);
     *mode = V(d, V_PERSISTENCE) ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
     return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t d, nvmlComputeMode_t *mode)
 {
-    CHECK(d);
+    CHECK_GPU(d);
     *mode = (nvmlComputeMode_t)V(d, V_COMPUTE_MODE);
     return NVML_SUCCESS;
 }
@@ -396,14 +534,14 @@ nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t d, nvmlComputeMode_t *mode)
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t d, unsigned int *count,
                                                      nvmlProcessInfo_v2_t *infos)
 {
-    CHECK(d);
+    CHECK_GPU(d);
     return list_processes(d, 0, count, infos);
 }
 
 nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t d, unsigned int *count,
                                                       nvmlProcessInfo_v2_t *infos)
 {
-    CHECK(d);
+    CHECK_GPU(d);
     return list_processes(d, 1, count, infos);
 }
 
@@ -411,16 +549,63 @@ nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t d, unsigned i
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned int *count,
                                                      nvmlProcessInfo_t *infos)
 {
-    CHECK(d);
+    CHECK_GPU(d);
     return list_processes(d, 0, count, infos);
 }
 
 nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d, unsigned int *count,
                                                       nvmlProcessInfo_t *infos)
 {
-    CHECK(d);
+    CHECK_GPU(d);
     return list_processes(d, 1, count, infos);
 }
 #endif
 
-__attribute__((constructor)) static void fake_load(void) { fake_reset(); }
+nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned int *current, unsigned int *pending)
+{
+    CHECK_GPU(d);
+    if (mig_mode[d->index] < 0) return NVML_ERROR_NOT_SUPPORTED;
+    *current = *pending = (unsigned int)mig_mode[d->index];
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t d, unsigned int *count)
+{
+    CHECK_GPU(d);
+    if (mig_mode[d->index] < 0) return NVML_ERROR_NOT_SUPPORTED;
+    *count = MAX_MIGS;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned int index,
+                                                 nvmlDevice_t *mig)
+{
+    CHECK_GPU(d);
+    if (mig_mode[d->index] != 1) return NVML_ERROR_INVALID_ARGUMENT;
+    if (index >= MAX_MIGS) return NVML_ERROR_INVALID_ARGUMENT;
+    if (!migs[d->index][index].present) return NVML_ERROR_NOT_FOUND;
+    *mig = &mig_devices[d->index][index];
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t d, unsigned int *id)
+{
+    CHECK(d);
+    if (!is_mig(d)) return NVML_ERROR_INVALID_ARGUMENT;
+    *id = MIG(d)->gi;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t d, unsigned int *id)
+{
+    CHECK(d);
+    if (!is_mig(d)) return NVML_ERROR_INVALID_ARGUMENT;
+    *id = MIG(d)->ci;
+    return NVML_SUCCESS;
+}
+
+__attribute__((constructor)) static void fake_load(void)
+{
+    fake_reset();
+    setup_from_environment();
+}

@@ -1,0 +1,160 @@
+"""The terminal side of ``gpumon``: ``--once`` and ``--watch`` (``-l``), as text (the
+nvidia-smi-like table, or ``-q`` detail), JSON or CSV. No Qt, no torch on this path.
+
+    gpumon --once                 the table, like nvidia-smi
+    gpumon --once -q              every field per GPU, like nvidia-smi -q
+    gpumon --once --json          one JSON document (docs/snapshot.schema.json)
+    gpumon --once --csv           the CSV recorder's header and one row per GPU
+    gpumon -l 2 [--json|--csv]    the same every 2 s until Ctrl+C (or --count N)
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TextIO
+
+from gpumon.telemetry.types import Source, SourceState, SourceStatus
+
+if TYPE_CHECKING:
+    from gpumon.telemetry.types import Snapshot
+
+DEFAULT_WATCH_S = 1.0
+OUTPUT_OPTIONS = ("query", "uuid", "json", "csv", "count")
+
+
+def _count(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 1, got {text!r}")
+    return n
+
+
+def add_arguments(parser: argparse.ArgumentParser,
+                  interval: Callable[[str], float]) -> None:
+    """The terminal options; ``interval`` checks a number of seconds (the CLI's range)."""
+    parser.add_argument("-l", "--watch", type=interval, nargs="?", const=0.0, default=None,
+                        metavar="SECONDS",
+                        help="print a snapshot every SECONDS (default: --interval, else "
+                             f"{DEFAULT_WATCH_S:g}) until Ctrl+C, like nvidia-smi -l")
+    parser.add_argument("-q", "--query", action="store_true",
+                        help="with --once/--watch: every field of each GPU, like nvidia-smi "
+                             "-q (UUID, free memory, clocks, PCIe, encoder/decoder)")
+    parser.add_argument("--uuid", action="store_true",
+                        help="with --once/--watch: a UUID line under each GPU in the table")
+    form = parser.add_mutually_exclusive_group()
+    form.add_argument("--json", action="store_true",
+                      help="with --once/--watch: one JSON document per snapshot "
+                           "(schema: docs/snapshot.schema.json)")
+    form.add_argument("--csv", action="store_true",
+                      help="with --once/--watch: the CSV recorder's columns, one row per GPU")
+    parser.add_argument("--count", type=_count, metavar="N", default=None,
+                        help="with --watch: stop after N snapshots")
+
+
+def misuse(args: argparse.Namespace) -> str | None:
+    """A one-line complaint when an output option is given without --once or --watch."""
+    if args.once or args.watch is not None:
+        if args.count is not None and args.watch is None:
+            return "--count applies to --watch (-l SECONDS)"
+        if (args.json or args.csv) and (args.query or args.uuid):
+            return "-q and --uuid shape the text output; --json and --csv have every field"
+        return None
+    given = [name for name in OUTPUT_OPTIONS if getattr(args, name, None) not in (None, False)]
+    if given:
+        flag = {"query": "-q"}.get(given[0], f"--{given[0]}")
+        return f"{flag} applies to --once or --watch (-l SECONDS)"
+    return None
+
+
+class _Printer:
+    """Writes snapshots to ``out`` in the chosen form; CSV writes its header once."""
+
+    def __init__(self, args: argparse.Namespace, out: TextIO) -> None:
+        self.args, self.out = args, out
+        self._csv: csv.DictWriter[str] | None = None
+        self._rows = 0
+
+    def write(self, snap: Snapshot) -> None:
+        args, out = self.args, self.out
+        if args.json:
+            from gpumon.telemetry.json_out import snapshot_json
+
+            out.write(snapshot_json(snap) + "\n")
+        elif args.csv:
+            from gpumon.telemetry.csv_rows import record_header, record_rows
+
+            writer = csv.writer(out, lineterminator="\n")
+            if self._rows == 0:
+                writer.writerow(record_header())
+            writer.writerows(record_rows(snap))
+        elif args.query:
+            from gpumon.telemetry.smi_detail import render_detail
+
+            out.write(("\n" if self._rows else "") + render_detail(snap))
+        else:
+            from gpumon.telemetry.smi_text import render
+
+            out.write(("\n" if self._rows else "") + render(snap, show_uuid=args.uuid))
+        self._rows += 1
+        out.flush()
+
+
+def _fail(status: SourceStatus) -> int:
+    from gpumon.telemetry.smi_text import render_status
+
+    print(f"gpumon: {render_status(status)}", file=sys.stderr)
+    return 1
+
+
+def run(args: argparse.Namespace, make_source: Callable[[], Source],
+        interval_s: float | None = None) -> int:
+    """``--once`` or ``--watch``: 0 when every snapshot was printed (or Ctrl+C ended the
+    watch), 1 with a short reason on stderr when the GPUs cannot be read."""
+    from gpumon.telemetry.cadence import next_due
+    from gpumon.telemetry.sampler import Sampler
+
+    try:
+        source = make_source()
+    except ImportError as exc:  # e.g. nvidia-ml-py is not installed
+        return _fail(SourceStatus(SourceState.LIBRARY_NOT_FOUND,
+                                  f"gpumon could not load its NVML support ({exc}).",
+                                  "Install nvidia-ml-py, or try --simulate 4."))
+    watch = args.watch is not None
+    period = (args.watch or interval_s or DEFAULT_WATCH_S) if watch else 0.0
+    count = args.count if watch else 1
+    printer = _Printer(args, sys.stdout)
+    sampler = Sampler(source)
+    try:
+        status = sampler.open()
+        if not status.usable:
+            return _fail(status)
+        anchor, done = time.monotonic(), 0
+        while True:
+            snap = sampler.tick()
+            if not snap.status.usable and not watch:
+                return _fail(snap.status)
+            if snap.status.usable:
+                printer.write(snap)
+            else:  # a watch keeps going: the next read may work again
+                print(f"gpumon: {snap.status.message}", file=sys.stderr)
+            done += 1
+            if count is not None and done >= count:
+                return 0
+            due = next_due(anchor, period, time.monotonic())
+            anchor = due - period
+            time.sleep(max(0.0, due - time.monotonic()))
+    except KeyboardInterrupt:  # Ctrl+C ends a watch, as it ends nvidia-smi -l
+        return 0
+    except BrokenPipeError:  # the reader went away (`gpumon -l 1 | head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    finally:
+        sampler.close()

@@ -1,0 +1,61 @@
+"""The CSV recorder's columns and rows, Qt-free: the window's recording, its history export
+and ``gpumon --once --csv`` / ``--watch --csv`` write the same header and cells."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+
+from gpumon.telemetry.metrics import METRICS, value_of
+from gpumon.telemetry.types import Snapshot
+
+_UNITS = (("_bytes_per_s", "B/s"), ("_bytes", "B"), ("_pct", "%"), ("_mhz", "MHz"),
+          ("_c", "degC"), ("_w", "W"), ("_s", "s"))
+RECORD_KEYS: tuple[str, ...] = tuple(m.key for m in METRICS)
+ID_COLUMNS = ("timestamp_iso", "timestamp_epoch_s", "gpu_index", "uuid", "name")
+
+
+def unit_of(key: str) -> str:
+    """The raw unit of a series from its name (values are written unscaled)."""
+    return next((u for suffix, u in _UNITS if key.endswith(suffix)), "")
+
+
+def column(key: str) -> str:
+    """A CSV header cell: ``mem_used_bytes [B]``."""
+    unit = unit_of(key)
+    return f"{key} [{unit}]" if unit else key
+
+
+def iso(t: float) -> str:
+    return datetime.fromtimestamp(t).astimezone().isoformat(timespec="milliseconds")
+
+
+def stamps(t: float) -> tuple[str, str]:
+    """``timestamp_iso`` and ``timestamp_epoch_s`` of one instant, both to the millisecond:
+    the time is rounded once (isoformat alone truncates, "%.3f" rounds: they disagreed)."""
+    ms = round(t * 1000)
+    return iso(ms / 1000), f"{ms // 1000}.{ms % 1000:03d}"
+
+
+def cell(v: float | None) -> str:
+    """Exact: whole numbers without a decimal point, others as Python's shortest repr."""
+    if v is None or not math.isfinite(v):
+        return ""
+    return str(int(v)) if float(v).is_integer() else repr(float(v))
+
+
+def record_header() -> list[str]:
+    """The recorder's header: the ids, ``lost``, then every metric with its unit."""
+    return [*ID_COLUMNS, "lost", *(column(k) for k in RECORD_KEYS)]
+
+
+def record_rows(snap: Snapshot) -> list[list[object]]:
+    """One row per GPU of ``snap``; a lost GPU has ``lost=1`` and empty values."""
+    infos = {g.index: g for g in snap.gpus}
+    rows: list[list[object]] = []
+    for s in snap.samples:
+        info = infos.get(s.index)
+        rows.append([*stamps(s.timestamp_s), s.index, info.uuid if info else "",
+                     info.name if info else "", 1 if s.lost else 0,
+                     *(cell(value_of(s, k)) for k in RECORD_KEYS)])  # None when lost
+    return rows
