@@ -17,7 +17,7 @@ def test_extra_readouts_show_free_reserved_pcie_and_codecs() -> None:
                   mem_reserved_bytes=512 * MIB, pcie_rx_bytes_per_s=3 * MIB,
                   pcie_tx_bytes_per_s=1.5 * MIB, encoder_util_pct=12.0, decoder_util_pct=0.0)
     assert extra_readouts(s).splitlines() == [
-        "Memory free: 4.00 GiB", "Memory reserved: 0.50 GiB", "PCIe RX: 3.0 MiB/s",
+        "Memory reserved: 0.50 GiB", "Memory free: 4.00 GiB", "PCIe RX: 3.0 MiB/s",
         "PCIe TX: 1.5 MiB/s", "Encoder: 12 %", "Decoder: 0 %"]
 
 
