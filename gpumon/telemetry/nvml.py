@@ -143,8 +143,9 @@ class NvmlSource:
 
     def _call(self, fn: Callable[..., T], *args: Any, name: str | None = None) -> T | None:
         """Call an NVML function; None when not supported or missing, _GpuLost when lost."""
-        name = name or fn.__name__
-        if name in self._missing:
+        # The name is looked up only when a function has gone missing or failed: on the
+        # common path it cost ~0.1 us per call, a tenth of a 1-GPU tick's overhead.
+        if self._missing and (name or fn.__name__) in self._missing:
             return None
         try:
             return fn(*args)
@@ -153,6 +154,7 @@ class NvmlSource:
         except UnicodeDecodeError as err:  # the binding decodes strict UTF-8 (a GPU name)
             return cast(T, bytes(err.object).decode("utf-8", errors="replace"))
         except pynvml.NVMLError_FunctionNotFound:
+            name = name or fn.__name__
             self._missing.add(name)
             log.info("NVML function %s is not in this driver; gpumon will not call it again",
                      name)
@@ -161,6 +163,7 @@ class NvmlSource:
             self._last_error = err.value
             if err.value in _LOST_WORDS:
                 raise _GpuLost(err.value) from err
+            name = name or fn.__name__
             if (name, err.value) not in self._logged:
                 self._logged.add((name, err.value))
                 log.warning("NVML %s failed: %s", name, err)
@@ -226,7 +229,7 @@ class NvmlSource:
                 timestamp_s=now,
                 machine=self._machine,
                 status=self._status,
-                gpus=tuple(g.info for g in self._gpus),
+                gpus=tuple([g.info for g in self._gpus]),  # a list is ~0.5 us faster
                 samples=tuple(samples),
                 processes=self._describe(raw, verify=include_slow),
                 read_duration_s=time.perf_counter() - start,
@@ -452,6 +455,8 @@ class NvmlSource:
         # Who each PID is. A PID seen on the last tick is trusted without reading /proc
         # except on slow ticks (verify), when psutil checks that it is still the same
         # process; see gpumon/telemetry/procinfo.py for the trade-off.
+        if not raw:
+            return ()
         infos = self._procs.lookup_many((pid for _, pid, _, _ in raw), verify=verify)
         return tuple(
             GpuProcess(gpu_index=gpu, pid=pid, type=kind, gpu_mem_bytes=mem,
