@@ -49,7 +49,7 @@ class ActionRun:
             value = fn()
             if hasattr(value, "device"):
                 self.touch(value.device)
-            _synchronize(self.devices)
+            synchronize(self.devices)
         finally:
             self.duration_s = time.perf_counter() - start
         self.value = value
@@ -66,8 +66,13 @@ def _current_cuda() -> str:
     return ""
 
 
-def _synchronize(devices: list[str]) -> None:
-    """Wait for queued CUDA work so durations are honest and async errors land here."""
+def synchronize(devices: list[str]) -> None:
+    """Wait for queued CUDA work so durations are honest and async errors land here.
+
+    Only the listed cuda devices (those holding the action's tensors) are synchronised:
+    ``torch.cuda.synchronize(i)`` creates a context on device ``i`` if it has none (checked
+    in torch/cuda/__init__.py: it enters ``torch.cuda.device(i)``, which sets the device).
+    """
     torch = sys.modules.get("torch")
     if torch is None or not torch.cuda.is_initialized():
         return

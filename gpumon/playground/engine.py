@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from gpumon.playground import actions as act
 from gpumon.playground import ops
 from gpumon.playground.action_run import ActionRun
+from gpumon.playground.codeline import RunCode, run_code, syntax_error
 from gpumon.playground.describe import (
     dtype_name,
     model_bytes,
@@ -95,10 +96,15 @@ class Engine:
                               "PyTorch is not installed or failed to load in this environment.")
             return Outcome(action, code, False, started_at, 0.0, error=error)
         try:
-            handler = ops.HANDLERS.get(type(action))
-            if handler is None:
-                raise ops.Refusal(f"The playground does not know the action {action!r}.")
-            handler(self._values, action, run)
+            if isinstance(action, RunCode):
+                run_code(self._values, action, self._torch, run)
+            else:
+                handler = ops.HANDLERS.get(type(action))
+                if handler is None:
+                    raise ops.Refusal(f"The playground does not know the action {action!r}.")
+                handler(self._values, action, run)
+        except SyntaxError as exc:  # the code line's typing mistake (before anything ran)
+            error = syntax_error(exc)
         except Exception as exc:  # noqa: BLE001 - errors are content
             error = error_from_exception(exc)
         try:
