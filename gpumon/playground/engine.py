@@ -68,8 +68,11 @@ class Engine:
             threads, cores, note = None, None, ""
         cuda = torch.version.cuda
         build = f"CUDA {cuda}" if cuda else "CPU-only build"
-        self._load_status = LoadStatus(True, f"PyTorch {torch.__version__} · {build}",
-                                       torch.__version__, cuda, time.perf_counter() - start,
+        # str(): torch.__version__ is torch's own str subclass, which would drag torch into
+        # the window when this status crosses the kernel's pipe.
+        version, cuda = str(torch.__version__), None if cuda is None else str(cuda)
+        self._load_status = LoadStatus(True, f"PyTorch {version} · {build}",
+                                       version, cuda, time.perf_counter() - start,
                                        threads, cores, note)
         return self._load_status
 

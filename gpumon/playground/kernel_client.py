@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from gpumon.playground.interrupt import creation_flags, interrupt_path, send_interrupt
-from gpumon.playground.wire import Message, Request, read_frame, write_frame
+from gpumon.playground.wire import ForbiddenGlobal, Message, Request, read_frame, write_frame
 
 #: Seconds an interrupted kernel has to stop before it is killed and restarted.
 INTERRUPT_GRACE_S = 2.0
@@ -65,6 +65,7 @@ class _Generation:
     pending: list[int] = field(default_factory=list)
     names: tuple[str, ...] = ()  # the workspace as last reported
     ending: str = ""  # why the client ends it on purpose ("shutdown", "killed after interrupt")
+    reader: threading.Thread | None = None
 
 
 class KernelClient:
@@ -113,8 +114,9 @@ class KernelClient:
             gen = _Generation(proc, proc.stdin)
             self._gen = gen
             self.starts += 1
-            threading.Thread(target=self._read, args=(gen, proc.stdout), daemon=True,
-                             name=f"gpumon-kernel-reader-{proc.pid}").start()
+            gen.reader = threading.Thread(target=self._read, args=(gen, proc.stdout),
+                                          daemon=True, name=f"gpumon-kernel-reader-{proc.pid}")
+            gen.reader.start()
             return True
 
     def request(self, kind: str, payload: Any = None) -> int:
@@ -171,10 +173,13 @@ class KernelClient:
             except (BrokenPipeError, OSError, ValueError):
                 pass
         try:
-            return gen.proc.wait(timeout_s)
+            code = gen.proc.wait(timeout_s)
         except subprocess.TimeoutExpired:
             gen.proc.kill()  # busy in a long torch call: SIGKILL is the only way out in time
-            return gen.proc.wait()
+            code = gen.proc.wait()
+        if gen.reader is not None and gen.reader is not threading.current_thread():
+            gen.reader.join(1.0)
+        return code
 
     # -- internals ---------------------------------------------------------------------------
     def _escalate(self, gen: _Generation, target: int) -> None:
@@ -195,7 +200,11 @@ class KernelClient:
         """Reader thread: deliver each message; on EOF, report how the kernel ended."""
         while True:
             try:
-                message: Message = read_frame(stdout)
+                message: Message = read_frame(stdout, forbidden=("torch",))
+            except ForbiddenGlobal as exc:  # a bug of ours: the oldest request gets the blame
+                with self._lock:
+                    rid = gen.pending.pop(0) if gen.pending else None
+                message = Message("internal_error", rid, f"{type(exc).__name__}: {exc}")
             except (EOFError, OSError, ValueError):
                 break
             except Exception:  # noqa: BLE001 - a torn frame: the kernel is going down

@@ -7,6 +7,7 @@ unchanged. A frame is a 4-byte big-endian length followed by that many bytes of 
 
 from __future__ import annotations
 
+import io
 import pickle
 import struct
 from dataclasses import dataclass
@@ -46,11 +47,29 @@ def write_frame(stream: IO[bytes], value: object) -> None:
     stream.flush()
 
 
-def read_frame(stream: IO[bytes]) -> Any:
-    """Read one frame; raises EOFError when the other side has closed its end."""
+class ForbiddenGlobal(pickle.UnpicklingError):
+    """A frame names a class of a module the reader must not import (torch, in the window)."""
+
+
+class _Unpickler(pickle.Unpickler):
+    def __init__(self, data: IO[bytes], forbidden: tuple[str, ...]) -> None:
+        super().__init__(data)
+        self._forbidden = forbidden
+
+    def find_class(self, module: str, name: str) -> Any:
+        root = module.split(".", 1)[0]
+        if root in self._forbidden:
+            raise ForbiddenGlobal(f"a kernel message holds {module}.{name}; only plain values "
+                                  "may cross to the window")
+        return super().find_class(module, name)
+
+
+def read_frame(stream: IO[bytes], forbidden: tuple[str, ...] = ()) -> Any:
+    """Read one frame; raises EOFError when the other side has closed its end, and
+    :class:`ForbiddenGlobal` (after consuming the frame) if it names a ``forbidden`` module."""
     header = _read_exactly(stream, _HEADER.size)
     (length,) = _HEADER.unpack(header)
-    return pickle.loads(_read_exactly(stream, length))
+    return _Unpickler(io.BytesIO(_read_exactly(stream, length)), forbidden).load()
 
 
 def _read_exactly(stream: IO[bytes], n: int) -> bytes:

@@ -25,6 +25,16 @@ from dataclasses import dataclass
 
 import psutil
 
+#: PIDs that count as "this process" besides our own: the playground kernel, the child that
+#: holds gpumon's CUDA contexts. Replaced whole (one assignment) by :func:`set_own_children`.
+_own_children: frozenset[int] = frozenset()
+
+
+def set_own_children(pids: Iterable[int]) -> None:
+    """Count ``pids`` (gpumon's own child processes) as this process from now on."""
+    global _own_children
+    _own_children = frozenset(pids)
+
 
 @dataclass(frozen=True, slots=True)
 class ProcInfo:
@@ -38,8 +48,8 @@ class ProcInfo:
 
     @property
     def is_self(self) -> bool:
-        """True for the process running this code."""
-        return self.pid == os.getpid()
+        """True for the process running this code, or its playground kernel."""
+        return self.pid == os.getpid() or self.pid in _own_children
 
 
 def read_procinfo(pid: int) -> ProcInfo:

@@ -80,3 +80,17 @@ def test_counters_are_sent_when_they_change_even_while_a_request_runs(
     watcher.join()
     sent = [m.data for m in _messages(out) if m.kind == "counters"]
     assert sent == [{}, {0: (1, 2)}, {0: (5, 8)}]
+
+
+def test_the_window_refuses_frames_that_would_import_torch() -> None:
+    import torch
+
+    from gpumon.playground.wire import ForbiddenGlobal
+
+    buf = io.BytesIO()
+    write_frame(buf, Message("reply", 1, torch.__version__))  # torch's own str subclass
+    write_frame(buf, Message("reply", 2, "plain"))
+    buf.seek(0)
+    with pytest.raises(ForbiddenGlobal):
+        read_frame(buf, forbidden=("torch",))
+    assert read_frame(buf, forbidden=("torch",)) == Message("reply", 2, "plain")  # in step

@@ -88,5 +88,5 @@ def test_lesson_steps_leave_the_playground_workspace_alone(qtbot, make_window):
     with qtbot.waitSignal(page.stepFinished, timeout=60000):
         page.run_current()
     with qtbot.waitSignal(w.engine.callFinished, timeout=10000) as blocker:
-        w.engine.call(lambda engine: engine.names())
+        w.engine.call("names")
     assert blocker.args[1] == ["mine"]

@@ -144,7 +144,8 @@ class PlaygroundPanel(QWidget):
         self.forms = ActionForms()
         self.workspace_table = WorkspaceTable()
         self.log = OutcomeLog()
-        self.link = MonitorLink(grid, self)
+        # torch's counters come from the kernel (sent while code runs), never from this process
+        self.link = MonitorLink(grid, self, counters=lambda: engine.counters)
 
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
