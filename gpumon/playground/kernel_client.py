@@ -49,6 +49,12 @@ class KernelExit:
             return f"killed by {name}"
         return f"exited with code {code}"
 
+    def sentence(self) -> str:
+        """``The playground kernel (pid 12) was killed by SIGKILL.``"""
+        how = self.how()
+        return f"The playground kernel (pid {self.pid}) {'was ' if how.startswith('k') else ''}" \
+               f"{how}."
+
     def lost_text(self) -> str:
         """``the workspace (x, y) is gone`` or ``the workspace was empty``."""
         if not self.lost_names:

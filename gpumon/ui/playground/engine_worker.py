@@ -31,7 +31,9 @@ API (every method is called from the GUI thread, every signal arrives in the GUI
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
@@ -62,20 +64,53 @@ class KernelLost(Exception):
 
 
 def interrupted_error() -> ErrorInfo:
+    """The card of code that Stop interrupted in time."""
     return ErrorInfo("KeyboardInterrupt", "Stopped by the Stop button.",
-                     "The code was interrupted; the workspace is kept.", by_torch=False)
+                     "The code was interrupted (KeyboardInterrupt); the kernel and its "
+                     "workspace are kept.", by_torch=False)
 
 
 def internal_error(trace: str) -> ErrorInfo:
+    """A bug of gpumon's, with its traceback: never shown as torch's error."""
     return ErrorInfo("InternalError", trace.rstrip(),
                      "This is a bug in gpumon, not a torch error; please report it.",
                      by_torch=False)
 
 
 def lost_error(ended: KernelExit) -> ErrorInfo:
-    return ErrorInfo("KernelDied", f"The playground kernel {ended.how()}.",
+    """The card of an action whose kernel ended before answering."""
+    return ErrorInfo("KernelDied", ended.sentence(),
                      f"{ended.lost_text()} The next action starts a fresh kernel.",
                      by_torch=False)
+
+
+@dataclass(frozen=True)
+class KernelNotice(Action):
+    """Not an action: the log's card for something that happened to the kernel."""
+
+    what: str
+
+    def code(self) -> str:
+        return f"# {self.what}"
+
+
+def ended_outcome(ended: KernelExit) -> Outcome:
+    """The log's card for a kernel that died, or was killed and restarted."""
+    if ended.reason == "died":
+        error = ErrorInfo("KernelDied", ended.sentence(),
+                          f"{ended.lost_text()} The monitor kept running; the next action "
+                          "starts a fresh kernel.", by_torch=False)
+        what = "the playground kernel died"
+    elif ended.reason == "killed after interrupt":
+        error = ErrorInfo("KernelRestarted", "The code did not stop within 2 s of Stop, so "
+                          f"the kernel (pid {ended.pid}) was {ended.how()} and restarted.",
+                          f"{ended.lost_text()} A fresh kernel is ready.", by_torch=False)
+        what = "Stop: the kernel was killed and restarted"
+    else:
+        error = ErrorInfo("KernelRestarted", f"The kernel (pid {ended.pid}) was restarted.",
+                          ended.lost_text(), by_torch=False)
+        what = "the kernel was restarted"
+    return Outcome(KernelNotice(what), f"# {what}", False, time.time(), 0.0, error=error)
 
 
 class _Bridge(QObject):
@@ -257,7 +292,7 @@ class EngineThread(QObject):
                 if kind == "internal_error":
                     log.error("gpumon failed in the playground kernel:\n%s", data)
                 error = internal_error(data) if kind == "internal_error" else interrupted_error()
-                outcome = Outcome(what, what.code(), False, 0.0, 0.0, error=error)
+                outcome = Outcome(what, what.code(), False, time.time(), 0.0, error=error)
             self._finish_action(rid, outcome)
         else:
             result: object = data
@@ -290,10 +325,10 @@ class EngineThread(QObject):
             if request == "load":
                 self._loading = False
             elif request == "run":
-                self._finish_action(rid, Outcome(what, what.code(), False, 0.0, 0.0,
+                self._finish_action(rid, Outcome(what, what.code(), False, time.time(), 0.0,
                                                  error=lost_error(ended)))
             elif request == "call":
-                self.callFinished.emit(rid, KernelLost(f"The playground kernel {ended.how()}."))
+                self.callFinished.emit(rid, KernelLost(ended.sentence()))
         self.workspaceChanged.emit([])
         self.countersChanged.emit({})
         if was_busy and not self.busy:

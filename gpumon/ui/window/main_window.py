@@ -25,7 +25,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QCloseEvent, QShowEvent
+from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QDockWidget,
     QMainWindow,
@@ -167,6 +167,18 @@ class MainWindow(QMainWindow):
                            latest_snapshot=lambda: self.latest_snapshot)
         self.gpuPanelsChanged.connect(self.menus.rebuild_gpu_menu)
         self.add_lazy_page("Lesson", self._make_lesson)
+        for number, title in enumerate(("Monitor", "Playground", "Lesson"), start=1):
+            key = QShortcut(QKeySequence(f"Ctrl+{number}"), self)
+            key.activated.connect(lambda t=title: self.show_tab(t))
+
+    def show_tab(self, title: str) -> None:
+        """Ctrl+1/2/3: show tab ``title``; on the Playground the code line takes the focus."""
+        page = self.page(title)
+        if page is None:
+            return
+        self.tabs.setCurrentWidget(page)
+        if title == "Playground":
+            self.playground.code_bar.edit.setFocus()
 
     # -- extension points ----------------------------------------------------------------
     def add_page(self, widget: QWidget, title: str) -> int:
