@@ -90,3 +90,20 @@ def test_quit_during_a_10_s_operation_exits_0_within_3_s_and_leaves_no_kernel() 
     gone = not psutil.pid_exists(kernel_pid) or \
         psutil.Process(kernel_pid).status() == psutil.STATUS_ZOMBIE
     assert gone, "the kernel outlived the window"
+
+
+def test_the_kernel_is_prewarmed_after_the_first_frame_when_asked() -> None:
+    proc = _python("""
+        from gpumon.ui.window.main_window import MainWindow as Prewarming
+        running_at_show = w.engine.running
+        w.close()
+        p = Prewarming(simulated_factory(1), 0.1, prewarm_kernel=True)
+        p.show()
+        started_at_show = p.engine.running
+        wait(lambda: p.engine.load_status is not None)
+        print(running_at_show, started_at_show, p.engine.load_status.ok,
+              p.engine.kernel_pid not in (None, os.getpid()))
+        p.close()
+    """)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split()[-4:] == ["False", "False", "True", "True"]

@@ -41,7 +41,8 @@ def run(simulate: int | None, interval_s: float | None = None, seed: int = 0) ->
     if interval_s is not None:
         settings.interval_s = interval_s
     window = MainWindow(factory, settings.interval_s or 1.0,
-                        demo_factory=simulated_factory(4, seed), settings=settings)
+                        demo_factory=simulated_factory(4, seed), settings=settings,
+                        prewarm_kernel=True)
     if icon is not None:
         window.setWindowIcon(icon)
     app.aboutToQuit.connect(window.close)  # quit without closing still joins the thread

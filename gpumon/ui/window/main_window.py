@@ -91,9 +91,11 @@ class MainWindow(QMainWindow):
         demo_factory: Callable[[], Source] | None = None,
         settings: Settings | None = None,
         parent: QWidget | None = None,
+        prewarm_kernel: bool = False,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("mainWindow")
+        self._prewarm_kernel = prewarm_kernel  # start the playground kernel after 1st frame
         self.interval_s = clamp_interval(interval_s)
         self.window_s = int(window_s)
         self._demo_factory = demo_factory or simulated_factory(4)
@@ -290,6 +292,11 @@ class MainWindow(QMainWindow):
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
         super().showEvent(event)
         self.start()
+        if self._prewarm_kernel:
+            self._prewarm_kernel = False
+            # A 0 ms timer fires once the events queued now (the first paint among them)
+            # are handled: the kernel's start never delays the first frame.
+            QTimer.singleShot(0, self.engine.load)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         self._watchdog.stop()
