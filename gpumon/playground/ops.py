@@ -95,7 +95,9 @@ def moved(value: Any, how: str | None, device: str | None, index: int | None,
     if how == "cuda":
         check_cuda_index(index)
         run.touch("cuda" if index is None else f"cuda:{index}")
-        if source_dev is None or source_dev.type != "cuda":
+        # A copy unless it is already there: z.cuda(1) of a tensor on cuda:0 copies too.
+        if source_dev is None or source_dev.type != "cuda" or \
+                (index is not None and source_dev.index != index):
             check_fits(nbytes, "cuda", index)
         return (lambda: value.cuda()) if index is None else (lambda: value.cuda(index))
     if how == "cpu":
@@ -278,6 +280,8 @@ def compute(values: Values, action: act.Compute, run: ActionRun) -> None:
         exponent = action.exponent
         if type(exponent) not in (int, float) or not math.isfinite(exponent):
             raise Refusal(f"The exponent must be a finite number; got {exponent!r}.")
+        # The result counts too: x ** 0.5 of a uint8 tensor is float32, four times its size.
+        guard_result(lambda: meta_copy(a) ** exponent, a.device)
         fn = lambda: a ** exponent  # noqa: E731
     else:
         fn = a.sum

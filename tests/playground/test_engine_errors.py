@@ -276,3 +276,36 @@ def test_a_torch_prefixed_dtype_is_accepted(engine: Engine) -> None:
     assert out.code == "t = torch.tensor([1, 2], dtype=torch.int8)"
     bad = engine.run(act.CreateTensor("t", "[1, 2]", dtype="torch.float"))
     assert bad.error is not None and "Unknown dtype 'torch.float'" in bad.error.message
+
+
+def test_size_guard_counts_the_result_of_pow(engine: Engine,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """x ** 0.5 of a uint8 tensor is float32: four times the input, refused before it runs."""
+    engine.run(act.CreateFilled("u", "zeros", (3000,), dtype="uint8"))  # 3 kB
+    monkeypatch.setattr(memory, "host_available_bytes", lambda: 10_000)  # room for 8 kB
+    out = engine.run(act.Compute("r", "pow", "u", exponent=0.5))  # 12 kB of float32
+    assert out.error is not None and out.error.type_name == REFUSED
+    assert "r" not in engine.names()
+    assert engine.run(act.Compute("r", "pow", "u", exponent=2)).ok  # uint8 stays 3 kB
+
+
+def test_cuda_move_between_gpus_is_checked_like_a_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """.cuda(1) of a tensor on cuda:0 allocates on cuda:1: the guard must see it (a fake
+    tensor on cuda:0 and a recording check_fits stand in for two GPUs)."""
+    import torch
+
+    from gpumon.playground import ops
+    from gpumon.playground.action_run import ActionRun
+
+    checked: list[tuple[int, str, int | None]] = []
+    monkeypatch.setattr(ops, "check_fits", lambda n, t, i: checked.append((n, t, i)))
+    monkeypatch.setattr(ops, "check_cuda_index", lambda _i: None)
+
+    class OnGpu0:
+        device = torch.device("cuda", 0)
+        nbytes = 4096
+
+    monkeypatch.setattr(ops, "_torch", lambda: type("T", (), {"Tensor": OnGpu0}))
+    ops.moved(OnGpu0(), "cuda", None, 1, ActionRun())
+    ops.moved(OnGpu0(), "cuda", None, 0, ActionRun())  # already there: no copy, no check
+    assert checked == [(4096, "cuda", 1)]
