@@ -30,6 +30,7 @@ class ActionRun:
     memory_before: tuple[Any, ...] = ()
     duration_s: float = 0.0
     executed: bool = False
+    in_torch: bool = False  # an exception now comes from the torch call (see blame.py)
 
     def touch(self, *devices: object) -> None:
         """Note devices the action uses (for memory readings and graph markers)."""
@@ -46,10 +47,12 @@ class ActionRun:
         self.executed = True
         start = time.perf_counter()
         try:
+            self.in_torch = True
             value = fn()
             if hasattr(value, "device"):
                 self.touch(value.device)
             synchronize(self.devices)
+            self.in_torch = False
         finally:
             self.duration_s = time.perf_counter() - start
         self.value = value

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from gpumon.playground import actions as act
 from gpumon.playground import ops
 from gpumon.playground.action_run import ActionRun
+from gpumon.playground.blame import internal_error, is_gpumon_bug
 from gpumon.playground.codeline import RunCode, run_code, syntax_error
 from gpumon.playground.describe import (
     dtype_name,
@@ -109,7 +110,8 @@ class Engine:
         except SyntaxError as exc:  # the code line's typing mistake (before anything ran)
             error = syntax_error(exc)
         except Exception as exc:  # noqa: BLE001 - errors are content
-            error = error_from_exception(exc)
+            ours = not run.in_torch and not isinstance(action, RunCode) and is_gpumon_bug(exc)
+            error = internal_error(exc) if ours else error_from_exception(exc)
         try:
             return self._outcome(action, code, started_at, run, error)
         except Exception as exc:  # noqa: BLE001 - a bug here must not crash the worker
