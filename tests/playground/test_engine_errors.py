@@ -309,3 +309,41 @@ def test_cuda_move_between_gpus_is_checked_like_a_copy(monkeypatch: pytest.Monke
     ops.moved(OnGpu0(), "cuda", None, 1, ActionRun())
     ops.moved(OnGpu0(), "cuda", None, 0, ActionRun())  # already there: no copy, no check
     assert checked == [(4096, "cuda", 1)]
+
+
+def test_an_inline_move_is_made_inside_the_timed_region(
+        engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``y + x.cpu()``: the move runs inside run.execute (timed, memory measured), and the
+    operands are recorded as they were used."""
+    from gpumon.playground import ops
+
+    inside: list[bool] = []
+    real = ops.moved
+
+    def spying(value, how, device, index, run):  # type: ignore[no-untyped-def]
+        fetch = real(value, how, device, index, run)
+
+        def wrapped():  # type: ignore[no-untyped-def]
+            inside.append(run.in_torch)
+            return fetch()
+        return wrapped
+
+    monkeypatch.setattr(ops, "moved", spying)
+    engine.run(act.CreateTensor("x", "[1.0, 2.0]"))
+    engine.run(act.CreateTensor("y", "[3.0, 4.0]"))
+    out = engine.run(act.Compute("z", "add", "y", act.Ref("x", "cpu")))
+    assert out.ok and inside == [True, True]
+    assert [o.code for o in out.operands] == ["y", "x.cpu()"]
+
+
+def test_an_inline_copy_counts_its_bytes_where_it_lands() -> None:
+    import torch
+
+    from gpumon.playground import ops
+    from gpumon.playground.action_run import ActionRun
+
+    x = torch.ones(4)  # 16 bytes on the CPU
+    to_gpu = ops.Operand("x.cuda(0)", x, torch.device("cuda", 0), lambda: x, ActionRun())
+    stays = ops.Operand("x.cpu()", x, torch.device("cpu"), lambda: x, ActionRun())
+    to_meta = ops.Operand("x.to('meta')", x, torch.device("meta"), lambda: x, ActionRun())
+    assert (to_gpu.nbytes(), stays.nbytes(), to_meta.nbytes()) == (16, 0, 0)
