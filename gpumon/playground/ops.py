@@ -381,8 +381,13 @@ def delete(values: Values, action: act.Delete, run: ActionRun) -> None:
 
 def empty_cache(values: Values, action: act.EmptyCache, run: ActionRun) -> None:
     torch = _torch()
+    # Only GPUs where torch holds memory: touching a device means synchronising it after the
+    # call, and synchronize(i) creates a context on a GPU the user never used. Checked in
+    # torch/cuda/memory.py: memory_reserved reads memory_stats_as_nested_dict, which returns
+    # {} before CUDA is initialised and otherwise reads the allocator's host-side counters.
     if torch.cuda.is_available():
-        run.touch(*(f"cuda:{i}" for i in range(torch.cuda.device_count())))
+        run.touch(*(f"cuda:{i}" for i in range(torch.cuda.device_count())
+                    if torch.cuda.memory_reserved(i) > 0))
     run.execute(torch.cuda.empty_cache)
 
 

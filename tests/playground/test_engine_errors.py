@@ -347,3 +347,21 @@ def test_an_inline_copy_counts_its_bytes_where_it_lands() -> None:
     stays = ops.Operand("x.cpu()", x, torch.device("cpu"), lambda: x, ActionRun())
     to_meta = ops.Operand("x.to('meta')", x, torch.device("meta"), lambda: x, ActionRun())
     assert (to_gpu.nbytes(), stays.nbytes(), to_meta.nbytes()) == (16, 0, 0)
+
+
+def test_empty_cache_touches_only_gpus_where_torch_holds_memory(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Touched devices are synchronised afterwards, which would create a CUDA context on an
+    unused GPU: a fake torch with 2 GPUs, memory reserved on cuda:1 only."""
+    from types import SimpleNamespace
+
+    from gpumon.playground import ops
+    from gpumon.playground.action_run import ActionRun
+
+    reserved = {0: 0, 1: 512}
+    cuda = SimpleNamespace(is_available=lambda: True, device_count=lambda: 2,
+                           memory_reserved=reserved.__getitem__, empty_cache=lambda: None)
+    monkeypatch.setattr(ops, "_torch", lambda: SimpleNamespace(cuda=cuda))
+    run = ActionRun()
+    ops.empty_cache({}, act.EmptyCache(), run)
+    assert run.devices == ["cuda:1"]
