@@ -9,6 +9,7 @@ meant to be driven from one worker thread.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from gpumon.playground import actions as act
@@ -170,6 +171,11 @@ class Engine:
     def names(self) -> list[str]:
         """Names in the workspace, in creation order."""
         return list(self._values)
+
+    def forget(self, names: Iterable[str]) -> None:
+        """Forget these names (those absent are skipped)."""
+        for name in list(names):
+            self._values.pop(name, None)
 
     def clear(self) -> None:
         """Forget every named value (their memory goes back to torch's cache)."""

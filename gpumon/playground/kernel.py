@@ -98,7 +98,9 @@ class Kernel:
         self._snapshot = snapshot
         runner = self._lessons.get(key)
         if runner is None:
-            runner = LessonRunner(Engine(), lambda: self._snapshot, key)
+            # The playground's own engine: the lesson's tensors are in the one workspace, in
+            # the memory lines, and can be deleted there; jumping steps forgets only its names.
+            runner = LessonRunner(self.engine, lambda: self._snapshot, key, shared=True)
             self._lessons[key] = runner
         return runner.run_step(number)
 
