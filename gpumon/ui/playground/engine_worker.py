@@ -79,7 +79,8 @@ def internal_error(trace: str) -> ErrorInfo:
 
 def lost_error(ended: KernelExit) -> ErrorInfo:
     """The card of an action whose kernel ended before answering."""
-    return ErrorInfo("KernelDied", ended.sentence(),
+    kind = "KernelDied" if ended.reason == "died" else "KernelRestarted"
+    return ErrorInfo(kind, ended.sentence(),
                      f"{ended.lost_text()} The next action starts a fresh kernel.",
                      by_torch=False)
 
