@@ -6,7 +6,7 @@
 2. Responsiveness: the main window (8 simulated GPUs, 0.1 s sampling, offscreen) runs a
    matmul of about 2 s through the Playground page; a GUI-thread QTimer (10 ms) and the
    snapshots' arrival times are recorded meanwhile. Target: largest gap <= 2x the interval.
-   The matmul is sized on the engine thread after torch loaded (the engine lowers torch's
+   The matmul is sized in the kernel after torch loaded (the engine lowers torch's
    thread count to leave the window a core), so the GUI thread never runs torch. Set
    ``OMP_NUM_THREADS=<cores>`` to measure torch on every core, as before that change.
 
@@ -30,6 +30,7 @@ sys.path.insert(0, str(REPO))
 import torch  # noqa: E402
 
 from gpumon.playground import actions as A  # noqa: E402
+from gpumon.playground.codeline import RunCode  # noqa: E402
 from gpumon.playground.engine import Engine  # noqa: E402
 
 TARGET_MS = 1.0
@@ -68,14 +69,22 @@ def overhead(reps: int) -> bool:
     return ok
 
 
-def matmul_size(seconds: float) -> int:
-    n = 512
-    while True:
-        a = torch.rand(n, n)
-        t = median_s(lambda a=a: a @ a, 3)
-        if t * 8 > seconds or n >= 8192:  # the next doubling would overshoot
-            return int(n * (seconds / t) ** (1 / 3))
-        n *= 2
+def matmul_size_code(seconds: float) -> str:
+    """Code for the kernel: the matrix size whose product takes about ``seconds`` there."""
+    return (
+        "import time as _time\n"
+        "def _size(seconds):\n"
+        "    n = 512\n"
+        "    while True:\n"
+        "        a = torch.rand(n, n)\n"
+        "        ts = []\n"
+        "        for _ in range(3):\n"
+        "            t0 = _time.perf_counter(); a @ a; ts.append(_time.perf_counter() - t0)\n"
+        "        t = sorted(ts)[1]\n"
+        "        if t * 8 > seconds or n >= 8192:  # the next doubling would overshoot\n"
+        "            return int(n * (seconds / t) ** (1 / 3))\n"
+        "        n *= 2\n"
+        f"_size({seconds!r})")
 
 
 def responsiveness(seconds: float) -> bool:
@@ -89,16 +98,17 @@ def responsiveness(seconds: float) -> bool:
     w = MainWindow(lambda: SimulatedSource(8), INTERVAL_S, window_s=300)
     w.resize(1400, 900)
     w.show()
-    w.tabs.setCurrentWidget(w.playground)  # loads torch on the engine thread
+    w.tabs.setCurrentWidget(w.playground)  # loads torch in the kernel
     panel = w.playground
-    # Sized on the engine thread after loading (the engine may lower torch's thread
-    # count), so the GUI thread never runs torch, as in the app.
+    # Sized in the kernel after loading (it may lower torch's thread count), so this
+    # process never runs torch, as in the app.
     sized: list[int] = []
-    w.engine.callFinished.connect(lambda _t, result: sized.append(result))
-    w.engine.call(lambda _engine: matmul_size(seconds))
+    w.engine.actionFinished.connect(lambda _t, o: sized.append(int(o.preview)))
+    w.engine.submit(RunCode(matmul_size_code(seconds)))
     while not sized:
         app.processEvents()
         time.sleep(0.001)
+    w.engine.actionFinished.disconnect()
     n = sized[0]
     status = w.engine.load_status
     print(f"  {status.status_text() if status else 'PyTorch did not load'}")

@@ -30,6 +30,7 @@ class ActionRun:
     memory_before: tuple[Any, ...] = ()
     duration_s: float = 0.0
     executed: bool = False
+    in_torch: bool = False  # an exception now comes from the torch call (see blame.py)
 
     def touch(self, *devices: object) -> None:
         """Note devices the action uses (for memory readings and graph markers)."""
@@ -46,10 +47,12 @@ class ActionRun:
         self.executed = True
         start = time.perf_counter()
         try:
+            self.in_torch = True
             value = fn()
             if hasattr(value, "device"):
                 self.touch(value.device)
-            _synchronize(self.devices)
+            synchronize(self.devices)
+            self.in_torch = False
         finally:
             self.duration_s = time.perf_counter() - start
         self.value = value
@@ -66,8 +69,13 @@ def _current_cuda() -> str:
     return ""
 
 
-def _synchronize(devices: list[str]) -> None:
-    """Wait for queued CUDA work so durations are honest and async errors land here."""
+def synchronize(devices: list[str]) -> None:
+    """Wait for queued CUDA work so durations are honest and async errors land here.
+
+    Only the listed cuda devices (those holding the action's tensors) are synchronised:
+    ``torch.cuda.synchronize(i)`` creates a context on device ``i`` if it has none (checked
+    in torch/cuda/__init__.py: it enters ``torch.cuda.device(i)``, which sets the device).
+    """
     torch = sys.modules.get("torch")
     if torch is None or not torch.cuda.is_initialized():
         return

@@ -9,11 +9,14 @@ meant to be driven from one worker thread.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from gpumon.playground import actions as act
 from gpumon.playground import ops
 from gpumon.playground.action_run import ActionRun
+from gpumon.playground.blame import internal_error, is_gpumon_bug
+from gpumon.playground.codeline import RunCode, run_code, syntax_error
 from gpumon.playground.describe import (
     dtype_name,
     model_bytes,
@@ -67,8 +70,11 @@ class Engine:
             threads, cores, note = None, None, ""
         cuda = torch.version.cuda
         build = f"CUDA {cuda}" if cuda else "CPU-only build"
-        self._load_status = LoadStatus(True, f"PyTorch {torch.__version__} · {build}",
-                                       torch.__version__, cuda, time.perf_counter() - start,
+        # str(): torch.__version__ is torch's own str subclass, which would drag torch into
+        # the window when this status crosses the kernel's pipe.
+        version, cuda = str(torch.__version__), None if cuda is None else str(cuda)
+        self._load_status = LoadStatus(True, f"PyTorch {version} · {build}",
+                                       version, cuda, time.perf_counter() - start,
                                        threads, cores, note)
         return self._load_status
 
@@ -95,12 +101,18 @@ class Engine:
                               "PyTorch is not installed or failed to load in this environment.")
             return Outcome(action, code, False, started_at, 0.0, error=error)
         try:
-            handler = ops.HANDLERS.get(type(action))
-            if handler is None:
-                raise ops.Refusal(f"The playground does not know the action {action!r}.")
-            handler(self._values, action, run)
+            if isinstance(action, RunCode):
+                run_code(self._values, action, self._torch, run)
+            else:
+                handler = ops.HANDLERS.get(type(action))
+                if handler is None:
+                    raise ops.Refusal(f"The playground does not know the action {action!r}.")
+                handler(self._values, action, run)
+        except SyntaxError as exc:  # the code line's typing mistake (before anything ran)
+            error = syntax_error(exc)
         except Exception as exc:  # noqa: BLE001 - errors are content
-            error = error_from_exception(exc)
+            ours = not run.in_torch and not isinstance(action, RunCode) and is_gpumon_bug(exc)
+            error = internal_error(exc) if ours else error_from_exception(exc)
         try:
             return self._outcome(action, code, started_at, run, error)
         except Exception as exc:  # noqa: BLE001 - a bug here must not crash the worker
@@ -159,6 +171,11 @@ class Engine:
     def names(self) -> list[str]:
         """Names in the workspace, in creation order."""
         return list(self._values)
+
+    def forget(self, names: Iterable[str]) -> None:
+        """Forget these names (those absent are skipped)."""
+        for name in list(names):
+            self._values.pop(name, None)
 
     def clear(self) -> None:
         """Forget every named value (their memory goes back to torch's cache)."""

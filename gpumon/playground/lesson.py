@@ -237,10 +237,13 @@ class LessonRunner:
     """
 
     def __init__(self, engine: Engine, snapshot: Callable[[], Snapshot | None] = lambda: None,
-                 steps: Sequence[LessonStep] = LESSON) -> None:
+                 steps: Sequence[LessonStep] = LESSON, shared: bool = False) -> None:
         self._engine = engine
         self._snapshot = snapshot
         self._steps = tuple(steps)
+        # shared: the engine is the playground's too; a reset forgets only the lesson's names
+        self._shared = shared
+        self._made: set[str] = set()
         self._next = 1  # the step whose predecessors have run, in order
         self._cuda: int | None = None
 
@@ -255,8 +258,13 @@ class LessonRunner:
         return self._cuda
 
     def reset(self) -> None:
-        """Forget the workspace; the next step runs from a clean slate."""
-        self._engine.clear()
+        """Forget the workspace (a shared one: the lesson's names only); the next step runs
+        from a clean slate."""
+        if self._shared:
+            self._engine.forget(self._made)
+        else:
+            self._engine.clear()
+        self._made.clear()
         self._next = 1
 
     def run_step(self, number: int, meta: bool = True) -> StepResult:
@@ -305,6 +313,8 @@ class LessonRunner:
         outcomes = []
         for action in actions:
             outcome = self._engine.run(action)
+            if outcome.result_name is not None:
+                self._made.add(outcome.result_name)
             outcomes.append(outcome)
             if stop_at_error and not outcome.ok:
                 break

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import psutil
 
+from gpumon.playground.cgroup import cgroup_headroom
 from gpumon.playground.errors import Refusal
 
 #: Refuse a host tensor above this share of the memory psutil says is available.
@@ -87,8 +88,11 @@ def human_bytes(n: float) -> str:
 
 
 def host_available_bytes() -> int:
-    """Memory the system could give this process now (psutil's ``available``)."""
-    return int(psutil.virtual_memory().available)
+    """Memory the system could give this process now: psutil's ``available``, or less when
+    the process's cgroup (a container's limit) leaves less."""
+    available = int(psutil.virtual_memory().available)
+    headroom = cgroup_headroom()
+    return available if headroom is None else min(available, headroom)
 
 
 def check_fits(nbytes: int, device_type: str, device_index: int | None) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import keyword
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gpumon.playground import actions as act
@@ -95,7 +96,9 @@ def moved(value: Any, how: str | None, device: str | None, index: int | None,
     if how == "cuda":
         check_cuda_index(index)
         run.touch("cuda" if index is None else f"cuda:{index}")
-        if source_dev is None or source_dev.type != "cuda":
+        # A copy unless it is already there: z.cuda(1) of a tensor on cuda:0 copies too.
+        if source_dev is None or source_dev.type != "cuda" or \
+                (index is not None and source_dev.index != index):
             check_fits(nbytes, "cuda", index)
         return (lambda: value.cuda()) if index is None else (lambda: value.cuda(index))
     if how == "cpu":
@@ -106,29 +109,70 @@ def moved(value: Any, how: str | None, device: str | None, index: int | None,
     raise Refusal(f"Unknown move {how!r}: use to, cuda or cpu.")
 
 
-def operand(values: Values, ref: str | act.Ref, run: ActionRun) -> torch.Tensor:
-    """Resolve a (possibly moved) operand, record it, and return the tensor."""
+@dataclass
+class Operand:
+    """An input as it will be when the action runs. An inline move (``y + x.cpu()``) is made
+    by :meth:`get`, inside the timed and measured ``run.execute``, so its copy counts."""
+
+    code: str
+    source: torch.Tensor
+    device: torch.device  # where the input will be (the move's target)
+    fetch: Callable[[], torch.Tensor]
+    run: ActionRun
+
+    def dim(self) -> int:
+        return int(self.source.dim())
+
+    def meta(self) -> torch.Tensor:
+        """A data-free stand-in of the same shape and dtype (for the guards)."""
+        return meta_copy(self.source)
+
+    def nbytes(self) -> int:
+        """Bytes the inline move allocates (0 when there is none)."""
+        same = self.device == self.source.device or (
+            self.device.type == self.source.device.type and self.device.index is None)
+        return 0 if same or self.device.type == "meta" else int(self.source.nbytes)
+
+    def get(self) -> torch.Tensor:
+        """Make the move (if any), record the input as it is, and return it."""
+        tensor = self.fetch()
+        self.run.operands.append(operand_info(self.code, tensor))
+        self.run.touch(tensor.device)
+        return tensor
+
+
+def operand(values: Values, ref: str | act.Ref, run: ActionRun) -> Operand:
+    """Resolve an input (validated and guarded now; an inline move is made by ``get``)."""
+    torch = _torch()
     r = act.as_ref(ref)
-    # An inline move (``y + x.cpu()``) runs here, before the timed operation.
-    tensor: torch.Tensor = moved(lookup_tensor(values, r.name), r.how, r.device, r.index, run)()
-    run.operands.append(operand_info(r.code(), tensor))
-    run.touch(tensor.device)
-    return tensor
+    source = lookup_tensor(values, r.name)
+    fetch = moved(source, r.how, r.device, r.index, run)
+    if r.how is None:
+        target = source.device
+    elif r.how == "cpu":
+        target = torch.device("cpu")
+    elif r.how == "cuda":
+        target = torch.device("cuda", r.index) if r.index is not None else torch.device("cuda")
+    else:
+        target = resolve_device(r.device or "cpu")
+    run.touch(source.device)
+    return Operand(r.code(), source, target, fetch, run)
 
 
 def meta_copy(t: torch.Tensor) -> torch.Tensor:
     return _torch().empty(t.shape, dtype=t.dtype, device="meta")
 
 
-def guard_result(meta_fn: Callable[[], Any], device: torch.device) -> None:
-    """Refuse before allocating a result that would not fit where the inputs are."""
+def guard_result(meta_fn: Callable[[], Any], device: torch.device, copies: int = 0) -> None:
+    """Refuse before allocating a result that would not fit where the inputs are, counting
+    ``copies`` (bytes of inline moves made in the same action) with it."""
     torch = _torch()
     try:
         result = meta_fn()
     except Exception:  # noqa: BLE001 - the real call will raise torch's own error
         return
     if isinstance(result, torch.Tensor):
-        check_fits(result.numel() * result.element_size(), device.type, device.index)
+        check_fits(result.numel() * result.element_size() + copies, device.type, device.index)
 
 
 # --- handlers ----------------------------------------------------------------------------
@@ -271,16 +315,19 @@ def compute(values: Values, action: act.Compute, run: ActionRun) -> None:
         b = operand(values, action.b, run)
         binary = _BINARY[action.op]
         if action.op == "matmul":
-            check_matmul_meta(a, b)
-        guard_result(lambda: binary(meta_copy(a), meta_copy(b)), a.device)
-        fn: Callable[[], Any] = lambda: binary(a, b)  # noqa: E731
+            check_matmul_meta(a, b)  # type: ignore[arg-type]  # reads .device and .dim()
+        guard_result(lambda: binary(a.meta(), b.meta()), a.device,
+                     sum(o.nbytes() for o in (a, b) if o.device == a.device))
+        fn: Callable[[], Any] = lambda: binary(a.get(), b.get())  # noqa: E731
     elif action.op == "pow":
         exponent = action.exponent
         if type(exponent) not in (int, float) or not math.isfinite(exponent):
             raise Refusal(f"The exponent must be a finite number; got {exponent!r}.")
-        fn = lambda: a ** exponent  # noqa: E731
+        # The result counts too: x ** 0.5 of a uint8 tensor is float32, four times its size.
+        guard_result(lambda: a.meta() ** exponent, a.device, a.nbytes())
+        fn = lambda: a.get() ** exponent  # noqa: E731
     else:
-        fn = a.sum
+        fn = lambda: a.get().sum()  # noqa: E731
     values[action.result] = run.execute(fn)
     run.result_name = action.result
 
@@ -307,12 +354,12 @@ def call_model(values: Values, action: act.CallModel, run: ActionRun) -> None:
     for p in model.parameters():
         run.touch(p.device)
     x = operand(values, action.input, run)
-    check_call_meta(model, x)
+    check_call_meta(model, x)  # type: ignore[arg-type]  # reads .device
     if isinstance(model, torch.nn.Linear):
         bias = None if model.bias is None else meta_copy(model.bias)
-        guard_result(lambda: torch.nn.functional.linear(meta_copy(x), meta_copy(model.weight),
-                                                        bias), x.device)
-    values[action.result] = run.execute(lambda: model(x))
+        guard_result(lambda: torch.nn.functional.linear(x.meta(), meta_copy(model.weight),
+                                                        bias), x.device, x.nbytes())
+    values[action.result] = run.execute(lambda: model(x.get()))
     run.result_name = action.result
 
 
@@ -334,8 +381,13 @@ def delete(values: Values, action: act.Delete, run: ActionRun) -> None:
 
 def empty_cache(values: Values, action: act.EmptyCache, run: ActionRun) -> None:
     torch = _torch()
+    # Only GPUs where torch holds memory: touching a device means synchronising it after the
+    # call, and synchronize(i) creates a context on a GPU the user never used. Checked in
+    # torch/cuda/memory.py: memory_reserved reads memory_stats_as_nested_dict, which returns
+    # {} before CUDA is initialised and otherwise reads the allocator's host-side counters.
     if torch.cuda.is_available():
-        run.touch(*(f"cuda:{i}" for i in range(torch.cuda.device_count())))
+        run.touch(*(f"cuda:{i}" for i in range(torch.cuda.device_count())
+                    if torch.cuda.memory_reserved(i) > 0))
     run.execute(torch.cuda.empty_cache)
 
 
@@ -359,7 +411,7 @@ def to_numpy(values: Values, action: act.ToNumpy, run: ActionRun) -> None:
     source = lookup_tensor(values, act.as_ref(action.source).name)
     t = operand(values, action.source, run)
     run.kind = "value"
-    array = run.execute(t.numpy)
+    array = run.execute(lambda: t.get().numpy())
     run.copied = source.device.type != "cpu" or array.ctypes.data != source.data_ptr()
     run.details = (("lives in", "main memory (a numpy array)"),
                    ("shares memory with the tensor", "no" if run.copied else "yes"))

@@ -25,6 +25,16 @@ from dataclasses import dataclass
 
 import psutil
 
+#: PIDs that count as "this process" besides our own: the playground kernel, the child that
+#: holds gpumon's CUDA contexts. Replaced whole (one assignment) by :func:`set_own_children`.
+_own_children: frozenset[int] = frozenset()
+
+
+def set_own_children(pids: Iterable[int]) -> None:
+    """Count ``pids`` (gpumon's own child processes) as this process from now on."""
+    global _own_children
+    _own_children = frozenset(pids)
+
 
 @dataclass(frozen=True, slots=True)
 class ProcInfo:
@@ -38,9 +48,9 @@ class ProcInfo:
 
     @property
     def is_self(self) -> bool:
-        """True for the process running this code, also when NVML gives its PID as the
-        host sees it and this code runs in a container's PID namespace."""
-        return self.pid in self_pids()
+        """True for the process running this code or its playground kernel, also when NVML
+        gives its PID as the host sees it and this code runs in a container's PID namespace."""
+        return self.pid in self_pids() or self.pid in _own_children
 
 
 def nspids(status_text: str) -> set[int]:

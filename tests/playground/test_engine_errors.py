@@ -276,3 +276,92 @@ def test_a_torch_prefixed_dtype_is_accepted(engine: Engine) -> None:
     assert out.code == "t = torch.tensor([1, 2], dtype=torch.int8)"
     bad = engine.run(act.CreateTensor("t", "[1, 2]", dtype="torch.float"))
     assert bad.error is not None and "Unknown dtype 'torch.float'" in bad.error.message
+
+
+def test_size_guard_counts_the_result_of_pow(engine: Engine,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """x ** 0.5 of a uint8 tensor is float32: four times the input, refused before it runs."""
+    engine.run(act.CreateFilled("u", "zeros", (3000,), dtype="uint8"))  # 3 kB
+    monkeypatch.setattr(memory, "host_available_bytes", lambda: 10_000)  # room for 8 kB
+    out = engine.run(act.Compute("r", "pow", "u", exponent=0.5))  # 12 kB of float32
+    assert out.error is not None and out.error.type_name == REFUSED
+    assert "r" not in engine.names()
+    assert engine.run(act.Compute("r", "pow", "u", exponent=2)).ok  # uint8 stays 3 kB
+
+
+def test_cuda_move_between_gpus_is_checked_like_a_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """.cuda(1) of a tensor on cuda:0 allocates on cuda:1: the guard must see it (a fake
+    tensor on cuda:0 and a recording check_fits stand in for two GPUs)."""
+    import torch
+
+    from gpumon.playground import ops
+    from gpumon.playground.action_run import ActionRun
+
+    checked: list[tuple[int, str, int | None]] = []
+    monkeypatch.setattr(ops, "check_fits", lambda n, t, i: checked.append((n, t, i)))
+    monkeypatch.setattr(ops, "check_cuda_index", lambda _i: None)
+
+    class OnGpu0:
+        device = torch.device("cuda", 0)
+        nbytes = 4096
+
+    monkeypatch.setattr(ops, "_torch", lambda: type("T", (), {"Tensor": OnGpu0}))
+    ops.moved(OnGpu0(), "cuda", None, 1, ActionRun())
+    ops.moved(OnGpu0(), "cuda", None, 0, ActionRun())  # already there: no copy, no check
+    assert checked == [(4096, "cuda", 1)]
+
+
+def test_an_inline_move_is_made_inside_the_timed_region(
+        engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``y + x.cpu()``: the move runs inside run.execute (timed, memory measured), and the
+    operands are recorded as they were used."""
+    from gpumon.playground import ops
+
+    inside: list[bool] = []
+    real = ops.moved
+
+    def spying(value, how, device, index, run):  # type: ignore[no-untyped-def]
+        fetch = real(value, how, device, index, run)
+
+        def wrapped():  # type: ignore[no-untyped-def]
+            inside.append(run.in_torch)
+            return fetch()
+        return wrapped
+
+    monkeypatch.setattr(ops, "moved", spying)
+    engine.run(act.CreateTensor("x", "[1.0, 2.0]"))
+    engine.run(act.CreateTensor("y", "[3.0, 4.0]"))
+    out = engine.run(act.Compute("z", "add", "y", act.Ref("x", "cpu")))
+    assert out.ok and inside == [True, True]
+    assert [o.code for o in out.operands] == ["y", "x.cpu()"]
+
+
+def test_an_inline_copy_counts_its_bytes_where_it_lands() -> None:
+    import torch
+
+    from gpumon.playground import ops
+    from gpumon.playground.action_run import ActionRun
+
+    x = torch.ones(4)  # 16 bytes on the CPU
+    to_gpu = ops.Operand("x.cuda(0)", x, torch.device("cuda", 0), lambda: x, ActionRun())
+    stays = ops.Operand("x.cpu()", x, torch.device("cpu"), lambda: x, ActionRun())
+    to_meta = ops.Operand("x.to('meta')", x, torch.device("meta"), lambda: x, ActionRun())
+    assert (to_gpu.nbytes(), stays.nbytes(), to_meta.nbytes()) == (16, 0, 0)
+
+
+def test_empty_cache_touches_only_gpus_where_torch_holds_memory(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Touched devices are synchronised afterwards, which would create a CUDA context on an
+    unused GPU: a fake torch with 2 GPUs, memory reserved on cuda:1 only."""
+    from types import SimpleNamespace
+
+    from gpumon.playground import ops
+    from gpumon.playground.action_run import ActionRun
+
+    reserved = {0: 0, 1: 512}
+    cuda = SimpleNamespace(is_available=lambda: True, device_count=lambda: 2,
+                           memory_reserved=reserved.__getitem__, empty_cache=lambda: None)
+    monkeypatch.setattr(ops, "_torch", lambda: SimpleNamespace(cuda=cuda))
+    run = ActionRun()
+    ops.empty_cache({}, act.EmptyCache(), run)
+    assert run.devices == ["cuda:1"]

@@ -310,3 +310,20 @@ def test_lesson_and_cli_import_neither_torch_nor_qt() -> None:
                           timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_a_shared_runner_resets_only_the_lesson_s_names() -> None:
+    from gpumon.playground import actions as act
+    from gpumon.playground.engine import Engine
+    from gpumon.playground.lesson import LESSON, LessonRunner
+
+    engine = Engine()
+    engine.run(act.CreateTensor("mine", "[1]"))
+    runner = LessonRunner(engine, steps=LESSON, shared=True)
+    last = len(LESSON)
+    runner.run_step(last)  # replays every step before it
+    made = set(engine.names()) - {"mine"}
+    assert made  # the lesson's values are in the one workspace
+    runner.run_step(2)  # not the next step: a reset
+    assert "mine" in engine.names()
+    assert LessonRunner(engine, steps=LESSON).reset() is None and engine.names() == []

@@ -76,8 +76,9 @@ def test_cuda_step_without_cuda_shows_the_real_error(qtbot, make_window):
     assert not page.busy_bar.isVisibleTo(page) and page.run_button.isEnabled()
 
 
-def test_lesson_steps_leave_the_playground_workspace_alone(qtbot, make_window):
-    """Jumping between lesson steps replays them in the lesson's own workspace only."""
+def test_lesson_steps_share_the_playground_workspace_and_keep_its_names(qtbot, make_window):
+    """The lesson runs in the playground's kernel workspace: its tensors appear there, and
+    jumping between steps (a reset and replay) forgets only the lesson's own names."""
     from gpumon.playground import actions as act
 
     w = make_window(show=False)
@@ -88,5 +89,12 @@ def test_lesson_steps_leave_the_playground_workspace_alone(qtbot, make_window):
     with qtbot.waitSignal(page.stepFinished, timeout=60000):
         page.run_current()
     with qtbot.waitSignal(w.engine.callFinished, timeout=10000) as blocker:
-        w.engine.call(lambda engine: engine.names())
-    assert blocker.args[1] == ["mine"]
+        w.engine.call("names")
+    names = blocker.args[1]
+    assert names[0] == "mine" and len(names) > 1  # the lesson's tensors are there too
+    page.show_step(_number("to-gpu") - 1)  # jump again: a reset of the lesson's names only
+    with qtbot.waitSignal(page.stepFinished, timeout=60000):
+        page.run_current()
+    with qtbot.waitSignal(w.engine.callFinished, timeout=10000) as again:
+        w.engine.call("names")
+    assert again.args[1] == names

@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 BLOCK_TORCH = 'import sys\nsys.modules["torch"] = None  # any "import torch" now fails\n'
 
 
-def _run(code: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", BLOCK_TORCH + textwrap.dedent(code)],
+def _run(code: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` where torch cannot be imported, in it and in the kernel it starts (both
+    read the sitecustomize on PYTHONPATH)."""
+    (tmp_path / "sitecustomize.py").write_text(BLOCK_TORCH)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), env.get("PYTHONPATH", "")])
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
                           capture_output=True, text=True, timeout=120)
 
 
-def test_window_opens_and_playground_says_torch_is_missing() -> None:
+def test_window_opens_and_playground_says_torch_is_missing(tmp_path: Path) -> None:
     proc = _run("""
         import os
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
@@ -43,7 +50,7 @@ def test_window_opens_and_playground_says_torch_is_missing() -> None:
         print(w.snapshot_count >= 3, bool(done) and not done[0].ok)
         print(status.text() if status is not None else "no status label")
         w.close()
-    """)
+    """, tmp_path)
     assert proc.returncode == 0, proc.stderr
     sampled_and_refused, status = proc.stdout.splitlines()[-2:]
     assert sampled_and_refused == "True True"

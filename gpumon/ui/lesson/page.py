@@ -2,8 +2,9 @@
 
 Each step shows its narration and code; "Run" plays it with a
 :class:`~gpumon.playground.lesson.LessonRunner` through the engine client it is given
-(``EngineThread.run_lesson_step``), so torch never runs in the GUI thread. The runner has an
-Engine of its own there: its workspace is the lesson's, and the playground's is left alone.
+(``EngineThread.run_lesson_step``), so torch runs in the playground's kernel, never in this
+process. The runner shares the playground's workspace there: the lesson's tensors appear in
+the workspace table, and jumping between steps forgets only the lesson's own names.
 The outcome shown is what torch really answered on this machine:
 values and devices, or the error with its explanation, then the meta variant where the
 machine has no CUDA GPU.

@@ -1,145 +1,127 @@
-"""The playground engine on its own QThread, so torch never runs in the GUI thread.
+"""The GUI thread's handle on the playground kernel, a child process that owns torch.
 
-``EngineThread`` is the GUI thread's handle; an ``EngineWorker`` lives on a QThread named
-``gpumon-engine`` and owns the :class:`~gpumon.playground.engine.Engine`. The thread starts
-on the first request, so the window opens without paying for ``import torch``; torch is
-imported on that thread (``load()`` or the first action). Actions run one at a time, in the
-order they were submitted. An exception never escapes the worker: the Engine turns torch's
-errors into Outcomes, and a bug in a ``call`` comes back as its result (superqt's
-WorkerBase, in spirit).
+``EngineThread`` keeps the signals the views were written against; behind them a
+:class:`~gpumon.playground.kernel_client.KernelClient` runs the Engine in another process
+(``python -m gpumon.playground.kernel``), so the window never imports torch, a long
+operation can be stopped, and a crash of torch costs the workspace, never the window.
+Requests are answered in the order they were sent; the kernel starts on the first request
+(the window asks for ``load()`` once its first frame is painted).
 
 API (every method is called from the GUI thread, every signal arrives in the GUI thread)::
 
     engine = EngineThread(parent)               # nothing started yet
-    engine.loadingStarted.connect(...)          # ()       import torch began (on the thread)
-    engine.loadingFinished.connect(...)         # (LoadStatus)  ok, message ("PyTorch 2.13 ...")
-    engine.devicesChanged.connect(...)          # (list[DeviceOption])  after loading
-    engine.outcomeReady.connect(...)            # (Outcome)  every action, whoever submitted it
-    engine.actionFinished.connect(...)          # (ticket: int, Outcome)  to find your own
-    engine.workspaceChanged.connect(...)        # (list[WorkspaceEntry])  after each action
-    engine.busyChanged.connect(...)             # (bool)  True while anything is queued/running
-    engine.queueLengthChanged.connect(...)      # (int)   submitted actions not finished yet
-    engine.callFinished.connect(...)            # (ticket: int, result or exception)
+    engine.loadingStarted / loadingFinished(LoadStatus) / devicesChanged(list[DeviceOption])
+    engine.outcomeReady(Outcome)                # every action, whoever submitted it
+    engine.actionFinished(ticket, Outcome)      # to find your own
+    engine.workspaceChanged(list[WorkspaceEntry])
+    engine.busyChanged(bool), engine.queueLengthChanged(int)
+    engine.callFinished(ticket, result)         # a call's answer, or the exception for it
+    engine.kernelStarted(pid)                   # a (fresh) kernel said hello
+    engine.kernelEnded(KernelExit)              # it died, or was killed and restarted
+    engine.countersChanged(dict)                # {cuda index: (allocated, reserved)}
 
-    engine.load()                               # start importing torch now (optional)
+    engine.load()                               # start the kernel and import torch there
     ticket = engine.submit(A.CreateTensor("x", "[1, 2, 3]"))   # queued; returns at once
-    ticket = engine.call(lambda eng: eng.get("x") is not None) # any fn(Engine), on the thread
-    ticket = engine.run_lesson_step(steps, 3, snapshot)  # a lesson step; StepResult by
-                                                #   callFinished (the lesson's own workspace)
-    engine.busy, engine.queue_length, engine.load_status, engine.device_options
-    engine.stop()                               # drop what is queued, wait for the running
-                                                #   action (timeout), join; idempotent
-
-One EngineThread is made by the main window and handed to every view that needs torch
-(``MainWindow.engine``): the playground and the lesson share its thread, and every view sees
-every Outcome (the lesson's steps run on an Engine of their own, so a lesson never wipes the
-playground's workspace). A view talks to it only through these methods and signals, so a
-client of an engine in another process can take its place. ``stop()`` must be called before the
-application quits (``MainWindow.closeEvent`` does); a long torch call cannot be interrupted,
-so ``stop`` waits for it up to ``timeout_s`` and then leaves the thread rather than hang.
+    ticket = engine.call("names")               # a kernel request by name ("workspace", ...)
+    ticket = engine.run_lesson_step(steps, 3, snapshot)  # StepResult by callFinished
+    engine.interrupt()                          # Stop: SIGINT, kill + restart after 2 s
+    engine.stop()                               # shut the kernel down (quit); idempotent
 """
 
 from __future__ import annotations
 
 import logging
-import threading
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
+from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 from gpumon.playground.actions import Action
 from gpumon.playground.devices import DeviceOption
-from gpumon.playground.engine import Engine
-from gpumon.playground.lesson import LessonRunner, LessonStep, StepResult
+from gpumon.playground.errors import ErrorInfo
+from gpumon.playground.kernel_client import KernelClient, KernelExit
+from gpumon.playground.lesson import LessonStep
 from gpumon.playground.outcome import LoadStatus, Outcome
+from gpumon.playground.wire import Message
+from gpumon.telemetry.procinfo import set_own_children
 from gpumon.telemetry.types import Snapshot
 
 log = logging.getLogger(__name__)
 
-EngineCall = Callable[[Engine], Any]
+
+class KernelInterrupted(Exception):
+    """A call's answer when Stop interrupted it."""
 
 
-class EngineWorker(QObject):
-    """Lives on the engine thread; each slot runs there, in the order it was requested."""
+class KernelInternalError(Exception):
+    """A call's answer when gpumon's own code failed in the kernel; holds the traceback."""
 
-    loadingStarted = Signal()
-    loadingFinished = Signal(object)  # LoadStatus
-    devicesChanged = Signal(object)  # list[DeviceOption]
-    actionFinished = Signal(int, object)  # ticket, Outcome
-    workspaceChanged = Signal(object)  # list[WorkspaceEntry]
-    callFinished = Signal(int, object)  # ticket, result (or the exception it raised)
 
-    def __init__(self, engine_factory: Callable[[], Engine]) -> None:
-        super().__init__()
-        self._factory = engine_factory
-        self._engine: Engine | None = None
-        self._load_reported = False
-        self._cancelled = threading.Event()  # set by stop(): queued work is skipped
+class KernelLost(Exception):
+    """A call's answer when the kernel died before answering."""
 
-    def cancel(self) -> None:
-        """From any thread: skip every request still queued (the running one finishes)."""
-        self._cancelled.set()
 
-    # -- slots, engine thread ----------------------------------------------------------------
-    @Slot()
-    def load(self) -> None:
-        if not self._cancelled.is_set():
-            self._ensure_loaded()
+def interrupted_error() -> ErrorInfo:
+    """The card of code that Stop interrupted in time."""
+    return ErrorInfo("KeyboardInterrupt", "Stopped by the Stop button.",
+                     "The code was interrupted (KeyboardInterrupt); the kernel and its "
+                     "workspace are kept.", by_torch=False)
 
-    @Slot(int, object)
-    def run(self, ticket: int, action: Action) -> None:
-        if self._cancelled.is_set():
-            return
-        engine = self._ensure_loaded()
-        outcome = engine.run(action)  # never raises
-        self.actionFinished.emit(ticket, outcome)
-        try:
-            self.workspaceChanged.emit(engine.workspace())
-        except Exception:  # noqa: BLE001 - a bug here must not stop later actions
-            log.exception("reading the workspace failed")
 
-    @Slot(int, object)
-    def call(self, ticket: int, fn: EngineCall) -> None:
-        if self._cancelled.is_set():
-            return
-        engine = self._ensure_loaded()
-        try:
-            result = fn(engine)
-        except Exception as exc:  # noqa: BLE001 - the caller gets the exception as the result
-            result = exc
-        self.callFinished.emit(ticket, result)
-        try:
-            self.workspaceChanged.emit(engine.workspace())
-        except Exception:  # noqa: BLE001
-            log.exception("reading the workspace failed")
+def internal_error(trace: str) -> ErrorInfo:
+    """A bug of gpumon's, with its traceback: never shown as torch's error."""
+    return ErrorInfo("InternalError", trace.rstrip(),
+                     "This is a bug in gpumon, not a torch error; please report it.",
+                     by_torch=False)
 
-    @Slot()
-    def release(self) -> None:
-        """Drop the engine and its tensors as the thread ends (connected to ``finished``)."""
-        engine, self._engine = self._engine, None
-        if engine is not None:
-            engine.clear()
 
-    def _ensure_loaded(self) -> Engine:
-        engine = self._engine
-        if engine is None:
-            engine = self._engine = self._factory()
-        if not engine.is_loaded:
-            first = not self._load_reported
-            if first:
-                self.loadingStarted.emit()
-            status = engine.ensure_loaded()  # slow: import torch
-            if first:
-                self._load_reported = True
-                self.loadingFinished.emit(status)
-                if status.ok:
-                    self.devicesChanged.emit(engine.devices())
-        return engine
+def lost_error(ended: KernelExit) -> ErrorInfo:
+    """The card of an action whose kernel ended before answering."""
+    kind = "KernelDied" if ended.reason == "died" else "KernelRestarted"
+    return ErrorInfo(kind, ended.sentence(),
+                     f"{ended.lost_text()} The next action starts a fresh kernel.",
+                     by_torch=False)
+
+
+@dataclass(frozen=True)
+class KernelNotice(Action):
+    """Not an action: the log's card for something that happened to the kernel."""
+
+    what: str
+
+    def code(self) -> str:
+        return f"# {self.what}"
+
+
+def ended_outcome(ended: KernelExit) -> Outcome:
+    """The log's card for a kernel that died, or was killed and restarted."""
+    if ended.reason == "died":
+        error = ErrorInfo("KernelDied", ended.sentence(),
+                          f"{ended.lost_text()} The monitor kept running; the next action "
+                          "starts a fresh kernel.", by_torch=False)
+        what = "the playground kernel died"
+    elif ended.reason == "killed after interrupt":
+        error = ErrorInfo("KernelRestarted", "The code did not stop within 2 s of Stop, so "
+                          f"the kernel (pid {ended.pid}) was {ended.how()} and restarted.",
+                          f"{ended.lost_text()} A fresh kernel is ready.", by_torch=False)
+        what = "Stop: the kernel was killed and restarted"
+    else:
+        error = ErrorInfo("KernelRestarted", f"The kernel (pid {ended.pid}) was restarted.",
+                          ended.lost_text(), by_torch=False)
+        what = "the kernel was restarted"
+    return Outcome(KernelNotice(what), f"# {what}", False, time.time(), 0.0, error=error)
+
+
+class _Bridge(QObject):
+    """Carries the client's messages from its reader thread into the GUI thread."""
+
+    message = Signal(object)
 
 
 class EngineThread(QObject):
-    """The GUI thread's handle on the engine worker and its QThread (see the module doc)."""
+    """The views' handle on the kernel (see the module doc)."""
 
     loadingStarted = Signal()
     loadingFinished = Signal(object)  # LoadStatus
@@ -150,50 +132,34 @@ class EngineThread(QObject):
     busyChanged = Signal(bool)
     queueLengthChanged = Signal(int)
     callFinished = Signal(int, object)  # ticket, result or exception
+    kernelStarted = Signal(int)  # pid
+    kernelEnded = Signal(object)  # KernelExit
+    countersChanged = Signal(object)  # {cuda index: (allocated, reserved)}
 
-    _req_load = Signal()
-    _req_run = Signal(int, object)
-    _req_call = Signal(int, object)
-
-    def __init__(self, parent: QObject | None = None,
-                 engine_factory: Callable[[], Engine] = Engine) -> None:
+    def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._thread = QThread()
-        self._thread.setObjectName("gpumon-engine")
-        self.worker = EngineWorker(engine_factory)
-        self.worker.moveToThread(self._thread)
-        self._req_load.connect(self.worker.load)
-        self._req_run.connect(self.worker.run)
-        self._req_call.connect(self.worker.call)
-        # Runs on the engine thread as it ends: its tensors are dropped where they were made.
-        self._thread.finished.connect(self.worker.release, Qt.ConnectionType.DirectConnection)
-        self.worker.loadingStarted.connect(self._on_loading_started)
-        self.worker.loadingFinished.connect(self._on_loading_finished)
-        self.worker.devicesChanged.connect(self._on_devices)
-        self.worker.actionFinished.connect(self._on_action_finished)
-        self.worker.workspaceChanged.connect(self._on_workspace)
-        self.worker.callFinished.connect(self._on_call_finished)
-        self._next_ticket = 0
-        self._pending: set[int] = set()  # tickets submitted (actions and calls), not finished
+        self._bridge = _Bridge(self)
+        self._bridge.message.connect(self._on_message, Qt.ConnectionType.QueuedConnection)
+        self._client = KernelClient(self._deliver)
+        self._requests: dict[int, tuple[str, Any]] = {}  # id -> (kind, action or request)
         self._actions_pending = 0
-        self._started = False
         self._stopped = False
         self._loading = False
         self.load_status: LoadStatus | None = None
         self.device_options: list[DeviceOption] = []
-        self._lesson_runners: dict[tuple[LessonStep, ...], LessonRunner] = {}  # engine thread
-        self._lesson_snapshot: list[Snapshot | None] = [None]  # read on the engine thread
+        self.kernel_pid: int | None = None
+        self.counters: dict[int, tuple[int, int]] = {}
 
     # -- state -----------------------------------------------------------------------------
     @property
     def running(self) -> bool:
-        """True while the engine's QThread runs."""
-        return self._thread.isRunning()
+        """True while a kernel process runs."""
+        return self._client.pid is not None
 
     @property
     def busy(self) -> bool:
         """True while torch is loading or an action or call is queued or running."""
-        return self._loading or bool(self._pending)
+        return self._loading or bool(self._requests)
 
     @property
     def queue_length(self) -> int:
@@ -206,137 +172,165 @@ class EngineThread(QObject):
 
     # -- requests --------------------------------------------------------------------------
     def load(self) -> None:
-        """Start importing torch on the engine thread (a no-op once loaded or stopped)."""
-        if self._ensure_started() and self.load_status is None:
-            self._req_load.emit()
+        """Start the kernel and import torch there (a no-op once loaded, loading or stopped)."""
+        if self._stopped or self.load_status is not None or self._loading:
+            return
+        was_busy = self.busy
+        self._loading = True
+        self.loadingStarted.emit()
+        self._send("load", None)
+        if not was_busy:
+            self.busyChanged.emit(True)
 
     def submit(self, action: Action) -> int:
         """Queue ``action``; returns its ticket (-1 when stopped). The Outcome comes later."""
-        if not self._ensure_started():
+        if self._stopped:
             return -1
+        self.load()
         was_busy = self.busy
-        ticket = self._ticket()
+        ticket = self._send("run", action)
         self._actions_pending += 1
-        self._req_run.emit(ticket, action)
-        self._changed(was_busy)
+        self.queueLengthChanged.emit(self._actions_pending)
+        if not was_busy:
+            self.busyChanged.emit(True)
         return ticket
 
-    def call(self, fn: EngineCall) -> int:
-        """Run ``fn(engine)`` on the engine thread after what is queued; ``callFinished``."""
-        if not self._ensure_started():
+    def call(self, kind: str, payload: Any = None) -> int:
+        """Send kernel request ``kind`` after what is queued; its answer by ``callFinished``."""
+        if self._stopped:
             return -1
+        self.load()
         was_busy = self.busy
-        ticket = self._ticket()
-        self._req_call.emit(ticket, fn)
+        ticket = self._send("call", (kind, payload))
         if not was_busy:
             self.busyChanged.emit(True)
         return ticket
 
     def run_lesson_step(self, steps: Sequence[LessonStep], number: int,
                         snapshot: Snapshot | None) -> int:
-        """Play step ``number`` of ``steps`` after what is queued; its StepResult (or the
-        exception a bug raised) comes by ``callFinished``. The lesson's runner has an Engine
-        of its own on the engine thread: jumping between steps clears and replays the
-        runner's workspace, which must never wipe the tensors made in the Playground."""
-        key = tuple(steps)
-        box = [snapshot]  # what step 1's nvidia-smi shows: the snapshot taken at Run
+        """Play step ``number`` of ``steps`` in the kernel; its StepResult by ``callFinished``."""
+        return self.call("lesson", (tuple(steps), number, snapshot))
 
-        def play(_engine: Engine) -> StepResult:
-            runner = self._lesson_runners.get(key)
-            if runner is None:
-                runner = LessonRunner(Engine(), lambda: self._lesson_snapshot[0], key)
-                self._lesson_runners[key] = runner
-            self._lesson_snapshot = box
-            return runner.run_step(number)
+    def interrupt(self) -> str:
+        """Stop the running code: ``idle``, ``signalled`` or ``killed`` (see KernelClient)."""
+        return self._client.interrupt()
 
-        return self.call(play)
-
-    def stop(self, timeout_s: float = 10.0) -> bool:
-        """Skip what is queued, let the running action end, join. False if it did not end."""
-        if self._stopped:
-            return not self._thread.isRunning()
-        self._stopped = True
-        self.worker.cancel()
-        if not self._thread.isRunning():
-            return True
-        self._thread.quit()
-        ok = self._thread.wait(round(timeout_s * 1000))
-        if not ok:  # a torch call that does not return: leave the thread, never the window
-            log.warning("engine thread did not stop within %.1f s", timeout_s)
-        was_busy = self.busy
-        self._pending.clear()
-        self._actions_pending = 0
-        self._loading = False
-        if was_busy:
-            self.queueLengthChanged.emit(0)
-            self.busyChanged.emit(False)
-        return bool(ok)
+    def stop(self, timeout_s: float = 1.0) -> bool:
+        """Shut the kernel down (a kill after ``timeout_s``); nothing is left running."""
+        if not self._stopped:
+            self._stopped = True
+            self._client.shutdown(timeout_s=min(timeout_s, 2.0))
+            if self.kernel_pid is not None:
+                set_own_children([])
+            was_busy = self.busy
+            self._requests.clear()
+            self._actions_pending = 0
+            self._loading = False
+            if was_busy:
+                self.queueLengthChanged.emit(0)
+                self.busyChanged.emit(False)
+        return not self.running
 
     # -- internals -------------------------------------------------------------------------
-    def _ensure_started(self) -> bool:
-        if self._stopped:
-            return False
-        if not self._started:
-            self._started = True
-            self._thread.start()
-        return True
+    def _send(self, kind: str, what: Any) -> int:
+        if kind == "run":
+            rid = self._client.request("run", what)
+        elif kind == "call":
+            rid = self._client.request(*what)
+        else:
+            rid = self._client.request(kind, what)
+        if rid >= 0:
+            self._requests[rid] = (kind, what)
+        return rid
 
-    def _ticket(self) -> int:
-        self._next_ticket += 1
-        self._pending.add(self._next_ticket)
-        return self._next_ticket
-
-    def _changed(self, was_busy: bool) -> None:
-        self.queueLengthChanged.emit(self._actions_pending)
-        if self.busy != was_busy:
-            self.busyChanged.emit(self.busy)
-
-    @Slot()
-    def _on_loading_started(self) -> None:
-        if self._stopped:
-            return
-        was_busy = self.busy
-        self._loading = True
-        self.loadingStarted.emit()
-        if not was_busy:
-            self.busyChanged.emit(True)
+    def _deliver(self, message: Message) -> None:
+        """Reader thread: hand the message to the GUI thread (nothing once torn down)."""
+        try:
+            self._bridge.message.emit(message)
+        except RuntimeError:  # the bridge was deleted with the window
+            pass
 
     @Slot(object)
-    def _on_loading_finished(self, status: LoadStatus) -> None:
+    def _on_message(self, message: Message) -> None:
         if self._stopped:
             return
-        self._loading = False
-        self.load_status = status
-        self.loadingFinished.emit(status)
-        if not self.busy:
+        kind, data = message.kind, message.data
+        if kind == "hello":
+            self.kernel_pid = int(data)
+            set_own_children([self.kernel_pid])  # NVML's "this process" line follows the kernel
+            self.kernelStarted.emit(self.kernel_pid)
+        elif kind == "workspace":
+            self.workspaceChanged.emit(data)
+        elif kind == "counters":
+            self.counters = dict(data)
+            self.countersChanged.emit(self.counters)
+        elif kind in ("died", "restarted"):
+            self._on_ended(data)
+        elif message.id is None:
+            log.error("the playground kernel failed outside a request:\n%s", data)
+        elif message.id in self._requests:
+            self._answer(message.id, kind, data)
+
+    def _answer(self, rid: int, kind: str, data: Any) -> None:
+        was_busy = self.busy
+        request, what = self._requests.pop(rid)
+        if request == "load":
+            self._loading = False
+            status = data if kind == "reply" else LoadStatus(False, "PyTorch did not load: "
+                                                                    f"{kind}")
+            self.load_status = status
+            self.loadingFinished.emit(status)
+            if kind == "reply" and status.ok:
+                self._send("devices", None)
+        elif request == "devices":
+            if kind == "reply":
+                self.device_options = list(data)
+                self.devicesChanged.emit(self.device_options)
+        elif request == "run":
+            if kind == "reply":
+                outcome = data
+            else:
+                if kind == "internal_error":
+                    log.error("gpumon failed in the playground kernel:\n%s", data)
+                error = internal_error(data) if kind == "internal_error" else interrupted_error()
+                outcome = Outcome(what, what.code(), False, time.time(), 0.0, error=error)
+            self._finish_action(rid, outcome)
+        else:
+            result: object = data
+            if kind == "interrupted":
+                result = KernelInterrupted("Stopped by the Stop button.")
+            elif kind == "internal_error":
+                log.error("gpumon failed in the playground kernel:\n%s", data)
+                result = KernelInternalError(data)
+            self.callFinished.emit(rid, result)
+        if was_busy and not self.busy:
             self.busyChanged.emit(False)
 
-    @Slot(object)
-    def _on_devices(self, options: list[DeviceOption]) -> None:
-        if not self._stopped:
-            self.device_options = list(options)
-            self.devicesChanged.emit(self.device_options)
-
-    @Slot(int, object)
-    def _on_action_finished(self, ticket: int, outcome: Outcome) -> None:
-        if self._stopped:
-            return
-        self._pending.discard(ticket)
+    def _finish_action(self, rid: int, outcome: Outcome) -> None:
         self._actions_pending = max(0, self._actions_pending - 1)
         self.outcomeReady.emit(outcome)
-        self.actionFinished.emit(ticket, outcome)
-        self._changed(was_busy=True)
+        self.actionFinished.emit(rid, outcome)
+        self.queueLengthChanged.emit(self._actions_pending)
 
-    @Slot(object)
-    def _on_workspace(self, entries: list[Any]) -> None:
-        if not self._stopped:
-            self.workspaceChanged.emit(entries)
-
-    @Slot(int, object)
-    def _on_call_finished(self, ticket: int, result: object) -> None:
-        if self._stopped:
-            return
-        self._pending.discard(ticket)
-        self.callFinished.emit(ticket, result)
-        if not self.busy:
+    def _on_ended(self, ended: KernelExit) -> None:
+        """The kernel is gone: every request it owed fails, the next one starts a fresh one."""
+        self.kernel_pid = None
+        set_own_children([])
+        self.counters = {}
+        self.kernelEnded.emit(ended)
+        was_busy = self.busy
+        for rid in ended.lost_requests:
+            if rid not in self._requests:
+                continue
+            request, what = self._requests.pop(rid)
+            if request == "load":
+                self._loading = False
+            elif request == "run":
+                self._finish_action(rid, Outcome(what, what.code(), False, time.time(), 0.0,
+                                                 error=lost_error(ended)))
+            elif request == "call":
+                self.callFinished.emit(rid, KernelLost(ended.sentence()))
+        self.workspaceChanged.emit([])
+        self.countersChanged.emit({})
+        if was_busy and not self.busy:
             self.busyChanged.emit(False)

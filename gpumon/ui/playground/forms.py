@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from PySide6.QtCore import Signal
-from PySide6.QtGui import QColor, QPalette
+from PySide6.QtCore import Qt, Signal, SignalInstance
+from PySide6.QtGui import QAction, QColor, QPalette
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -95,6 +95,7 @@ class ActionForms(QTabWidget):
     """Tabs Create / Move / Compute / Model / Queries; emits ``actionRequested(Action)``."""
 
     actionRequested = Signal(object)  # Action
+    codeRequested = Signal(str)  # a button's code, to edit in the code line (right-click)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -196,10 +197,14 @@ class ActionForms(QTabWidget):
         button.setToolTip(tip or text)
         button.setProperty("busy", False)
         button.clicked.connect(lambda: self._emit(make))
+        edit = QAction("Edit as code", button)  # the form's code, sent to the code line
+        edit.triggered.connect(lambda: self._emit(make, self.codeRequested))
+        button.addAction(edit)
+        button.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         self.buttons.append(button)
         return button
 
-    def _emit(self, make: Callable[[], act.Action]) -> None:
+    def _emit(self, make: Callable[[], act.Action], code: SignalInstance | None = None) -> None:
         try:
             action = make()
         except ValueError as exc:
@@ -207,7 +212,10 @@ class ActionForms(QTabWidget):
             self.error_label.show()
             return
         self.error_label.hide()
-        self.actionRequested.emit(action)
+        if code is not None:
+            code.emit(action.code())
+        else:
+            self.actionRequested.emit(action)
 
     def _device(self, name: str, default: str = "") -> QComboBox:
         """An editable device combo; empty text means torch's default (no device argument)."""

@@ -117,8 +117,9 @@ class OutcomeEntry(QFrame):
             f"{self.color}; background: {tint}; border-radius: 2px; }}"
             f" QFrame#outcomeEntry QLabel {{ color: {t.text}; }}"
             f" QFrame#outcomeEntry QToolButton {{ color: {t.muted}; }}")
-        self.code_label.setText(f'<span style="{MONO} color:{t.text}"><b>'
-                                f"{html.escape(self.outcome.code)}</b></span>")
+        # code-line cells: keep their lines and indentation (rich text collapses both)
+        code = html.escape(self.outcome.code).replace(" ", "&nbsp;").replace("\n", "<br>")
+        self.code_label.setText(f'<span style="{MONO} color:{t.text}"><b>{code}</b></span>')
         self.number_label.setStyleSheet(f"color: {t.faint};")
         self.body.setText(outcome_html(self.outcome, t))
 

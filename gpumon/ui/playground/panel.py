@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, Qt, Slot
-from PySide6.QtGui import QBrush, QColor, QResizeEvent
+from PySide6.QtGui import QBrush, QColor, QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -31,9 +31,13 @@ from PySide6.QtWidgets import (
 )
 
 from gpumon.playground.actions import Action
+from gpumon.playground.codeline import RunCode
 from gpumon.playground.devices import DeviceOption
+from gpumon.playground.kernel_client import KernelExit
 from gpumon.playground.memory import human_bytes
 from gpumon.playground.outcome import LoadStatus, Outcome, WorkspaceEntry
+from gpumon.ui.playground.code_line import CodeBar
+from gpumon.ui.playground.engine_worker import ended_outcome
 from gpumon.ui.playground.forms import ActionForms
 from gpumon.ui.playground.log import OutcomeLog
 from gpumon.ui.playground.monitor_link import MonitorLink
@@ -141,10 +145,12 @@ class PlaygroundPanel(QWidget):
         self.busy_label = QLabel()
         self.busy_label.setObjectName("busyLabel")
         self.busy_label.setAccessibleName("Running actions")
+        self.code_bar = CodeBar()
         self.forms = ActionForms()
         self.workspace_table = WorkspaceTable()
         self.log = OutcomeLog()
-        self.link = MonitorLink(grid, self)
+        # torch's counters come from the kernel (sent while code runs), never from this process
+        self.link = MonitorLink(grid, self, counters=lambda: engine.counters)
 
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
@@ -153,12 +159,13 @@ class PlaygroundPanel(QWidget):
         top.addWidget(self.busy_bar)
         left = QSplitter(Qt.Orientation.Vertical)
         left.setObjectName("playgroundLeft")
+        left.addWidget(self.code_bar)
         left.addWidget(self.forms)
         left.addWidget(self.workspace_table)
         left.addWidget(self.log)
         left.setChildrenCollapsible(False)
-        left.setSizes([150, 130, 470])
-        left.setStretchFactor(2, 1)
+        left.setSizes([70, 150, 130, 400])
+        left.setStretchFactor(3, 1)
         self.graphs = QWidget()
         self.graphs.setObjectName("playgroundGraphs")
         graphs_layout = self._graphs_layout = QVBoxLayout(self.graphs)
@@ -185,6 +192,12 @@ class PlaygroundPanel(QWidget):
         self._dark: bool | None = None
         self._apply_palette()
         self.forms.actionRequested.connect(self.submit)
+        self.forms.codeRequested.connect(self.code_bar.edit.set_code)
+        self.code_bar.edit.submitted.connect(lambda text: self.submit(RunCode(text)))
+        self.code_bar.stop_button.clicked.connect(self.stop_code)
+        stop = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
+        stop.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        stop.activated.connect(self.stop_code)
         self.workspace_table.cellDoubleClicked.connect(self._use_name)
         e = self.engine
         e.loadingStarted.connect(self._on_loading_started)
@@ -195,6 +208,7 @@ class PlaygroundPanel(QWidget):
         e.workspaceChanged.connect(self._on_workspace)
         e.busyChanged.connect(self._on_busy)
         e.queueLengthChanged.connect(self._show_queue)
+        e.kernelEnded.connect(self._on_kernel_ended)
         # What the shared engine already did before this page existed (the lesson may have
         # loaded torch, or failed to); the rest comes by the signals above.
         if e.loading:
@@ -214,6 +228,13 @@ class PlaygroundPanel(QWidget):
             self._mine.append((ticket, action.code()))
             self._show_queue(self.engine.queue_length)
         return ticket
+
+    def stop_code(self) -> str:
+        """Stop / Esc: interrupt the running code (the kernel restarts if it does not stop)."""
+        how = self.engine.interrupt()
+        if how == "signalled":
+            self.busy_label.setText("stopping… (interrupted; restarted if not stopped in 2 s)")
+        return how
 
     def load(self) -> None:
         """Start importing torch now (the page does this when first shown)."""
@@ -310,8 +331,13 @@ class PlaygroundPanel(QWidget):
         self.workspace_table.set_entries(entries)
         self.forms.set_workspace(entries)
 
+    @Slot(object)
+    def _on_kernel_ended(self, ended: KernelExit) -> None:
+        self.log.add(ended_outcome(ended))
+
     @Slot(bool)
     def _on_busy(self, busy: bool) -> None:
+        self.code_bar.stop_button.setEnabled(busy)
         self.busy_bar.setVisible(busy)
         self.forms.set_busy(busy)
         self._show_queue(self.engine.queue_length)

@@ -10,6 +10,7 @@ import html
 import time
 from dataclasses import dataclass
 
+from gpumon.playground.errors import REFUSED
 from gpumon.playground.memory import MemoryReading, human_bytes
 from gpumon.playground.outcome import Outcome
 
@@ -98,9 +99,12 @@ def outcome_color(outcome: Outcome) -> str:
 
 
 def outcome_tag(outcome: Outcome) -> str:
-    """The chip text: ``error``, ``cuda:0``, ``cpu``, ``meta``, or ``ok`` for a bare answer."""
+    """The chip text: ``error``, ``refused``, ``kernel`` (it died or restarted), ``bug``,
+    ``stopped``, ``cuda:0``, ``cpu``, ``meta``, or ``ok`` for a bare answer."""
     if not outcome.ok:
-        return "refused" if outcome.error is not None and not outcome.error.by_torch else "error"
+        name = outcome.error.type_name if outcome.error is not None else ""
+        return {REFUSED: "refused", "KernelDied": "kernel", "KernelRestarted": "kernel",
+                "InternalError": "bug", "KeyboardInterrupt": "stopped"}.get(name, "error")
     return outcome_device(outcome) or "ok"
 
 
@@ -239,7 +243,7 @@ def outcome_html(outcome: Outcome, t: Tones = LIGHT_TONES) -> str:
             rows.append(f'<span style="color:{t.muted}">operands:</span> '
                         f'<span style="color:{t.text}">{html.escape(operands_text(outcome))}'
                         "</span>")
-        who = "" if err.by_torch else "gpumon refused before torch ran it: "
+        who = "gpumon refused before torch ran it: " if err.type_name == REFUSED else ""
         rows.append(f'<i style="color:{t.soft}">{html.escape(who + err.explanation)}</i>')
     stamp = time.strftime("%H:%M:%S", time.localtime(outcome.started_at))
     foot = f"{stamp} · {took_text(outcome)}"

@@ -25,9 +25,11 @@ class ClusterWindow(MainWindow):
     """MainWindow over a PrometheusSource, with the Overview page in front."""
 
     def __init__(self, source: PrometheusSource, interval_s: float = 1.0, *,
-                 settings: Settings | None = None, parent: QWidget | None = None) -> None:
+                 settings: Settings | None = None, parent: QWidget | None = None,
+                 prewarm_kernel: bool = False) -> None:
         self.source = source
-        super().__init__(lambda: source, interval_s, settings=settings, parent=parent)
+        super().__init__(lambda: source, interval_s, settings=settings, parent=parent,
+                         prewarm_kernel=prewarm_kernel)
         self.banner.simulate_button.hide()  # the choice here is the server, not a demo
         self.overview = ClusterOverview()
         self.tabs.insertTab(0, self.overview, OVERVIEW)
@@ -87,4 +89,4 @@ def run(source: PrometheusSource, interval_s: float | None) -> int:
     from gpumon.ui.window import launch
 
     return launch.run(None, interval_s, make_window=lambda interval, settings: ClusterWindow(
-        source, interval, settings=settings))
+        source, interval, settings=settings, prewarm_kernel=True))

@@ -48,7 +48,8 @@ def run(simulate: int | None, interval_s: float | None = None, seed: int = 0, *,
     else:
         factory = simulated_factory(simulate, seed) if simulate else nvml_factory()
         window = MainWindow(factory, settings.interval_s or 1.0,
-                            demo_factory=simulated_factory(4, seed), settings=settings)
+                            demo_factory=simulated_factory(4, seed), settings=settings,
+                            prewarm_kernel=True)
     if icon is not None:
         window.setWindowIcon(icon)
     app.aboutToQuit.connect(window.close)  # quit without closing still joins the thread

@@ -25,7 +25,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QCloseEvent, QShowEvent
+from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QDockWidget,
     QMainWindow,
@@ -97,9 +97,11 @@ class MainWindow(QMainWindow):
         demo_factory: Callable[[], Source] | None = None,
         settings: Settings | None = None,
         parent: QWidget | None = None,
+        prewarm_kernel: bool = False,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("mainWindow")
+        self._prewarm_kernel = prewarm_kernel  # start the playground kernel after 1st frame
         self.interval_s = clamp_interval(interval_s)
         self.window_s = int(window_s)
         self._demo_factory = demo_factory or simulated_factory(4)
@@ -174,6 +176,18 @@ class MainWindow(QMainWindow):
                            latest_snapshot=lambda: self.latest_snapshot)
         self.gpuPanelsChanged.connect(self.menus.rebuild_gpu_menu)
         self.add_lazy_page("Lesson", self._make_lesson)
+        for number, title in enumerate(("Monitor", "Playground", "Lesson"), start=1):
+            key = QShortcut(QKeySequence(f"Ctrl+{number}"), self)
+            key.activated.connect(lambda t=title: self.show_tab(t))
+
+    def show_tab(self, title: str) -> None:
+        """Ctrl+1/2/3: show tab ``title``; on the Playground the code line takes the focus."""
+        page = self.page(title)
+        if page is None:
+            return
+        self.tabs.setCurrentWidget(page)
+        if title == "Playground":
+            self.playground.code_bar.edit.setFocus()
 
     # -- extension points ----------------------------------------------------------------
     def add_page(self, widget: QWidget, title: str) -> int:
@@ -287,6 +301,11 @@ class MainWindow(QMainWindow):
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
         super().showEvent(event)
         self.start()
+        if self._prewarm_kernel:
+            self._prewarm_kernel = False
+            # A 0 ms timer fires once the events queued now (the first paint among them)
+            # are handled: the kernel's start never delays the first frame.
+            QTimer.singleShot(0, self.engine.load)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         self.hide()  # at once, even if a driver call keeps the sampling thread busy

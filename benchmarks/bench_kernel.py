@@ -1,0 +1,143 @@
+"""The playground kernel's costs: first action after start, and the round trip per action.
+
+1. First action: a kernel is started and pre-warmed (``load``: torch imported there, as the
+   window does after its first frame); then the time from sending the first action
+   (``x = torch.tensor([1, 2, 3])``) to its Outcome. Baseline, same run: a cold
+   ``python -c "import torch; torch.ones(3)"``, start to exit. Also printed, for
+   information: the first action on a kernel that was not pre-warmed (start included).
+2. Round trip: the same small actions through the kernel (pickled over the pipes, run,
+   answered) against the direct torch call in this process; medians over many repetitions.
+   Overhead = kernel - direct. Target: <= 2 ms per action.
+
+Run from the repository root: ``python benchmarks/bench_kernel.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import queue
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from machine import describe  # noqa: E402 (benchmarks/machine.py, beside this script)
+
+from gpumon.playground import actions as A  # noqa: E402
+from gpumon.playground.kernel_client import KernelClient  # noqa: E402
+from gpumon.playground.wire import Message  # noqa: E402
+
+TARGET_MS = 2.0
+FIRST = A.CreateTensor("x", "[1, 2, 3]")
+
+
+class Waiter:
+    """Replies by request id, from the client's reader thread."""
+
+    def __init__(self) -> None:
+        self.replies: queue.Queue[Message] = queue.Queue()
+
+    def __call__(self, message: Message) -> None:
+        if message.kind in ("reply", "internal_error", "died"):
+            self.replies.put(message)
+
+    def wait(self, rid: int) -> Message:
+        while True:
+            m = self.replies.get(timeout=120)
+            if m.kind == "died":
+                raise RuntimeError(f"the kernel died: {m.data}")
+            if m.id == rid:
+                return m
+
+
+def cold_torch() -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import torch; torch.ones(3)"], check=True)
+    return time.perf_counter() - start
+
+
+def first_action(prewarm: bool) -> float:
+    waiter = Waiter()
+    client = KernelClient(waiter)
+    try:
+        start = time.perf_counter()
+        if prewarm:
+            waiter.wait(client.request("load"))
+            start = time.perf_counter()
+        reply = waiter.wait(client.request("run", FIRST))
+        took = time.perf_counter() - start
+        assert reply.data.ok, reply.data.error
+        return took
+    finally:
+        client.shutdown()
+
+
+def round_trips(reps: int) -> bool:
+    import torch
+
+    waiter = Waiter()
+    client = KernelClient(waiter)
+    x = torch.tensor([1.0, 2.0, 3.0])
+    cases = [
+        ("x = torch.zeros(4)", A.CreateFilled("z", "zeros", (4,)), lambda: torch.zeros(4)),
+        ("y = x + x", A.Compute("y", "add", "x", "x"), lambda: x + x),
+        ("x = torch.tensor([1., 2., 3.])", A.CreateTensor("x", "[1.0, 2.0, 3.0]"),
+         lambda: torch.tensor([1.0, 2.0, 3.0])),
+    ]
+    ok = True
+    try:
+        waiter.wait(client.request("run", A.CreateTensor("x", "[1.0, 2.0, 3.0]")))
+        ping = []
+        for _ in range(reps):
+            a = time.perf_counter()
+            waiter.wait(client.request("ping"))
+            ping.append(time.perf_counter() - a)
+        print(f"  ping (an empty request) round trip: {statistics.median(ping) * 1e3:.3f} ms")
+        for label, action, direct in cases:
+            via, plain = [], []
+            for _ in range(reps):
+                a = time.perf_counter()
+                waiter.wait(client.request("run", action))
+                via.append(time.perf_counter() - a)
+                a = time.perf_counter()
+                direct()
+                plain.append(time.perf_counter() - a)
+            k, d = statistics.median(via), statistics.median(plain)
+            over_ms = (k - d) * 1e3
+            met = over_ms <= TARGET_MS
+            ok &= met
+            print(f"  {label:32s} kernel {k * 1e3:7.3f} ms  direct {d * 1e3:7.3f} ms  "
+                  f"overhead {over_ms:6.3f} ms  (target <= {TARGET_MS} ms: "
+                  f"{'met' if met else 'NOT met'})")
+    finally:
+        client.shutdown()
+    return ok
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    runs = 2 if args.quick else 5
+    reps = 100 if args.quick else 500
+    print(describe())
+    print("1. first action")
+    cold = statistics.median(cold_torch() for _ in range(runs))
+    warm = statistics.median(first_action(prewarm=True) for _ in range(runs))
+    unwarmed = statistics.median(first_action(prewarm=False) for _ in range(runs))
+    print(f"  cold python -c 'import torch; torch.ones(3)': {cold * 1e3:8.1f} ms (baseline)")
+    print(f"  first action, kernel pre-warmed:             {warm * 1e3:8.1f} ms "
+          f"({warm / cold:.3f}x the baseline)")
+    print(f"  first action, kernel started with it:        {unwarmed * 1e3:8.1f} ms "
+          f"({unwarmed / cold:.2f}x the baseline; for information)")
+    print(f"2. round trip per action ({reps} repetitions, medians)")
+    ok = round_trips(reps)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

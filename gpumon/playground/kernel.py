@@ -1,0 +1,164 @@
+"""The playground kernel: a child process that owns torch, the workspace and CUDA contexts.
+
+Run as ``python -m gpumon.playground.kernel`` by
+:class:`~gpumon.playground.kernel_client.KernelClient`, it reads :class:`~wire.Request`
+frames on stdin and writes :class:`~wire.Message` frames on stdout, one request at a time,
+like a Jupyter kernel. The window never imports torch; a crash, an OOM kill or a runaway loop
+here costs the workspace, never the window. SIGINT (CTRL_BREAK on Windows) interrupts the
+running request and is ignored while idle, so it can never cut a frame in half. A side thread
+sends the CUDA allocator counters every ``COUNTER_PERIOD_S`` while they change, so a training
+loop's memory is seen growing while it runs.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import traceback
+from collections.abc import Callable, Sequence
+from types import FrameType
+from typing import IO, Any
+
+from gpumon.playground.engine import Engine
+from gpumon.playground.lesson import LessonRunner, LessonStep
+from gpumon.playground.memory import torch_memory_counters
+from gpumon.playground.wire import Message, Request, read_frame, write_frame
+
+#: How often the counters thread looks at torch's allocator (only sends when they changed).
+COUNTER_PERIOD_S = 0.25
+
+
+class Kernel:
+    """Serves requests on one Engine; every answer is a Message, never an exception."""
+
+    def __init__(self, out: IO[bytes]) -> None:
+        self.engine = Engine()
+        self._out = out
+        self._write_lock = threading.Lock()
+        self.busy = False  # True while a request's handler runs (SIGINT interrupts only then)
+        self._lessons: dict[tuple[LessonStep, ...], LessonRunner] = {}
+        self._snapshot: Any = None
+        self._handlers: dict[str, Callable[[Any], Any]] = {
+            "load": lambda _p: self.engine.ensure_loaded(),
+            "devices": lambda _p: self.engine.devices(),
+            "run": self._run,
+            "workspace": lambda _p: self.engine.workspace(),
+            "names": lambda _p: self.engine.names(),
+            "lesson": self._lesson,
+            "ping": lambda _p: os.getpid(),
+        }
+
+    def send(self, message: Message) -> None:
+        """Write one message (from the main thread or the counters thread)."""
+        with self._write_lock:
+            write_frame(self._out, message)
+
+    def serve(self, inp: IO[bytes]) -> None:
+        """Answer requests until ``shutdown`` or until the window closes its end."""
+        self.send(Message("hello", None, os.getpid()))
+        while True:
+            try:
+                request: Request = read_frame(inp)
+            except EOFError:
+                return
+            if request.kind == "shutdown":
+                return
+            self.answer(request)
+
+    def answer(self, request: Request) -> None:
+        """Run one request; torch's errors are in the Outcome, ours become internal_error."""
+        handler = self._handlers.get(request.kind)
+        try:
+            try:
+                self.busy = True
+                if handler is None:
+                    raise ValueError(f"unknown kernel request {request.kind!r}")
+                result = handler(request.payload)
+            finally:
+                self.busy = False
+        except KeyboardInterrupt:
+            self.send(Message("interrupted", request.id))
+            self._send_workspace()
+            return
+        except Exception:  # noqa: BLE001 - a bug of gpumon's: shown as one, with its traceback
+            self.send(Message("internal_error", request.id, traceback.format_exc()))
+            return
+        self.send(Message("reply", request.id, result))
+        if request.kind in ("run", "lesson"):
+            self._send_workspace()
+
+    def _run(self, action: Any) -> Any:
+        return self.engine.run(action)
+
+    def _lesson(self, payload: tuple[Sequence[LessonStep], int, Any]) -> Any:
+        steps, number, snapshot = payload
+        key = tuple(steps)
+        self._snapshot = snapshot
+        runner = self._lessons.get(key)
+        if runner is None:
+            # The playground's own engine: the lesson's tensors are in the one workspace, in
+            # the memory lines, and can be deleted there; jumping steps forgets only its names.
+            runner = LessonRunner(self.engine, lambda: self._snapshot, key, shared=True)
+            self._lessons[key] = runner
+        return runner.run_step(number)
+
+    def _send_workspace(self) -> None:
+        try:
+            entries = self.engine.workspace()
+        except Exception:  # noqa: BLE001
+            self.send(Message("internal_error", None, traceback.format_exc()))
+            return
+        self.send(Message("workspace", None, entries))
+
+    def watch_counters(self, stop: threading.Event) -> None:
+        """Send the allocator counters whenever they change (counters thread)."""
+        last: dict[int, tuple[int, int]] | None = None
+        while not stop.wait(COUNTER_PERIOD_S):
+            counters = torch_memory_counters()  # {} until CUDA is initialised: no context made
+            if counters != last:
+                last = counters
+                try:
+                    self.send(Message("counters", None, counters))
+                except (OSError, ValueError):  # the window went away
+                    return
+
+
+def _install_interrupt(kernel: Kernel) -> None:
+    """SIGINT / SIGBREAK raise KeyboardInterrupt only while a request runs."""
+
+    def on_interrupt(_signum: int, _frame: FrameType | None) -> None:
+        if kernel.busy:
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_interrupt)
+    if hasattr(signal, "SIGBREAK"):
+        signal.signal(signal.SIGBREAK, on_interrupt)
+
+
+def main() -> int:
+    """Take the protocol pipes off fds 0 and 1, so user code's print() and input() are safe."""
+    inp = os.fdopen(os.dup(0), "rb")
+    out = os.fdopen(os.dup(1), "wb")
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)  # print() in user code goes to the kernel's stderr, not into the protocol
+    kernel = Kernel(out)
+    _install_interrupt(kernel)
+    stop = threading.Event()
+    watcher = threading.Thread(target=kernel.watch_counters, args=(stop,),
+                               name="gpumon-kernel-counters", daemon=True)
+    watcher.start()
+    try:
+        kernel.serve(inp)
+    except (BrokenPipeError, OSError):  # the window is gone: nothing to tell anyone
+        pass
+    finally:
+        stop.set()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

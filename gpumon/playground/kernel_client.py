@@ -1,0 +1,237 @@
+"""The window's side of the playground kernel: start, request, interrupt, restart, shut down.
+
+Qt-free (the Qt wrapper is ``ui/playground/engine_worker.py``). Requests are written in order
+and answered in order; every answer, and every event (the kernel died, was restarted, sent
+counters), reaches ``on_message`` on the client's reader thread. Like jupyter_client's
+KernelManager: an interrupt is SIGINT first and a kill plus a fresh kernel after
+``grace_s``; shutdown asks politely, then kills, so quitting never leaves a kernel behind.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from gpumon.playground.interrupt import creation_flags, interrupt_path, send_interrupt
+from gpumon.playground.wire import ForbiddenGlobal, Message, Request, read_frame, write_frame
+
+#: Seconds an interrupted kernel has to stop before it is killed and restarted.
+INTERRUPT_GRACE_S = 2.0
+
+
+@dataclass(frozen=True)
+class KernelExit:
+    """How a kernel ended and what went with it, for the card in the log."""
+
+    pid: int
+    returncode: int | None  # negative: killed by that signal (POSIX)
+    lost_names: tuple[str, ...] = ()  # the workspace as last reported
+    lost_requests: tuple[int, ...] = ()  # request ids that never got their answer
+    reason: str = "died"  # "died", "killed after interrupt", "restarted"
+
+    def how(self) -> str:
+        """``killed by SIGKILL`` / ``exited with code 3``: the cause in a person's words."""
+        code = self.returncode
+        if code is None:
+            return "ended"
+        if code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            return f"killed by {name}"
+        return f"exited with code {code}"
+
+    def sentence(self) -> str:
+        """``The playground kernel (pid 12) was killed by SIGKILL.``"""
+        how = self.how()
+        return f"The playground kernel (pid {self.pid}) {'was ' if how.startswith('k') else ''}" \
+               f"{how}."
+
+    def lost_text(self) -> str:
+        """``the workspace (x, y) is gone`` or ``the workspace was empty``."""
+        if not self.lost_names:
+            return "The workspace was empty, so nothing was lost."
+        return f"The workspace ({', '.join(self.lost_names)}) is gone."
+
+
+@dataclass
+class _Generation:
+    """One kernel process and what it owes the window."""
+
+    proc: subprocess.Popen[bytes]
+    stdin: IO[bytes]
+    pending: list[int] = field(default_factory=list)
+    names: tuple[str, ...] = ()  # the workspace as last reported
+    ending: str = ""  # why the client ends it on purpose ("shutdown", "killed after interrupt")
+    reader: threading.Thread | None = None
+
+
+class KernelClient:
+    """Owns one kernel process at a time; restarts lazily after a death."""
+
+    def __init__(self, on_message: Callable[[Message], None],
+                 python: str = sys.executable) -> None:
+        self._on_message = on_message
+        self._python = python
+        self._lock = threading.RLock()
+        self._gen: _Generation | None = None
+        self._next_id = 0
+        self._closed = False
+        self.starts = 0  # kernels started so far (tests and the log read it)
+
+    # -- state -------------------------------------------------------------------------------
+    @property
+    def pid(self) -> int | None:
+        """The running kernel's pid, or None."""
+        gen = self._gen
+        return gen.proc.pid if gen is not None and gen.proc.poll() is None else None
+
+    @property
+    def pending(self) -> tuple[int, ...]:
+        """Request ids sent and not answered yet, oldest first."""
+        gen = self._gen
+        return tuple(gen.pending) if gen is not None else ()
+
+    # -- requests ----------------------------------------------------------------------------
+    def start(self) -> bool:
+        """Start a kernel unless one runs; False once shut down."""
+        with self._lock:
+            if self._closed:
+                return False
+            if self._gen is not None and self._gen.ending == "" and self._gen.proc.poll() is None:
+                return True
+            env = dict(os.environ)
+            root = str(Path(__file__).resolve().parents[2])  # the folder that holds gpumon/
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+            proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
+                [self._python, "-m", "gpumon.playground.kernel"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True,
+                creationflags=creation_flags(),
+            )
+            assert proc.stdin is not None and proc.stdout is not None
+            gen = _Generation(proc, proc.stdin)
+            self._gen = gen
+            self.starts += 1
+            gen.reader = threading.Thread(target=self._read, args=(gen, proc.stdout),
+                                          daemon=True, name=f"gpumon-kernel-reader-{proc.pid}")
+            gen.reader.start()
+            return True
+
+    def request(self, kind: str, payload: Any = None) -> int:
+        """Send a request (starting a kernel if none runs); its id, or -1 once shut down."""
+        with self._lock:
+            if not self.start():
+                return -1
+            gen = self._gen
+            assert gen is not None
+            self._next_id += 1
+            rid = self._next_id
+            gen.pending.append(rid)
+            try:
+                write_frame(gen.stdin, Request(rid, kind, payload))
+            except (BrokenPipeError, OSError, ValueError):
+                pass  # the kernel is dying: the reader reports it, with this request as lost
+            return rid
+
+    def interrupt(self, grace_s: float = INTERRUPT_GRACE_S) -> str:
+        """Stop the running request: ``"idle"``, ``"signalled"`` (a kill follows after
+        ``grace_s`` if it is still running) or ``"killed"`` (no gentle way here)."""
+        with self._lock:
+            gen = self._gen
+            if gen is None or not gen.pending or gen.proc.poll() is not None:
+                return "idle"
+            target = gen.pending[0]
+            if not send_interrupt(gen.proc, interrupt_path()):
+                self._kill(gen, "killed after interrupt")
+                return "killed"
+        timer = threading.Timer(grace_s, self._escalate, args=(gen, target))
+        timer.daemon = True
+        timer.start()
+        return "signalled"
+
+    def restart(self) -> None:
+        """Kill the kernel (its workspace is lost) and start a fresh one."""
+        with self._lock:
+            gen = self._gen
+            if gen is not None:
+                self._kill(gen, "restarted")
+            self.start()
+
+    def shutdown(self, timeout_s: float = 1.0) -> int | None:
+        """Ask the kernel to exit, kill it after ``timeout_s``, reap it; its return code."""
+        with self._lock:
+            self._closed = True
+            gen = self._gen
+            if gen is None:
+                return None
+            gen.ending = "shutdown"
+            try:
+                write_frame(gen.stdin, Request(0, "shutdown"))
+                gen.stdin.close()
+            except (BrokenPipeError, OSError, ValueError):
+                pass
+        try:
+            code = gen.proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            gen.proc.kill()  # busy in a long torch call: SIGKILL is the only way out in time
+            code = gen.proc.wait()
+        if gen.reader is not None and gen.reader is not threading.current_thread():
+            gen.reader.join(1.0)
+        return code
+
+    # -- internals ---------------------------------------------------------------------------
+    def _escalate(self, gen: _Generation, target: int) -> None:
+        with self._lock:
+            if gen is not self._gen or target not in gen.pending or gen.proc.poll() is not None:
+                return  # it stopped in time (or died on its own)
+            self._kill(gen, "killed after interrupt")
+            self.start()
+
+    def _kill(self, gen: _Generation, why: str) -> None:
+        gen.ending = why
+        try:
+            gen.proc.kill()
+        except OSError:
+            pass
+
+    def _read(self, gen: _Generation, stdout: IO[bytes]) -> None:
+        """Reader thread: deliver each message; on EOF, report how the kernel ended."""
+        while True:
+            try:
+                message: Message = read_frame(stdout, forbidden=("torch",))
+            except ForbiddenGlobal as exc:  # a bug of ours: the oldest request gets the blame
+                with self._lock:
+                    rid = gen.pending.pop(0) if gen.pending else None
+                message = Message("internal_error", rid, f"{type(exc).__name__}: {exc}")
+            except (EOFError, OSError, ValueError):
+                break
+            except Exception:  # noqa: BLE001 - a torn frame: the kernel is going down
+                break
+            with self._lock:
+                if message.kind in ("reply", "interrupted", "internal_error") and \
+                        message.id in gen.pending:
+                    gen.pending.remove(message.id)
+                if message.kind == "workspace":
+                    gen.names = tuple(e.name for e in message.data)
+            self._on_message(message)
+        code = gen.proc.wait()
+        stdout.close()
+        with self._lock:
+            ending = gen.ending
+            lost = KernelExit(gen.proc.pid, code, gen.names, tuple(gen.pending), ending or "died")
+            gen.pending.clear()
+            try:
+                gen.stdin.close()
+            except OSError:
+                pass
+        if ending == "shutdown":
+            return
+        self._on_message(Message("died" if not ending else "restarted", None, lost))

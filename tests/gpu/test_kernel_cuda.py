@@ -1,0 +1,99 @@
+"""The playground kernel on a real GPU: the whole lesson on cuda:0, a real CUDA OOM, del +
+empty_cache, and NVML's process list showing the kernel only on the GPUs it used.
+
+Skipped, with the reason, where there is no CUDA GPU or no CUDA build of torch (the kernel
+is a child process; these tests ask torch in this process only whether CUDA exists)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+import torch
+
+from gpumon.playground.codeline import RunCode
+from gpumon.playground.kernel_client import KernelClient
+from gpumon.playground.lesson import LESSON
+from gpumon.playground.outcome import Outcome
+from tests.playground.kernel_helpers import Inbox
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU and CUDA torch"),
+]
+
+
+@pytest.fixture
+def inbox() -> Inbox:
+    return Inbox()
+
+
+@pytest.fixture
+def client(inbox: Inbox) -> Iterator[KernelClient]:
+    c = KernelClient(inbox)
+    yield c
+    c.shutdown()
+
+
+def _code(client: KernelClient, inbox: Inbox, source: str) -> Outcome:
+    reply = inbox.wait("reply", client.request("run", RunCode(source)), timeout=120)
+    assert isinstance(reply.data, Outcome)
+    return reply.data
+
+
+def test_the_whole_lesson_runs_on_cuda0_in_the_kernel(client: KernelClient,
+                                                      inbox: Inbox) -> None:
+    for number in range(1, len(LESSON) + 1):
+        rid = client.request("lesson", (tuple(LESSON), number, None))
+        result = inbox.wait("reply", rid, timeout=120).data
+        step = LESSON[number - 1]
+        if step.needs_two_gpus and torch.cuda.device_count() < 2:
+            continue
+        assert result.ran or step.kind == "smi", (number, result.note)
+        unexpected = [o for o in result.outcomes if not o.ok and o.error is not None
+                      and not o.error.by_torch]
+        assert unexpected == [], [o.error for o in unexpected]
+
+
+def test_a_real_cuda_oom_is_torch_s_error_and_the_kernel_lives(client: KernelClient,
+                                                               inbox: Inbox) -> None:
+    free, _total = torch.cuda.mem_get_info(0)
+    out = _code(client, inbox, f"big = torch.empty({free * 2}, dtype=torch.uint8, "
+                               "device='cuda:0')")
+    assert not out.ok and out.error is not None and out.error.by_torch
+    assert "out of memory" in out.error.message.lower()
+    assert _code(client, inbox, "torch.ones(2, device='cuda:0').sum()").ok
+
+
+def test_del_and_empty_cache_change_reserved_memory(client: KernelClient, inbox: Inbox) -> None:
+    _code(client, inbox, "x = torch.empty(256 * 2**20, dtype=torch.uint8, device='cuda:0')")
+    held = _code(client, inbox, "torch.cuda.memory_reserved(0)")
+    _code(client, inbox, "del x")
+    kept = _code(client, inbox, "torch.cuda.memory_reserved(0)")
+    _code(client, inbox, "torch.cuda.empty_cache()")
+    freed = _code(client, inbox, "torch.cuda.memory_reserved(0)")
+    assert int(held.preview) >= 256 * 2**20
+    assert int(kept.preview) == int(held.preview)  # del returns memory to torch's cache
+    assert int(freed.preview) < int(kept.preview)  # empty_cache gives it back to the driver
+
+
+def test_nvml_lists_the_kernel_only_on_the_gpus_it_used(client: KernelClient,
+                                                        inbox: Inbox) -> None:
+    import pynvml
+
+    used = torch.cuda.device_count() - 1  # the last GPU: on a 2-GPU machine, cuda:1 only
+    assert _code(client, inbox, f"x = torch.ones(1024, device='cuda:{used}')").ok
+    pid = client.pid
+    uuid = _code(client, inbox, f"str(torch.cuda.get_device_properties({used}).uuid)").preview
+    pynvml.nvmlInit()
+    try:
+        holding = []
+        for i in range(pynvml.nvmlDeviceGetCount()):
+            handle = pynvml.nvmlDeviceGetHandleByIndex(i)
+            procs = pynvml.nvmlDeviceGetComputeRunningProcesses(handle)
+            if any(p.pid == pid for p in procs):
+                holding.append(str(pynvml.nvmlDeviceGetUUID(handle)))
+    finally:
+        pynvml.nvmlShutdown()
+    assert len(holding) == 1, holding  # a context on the used GPU, none elsewhere
+    assert holding[0].removeprefix("GPU-") in uuid

@@ -1,0 +1,46 @@
+"""The code line on the engine: values, names kept, devices of what changed, errors."""
+
+from __future__ import annotations
+
+from gpumon.playground.codeline import RunCode
+from gpumon.playground.engine import Engine
+
+
+def test_assignment_result_and_workspace(engine: Engine) -> None:
+    outcome = engine.run(RunCode("x = torch.ones(2, 3)"))
+    assert outcome.ok and outcome.kind == "tensor" and outcome.result_name == "x"
+    assert outcome.shape == (2, 3) and outcome.device == "cpu"
+    assert dict(outcome.details)["made or changed"] == "x (cpu)"
+    assert [r.device for r in outcome.memory_before] == ["cpu"]
+    assert [r.device for r in outcome.memory_after] == ["cpu"]
+    assert [e.name for e in engine.workspace()] == ["x"]
+
+
+def test_last_expression_is_the_value_and_preimports_are_there(engine: Engine) -> None:
+    engine.run(RunCode("x = torch.ones(3)"))
+    outcome = engine.run(RunCode("y = x ** 2\ny + x.cpu()"))
+    assert outcome.ok and outcome.result_name is None and outcome.preview == "tensor([2., 2., 2.])"
+    net = engine.run(RunCode("net = nn.Linear(3, 1)\nF.relu(net(x)).shape"))
+    assert net.ok and net.kind == "value" and "torch.Size([1])" in net.preview
+    assert engine.names() == ["x", "y", "net"]
+
+
+def test_in_place_change_and_del_are_seen(engine: Engine) -> None:
+    engine.run(RunCode("x = torch.zeros(2)"))
+    changed = engine.run(RunCode("x.add_(1)\nNone"))
+    assert dict(changed.details)["made or changed"] == "x (cpu)"
+    assert engine.run(RunCode("del x")).ok and engine.names() == []
+
+
+def test_errors_keep_what_ran_before_them(engine: Engine) -> None:
+    outcome = engine.run(RunCode("a = torch.ones(2)\nb = a @ torch.ones(3)"))
+    assert not outcome.ok and outcome.error is not None
+    assert outcome.error.type_name == "RuntimeError" and outcome.error.by_torch
+    assert engine.names() == ["a"]
+
+
+def test_a_typing_mistake_is_python_s_not_torch_s(engine: Engine) -> None:
+    outcome = engine.run(RunCode("x = = 1"))
+    assert not outcome.ok and outcome.error is not None
+    assert outcome.error.type_name == "SyntaxError" and not outcome.error.by_torch
+    assert "nothing ran" in outcome.error.explanation

@@ -1,0 +1,172 @@
+"""The playground kernel in its own process: answers, interrupts, deaths, restarts, quit."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from gpumon.playground import actions as act
+from gpumon.playground.codeline import RunCode
+from gpumon.playground.interrupt import creation_flags, interrupt_path
+from gpumon.playground.kernel_client import KernelClient, KernelExit
+from gpumon.playground.outcome import LoadStatus, Outcome
+from tests.playground.kernel_helpers import Inbox
+
+posix_only = pytest.mark.skipif(os.name != "posix", reason="sends POSIX signals to the kernel")
+
+
+@pytest.fixture
+def inbox() -> Inbox:
+    return Inbox()
+
+
+@pytest.fixture
+def client(inbox: Inbox) -> Iterator[KernelClient]:
+    c = KernelClient(inbox)
+    yield c
+    c.shutdown(timeout_s=1.0)
+    gen = c._gen  # noqa: SLF001 - the test checks that no process is left behind
+    assert gen is None or gen.proc.poll() is not None
+
+
+def _run(client: KernelClient, inbox: Inbox, action: act.Action) -> Outcome:
+    rid = client.request("run", action)
+    reply = inbox.wait("reply", rid)
+    assert isinstance(reply.data, Outcome)
+    return reply.data
+
+
+def test_kernel_is_another_process_and_answers_in_order(client: KernelClient,
+                                                        inbox: Inbox) -> None:
+    first = client.request("load")
+    second = client.request("run", act.CreateTensor("x", "[1, 2, 3]"))
+    hello = inbox.wait("hello")
+    assert hello.data == client.pid and hello.data != os.getpid()
+    status = inbox.wait("reply", first).data
+    assert isinstance(status, LoadStatus) and status.ok
+    outcome = inbox.wait("reply", second).data
+    assert outcome.ok and outcome.code == "x = torch.tensor([1, 2, 3])"
+    assert [e.name for e in inbox.wait("workspace").data] == ["x"]
+    assert client.pending == ()
+
+
+def test_torch_errors_come_back_as_outcomes(client: KernelClient, inbox: Inbox) -> None:
+    outcome = _run(client, inbox, RunCode("torch.ones(2) @ torch.ones(3)"))
+    assert not outcome.ok and outcome.error is not None
+    assert outcome.error.type_name == "RuntimeError" and outcome.error.by_torch
+
+
+def test_a_bug_of_ours_is_an_internal_error_with_traceback(client: KernelClient,
+                                                          inbox: Inbox) -> None:
+    rid = client.request("no-such-request")
+    message = inbox.wait("internal_error", rid)
+    assert "Traceback" in message.data and "unknown kernel request" in message.data
+    assert _run(client, inbox, RunCode("1 + 1")).preview == "2"  # the kernel goes on
+
+
+@posix_only
+def test_interrupt_stops_a_running_loop_and_keeps_the_workspace(client: KernelClient,
+                                                                inbox: Inbox) -> None:
+    _run(client, inbox, RunCode("x = torch.ones(3)"))
+    pid = client.pid
+    rid = client.request("run", RunCode("n = 0\nwhile True:\n    n += 1"))
+    time.sleep(1.0)  # let the loop start
+    assert client.interrupt(grace_s=5.0) == "signalled"
+    inbox.wait("interrupted", rid, timeout=5.0)
+    assert client.pid == pid  # the same kernel: nothing was lost
+    assert _run(client, inbox, RunCode("x.sum()")).preview == "tensor(3.)"
+
+
+@posix_only
+def test_code_that_ignores_the_interrupt_is_killed_and_restarted(client: KernelClient,
+                                                                 inbox: Inbox) -> None:
+    _run(client, inbox, RunCode("x = torch.ones(3)"))
+    pid = client.pid
+    rid = client.request("run", RunCode(
+        "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(60)"))
+    time.sleep(1.0)
+    start = time.monotonic()
+    assert client.interrupt(grace_s=1.0) == "signalled"
+    ended = inbox.wait("restarted", timeout=10.0).data
+    assert isinstance(ended, KernelExit)
+    assert ended.reason == "killed after interrupt" and ended.how() == "killed by SIGKILL"
+    assert ended.lost_names == ("x",) and ended.lost_requests == (rid,)
+    assert "(x) is gone" in ended.lost_text()
+    assert time.monotonic() - start < 5.0
+    assert client.pid is not None and client.pid != pid  # a fresh kernel is already there
+    assert not _run(client, inbox, RunCode("x")).ok  # its workspace is empty
+
+
+@posix_only
+def test_sigkill_during_an_action_is_reported_and_the_next_action_starts_afresh(
+        client: KernelClient, inbox: Inbox) -> None:
+    _run(client, inbox, RunCode("a = torch.zeros(4)"))
+    pid = client.pid
+    assert pid is not None
+    rid = client.request("run", RunCode("import time\ntime.sleep(10)"))
+    time.sleep(0.5)
+    os.kill(pid, signal.SIGKILL)
+    died = inbox.wait("died", timeout=10.0).data
+    assert died.returncode == -signal.SIGKILL and died.how() == "killed by SIGKILL"
+    assert died.lost_requests == (rid,) and died.lost_names == ("a",)
+    outcome = _run(client, inbox, RunCode("torch.ones(2).sum()"))
+    assert outcome.ok and client.pid not in (None, pid) and client.starts == 2
+
+
+def test_os_exit_is_reported_with_its_exit_code(client: KernelClient, inbox: Inbox) -> None:
+    client.request("run", RunCode("import os\nos._exit(3)"))
+    died = inbox.wait("died", timeout=20.0).data
+    assert died.returncode == 3 and died.how() == "exited with code 3"
+    assert died.lost_text() == "The workspace was empty, so nothing was lost."
+
+
+def test_shutdown_during_a_long_operation_is_quick_and_leaves_no_process(
+        client: KernelClient, inbox: Inbox) -> None:
+    client.request("run", RunCode("import time\ntime.sleep(10)"))
+    inbox.wait("hello")
+    time.sleep(0.3)
+    gen = client._gen  # noqa: SLF001
+    assert gen is not None
+    start = time.monotonic()
+    client.shutdown(timeout_s=1.0)
+    assert time.monotonic() - start < 3.0
+    assert gen.proc.poll() is not None
+    assert client.request("ping") == -1  # shut down for good
+    assert "died" not in [m.kind for m in inbox.seen]
+
+
+def test_shutdown_when_idle_exits_zero(client: KernelClient, inbox: Inbox) -> None:
+    client.request("ping")
+    inbox.wait("reply")
+    assert client.shutdown(timeout_s=5.0) == 0
+
+
+@pytest.mark.parametrize(("platform", "os_name", "path"), [
+    ("linux", "posix", "sigint"), ("darwin", "posix", "sigint"),
+    ("win32", "nt", "ctrl_break"), ("emscripten", "other", "none")])
+def test_interrupt_path_per_platform(platform: str, os_name: str, path: str) -> None:
+    assert interrupt_path(platform, os_name) == path
+
+
+def test_only_windows_needs_a_new_process_group() -> None:
+    assert creation_flags("sigint") == 0
+    assert creation_flags("ctrl_break") == 0x200  # CREATE_NEW_PROCESS_GROUP
+
+
+def test_without_a_gentle_interrupt_the_kernel_is_killed(client: KernelClient, inbox: Inbox,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("gpumon.playground.kernel_client.interrupt_path", lambda: "none")
+    client.request("run", RunCode("import time\ntime.sleep(10)"))
+    inbox.wait("hello")
+    time.sleep(0.3)
+    assert client.interrupt() == "killed"
+    assert inbox.wait("restarted", timeout=10.0).data.reason == "killed after interrupt"
+
+
+def test_the_kernel_reads_python_from_sys_executable() -> None:
+    assert KernelClient(Inbox())._python == sys.executable  # noqa: SLF001

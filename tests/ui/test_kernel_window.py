@@ -1,0 +1,109 @@
+"""The window and its playground kernel, each in a fresh process: torch stays out of the
+window, and quitting during a long operation is quick, clean and leaves no kernel behind."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import time
+
+import psutil
+
+PRELUDE = """
+import os, sys, time
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+from gpumon.playground import actions as act
+from gpumon.playground.codeline import RunCode
+from gpumon.ui.window.main_window import MainWindow, simulated_factory
+app = QApplication([])
+w = MainWindow(simulated_factory(2), 0.1)
+w.show()
+
+def wait(cond, seconds=60.0):
+    deadline = time.monotonic() + seconds
+    while not cond() and time.monotonic() < deadline:
+        app.processEvents()
+        time.sleep(0.01)
+    assert cond(), "timed out"
+"""
+
+
+def _python(code: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent(code)],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_torch_is_never_imported_by_the_window_in_a_playground_and_lesson_session() -> None:
+    proc = _python("""
+        done = []
+        w.engine.outcomeReady.connect(done.append)
+        w.tabs.setCurrentWidget(w.playground)
+        w.playground.submit(act.CreateTensor("x", "[1, 2, 3]"))
+        w.playground.submit(RunCode("y = x * 2\\nnet = nn.Linear(3, 1)"))
+        wait(lambda: len(done) == 2)
+        assert all(o.ok for o in done), [o.error for o in done]
+        page = w.lesson
+        w.tabs.setCurrentWidget(page)
+        results = []
+        page.stepFinished.connect(results.append)
+        for number in range(len(page._steps)):
+            page.show_step(number)
+            page.run_current()
+            wait(lambda: len(results) == number + 1)
+        print("kernel", w.engine.kernel_pid, "window", os.getpid())
+        print("torch in window:", "torch" in sys.modules)
+        w.close()
+    """)
+    assert proc.returncode == 0, proc.stderr
+    kernel_line, torch_line = proc.stdout.splitlines()[-2:]
+    _, kernel, _, window = kernel_line.split()
+    assert kernel != "None" and kernel != window
+    assert torch_line == "torch in window: False"
+
+
+def test_quit_during_a_10_s_operation_exits_0_within_3_s_and_leaves_no_kernel() -> None:
+    script = PRELUDE + textwrap.dedent("""
+        w.tabs.setCurrentWidget(w.playground)
+        w.playground.submit(RunCode("import time\\ntime.sleep(10)"))
+        wait(lambda: w.engine.kernel_pid is not None)
+        time.sleep(1.0)  # the sleep is running in the kernel now
+        print("kernel", w.engine.kernel_pid, flush=True)
+        print("closing", time.monotonic(), flush=True)
+        QTimer.singleShot(0, w.close)
+        QTimer.singleShot(0, app.quit)
+        app.exec()
+    """)
+    with subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        kernel_pid = int(proc.stdout.readline().split()[1])
+        closing = float(proc.stdout.readline().split()[1])
+        code = proc.wait(timeout=30)
+        ended = time.monotonic()
+        stderr = proc.stderr.read()
+    assert code == 0, stderr
+    assert ended - closing < 3.0
+    assert "QThread: Destroyed" not in stderr
+    gone = not psutil.pid_exists(kernel_pid) or \
+        psutil.Process(kernel_pid).status() == psutil.STATUS_ZOMBIE
+    assert gone, "the kernel outlived the window"
+
+
+def test_the_kernel_is_prewarmed_after_the_first_frame_when_asked() -> None:
+    proc = _python("""
+        from gpumon.ui.window.main_window import MainWindow as Prewarming
+        running_at_show = w.engine.running
+        w.close()
+        p = Prewarming(simulated_factory(1), 0.1, prewarm_kernel=True)
+        p.show()
+        started_at_show = p.engine.running
+        wait(lambda: p.engine.load_status is not None)
+        print(running_at_show, started_at_show, p.engine.load_status.ok,
+              p.engine.kernel_pid not in (None, os.getpid()))
+        p.close()
+    """)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split()[-4:] == ["False", "False", "True", "True"]

@@ -1,0 +1,114 @@
+"""The code line, Stop and the dead-kernel card on the Playground page, with a real kernel."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+from PySide6.QtCore import Qt
+
+from gpumon.telemetry.procinfo import read_procinfo
+from gpumon.ui.playground.code_line import History
+
+posix_only = pytest.mark.skipif(os.name != "posix", reason="sends POSIX signals to the kernel")
+
+
+def test_history_walks_back_and_forward() -> None:
+    h = History()
+    for line in ("a = 1", "b = 2", "b = 2", "  "):
+        h.add(line)
+    assert h.items == ["a = 1", "b = 2"]
+    assert [h.back(), h.back(), h.back()] == ["b = 2", "a = 1", None]
+    assert [h.forward(), h.forward(), h.forward()] == ["b = 2", "", None]
+
+
+def _page(qtbot, make_window):  # type: ignore[no-untyped-def]
+    w = make_window(interval_s=0.1)
+
+    def active() -> bool:  # offscreen now and then ignores one request: ask again
+        if not w.isActiveWindow():
+            w.raise_()
+            w.activateWindow()
+        return w.isActiveWindow()
+
+    qtbot.waitUntil(active, timeout=5000)
+    qtbot.keyClick(w, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
+    panel = w.playground
+    assert w.tabs.currentWidget() is panel
+    qtbot.waitUntil(lambda: panel.code_bar.edit.hasFocus(), timeout=5000)
+    qtbot.waitUntil(lambda: bool(w.engine.device_options), timeout=60000)
+    return w, panel
+
+
+def _type(qtbot, panel, text: str) -> None:  # type: ignore[no-untyped-def]
+    edit = panel.code_bar.edit
+    for i, line in enumerate(text.split("\n")):
+        if i:
+            qtbot.keyClick(edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+        qtbot.keyClicks(edit, line)
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+
+
+def test_code_line_outcome_workspace_marker_and_history(qtbot, make_window) -> None:
+    w, panel = _page(qtbot, make_window)
+    _type(qtbot, panel, "x = torch.ones(2, 3)\ny = x ** 2")
+    qtbot.waitUntil(lambda: panel.log.count() == 1, timeout=30000)
+    outcome = panel.log.outcomes()[0]
+    assert outcome.ok and outcome.code == "x = torch.ones(2, 3)\ny = x ** 2"
+    assert outcome.result_name == "y" and outcome.device == "cpu"
+    assert dict(outcome.details)["made or changed"] == "x (cpu); y (cpu)"
+    assert outcome.memory_before and outcome.memory_after
+    qtbot.waitUntil(lambda: [e.name for e in panel.workspace_table.entries] == ["x", "y"],
+                    timeout=5000)
+    assert any(m.text.startswith("x = torch.ones") for m in panel.link.markers) or \
+        not panel.link.used  # markers go on GPU graphs; this machine may have no CUDA
+    assert panel.code_bar.edit.toPlainText() == ""
+    qtbot.keyClick(panel.code_bar.edit, Qt.Key.Key_Up)
+    assert panel.code_bar.edit.toPlainText() == "x = torch.ones(2, 3)\ny = x ** 2"
+    qtbot.keyClick(w, Qt.Key.Key_3, Qt.KeyboardModifier.ControlModifier)
+    assert w.tabs.currentWidget() is w.lesson
+    qtbot.keyClick(w, Qt.Key.Key_1, Qt.KeyboardModifier.ControlModifier)
+    assert w.tabs.tabText(w.tabs.currentIndex()) == "Monitor"
+
+
+def test_esc_interrupts_a_running_loop_and_the_workspace_stays(qtbot, make_window) -> None:
+    w, panel = _page(qtbot, make_window)
+    _type(qtbot, panel, "keep = torch.ones(1)")
+    qtbot.waitUntil(lambda: panel.log.count() == 1, timeout=30000)
+    _type(qtbot, panel, "while True:\n    pass")
+    qtbot.waitUntil(lambda: panel.code_bar.stop_button.isEnabled(), timeout=5000)
+    time.sleep(0.5)
+    qtbot.keyClick(panel.code_bar.edit, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: panel.log.count() == 2, timeout=10000)
+    card = panel.log.outcomes()[0]
+    assert card.error is not None and card.error.type_name == "KeyboardInterrupt"
+    assert "workspace are kept" in card.error.explanation
+    assert [e.name for e in panel.workspace_table.entries] == ["keep"]
+
+
+@posix_only
+def test_sigkill_during_an_action_shows_a_card_and_the_next_action_works(
+        qtbot, make_window) -> None:
+    w, panel = _page(qtbot, make_window)
+    _type(qtbot, panel, "a = torch.zeros(3)")
+    qtbot.waitUntil(lambda: panel.log.count() == 1, timeout=30000)
+    pid = w.engine.kernel_pid
+    assert pid is not None and pid != os.getpid()
+    assert read_procinfo(pid).is_self  # NVML's "this process" line is the kernel's
+    _type(qtbot, panel, "import time\ntime.sleep(10)")
+    qtbot.waitUntil(lambda: panel.code_bar.stop_button.isEnabled(), timeout=5000)
+    time.sleep(0.3)
+    snapshots = w.snapshot_count
+    os.kill(pid, signal.SIGKILL)
+    qtbot.waitUntil(lambda: panel.log.count() == 3, timeout=10000)
+    texts = [e.plain_text() for e in panel.log.entries()[:2]]
+    assert any("died" in t and "SIGKILL" in t and "(a) is gone" in t for t in texts), texts
+    assert panel.workspace_table.entries == []
+    qtbot.waitUntil(lambda: w.snapshot_count > snapshots + 2, timeout=5000)  # never paused
+    _type(qtbot, panel, "torch.ones(2).sum()")
+    qtbot.waitUntil(lambda: panel.log.count() == 4, timeout=30000)
+    assert panel.log.outcomes()[0].ok and panel.log.outcomes()[0].preview == "tensor(2.)"
+    assert w.engine.kernel_pid not in (None, pid)
+    assert read_procinfo(w.engine.kernel_pid).is_self and not read_procinfo(pid).is_self
