@@ -53,12 +53,13 @@ class LiteCurve(pg.PlotCurveItem):
     def boundingRect(self) -> QRectF:  # noqa: N802 (Qt's name)
         """The ViewBox's visible rect (in data coordinates), where the curve is drawn and
         clipped; the data's own bounds when the curve is in no ViewBox."""
-        if self._boundingRect is None:
+        rect: QRectF | None = getattr(self, "_boundingRect", None)  # set by PlotCurveItem
+        if rect is None:
             view = self.getViewBox()
             if not isinstance(view, pg.ViewBox):
                 return super().boundingRect()
-            self._boundingRect = view.viewRect()
-        return self._boundingRect
+            rect = self._boundingRect = view.viewRect()
+        return rect
 
     def viewRangeChanged(self) -> None:  # noqa: N802 (pyqtgraph's name)
         """A new range is a new bounding rect at once (the view's transform follows only at
