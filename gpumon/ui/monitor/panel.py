@@ -50,6 +50,7 @@ from gpumon.telemetry.decimate import peak_decimate
 from gpumon.telemetry.metrics import GIB, format_value
 from gpumon.telemetry.readouts import extra_readouts, readout_line
 from gpumon.telemetry.types import GpuInfo, GpuSample
+from gpumon.ui.monitor.curve import LiteCurve
 from gpumon.ui.monitor.plot import LitePlot, LitePlotWidget
 from gpumon.ui.monitor.runs_label import RunsLabel, TextRun
 from gpumon.ui.theme import FILL_ATTR, MARKER_ATTR, is_dark, opaque_fill, style_marker
@@ -101,7 +102,7 @@ def _curve(plot: LitePlot, color: str, name: str, width: float = CURVE_WIDTH,
     kwargs: dict[str, object] = {"pen": pen, "name": name, "connect": "finite"}
     if fill:
         kwargs.update(fillLevel=0.0, brush=pg.mkBrush(opaque_fill(color, FILL_ALPHA, "#ffffff")))
-    curve = pg.PlotCurveItem(**kwargs)
+    curve = LiteCurve(**kwargs)
     plot.addItem(curve)
     if fill:
         setattr(curve, FILL_ATTR, (color, FILL_ALPHA))
