@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn
 
 from gpumon import __version__, report
+from gpumon.argtypes import MAX_SIMULATED_GPUS
+from gpumon.argtypes import gpu_count as _gpu_count
 from gpumon.telemetry.types import Source
 
 if TYPE_CHECKING:
@@ -23,20 +25,9 @@ if TYPE_CHECKING:
     from gpumon.playground.outcome import Outcome
     from gpumon.telemetry.types import Snapshot
 
-MAX_SIMULATED_GPUS = 16
 MIN_INTERVAL_S = 0.1
 MAX_INTERVAL_S = 10.0
 
-
-def _gpu_count(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if not 1 <= n <= MAX_SIMULATED_GPUS:
-        raise argparse.ArgumentTypeError(
-            f"must be a whole number of GPUs from 1 to {MAX_SIMULATED_GPUS}, got {text!r}")
-    return n
 
 
 def _interval(text: str) -> float:

@@ -14,10 +14,9 @@ import threading
 from collections.abc import Callable
 from functools import partial
 
+from gpumon.argtypes import gpu_count as _count
 from gpumon.telemetry.exporter import DEFAULT_LISTEN, GpuCollector
 from gpumon.telemetry.types import Source
-
-MAX_SIMULATED_GPUS = 16
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -28,14 +27,6 @@ def parse_listen(text: str) -> tuple[str, int]:
         raise argparse.ArgumentTypeError(
             f"must be HOST:PORT, for example {DEFAULT_LISTEN} or 0.0.0.0:9401, got {text!r}")
     return host, int(port_text)
-
-
-def _count(text: str) -> int:
-    n = int(text) if text.isdigit() else 0
-    if not 1 <= n <= MAX_SIMULATED_GPUS:
-        raise argparse.ArgumentTypeError(
-            f"must be a whole number of GPUs from 1 to {MAX_SIMULATED_GPUS}, got {text!r}")
-    return n
 
 
 def _seconds(text: str) -> float:

@@ -126,9 +126,11 @@ def test_gui_is_launched_with_the_arguments(monkeypatch: pytest.MonkeyPatch) -> 
         return 3
 
     fake.run = run  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "gpumon.ui.window.launch", fake)
-    import gpumon.ui
+    # The package first: with only the fake module in sys.modules, `import
+    # gpumon.ui.window.launch` would find no gpumon.ui.window when this test runs alone.
+    import gpumon.ui.window
 
-    monkeypatch.setattr(gpumon.ui, "launch", fake, raising=False)
+    monkeypatch.setitem(sys.modules, "gpumon.ui.window.launch", fake)
+    monkeypatch.setattr(gpumon.ui.window, "launch", fake, raising=False)
     assert main(["--simulate", "2", "--interval", "0.5", "--seed", "9"]) == 3
     assert calls == [{"simulate": 2, "interval_s": 0.5, "seed": 9}]
