@@ -13,11 +13,7 @@ from __future__ import annotations
 import os
 import traceback
 
-from gpumon.playground.errors import ErrorInfo, Refusal
-
-#: Types torch's C++ core raises (they surface at the Python line that called into torch).
-TORCH_RAISES = (RuntimeError, TypeError, ValueError, IndexError, NotImplementedError,
-                OverflowError, MemoryError)
+from gpumon.playground.errors import TORCH_RAISES, ErrorInfo, Refusal
 
 
 def _innermost_file(exc: BaseException) -> str:

@@ -7,6 +7,7 @@ adds a sentence; the message itself is always shown exactly as torch wrote it. N
 from __future__ import annotations
 
 import builtins
+import os
 import re
 from dataclasses import dataclass
 
@@ -134,6 +135,12 @@ EXPLANATIONS: tuple[tuple[str, str], ...] = (
 )
 
 FALLBACK = "PyTorch raised this error; the message above is exactly as torch wrote it."
+PYTHON_FALLBACK = ("Python raised this error, not torch (a name, a key or the syntax of the "
+                   "code); the message above is exactly as Python wrote it.")
+
+#: Built-in types torch's C++ core raises; they surface at the Python line that called torch.
+TORCH_RAISES = (RuntimeError, TypeError, ValueError, IndexError, NotImplementedError,
+                OverflowError, MemoryError)
 
 
 def explain(type_name: str, message: str) -> str:
@@ -151,4 +158,21 @@ def error_from_exception(exc: BaseException) -> ErrorInfo:
         return ErrorInfo(REFUSED, str(exc), exc.explanation, by_torch=False)
     type_name = qualified_type_name(exc)
     message = str(exc)
-    return ErrorInfo(type_name, message, explain(type_name, message))
+    explanation = explain(type_name, message)
+    if explanation == FALLBACK and raised_by_python(exc):
+        explanation = PYTHON_FALLBACK
+    return ErrorInfo(type_name, message, explanation)
+
+
+def raised_by_python(exc: BaseException) -> bool:
+    """True for a built-in error that torch did not raise: no frame of its traceback is in
+    torch's files and it is not a type torch's C++ core raises (a NameError in typed code,
+    a SyntaxError, a KeyError). Such an error must not be taught as torch's."""
+    if type(exc).__module__ != "builtins" or isinstance(exc, TORCH_RAISES):
+        return False
+    tb = exc.__traceback__
+    while tb is not None:
+        if f"{os.sep}torch{os.sep}" in tb.tb_frame.f_code.co_filename:
+            return False
+        tb = tb.tb_next
+    return True

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from gpumon.playground.codeline import RunCode
 from gpumon.playground.engine import Engine
+from gpumon.playground.errors import PYTHON_FALLBACK
 
 
 def test_assignment_result_and_workspace(engine: Engine) -> None:
@@ -44,3 +45,15 @@ def test_a_typing_mistake_is_python_s_not_torch_s(engine: Engine) -> None:
     assert not outcome.ok and outcome.error is not None
     assert outcome.error.type_name == "SyntaxError" and not outcome.error.by_torch
     assert "nothing ran" in outcome.error.explanation
+
+
+def test_a_name_error_in_typed_code_is_python_s_not_torch_s(engine: Engine) -> None:
+    """A NameError raised by the user's own line is Python's: it must not be taught as an
+    error 'exactly as torch wrote it'. A shape error in the same line stays torch's."""
+    outcome = engine.run(RunCode("z = y * 2"))
+    assert not outcome.ok and outcome.error is not None
+    assert outcome.error.type_name == "NameError"
+    assert outcome.error.explanation == PYTHON_FALLBACK
+    assert "torch wrote" not in outcome.error.explanation
+    torch_error = engine.run(RunCode("torch.ones(2) @ torch.ones(3)")).error
+    assert torch_error is not None and torch_error.explanation != PYTHON_FALLBACK
