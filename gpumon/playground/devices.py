@@ -76,7 +76,8 @@ class DeviceOption:
 
 
 def list_devices() -> list[DeviceOption]:
-    """``cpu``, every ``cuda:i`` torch sees, and ``meta`` when there is no CUDA device.
+    """``cpu``, every ``cuda:i`` torch sees, ``mps`` where torch has Apple's Metal backend,
+    and ``meta`` when there is no CUDA device.
 
     Imports torch. Never raises: a device whose properties cannot be read is still listed.
     """
@@ -103,9 +104,19 @@ def list_devices() -> list[DeviceOption]:
             DeviceOption(f"cuda:{i}", f"cuda:{i} — {name}{size}", normalize_uuid(uuids[i]),
                          total)
         )
+    if _mps_available(torch):
+        options.append(DeviceOption("mps", "mps — Apple GPU (Metal)"))
     if count == 0:
         options.append(DeviceOption("meta", "meta — shapes only, no data (no GPU here)"))
     return options
+
+
+def _mps_available(torch: object) -> bool:
+    """Whether this torch has a usable Metal device (macOS); False on any error."""
+    try:
+        return bool(torch.backends.mps.is_available())  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - an older torch without torch.backends.mps
+        return False
 
 
 def resolve_device(text: str) -> torch.device:

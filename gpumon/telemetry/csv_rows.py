@@ -1,11 +1,14 @@
 """The CSV recorder's columns and rows, Qt-free: the window's recording, its history export
-and ``gpumon --once --csv`` / ``--watch --csv`` write the same header and cells."""
+and ``gpumon --once --csv`` / ``--watch --csv`` write the same header and cells (the window's
+recording and export add the history's extra series at the end)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from datetime import datetime
 
+from gpumon.telemetry.history import SELF_MEM_KEY
 from gpumon.telemetry.metrics import METRICS, value_of
 from gpumon.telemetry.types import Snapshot
 
@@ -44,18 +47,34 @@ def cell(v: float | None) -> str:
     return str(int(v)) if float(v).is_integer() else repr(float(v))
 
 
-def record_header() -> list[str]:
-    """The recorder's header: the ids, ``lost``, then every metric with its unit."""
-    return [*ID_COLUMNS, "lost", *(column(k) for k in RECORD_KEYS)]
+def record_header(extra_keys: Sequence[str] = ()) -> list[str]:
+    """The recorder's header: the ids, ``lost``, every metric with its unit, then the
+    ``extra_keys`` series (the window's recording: its own memory, torch's counters)."""
+    return [*ID_COLUMNS, "lost", *(column(k) for k in RECORD_KEYS),
+            *(column(k) for k in extra_keys)]
 
 
-def record_rows(snap: Snapshot) -> list[list[object]]:
-    """One row per GPU of ``snap``; a lost GPU has ``lost=1`` and empty values."""
+def record_rows(snap: Snapshot, extra_keys: Sequence[str] = ()) -> list[list[object]]:
+    """One row per GPU of ``snap``; a lost GPU has ``lost=1`` and empty values.
+    ``extra_keys``: more columns, from ``extra_values`` (empty where a GPU has none)."""
     infos = {g.index: g for g in snap.gpus}
     rows: list[list[object]] = []
     for s in snap.samples:
         info = infos.get(s.index)
+        extra = extra_values(snap, s.index) if extra_keys and not s.lost else {}
         rows.append([*stamps(s.timestamp_s), s.index, info.uuid if info else "",
                      info.name if info else "", 1 if s.lost else 0,
-                     *(cell(value_of(s, k)) for k in RECORD_KEYS)])  # None when lost
+                     *(cell(value_of(s, k)) for k in RECORD_KEYS),  # None when lost
+                     *(cell(extra.get(k)) for k in extra_keys)])
     return rows
+
+
+def extra_values(snap: Snapshot, gpu_index: int) -> dict[str, float | None]:
+    """The series the history keeps beside the metrics, for one GPU of ``snap``: the memory
+    this process holds there (``self_mem_bytes``, None when none) and the snapshot's extra
+    series (torch's allocator counters). Same values as ``History.append`` stores."""
+    own = [p.gpu_mem_bytes for p in snap.processes
+           if p.is_self and p.gpu_index == gpu_index and p.gpu_mem_bytes is not None]
+    values: dict[str, float | None] = {SELF_MEM_KEY: float(sum(own)) if own else None}
+    values.update(snap.extra.get(gpu_index, {}))
+    return values

@@ -15,7 +15,7 @@ from gpumon.telemetry.csv_rows import stamps
 from gpumon.telemetry.types import GpuInfo, GpuSample, MigSample, Snapshot
 
 SCHEMA = "gpumon.snapshot/1"
-_SAMPLE_SKIP = {"index", "timestamp_s", "lost", "message", "processes_supported"}
+_SAMPLE_SKIP = {"index", "timestamp_s", "lost", "message", "processes_supported", "failed_reads"}
 SAMPLE_KEYS = tuple(f.name for f in dataclasses.fields(GpuSample) if f.name not in _SAMPLE_SKIP)
 
 

@@ -8,6 +8,7 @@ the GPU stopped answering marks only that GPU as lost while the others keep upda
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import operator
 import socket
@@ -40,11 +41,12 @@ LIBRARY_NAME = "nvml.dll" if sys.platform.startswith("win") else "libnvidia-ml.s
 NOT_AVAILABLE = 0xFFFFFFFFFFFFFFFF  # NVML_VALUE_NOT_AVAILABLE as an unsigned long long
 SIMULATE_HINT = "or run gpumon with --simulate N to see simulated GPUs"
 
-# Errors after which a GPU is treated as gone until a re-check says otherwise.
+# Errors after which a GPU is treated as gone until a re-check says otherwise. Any other error
+# (an "unknown error" included) only makes that one field N/A for the tick, unless every read
+# of the GPU failed (_every_read_failed).
 _LOST_WORDS: dict[int, str] = {
     pynvml.NVML_ERROR_GPU_IS_LOST: "The GPU stopped answering (NVML: GPU is lost). It may have "
     "fallen off the PCIe bus or overheated; a reboot is usually needed.",
-    pynvml.NVML_ERROR_UNKNOWN: "The GPU stopped answering (NVML: unknown error).",
     pynvml.NVML_ERROR_RESET_REQUIRED: "The GPU needs a reset before it can be used again "
     "(NVML: GPU requires reset).",
 }
@@ -59,9 +61,10 @@ _SLOW_FIELDS = ("persistence_mode", "compute_mode", "power_limit_w", "pstate",
 class _GpuLost(Exception):
     """Raised by the guarded helper when a device call says the GPU is gone."""
 
-    def __init__(self, code: int) -> None:
-        super().__init__(_LOST_WORDS[code])
-        self.message = _LOST_WORDS[code]
+    def __init__(self, code: int, words: str = "") -> None:
+        words = words or _LOST_WORDS[code]
+        super().__init__(words)
+        self.message = words
 
 
 @dataclass
@@ -137,6 +140,7 @@ class NvmlSource:
         self._missing: set[str] = set()  # functions this driver lacks
         self._logged: set[tuple[str, int]] = set()
         self._last_error: int | None = None
+        self._failed: list[str] = []  # "name: error" of the calls that failed on this GPU's tick
         self._procs = ProcInfoCache()
 
     # --- the one guarded helper -------------------------------------------------------------
@@ -164,6 +168,7 @@ class NvmlSource:
             if err.value in _LOST_WORDS:
                 raise _GpuLost(err.value) from err
             name = name or fn.__name__
+            self._failed.append(f"{name}: {err}")
             if (name, err.value) not in self._logged:
                 self._logged.add((name, err.value))
                 log.warning("NVML %s failed: %s", name, err)
@@ -326,9 +331,15 @@ class NvmlSource:
         if g.lost_message and not self._recheck(g):
             return GpuSample(index=g.index, timestamp_s=time.time(), lost=True,
                              message=g.lost_message)
+        self._failed = []
         try:
             procs, listed = self._read_processes(g)
             sample = self._read_sample(g, include_slow, listed)
+            if self._failed:
+                if _every_read_failed(sample):
+                    raise _GpuLost(0, "The GPU stopped answering: every NVML read of it "
+                                   f"failed ({self._failed[-1].split(': ', 1)[-1]}).")
+                sample = dataclasses.replace(sample, failed_reads=tuple(self._failed))
         except _GpuLost as lost:
             log.warning("GPU %d (%s): %s", g.index, g.info.uuid, lost.message)
             g.lost_message = lost.message
@@ -463,6 +474,16 @@ class NvmlSource:
                        name=infos[pid].name, user=infos[pid].user,
                        command=infos[pid].command, is_self=infos[pid].is_self)
             for gpu, pid, kind, mem in sorted(raw, key=lambda r: (r[0], r[1])))
+
+
+def _every_read_failed(sample: GpuSample) -> bool:
+    """Whether a tick read nothing at all: no metric, no state (then the GPU is lost)."""
+    return all(getattr(sample, key) is None for key in _READ_FIELDS)
+
+
+_READ_FIELDS = tuple(f.name for f in dataclasses.fields(GpuSample)
+                     if f.name not in ("index", "timestamp_s", "lost", "message",
+                                       "processes_supported", "failed_reads"))
 
 
 def _num(value: float | None, scale: float = 1.0) -> float | None:

@@ -39,8 +39,13 @@ def format_readout(gpu: int, t_now: float, values: dict[str, float]) -> str:
 
 def extra_readouts(s: GpuSample | None) -> str:
     """The readouts the panel has no room for, one per line: every "tooltip" metric of the
-    table (memory free and reserved, PCIe, encoder, decoder …), N/A where not reported."""
-    return "\n".join(f"{BY_KEY[key].label}: {format_value(s, key)}" for key in TOOLTIP_KEYS)
+    table (memory free and reserved, PCIe, encoder, decoder …), N/A where not reported; then
+    the NVML calls that failed on this tick, whose readings are N/A until the next one."""
+    lines = [f"{BY_KEY[key].label}: {format_value(s, key)}" for key in TOOLTIP_KEYS]
+    if s is not None and s.failed_reads:
+        lines.append("N/A on this tick because NVML failed to read them:")
+        lines += [f"  {failure}" for failure in s.failed_reads]
+    return "\n".join(lines)
 
 
 def readout_line(s: GpuSample | None) -> list[tuple[str, bool]]:

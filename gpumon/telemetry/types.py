@@ -93,6 +93,9 @@ class GpuSample:
     compute_mode: str | None = None  # "Default", "Exclusive Process", "Prohibited"
     message: str = ""  # why the GPU is lost, in plain words
     processes_supported: bool = True  # False: the driver gives no process list for this GPU
+    # NVML calls that failed on this tick ("nvmlDeviceGetTemperature: Unknown Error"): their
+    # fields are None for this tick only; the GPU itself still answers.
+    failed_reads: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

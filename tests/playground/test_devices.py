@@ -114,3 +114,12 @@ def test_list_devices_offers_cpu_and_cuda_or_meta() -> None:
         assert names[1:] == [f"cuda:{i}" for i in range(count)]
     else:
         assert names == ["cpu", "meta"]
+
+
+def test_list_devices_offers_mps_where_torch_has_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a Mac the playground offers ``mps`` beside ``cpu`` (there is no NVML there)."""
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: True)
+    names = [d.name for d in list_devices()]
+    assert names[0] == "cpu" and "mps" in names
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
+    assert "mps" not in [d.name for d in list_devices()]

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import psutil
 import pynvml
@@ -18,6 +20,7 @@ from gpumon.telemetry.nvml import NOT_AVAILABLE, NvmlSource
 from gpumon.telemetry.types import ProcessType, SourceState
 
 GIB = 1024**3
+FAKE_C = Path(__file__).resolve().parent / "fakenvml" / "fakenvml.c"
 
 
 @pytest.fixture
@@ -142,13 +145,31 @@ def test_lost_gpu_is_rechecked_and_comes_back(fake_nvml: FakeNvml) -> None:
         source.close()
 
 
-def test_unknown_error_on_a_device_marks_it_lost(fake_nvml: FakeNvml,
-                                                 source: NvmlSource) -> None:
+def test_unknown_error_on_one_field_is_na_not_a_lost_gpu(fake_nvml: FakeNvml,
+                                                         source: NvmlSource) -> None:
+    """An "unknown error" from one call makes its fields N/A for the tick, and says which."""
     fake_nvml.set_gpu_count(2)
     source.open()
     fake_nvml.set_error("nvmlDeviceGetUtilizationRates", pynvml.NVML_ERROR_UNKNOWN, gpu=0)
     s0, s1 = source.sample().samples
-    assert s0.lost and "unknown" in s0.message
+    assert not s0.lost and s0.message == ""
+    assert s0.gpu_util_pct is None and s0.mem_util_pct is None
+    assert s0.temperature_c is not None and s0.mem_used_bytes is not None
+    assert len(s0.failed_reads) == 1
+    assert s0.failed_reads[0].startswith("nvmlDeviceGetUtilizationRates: Unknown")
+    assert not s1.lost and s1.gpu_util_pct == 11.0 and s1.failed_reads == ()
+
+
+def test_unknown_error_on_every_call_marks_the_gpu_lost(fake_nvml: FakeNvml,
+                                                        source: NvmlSource) -> None:
+    """When every read of a GPU fails, it is lost (with the error in its message)."""
+    fake_nvml.set_gpu_count(2)
+    source.open()
+    for func in sorted(set(re.findall(r"\b(nvmlDevice\w+)[(,]", FAKE_C.read_text()))):
+        if func not in ("nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetCount_v2"):
+            fake_nvml.set_error(func, pynvml.NVML_ERROR_UNKNOWN, gpu=0)
+    s0, s1 = source.sample().samples
+    assert s0.lost and "every NVML read" in s0.message and "Unknown" in s0.message
     assert not s1.lost and s1.gpu_util_pct == 11.0
 
 

@@ -30,6 +30,19 @@ def test_panel_header_tooltip_follows_the_sample(qtbot) -> None:  # type: ignore
     assert "Encoder: N/A" in panel.title.toolTip()
 
 
+def test_panel_tooltip_says_which_reads_failed_on_this_tick(qtbot) -> None:  # type: ignore[no-untyped-def]
+    panel = GpuPanel(INFO)
+    qtbot.addWidget(panel)
+    failed = ("nvmlDeviceGetUtilizationRates: Unknown Error",)
+    panel.update_view(GpuSample(0, 1.0, temperature_c=50.0, failed_reads=failed), 1.0, _series)
+    tip = panel.title.toolTip()
+    assert "N/A on this tick because NVML failed" in tip
+    assert "nvmlDeviceGetUtilizationRates: Unknown Error" in tip
+    assert not panel.lost_label.isVisibleTo(panel)
+    panel.update_view(GpuSample(0, 2.0, temperature_c=50.0), 2.0, _series)
+    assert "NVML failed" not in panel.title.toolTip()
+
+
 def test_labels_are_set_only_when_their_text_changes(qtbot) -> None:  # type: ignore[no-untyped-def]
     panel = GpuPanel(INFO)
     qtbot.addWidget(panel)

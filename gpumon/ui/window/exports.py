@@ -2,32 +2,29 @@
 
 The functions here take plain arguments (a path, a plot, a History) and raise ``OSError``
 when a file cannot be written; the menus turn that into a sentence in the window. The
-``CsvRecorder`` appends one row per GPU per snapshot while it runs, flushes about once a
-second, and marks a GPU that stopped answering with ``lost=1`` and empty values, so the
-file stays a valid CSV whatever happens to the GPUs.
+``CsvRecorder`` appends one row per GPU per snapshot while it runs, on a worker thread,
+flushes about once a second, and marks a GPU that stopped answering with ``lost=1`` and
+empty values, so the file stays a valid CSV whatever happens to the GPUs.
 """
 
 from __future__ import annotations
 
 import contextlib
 import csv
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
 
 import numpy as np
 from PySide6.QtCore import QBuffer, QObject, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QGuiApplication, QPainter
 from PySide6.QtWidgets import QApplication, QStatusBar
 
+from gpumon.telemetry.csv_record import FLUSH_EVERY_S, CsvRecordWriter
 from gpumon.telemetry.csv_rows import (
     ID_COLUMNS,
     cell,
     column,
-    record_header,
-    record_rows,
     stamps,
 )
 from gpumon.telemetry.history import SELF_MEM_KEY, History
@@ -36,7 +33,6 @@ from gpumon.telemetry.smi_text import render
 from gpumon.telemetry.types import Snapshot
 from gpumon.ui.monitor.plot import LitePlot
 
-FLUSH_EVERY_S = 1.0
 PNG_WIDTH = 1600  # pixels: sharp on a slide; pyqtgraph scales the drawing to it
 
 
@@ -142,79 +138,69 @@ def export_history_csv(history: History, snapshot: Snapshot | None, window_s: fl
 
 
 class CsvRecorder(QObject):
-    """Appends each snapshot to a CSV file while recording. Write errors stop it and are
-    reported through ``failed`` (a sentence), never raised into the event loop."""
+    """Records each snapshot to a CSV file while recording; the rows are written on the
+    recording's own worker thread (``CsvRecordWriter``), never on the GUI thread. Write
+    errors stop it and are reported through ``failed`` (a sentence), never raised into the
+    event loop."""
 
     recordingChanged = Signal(bool)
     failed = Signal(str)
+    _workerFailed = Signal(str)  # from the worker thread; queued to this object's thread
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._file: IO[str] | None = None
-        self._csv: Any = None  # the csv.writer of the open file
+        self._writer: CsvRecordWriter | None = None
+        self._rows = 0  # of the last recording, once it has ended
         self.path: Path | None = None
-        self.rows = 0
-        self._last_flush = 0.0
+        self._workerFailed.connect(self._on_worker_failed, Qt.ConnectionType.QueuedConnection)
 
     @property
     def recording(self) -> bool:
-        return self._file is not None
+        return self._writer is not None
+
+    @property
+    def rows(self) -> int:
+        """Rows written so far (by the worker: a row queued is counted once written)."""
+        return self._writer.rows if self._writer is not None else self._rows
+
+    @property
+    def writer(self) -> CsvRecordWriter | None:
+        return self._writer
 
     def start(self, path: str | Path) -> None:
         """Create (truncate) ``path`` and write the header; OSError if it cannot."""
         self.stop()
-        path = Path(path)
-        f = path.open("w", newline="", encoding="utf-8")
-        try:
-            writer = csv.writer(f)
-            writer.writerow(record_header())
-            f.flush()
-        except OSError:
-            f.close()
-            raise
-        self._file, self._csv, self.path, self.rows = f, writer, path, 0
-        self._last_flush = time.monotonic()
+        self._writer = CsvRecordWriter(path, self._report_from_worker, FLUSH_EVERY_S)
+        self.path, self._rows = self._writer.path, 0
         self.recordingChanged.emit(True)
 
     def stop(self) -> None:
-        if self._file is None:
+        """Write what is queued and close the file (waits for the worker)."""
+        writer, self._writer = self._writer, None
+        if writer is None:
             return
-        f, self._file, self._csv = self._file, None, None
-        try:
-            f.close()
-        except OSError as exc:
-            self.failed.emit(f"The recording could not be finished ({exc.strerror or exc}).")
+        writer.close()
+        self._rows = writer.rows
         self.recordingChanged.emit(False)
 
     def add(self, snap: Snapshot) -> None:
-        """Append one row per GPU of ``snap`` (connected to ``snapshotReceived``)."""
-        if self._file is None:
-            return
-        writer = self._csv
-        assert writer is not None
-        try:
-            for row in record_rows(snap):
-                writer.writerow(row)
-                self.rows += 1
-            now = time.monotonic()
-            if now - self._last_flush >= FLUSH_EVERY_S:
-                self._file.flush()
-                self._last_flush = now
-        except OSError as exc:
-            path, f = self.path, self._file
-            self._file = None
-            self._csv = None
-            with contextlib.suppress(OSError):
-                f.close()  # what could not be written is lost; the rows before it stay
-            self.recordingChanged.emit(False)
-            self.failed.emit(f"Recording to {path} stopped: {exc.strerror or exc}.")
+        """Queue ``snap``'s rows for the worker (connected to ``snapshotReceived``)."""
+        if self._writer is not None:
+            self._writer.add(snap)
 
     def flush(self) -> None:
-        if self._file is not None:
-            try:
-                self._file.flush()
-            except OSError as exc:
-                self.failed.emit(f"The recording could not be written ({exc.strerror or exc}).")
+        if self._writer is not None:
+            self._writer.flush()
+
+    def _report_from_worker(self, sentence: str) -> None:
+        with contextlib.suppress(RuntimeError):  # the window was closed meanwhile
+            self._workerFailed.emit(sentence)
+
+    def _on_worker_failed(self, sentence: str) -> None:
+        writer = self._writer
+        if writer is not None and writer.failed:  # a write error ended this recording
+            self.stop()
+        self.failed.emit(sentence)
 
 
 @contextlib.contextmanager
