@@ -310,9 +310,14 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         self.hide()  # at once, even if a driver call keeps the sampling thread busy
         self._watchdog.stop()
-        self.sampling.stop(QUIT_WAIT_S)
+        # One budget for both: the kernel first (asked to exit, killed after 1 s if a long
+        # torch call keeps it busy), then the sampling thread gets what is left of
+        # QUIT_WAIT_S. Waiting for each in turn could add up past the 3 s a quit may take
+        # when a driver call hangs while torch is busy.
+        started = time.monotonic()
         if self._engine is not None:
             self._engine.stop()
+        self.sampling.stop(max(0.1, QUIT_WAIT_S - (time.monotonic() - started)))
         super().closeEvent(event)
 
     # -- lazy pages ------------------------------------------------------------------------
