@@ -14,6 +14,7 @@ from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFontMetrics, QHelpEvent, QMouseEvent, QPainter, QPaintEvent
 from PySide6.QtWidgets import QLabel, QScrollArea, QToolTip, QVBoxLayout, QWidget
 
+from gpumon.i18n import ntr, tr
 from gpumon.telemetry.metrics import format_bytes
 from gpumon.telemetry.types import GpuInfo, GpuSample, HostView
 
@@ -55,11 +56,12 @@ def cell_text(host: str, info: GpuInfo | None, sample: GpuSample | None) -> str:
     if sample is None:
         return head
     if sample.lost:
-        return f"{head}\nLOST: {sample.message}"
+        return f"{head}\n" + tr("LOST: {why}", why=sample.message)
     util = "N/A" if sample.gpu_util_pct is None else f"{sample.gpu_util_pct:.0f} %"
     total = sample.mem_total_bytes or (info.mem_total_bytes if info else None)
-    return (f"{head}\nutilization {util}\nmemory {format_bytes(sample.mem_used_bytes)}"
-            f" of {format_bytes(total)}")
+    return f"{head}\n" + tr("utilization {util}\nmemory {used} of {total}", util=util,
+                             used=format_bytes(sample.mem_used_bytes),
+                             total=format_bytes(total))
 
 
 class HeatmapView(QWidget):
@@ -189,8 +191,8 @@ class HeatmapView(QWidget):
         if hit is None:
             host = self.host_at(event.pos())
             text = "" if host is None else (
-                f"{host.host}: {len(host.gpus)} GPUs"
-                + ("" if host.up else f"\n{host.message}") + "\nclick: open its panels")
+                ntr("{host}: {n} GPU", "{host}: {n} GPUs", len(host.gpus), host=host.host)
+                + ("" if host.up else f"\n{host.message}") + "\n" + tr("click: open its panels"))
         else:
             host, col = hit
             text = cell_text(host.host, host.gpus[col], host.samples[col])
@@ -208,15 +210,16 @@ class ClusterOverview(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("clusterOverview")
-        self.summary = QLabel("Waiting for the Prometheus server…")
+        self.summary = QLabel(tr("Waiting for the Prometheus server…"))
         self.summary.setObjectName("clusterSummary")
         self.summary.setWordWrap(True)
-        self.legend = QLabel(
-            "Each row is a machine, each cell a GPU: colour = utilization "
-            + "".join(f'<span style="background:{util_color(p).name()}">&nbsp;{p}%&nbsp;</span>'
-                      for p in (0, 25, 50, 75, 100))
-            + ', dark bar = memory used; <span style="background:#5a5a5a; color:white">'
-              "&nbsp;lost&nbsp;</span>. Click a machine to open its panels.")
+        scale = "".join(f'<span style="background:{util_color(p).name()}">&nbsp;{p}%&nbsp;</span>'
+                        for p in (0, 25, 50, 75, 100))
+        lost = ('<span style="background:#5a5a5a; color:white">&nbsp;'
+                + tr("lost") + "&nbsp;</span>")
+        self.legend = QLabel(tr("Each row is a machine, each cell a GPU: colour = utilization "
+                                "{scale}, dark bar = memory used; {lost}. Click a machine to "
+                                "open its panels.", scale=scale, lost=lost))
         self.legend.setObjectName("clusterLegend")
         self.legend.setTextFormat(Qt.TextFormat.RichText)
         self.legend.setWordWrap(True)
@@ -242,8 +245,11 @@ class ClusterOverview(QWidget):
         down = [h.host for h in hosts if not h.up]
         busy = [s.gpu_util_pct for h in hosts for s in h.samples
                 if not s.lost and s.gpu_util_pct is not None]
-        mean = f", mean utilization {sum(busy) / len(busy):.0f} %" if busy else ""
-        text = f"{len(hosts)} machines, {gpus} GPUs{mean}"
+        text = tr("{machines}, {gpus}", machines=ntr("{n} machine", "{n} machines", len(hosts)),
+                  gpus=ntr("{n} GPU", "{n} GPUs", gpus))
+        if busy:
+            text += tr(", mean utilization {pct} %", pct=f"{sum(busy) / len(busy):.0f}")
         if down:
-            text += f"; down: {', '.join(down[:5])}" + (" …" if len(down) > 5 else "")
+            text += tr("; down: {hosts}", hosts=", ".join(down[:5])) + (
+                " …" if len(down) > 5 else "")
         self.summary.setText(text)

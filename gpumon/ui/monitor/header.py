@@ -6,6 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from gpumon.i18n import tr
 from gpumon.telemetry.types import MachineInfo, SourceStatus
 
 BADGE_STYLE = "color: white; background: {bg}; border-radius: 3px; padding: 2px 8px;" \
@@ -32,39 +33,39 @@ class HeaderBar(QFrame):
         self.setObjectName("header")
         self.source_badge = QLabel("…")
         self.source_badge.setObjectName("sourceBadge")
-        self.source_badge.setAccessibleName("Data source")
+        self.source_badge.setAccessibleName(tr("Data source"))
         self.machine_label = QLabel("")
         self.machine_label.setObjectName("machineLabel")
         self.machine_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.status_line = QLabel("Starting…")
+        self.status_line = QLabel(tr("Starting…"))
         self.status_line.setObjectName("statusLine")
-        self.status_line.setAccessibleName("Status")
+        self.status_line.setAccessibleName(tr("Status"))
         layout = QHBoxLayout(self)
         layout.setContentsMargins(6, 2, 6, 2)
         layout.addWidget(self.source_badge)
         layout.addWidget(self.machine_label)
         layout.addStretch(1)
         layout.addWidget(self.status_line)
-        self._set_badge("NO SOURCE", NONE_BG)
+        self._set_badge(tr("NO SOURCE"), NONE_BG)
 
     def show_machine(self, machine: MachineInfo, status: SourceStatus, simulated: bool) -> None:
         if simulated or machine.simulated:
-            self._set_badge("SIMULATED", SIM_BG)
+            self._set_badge(tr("SIMULATED"), SIM_BG)
         elif status.usable:
             self._set_badge(machine.source_name.upper(), NVML_BG)
         else:
             name = machine.source_name if machine.source_name != "none" else "NVML"
-            self._set_badge(f"{name.upper()} — unavailable", NONE_BG)
-        text = (
-            f"Host <b>{machine.host_name}</b> · Driver <b>{_or_na(machine.driver_version)}</b>"
-            f" · CUDA <b>{_or_na(machine.cuda_driver_version)}</b>"
-            f" · NVML <b>{_or_na(machine.nvml_version)}</b>")
+            self._set_badge(tr("{source} — unavailable", source=name.upper()), NONE_BG)
+        text = tr("Host <b>{host}</b> · Driver <b>{driver}</b> · CUDA <b>{cuda}</b> · "
+                  "NVML <b>{nvml}</b>", host=machine.host_name,
+                  driver=_or_na(machine.driver_version),
+                  cuda=_or_na(machine.cuda_driver_version), nvml=_or_na(machine.nvml_version))
         if self.machine_label.text() != text:
             self.machine_label.setText(text)
 
     def show_waiting(self, text: str) -> None:
         """While a source is being opened: a WAITING badge and ``text`` (with the seconds)."""
-        self._set_badge("WAITING", NONE_BG)
+        self._set_badge(tr("WAITING"), NONE_BG)
         self.set_status_text(text)
 
     def set_status_text(self, text: str, warn: bool = False) -> None:
@@ -89,7 +90,7 @@ class StatusBanner(QFrame):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("statusBanner")
-        self.setAccessibleName("Source problem")
+        self.setAccessibleName(tr("Source problem"))
         self.setStyleSheet(
             "#statusBanner { background: #fff3e0; border: 1px solid #ef6c00;"
             " border-radius: 4px; }")
@@ -100,10 +101,11 @@ class StatusBanner(QFrame):
         self.hint = QLabel()
         self.hint.setObjectName("bannerHint")
         self.hint.setWordWrap(True)
-        self.simulate_button = QPushButton("Show simulated GPUs")
+        self.simulate_button = QPushButton(tr("Show simulated GPUs"))
         self.simulate_button.setObjectName("simulateButton")
-        self.simulate_button.setAccessibleName("Show simulated GPUs")
-        self.simulate_button.setToolTip("Switch to 4 simulated GPUs, for a demo without hardware")
+        self.simulate_button.setAccessibleName(tr("Show simulated GPUs"))
+        self.simulate_button.setToolTip(tr("Switch to 4 simulated GPUs, for a demo without "
+                                           "hardware"))
         self.simulate_button.clicked.connect(self.simulateRequested)
         text = QVBoxLayout()
         text.addWidget(self.message)
@@ -119,7 +121,7 @@ class StatusBanner(QFrame):
         if status.usable:
             self.hide()
             return
-        self.message.setText(status.message or "No GPU data is available.")
+        self.message.setText(status.message or tr("No GPU data is available."))
         self.hint.setText(status.hint)
         self.hint.setVisible(bool(status.hint))
         self.show()

@@ -21,6 +21,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QFont, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QLabel, QWidget
 
+from gpumon.i18n import N_, tr
 from gpumon.telemetry.metrics import NA, format_bytes
 from gpumon.telemetry.types import GpuProcess
 from gpumon.ui.monitor.table_model import FittedTableView, TitledTableModel
@@ -28,12 +29,12 @@ from gpumon.ui.monitor.table_model import FittedTableView, TitledTableModel
 Index = QModelIndex | QPersistentModelIndex
 Key = tuple[int, int]
 SORT_ROLE = Qt.ItemDataRole.UserRole
-SELF_SUFFIX = " (this app)"
+SELF_SUFFIX = N_("(this app)")
 
 
 def _name(p: GpuProcess) -> str:
     name = p.name or NA
-    return name + SELF_SUFFIX if p.is_self else name
+    return f"{name} {tr(SELF_SUFFIX)}" if p.is_self else name
 
 
 def _number(value: int | None) -> float:
@@ -148,7 +149,7 @@ class ProcessTable(FittedTableView):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("processTable")
-        self.setAccessibleName("GPU processes")
+        self.setAccessibleName(tr("GPU processes"))
         self.process_model = ProcessModel(self)
         self.proxy = QSortFilterProxyModel(self)
         self.proxy.setSourceModel(self.process_model)

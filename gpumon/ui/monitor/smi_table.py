@@ -12,6 +12,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QWidget
 
+from gpumon.i18n import tr
 from gpumon.telemetry.metrics import MIB, NA
 from gpumon.telemetry.types import GpuInfo, GpuSample, Snapshot
 from gpumon.ui.monitor.table_model import FittedTableView, TitledTableModel
@@ -159,7 +160,7 @@ class SmiTableModel(TitledTableModel):
             return QColor("#c62828")
         if role == Qt.ItemDataRole.ToolTipRole:
             if lost and row[1] is not None:
-                return row[1].message or "The GPU is lost."
+                return row[1].message or tr("The GPU is lost.")
             return "\n".join([row[0].uuid, *self._migs.get(row[0].index, [])])
         if role == Qt.ItemDataRole.TextAlignmentRole and col not in (1, 3):
             return int(Qt.AlignmentFlag.AlignCenter)
@@ -172,7 +173,7 @@ class SmiTable(FittedTableView):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("gpuTable")
-        self.setAccessibleName("GPU table (nvidia-smi)")
+        self.setAccessibleName(tr("GPU table (nvidia-smi)"))
         self.smi_model = SmiTableModel(self)
         self.setModel(self.smi_model)
         self.watch_widths(self.smi_model)

@@ -11,14 +11,20 @@ from __future__ import annotations
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from gpumon.i18n import N_, tr
 from gpumon.telemetry.prometheus import PrometheusSource
 from gpumon.telemetry.types import Snapshot
 from gpumon.ui.monitor.cluster_overview import ClusterOverview
 from gpumon.ui.window.main_window import MainWindow
 from gpumon.ui.window.settings import Settings
 
-OVERVIEW = "Overview"
-MONITOR = "Monitor"
+OVERVIEW = N_("Overview")
+MONITOR = N_("Monitor")
+
+
+def _monitor_of(host: str) -> str:
+    """The Monitor tab's label while it shows ``host``."""
+    return tr("Monitor: {host}", host=host)
 
 
 class ClusterWindow(MainWindow):
@@ -32,7 +38,7 @@ class ClusterWindow(MainWindow):
                          prewarm_kernel=prewarm_kernel)
         self.banner.simulate_button.hide()  # the choice here is the server, not a demo
         self.overview = ClusterOverview()
-        self.tabs.insertTab(0, self.overview, OVERVIEW)
+        self.tabs.add_keyed(self.overview, OVERVIEW, 0)
         self.tabs.setCurrentIndex(0)
         self.overview.hostActivated.connect(self.open_host)
 
@@ -41,12 +47,12 @@ class ClusterWindow(MainWindow):
         """Show ``host``'s panels: the next tick brings its GPUs and their history."""
         self.source.set_focus(host)
         index = self._monitor_index()
-        self.tabs.setTabText(index, f"{MONITOR}: {host}")
+        self.tabs.setTabText(index, _monitor_of(host))
         self.tabs.setCurrentIndex(index)
 
     def _monitor_index(self) -> int:
         for i in range(self.tabs.count()):
-            if self.tabs.tabText(i).startswith(MONITOR):
+            if self.tabs.key(i) == MONITOR:
                 return i
         return 1
 
@@ -65,16 +71,16 @@ class ClusterWindow(MainWindow):
         if snap.gpus:
             index = self._monitor_index()
             host = snap.gpus[0].host
-            if self.tabs.tabText(index) != f"{MONITOR}: {host}":
-                self.tabs.setTabText(index, f"{MONITOR}: {host}")
+            if self.tabs.tabText(index) != _monitor_of(host):
+                self.tabs.setTabText(index, _monitor_of(host))
         super()._on_snapshot(snap)
         self.overview.show_hosts(snap.hosts, "" if snap.status.usable else
                                  f"{snap.status.message} {snap.status.hint}")
 
     def _make_playground(self) -> QWidget:
         page = super()._make_playground()
-        note = QLabel(f"The playground runs on this computer, with its own GPUs; the Monitor "
-                      f"shows machines read from {self.source.client.shown_url}.")
+        note = QLabel(tr("The playground runs on this computer, with its own GPUs; the Monitor "
+                         "shows machines read from {url}.", url=self.source.client.shown_url))
         note.setObjectName("playgroundStaysLocal")
         note.setWordWrap(True)
         note.setStyleSheet("background: #e3f2fd; border: 1px solid #90caf9; padding: 4px;")

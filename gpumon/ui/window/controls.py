@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gpumon.i18n import tr
 from gpumon.telemetry.history import WINDOW_CHOICES_S
 from gpumon.telemetry.readouts import window_label
 from gpumon.ui.window.workers import MAX_INTERVAL_S, MIN_INTERVAL_S
@@ -26,18 +27,18 @@ class Controls(QToolBar):
     windowChanged = Signal(int)
 
     def __init__(self, interval_s: float, window_s: int, parent: QWidget | None = None) -> None:
-        super().__init__("Controls", parent)
+        super().__init__(tr("Controls"), parent)
         self.setObjectName("controls")
         self.setMovable(False)
-        self.pause_button = QPushButton("Pause")
+        self.pause_button = QPushButton(tr("Pause"))
         self.pause_button.setObjectName("pauseButton")
-        self.pause_button.setAccessibleName("Pause or resume sampling")
+        self.pause_button.setAccessibleName(tr("Pause or resume sampling"))
         self.pause_button.setCheckable(True)
         self.pause_button.toggled.connect(self._on_pause)
 
         self.interval_spin = QDoubleSpinBox()
         self.interval_spin.setObjectName("intervalSpin")
-        self.interval_spin.setAccessibleName("Sampling interval in seconds")
+        self.interval_spin.setAccessibleName(tr("Sampling interval in seconds"))
         self.interval_spin.setRange(MIN_INTERVAL_S, MAX_INTERVAL_S)
         self.interval_spin.setDecimals(1)
         self.interval_spin.setSingleStep(0.1)
@@ -48,7 +49,7 @@ class Controls(QToolBar):
 
         self.window_combo = QComboBox()
         self.window_combo.setObjectName("windowCombo")
-        self.window_combo.setAccessibleName("Time window of the graphs")
+        self.window_combo.setAccessibleName(tr("Time window of the graphs"))
         for s in WINDOW_CHOICES_S:
             self.window_combo.addItem(window_label(s), s)
         idx = self.window_combo.findData(window_s)
@@ -56,9 +57,9 @@ class Controls(QToolBar):
         self.window_combo.currentIndexChanged.connect(
             lambda i: self.windowChanged.emit(int(self.window_combo.itemData(i))))
 
-        self.hover_readout = QLabel("Hover over a graph to read its values.")
+        self.hover_readout = QLabel(tr("Hover over a graph to read its values."))
         self.hover_readout.setObjectName("hoverReadout")
-        self.hover_readout.setAccessibleName("Values under the mouse")
+        self.hover_readout.setAccessibleName(tr("Values under the mouse"))
         self.hover_readout.setStyleSheet("color: #333; padding-left: 12px;")
         self.hover_readout.setSizePolicy(QSizePolicy.Policy.Expanding,
                                          QSizePolicy.Policy.Preferred)
@@ -66,13 +67,13 @@ class Controls(QToolBar):
 
         self.addWidget(self.pause_button)
         self.addSeparator()
-        self.addWidget(QLabel(" Interval "))
+        self.addWidget(QLabel(" " + tr("Interval") + " "))
         self.addWidget(self.interval_spin)
-        self.addWidget(QLabel("  Window "))
+        self.addWidget(QLabel("  " + tr("Window") + " "))
         self.addWidget(self.window_combo)
         self.addSeparator()
         self.addWidget(self.hover_readout)
 
     def _on_pause(self, paused: bool) -> None:
-        self.pause_button.setText("Resume" if paused else "Pause")
+        self.pause_button.setText(tr("Resume") if paused else tr("Pause"))
         self.pauseToggled.emit(paused)

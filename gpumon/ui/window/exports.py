@@ -20,6 +20,7 @@ from PySide6.QtCore import QBuffer, QObject, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QGuiApplication, QPainter
 from PySide6.QtWidgets import QApplication, QStatusBar
 
+from gpumon.i18n import tr
 from gpumon.telemetry.csv_record import FLUSH_EVERY_S, CsvRecordWriter
 from gpumon.telemetry.csv_rows import (
     ID_COLUMNS,
@@ -62,9 +63,10 @@ def save_plot(plot: LitePlot, path: str | Path) -> Path:
         exporter.parameters()["width"] = PNG_WIDTH
         image = exporter.export(toBytes=True)
         if image is None or image.isNull() or not image.save(str(path), "PNG"):
-            raise OSError(f"could not write {path}: check the folder exists and is writable")
+            raise OSError(tr("could not write {path}: check the folder exists and is writable",
+                             path=path))
     else:
-        raise ValueError(f"save a graph as .png or .svg, not {path.name!r}")
+        raise ValueError(tr("save a graph as .png or .svg, not {name}", name=repr(path.name)))
     return path
 
 
@@ -204,11 +206,11 @@ class CsvRecorder(QObject):
 
 
 @contextlib.contextmanager
-def busy(status: QStatusBar | None = None, text: str = "Writing…") -> Iterator[None]:
+def busy(status: QStatusBar | None = None, text: str = "") -> Iterator[None]:
     """A wait cursor (and a status-bar message) while a file is written in the GUI thread."""
     QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
     if status is not None:
-        status.showMessage(text)
+        status.showMessage(text or tr("Writing…"))
         status.repaint()  # paint the message now: the event loop waits for the write
     try:
         yield

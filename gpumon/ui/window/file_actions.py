@@ -22,6 +22,7 @@ from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QLabel, QMainWindow, QMessageBox
 
+from gpumon.i18n import N_, ntr, tr
 from gpumon.telemetry.history import History
 from gpumon.telemetry.types import Snapshot
 from gpumon.ui.monitor.grid import GpuGrid
@@ -33,8 +34,15 @@ if TYPE_CHECKING:
     from gpumon.ui.window.exports import CsvRecorder
 
 GRAPHS = ("memory", "utilization")
-CSV_FILTER = "CSV files (*.csv)"
-GRAPH_FILTERS = "PNG image (*.png);;SVG drawing (*.svg)"
+GRAPH_NAMES = {"memory": N_("memory"), "utilization": N_("utilization")}
+
+
+def _csv_filter() -> str:
+    return tr("CSV files") + " (*.csv)"
+
+
+def _graph_filters() -> str:
+    return tr("PNG image") + " (*.png);;" + tr("SVG drawing") + " (*.svg)"
 
 
 def _exports() -> ModuleType:
@@ -74,9 +82,9 @@ class FileActions(QObject):
         self._writer: threading.Thread | None = None
         self._exportDone.connect(self._on_export_done)
         self._recorder: CsvRecorder | None = None  # made when first used
-        self.rec_label = QLabel("● REC")
+        self.rec_label = QLabel("● " + tr("REC"))
         self.rec_label.setObjectName("recIndicator")
-        self.rec_label.setAccessibleName("Recording to CSV")
+        self.rec_label.setAccessibleName(tr("Recording to CSV"))
         self.rec_label.setStyleSheet("color: #d32f2f; font-weight: bold; padding: 0 8px;")
         self.rec_label.hide()
         window.statusBar().addPermanentWidget(self.rec_label)
@@ -102,47 +110,52 @@ class FileActions(QObject):
     def copy_snapshot(self) -> str | None:
         snap = self.latest_snapshot
         if snap is None:
-            self.report("There is no snapshot to copy yet.")
+            self.report(tr("There is no snapshot to copy yet."))
             return None
         text = _exports().copy_snapshot_text(snap)
-        self.window.statusBar().showMessage("Snapshot copied as nvidia-smi-like text.", 4000)
+        self.window.statusBar().showMessage(tr("Snapshot copied as nvidia-smi-like text."), 4000)
         return text
 
     # -- graphs ------------------------------------------------------------------------------
     def plot_of(self, gpu: int, which: str) -> LitePlot:
         panel = self._grid.panel(gpu)
         if panel is None:
-            raise LookupError(f"there is no GPU {gpu}")
+            raise LookupError(tr("there is no GPU {gpu}", gpu=gpu))
         return panel.memory_plot if which == "memory" else panel.util_plot
 
     def save_graph(self, gpu: int, which: str, path: str | Path) -> bool:
         """Save GPU ``gpu``'s ``which`` graph ("memory" or "utilization"); False on failure."""
         try:
             exports = _exports()
-            with exports.busy(self.window.statusBar(), f"Saving {Path(path).name}…"):
+            with exports.busy(self.window.statusBar(), tr("Saving {name}…", name=Path(path).name)):
                 exports.save_plot(self.plot_of(gpu, which), path)
         except (OSError, ValueError, LookupError) as exc:
-            self.report(f"The graph could not be saved to {path}: {_reason(exc)}.")
+            self.report(tr("The graph could not be saved to {path}: {reason}.", path=path,
+                           reason=_reason(exc)))
             return False
-        self.window.statusBar().showMessage(f"Saved GPU {gpu} {which} graph to {path}.", 5000)
+        self.window.statusBar().showMessage(
+            tr("Saved GPU {gpu} {graph} graph to {path}.", gpu=gpu,
+               graph=tr(GRAPH_NAMES[which]) if which in GRAPH_NAMES else which, path=path),
+            5000)
         return True
 
     @Slot()
     def save_graph_dialog(self, gpu: int | None = None, which: str | None = None) -> None:
         panels = self._grid.panels
         if not panels:
-            self.report("There is no graph to save yet.")
+            self.report(tr("There is no graph to save yet."))
             return
         if gpu is None or which is None:
-            items = [f"GPU {p.index} · {g}" for p in panels for g in GRAPHS]
-            item, ok = QInputDialog.getItem(self.window, "Save graph", "Which graph?", items,
-                                            0, False)
+            keys = [(p.index, g) for p in panels for g in GRAPHS]
+            items = [tr("GPU {index} · {graph}", index=i, graph=tr(GRAPH_NAMES[g]))
+                     for i, g in keys]
+            item, ok = QInputDialog.getItem(self.window, tr("Save graph"), tr("Which graph?"),
+                                            items, 0, False)
             if not ok:
                 return
-            head, which = item.split(" · ")
-            gpu = int(head.split()[1])
+            gpu, which = keys[items.index(item)]
         path, _ = QFileDialog.getSaveFileName(
-            self.window, "Save graph", f"gpu{gpu}-{which}.png", GRAPH_FILTERS)
+            self.window, tr("Save graph"), f"gpu{gpu}-{which}.png", _graph_filters())
         if path:
             if not Path(path).suffix:
                 path += ".png"
@@ -154,7 +167,7 @@ class FileActions(QObject):
         for panel in self._grid.panels:
             for which, widget in (("memory", panel.memory_widget),
                                   ("utilization", panel.util_widget)):
-                action = QAction("Save this graph…", widget)
+                action = QAction(tr("Save this graph…"), widget)
                 action.triggered.connect(
                     lambda *_, g=panel.index, w=which: self.save_graph_dialog(g, w))
                 widget.addAction(action)
@@ -165,8 +178,8 @@ class FileActions(QObject):
         try:
             self.recorder.start(path)
         except OSError as exc:
-            self.report(f"Recording could not start: {path} cannot be written "
-                        f"({_reason(exc)}).")
+            self.report(tr("Recording could not start: {path} cannot be written ({reason}).",
+                           path=path, reason=_reason(exc)))
             return False
         snap = self.latest_snapshot
         if snap is not None:
@@ -178,8 +191,8 @@ class FileActions(QObject):
         if self.recording:
             self.stop_recording()
             return
-        path, _ = QFileDialog.getSaveFileName(self.window, "Record to CSV", "gpumon-record.csv",
-                                              CSV_FILTER)
+        path, _ = QFileDialog.getSaveFileName(self.window, tr("Record to CSV"),
+                                              "gpumon-record.csv", _csv_filter())
         if path:
             self.start_recording(path)
         else:
@@ -189,11 +202,13 @@ class FileActions(QObject):
         """Write the visible time window of the history to ``path`` on a worker thread;
         False (and a sentence) when an export is still being written."""
         if self.exporting:
-            self.report("An export is still being written; try again when it is done.")
+            self.report(tr("An export is still being written; try again when it is done."))
             return False
         exports = _exports()
         table = exports.history_table(self._history, self.latest_snapshot, self._window_s())
-        self.window.statusBar().showMessage(f"Writing {table.rows} rows to {Path(path).name}…")
+        self.window.statusBar().showMessage(
+            ntr("Writing {n} row to {name}…", "Writing {n} rows to {name}…", table.rows,
+                name=Path(path).name))
 
         def write() -> None:
             try:
@@ -217,15 +232,18 @@ class FileActions(QObject):
             self._writer.join()
             self._writer = None
         if error:
-            self.report(f"The CSV could not be written to {path}: {error}.")
+            self.report(tr("The CSV could not be written to {path}: {reason}.", path=path,
+                           reason=error))
         else:
-            self.window.statusBar().showMessage(f"Wrote {rows} rows to {path}.", 5000)
+            self.window.statusBar().showMessage(
+                ntr("Wrote {n} row to {path}.", "Wrote {n} rows to {path}.", rows, path=path),
+                5000)
         self.exportFinished.emit(path, rows)
 
     @Slot()
     def export_window_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self.window, "Export visible window to CSV",
-                                              "gpumon-history.csv", CSV_FILTER)
+        path, _ = QFileDialog.getSaveFileName(self.window, tr("Export visible window to CSV"),
+                                              "gpumon-history.csv", _csv_filter())
         if path:
             self.export_window(path)
 
@@ -251,7 +269,9 @@ class FileActions(QObject):
             return
         recorder.add(snap)
         if recorder.recording:
-            self.rec_label.setToolTip(f"Recording to {recorder.path} ({recorder.rows} rows)")
+            self.rec_label.setToolTip(ntr("Recording to {path} ({n} row)",
+                                          "Recording to {path} ({n} rows)", recorder.rows,
+                                          path=recorder.path))
 
     @Slot(bool)
     def _on_recording(self, on: bool) -> None:
@@ -261,4 +281,5 @@ class FileActions(QObject):
         if action is not None and action.isChecked() != on:
             action.setChecked(on)
         if on:
-            self.window.statusBar().showMessage(f"Recording to {self.recorder.path}.", 5000)
+            self.window.statusBar().showMessage(
+                tr("Recording to {path}.", path=self.recorder.path), 5000)

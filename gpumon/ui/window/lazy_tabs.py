@@ -1,7 +1,8 @@
 """A tab widget whose pages can be built the first time they are shown or asked for.
 
 Start-up then pays neither for building the Playground and Lesson pages nor for importing
-their modules (torch's engine, the lesson's steps).
+their modules (torch's engine, the lesson's steps). A tab is found by its key, the English
+title ("Playground"); what the tab shows is the key in the chosen language.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from collections.abc import Callable
 
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import QTabWidget, QWidget
+
+from gpumon.i18n import tr
 
 
 class LazyTabs(QTabWidget):
@@ -26,7 +29,19 @@ class LazyTabs(QTabWidget):
         placeholder = QWidget()
         placeholder.setObjectName(f"lazyPage_{title}")
         self._lazy[title] = (placeholder, build)
-        return self.addTab(placeholder, title)
+        return self.add_keyed(placeholder, title)
+
+    def add_keyed(self, widget: QWidget, key: str, index: int | None = None) -> int:
+        """Add (or insert at ``index``) a tab labelled ``tr(key)`` and found by ``key``."""
+        at = self.addTab(widget, tr(key)) if index is None else \
+            self.insertTab(index, widget, tr(key))
+        self.tabBar().setTabData(at, key)
+        return at
+
+    def key(self, index: int) -> str:
+        """The key of tab ``index`` (its label, for a tab added without one)."""
+        data = self.tabBar().tabData(index)
+        return data if isinstance(data, str) else self.tabText(index)
 
     def page(self, title: str) -> QWidget | None:
         """The page of tab ``title``, built now if it was lazy and not built yet."""
@@ -34,7 +49,7 @@ class LazyTabs(QTabWidget):
         if lazy is not None:
             return self._replace_placeholder(*lazy, title)
         for i in range(self.count()):
-            if self.tabText(i) == title:
+            if self.key(i) == title:
                 return self.widget(i)
         return None
 
@@ -60,7 +75,7 @@ class LazyTabs(QTabWidget):
         current = self.currentIndex()
         self.blockSignals(True)
         try:
-            self.insertTab(index, page, title)
+            self.add_keyed(page, title, index)
             self.removeTab(index + 1)
             self.setCurrentIndex(index if was_current else current)
         finally:

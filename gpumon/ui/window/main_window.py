@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gpumon.i18n import N_, tr
 from gpumon.telemetry.facts import process_list_note
 from gpumon.telemetry.history import WINDOW_CHOICES_S, History, capacity_for
 from gpumon.telemetry.readouts import format_readout, status_summary
@@ -108,7 +109,7 @@ class MainWindow(QMainWindow):
         self.history = History(self._history_capacity())
         self.snapshot_count = 0
         self.latest_snapshot: Snapshot | None = None
-        self.source_status = SourceStatus(SourceState.CLOSED, "Starting…")
+        self.source_status = SourceStatus(SourceState.CLOSED, tr("Starting…"))
         self._paused = False
         self._stale = False
         self._last_arrival: float | None = None  # time.monotonic() of the last snapshot
@@ -135,8 +136,8 @@ class MainWindow(QMainWindow):
         self.tabs = LazyTabs()
         self.tabs.setObjectName("pages")
         self.tabs.setDocumentMode(True)
-        self.tabs.addTab(monitor, "Monitor")
-        self.add_lazy_page("Playground", self._make_playground)
+        self.tabs.add_keyed(monitor, N_("Monitor"))
+        self.add_lazy_page(N_("Playground"), self._make_playground)
         central = QWidget()
         layout = QVBoxLayout(central)
         layout.setContentsMargins(4, 2, 4, 4)
@@ -175,7 +176,7 @@ class MainWindow(QMainWindow):
                            toggle_pause=lambda: self.set_paused(not self._paused),
                            latest_snapshot=lambda: self.latest_snapshot)
         self.gpuPanelsChanged.connect(self.menus.rebuild_gpu_menu)
-        self.add_lazy_page("Lesson", self._make_lesson)
+        self.add_lazy_page(N_("Lesson"), self._make_lesson)
         for number, title in enumerate(("Monitor", "Playground", "Lesson"), start=1):
             key = QShortcut(QKeySequence(f"Ctrl+{number}"), self)
             key.activated.connect(lambda t=title: self.show_tab(t))
@@ -191,8 +192,8 @@ class MainWindow(QMainWindow):
 
     # -- extension points ----------------------------------------------------------------
     def add_page(self, widget: QWidget, title: str) -> int:
-        """Add a tab beside "Monitor"; returns its index."""
-        return self.tabs.addTab(widget, title)
+        """Add a tab beside "Monitor", labelled ``tr(title)``; returns its index."""
+        return self.tabs.add_keyed(widget, title)
 
     def add_dock(self, widget: QWidget, title: str,
                  area: Qt.DockWidgetArea = Qt.DockWidgetArea.RightDockWidgetArea
@@ -381,7 +382,8 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def _on_errored(self, exc: BaseException) -> None:
         log.error("sampling error: %r", exc)
-        self.header.set_status_text(f"Sampling error: {type(exc).__name__}: {exc}", warn=True)
+        self.header.set_status_text(
+            tr("Sampling error: {error}", error=f"{type(exc).__name__}: {exc}"), warn=True)
 
     @Slot(int, float)
     def _on_hover(self, gpu: int, t: float) -> None:
@@ -400,7 +402,8 @@ class MainWindow(QMainWindow):
         age = time.monotonic() - self._last_arrival
         if age > max(STALE_FACTOR * self.interval_s, MIN_STALE_S):
             self._set_stale(True)
-            self.header.set_status_text(f"data is stale (last update {age:.0f} s ago)", warn=True)
+            self.header.set_status_text(
+                tr("data is stale (last update {age} s ago)", age=f"{age:.0f}"), warn=True)
 
     # -- helpers ---------------------------------------------------------------------------
     @Slot(object)
@@ -425,7 +428,7 @@ class MainWindow(QMainWindow):
         and "No GPUs to show." with no end in sight."""
         if waited_s < WAIT_NOTICE_S:
             return
-        text = f"Waiting for the NVIDIA driver: {waited_s:.0f} s"
+        text = tr("Waiting for the NVIDIA driver: {seconds} s", seconds=f"{waited_s:.0f}")
         self.header.show_waiting(text)
         self.gpu_grid.set_empty_text(f"{text}…")
 
@@ -442,9 +445,9 @@ class MainWindow(QMainWindow):
     def _refresh_status(self) -> None:
         snap = self.latest_snapshot
         if not self.source_status.usable:
-            self.header.set_status_text("No GPU data", warn=True)
+            self.header.set_status_text(tr("No GPU data"), warn=True)
         elif self._paused:
-            self.header.set_status_text("Paused — press Resume to continue sampling")
+            self.header.set_status_text(tr("Paused — press Resume to continue sampling"))
         elif snap is not None:
             self.header.set_status_text(status_summary(snap, self.interval_s))
 
@@ -458,8 +461,8 @@ class MainWindow(QMainWindow):
         self._title_key = key
         title = f"gpumon — {host}"
         if simulated:
-            title += " (simulated)"
+            title += " " + tr("(simulated)")
         elif snap is not None and not usable:
-            title += " (no GPU data)"
+            title += " " + tr("(no GPU data)")
         self.setWindowTitle(title)
 

@@ -19,6 +19,7 @@ from PySide6.QtGui import QFont, QPalette
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
 from gpumon import __version__
+from gpumon.i18n import N_, tr
 from gpumon.ui.monitor.plot import LitePlotWidget
 from gpumon.ui.theme import THEMES, Theme, palette_for, style_plot
 from gpumon.ui.window.settings import MAX_ZOOM, MIN_ZOOM, Settings
@@ -30,17 +31,17 @@ ZOOM_STEPS = (0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0)
 
 # (keys as shown, what they do): the Help menu and the README show this same list.
 SHORTCUTS: tuple[tuple[str, str], ...] = (
-    ("Space", "Pause / resume sampling (not while typing in a text field)"),
-    ("Ctrl++ / Ctrl+=", "Zoom in (fonts, graph labels, curve widths)"),
-    ("Ctrl+-", "Zoom out"),
-    ("Ctrl+0", "Reset the zoom to 100 %"),
-    ("F11", "Full screen on / off"),
-    ("Ctrl+Shift+C", "Copy the current snapshot as nvidia-smi-like text"),
-    ("Ctrl+S", "Save a graph as PNG or SVG"),
-    ("Ctrl+R", "Start / stop recording to CSV"),
-    ("Ctrl+E", "Export the visible time window to CSV"),
-    ("F1", "About gpumon (versions of everything)"),
-    ("Ctrl+Q", "Quit"),
+    ("Space", N_("Pause / resume sampling (not while typing in a text field)")),
+    ("Ctrl++ / Ctrl+=", N_("Zoom in (fonts, graph labels, curve widths)")),
+    ("Ctrl+-", N_("Zoom out")),
+    ("Ctrl+0", N_("Reset the zoom to 100 %")),
+    ("F11", N_("Full screen on / off")),
+    ("Ctrl+Shift+C", N_("Copy the current snapshot as nvidia-smi-like text")),
+    ("Ctrl+S", N_("Save a graph as PNG or SVG")),
+    ("Ctrl+R", N_("Start / stop recording to CSV")),
+    ("Ctrl+E", N_("Export the visible time window to CSV")),
+    ("F1", N_("About gpumon (versions of everything)")),
+    ("Ctrl+Q", N_("Quit")),
 )
 
 _base: tuple[QFont, QPalette] | None = None
@@ -165,19 +166,20 @@ def versions(snap: Snapshot | None) -> list[tuple[str, str]]:
     torch = sys.modules.get("torch")
     if torch is not None:
         cuda = getattr(getattr(torch, "version", None), "cuda", None)
-        torch_text = f"{torch.__version__} (built for CUDA {cuda})" if cuda \
-            else f"{torch.__version__} (CPU-only build)"
+        torch_text = tr("{version} (built for CUDA {cuda})", version=torch.__version__,
+                        cuda=cuda) if cuda \
+            else tr("{version} (CPU-only build)", version=torch.__version__)
     else:
-        torch_text = "not loaded yet (it loads with the first playground action)"
+        torch_text = tr("not loaded yet (it loads with the first playground action)")
     machine = snap.machine if snap is not None else None
 
     def fact(value: str | None) -> str:
         if machine is None:
-            return "no snapshot yet"
+            return tr("no snapshot yet")
         return value or "N/A"
 
-    source = "no snapshot yet" if machine is None else machine.source_name + (
-        " (simulated values)" if machine.simulated or snap is not None and snap.simulated
+    source = tr("no snapshot yet") if machine is None else machine.source_name + (
+        " " + tr("(simulated values)") if machine.simulated or snap is not None and snap.simulated
         else "")
     return [
         ("gpumon", __version__),
@@ -186,9 +188,9 @@ def versions(snap: Snapshot | None) -> list[tuple[str, str]]:
         ("pyqtgraph", str(pg.__version__)),
         ("NumPy", str(numpy.__version__)),
         ("PyTorch", torch_text),
-        ("Source", source),
-        ("NVIDIA driver", fact(machine.driver_version if machine else None)),
-        ("CUDA (driver)", fact(machine.cuda_driver_version if machine else None)),
+        (tr("Source"), source),
+        (tr("NVIDIA driver"), fact(machine.driver_version if machine else None)),
+        (tr("CUDA (driver)"), fact(machine.cuda_driver_version if machine else None)),
         ("NVML", fact(machine.nvml_version if machine else None)),
     ]
 
@@ -198,25 +200,26 @@ def about_text(snap: Snapshot | None) -> str:
 
     rows = "".join(f"<tr><td><b>{html.escape(k)}</b>&nbsp;&nbsp;</td>"
                    f"<td>{html.escape(v)}</td></tr>" for k, v in versions(snap))
-    return ("<h3>gpumon</h3><p>A live monitor for NVIDIA GPUs, with a PyTorch device "
-            f"playground for teaching.</p><table>{rows}</table>")
+    intro = html.escape(tr("A live monitor for NVIDIA GPUs, with a PyTorch device playground "
+                           "for teaching."))
+    return f"<h3>gpumon</h3><p>{intro}</p><table>{rows}</table>"
 
 
 def show_about(parent: QWidget, snap: Snapshot | None) -> QMessageBox:
     """Open (not exec) the about box and return it, so tests can read and close it."""
-    return _open_box(parent, "aboutDialog", "About gpumon", about_text(snap))
+    return _open_box(parent, "aboutDialog", tr("About gpumon"), about_text(snap))
 
 
 def shortcuts_html() -> str:
     import html
 
     rows = "".join(f"<tr><td><b>{html.escape(k)}</b>&nbsp;&nbsp;&nbsp;</td>"
-                   f"<td>{html.escape(v)}</td></tr>" for k, v in SHORTCUTS)
-    return f"<h3>Keyboard shortcuts</h3><table>{rows}</table>"
+                   f"<td>{html.escape(tr(v))}</td></tr>" for k, v in SHORTCUTS)
+    return f"<h3>{html.escape(tr('Keyboard shortcuts'))}</h3><table>{rows}</table>"
 
 
 def show_shortcuts(window: QWidget) -> QMessageBox:
-    return _open_box(window, "shortcutsDialog", "Keyboard shortcuts", shortcuts_html())
+    return _open_box(window, "shortcutsDialog", tr("Keyboard shortcuts"), shortcuts_html())
 
 
 def _open_box(parent: QWidget, name: str, title: str, text: str) -> QMessageBox:

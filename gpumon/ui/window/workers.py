@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 
+from gpumon.i18n import tr
 from gpumon.telemetry.cadence import next_due
 from gpumon.telemetry.sampler import Sampler, unavailable_snapshot
 from gpumon.telemetry.types import Snapshot, Source, SourceState, SourceStatus
@@ -151,7 +152,8 @@ class SamplerWorker(QObject):
             log.exception("could not create the source")
             self._sampler = None
             self._usable = False
-            status = SourceStatus(SourceState.ERROR, f"Could not start the source: {exc}")
+            status = SourceStatus(SourceState.ERROR,
+                                  tr("Could not start the source: {error}", error=exc))
             self.errored.emit(exc)
             self.status.emit(status)
             self.snapshot.emit(unavailable_snapshot(status))
