@@ -95,9 +95,9 @@ def run_code(values: dict[str, Any], action: RunCode, torch: Any, run: ActionRun
         finally:  # what ran before an error stays, as in Python
             changed = _keep(values, ns, provided, before, torch)
         for name in changed:
-            run.touch(*_devices_of(values[name], torch))
-        run.touch(*_devices_of(value, torch))
-        synchronize(run.devices)  # only devices holding what the code made or changed
+            run.hold(*_devices_of(values[name], torch))
+        run.hold(*_devices_of(value, torch))
+        synchronize(run.held)  # only devices holding what the code made or changed
     finally:
         run.duration_s = time.perf_counter() - start
         if not run.devices:
