@@ -12,6 +12,7 @@ loop's memory is seen growing while it runs.
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import sys
@@ -145,6 +146,11 @@ def main() -> int:
     os.dup2(devnull, 0)
     os.close(devnull)
     os.dup2(2, 1)  # print() in user code goes to the kernel's stderr, not into the protocol
+    # The window's client reports each internal error it receives (blame.py); logging it
+    # here too would print every bug twice on the terminal.
+    internal = logging.getLogger("gpumon.internal")
+    internal.addHandler(logging.NullHandler())
+    internal.propagate = False
     kernel = Kernel(out)
     _install_interrupt(kernel)
     stop = threading.Event()

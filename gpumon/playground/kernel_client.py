@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from gpumon.playground.blame import internal_errors_in, report_internal
 from gpumon.playground.interrupt import creation_flags, interrupt_path, send_interrupt
 from gpumon.playground.wire import ForbiddenGlobal, Message, Request, read_frame, write_frame
 
@@ -215,6 +216,11 @@ class KernelClient:
                 break
             except Exception:  # noqa: BLE001 - a torn frame: the kernel is going down
                 break
+            if message.kind == "internal_error":
+                report_internal(str(message.data))
+            elif message.kind == "reply":
+                for trace in internal_errors_in(message.data):
+                    report_internal(trace)
             with self._lock:
                 if message.kind in ("reply", "interrupted", "internal_error") and \
                         message.id in gen.pending:

@@ -30,7 +30,6 @@ API (every method is called from the GUI thread, every signal arrives in the GUI
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -47,8 +46,6 @@ from gpumon.playground.outcome import LoadStatus, Outcome
 from gpumon.playground.wire import Message
 from gpumon.telemetry.procinfo import set_own_children
 from gpumon.telemetry.types import Snapshot
-
-log = logging.getLogger(__name__)
 
 
 class KernelInterrupted(Exception):
@@ -267,7 +264,7 @@ class EngineThread(QObject):
         elif kind in ("died", "restarted"):
             self._on_ended(data)
         elif message.id is None:
-            log.error("the playground kernel failed outside a request:\n%s", data)
+            pass  # an internal error outside a request: the client logged it (blame.py)
         elif message.id in self._requests:
             self._answer(message.id, kind, data)
 
@@ -289,9 +286,7 @@ class EngineThread(QObject):
         elif request == "run":
             if kind == "reply":
                 outcome = data
-            else:
-                if kind == "internal_error":
-                    log.error("gpumon failed in the playground kernel:\n%s", data)
+            else:  # an internal error was logged by the client (blame.py)
                 error = internal_error(data) if kind == "internal_error" else interrupted_error()
                 outcome = Outcome(what, what.code(), False, time.time(), 0.0, error=error)
             self._finish_action(rid, outcome)
@@ -300,8 +295,7 @@ class EngineThread(QObject):
             if kind == "interrupted":
                 result = KernelInterrupted("Stopped by the Stop button.")
             elif kind == "internal_error":
-                log.error("gpumon failed in the playground kernel:\n%s", data)
-                result = KernelInternalError(data)
+                result = KernelInternalError(data)  # logged by the client (blame.py)
             self.callFinished.emit(rid, result)
         if was_busy and not self.busy:
             self.busyChanged.emit(False)
