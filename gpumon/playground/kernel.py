@@ -29,6 +29,8 @@ from gpumon.playground.wire import Message, Request, read_frame, write_frame
 
 #: How often the counters thread looks at torch's allocator (only sends when they changed).
 COUNTER_PERIOD_S = 0.25
+#: Requests that run the user's code: only these can be interrupted.
+USER_CODE = frozenset({"run", "lesson"})
 
 
 class Kernel:
@@ -38,7 +40,9 @@ class Kernel:
         self.engine = Engine()
         self._out = out
         self._write_lock = threading.Lock()
-        self.busy = False  # True while a request's handler runs (SIGINT interrupts only then)
+        self.busy = False  # True while the user's code runs (SIGINT interrupts only then)
+        self.importing = False  # True during ``import torch``, which must never be cut short
+        self.deferred = False  # a SIGINT came during the import: raise it once torch is in
         self._lessons: dict[tuple[LessonStep, ...], LessonRunner] = {}
         self._snapshot: Any = None
         self._handlers: dict[str, Callable[[Any], Any]] = {
@@ -73,9 +77,11 @@ class Kernel:
         handler = self._handlers.get(request.kind)
         try:
             try:
-                self.busy = True
+                self.busy = request.kind in USER_CODE
                 if handler is None:
                     raise ValueError(f"unknown kernel request {request.kind!r}")
+                if request.kind in USER_CODE or request.kind == "load":
+                    self._load_torch()
                 result = handler(request.payload)
             finally:
                 self.busy = False
@@ -89,6 +95,22 @@ class Kernel:
         self.send(Message("reply", request.id, result))
         if request.kind in ("run", "lesson"):
             self._send_workspace()
+
+    def _load_torch(self) -> None:
+        """``import torch`` with SIGINT held back: a KeyboardInterrupt inside it leaves torch
+        half-imported, and every later import then fails ("duplicate registrations"). A
+        Stop that came meanwhile interrupts the user's request right after the import."""
+        if self.engine.is_loaded:
+            return
+        self.importing = True
+        try:
+            self.engine.ensure_loaded()
+        finally:
+            self.importing = False
+        if self.deferred:
+            self.deferred = False
+            if self.busy:
+                raise KeyboardInterrupt
 
     def _run(self, action: Any) -> Any:
         return self.engine.run(action)
@@ -127,10 +149,13 @@ class Kernel:
 
 
 def _install_interrupt(kernel: Kernel) -> None:
-    """SIGINT / SIGBREAK raise KeyboardInterrupt only while a request runs."""
+    """SIGINT / SIGBREAK raise KeyboardInterrupt only while the user's code runs (after
+    ``import torch`` if it comes during the import)."""
 
     def on_interrupt(_signum: int, _frame: FrameType | None) -> None:
-        if kernel.busy:
+        if kernel.importing:
+            kernel.deferred = True
+        elif kernel.busy:
             raise KeyboardInterrupt
 
     signal.signal(signal.SIGINT, on_interrupt)

@@ -25,6 +25,9 @@ from gpumon.playground.wire import ForbiddenGlobal, Message, Request, read_frame
 
 #: Seconds an interrupted kernel has to stop before it is killed and restarted.
 INTERRUPT_GRACE_S = 2.0
+#: Requests the window makes on its own account (warming up, refreshing the table); Stop
+#: stops the user's code ("run", "lesson"), never these.
+HOUSEKEEPING = frozenset({"load", "devices", "workspace", "names", "ping"})
 
 
 @dataclass(frozen=True)
@@ -35,7 +38,8 @@ class KernelExit:
     returncode: int | None  # negative: killed by that signal (POSIX)
     lost_names: tuple[str, ...] = ()  # the workspace as last reported
     lost_requests: tuple[int, ...] = ()  # request ids that never got their answer
-    reason: str = "died"  # "died", "killed after interrupt", "restarted"
+    reason: str = "died"  # "died", "killed after interrupt", "killed during start-up",
+    # "restarted"
 
     def how(self) -> str:
         """``killed by SIGKILL`` / ``exited with code 3``: the cause in a person's words."""
@@ -70,6 +74,8 @@ class _Generation:
     proc: subprocess.Popen[bytes]
     stdin: IO[bytes]
     pending: list[int] = field(default_factory=list)
+    kinds: dict[int, str] = field(default_factory=dict)  # request id -> kind, while pending
+    ready: bool = False  # the kernel said hello: its SIGINT handler is in place
     names: tuple[str, ...] = ()  # the workspace as last reported
     ending: str = ""  # why the client ends it on purpose ("shutdown", "killed after interrupt")
     reader: threading.Thread | None = None
@@ -136,6 +142,7 @@ class KernelClient:
             self._next_id += 1
             rid = self._next_id
             gen.pending.append(rid)
+            gen.kinds[rid] = kind
             try:
                 write_frame(gen.stdin, Request(rid, kind, payload))
             except (BrokenPipeError, OSError, ValueError):
@@ -143,13 +150,24 @@ class KernelClient:
             return rid
 
     def interrupt(self, grace_s: float = INTERRUPT_GRACE_S) -> str:
-        """Stop the running request: ``"idle"``, ``"signalled"`` (a kill follows after
-        ``grace_s`` if it is still running) or ``"killed"`` (no gentle way here)."""
+        """Stop the user's running (or queued) code: ``"idle"`` (none), ``"signalled"``
+        (SIGINT; a kill and a fresh kernel follow after ``grace_s`` if it still runs),
+        ``"killed"`` (no gentle way on this platform), or ``"restarted"``: the kernel was
+        still starting or importing torch, which a SIGINT would leave half-imported (every
+        later ``import torch`` then fails), so it was killed and a fresh one started."""
         with self._lock:
             gen = self._gen
-            if gen is None or not gen.pending or gen.proc.poll() is not None:
+            if gen is None or gen.proc.poll() is not None:
                 return "idle"
-            target = gen.pending[0]
+            users = [rid for rid in gen.pending if gen.kinds.get(rid) not in HOUSEKEEPING]
+            if not users:
+                return "idle"
+            target = users[0]
+            ahead = [gen.kinds.get(rid) for rid in gen.pending[:gen.pending.index(target)]]
+            if not gen.ready or "load" in ahead:
+                self._kill(gen, "killed during start-up")
+                self.start()
+                return "restarted"
             if not send_interrupt(gen.proc, interrupt_path()):
                 self._kill(gen, "killed after interrupt")
                 return "killed"
@@ -225,6 +243,9 @@ class KernelClient:
                 if message.kind in ("reply", "interrupted", "internal_error") and \
                         message.id in gen.pending:
                     gen.pending.remove(message.id)
+                    gen.kinds.pop(message.id, None)
+                if message.kind == "hello":
+                    gen.ready = True
                 if message.kind == "workspace":
                     gen.names = tuple(e.name for e in message.data)
             self._on_message(message)

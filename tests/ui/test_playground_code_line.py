@@ -24,7 +24,7 @@ def test_history_walks_back_and_forward() -> None:
     assert [h.forward(), h.forward(), h.forward()] == ["b = 2", "", None]
 
 
-def _page(qtbot, make_window):  # type: ignore[no-untyped-def]
+def _page(qtbot, make_window, wait_for_torch: bool = True):  # type: ignore[no-untyped-def]
     w = make_window(interval_s=0.1)
 
     def active() -> bool:  # offscreen now and then ignores one request: ask again
@@ -38,7 +38,8 @@ def _page(qtbot, make_window):  # type: ignore[no-untyped-def]
     panel = w.playground
     assert w.tabs.currentWidget() is panel
     qtbot.waitUntil(lambda: panel.code_bar.edit.hasFocus(), timeout=5000)
-    qtbot.waitUntil(lambda: bool(w.engine.device_options), timeout=60000)
+    if wait_for_torch:
+        qtbot.waitUntil(lambda: bool(w.engine.device_options), timeout=60000)
     return w, panel
 
 
@@ -112,3 +113,33 @@ def test_sigkill_during_an_action_shows_a_card_and_the_next_action_works(
     assert panel.log.outcomes()[0].ok and panel.log.outcomes()[0].preview == "tensor(2.)"
     assert w.engine.kernel_pid not in (None, pid)
     assert read_procinfo(w.engine.kernel_pid).is_self and not read_procinfo(pid).is_self
+
+
+@posix_only
+def test_esc_while_the_kernel_is_still_starting_restarts_it_and_the_log_says_so(
+        qtbot, make_window, monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The first action typed while the fresh kernel still starts: Esc is not swallowed. The
+    kernel's start is slowed by 2 s (a wrapper around the interpreter) so Esc surely lands
+    in it, as it does on a slow machine while torch imports."""
+    import functools
+    import sys
+
+    from gpumon.playground.kernel_client import KernelClient
+
+    slow = tmp_path / "slow-python"
+    slow.write_text(f'#!/bin/sh\nsleep 2\nexec "{sys.executable}" "$@"\n')
+    slow.chmod(0o755)
+    monkeypatch.setattr("gpumon.ui.playground.engine_worker.KernelClient",
+                        functools.partial(KernelClient, python=str(slow)))
+    w, panel = _page(qtbot, make_window, wait_for_torch=False)  # shown: the warm-up starts
+    assert w.engine.loading
+    _type(qtbot, panel, "import time\ntime.sleep(30)")
+    qtbot.keyClick(panel.code_bar.edit, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: panel.log.count() >= 2, timeout=10000)
+    texts = [e.plain_text() for e in panel.log.entries()]
+    assert any("still starting" in t and "killed and restarted" in t for t in texts), texts
+    assert any("time.sleep(30)" in t for t in texts)  # the stopped code has its own card
+    assert "restarted" in panel.busy_label.text() or w.engine.loading
+    _type(qtbot, panel, "torch.ones(2).sum()")
+    qtbot.waitUntil(lambda: panel.log.count() == len(texts) + 1, timeout=60000)
+    assert panel.log.outcomes()[0].ok and panel.log.outcomes()[0].preview == "tensor(2.)"

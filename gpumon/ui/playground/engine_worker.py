@@ -104,6 +104,13 @@ def ended_outcome(ended: KernelExit) -> Outcome:
                           f"the kernel (pid {ended.pid}) was {ended.how()} and restarted.",
                           f"{ended.lost_text()} A fresh kernel is ready.", by_torch=False)
         what = "Stop: the kernel was killed and restarted"
+    elif ended.reason == "killed during start-up":
+        error = ErrorInfo("KernelRestarted", "Stop came while the kernel was still starting "
+                          "(importing torch), which cannot be interrupted safely, so the kernel "
+                          f"(pid {ended.pid}) was {ended.how()} and restarted.",
+                          f"The code queued behind the start never ran. {ended.lost_text()} "
+                          "A fresh kernel is loading torch.", by_torch=False)
+        what = "Stop during start-up: the kernel was killed and restarted"
     else:
         error = ErrorInfo("KernelRestarted", f"The kernel (pid {ended.pid}) was restarted.",
                           ended.lost_text(), by_torch=False)
@@ -209,7 +216,8 @@ class EngineThread(QObject):
         return self.call("lesson", (tuple(steps), number, snapshot))
 
     def interrupt(self) -> str:
-        """Stop the running code: ``idle``, ``signalled`` or ``killed`` (see KernelClient)."""
+        """Stop the running code: ``idle``, ``signalled``, ``killed`` or ``restarted`` (it
+        was still starting; see KernelClient)."""
         return self._client.interrupt()
 
     def stop(self, timeout_s: float = 1.0) -> bool:
@@ -328,3 +336,5 @@ class EngineThread(QObject):
         self.countersChanged.emit({})
         if was_busy and not self.busy:
             self.busyChanged.emit(False)
+        if ended.reason == "killed during start-up" and self.load_status is None:
+            self.load()  # warm the fresh kernel again, as the window did at start
