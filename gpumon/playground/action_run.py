@@ -33,6 +33,7 @@ class ActionRun:
     duration_s: float = 0.0
     executed: bool = False
     in_torch: bool = False  # an exception now comes from the torch call (see blame.py)
+    output: str = ""  # what typed code printed (printed.py)
 
     def touch(self, *devices: object) -> None:
         """Note devices the action uses (for memory readings and graph markers)."""

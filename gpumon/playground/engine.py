@@ -130,7 +130,7 @@ class Engine:
         base: dict[str, Any] = dict(
             action=action, code=code, started_at=started_at, duration_s=run.duration_s,
             operands=tuple(run.operands), devices=tuple(run.devices),
-            memory_before=run.memory_before, memory_after=after,
+            memory_before=run.memory_before, memory_after=after, output=run.output,
         )
         if error is not None:
             return Outcome(ok=False, error=error, **base)

@@ -170,7 +170,9 @@ def main() -> int:
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
-    os.dup2(2, 1)  # print() in user code goes to the kernel's stderr, not into the protocol
+    # A code-line cell's print() is kept for its card (printed.py); anything else written to
+    # fd 1 (a C library, a thread) goes to the kernel's stderr, never into the protocol.
+    os.dup2(2, 1)
     # The window's client reports each internal error it receives (blame.py); logging it
     # here too would print every bug twice on the terminal.
     internal = logging.getLogger("gpumon.internal")

@@ -143,3 +143,15 @@ def test_esc_while_the_kernel_is_still_starting_restarts_it_and_the_log_says_so(
     _type(qtbot, panel, "torch.ones(2).sum()")
     qtbot.waitUntil(lambda: panel.log.count() == len(texts) + 1, timeout=60000)
     assert panel.log.outcomes()[0].ok and panel.log.outcomes()[0].preview == "tensor(2.)"
+
+
+def test_what_typed_code_prints_is_on_its_card(qtbot, make_window) -> None:
+    w, panel = _page(qtbot, make_window)
+    _type(qtbot, panel, "for i in range(20):\n    print('line', i)")
+    qtbot.waitUntil(lambda: panel.log.count() == 1, timeout=30000)
+    entry = panel.log.entries()[0]
+    assert entry.outcome.output.splitlines() == [f"line {i}" for i in range(20)]
+    shown = entry.body.text()
+    assert "printed:" in shown
+    assert "line 11" in shown and "line 12" not in shown and "8 more lines" in shown
+    assert "line 19" in entry.plain_text()  # Copy entry has all of it
