@@ -155,3 +155,17 @@ def test_what_typed_code_prints_is_on_its_card(qtbot, make_window) -> None:
     assert "printed:" in shown
     assert "line 11" in shown and "line 12" not in shown and "8 more lines" in shown
     assert "line 19" in entry.plain_text()  # Copy entry has all of it
+
+
+def test_a_form_s_code_can_be_sent_to_the_code_line_to_edit(qtbot, make_window) -> None:
+    w = make_window(interval_s=0.5)
+    panel = w.playground
+    w.tabs.setCurrentWidget(panel)
+    sent = []
+    for button in panel.forms.buttons:
+        (edit,) = [a for a in button.actions() if a.text() == "Edit as code"]
+        edit.trigger()
+        sent.append(panel.code_bar.edit.toPlainText())
+    assert len(sent) == len(panel.forms.buttons) and all(sent)
+    assert any(code.startswith("torch.cuda.is_available()") for code in sent), sent
+    assert panel.log.count() == 0  # edited, not run
