@@ -78,6 +78,8 @@ class Kernel:
         try:
             try:
                 self.busy = request.kind in USER_CODE
+                if self.busy:  # from now on a SIGINT interrupts this request (kernel_client)
+                    self.send(Message("started", request.id))
                 if handler is None:
                     raise ValueError(f"unknown kernel request {request.kind!r}")
                 if request.kind in USER_CODE or request.kind == "load":

@@ -76,6 +76,8 @@ class _Generation:
     pending: list[int] = field(default_factory=list)
     kinds: dict[int, str] = field(default_factory=dict)  # request id -> kind, while pending
     ready: bool = False  # the kernel said hello: its SIGINT handler is in place
+    started: int | None = None  # the user request the kernel said it is running now
+    stop_when_started: int | None = None  # Stop came before this request started
     names: tuple[str, ...] = ()  # the workspace as last reported
     ending: str = ""  # why the client ends it on purpose ("shutdown", "killed after interrupt")
     reader: threading.Thread | None = None
@@ -168,9 +170,13 @@ class KernelClient:
                 self._kill(gen, "killed during start-up")
                 self.start()
                 return "restarted"
-            if not send_interrupt(gen.proc, interrupt_path()):
+            if interrupt_path() == "none":
                 self._kill(gen, "killed after interrupt")
                 return "killed"
+            if gen.started == target:
+                send_interrupt(gen.proc, interrupt_path())
+            else:  # a SIGINT now would reach the kernel between requests and be ignored
+                gen.stop_when_started = target
         timer = threading.Timer(grace_s, self._escalate, args=(gen, target))
         timer.daemon = True
         timer.start()
@@ -246,6 +252,12 @@ class KernelClient:
                     gen.kinds.pop(message.id, None)
                 if message.kind == "hello":
                     gen.ready = True
+                if message.kind == "started":
+                    gen.started = message.id
+                    if gen.stop_when_started == message.id:
+                        gen.stop_when_started = None
+                        send_interrupt(gen.proc, interrupt_path())
+                    continue  # the client's own business: not delivered
                 if message.kind == "workspace":
                     gen.names = tuple(e.name for e in message.data)
             self._on_message(message)

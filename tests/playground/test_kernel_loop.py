@@ -43,7 +43,8 @@ def test_serve_says_hello_answers_and_stops_at_shutdown() -> None:
     inp.seek(0)
     Kernel(out).serve(inp)
     kinds = [(m.kind, m.id) for m in _messages(out)]
-    assert kinds == [("hello", None), ("reply", 1), ("reply", 2), ("workspace", None)]
+    assert kinds == [("hello", None), ("reply", 1), ("started", 2), ("reply", 2),
+                     ("workspace", None)]  # "started": the user's code runs, SIGINT stops it
 
 
 def test_keyboard_interrupt_in_a_request_is_answered_as_interrupted() -> None:
@@ -57,7 +58,7 @@ def test_keyboard_interrupt_in_a_request_is_answered_as_interrupted() -> None:
     kernel._handlers["run"] = stopped  # noqa: SLF001
     kernel.answer(Request(7, "run", RunCode("1")))
     assert not kernel.busy
-    assert [(m.kind, m.id) for m in _messages(out)][0] == ("interrupted", 7)
+    assert [(m.kind, m.id) for m in _messages(out)][:2] == [("started", 7), ("interrupted", 7)]
 
 
 @pytest.fixture
@@ -95,7 +96,7 @@ def test_a_sigint_during_import_torch_waits_for_the_import_then_stops_the_code(
     kernel.answer(Request(3, "run", RunCode("x = 1")))
     assert seen == [True] and ran == []  # held back, then the code was stopped before it ran
     assert kernel.engine.is_loaded and not kernel.deferred
-    assert [(m.kind, m.id) for m in _messages(out)][0] == ("interrupted", 3)
+    assert [(m.kind, m.id) for m in _messages(out)][:2] == [("started", 3), ("interrupted", 3)]
     kernel._handlers["run"] = kernel._run  # noqa: SLF001
     kernel.answer(Request(4, "run", RunCode("torch.ones(2).sum()")))
     assert _messages(out)[-2].data.preview == "tensor(2.)"  # torch is whole

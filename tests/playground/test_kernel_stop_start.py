@@ -88,3 +88,18 @@ def test_stop_with_only_the_warm_up_running_is_idle(client: KernelClient,
     assert client.interrupt() == "idle"
     assert inbox.wait("reply", rid, timeout=120).data.ok
     assert client.starts == 1
+
+
+@posix_only
+def test_stop_right_after_the_request_is_sent_still_interrupts_it(
+        client: KernelClient, inbox: Inbox) -> None:
+    """Stop before the kernel has begun the request: a SIGINT then would land between
+    requests and be ignored (and the kill 2 s later would lose the workspace). The client
+    waits for the kernel's word that the request runs, then interrupts it."""
+    assert _run(client, inbox, "x = torch.ones(3)").ok
+    for _ in range(5):
+        rid = client.request("run", RunCode("while True:\n    pass"))
+        assert client.interrupt(grace_s=5) == "signalled"  # at once: not started yet
+        inbox.wait("interrupted", rid, timeout=10)
+    assert client.starts == 1
+    assert _run(client, inbox, "x.sum()").preview == "tensor(3.)"  # the workspace is kept
