@@ -24,9 +24,8 @@ def test_history_walks_back_and_forward() -> None:
     assert [h.forward(), h.forward(), h.forward()] == ["b = 2", "", None]
 
 
-def _page(qtbot, make_window, wait_for_torch: bool = True):  # type: ignore[no-untyped-def]
-    w = make_window(interval_s=0.1)
-
+def _activate(qtbot, w) -> None:  # type: ignore[no-untyped-def]
+    """Make ``w`` the active window: Esc is a window shortcut, which needs that."""
     def active() -> bool:  # offscreen now and then ignores one request: ask again
         if not w.isActiveWindow():
             w.raise_()
@@ -34,6 +33,11 @@ def _page(qtbot, make_window, wait_for_torch: bool = True):  # type: ignore[no-u
         return w.isActiveWindow()
 
     qtbot.waitUntil(active, timeout=5000)
+
+
+def _page(qtbot, make_window, wait_for_torch: bool = True):  # type: ignore[no-untyped-def]
+    w = make_window(interval_s=0.1)
+    _activate(qtbot, w)
     qtbot.keyClick(w, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
     panel = w.playground
     assert w.tabs.currentWidget() is panel
@@ -81,7 +85,9 @@ def test_esc_interrupts_a_running_loop_and_the_workspace_stays(qtbot, make_windo
     _type(qtbot, panel, "while True:\n    pass")
     qtbot.waitUntil(lambda: panel.code_bar.stop_button.isEnabled(), timeout=5000)
     time.sleep(0.5)
+    _activate(qtbot, w)
     qtbot.keyClick(panel.code_bar.edit, Qt.Key.Key_Escape)
+    assert panel.busy_label.text().startswith("stopping"), "Esc did not reach Stop"
     qtbot.waitUntil(lambda: panel.log.count() == 2, timeout=10000)
     card = panel.log.outcomes()[0]
     assert card.error is not None and card.error.type_name == "KeyboardInterrupt"
@@ -134,6 +140,7 @@ def test_esc_while_the_kernel_is_still_starting_restarts_it_and_the_log_says_so(
     w, panel = _page(qtbot, make_window, wait_for_torch=False)  # shown: the warm-up starts
     assert w.engine.loading
     _type(qtbot, panel, "import time\ntime.sleep(30)")
+    _activate(qtbot, w)
     qtbot.keyClick(panel.code_bar.edit, Qt.Key.Key_Escape)
     qtbot.waitUntil(lambda: panel.log.count() >= 2, timeout=10000)
     texts = [e.plain_text() for e in panel.log.entries()]
