@@ -133,6 +133,7 @@ def resolve_device(text: str) -> torch.device:
     if not isinstance(text, str):
         raise Refusal(f"A device is a name such as 'cpu' or 'cuda:0', not {text!r}.")
     device = torch.device(text)
+    # is_available and device_count: no CUDA context (cuda_calls.py)
     if device.type == "cuda" and device.index is not None and torch.cuda.is_available():
         problem = cuda_index_problem(device.index, torch.cuda.device_count())
         if problem is not None:

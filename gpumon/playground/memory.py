@@ -126,7 +126,7 @@ def check_fits(nbytes: int, device_type: str, device_index: int | None) -> None:
         free, _where = cuda_calls.free_bytes(torch, index)
         if free is None:
             free = int(cuda_calls.properties(torch, index).total_memory)
-        cached = torch.cuda.memory_reserved(index) - torch.cuda.memory_allocated(index)
+        cached = torch.cuda.memory_reserved(index) - torch.cuda.memory_allocated(index)  # host
         usable = free + max(cached, 0)
         if nbytes > GPU_SHARE * usable:
             raise Refusal(

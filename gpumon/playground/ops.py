@@ -182,6 +182,8 @@ def guard_result(meta_fn: Callable[[], Any], device: torch.device, copies: int =
 
 
 def query(values: Values, action: act.Action, run: ActionRun) -> None:
+    # The user's own questions: is_available, device_count, current_device and
+    # get_device_name / get_device_properties create no CUDA context (cuda_calls.py).
     torch = _torch()
     run.kind = "value"
     if isinstance(action, act.IsAvailable):
@@ -398,7 +400,8 @@ def empty_cache(values: Values, action: act.EmptyCache, run: ActionRun) -> None:
 
 
 def try_gpus(values: Values, action: act.TryGpu | act.TryAllGpus, run: ActionRun) -> None:
-    """d2l's try_gpu / try_all_gpus, run as the shown code does: by asking device_count."""
+    """d2l's try_gpu / try_all_gpus, run as the shown code does: by asking device_count
+    (no CUDA context; cuda_calls.py). The result is a torch.device, which holds no memory."""
     torch = _torch()
     run.kind = "value"
     if isinstance(action, act.TryAllGpus):
