@@ -1,12 +1,20 @@
-"""Shared test setup. No Qt here: telemetry and playground tests run without it."""
+"""Shared test setup. No Qt here: telemetry and playground tests run without it.
 
+Every test fails if gpumon's own code failed while it ran: each InternalError (an Outcome's,
+a card's, or the kernel's answer to a request) is logged on ``gpumon.internal``
+(gpumon/playground/blame.py), and :func:`_no_internal_error` listens there. A test that
+provokes one on purpose says so with ``@pytest.mark.internal_error``.
+"""
+
+from __future__ import annotations
+
+import logging
 import os
+from collections.abc import Iterator
+
+import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-
-from collections.abc import Iterator  # noqa: E402
-
-import pytest  # noqa: E402
 
 from gpumon import i18n  # noqa: E402
 
@@ -18,3 +26,28 @@ def _english_unless_a_test_says_otherwise() -> Iterator[None]:
     i18n.set_language(i18n.ENGLISH)
     yield
     i18n.set_language(i18n.ENGLISH)
+
+
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@pytest.fixture(autouse=True)
+def _no_internal_error(request: pytest.FixtureRequest) -> Iterator[list[str]]:
+    """Fail the test if an InternalError was produced, unless it is marked internal_error."""
+    logger = logging.getLogger("gpumon.internal")
+    handler = _Collect()
+    logger.addHandler(handler)
+    try:
+        yield handler.messages
+    finally:
+        logger.removeHandler(handler)
+    if handler.messages and request.node.get_closest_marker("internal_error") is None:
+        first = handler.messages[0]
+        pytest.fail(f"gpumon's own code failed during this test ({len(handler.messages)} "
+                    f"internal error(s)); the first:\n{first}", pytrace=False)

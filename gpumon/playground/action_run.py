@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpumon.playground import cuda_calls
 from gpumon.playground.errors import OperandInfo
 from gpumon.playground.memory import read_memory
 
@@ -26,11 +27,13 @@ class ActionRun:
     copied: bool | None = None
     details: tuple[tuple[str, str], ...] = ()
     operands: list[OperandInfo] = field(default_factory=list)
-    devices: list[str] = field(default_factory=list)
+    devices: list[str] = field(default_factory=list)  # readings and graph markers
+    held: list[str] = field(default_factory=list)  # devices holding the action's tensors
     memory_before: tuple[Any, ...] = ()
     duration_s: float = 0.0
     executed: bool = False
     in_torch: bool = False  # an exception now comes from the torch call (see blame.py)
+    output: str = ""  # what typed code printed (printed.py)
 
     def touch(self, *devices: object) -> None:
         """Note devices the action uses (for memory readings and graph markers)."""
@@ -41,6 +44,17 @@ class ActionRun:
             if name and name not in self.devices:
                 self.devices.append(name)
 
+    def hold(self, *devices: object) -> None:
+        """Note devices that hold the action's tensors (inputs or results): only these are
+        synchronised, since ``synchronize(i)`` creates a context on a GPU that has none."""
+        self.touch(*devices)
+        for d in devices:
+            name = str(d)
+            if name == "cuda":
+                name = _current_cuda()
+            if name and name not in self.held:
+                self.held.append(name)
+
     def execute(self, fn: Callable[[], Any]) -> Any:
         """Read memory, run the torch work timed (CUDA synchronised), and keep its value."""
         self.memory_before = read_memory(self.devices)
@@ -49,9 +63,10 @@ class ActionRun:
         try:
             self.in_torch = True
             value = fn()
-            if hasattr(value, "device"):
+            if hasattr(value, "device"):  # a numpy array's "cpu" too, for the readings
                 self.touch(value.device)
-            synchronize(self.devices)
+            self.hold(*devices_of(value))
+            synchronize(self.held)
             self.in_torch = False
         finally:
             self.duration_s = time.perf_counter() - start
@@ -59,11 +74,26 @@ class ActionRun:
         return value
 
 
+def devices_of(value: Any) -> list[str]:
+    """Where a result's tensors live: a tensor's device, a model's parameters' and buffers',
+    each element's of a list or tuple; ``[]`` for anything else."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return []
+    if isinstance(value, torch.Tensor):
+        return [str(value.device)]
+    if isinstance(value, torch.nn.Module):
+        return sorted({str(t.device) for t in (*value.parameters(), *value.buffers())})
+    if isinstance(value, (list, tuple)):
+        return [d for item in value if isinstance(item, torch.Tensor) for d in devices_of(item)]
+    return []
+
+
 def _current_cuda() -> str:
     torch = sys.modules.get("torch")
     try:
         if torch is not None and torch.cuda.is_available():
-            return f"cuda:{torch.cuda.current_device()}"
+            return f"cuda:{cuda_calls.current_index(torch)}"  # cudaGetDevice: no context
     except Exception:  # noqa: BLE001
         pass
     return ""
@@ -72,13 +102,11 @@ def _current_cuda() -> str:
 def synchronize(devices: list[str]) -> None:
     """Wait for queued CUDA work so durations are honest and async errors land here.
 
-    Only the listed cuda devices (those holding the action's tensors) are synchronised:
-    ``torch.cuda.synchronize(i)`` creates a context on device ``i`` if it has none (checked
-    in torch/cuda/__init__.py: it enters ``torch.cuda.device(i)``, which sets the device).
+    Pass only the devices holding the action's tensors: ``torch.cuda.synchronize(i)`` creates
+    a context on device ``i`` if it has none (cuda_calls.py says how that was checked).
     """
     torch = sys.modules.get("torch")
     if torch is None or not torch.cuda.is_initialized():
         return
-    for name in devices:
-        if name.startswith("cuda:"):
-            torch.cuda.synchronize(int(name.split(":", 1)[1]))
+    cuda_calls.synchronize(torch, (int(n.split(":", 1)[1]) for n in devices
+                                   if n.startswith("cuda:") and n[5:].isdigit()))

@@ -6,14 +6,26 @@ exception there is torch's only when torch raised it: its innermost frame is in 
 files, or it is one of the types torch's C++ core raises (RuntimeError and its kin, which
 surface at gpumon's call site). Anything else there (AttributeError, KeyError, NameError,
 AssertionError, ...) is gpumon's bug, shown as an internal error with its traceback.
+
+Every internal error is also logged, once, on the ``gpumon.internal`` logger: by the engine
+where it runs in this process, and by the kernel client for what crosses the kernel's pipe
+(the kernel itself keeps quiet, so the window logs it once). The test suite fails any test
+during which that logger spoke, unless the test is marked ``internal_error``.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import traceback
+from typing import Any
 
 from gpumon.playground.errors import TORCH_RAISES, ErrorInfo, Refusal
+from gpumon.playground.outcome import Outcome
+
+#: The logger every bug of gpumon's playground code is reported on.
+INTERNAL_LOG = logging.getLogger("gpumon.internal")
+INTERNAL = "InternalError"
 
 
 def _innermost_file(exc: BaseException) -> str:
@@ -41,6 +53,21 @@ def is_gpumon_bug(exc: BaseException) -> bool:
 def internal_error(exc: BaseException) -> ErrorInfo:
     """A bug of gpumon's, with its traceback: never shown as torch's error."""
     trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).rstrip()
-    return ErrorInfo("InternalError", trace,
+    report_internal(trace)
+    return ErrorInfo(INTERNAL, trace,
                      "This is a bug in gpumon, not a torch error; please report it.",
                      by_torch=False)
+
+
+def report_internal(text: str) -> None:
+    """Log a bug of gpumon's own code (with its traceback) on ``gpumon.internal``."""
+    INTERNAL_LOG.error("a bug in gpumon's playground code:\n%s", text)
+
+
+def internal_errors_in(data: Any) -> list[str]:
+    """The internal errors an answer carries: an Outcome's, or each of a lesson step's."""
+    outcomes = [data] if isinstance(data, Outcome) else getattr(data, "outcomes", None)
+    if not isinstance(outcomes, (list, tuple)):
+        return []
+    return [o.error.message for o in outcomes if isinstance(o, Outcome)
+            and o.error is not None and o.error.type_name == INTERNAL]

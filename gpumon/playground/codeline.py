@@ -5,7 +5,7 @@ last line's value is the result when it is an expression (``y + x.cpu()``), or t
 name's value when it is ``name = ...``. The card says which tensors the code made or changed
 and where they live; only the CUDA devices holding those are synchronised, so a context is
 never created on a GPU the code did not use. Typed code has no size guard: the kernel's
-isolation is its guard.
+isolation is its guard. What the code prints is kept for its card (printed.py).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from gpumon.playground.actions import Action
 from gpumon.playground.describe import model_devices
 from gpumon.playground.errors import ErrorInfo
 from gpumon.playground.memory import read_memory, torch_memory_counters
+from gpumon.playground.printed import printed
 
 #: Names the code line provides; they are not workspace values.
 PREIMPORTED = ("torch", "nn", "F")
@@ -87,17 +88,21 @@ def run_code(values: dict[str, Any], action: RunCode, torch: Any, run: ActionRun
     changed: list[str] = []
     try:
         try:
-            exec(body, ns)  # noqa: S102 - the user's own code, in the kernel process
-            if tail is not None:
-                value = eval(tail, ns)  # noqa: S307
-            elif assigned is not None:
-                value = ns.get(assigned)
+            with printed() as out:  # print() goes to the card, not the terminal
+                try:
+                    exec(body, ns)  # noqa: S102 - the user's own code, in the kernel process
+                    if tail is not None:
+                        value = eval(tail, ns)  # noqa: S307
+                    elif assigned is not None:
+                        value = ns.get(assigned)
+                finally:
+                    run.output = out.text()
         finally:  # what ran before an error stays, as in Python
             changed = _keep(values, ns, provided, before, torch)
         for name in changed:
-            run.touch(*_devices_of(values[name], torch))
-        run.touch(*_devices_of(value, torch))
-        synchronize(run.devices)  # only devices holding what the code made or changed
+            run.hold(*_devices_of(values[name], torch))
+        run.hold(*_devices_of(value, torch))
+        synchronize(run.held)  # only devices holding what the code made or changed
     finally:
         run.duration_s = time.perf_counter() - start
         if not run.devices:

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gpumon.playground import cuda_calls
 from gpumon.playground.errors import Refusal
 
 if TYPE_CHECKING:
@@ -80,6 +81,7 @@ def list_devices() -> list[DeviceOption]:
     and ``meta`` when there is no CUDA device.
 
     Imports torch. Never raises: a device whose properties cannot be read is still listed.
+    Creates no CUDA context: names, sizes and UUIDs are device queries (cuda_calls.py).
     """
     import torch
 
@@ -91,8 +93,8 @@ def list_devices() -> list[DeviceOption]:
     uuids: list[str] = []
     infos: list[tuple[str, int | None]] = []
     for i in range(count):
-        try:
-            props = torch.cuda.get_device_properties(i)
+        try:  # cudaGetDeviceProperties: no context on any GPU (see cuda_calls.py)
+            props = cuda_calls.properties(torch, i)
             uuids.append(str(props.uuid))
             infos.append((props.name, int(props.total_memory)))
         except Exception:  # noqa: BLE001
@@ -131,6 +133,7 @@ def resolve_device(text: str) -> torch.device:
     if not isinstance(text, str):
         raise Refusal(f"A device is a name such as 'cpu' or 'cuda:0', not {text!r}.")
     device = torch.device(text)
+    # is_available and device_count: no CUDA context (cuda_calls.py)
     if device.type == "cuda" and device.index is not None and torch.cuda.is_available():
         problem = cuda_index_problem(device.index, torch.cuda.device_count())
         if problem is not None:

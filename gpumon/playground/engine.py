@@ -9,13 +9,14 @@ meant to be driven from one worker thread.
 from __future__ import annotations
 
 import time
+import traceback
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from gpumon.playground import actions as act
 from gpumon.playground import ops
 from gpumon.playground.action_run import ActionRun
-from gpumon.playground.blame import internal_error, is_gpumon_bug
+from gpumon.playground.blame import internal_error, is_gpumon_bug, report_internal
 from gpumon.playground.codeline import RunCode, run_code, syntax_error
 from gpumon.playground.describe import (
     dtype_name,
@@ -116,6 +117,7 @@ class Engine:
         try:
             return self._outcome(action, code, started_at, run, error)
         except Exception as exc:  # noqa: BLE001 - a bug here must not crash the worker
+            report_internal(traceback.format_exc())
             internal = ErrorInfo("InternalError", f"{type(exc).__name__}: {exc}",
                                  "gpumon failed to describe this result; please report it.",
                                  by_torch=False)
@@ -128,7 +130,7 @@ class Engine:
         base: dict[str, Any] = dict(
             action=action, code=code, started_at=started_at, duration_s=run.duration_s,
             operands=tuple(run.operands), devices=tuple(run.devices),
-            memory_before=run.memory_before, memory_after=after,
+            memory_before=run.memory_before, memory_after=after, output=run.output,
         )
         if error is not None:
             return Outcome(ok=False, error=error, **base)

@@ -12,6 +12,7 @@ loop's memory is seen growing while it runs.
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import sys
@@ -28,6 +29,8 @@ from gpumon.playground.wire import Message, Request, read_frame, write_frame
 
 #: How often the counters thread looks at torch's allocator (only sends when they changed).
 COUNTER_PERIOD_S = 0.25
+#: Requests that run the user's code: only these can be interrupted.
+USER_CODE = frozenset({"run", "lesson"})
 
 
 class Kernel:
@@ -37,7 +40,9 @@ class Kernel:
         self.engine = Engine()
         self._out = out
         self._write_lock = threading.Lock()
-        self.busy = False  # True while a request's handler runs (SIGINT interrupts only then)
+        self.busy = False  # True while the user's code runs (SIGINT interrupts only then)
+        self.importing = False  # True during ``import torch``, which must never be cut short
+        self.deferred = False  # a SIGINT came during the import: raise it once torch is in
         self._lessons: dict[tuple[LessonStep, ...], LessonRunner] = {}
         self._snapshot: Any = None
         self._handlers: dict[str, Callable[[Any], Any]] = {
@@ -72,9 +77,13 @@ class Kernel:
         handler = self._handlers.get(request.kind)
         try:
             try:
-                self.busy = True
+                self.busy = request.kind in USER_CODE
+                if self.busy:  # from now on a SIGINT interrupts this request (kernel_client)
+                    self.send(Message("started", request.id))
                 if handler is None:
                     raise ValueError(f"unknown kernel request {request.kind!r}")
+                if request.kind in USER_CODE or request.kind == "load":
+                    self._load_torch()
                 result = handler(request.payload)
             finally:
                 self.busy = False
@@ -88,6 +97,22 @@ class Kernel:
         self.send(Message("reply", request.id, result))
         if request.kind in ("run", "lesson"):
             self._send_workspace()
+
+    def _load_torch(self) -> None:
+        """``import torch`` with SIGINT held back: a KeyboardInterrupt inside it leaves torch
+        half-imported, and every later import then fails ("duplicate registrations"). A
+        Stop that came meanwhile interrupts the user's request right after the import."""
+        if self.engine.is_loaded:
+            return
+        self.importing = True
+        try:
+            self.engine.ensure_loaded()
+        finally:
+            self.importing = False
+        if self.deferred:
+            self.deferred = False
+            if self.busy:
+                raise KeyboardInterrupt
 
     def _run(self, action: Any) -> Any:
         return self.engine.run(action)
@@ -126,10 +151,13 @@ class Kernel:
 
 
 def _install_interrupt(kernel: Kernel) -> None:
-    """SIGINT / SIGBREAK raise KeyboardInterrupt only while a request runs."""
+    """SIGINT / SIGBREAK raise KeyboardInterrupt only while the user's code runs (after
+    ``import torch`` if it comes during the import)."""
 
     def on_interrupt(_signum: int, _frame: FrameType | None) -> None:
-        if kernel.busy:
+        if kernel.importing:
+            kernel.deferred = True
+        elif kernel.busy:
             raise KeyboardInterrupt
 
     signal.signal(signal.SIGINT, on_interrupt)
@@ -144,7 +172,14 @@ def main() -> int:
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
-    os.dup2(2, 1)  # print() in user code goes to the kernel's stderr, not into the protocol
+    # A code-line cell's print() is kept for its card (printed.py); anything else written to
+    # fd 1 (a C library, a thread) goes to the kernel's stderr, never into the protocol.
+    os.dup2(2, 1)
+    # The window's client reports each internal error it receives (blame.py); logging it
+    # here too would print every bug twice on the terminal.
+    internal = logging.getLogger("gpumon.internal")
+    internal.addHandler(logging.NullHandler())
+    internal.propagate = False
     kernel = Kernel(out)
     _install_interrupt(kernel)
     stop = threading.Event()

@@ -19,11 +19,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from gpumon.playground.blame import internal_errors_in, report_internal
 from gpumon.playground.interrupt import creation_flags, interrupt_path, send_interrupt
 from gpumon.playground.wire import ForbiddenGlobal, Message, Request, read_frame, write_frame
 
 #: Seconds an interrupted kernel has to stop before it is killed and restarted.
 INTERRUPT_GRACE_S = 2.0
+#: Requests the window makes on its own account (warming up, refreshing the table); Stop
+#: stops the user's code ("run", "lesson"), never these.
+HOUSEKEEPING = frozenset({"load", "devices", "workspace", "names", "ping"})
 
 
 @dataclass(frozen=True)
@@ -34,7 +38,8 @@ class KernelExit:
     returncode: int | None  # negative: killed by that signal (POSIX)
     lost_names: tuple[str, ...] = ()  # the workspace as last reported
     lost_requests: tuple[int, ...] = ()  # request ids that never got their answer
-    reason: str = "died"  # "died", "killed after interrupt", "restarted"
+    reason: str = "died"  # "died", "killed after interrupt", "killed during start-up",
+    # "restarted"
 
     def how(self) -> str:
         """``killed by SIGKILL`` / ``exited with code 3``: the cause in a person's words."""
@@ -69,6 +74,10 @@ class _Generation:
     proc: subprocess.Popen[bytes]
     stdin: IO[bytes]
     pending: list[int] = field(default_factory=list)
+    kinds: dict[int, str] = field(default_factory=dict)  # request id -> kind, while pending
+    ready: bool = False  # the kernel said hello: its SIGINT handler is in place
+    started: int | None = None  # the user request the kernel said it is running now
+    stop_when_started: int | None = None  # Stop came before this request started
     names: tuple[str, ...] = ()  # the workspace as last reported
     ending: str = ""  # why the client ends it on purpose ("shutdown", "killed after interrupt")
     reader: threading.Thread | None = None
@@ -135,6 +144,7 @@ class KernelClient:
             self._next_id += 1
             rid = self._next_id
             gen.pending.append(rid)
+            gen.kinds[rid] = kind
             try:
                 write_frame(gen.stdin, Request(rid, kind, payload))
             except (BrokenPipeError, OSError, ValueError):
@@ -142,16 +152,31 @@ class KernelClient:
             return rid
 
     def interrupt(self, grace_s: float = INTERRUPT_GRACE_S) -> str:
-        """Stop the running request: ``"idle"``, ``"signalled"`` (a kill follows after
-        ``grace_s`` if it is still running) or ``"killed"`` (no gentle way here)."""
+        """Stop the user's running (or queued) code: ``"idle"`` (none), ``"signalled"``
+        (SIGINT; a kill and a fresh kernel follow after ``grace_s`` if it still runs),
+        ``"killed"`` (no gentle way on this platform), or ``"restarted"``: the kernel was
+        still starting or importing torch, which a SIGINT would leave half-imported (every
+        later ``import torch`` then fails), so it was killed and a fresh one started."""
         with self._lock:
             gen = self._gen
-            if gen is None or not gen.pending or gen.proc.poll() is not None:
+            if gen is None or gen.proc.poll() is not None:
                 return "idle"
-            target = gen.pending[0]
-            if not send_interrupt(gen.proc, interrupt_path()):
+            users = [rid for rid in gen.pending if gen.kinds.get(rid) not in HOUSEKEEPING]
+            if not users:
+                return "idle"
+            target = users[0]
+            ahead = [gen.kinds.get(rid) for rid in gen.pending[:gen.pending.index(target)]]
+            if not gen.ready or "load" in ahead:
+                self._kill(gen, "killed during start-up")
+                self.start()
+                return "restarted"
+            if interrupt_path() == "none":
                 self._kill(gen, "killed after interrupt")
                 return "killed"
+            if gen.started == target:
+                send_interrupt(gen.proc, interrupt_path())
+            else:  # a SIGINT now would reach the kernel between requests and be ignored
+                gen.stop_when_started = target
         timer = threading.Timer(grace_s, self._escalate, args=(gen, target))
         timer.daemon = True
         timer.start()
@@ -215,10 +240,24 @@ class KernelClient:
                 break
             except Exception:  # noqa: BLE001 - a torn frame: the kernel is going down
                 break
+            if message.kind == "internal_error":
+                report_internal(str(message.data))
+            elif message.kind == "reply":
+                for trace in internal_errors_in(message.data):
+                    report_internal(trace)
             with self._lock:
                 if message.kind in ("reply", "interrupted", "internal_error") and \
                         message.id in gen.pending:
                     gen.pending.remove(message.id)
+                    gen.kinds.pop(message.id, None)
+                if message.kind == "hello":
+                    gen.ready = True
+                if message.kind == "started":
+                    gen.started = message.id
+                    if gen.stop_when_started == message.id:
+                        gen.stop_when_started = None
+                        send_interrupt(gen.proc, interrupt_path())
+                    continue  # the client's own business: not delivered
                 if message.kind == "workspace":
                     gen.names = tuple(e.name for e in message.data)
             self._on_message(message)

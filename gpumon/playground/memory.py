@@ -43,6 +43,7 @@ def torch_memory_counters() -> dict[int, tuple[int, int]]:
     try:
         if not cuda.is_initialized():
             return {}
+        # Host-side allocator counters: no CUDA context on any GPU (cuda_calls.py).
         return {
             i: (int(cuda.memory_allocated(i)), int(cuda.memory_reserved(i)))
             for i in range(cuda.device_count())
@@ -115,11 +116,17 @@ def check_fits(nbytes: int, device_type: str, device_index: int | None) -> None:
     if device_type == "cuda":
         import torch
 
+        from gpumon.playground import cuda_calls
+
         if not torch.cuda.is_available():
             return  # let torch raise its own "not compiled" / "no device" error
-        index = torch.cuda.current_device() if device_index is None else device_index
-        free, _total = torch.cuda.mem_get_info(index)
-        cached = torch.cuda.memory_reserved(index) - torch.cuda.memory_allocated(index)
+        index = cuda_calls.current_index(torch) if device_index is None else device_index
+        # No context is created here on a GPU the user has not used yet (cuda_calls.py):
+        # mem_get_info only where one exists, NVML's figure elsewhere, the total at worst.
+        free, _where = cuda_calls.free_bytes(torch, index)
+        if free is None:
+            free = int(cuda_calls.properties(torch, index).total_memory)
+        cached = torch.cuda.memory_reserved(index) - torch.cuda.memory_allocated(index)  # host
         usable = free + max(cached, 0)
         if nbytes > GPU_SHARE * usable:
             raise Refusal(

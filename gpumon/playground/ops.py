@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gpumon.playground import actions as act
+from gpumon.playground import cuda_calls
 from gpumon.playground.describe import dtype_name, model_bytes, operand_info
 from gpumon.playground.devices import check_cuda_index, resolve_device
 from gpumon.playground.errors import Refusal
@@ -84,7 +85,9 @@ def moved(value: Any, how: str | None, device: str | None, index: int | None,
     if source_dev is not None and source_dev.type == "meta":
         nbytes = 0  # torch itself refuses to copy out of meta: show its error
     if source_dev is not None:
-        run.touch(source_dev)
+        run.hold(source_dev)
+    elif isinstance(value, torch.nn.Module):
+        run.hold(*(p.device for p in value.parameters()))
     if how == "to":
         if device is None:
             raise Refusal("Say where to move it: .to('cpu') or .to('cuda:0').")
@@ -137,7 +140,7 @@ class Operand:
         """Make the move (if any), record the input as it is, and return it."""
         tensor = self.fetch()
         self.run.operands.append(operand_info(self.code, tensor))
-        self.run.touch(tensor.device)
+        self.run.hold(tensor.device)
         return tensor
 
 
@@ -155,7 +158,7 @@ def operand(values: Values, ref: str | act.Ref, run: ActionRun) -> Operand:
         target = torch.device("cuda", r.index) if r.index is not None else torch.device("cuda")
     else:
         target = resolve_device(r.device or "cpu")
-    run.touch(source.device)
+    run.hold(source.device)
     return Operand(r.code(), source, target, fetch, run)
 
 
@@ -179,6 +182,8 @@ def guard_result(meta_fn: Callable[[], Any], device: torch.device, copies: int =
 
 
 def query(values: Values, action: act.Action, run: ActionRun) -> None:
+    # The user's own questions: is_available, device_count, current_device and
+    # get_device_name / get_device_properties create no CUDA context (cuda_calls.py).
     torch = _torch()
     run.kind = "value"
     if isinstance(action, act.IsAvailable):
@@ -188,6 +193,8 @@ def query(values: Values, action: act.Action, run: ActionRun) -> None:
     elif isinstance(action, act.CurrentDevice):
         run.execute(torch.cuda.current_device)
     elif isinstance(action, act.DeviceName):
+        # touch, not hold: the marker goes on that GPU's graph, but a query holds no tensor
+        # there, so it is not synchronised (that would create a context: cuda_calls.py).
         if torch.cuda.is_available():
             run.touch(f"cuda:{action.index}")
         run.execute(lambda: torch.cuda.get_device_name(action.index))
@@ -352,7 +359,7 @@ def call_model(values: Values, action: act.CallModel, run: ActionRun) -> None:
         raise Refusal(f"{action.model!r} is a tensor, not a model.")
     run.operands.append(operand_info(action.model, model))
     for p in model.parameters():
-        run.touch(p.device)
+        run.hold(p.device)
     x = operand(values, action.input, run)
     check_call_meta(model, x)  # type: ignore[arg-type]  # reads .device
     if isinstance(model, torch.nn.Linear):
@@ -368,9 +375,9 @@ def delete(values: Values, action: act.Delete, run: ActionRun) -> None:
     value = lookup(values, action.name)
     run.operands.append(operand_info(action.name, value))
     if isinstance(value, torch.Tensor):
-        run.touch(value.device)
+        run.hold(value.device)
     else:
-        run.touch(*(p.device for p in value.parameters()))
+        run.hold(*(p.device for p in value.parameters()))
     del value
 
     def forget() -> None:
@@ -381,18 +388,20 @@ def delete(values: Values, action: act.Delete, run: ActionRun) -> None:
 
 def empty_cache(values: Values, action: act.EmptyCache, run: ActionRun) -> None:
     torch = _torch()
-    # Only GPUs where torch holds memory: touching a device means synchronising it after the
-    # call, and synchronize(i) creates a context on a GPU the user never used. Checked in
-    # torch/cuda/memory.py: memory_reserved reads memory_stats_as_nested_dict, which returns
-    # {} before CUDA is initialised and otherwise reads the allocator's host-side counters.
+    # Only GPUs where torch holds memory are synchronised (they have a context already):
+    # synchronize(i) creates one on a GPU the user never used, while memory_reserved reads
+    # host-side counters (cuda_calls.py). empty_cache itself is a no-op before CUDA is
+    # initialised (torch/cuda/memory.py) and then releases the cached blocks, which exist
+    # only on GPUs torch allocated on; tests/gpu/test_kernel_cuda.py checks NVML's list.
     if torch.cuda.is_available():
-        run.touch(*(f"cuda:{i}" for i in range(torch.cuda.device_count())
-                    if torch.cuda.memory_reserved(i) > 0))
+        run.hold(*(f"cuda:{i}" for i in range(torch.cuda.device_count())
+                   if cuda_calls.reserved_bytes(torch, i) > 0))
     run.execute(torch.cuda.empty_cache)
 
 
 def try_gpus(values: Values, action: act.TryGpu | act.TryAllGpus, run: ActionRun) -> None:
-    """d2l's try_gpu / try_all_gpus, run as the shown code does: by asking device_count."""
+    """d2l's try_gpu / try_all_gpus, run as the shown code does: by asking device_count
+    (no CUDA context; cuda_calls.py). The result is a torch.device, which holds no memory."""
     torch = _torch()
     run.kind = "value"
     if isinstance(action, act.TryAllGpus):

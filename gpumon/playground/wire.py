@@ -30,7 +30,8 @@ class Message:
     """Kernel → window (or the client → its listener): what happened, for request ``id``.
 
     kinds from the kernel: ``hello`` (data: pid), ``reply``, ``internal_error`` (data: the
-    traceback text), ``interrupted``, ``workspace`` (list of entries), ``counters``
+    traceback text), ``interrupted``, ``started`` (the user's request ``id`` runs now and a
+    SIGINT would interrupt it; the client keeps it), ``workspace`` (list of entries), ``counters``
     (``{cuda index: (allocated, reserved)}``). kinds the client adds: ``died`` and
     ``restarted`` (data: :class:`~gpumon.playground.kernel_client.KernelExit`).
     """

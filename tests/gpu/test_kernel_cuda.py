@@ -77,23 +77,84 @@ def test_del_and_empty_cache_change_reserved_memory(client: KernelClient, inbox:
     assert int(freed.preview) < int(kept.preview)  # empty_cache gives it back to the driver
 
 
-def test_nvml_lists_the_kernel_only_on_the_gpus_it_used(client: KernelClient,
-                                                        inbox: Inbox) -> None:
+def _gpus_holding(pid: int) -> list[str]:
+    """UUIDs of the GPUs whose NVML compute-process list holds ``pid`` (as any PID namespace
+    names it: in a container NVML gives the host's PID)."""
     import pynvml
 
-    used = torch.cuda.device_count() - 1  # the last GPU: on a 2-GPU machine, cuda:1 only
-    assert _code(client, inbox, f"x = torch.ones(1024, device='cuda:{used}')").ok
-    pid = client.pid
-    uuid = _code(client, inbox, f"str(torch.cuda.get_device_properties({used}).uuid)").preview
+    from gpumon.telemetry.procinfo import nspids
+
+    try:
+        with open(f"/proc/{pid}/status", encoding="utf-8") as f:
+            pids = nspids(f.read()) | {pid}
+    except OSError:
+        pids = {pid}
     pynvml.nvmlInit()
     try:
         holding = []
         for i in range(pynvml.nvmlDeviceGetCount()):
             handle = pynvml.nvmlDeviceGetHandleByIndex(i)
             procs = pynvml.nvmlDeviceGetComputeRunningProcesses(handle)
-            if any(p.pid == pid for p in procs):
-                holding.append(str(pynvml.nvmlDeviceGetUUID(handle)))
+            if any(p.pid in pids for p in procs):
+                uuid = pynvml.nvmlDeviceGetUUID(handle)
+                holding.append(uuid.decode() if isinstance(uuid, bytes) else str(uuid))
+        return holding
     finally:
         pynvml.nvmlShutdown()
+
+
+def _contexts(client: KernelClient, inbox: Inbox) -> str:
+    """The kernel's own answer: which cuda devices hold its primary context (a query that
+    creates none: cuda_calls.py)."""
+    return _code(client, inbox, "[bool(torch._C._cuda_hasPrimaryContext(i)) "
+                                "for i in range(torch.cuda.device_count())]").preview
+
+
+def test_nvml_lists_the_kernel_only_on_the_gpus_it_used(client: KernelClient,
+                                                        inbox: Inbox) -> None:
+    used = torch.cuda.device_count() - 1  # the last GPU: on a 2-GPU machine, cuda:1 only
+    assert _code(client, inbox, f"x = torch.ones(1024, device='cuda:{used}')").ok
+    uuid = _code(client, inbox, f"str(torch.cuda.get_device_properties({used}).uuid)").preview
+    holding = _gpus_holding(client.pid or -1)
     assert len(holding) == 1, holding  # a context on the used GPU, none elsewhere
     assert holding[0].removeprefix("GPU-") in uuid
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two CUDA GPUs")
+def test_working_only_on_cuda1_puts_the_kernel_on_gpu1_alone(client: KernelClient,
+                                                            inbox: Inbox) -> None:
+    """Every kind of action on cuda:1, plus queries of cuda:0's name and properties and an
+    empty_cache: NVML lists the kernel on cuda:1's GPU only."""
+    from gpumon.playground import actions as act
+
+    rid = client.request("devices")
+    names = [d.name for d in inbox.wait("reply", rid, timeout=120).data]
+    assert names[:3] == ["cpu", "cuda:0", "cuda:1"]
+    steps: list[act.Action] = [
+        act.DeviceName(0), act.DeviceProperties(0), act.DeviceName(1),
+        act.CreateFilled("x", "ones", (512, 512), device="cuda:1"),
+        act.Compute("y", "matmul", "x", "x"), act.Compute("p", "pow", "x"),
+        act.Move("x", "cuda", index=1, dest="x2"), act.CreateModel("net", 512, 4),
+        act.Move("net", "to", device="cuda:1"), act.CallModel("out", "net", "x"),
+        act.Move("y", "cpu", dest="h"), act.Delete("p"), act.EmptyCache(),
+        RunCode("z = x * 2\nz.sum()"),
+    ]
+    for step in steps:
+        out = inbox.wait("reply", client.request("run", step), timeout=120).data
+        assert out.ok, (step, out.error)
+    assert _contexts(client, inbox) == "[False, True]"
+    uuid = _code(client, inbox, "str(torch.cuda.get_device_properties(1).uuid)").preview
+    holding = _gpus_holding(client.pid or -1)
+    assert len(holding) == 1 and holding[0].removeprefix("GPU-") in uuid, holding
+
+
+def test_a_kernel_that_only_lists_devices_holds_no_context(client: KernelClient,
+                                                          inbox: Inbox) -> None:
+    """The window's start-up: load torch, list the devices (names, sizes, UUIDs); no GPU gets
+    a context until the user puts something on it."""
+    inbox.wait("reply", client.request("load"), timeout=120)
+    devices = inbox.wait("reply", client.request("devices"), timeout=120).data
+    assert sum(d.name.startswith("cuda:") for d in devices) == torch.cuda.device_count()
+    assert all(d.uuid for d in devices if d.name.startswith("cuda:"))
+    assert _contexts(client, inbox) == repr([False] * torch.cuda.device_count())
+    assert _gpus_holding(client.pid or -1) == []

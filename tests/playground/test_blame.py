@@ -10,6 +10,7 @@ from gpumon.playground.codeline import RunCode
 from gpumon.playground.engine import Engine
 
 
+@pytest.mark.internal_error
 def test_a_bug_in_a_handler_is_an_internal_error_never_torch_s(
         engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(values: object, action: object, run: object) -> None:

@@ -61,6 +61,7 @@ def test_torch_errors_come_back_as_outcomes(client: KernelClient, inbox: Inbox) 
     assert outcome.error.type_name == "RuntimeError" and outcome.error.by_torch
 
 
+@pytest.mark.internal_error
 def test_a_bug_of_ours_is_an_internal_error_with_traceback(client: KernelClient,
                                                           inbox: Inbox) -> None:
     rid = client.request("no-such-request")

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import io
+import signal
 import threading
 import time
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -41,7 +43,8 @@ def test_serve_says_hello_answers_and_stops_at_shutdown() -> None:
     inp.seek(0)
     Kernel(out).serve(inp)
     kinds = [(m.kind, m.id) for m in _messages(out)]
-    assert kinds == [("hello", None), ("reply", 1), ("reply", 2), ("workspace", None)]
+    assert kinds == [("hello", None), ("reply", 1), ("started", 2), ("reply", 2),
+                     ("workspace", None)]  # "started": the user's code runs, SIGINT stops it
 
 
 def test_keyboard_interrupt_in_a_request_is_answered_as_interrupted() -> None:
@@ -49,13 +52,68 @@ def test_keyboard_interrupt_in_a_request_is_answered_as_interrupted() -> None:
     kernel = Kernel(out)
 
     def stopped(_payload: object) -> None:
-        assert kernel.busy  # SIGINT only interrupts while a request runs
+        assert kernel.busy  # SIGINT only interrupts while the user's code runs
         raise KeyboardInterrupt
 
-    kernel._handlers["ping"] = stopped  # noqa: SLF001
-    kernel.answer(Request(7, "ping"))
+    kernel._handlers["run"] = stopped  # noqa: SLF001
+    kernel.answer(Request(7, "run", RunCode("1")))
     assert not kernel.busy
-    assert [(m.kind, m.id) for m in _messages(out)][0] == ("interrupted", 7)
+    assert [(m.kind, m.id) for m in _messages(out)][:2] == [("started", 7), ("interrupted", 7)]
+
+
+@pytest.fixture
+def on_sigint() -> Iterator[Callable[[], None]]:
+    """The kernel's SIGINT handler, called as the signal would call it (restored after)."""
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        yield lambda: signal.getsignal(signal.SIGINT)(signal.SIGINT, None)  # type: ignore[misc,operator]
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+def _importing(kernel: Kernel, sigint: Callable[[], None], seen: list[bool]) -> None:
+    """Stand in for ``import torch``: a SIGINT lands in the middle of it."""
+    real = kernel.engine.ensure_loaded
+
+    def load() -> object:
+        if not seen:  # the first call imports torch
+            sigint()  # must not raise here: torch would be left half-imported
+            seen.append(kernel.deferred)
+        return real()
+
+    kernel.engine.ensure_loaded = load  # type: ignore[method-assign]
+
+
+def test_a_sigint_during_import_torch_waits_for_the_import_then_stops_the_code(
+        on_sigint: Callable[[], None]) -> None:
+    out = io.BytesIO()
+    kernel = Kernel(out)
+    kernel_mod._install_interrupt(kernel)  # noqa: SLF001
+    seen: list[bool] = []
+    ran: list[object] = []
+    _importing(kernel, on_sigint, seen)
+    kernel._handlers["run"] = ran.append  # noqa: SLF001
+    kernel.answer(Request(3, "run", RunCode("x = 1")))
+    assert seen == [True] and ran == []  # held back, then the code was stopped before it ran
+    assert kernel.engine.is_loaded and not kernel.deferred
+    assert [(m.kind, m.id) for m in _messages(out)][:2] == [("started", 3), ("interrupted", 3)]
+    kernel._handlers["run"] = kernel._run  # noqa: SLF001
+    kernel.answer(Request(4, "run", RunCode("torch.ones(2).sum()")))
+    assert _messages(out)[-2].data.preview == "tensor(2.)"  # torch is whole
+
+
+def test_a_sigint_during_the_warm_up_load_does_not_fail_the_load(
+        on_sigint: Callable[[], None]) -> None:
+    out = io.BytesIO()
+    kernel = Kernel(out)
+    kernel_mod._install_interrupt(kernel)  # noqa: SLF001
+    seen: list[bool] = []
+    _importing(kernel, on_sigint, seen)
+    kernel.answer(Request(1, "load"))
+    reply = _messages(out)[0]
+    assert (reply.kind, reply.id) == ("reply", 1) and reply.data.ok
+    assert seen == [True] and not kernel.deferred  # not kept for the user's next code
+    on_sigint()  # idle (and housekeeping requests): ignored, nothing is raised
 
 
 def test_counters_are_sent_when_they_change_even_while_a_request_runs(

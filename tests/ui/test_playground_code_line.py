@@ -24,9 +24,8 @@ def test_history_walks_back_and_forward() -> None:
     assert [h.forward(), h.forward(), h.forward()] == ["b = 2", "", None]
 
 
-def _page(qtbot, make_window):  # type: ignore[no-untyped-def]
-    w = make_window(interval_s=0.1)
-
+def _activate(qtbot, w) -> None:  # type: ignore[no-untyped-def]
+    """Make ``w`` the active window: Esc is a window shortcut, which needs that."""
     def active() -> bool:  # offscreen now and then ignores one request: ask again
         if not w.isActiveWindow():
             w.raise_()
@@ -34,11 +33,17 @@ def _page(qtbot, make_window):  # type: ignore[no-untyped-def]
         return w.isActiveWindow()
 
     qtbot.waitUntil(active, timeout=5000)
+
+
+def _page(qtbot, make_window, wait_for_torch: bool = True):  # type: ignore[no-untyped-def]
+    w = make_window(interval_s=0.1)
+    _activate(qtbot, w)
     qtbot.keyClick(w, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
     panel = w.playground
     assert w.tabs.currentWidget() is panel
     qtbot.waitUntil(lambda: panel.code_bar.edit.hasFocus(), timeout=5000)
-    qtbot.waitUntil(lambda: bool(w.engine.device_options), timeout=60000)
+    if wait_for_torch:
+        qtbot.waitUntil(lambda: bool(w.engine.device_options), timeout=60000)
     return w, panel
 
 
@@ -80,7 +85,9 @@ def test_esc_interrupts_a_running_loop_and_the_workspace_stays(qtbot, make_windo
     _type(qtbot, panel, "while True:\n    pass")
     qtbot.waitUntil(lambda: panel.code_bar.stop_button.isEnabled(), timeout=5000)
     time.sleep(0.5)
+    _activate(qtbot, w)
     qtbot.keyClick(panel.code_bar.edit, Qt.Key.Key_Escape)
+    assert panel.busy_label.text().startswith("stopping"), "Esc did not reach Stop"
     qtbot.waitUntil(lambda: panel.log.count() == 2, timeout=10000)
     card = panel.log.outcomes()[0]
     assert card.error is not None and card.error.type_name == "KeyboardInterrupt"
@@ -112,3 +119,60 @@ def test_sigkill_during_an_action_shows_a_card_and_the_next_action_works(
     assert panel.log.outcomes()[0].ok and panel.log.outcomes()[0].preview == "tensor(2.)"
     assert w.engine.kernel_pid not in (None, pid)
     assert read_procinfo(w.engine.kernel_pid).is_self and not read_procinfo(pid).is_self
+
+
+@posix_only
+def test_esc_while_the_kernel_is_still_starting_restarts_it_and_the_log_says_so(
+        qtbot, make_window, monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The first action typed while the fresh kernel still starts: Esc is not swallowed. The
+    kernel's start is slowed by 2 s (a wrapper around the interpreter) so Esc surely lands
+    in it, as it does on a slow machine while torch imports."""
+    import functools
+    import sys
+
+    from gpumon.playground.kernel_client import KernelClient
+
+    slow = tmp_path / "slow-python"
+    slow.write_text(f'#!/bin/sh\nsleep 2\nexec "{sys.executable}" "$@"\n')
+    slow.chmod(0o755)
+    monkeypatch.setattr("gpumon.ui.playground.engine_worker.KernelClient",
+                        functools.partial(KernelClient, python=str(slow)))
+    w, panel = _page(qtbot, make_window, wait_for_torch=False)  # shown: the warm-up starts
+    assert w.engine.loading
+    _type(qtbot, panel, "import time\ntime.sleep(30)")
+    _activate(qtbot, w)
+    qtbot.keyClick(panel.code_bar.edit, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: panel.log.count() >= 2, timeout=10000)
+    texts = [e.plain_text() for e in panel.log.entries()]
+    assert any("still starting" in t and "killed and restarted" in t for t in texts), texts
+    assert any("time.sleep(30)" in t for t in texts)  # the stopped code has its own card
+    assert "restarted" in panel.busy_label.text() or w.engine.loading
+    _type(qtbot, panel, "torch.ones(2).sum()")
+    qtbot.waitUntil(lambda: panel.log.count() == len(texts) + 1, timeout=60000)
+    assert panel.log.outcomes()[0].ok and panel.log.outcomes()[0].preview == "tensor(2.)"
+
+
+def test_what_typed_code_prints_is_on_its_card(qtbot, make_window) -> None:
+    w, panel = _page(qtbot, make_window)
+    _type(qtbot, panel, "for i in range(20):\n    print('line', i)")
+    qtbot.waitUntil(lambda: panel.log.count() == 1, timeout=30000)
+    entry = panel.log.entries()[0]
+    assert entry.outcome.output.splitlines() == [f"line {i}" for i in range(20)]
+    shown = entry.body.text()
+    assert "printed:" in shown
+    assert "line 11" in shown and "line 12" not in shown and "8 more lines" in shown
+    assert "line 19" in entry.plain_text()  # Copy entry has all of it
+
+
+def test_a_form_s_code_can_be_sent_to_the_code_line_to_edit(qtbot, make_window) -> None:
+    w = make_window(interval_s=0.5)
+    panel = w.playground
+    w.tabs.setCurrentWidget(panel)
+    sent = []
+    for button in panel.forms.buttons:
+        (edit,) = [a for a in button.actions() if a.text() == "Edit as code"]
+        edit.trigger()
+        sent.append(panel.code_bar.edit.toPlainText())
+    assert len(sent) == len(panel.forms.buttons) and all(sent)
+    assert any(code.startswith("torch.cuda.is_available()") for code in sent), sent
+    assert panel.log.count() == 0  # edited, not run

@@ -75,6 +75,7 @@ def test_action_finished_carries_the_ticket_and_workspace_follows(qtbot,
     assert done == [(second, "del m")] and second > ticket  # tickets only grow
 
 
+@pytest.mark.internal_error
 def test_call_asks_the_kernel_and_returns_our_errors_as_internal(qtbot,
                                                                 engine: EngineThread) -> None:
     engine.submit(act.CreateTensor("x", "[1.5]"))

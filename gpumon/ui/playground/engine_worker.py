@@ -30,7 +30,6 @@ API (every method is called from the GUI thread, every signal arrives in the GUI
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -47,8 +46,6 @@ from gpumon.playground.outcome import LoadStatus, Outcome
 from gpumon.playground.wire import Message
 from gpumon.telemetry.procinfo import set_own_children
 from gpumon.telemetry.types import Snapshot
-
-log = logging.getLogger(__name__)
 
 
 class KernelInterrupted(Exception):
@@ -107,6 +104,13 @@ def ended_outcome(ended: KernelExit) -> Outcome:
                           f"the kernel (pid {ended.pid}) was {ended.how()} and restarted.",
                           f"{ended.lost_text()} A fresh kernel is ready.", by_torch=False)
         what = "Stop: the kernel was killed and restarted"
+    elif ended.reason == "killed during start-up":
+        error = ErrorInfo("KernelRestarted", "Stop came while the kernel was still starting "
+                          "(importing torch), which cannot be interrupted safely, so the kernel "
+                          f"(pid {ended.pid}) was {ended.how()} and restarted.",
+                          f"The code queued behind the start never ran. {ended.lost_text()} "
+                          "A fresh kernel is loading torch.", by_torch=False)
+        what = "Stop during start-up: the kernel was killed and restarted"
     else:
         error = ErrorInfo("KernelRestarted", f"The kernel (pid {ended.pid}) was restarted.",
                           ended.lost_text(), by_torch=False)
@@ -212,7 +216,8 @@ class EngineThread(QObject):
         return self.call("lesson", (tuple(steps), number, snapshot))
 
     def interrupt(self) -> str:
-        """Stop the running code: ``idle``, ``signalled`` or ``killed`` (see KernelClient)."""
+        """Stop the running code: ``idle``, ``signalled``, ``killed`` or ``restarted`` (it
+        was still starting; see KernelClient)."""
         return self._client.interrupt()
 
     def stop(self, timeout_s: float = 1.0) -> bool:
@@ -267,7 +272,7 @@ class EngineThread(QObject):
         elif kind in ("died", "restarted"):
             self._on_ended(data)
         elif message.id is None:
-            log.error("the playground kernel failed outside a request:\n%s", data)
+            pass  # an internal error outside a request: the client logged it (blame.py)
         elif message.id in self._requests:
             self._answer(message.id, kind, data)
 
@@ -289,9 +294,7 @@ class EngineThread(QObject):
         elif request == "run":
             if kind == "reply":
                 outcome = data
-            else:
-                if kind == "internal_error":
-                    log.error("gpumon failed in the playground kernel:\n%s", data)
+            else:  # an internal error was logged by the client (blame.py)
                 error = internal_error(data) if kind == "internal_error" else interrupted_error()
                 outcome = Outcome(what, what.code(), False, time.time(), 0.0, error=error)
             self._finish_action(rid, outcome)
@@ -300,8 +303,7 @@ class EngineThread(QObject):
             if kind == "interrupted":
                 result = KernelInterrupted("Stopped by the Stop button.")
             elif kind == "internal_error":
-                log.error("gpumon failed in the playground kernel:\n%s", data)
-                result = KernelInternalError(data)
+                result = KernelInternalError(data)  # logged by the client (blame.py)
             self.callFinished.emit(rid, result)
         if was_busy and not self.busy:
             self.busyChanged.emit(False)
@@ -334,3 +336,5 @@ class EngineThread(QObject):
         self.countersChanged.emit({})
         if was_busy and not self.busy:
             self.busyChanged.emit(False)
+        if ended.reason == "killed during start-up" and self.load_status is None:
+            self.load()  # warm the fresh kernel again, as the window did at start

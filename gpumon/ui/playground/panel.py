@@ -234,6 +234,8 @@ class PlaygroundPanel(QWidget):
         how = self.engine.interrupt()
         if how == "signalled":
             self.busy_label.setText("stopping… (interrupted; restarted if not stopped in 2 s)")
+        elif how == "restarted":
+            self.busy_label.setText("stopped: the kernel was still starting, so it was restarted")
         return how
 
     def load(self) -> None:

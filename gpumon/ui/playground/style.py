@@ -30,6 +30,8 @@ DARK_VARIANTS = {
 }
 #: Error messages longer than this show their first lines; "Copy error" gives all of them.
 MAX_MESSAGE_LINES = 6
+#: Lines of printed output a card shows; Copy entry copies them all.
+MAX_OUTPUT_LINES = 12
 
 
 @dataclass(frozen=True)
@@ -189,6 +191,8 @@ def operands_text(outcome: Outcome) -> str:
 def outcome_plain(outcome: Outcome) -> str:
     """The whole entry as plain text, for "Copy entry" and for tests."""
     lines = [f">>> {outcome.code}"]
+    if outcome.output:
+        lines.append(outcome.output.rstrip("\n"))
     if outcome.ok:
         if outcome.preview:
             lines.append(outcome.preview)
@@ -223,9 +227,22 @@ def message_shown(message: str) -> str:
         f"\n… {rest} more lines (right-click ▸ Copy error copies all of them)"
 
 
+def output_shown(output: str) -> str:
+    """Printed output as a card shows it: at most MAX_OUTPUT_LINES lines, then a count."""
+    lines = output.rstrip("\n").splitlines()
+    if len(lines) <= MAX_OUTPUT_LINES:
+        return "\n".join(lines)
+    rest = len(lines) - MAX_OUTPUT_LINES
+    return "\n".join(lines[:MAX_OUTPUT_LINES]) + \
+        f"\n… {rest} more lines (right-click ▸ Copy entry copies all of them)"
+
+
 def outcome_html(outcome: Outcome, t: Tones = LIGHT_TONES) -> str:
     """The body of a log entry (below its code line) as Qt rich text, in ``t``'s colours."""
     rows: list[str] = []
+    if outcome.output:  # what the code printed, before its value or error, as in a notebook
+        rows.append(f'<span style="color:{t.muted}">printed:</span><br>'
+                    + _pre(output_shown(outcome.output), t.text))
     if outcome.ok:
         if outcome.preview:
             rows.append(_pre(outcome.preview, t.text))
