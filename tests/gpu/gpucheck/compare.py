@@ -176,19 +176,20 @@ class Row:
 
 
 def judge(field: Field, before: Value, after: Value, got: Value) -> tuple[str, str]:
-    """PASS or FAIL, and why, for gpumon's ``got`` against nvidia-smi's two readings."""
+    """PASS or FAIL, and why, for gpumon's ``got`` against the reference's two readings
+    (nvidia-smi's; ``--once --json``'s for the exporter)."""
     given = [v for v in (before, after) if v is not None]
     if not given:
         if got is None:
             return PASS, "both N/A"
-        return FAIL, "nvidia-smi gives no value, gpumon does"
+        return FAIL, "the reference gives no value, gpumon does"
     if got is None:
-        return FAIL, "gpumon gives no value, nvidia-smi does"
+        return FAIL, "gpumon gives no value, the reference does"
     if field.kind in ("num", "mib"):
-        numbers = [float(v) for v in given]  # type: ignore[arg-type]
+        numbers = [float(v) for v in given]
         lo, hi = min(numbers), max(numbers)
         tol = field.tolerance(hi)
-        if lo - tol <= float(got) <= hi + tol:  # type: ignore[arg-type]
+        if lo - tol <= float(got) <= hi + tol:
             return PASS, ""
         return FAIL, f"outside [{lo - tol:g}, {hi + tol:g}]"
     if got in given:

@@ -104,11 +104,10 @@ def gpu_checks(ctx: Context, cuda_count: int, nvml_uuids: list[str]) -> list[
     k0, k1, kr = "kernel on cuda:0", "kernel on cuda:1 only", "CUDA_VISIBLE_DEVICES reordered"
     if ctx.dry_run or cuda_count == 0:
         why = "dry run: no CUDA GPU" if ctx.dry_run else "torch sees no CUDA GPU"
-        checks = [("kernel on cpu (dry run)" if ctx.dry_run else k0,
-                   lambda: run_walk(ctx, "kernel on cpu (dry run)", "kernel-memory-cpu", None))]
-        if not ctx.dry_run:
-            checks = [skip(k0, why)]
-        return [*checks, skip(k1, why), skip(kr, why)]
+        cpu = "kernel on cpu (dry run)"
+        checks = [(cpu, lambda: run_walk(ctx, cpu, "kernel-memory-cpu", None))] \
+            if ctx.dry_run else []
+        return [*checks, skip(k0, why), skip(k1, why), skip(kr, why)]
     checks = [(k0, lambda: run_walk(ctx, k0, "kernel-memory-cuda0", 0))]
     if cuda_count < 2 or len(nvml_uuids) < 2:
         why = f"one GPU only ({cuda_count} CUDA device, {len(nvml_uuids)} NVML GPU)"

@@ -178,11 +178,12 @@ def order_problems(rows: Sequence[dict[str, object]]) -> list[str]:
                                                  "nvml_device_used_bytes")]
         if chain[0][1] is None:
             continue  # CUDA not started in the kernel yet: no torch lines
+        missing = [name for name, value in chain if value is None]
+        if missing:
+            problems.append(f"{row['step']}: no {', '.join(missing)}")
+            continue
         for (low_name, low), (high_name, high) in zip(chain, chain[1:], strict=False):
-            if low is None or high is None:
-                missing = low_name if low is None else high_name
-                problems.append(f"{row['step']}: no {missing}")
-            elif int(low) > int(high):  # type: ignore[call-overload]
+            if int(low) > int(high):  # type: ignore[call-overload]
                 problems.append(f"{row['step']}: {low_name} {low} > {high_name} {high}")
     return problems
 

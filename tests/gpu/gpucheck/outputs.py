@@ -12,7 +12,7 @@ from typing import Any
 from tests.gpu.gpucheck import compare as cmp
 from tests.gpu.gpucheck import readings
 from tests.gpu.gpucheck.context import Context, free_port
-from tests.gpu.gpucheck.results import PASS, Result, verdict, write_table
+from tests.gpu.gpucheck.results import Result, verdict, write_table
 
 
 def query_smi(ctx: Context, fields: list[cmp.Field]) -> tuple[list[dict[str, str | None]],
@@ -73,10 +73,11 @@ def check_outputs(ctx: Context, holder_pid: int | None) -> Result:
     rows += cmp.compare_apps("--once --json", apps_before, apps_after, readings.json_apps(doc))
     files += write_table(ctx.out, "compare-nvidia-smi", rows)
     outcome, reason = _verdict_of(rows, "of --once and --json and nvidia-smi")
-    if holder_pid is not None and outcome == PASS and \
-            not any(r.gpu.startswith(f"pid {holder_pid} ") for r in rows):
-        outcome, reason = cmp.FAIL, (f"the kernel (pid {holder_pid}) holds memory on cuda:0 "
-                                     "but neither list shows it")
+    if holder_pid is not None and not any(r.gpu.startswith(f"pid {holder_pid} ") for r in rows):
+        # Not a disagreement between the two (the kernel checks judge it): in a container
+        # NVML and nvidia-smi may list the host's PIDs.
+        reason += (f"; note: neither lists the kernel (pid {holder_pid}) that holds 64 MiB on "
+                   "cuda:0")
     if refused:
         reason += f"; this nvidia-smi does not know {', '.join(refused)}"
     return Result("--once, --json vs nvidia-smi", outcome, reason, files)
