@@ -72,6 +72,18 @@ def test_a_value_that_disagrees_with_nvidia_smi_fails_the_check(tmp_path: Path) 
     assert "**0 PASS, 1 FAIL, 0 SKIP**" in summary
 
 
+def test_a_check_without_time_left_is_skip_and_a_known_skip_keeps_its_reason(
+        tmp_path: Path) -> None:
+    out = tmp_path / "gpu-check"
+    proc = _check(out, "--only", "kernel", "--budget", "1")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    doc = json.loads((out / "results.json").read_text())
+    reasons = {r["name"]: (r["outcome"], r["reason"]) for r in doc["results"]}
+    assert reasons["kernel on cpu (dry run)"][0] == "SKIP"
+    assert reasons["kernel on cpu (dry run)"][1].startswith("out of time:")
+    assert reasons["kernel on cuda:0"] == ("SKIP", "dry run: no CUDA GPU")
+
+
 def test_a_wrong_option_is_one_sentence(tmp_path: Path) -> None:
     proc = _check(tmp_path / "x", "--only", "everything")
     assert proc.returncode == 2

@@ -130,7 +130,11 @@ def free_port() -> int:
 def torch_facts(ctx: Context) -> dict[str, Any]:
     """torch's version and the CUDA devices it sees, asked in a child (this process stays
     without torch and without a CUDA context)."""
-    proc = ctx.run([sys.executable, "-c", TORCH_FACTS], timeout=120)
+    try:  # before the checks, outside their budget
+        proc = subprocess.run([sys.executable, "-c", TORCH_FACTS], capture_output=True,  # noqa: S603
+                              text=True, cwd=REPO, timeout=120, env=ctx.child_env, check=False)
+    except subprocess.TimeoutExpired:
+        return {"error": "asking torch for its CUDA devices took over 120 s"}
     if proc.returncode != 0:
         return {"error": (proc.stderr.strip().splitlines() or ["no output"])[-1]}
     return dict(json.loads(proc.stdout.strip().splitlines()[-1]))

@@ -11,7 +11,7 @@ from gpumon.telemetry.nvml import NvmlSource
 from gpumon.telemetry.types import Snapshot
 from tests.gpu.gpucheck import kernel_walk as kw
 from tests.gpu.gpucheck.context import Context, environ
-from tests.gpu.gpucheck.results import FAIL, SKIP, Result, verdict, write_table
+from tests.gpu.gpucheck.results import FAIL, SKIP, Known, Result, verdict, write_table
 
 
 class NvmlReader:
@@ -52,7 +52,7 @@ def run_walk(ctx: Context, name: str, stem: str, cuda_index: int | None,
     reader = NvmlReader(ctx)
     try:
         with environ({**ctx.child_env, **(env or {})}):
-            session = kw.KernelSession()
+            session = kw.KernelSession(ctx.deadline)
             session.load()  # starts the kernel now, with this environment
         try:
             listed = session.devices()
@@ -99,7 +99,7 @@ def gpu_checks(ctx: Context, cuda_count: int, nvml_uuids: list[str]) -> list[
     """The kernel checks with their names, in order; a SKIP with the reason where this
     machine cannot run one."""
     def skip(name: str, why: str) -> tuple[str, Callable[[], Result]]:
-        return name, lambda: Result(name, SKIP, why)
+        return name, Known(Result(name, SKIP, why))
 
     k0, k1, kr = "kernel on cuda:0", "kernel on cuda:1 only", "CUDA_VISIBLE_DEVICES reordered"
     if ctx.dry_run or cuda_count == 0:

@@ -60,14 +60,18 @@ def steps_for(device: str, oom_bytes: int | None) -> list[Step]:
 class KernelSession:
     """A KernelClient with a blocking ``call``: send one request, wait for its reply."""
 
-    def __init__(self) -> None:
+    def __init__(self, deadline: float | None = None) -> None:
         self._inbox: queue.Queue[Message] = queue.Queue()
         self.client = KernelClient(self._inbox.put)
         self.deaths: list[Message] = []
+        self.deadline = deadline  # time.monotonic() by which every answer must have come
 
     def call(self, kind: str, payload: Any = None, timeout: float = REPLY_TIMEOUT_S) -> Any:
         rid = self.client.request(kind, payload)
         deadline = time.monotonic() + timeout
+        if self.deadline is not None:
+            deadline = min(deadline, self.deadline)
+            timeout = max(0.0, deadline - time.monotonic())
         while (left := deadline - time.monotonic()) > 0:
             try:
                 message = self._inbox.get(timeout=left)

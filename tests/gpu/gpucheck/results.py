@@ -26,6 +26,17 @@ class Result:
     seconds: float = 0.0
 
 
+class Known:
+    """A check whose outcome is known before it runs (a SKIP: one GPU only, a dry run); it is
+    reported with its own reason even when the time is up."""
+
+    def __init__(self, result: Result) -> None:
+        self.result = result
+
+    def __call__(self) -> Result:
+        return self.result
+
+
 def verdict(problems: Sequence[str], passed: str) -> tuple[str, str]:
     """FAIL with the problems (the first five), or PASS with ``passed``."""
     if not problems:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
@@ -109,7 +110,15 @@ def check_pytest(ctx: Context, dirs: Sequence[str], qt: bool, gpu_expected: bool
             *dirs]
     if ctx.dry_run:  # the Qt blocker hides them; their entry points must not load
         args[4:4] = ["-p", "no:pytest-qt", "-p", "no:timeout"]
-    proc = ctx.run(args, timeout=ctx.left() - 5)
+    limit = ctx.left() - 5
+    try:
+        proc = ctx.run(args, timeout=limit)
+    except subprocess.TimeoutExpired as exc:
+        partial = exc.stdout.decode() if isinstance(exc.stdout, bytes) else exc.stdout or ""
+        return Result("pytest " + " ".join(dirs), FAIL,
+                      f"pytest did not finish in the {limit:.0f} s left of the budget "
+                      "(--budget); its output so far is saved",
+                      [ctx.save("pytest-output.txt", partial)])
     files = [ctx.save("pytest-output.txt", proc.stdout + proc.stderr)]
     xml_path = ctx.out / xml_name
     if not xml_path.exists():
