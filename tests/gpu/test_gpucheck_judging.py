@@ -57,6 +57,8 @@ def test_reserved_above_what_nvml_gives_the_kernel_is_a_problem() -> None:
         f"forward: torch_reserved_bytes {900 * MIB} > nvml_kernel_used_bytes {522 * MIB}"]
     missing = [_row("move", 1, 2, None, 3, "1")]
     assert kw.order_problems(missing) == ["move: no nvml_kernel_used_bytes"]
+    # CUDA started (devices listed) but nothing allocated: NVML need not list the kernel yet
+    assert kw.order_problems([_row("create", 0, 0, None, 1, "")]) == []
 
 
 def test_a_context_on_another_gpu_or_too_early_is_a_problem() -> None:

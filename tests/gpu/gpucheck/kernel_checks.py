@@ -49,6 +49,8 @@ def run_walk(ctx: Context, name: str, stem: str, cuda_index: int | None,
     """Start a kernel (with ``env`` added), walk ``cuda:<cuda_index>`` (cpu when None), save
     the four lines as ``stem.csv``/``.md``, and judge outcomes, order and NVML presence."""
     device = "cpu" if cuda_index is None else f"cuda:{cuda_index}"
+    rows: list[dict[str, object]] = []
+    broke = ""
     reader = NvmlReader(ctx)
     try:
         with environ({**ctx.child_env, **(env or {})}):
@@ -67,16 +69,19 @@ def run_walk(ctx: Context, name: str, stem: str, cuda_index: int | None,
                 cuda_uuids = [o.uuid or "" for o in listed if o.name.startswith("cuda:")]
                 nvml_index = match_cuda_to_nvml(cuda_uuids, reader.uuids).get(cuda_index)
                 oom_bytes = 2 * (option.total_memory_bytes or 2**40)
-            rows = kw.walk(session, kw.steps_for(device, oom_bytes), reader, nvml_index,
-                           cuda_index)
             pid = session.pid
+            try:
+                kw.walk(session, kw.steps_for(device, oom_bytes), reader, nvml_index,
+                        cuda_index, rows)
+            except (RuntimeError, TimeoutError) as exc:  # the kernel died or hung
+                broke = f"after {len(rows)} steps: {exc}"
         finally:
             session.close()
         last = reader()
     finally:
         reader.close()
     files = write_table(ctx.out, stem, rows, kw.COLUMNS)
-    problems = kw.outcome_problems(rows)
+    problems = ([broke] if broke else []) + kw.outcome_problems(rows)
     if cuda_index is None:
         problems += kw.presence_problems(rows, None)
         outcome, reason = verdict(problems, "every step ran on cpu and the kernel held no GPU "

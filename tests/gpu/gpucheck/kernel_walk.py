@@ -139,17 +139,17 @@ def memory_row(step: Step, out: Outcome, snap: Snapshot | None, pid: int,
 
 
 def walk(session: KernelSession, steps: Sequence[Step], read_nvml: Callable[[], Snapshot | None],
-         nvml_index: int | None, cuda_index: int | None) -> list[dict[str, object]]:
-    """Run every step in the kernel and read the four lines after it."""
+         nvml_index: int | None, cuda_index: int | None,
+         rows: list[dict[str, object]]) -> None:
+    """Run every step in the kernel and read the four lines after it, into ``rows`` (which
+    keeps the steps done when one breaks)."""
     pid = session.pid
     assert pid is not None, "the kernel is not running"
-    rows = []
     for step in steps:
         out = session.run(step.code)
         counters = session.counters()
         rows.append(memory_row(step, out, read_nvml(), pid, nvml_index, cuda_index, counters)
                     | {"_outcome": out, "_expect": step.expect})
-    return rows
 
 
 def outcome_problems(rows: Sequence[dict[str, object]]) -> list[str]:
@@ -174,14 +174,14 @@ def outcome_problems(rows: Sequence[dict[str, object]]) -> list[str]:
 
 def order_problems(rows: Sequence[dict[str, object]]) -> list[str]:
     """allocated <= reserved <= NVML used by the kernel <= NVML device used, at every step
-    where torch has started CUDA on the GPU."""
+    where torch holds memory on the GPU."""
     problems = []
     for row in rows:
         chain = [(name, row[name]) for name in ("torch_allocated_bytes", "torch_reserved_bytes",
                                                  "nvml_kernel_used_bytes",
                                                  "nvml_device_used_bytes")]
-        if chain[0][1] is None:
-            continue  # CUDA not started in the kernel yet: no torch lines
+        if not row["torch_reserved_bytes"]:
+            continue  # torch holds no GPU memory yet: it may have no context to list
         missing = [name for name, value in chain if value is None]
         if missing:
             problems.append(f"{row['step']}: no {', '.join(missing)}")
