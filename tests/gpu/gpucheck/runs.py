@@ -135,5 +135,9 @@ def check_pytest(ctx: Context, dirs: Sequence[str], qt: bool, gpu_expected: bool
     if proc.returncode not in (0, 1) or (proc.returncode == 1 and not problems):
         problems.insert(0, f"pytest exited {proc.returncode}")
     outcome, reason = verdict(problems, summary)
+    if outcome == FAIL and "numpy" not in ctx.torch.get("packages", ["numpy"]) and \
+            any("numpy" in c.message.lower() for c in cases if c.outcome != "passed"):
+        reason += (" (numpy is not installed here: gpumon depends on it, and the tests that "
+                   "name it need it)")
     return Result("pytest " + " ".join(dirs), outcome,
                   reason if outcome == PASS else f"{summary}: {reason}", files)
