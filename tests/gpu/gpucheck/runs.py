@@ -90,8 +90,8 @@ def junit_cases(xml_text: str) -> list[TestCase]:
 def pytest_problems(cases: Sequence[TestCase], gpu_expected: bool, qt: bool) -> list[str]:
     """Failures and errors; and on a GPU machine a skipped GPU test (only the window's may
     skip, and only without Qt): a GPU test that skips there proves nothing."""
-    problems = [f"{c.file}::{c.name} {c.outcome}: {c.message[:160]}" for c in cases
-                if c.outcome in ("failed", "error")]
+    problems = [f"{c.file}::{c.name} {c.outcome}: {' '.join(c.message.split())[:160]}"
+                for c in cases if c.outcome in ("failed", "error")]
     if gpu_expected:
         for c in cases:
             where = c.file or c.name  # a module skipped whole has no class name, only a name
