@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO
 
 from gpumon.telemetry.csv_rows import extra_values, record_header, record_rows
-from gpumon.telemetry.history import SELF_MEM_KEY
+from gpumon.telemetry.metrics import SELF_MEM_KEY
 from gpumon.telemetry.types import Snapshot
 
 FLUSH_EVERY_S = 1.0

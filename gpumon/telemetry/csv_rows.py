@@ -8,8 +8,7 @@ import math
 from collections.abc import Sequence
 from datetime import datetime
 
-from gpumon.telemetry.history import SELF_MEM_KEY
-from gpumon.telemetry.metrics import METRICS, value_of
+from gpumon.telemetry.metrics import METRICS, SELF_MEM_KEY, value_of
 from gpumon.telemetry.types import Snapshot
 
 _UNITS = (("_bytes_per_s", "B/s"), ("_bytes", "B"), ("_pct", "%"), ("_mhz", "MHz"),

@@ -12,13 +12,11 @@ import math
 
 import numpy as np
 
-from gpumon.telemetry.metrics import HISTORY_KEYS, value_of
+from gpumon.telemetry.metrics import HISTORY_KEYS, SELF_MEM_KEY, TIME_KEY, value_of
 from gpumon.telemetry.types import Snapshot
 
 WINDOW_CHOICES_S: tuple[int, ...] = (60, 300, 900, 1800, 3600)  # 1 minute to 1 hour
 MAX_CAPACITY = 36_000  # one hour at 10 samples per second
-SELF_MEM_KEY = "self_mem_bytes"  # memory held by this process on the GPU (is_self)
-TIME_KEY = "timestamp_s"  # the key value_at() uses for the sample's own time
 
 
 def capacity_for(window_s: float, interval_s: float) -> int:

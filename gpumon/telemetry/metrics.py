@@ -11,6 +11,12 @@ from gpumon.telemetry.types import GpuSample
 
 GIB = 1024**3
 MIB = 1024**2
+# Memory held by this process on the GPU (is_self): a series beside the metrics, in the
+# History and the CSV files; and the key of a sample's own time in History.value_at(). Here,
+# not in history.py, so the terminal outputs (--once --json, --csv) and the readouts' text do
+# not import numpy for a name: a GPU machine may have torch and NVML but no numpy.
+SELF_MEM_KEY = "self_mem_bytes"
+TIME_KEY = "timestamp_s"
 
 
 @dataclass(frozen=True, slots=True)

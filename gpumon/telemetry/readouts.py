@@ -8,8 +8,14 @@ from __future__ import annotations
 import math
 import time
 
-from gpumon.telemetry.history import TIME_KEY
-from gpumon.telemetry.metrics import BY_KEY, METRICS, NA, format_bytes, format_value
+from gpumon.telemetry.metrics import (
+    BY_KEY,
+    METRICS,
+    NA,
+    TIME_KEY,
+    format_bytes,
+    format_value,
+)
 from gpumon.telemetry.types import GpuSample, Snapshot
 
 READOUT_KEYS = ("mem_used_bytes", "gpu_util_pct", "mem_util_pct", "temperature_c", "power_w")

@@ -6,12 +6,16 @@ tests/ui/test_playground_link.py checks the same plumbing with fakes on any mach
 
 from __future__ import annotations
 
-import pyqtgraph as pg
 import pytest
-import torch
 
-from gpumon.playground import actions as act
-from gpumon.ui.playground.monitor_link import ALLOCATED_KEY, RESERVED_KEY
+pytest.importorskip("PySide6", reason="the window's GPU test needs PySide6")
+pytest.importorskip("pytestqt", reason="the window's GPU test needs pytest-qt")
+
+import pyqtgraph as pg  # noqa: E402
+import torch  # noqa: E402
+
+from gpumon.playground import actions as act  # noqa: E402
+from gpumon.ui.playground.monitor_link import ALLOCATED_KEY, RESERVED_KEY  # noqa: E402
 
 pytestmark = [
     pytest.mark.gpu,

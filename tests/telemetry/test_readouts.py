@@ -6,8 +6,7 @@ import dataclasses
 import math
 import time
 
-from gpumon.telemetry.history import TIME_KEY
-from gpumon.telemetry.metrics import GIB, MIB
+from gpumon.telemetry.metrics import GIB, MIB, TIME_KEY
 from gpumon.telemetry.readouts import extra_readouts, format_readout
 from gpumon.telemetry.types import GpuSample, SourceState, SourceStatus
 

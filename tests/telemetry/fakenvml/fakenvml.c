@@ -16,6 +16,7 @@
  *   FAKENVML_GPUS=N          the number of GPUs (default 1)
  *   FAKENVML_DELAY=func=ms   `func` sleeps ms milliseconds per call; -1: it never returns
  *   FAKENVML_HANG_FILE=path  created when a call starts to hang (a test knows it is stuck)
+ *   FAKENVML_PROCS=gpu:pid:bytes,...  compute processes (tests/gpu/check.py --dry-run)
  *
  * Built with -DFAKE_OLD_DRIVER it leaves out the newer entry points (memory info v2,
  * TemperatureV, the _v3 process lists), as an older driver does; the binding then raises
@@ -236,6 +237,17 @@ static void setup_from_environment(void)
         }
     }
     if (hang != NULL) snprintf(hang_file, sizeof hang_file, "%s", hang);
+    const char *p = getenv("FAKENVML_PROCS");
+    while (p != NULL && *p != '\0') {
+        int gpu;
+        unsigned int pid;
+        unsigned long long used;
+        int length = 0;
+        if (sscanf(p, "%d:%u:%llu%n", &gpu, &pid, &used, &length) != 3) break;
+        fake_add_process(gpu, 0, pid, used);
+        p += length;
+        if (*p == ',') p++;
+    }
 }
 
 /* --- helpers ------------------------------------------------------------------------------ */
