@@ -40,6 +40,7 @@ class Kernel:
         self.busy = False  # True while a request's handler runs (SIGINT interrupts only then)
         self._lessons: dict[tuple[LessonStep, ...], LessonRunner] = {}
         self._snapshot: Any = None
+        self._request_id: int | None = None  # the request being answered
         self._handlers: dict[str, Callable[[Any], Any]] = {
             "load": lambda _p: self.engine.ensure_loaded(),
             "devices": lambda _p: self.engine.devices(),
@@ -73,6 +74,7 @@ class Kernel:
         try:
             try:
                 self.busy = True
+                self._request_id = request.id
                 if handler is None:
                     raise ValueError(f"unknown kernel request {request.kind!r}")
                 result = handler(request.payload)
@@ -102,6 +104,10 @@ class Kernel:
             # the memory lines, and can be deleted there; jumping steps forgets only its names.
             runner = LessonRunner(self.engine, lambda: self._snapshot, key, shared=True)
             self._lessons[key] = runner
+        rid = self._request_id
+        # Each outcome goes to the window as it happens, so a step's actions are marked on
+        # the graphs when they run, exactly as the Playground's own actions are.
+        runner.on_outcome = lambda outcome: self.send(Message("outcome", rid, outcome))
         return runner.run_step(number)
 
     def _send_workspace(self) -> None:
