@@ -18,7 +18,7 @@ from gpumon.playground.wire import Message, Request, read_frame, write_frame
 NUMBER = {step.id: i for i, step in enumerate(LESSON, start=1)}
 
 
-def _served(*requests: Request) -> list[Message]:
+def _served(*requests: Request, forbidden: tuple[str, ...] = ()) -> list[Message]:
     inp, out = io.BytesIO(), io.BytesIO()
     for r in (*requests, Request(0, "shutdown")):
         write_frame(inp, r)
@@ -28,7 +28,7 @@ def _served(*requests: Request) -> list[Message]:
     found = []
     while True:
         try:
-            found.append(read_frame(out))
+            found.append(read_frame(out, forbidden))
         except EOFError:
             return found
 
@@ -45,6 +45,19 @@ def test_a_lesson_step_sends_each_outcome_before_its_reply() -> None:
     assert sent == [*result.outcomes, *result.meta_outcomes]  # this step's only, in order
     assert kinds == ["outcome"] * len(sent) + ["reply"]
     assert all(o.memory_after for o in sent)  # the readings the memory lines are fed with
+
+
+def test_every_step_s_outcomes_cross_to_the_window_as_plain_values() -> None:
+    """The window refuses a frame naming a torch class: no outcome of any step may hold one
+    (the versions query once sent torch's own str subclass)."""
+    steps = tuple(LESSON)
+    messages = _served(*(Request(n, "lesson", (steps, n, None)) for n in range(1, len(steps) + 1)),
+                       forbidden=("torch",))  # as the window's client reads them
+    replies = [m for m in messages if m.kind == "reply"]
+    assert [m.id for m in replies] == list(range(1, len(steps) + 1))
+    assert not [m for m in messages if m.kind == "internal_error"]
+    assert sum(m.kind == "outcome" for m in messages) == sum(
+        len(r.data.outcomes) + len(r.data.meta_outcomes) for r in replies)
 
 
 def test_outcomes_are_sent_with_the_id_of_their_own_request() -> None:
