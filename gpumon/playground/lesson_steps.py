@@ -83,12 +83,20 @@ finished = time.perf_counter() - start
 f'a @ a returned after {returned * 1e3:.3f} ms; the work was done after {finished * 1e3:.3f} ms'"""
 
 LOG_EVERY_STEP = """import time
-m = torch.rand(100, 100, device=device)
+model = nn.Linear(100, 1).to(device)
+sgd = torch.optim.SGD(model.parameters(), lr=0.01)
+data = torch.rand(256, 100, device=device)
+def train_step():
+    loss = model(data).square().mean()
+    sgd.zero_grad()
+    loss.backward()
+    sgd.step()
+    return loss
 start = time.perf_counter()
-norms = [torch.linalg.norm(m @ m).item() for _ in range(1000)]
+log = [train_step().item() for _ in range(300)]
 every_step = time.perf_counter() - start
 start = time.perf_counter()
-norms = torch.stack([torch.linalg.norm(m @ m) for _ in range(1000)]).tolist()
+log = torch.stack([train_step().detach() for _ in range(300)]).tolist()
 at_the_end = time.perf_counter() - start
 f'.item() every step: {every_step * 1e3:.1f} ms; one copy at the end: {at_the_end * 1e3:.1f} ms'"""
 
@@ -294,17 +302,17 @@ LESSON: tuple[LessonStep, ...] = (
         "background. So a clock stopped right after a @ a measures the queueing, and only "
         "after torch.cuda.synchronize() has waited for the GPU is the time real; on the CPU "
         "both times are the same, since CPU work is done before the call returns. Anything "
-        "that needs a value on the host waits too, so logging with .item() at every step stalls "
-        "the GPU each time, while keeping values on the GPU and copying once at the end does "
-        "not (the book's exercise). gpumon itself synchronises after every action, so the time "
-        "on each card includes the GPU's work.",
+        "that needs a value on the host waits too, so logging the loss with .item() at every "
+        "step stalls the GPU each time, while keeping the losses on the GPU and copying once "
+        "at the end does not (the book's exercise). gpumon itself synchronises after every "
+        "action, so the time on each card includes the GPU's work.",
         (_code("a = torch.rand(2000, 2000, device=device)"),
          _code("b = a @ a  # warm-up: the first product on a GPU also loads cuBLAS"),
          _code(ASYNC_TIMING), _code(LOG_EVERY_STEP)),
         source="English edition", replay=False,
         on_gpu=("(a random (2000, 2000) tensor on cuda:0)", "(b on cuda:0)",
                 "(returned after microseconds; the work was done only later)",
-                "(.item() every step is the slower of the two)")),
+                "(loss.item() every step is the slower of the two)")),
     LessonStep(
         "timing", "Time the products properly, on every device",
         "Timing GPU code needs a warm-up (the first call loads libraries), a synchronisation "

@@ -130,7 +130,10 @@ def test_asynchronous_execution_comes_before_any_timing() -> None:
              or "benchmark" in s.code()]
     assert timed[0] == "asynchronous" and order.index("asynchronous") < order.index("timing")
     step = STEP["asynchronous"]
-    assert "torch.cuda.synchronize()" in step.code() and ".item()" in step.code()
+    assert "torch.cuda.synchronize()" in step.code()
+    assert "[train_step().item() for _ in range(300)]" in step.code()  # the loss, logged
+    assert "torch.stack([train_step().detach() for _ in range(300)]).tolist()" in step.code()
+    assert "logging the loss with .item() at every step stalls the GPU" in step.narration
     assert "gpumon itself synchronises after every action" in step.narration
 
 
