@@ -75,10 +75,16 @@ def synchronize(devices: list[str]) -> None:
     Only the listed cuda devices (those holding the action's tensors) are synchronised:
     ``torch.cuda.synchronize(i)`` creates a context on device ``i`` if it has none (checked
     in torch/cuda/__init__.py: it enters ``torch.cuda.device(i)``, which sets the device).
+    A device without a context is skipped: no work can be queued there, and synchronising
+    would create the context, so the first action that really uses the GPU (not a query
+    such as get_device_name) is the one whose marker says "context created".
     """
     torch = sys.modules.get("torch")
     if torch is None or not torch.cuda.is_initialized():
         return
+    has_context = getattr(torch._C, "_cuda_hasPrimaryContext", None)
     for name in devices:
         if name.startswith("cuda:"):
-            torch.cuda.synchronize(int(name.split(":", 1)[1]))
+            index = int(name.split(":", 1)[1])
+            if has_context is None or has_context(index):
+                torch.cuda.synchronize(index)

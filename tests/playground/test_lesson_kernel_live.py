@@ -102,3 +102,18 @@ def test_no_context_is_reported_before_cuda_starts() -> None:
         pytest.skip("CUDA is already initialised in this process")
     assert memory.cuda_contexts() == frozenset()
     assert Engine().run(RunCode("torch.ones(2)")).contexts_created == ()
+
+
+def test_a_device_without_a_context_is_not_synchronised(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Synchronising would create the context (in a query such as get_device_name); the
+    device that has one is still waited for. torch's CUDA state is faked, as above."""
+    from gpumon.playground.action_run import synchronize
+
+    fake = _FakeContexts()
+    fake.held.add(1)
+    waited: list[int] = []
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    monkeypatch.setattr(torch.cuda, "synchronize", waited.append)
+    monkeypatch.setattr(torch._C, "_cuda_hasPrimaryContext", fake.has, raising=False)
+    synchronize(["cpu", "cuda:0", "cuda:1"])
+    assert waited == [1]
