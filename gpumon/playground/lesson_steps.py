@@ -281,7 +281,8 @@ LESSON: tuple[LessonStep, ...] = (
         "not, because PyTorch's caching allocator keeps the block for reuse, and nvidia-smi "
         "still counts it. torch.cuda.empty_cache() hands unused cached blocks back to the "
         "driver, and a model is memory too: nn.Linear(4096, 4096) holds 64 MiB of weights. "
-        "Watch the memory lines on the graphs while this step runs.",
+        "In the window, each action is a marker on the graphs of the Monitor and Playground "
+        "tabs, and their memory lines move with it.",
         (_code("big = torch.ones(4096, 4096, device=device)"),
          _code("torch.cuda.memory_allocated(), torch.cuda.memory_reserved()"),
          act.Delete("big"),
