@@ -370,3 +370,17 @@ def test_a_shared_runner_resets_only_the_lesson_s_names() -> None:
     runner.run_step(2)  # not the next step: a reset
     assert "mine" in engine.names()
     assert LessonRunner(engine, steps=LESSON).reset() is None and engine.names() == []
+
+
+def test_step_two_lists_nvidia_smi_s_uuids_beside_torch_s() -> None:
+    snapshot = simulated_snapshot(2)
+    result = lesson.LessonRunner(Engine(), lambda: snapshot).run_step(NUMBER["cuda-queries"])
+    for gpu in snapshot.gpus:
+        assert f"GPU {gpu.index}: {gpu.uuid}" in result.note
+    assert "(simulated GPUs)" in result.note
+    uuids = result.outcomes[-1]
+    assert uuids.code.startswith("[str(torch.cuda.get_device_properties(i).uuid)")
+    assert uuids.ok and uuids.preview == repr(
+        [str(torch.cuda.get_device_properties(i).uuid) for i in range(torch.cuda.device_count())])
+    alone = lesson.LessonRunner(Engine()).run_step(NUMBER["cuda-queries"])
+    assert "nvidia-smi lists no GPU here" in alone.note
