@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
+from typing import Any
+
+from gpumon import i18n
+from gpumon.i18n import tr
 
 MAX_SIMULATED_GPUS = 16
 
@@ -15,5 +20,37 @@ def gpu_count(text: str) -> int:
         n = 0
     if not 1 <= n <= MAX_SIMULATED_GPUS:
         raise argparse.ArgumentTypeError(
-            f"must be a whole number of GPUs from 1 to {MAX_SIMULATED_GPUS}, got {text!r}")
+            tr("must be a whole number of GPUs from 1 to {most}, got {text}",
+               most=MAX_SIMULATED_GPUS, text=repr(text)))
     return n
+
+
+def language(text: str) -> str:
+    """A language gpumon speaks (``en``, ``zh_CN``; ``zh`` and ``zh_CN.UTF-8`` too)."""
+    found = i18n.normalize(text)
+    if found is None:
+        raise argparse.ArgumentTypeError(
+            tr("gpumon speaks {languages}, not {text}",
+               languages=", ".join(i18n.LANGUAGES), text=repr(text)))
+    return found
+
+
+def add_lang_argument(parser: argparse.ArgumentParser, default: Any = None) -> None:
+    """``--lang``: the language of every message (default: the system's, or the window's
+    saved choice)."""
+    parser.add_argument("--lang", type=language, metavar="|".join(i18n.LANGUAGES),
+                        default=default,
+                        help=tr("the language of gpumon's messages (default: the system's)"))
+
+
+def lang_from_argv(argv: Sequence[str]) -> str | None:
+    """The ``--lang`` value in ``argv`` before it is parsed (so that the parser's own help
+    and errors are in that language); None where it is absent or not a spoken language."""
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            break
+        if arg.startswith("--lang="):
+            return i18n.normalize(arg.split("=", 1)[1])
+        if arg == "--lang" and i + 1 < len(argv):
+            return i18n.normalize(argv[i + 1])
+    return None

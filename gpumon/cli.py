@@ -14,9 +14,10 @@ import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn
 
-from gpumon import __version__, report
-from gpumon.argtypes import MAX_SIMULATED_GPUS
+from gpumon import __version__, i18n, report
+from gpumon.argtypes import MAX_SIMULATED_GPUS, add_lang_argument, lang_from_argv
 from gpumon.argtypes import gpu_count as _gpu_count
+from gpumon.i18n import tr
 from gpumon.telemetry.types import Source
 
 if TYPE_CHECKING:
@@ -39,8 +40,8 @@ def _interval(text: str) -> float:
         value = math.nan
     if not MIN_INTERVAL_S <= value <= MAX_INTERVAL_S:  # also refuses nan
         raise argparse.ArgumentTypeError(
-            f"must be a number of seconds from {MIN_INTERVAL_S:g} to {MAX_INTERVAL_S:g}, "
-            f"got {text!r}")
+            tr("must be a number of seconds from {low} to {high}, got {text}",
+               low=f"{MIN_INTERVAL_S:g}", high=f"{MAX_INTERVAL_S:g}", text=repr(text)))
     return value
 
 
@@ -48,47 +49,52 @@ class _Parser(argparse.ArgumentParser):
     """Argument errors in one line and a hint, instead of the whole usage first."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message}\nTry '{self.prog} --help' for usage.\n")
+        self.exit(2, f"{self.prog}: error: {message}\n"
+                     + tr("Try '{prog} --help' for usage.", prog=self.prog) + "\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="gpumon",
-        description="A live monitor for NVIDIA GPUs, with a PyTorch device playground.",
+        description=tr("A live monitor for NVIDIA GPUs, with a PyTorch device playground."),
     )
     parser.add_argument("--once", action="store_true",
-                        help="print one nvidia-smi-like snapshot as text and exit")
+                        help=tr("print one nvidia-smi-like snapshot as text and exit"))
     parser.add_argument("--simulate", type=_gpu_count, metavar="N", default=None,
-                        help=f"show N simulated GPUs (1 to {MAX_SIMULATED_GPUS}) instead of "
-                             "reading real ones")
+                        help=tr("show N simulated GPUs (1 to {most}) instead of reading real "
+                                "ones", most=MAX_SIMULATED_GPUS))
     parser.add_argument("--seed", type=int, default=None,
-                        help="seed of the simulated GPUs (default 0; only with --simulate)")
+                        help=tr("seed of the simulated GPUs (default 0; only with --simulate)"))
     parser.add_argument("--interval", type=_interval, metavar="SECONDS", default=None,
-                        help=f"seconds between readings, {MIN_INTERVAL_S:g} to "
-                             f"{MAX_INTERVAL_S:g} (default: the last one used, else 1.0)")
+                        help=tr("seconds between readings, {low} to {high} (default: the last "
+                                "one used, else 1.0)",
+                                low=f"{MIN_INTERVAL_S:g}", high=f"{MAX_INTERVAL_S:g}"))
     report.add_arguments(parser, _interval)
     parser.add_argument("--prometheus", metavar="URL", default=None,
-                        help="show every GPU a Prometheus server knows (gpumon exporters, "
-                             "dcgm-exporters), e.g. http://server:9090")
+                        help=tr("show every GPU a Prometheus server knows (gpumon exporters, "
+                                "dcgm-exporters), e.g. http://server:9090"))
     parser.add_argument("--prometheus-header", metavar="'NAME: VALUE'", action="append",
-                        default=[], help="an HTTP header for the Prometheus server, e.g. "
-                        "'Authorization: Bearer TOKEN'; @FILE reads it from a file")
+                        default=[], help=tr("an HTTP header for the Prometheus server, e.g. "
+                                            "'Authorization: Bearer TOKEN'; @FILE reads it "
+                                            "from a file"))
+    add_lang_argument(parser)
     parser.add_argument("--version", action="version", version=f"gpumon {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     lesson = commands.add_parser(
-        "lesson", help="run the GPU-computing lesson in the terminal and print every step",
-        description="Run the GPU-computing lesson (Dive into Deep Learning, 'GPUs') on this "
-                    "machine: each step's code and what torch answered, errors included.")
+        "lesson", help=tr("run the GPU-computing lesson in the terminal and print every step"),
+        description=tr("Run the GPU-computing lesson (Dive into Deep Learning, 'GPUs') on this "
+                       "machine: each step's code and what torch answered, errors included."))
     # SUPPRESS keeps `gpumon --simulate 2 lesson` working: the top-level value is not reset.
     lesson.add_argument("--simulate", type=_gpu_count, metavar="N", default=argparse.SUPPRESS,
-                        help="step 1 (nvidia-smi) shows N simulated GPUs")
+                        help=tr("step 1 (nvidia-smi) shows N simulated GPUs"))
     lesson.add_argument("--seed", type=int, default=argparse.SUPPRESS,
-                        help="seed of the simulated GPUs (default 0)")
+                        help=tr("seed of the simulated GPUs (default 0)"))
     lesson.add_argument("--step", type=int, metavar="K", default=None,
-                        help="run only step K (the steps before it run quietly first)")
+                        help=tr("run only step K (the steps before it run quietly first)"))
+    add_lang_argument(lesson, default=argparse.SUPPRESS)
     # Listed for --help; main() hands `gpumon exporter ...` to exporter_cli before parsing.
-    commands.add_parser("exporter", help="serve this machine's GPU numbers to Prometheus "
-                                         "(gpumon exporter --help)")
+    commands.add_parser("exporter", help=tr("serve this machine's GPU numbers to Prometheus "
+                                            "(gpumon exporter --help)"))
     return parser
 
 
@@ -204,8 +210,9 @@ def _run_lesson(parser: argparse.ArgumentParser, simulate: int | None, seed: int
 
     total = len(LESSON)
     if step is not None and not 1 <= step <= total:
-        parser.exit(2, f"gpumon lesson: error: --step must be from 1 to {total}, got {step}\n"
-                       "Try 'gpumon lesson --help' for usage.\n")
+        parser.exit(2, "gpumon lesson: error: "
+                    + tr("--step must be from 1 to {total}, got {step}", total=total, step=step)
+                    + "\n" + tr("Try '{prog} --help' for usage.", prog="gpumon lesson") + "\n")
     runner = LessonRunner(Engine(), lambda: _lesson_snapshot(simulate, seed))
     try:
         results = runner.run_all() if step is None else iter([runner.run_step(step)])
@@ -216,8 +223,8 @@ def _run_lesson(parser: argparse.ArgumentParser, simulate: int | None, seed: int
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except Exception as exc:  # noqa: BLE001 - a runner bug: say so briefly, exit non-zero
-        print(f"gpumon: the lesson runner failed ({type(exc).__name__}: {exc}).",
-              file=sys.stderr)
+        print("gpumon: " + tr("the lesson runner failed ({error}).",
+                              error=f"{type(exc).__name__}: {exc}"), file=sys.stderr)
         return 1
     return 0
 
@@ -225,6 +232,7 @@ def _run_lesson(parser: argparse.ArgumentParser, simulate: int | None, seed: int
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``gpumon`` and ``python -m gpumon``; returns the exit status."""
     argv = sys.argv[1:] if argv is None else argv
+    i18n.set_language(lang_from_argv(argv) or i18n.detect())
     if argv[:1] == ["exporter"]:
         from gpumon import exporter_cli
 
@@ -232,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.seed is not None and args.simulate is None:
-        parser.error("--seed only applies to simulated GPUs: use it with --simulate N")
+        parser.error(tr("--seed only applies to simulated GPUs: use it with --simulate N"))
     seed = args.seed or 0
     if args.command == "lesson":
         return _run_lesson(parser, args.simulate, seed, args.step)
@@ -242,10 +250,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.prometheus is not None:
         if args.watch is not None or any(getattr(args, name, None) not in (None, False)
                                          for name in report.OUTPUT_OPTIONS):
-            parser.error("with --prometheus, --once prints the cluster snapshot; "
-                         "-l, --json, --csv, -q and --uuid read this machine's GPUs only")
+            parser.error(tr("with --prometheus, --once prints the cluster snapshot; "
+                            "-l, --json, --csv, -q and --uuid read this machine's GPUs only"))
         if not args.once and not _has_display():
-            print("gpumon: no display: set DISPLAY or use --once", file=sys.stderr)
+            print("gpumon: " + tr("no display: set DISPLAY or use --once"), file=sys.stderr)
             return 1
         from gpumon import cluster_cli
 
@@ -253,15 +261,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.once or args.watch is not None:
         return report.run(args, lambda: make_source(args.simulate, seed), args.interval)
     if not _has_display():
-        print("gpumon: no display: set DISPLAY or use --once", file=sys.stderr)
+        print("gpumon: " + tr("no display: set DISPLAY or use --once"), file=sys.stderr)
         return 1
     try:
         import gpumon.ui.window.launch as ui_launch
     except ImportError as exc:
-        print(f"gpumon: cannot open the window ({exc}).\n"
-              "Try `gpumon --once` for a text snapshot.", file=sys.stderr)
+        print("gpumon: " + tr("cannot open the window ({error}).", error=exc) + "\n"
+              + tr("Try `gpumon --once` for a text snapshot."), file=sys.stderr)
         return 1
-    return int(ui_launch.run(simulate=args.simulate, interval_s=args.interval, seed=seed))
+    return int(ui_launch.run(simulate=args.simulate, interval_s=args.interval, seed=seed,
+                             lang=args.lang))
 
 
 def _has_display() -> bool:

@@ -77,4 +77,4 @@ def main(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         print(f"gpumon: cannot open the window ({exc}).\n"
               "Try `gpumon --prometheus URL --once` for a text snapshot.", file=sys.stderr)
         return 1
-    return cluster_window.run(source, args.interval)
+    return cluster_window.run(source, args.interval, lang=args.lang)

@@ -14,7 +14,9 @@ import threading
 from collections.abc import Callable
 from functools import partial
 
+from gpumon.argtypes import add_lang_argument
 from gpumon.argtypes import gpu_count as _count
+from gpumon.i18n import tr
 from gpumon.telemetry.exporter import DEFAULT_LISTEN, GpuCollector
 from gpumon.telemetry.types import Source
 
@@ -42,20 +44,22 @@ def _seconds(text: str) -> float:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gpumon exporter",
-        description="Serve this machine's GPU numbers at http://HOST:PORT/metrics for "
-                    "Prometheus, with dcgm-exporter's metric names.")
+        description=tr("Serve this machine's GPU numbers at http://HOST:PORT/metrics for "
+                       "Prometheus, with dcgm-exporter's metric names."))
     parser.add_argument("--listen", type=parse_listen, default=DEFAULT_LISTEN,
                         metavar="HOST:PORT",
-                        help=f"address to serve on (default {DEFAULT_LISTEN}: this machine "
-                             "only; 0.0.0.0:9401 lets a Prometheus server elsewhere scrape it)")
+                        help=tr("address to serve on (default {listen}: this machine only; "
+                                "0.0.0.0:9401 lets a Prometheus server elsewhere scrape it)",
+                                listen=DEFAULT_LISTEN))
     parser.add_argument("--simulate", type=_count, metavar="N", default=None,
-                        help="export N simulated GPUs, labelled simulated=\"1\"")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the simulated GPUs")
+                        help=tr("export N simulated GPUs, labelled simulated=\"1\""))
+    parser.add_argument("--seed", type=int, default=0, help=tr("seed of the simulated GPUs"))
     parser.add_argument("--interval", type=_seconds, default=1.0, metavar="SECONDS",
-                        help="read the GPUs at most once per this many seconds, however "
-                             "many scrapers ask (default 1)")
+                        help=tr("read the GPUs at most once per this many seconds, however "
+                                "many scrapers ask (default 1)"))
     parser.add_argument("--hostname", default=None, metavar="NAME",
-                        help="the Hostname label (default: this machine's name)")
+                        help=tr("the Hostname label (default: this machine's name)"))
+    add_lang_argument(parser)
     return parser
 
 

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
+from gpumon.i18n import tr
 from gpumon.telemetry.types import Source, SourceState, SourceStatus
 
 if TYPE_CHECKING:
@@ -33,7 +34,8 @@ def _count(text: str) -> int:
     except ValueError:
         n = 0
     if n < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number from 1, got {text!r}")
+        raise argparse.ArgumentTypeError(tr("must be a whole number from 1, got {text}",
+                                            text=repr(text)))
     return n
 
 
@@ -42,35 +44,40 @@ def add_arguments(parser: argparse.ArgumentParser,
     """The terminal options; ``interval`` checks a number of seconds (the CLI's range)."""
     parser.add_argument("-l", "--watch", type=interval, nargs="?", const=0.0, default=None,
                         metavar="SECONDS",
-                        help="print a snapshot every SECONDS (default: --interval, else "
-                             f"{DEFAULT_WATCH_S:g}) until Ctrl+C, like nvidia-smi -l")
+                        help=tr("print a snapshot every SECONDS (default: --interval, else "
+                                "{default}) until Ctrl+C, like nvidia-smi -l",
+                                default=f"{DEFAULT_WATCH_S:g}"))
     parser.add_argument("-q", "--query", action="store_true",
-                        help="with --once/--watch: every field of each GPU, like nvidia-smi "
-                             "-q (UUID, free memory, clocks, PCIe, encoder/decoder)")
+                        help=tr("with --once/--watch: every field of each GPU, like "
+                                "nvidia-smi -q (UUID, free memory, clocks, PCIe, "
+                                "encoder/decoder)"))
     parser.add_argument("--uuid", action="store_true",
-                        help="with --once/--watch: a UUID line under each GPU in the table")
+                        help=tr("with --once/--watch: a UUID line under each GPU in the "
+                                "table"))
     form = parser.add_mutually_exclusive_group()
     form.add_argument("--json", action="store_true",
-                      help="with --once/--watch: one JSON document per snapshot "
-                           "(schema: docs/snapshot.schema.json)")
+                      help=tr("with --once/--watch: one JSON document per snapshot "
+                              "(schema: docs/snapshot.schema.json)"))
     form.add_argument("--csv", action="store_true",
-                      help="with --once/--watch: the CSV recorder's columns, one row per GPU")
+                      help=tr("with --once/--watch: the CSV recorder's columns, one row "
+                              "per GPU"))
     parser.add_argument("--count", type=_count, metavar="N", default=None,
-                        help="with --watch: stop after N snapshots")
+                        help=tr("with --watch: stop after N snapshots"))
 
 
 def misuse(args: argparse.Namespace) -> str | None:
     """A one-line complaint when an output option is given without --once or --watch."""
     if args.once or args.watch is not None:
         if args.count is not None and args.watch is None:
-            return "--count applies to --watch (-l SECONDS)"
+            return tr("--count applies to --watch (-l SECONDS)")
         if (args.json or args.csv) and (args.query or args.uuid):
-            return "-q and --uuid shape the text output; --json and --csv have every field"
+            return tr("-q and --uuid shape the text output; --json and --csv have every "
+                      "field")
         return None
     given = [name for name in OUTPUT_OPTIONS if getattr(args, name, None) not in (None, False)]
     if given:
         flag = {"query": "-q"}.get(given[0], f"--{given[0]}")
-        return f"{flag} applies to --once or --watch (-l SECONDS)"
+        return tr("{flag} applies to --once or --watch (-l SECONDS)", flag=flag)
     return None
 
 
@@ -125,8 +132,9 @@ def run(args: argparse.Namespace, make_source: Callable[[], Source],
         source = make_source()
     except ImportError as exc:  # e.g. nvidia-ml-py is not installed
         return _fail(SourceStatus(SourceState.LIBRARY_NOT_FOUND,
-                                  f"gpumon could not load its NVML support ({exc}).",
-                                  "Install nvidia-ml-py, or try --simulate 4."))
+                                  tr("gpumon could not load its NVML support ({error}).",
+                                     error=exc),
+                                  tr("Install nvidia-ml-py, or try --simulate 4.")))
     watch = args.watch is not None
     period = (args.watch or interval_s or DEFAULT_WATCH_S) if watch else 0.0
     count = args.count if watch else 1

@@ -3,9 +3,10 @@ each is computed in one place: which GPUs give no process list."""
 
 from __future__ import annotations
 
+from gpumon.i18n import N_, tr
 from gpumon.telemetry.types import Snapshot
 
-PROCESS_LIST_UNSUPPORTED = "Process list not supported by this GPU/driver"
+PROCESS_LIST_UNSUPPORTED = N_("Process list not supported by this GPU/driver")
 
 
 def unlisted_gpus(snap: Snapshot) -> list[int]:
@@ -23,7 +24,7 @@ def process_list_note(snap: Snapshot) -> str:
         return ""
     readable = [s for s in snap.samples if not s.lost]
     if len(unlisted) == len(readable) == 1:
-        return f"{PROCESS_LIST_UNSUPPORTED}."
+        return tr(PROCESS_LIST_UNSUPPORTED) + "."
     which = ", ".join(str(i) for i in unlisted)
-    return f"{PROCESS_LIST_UNSUPPORTED} (GPU {which})."
+    return tr("{what} (GPU {which}).", what=tr(PROCESS_LIST_UNSUPPORTED), which=which)
 

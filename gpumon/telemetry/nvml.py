@@ -21,6 +21,7 @@ from typing import Any, TypeVar, cast
 
 import pynvml
 
+from gpumon.i18n import N_, ntr, tr
 from gpumon.telemetry.procinfo import ProcInfoCache
 from gpumon.telemetry.types import (
     GpuInfo,
@@ -39,16 +40,17 @@ T = TypeVar("T")
 
 LIBRARY_NAME = "nvml.dll" if sys.platform.startswith("win") else "libnvidia-ml.so.1"
 NOT_AVAILABLE = 0xFFFFFFFFFFFFFFFF  # NVML_VALUE_NOT_AVAILABLE as an unsigned long long
-SIMULATE_HINT = "or run gpumon with --simulate N to see simulated GPUs"
+SIMULATE_HINT = N_("or run gpumon with --simulate N to see simulated GPUs")
 
 # Errors after which a GPU is treated as gone until a re-check says otherwise. Any other error
 # (an "unknown error" included) only makes that one field N/A for the tick, unless every read
 # of the GPU failed (_every_read_failed).
 _LOST_WORDS: dict[int, str] = {
-    pynvml.NVML_ERROR_GPU_IS_LOST: "The GPU stopped answering (NVML: GPU is lost). It may have "
-    "fallen off the PCIe bus or overheated; a reboot is usually needed.",
-    pynvml.NVML_ERROR_RESET_REQUIRED: "The GPU needs a reset before it can be used again "
-    "(NVML: GPU requires reset).",
+    pynvml.NVML_ERROR_GPU_IS_LOST: N_("The GPU stopped answering (NVML: GPU is lost). It may "
+                                      "have fallen off the PCIe bus or overheated; a reboot is "
+                                      "usually needed."),
+    pynvml.NVML_ERROR_RESET_REQUIRED: N_("The GPU needs a reset before it can be used again "
+                                         "(NVML: GPU requires reset)."),
 }
 _COMPUTE_MODES = {0: "Default", 1: "Exclusive Thread", 2: "Prohibited", 3: "Exclusive Process"}
 # Read only when sample(include_slow=True); otherwise the last reading is reused. PCIe is here
@@ -62,7 +64,7 @@ class _GpuLost(Exception):
     """Raised by the guarded helper when a device call says the GPU is gone."""
 
     def __init__(self, code: int, words: str = "") -> None:
-        words = words or _LOST_WORDS[code]
+        words = words or tr(_LOST_WORDS[code])
         super().__init__(words)
         self.message = words
 
@@ -85,23 +87,23 @@ class _Gpu:
 _INIT_ERRORS: dict[int, tuple[SourceState, str, str]] = {
     pynvml.NVML_ERROR_LIBRARY_NOT_FOUND: (
         SourceState.LIBRARY_NOT_FOUND,
-        f"No NVIDIA driver was found on this computer ({LIBRARY_NAME} could not be loaded).",
-        f"Install the NVIDIA driver, {SIMULATE_HINT}."),
+        N_("No NVIDIA driver was found on this computer ({library} could not be loaded)."),
+        N_("Install the NVIDIA driver, {simulate_hint}.")),
     pynvml.NVML_ERROR_DRIVER_NOT_LOADED: (
         SourceState.DRIVER_NOT_LOADED,
-        "The NVIDIA driver is installed but not running.",
-        "Reboot, or load it with 'sudo modprobe nvidia'; 'nvidia-smi' and 'dmesg' tell why "
-        f"it did not start, {SIMULATE_HINT}."),
+        N_("The NVIDIA driver is installed but not running."),
+        N_("Reboot, or load it with 'sudo modprobe nvidia'; 'nvidia-smi' and 'dmesg' tell why "
+           "it did not start, {simulate_hint}.")),
     pynvml.NVML_ERROR_LIB_RM_VERSION_MISMATCH: (
         SourceState.VERSION_MISMATCH,
-        "The NVIDIA driver that is running does not match the installed NVIDIA library "
-        "(driver/library version mismatch).",
-        "This usually follows a driver update: reboot so that the new driver is loaded."),
+        N_("The NVIDIA driver that is running does not match the installed NVIDIA library "
+           "(driver/library version mismatch)."),
+        N_("This usually follows a driver update: reboot so that the new driver is loaded.")),
     pynvml.NVML_ERROR_NO_PERMISSION: (
         SourceState.NO_PERMISSION,
-        "gpumon is not allowed to talk to the NVIDIA driver (insufficient permissions).",
-        "Check that your user may open /dev/nvidia* (often the 'video' group), or that the "
-        "container was given the GPUs."),
+        N_("gpumon is not allowed to talk to the NVIDIA driver (insufficient permissions)."),
+        N_("Check that your user may open /dev/nvidia* (often the 'video' group), or that the "
+           "container was given the GPUs.")),
 }
 
 
@@ -109,10 +111,13 @@ def init_error_status(err: Exception) -> SourceStatus:
     """The SourceStatus for an error raised by nvmlInit, in words a person understands."""
     code = getattr(err, "value", None)
     known = _INIT_ERRORS.get(code) if isinstance(code, int) else None
+    hint = tr(SIMULATE_HINT)
     if known is not None:
-        return SourceStatus(*known)
-    return SourceStatus(SourceState.ERROR, f"NVML could not start: {err}.",
-                        f"Check that 'nvidia-smi' works, {SIMULATE_HINT}.")
+        state, message, advice = known
+        return SourceStatus(state, tr(message, library=LIBRARY_NAME),
+                            tr(advice, simulate_hint=hint))
+    return SourceStatus(SourceState.ERROR, tr("NVML could not start: {error}.", error=err),
+                        tr("Check that 'nvidia-smi' works, {simulate_hint}.", simulate_hint=hint))
 
 
 def cuda_version_text(version: int | None) -> str | None:
@@ -133,7 +138,7 @@ class NvmlSource:
     def __init__(self, recheck_lost_s: float = 5.0) -> None:
         self.recheck_lost_s = recheck_lost_s
         self._lock = threading.RLock()
-        self._status = SourceStatus(SourceState.CLOSED, "The NVML source has not been opened.")
+        self._status = SourceStatus(SourceState.CLOSED, tr("The NVML source has not been opened."))
         self._machine = MachineInfo(host_name=socket.gethostname(), source_name="NVML")
         self._gpus: list[_Gpu] = []
         self._initialized = False
@@ -202,8 +207,9 @@ class NvmlSource:
             except Exception as err:
                 self.close()
                 self._status = SourceStatus(
-                    SourceState.ERROR, f"NVML started but could not list the GPUs: {err}.",
-                    "Check that 'nvidia-smi' works.")
+                    SourceState.ERROR,
+                    tr("NVML started but could not list the GPUs: {error}.", error=err),
+                    tr("Check that 'nvidia-smi' works."))
                 return self._status
             self._status = self._open_status()
             return self._status
@@ -250,7 +256,7 @@ class NvmlSource:
                     pynvml.nvmlShutdown()
                 except pynvml.NVMLError as err:
                     log.debug("nvmlShutdown failed: %s", err)
-                self._status = SourceStatus(SourceState.CLOSED, "The NVML source is closed.")
+                self._status = SourceStatus(SourceState.CLOSED, tr("The NVML source is closed."))
             self._gpus = []
             self._procs.clear()
 
@@ -306,23 +312,26 @@ class NvmlSource:
         n = len(self._gpus)
         if n == 0:
             return SourceStatus(
-                SourceState.NO_GPUS, "The NVIDIA driver is running but reports no GPUs.",
-                "Check that the GPU is seated and powered; in a container, pass the GPUs "
-                f"through (e.g. 'docker run --gpus all'), {SIMULATE_HINT}.")
+                SourceState.NO_GPUS, tr("The NVIDIA driver is running but reports no GPUs."),
+                tr("Check that the GPU is seated and powered; in a container, pass the GPUs "
+                   "through (e.g. 'docker run --gpus all'), {simulate_hint}.",
+                   simulate_hint=tr(SIMULATE_HINT)))
         if all(g.handle is None for g in self._gpus) and (
                 self._last_error == pynvml.NVML_ERROR_NO_PERMISSION):
             return SourceStatus(
                 SourceState.NO_PERMISSION,
-                "gpumon is not allowed to read any of the GPUs (insufficient permissions).",
-                "Check that your user may open /dev/nvidia*, or that the container was "
-                "given the GPUs.")
+                tr("gpumon is not allowed to read any of the GPUs (insufficient permissions)."),
+                tr("Check that your user may open /dev/nvidia*, or that the container was "
+                   "given the GPUs."))
         m = self._machine
         stack = ", ".join(p for p in (
-            m.driver_version and f"driver {m.driver_version}",
+            m.driver_version and tr("driver {version}", version=m.driver_version),
             m.cuda_driver_version and f"CUDA {m.cuda_driver_version}") if p)
-        return SourceStatus(SourceState.OK,
-                            f"NVML sees {n} GPU{'s' if n != 1 else ''}"
-                            + (f" ({stack})." if stack else "."))
+        if stack:
+            return SourceStatus(SourceState.OK, ntr("NVML sees {n} GPU ({stack}).",
+                                                    "NVML sees {n} GPUs ({stack}).", n,
+                                                    stack=stack))
+        return SourceStatus(SourceState.OK, ntr("NVML sees {n} GPU.", "NVML sees {n} GPUs.", n))
 
     # --- sampling ----------------------------------------------------------------------------
 
@@ -337,8 +346,9 @@ class NvmlSource:
             sample = self._read_sample(g, include_slow, listed)
             if self._failed:
                 if _every_read_failed(sample):
-                    raise _GpuLost(0, "The GPU stopped answering: every NVML read of it "
-                                   f"failed ({self._failed[-1].split(': ', 1)[-1]}).")
+                    raise _GpuLost(0, tr("The GPU stopped answering: every NVML read of it "
+                                         "failed ({error}).",
+                                         error=self._failed[-1].split(': ', 1)[-1]))
                 sample = dataclasses.replace(sample, failed_reads=tuple(self._failed))
         except _GpuLost as lost:
             log.warning("GPU %d (%s): %s", g.index, g.info.uuid, lost.message)
@@ -351,7 +361,7 @@ class NvmlSource:
                 self._logged.add(("_sample", g.index))
                 log.exception("GPU %d could not be read", g.index)
             return GpuSample(index=g.index, timestamp_s=time.time(), lost=True,
-                             message=f"gpumon could not read this GPU: {err}")
+                             message=tr("gpumon could not read this GPU: {error}", error=err))
         g.last = sample
         raw.extend((g.index, pid, kind, mem) for pid, (kind, mem) in procs.items())
         return sample

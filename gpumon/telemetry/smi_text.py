@@ -7,10 +7,11 @@ and a SIMULATED banner when the numbers are not from hardware.
 
 from __future__ import annotations
 
-import textwrap
 import time
+import unicodedata
 
 from gpumon import __version__
+from gpumon.i18n import tr
 from gpumon.telemetry.facts import process_list_note
 from gpumon.telemetry.metrics import MIB, NA
 from gpumon.telemetry.types import (
@@ -39,9 +40,46 @@ def _full(text: str) -> str:
     return f"| {_fit(text, _WIDTH)} |"
 
 
+def cells(text: str) -> int:
+    """Terminal columns of ``text``: Chinese and other wide characters take two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def wrap_cells(text: str, width: int) -> list[str]:
+    """``textwrap.wrap`` by terminal columns: breaks at a space where there is one, else
+    between any two characters (Chinese has no spaces between words)."""
+    lines: list[str] = []
+    for para in text.splitlines() or [""]:
+        line = ""
+        for c in para:
+            if cells(line) + cells(c) <= width:
+                line += c
+                continue
+            cut = line.rfind(" ")
+            if cut > 0:
+                lines.append(line[:cut])
+                line = line[cut + 1:] + c
+            else:
+                lines.append(line)
+                line = c.lstrip()
+        if line.strip():
+            lines.append(line.rstrip())
+    return lines
+
+
 def _fit(text: str, width: int) -> str:
-    """Pad to ``width``; cut with '...' if longer."""
-    return text.ljust(width) if len(text) <= width else text[: width - 3] + "..."
+    """Pad to ``width`` terminal columns; cut with '...' if longer."""
+    used = cells(text)
+    if used <= width:
+        return text + " " * (width - used)
+    out, room = [], width - 3
+    for c in text:
+        room -= cells(c)
+        if room < 0:
+            break
+        out.append(c)
+    cut = "".join(out)
+    return cut + "." * (width - cells(cut))
 
 
 def _tail(text: str, width: int) -> str:
@@ -96,12 +134,12 @@ def render(snapshot: Snapshot, show_uuid: bool = False) -> str:
 def no_gpus_hint(status: SourceStatus) -> str:
     """Why no GPU is listed and what to try (the source's words when it has some)."""
     text = " ".join(t for t in (status.message, status.hint) if t)
-    return text or ("The source reports no GPUs. In a container, pass the GPUs through "
-                    "(e.g. 'docker run --gpus all'), or try gpumon --simulate 4.")
+    return text or tr("The source reports no GPUs. In a container, pass the GPUs through "
+                      "(e.g. 'docker run --gpus all'), or try gpumon --simulate 4.")
 
 
 def _wrapped(text: str) -> list[str]:
-    return [_full(line) for line in textwrap.wrap(text, _WIDTH)]
+    return [_full(line) for line in wrap_cells(text, _WIDTH)]
 
 
 def render_status(status: SourceStatus) -> str:
@@ -115,14 +153,14 @@ def _header(snapshot: Snapshot) -> list[str]:
     simulated = snapshot.simulated or m.simulated
     lines = [stamp, _FULL_RULE]
     if simulated:
-        lines.append(_full("SIMULATED: these GPUs and numbers are simulated, not read from "
-                           "hardware."))
+        lines.append(_full(tr("SIMULATED: these GPUs and numbers are simulated, not read "
+                              "from hardware.")))
     lines.append(_full(
         f"gpumon {__version__}   Driver Version: {m.driver_version or NA}   "
         f"CUDA Version: {m.cuda_driver_version or NA}   NVML: {m.nvml_version or NA}"
     ))
     source = f"{m.source_name} (SIMULATED)" if simulated else m.source_name
-    lines.append(_full(f"Host: {m.host_name}   Source: {source}"))
+    lines.append(_full(tr("Host: {host}   Source: {source}", host=m.host_name, source=source)))
     return lines
 
 
@@ -130,12 +168,12 @@ def _gpu_block(index: int, info: GpuInfo | None, sample: GpuSample | None) -> li
     name = info.name if info else NA
     bus = info.pci_bus_id if info else NA
     if sample is None or sample.lost:
-        why = sample.message if sample is not None and sample.message else "No reading."
+        why = sample.message if sample is not None and sample.message else tr("No reading.")
         state = "LOST" if sample is not None else "NO DATA"
         return [
             _row(f"{index:>3}  {_fit(name, _L - 6 - len(state))} {state}", bus.rjust(_M),
                  state.rjust(_R)),
-            *(_full(line) for line in textwrap.wrap(f"{state}: {why}", _WIDTH)),
+            *(_full(line) for line in wrap_cells(f"{state}: {why}", _WIDTH)),
         ]
     persistence = _on_off(sample.persistence_mode)
     first = f"{index:>3}  {_fit(name, _L - 6 - len(persistence))} {persistence}"
@@ -176,16 +214,16 @@ def _process_table(processes: tuple[GpuProcess, ...], note: str = "") -> list[st
     name_w = _WIDTH - 48
     lines = [
         _FULL_RULE,
-        _full("Processes:"),
+        _full(tr("Processes:")),
         _full(f"{'GPU':>5}  {'PID':>9}  {'Type':>4}  {'User':<10}  {'Process name':<{name_w}}"
               f"  {'GPU Memory':>10}"),
         _full(f"{'Usage':>{_WIDTH}}"),
         f"|{'=' * (_WIDTH + 2)}|",
     ]
     if note:
-        lines += [_full(f"  {line}") for line in textwrap.wrap(note, _WIDTH - 2)]
+        lines += [_full(f"  {line}") for line in wrap_cells(note, _WIDTH - 2)]
     elif not processes:
-        lines.append(_full("  No running processes found"))
+        lines.append(_full("  " + tr("No running processes found")))
     for p in sorted(processes, key=lambda p: (p.gpu_index, p.pid)):
         label = p.command or p.name or NA
         if p.is_self:

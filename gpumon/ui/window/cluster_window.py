@@ -84,9 +84,9 @@ class ClusterWindow(MainWindow):
         return page
 
 
-def run(source: PrometheusSource, interval_s: float | None) -> int:
+def run(source: PrometheusSource, interval_s: float | None, lang: str | None = None) -> int:
     """Open the cluster window (see ``launch.run``) and run Qt until it closes."""
     from gpumon.ui.window import launch
 
     return launch.run(None, interval_s, make_window=lambda interval, settings: ClusterWindow(
-        source, interval, settings=settings, prewarm_kernel=True))
+        source, interval, settings=settings, prewarm_kernel=True), lang=lang)

@@ -18,12 +18,14 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMainWindow
 
 from gpumon.ui.window import gcguard
+from gpumon.ui.window.language import choose, install_qt_translations
 from gpumon.ui.window.main_window import MainWindow, nvml_factory, simulated_factory
 from gpumon.ui.window.settings import Settings
 
 
 def run(simulate: int | None, interval_s: float | None = None, seed: int = 0, *,
-        make_window: Callable[[float, Settings], MainWindow] | None = None) -> int:
+        make_window: Callable[[float, Settings], MainWindow] | None = None,
+        lang: str | None = None) -> int:
     """Open the window on simulated GPUs (``simulate`` = how many) or on NVML; run Qt.
 
     Settings are the user's (QSettings "gpumon"/"gpumon"); an interval given on the command
@@ -31,6 +33,8 @@ def run(simulate: int | None, interval_s: float | None = None, seed: int = 0, *,
     Ctrl+C (SIGINT) and SIGTERM close the window and quit cleanly, exit status 0.
     Python's cyclic garbage collection runs on this (the GUI) thread only (gcguard.py).
     ``make_window(interval_s, settings)`` builds another kind of main window instead.
+    The language is ``lang`` (``--lang``), else the one saved in View ▸ Language, else the
+    system's.
     """
     app = QApplication.instance() or QApplication(sys.argv)
     assert isinstance(app, QApplication)
@@ -41,6 +45,7 @@ def run(simulate: int | None, interval_s: float | None = None, seed: int = 0, *,
     if icon is not None:
         app.setWindowIcon(icon)
     settings = Settings.user()
+    install_qt_translations(app, choose(settings, lang))
     if interval_s is not None:
         settings.interval_s = interval_s
     if make_window is not None:

@@ -21,10 +21,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gpumon.i18n import tr
 from gpumon.telemetry.types import Snapshot
 from gpumon.ui.monitor.grid import GpuGrid
 from gpumon.ui.window.controls import Controls
 from gpumon.ui.window.file_actions import FileActions
+from gpumon.ui.window.language import LanguageMenu
 from gpumon.ui.window.presentation import Presentation, show_about, show_shortcuts
 from gpumon.ui.window.settings import Settings
 
@@ -52,9 +54,9 @@ class Menus(QObject):
         self._toggle_pause = toggle_pause
         self._latest_snapshot = latest_snapshot
         bar = window.menuBar()
-        self._build_file(bar.addMenu("&File"))
-        self._build_view(bar.addMenu("&View"))
-        self._build_help(bar.addMenu("&Help"))
+        self._build_file(bar.addMenu(tr("&File")))
+        self._build_view(bar.addMenu(tr("&View")))
+        self._build_help(bar.addMenu(tr("&Help")))
         # Space pauses, but only while the focus is not on a widget that uses the space bar.
         self.space = QShortcut(QKeySequence(Qt.Key.Key_Space), window)
         self.space.setObjectName("spaceShortcut")
@@ -87,47 +89,48 @@ class Menus(QObject):
 
     def _build_file(self, menu: QMenu) -> None:
         f = self.files
-        self._action(menu, "actionCopySnapshot", "&Copy snapshot as text", f.copy_snapshot,
+        self._action(menu, "actionCopySnapshot", tr("&Copy snapshot as text"), f.copy_snapshot,
                      ("Ctrl+Shift+C",))
-        self._action(menu, "actionSaveGraph", "&Save graph…", f.save_graph_dialog, ("Ctrl+S",))
+        self._action(menu, "actionSaveGraph", tr("&Save graph…"), f.save_graph_dialog, ("Ctrl+S",))
         menu.addSeparator()
-        rec = self._action(menu, "actionRecord", "&Record to CSV…", f.toggle_recording,
+        rec = self._action(menu, "actionRecord", tr("&Record to CSV…"), f.toggle_recording,
                            ("Ctrl+R",), checkable=True)
         f.recordingChanged.connect(rec.setChecked)
-        self._action(menu, "actionExportWindow", "&Export visible window to CSV…",
+        self._action(menu, "actionExportWindow", tr("&Export visible window to CSV…"),
                      f.export_window_dialog, ("Ctrl+E",))
         menu.addSeparator()
-        quit_action = self._action(menu, "actionQuit", "&Quit", self.window.close, ("Ctrl+Q",))
+        quit_action = self._action(menu, "actionQuit", tr("&Quit"), self.window.close, ("Ctrl+Q",))
         quit_action.setMenuRole(QAction.MenuRole.QuitRole)
 
     def _build_view(self, menu: QMenu) -> None:
         p = self.presentation
-        pause = self._action(menu, "actionPause", "&Pause / resume\tSpace", self.toggle_pause,
-                             checkable=True)
+        pause = self._action(menu, "actionPause", tr("&Pause / resume") + "\tSpace",
+                             self.toggle_pause, checkable=True)
         self._controls.pauseToggled.connect(pause.setChecked)
         menu.addSeparator()
-        self._action(menu, "actionZoomIn", "Zoom &in", p.zoom_in,
+        self._action(menu, "actionZoomIn", tr("Zoom &in"), p.zoom_in,
                      ("Ctrl++", "Ctrl+="))
-        self._action(menu, "actionZoomOut", "Zoom &out", p.zoom_out,
+        self._action(menu, "actionZoomOut", tr("Zoom &out"), p.zoom_out,
                      ("Ctrl+-",))
-        self._action(menu, "actionZoomReset", "&Reset zoom", p.reset_zoom, ("Ctrl+0",))
-        self._action(menu, "actionFullScreen", "&Full screen", p.toggle_full_screen, ("F11",),
+        self._action(menu, "actionZoomReset", tr("&Reset zoom"), p.reset_zoom, ("Ctrl+0",))
+        self._action(menu, "actionFullScreen", tr("&Full screen"), p.toggle_full_screen, ("F11",),
                      checkable=True)
-        theme_menu = menu.addMenu("&Theme")
+        theme_menu = menu.addMenu(tr("&Theme"))
         group = QActionGroup(self)
-        for name in ("light", "dark"):
-            a = self._action(theme_menu, f"actionTheme{name.title()}", name.title(),
+        for name, label in (("light", tr("Light")), ("dark", tr("Dark"))):
+            a = self._action(theme_menu, f"actionTheme{name.title()}", label,
                              lambda n=name: p.set_theme(n), checkable=True)  # type: ignore[misc]
             a.setChecked(p.theme.name == name)
             group.addAction(a)
-        self.gpu_menu = menu.addMenu("&GPUs")
+        self.gpu_menu = menu.addMenu(tr("&GPUs"))
         self.gpu_menu.setObjectName("gpuMenu")
         self.rebuild_gpu_menu()
+        self.language = LanguageMenu(self.window, menu.addMenu(tr("&Language")), self.settings)
 
     def _build_help(self, menu: QMenu) -> None:
-        self._action(menu, "actionShortcuts", "&Keyboard shortcuts",
+        self._action(menu, "actionShortcuts", tr("&Keyboard shortcuts"),
                      lambda: show_shortcuts(self.window))
-        about = self._action(menu, "actionAbout", "&About gpumon",
+        about = self._action(menu, "actionAbout", tr("&About gpumon"),
                              lambda: show_about(self.window, self._latest_snapshot()), ("F1",))
         about.setMenuRole(QAction.MenuRole.AboutRole)
 
@@ -140,14 +143,15 @@ class Menus(QObject):
         panels = self._grid.panels
         for panel in panels:
             info = panel.info
-            a = QAction(f"GPU {info.index} · {info.name}", self.gpu_menu)
+            a = QAction(tr("GPU {index} · {name}", index=info.index, name=info.name),
+                        self.gpu_menu)
             a.setObjectName(f"actionShowGpu{info.index}")
             a.setCheckable(True)
             a.setChecked(info.uuid not in hidden)
             a.toggled.connect(lambda on, u=info.uuid: self.set_gpu_shown(u, on))
             self.gpu_menu.addAction(a)
         if not panels:
-            self.gpu_menu.addAction("No GPUs yet").setEnabled(False)
+            self.gpu_menu.addAction(tr("No GPUs yet")).setEnabled(False)
         self._apply_hidden()
 
     def set_gpu_shown(self, uuid: str, shown: bool) -> None:

@@ -1,4 +1,5 @@
-"""What gpumon remembers between runs: interval, time window, theme, zoom, geometry, GPUs.
+"""What gpumon remembers between runs: interval, time window, theme, zoom, geometry, GPUs,
+language.
 
 ``Settings`` is a thin typed layer over a ``QSettings`` (organisation "gpumon", application
 "gpumon" in ``Settings.user()``). Tests pass a QSettings on an INI file in a temporary
@@ -13,6 +14,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings
+
+from gpumon.i18n import LANGUAGES
 
 ORGANISATION = "gpumon"
 APPLICATION = "gpumon"
@@ -111,6 +114,18 @@ class Settings:
     @geometry.setter
     def geometry(self, value: QByteArray) -> None:
         self._set("window/geometry", value)
+
+    @property
+    def language(self) -> str | None:
+        """The language chosen in View > Language (None: follow the system's)."""
+        v = self._get("view/language")
+        return v if isinstance(v, str) and v in LANGUAGES else None
+
+    @language.setter
+    def language(self, value: str | None) -> None:
+        if value is not None and value not in LANGUAGES:
+            raise ValueError(f"unknown language {value!r}; expected one of {tuple(LANGUAGES)}")
+        self._set("view/language", value or "")
 
     @property
     def hidden_gpus(self) -> set[str]:
