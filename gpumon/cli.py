@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from gpumon.playground.outcome import Outcome
     from gpumon.telemetry.types import Snapshot
 
+#: A tensor with more elements is printed as its shape: the numbers are not the point.
+BRIEF_NUMEL = 100
 MIN_INTERVAL_S = 0.1
 MAX_INTERVAL_S = 10.0
 
@@ -134,7 +136,7 @@ def _outcome_lines(out: Outcome, step: LessonStep) -> list[str]:
         lines = _indent(f"{e.type_name}: {e.message}{who}")
         return lines + textwrap.wrap(e.explanation, 88, initial_indent="    why: ",
                                      subsequent_indent="         ")
-    if step.show_time and out.shape is not None:
+    if out.shape is not None and (step.show_time or math.prod(out.shape) > BRIEF_NUMEL):
         lines = [f"    tensor of shape {out.shape}, {out.dtype}"]
     else:
         lines = _indent(out.preview) if out.preview else []
@@ -153,6 +155,9 @@ def _outcome_lines(out: Outcome, step: LessonStep) -> list[str]:
             if r.allocated_bytes is not None:
                 lines.append(f"    {r.device}: allocated {human_bytes(r.allocated_bytes)}, "
                              f"reserved {human_bytes(r.reserved_bytes or 0)}")
+            elif r.rss_bytes is not None:
+                lines.append(f"    {r.device}: this process's resident memory "
+                             f"{human_bytes(r.rss_bytes)}")
     return lines
 
 
@@ -160,7 +165,8 @@ def _run_lines(actions: Sequence[Action], outcomes: Sequence[Outcome],
                step: LessonStep) -> list[str]:
     lines: list[str] = []
     for i, action in enumerate(actions):
-        lines.append(f"  >>> {action.code()}")
+        first, *more = action.code().splitlines() or [""]
+        lines += [f"  >>> {first}", *(f"  ... {line}" for line in more)]
         if i < len(outcomes):
             lines += _outcome_lines(outcomes[i], step)
         else:
@@ -181,10 +187,15 @@ def format_step(result: StepResult, total: int) -> str:
     else:
         if step.preamble:
             lines += _indent(step.preamble, "  ") + [""]
-        lines += _run_lines(step.actions, result.outcomes, step)
+        if result.outcomes or not result.shows_gpu:  # else the GPU transcript has the code
+            lines += _run_lines(step.actions, result.outcomes, step)
     if result.note:
         lines += [""] + textwrap.wrap(f"Note: {result.note}", 88, initial_indent="  ",
                                       subsequent_indent="  ")
+    if result.shows_gpu:
+        from gpumon.playground.lesson import GPU_LABEL
+
+        lines += ["", f"  {GPU_LABEL}"] + _indent(step.gpu_text())
     if result.meta_outcomes:
         lines += ["", "  The same rule on the meta device:"]
         lines += _run_lines(step.meta_variant, result.meta_outcomes, step)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -31,7 +32,10 @@ def assert_whole_lesson(out: str) -> None:
     for number, step in enumerate(LESSON, start=1):
         assert f"Step {number} of {len(LESSON)}: {step.title}" in out
         for action in step.actions:
-            assert f">>> {action.code()}" in out
+            first, *more = action.code().splitlines()
+            assert f">>> {first}" in out
+            for line in more:
+                assert f"... {line}" in out
         for line in step.preamble.splitlines():
             assert line.rstrip() in out
     assert "$ nvidia-smi" in out and "Traceback" not in out
@@ -109,11 +113,21 @@ def test_one_step_only(capsys: pytest.CaptureFixture[str]) -> None:
         assert "is not on the expected device" in out
 
 
-def test_timing_step_shows_times_not_numbers(capsys: pytest.CaptureFixture[str]) -> None:
+def test_timing_step_shows_medians_on_every_device(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["lesson", "--step", "15"]) == 0
     out = capsys.readouterr().out
-    assert out.count(" ms") == 4 and "tensor of shape (1000, 1000), float32" in out
-    assert "tensor([[" not in out
+    assert "benchmark.Timer('a @ a'" in out
+    sizes = ["10 x 10", "1000 x 1000"]
+    devices = ["cpu"] + [f"cuda:{i}" for i in range(min(1, torch.cuda.device_count()))]
+    for size in sizes:
+        for device in devices:
+            assert re.search(rf"'{size} on {device}': 'median [0-9.]+ µs'", out), (size, device)
+
+
+def test_big_tensors_are_printed_as_their_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["lesson", "--step", "14"]) == 0
+    out = capsys.readouterr().out
+    assert "tensor of shape (2000, 2000), float32" in out and "tensor([[" not in out
 
 
 @pytest.mark.parametrize(("value", "needle"), [
@@ -151,7 +165,7 @@ def test_lesson_does_not_open_the_window(monkeypatch: pytest.MonkeyPatch,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     """`gpumon lesson` never reaches the GUI: a poisoned gpumon.ui.window.launch would raise."""
     monkeypatch.setitem(sys.modules, "gpumon.ui.window.launch", None)
-    assert main(["lesson", "--step", "3"]) == 0
+    assert main(["lesson", "--step", "4"]) == 0
     assert ">>> x = torch.tensor([1, 2, 3])" in capsys.readouterr().out
 
 

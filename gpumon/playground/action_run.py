@@ -103,7 +103,10 @@ def synchronize(devices: list[str]) -> None:
     """Wait for queued CUDA work so durations are honest and async errors land here.
 
     Pass only the devices holding the action's tensors: ``torch.cuda.synchronize(i)`` creates
-    a context on device ``i`` if it has none (cuda_calls.py says how that was checked).
+    a context on device ``i`` if it has none (cuda_calls.py says how that was checked). A
+    device without a context is skipped too: no work can be queued there, so the first action
+    that really uses the GPU (not a query such as get_device_name) is the one whose marker
+    says "context created".
     """
     torch = sys.modules.get("torch")
     if torch is None or not torch.cuda.is_initialized():

@@ -29,7 +29,7 @@ from gpumon.playground.describe import (
 )
 from gpumon.playground.devices import DeviceOption, list_devices
 from gpumon.playground.errors import ErrorInfo, error_from_exception
-from gpumon.playground.memory import read_memory, torch_memory_counters
+from gpumon.playground.memory import cuda_contexts, read_memory, torch_memory_counters
 from gpumon.playground.outcome import LoadStatus, Outcome, WorkspaceEntry
 from gpumon.playground.threads import limit_torch_threads
 
@@ -96,6 +96,7 @@ class Engine:
             code = repr(action)
         run = ActionRun()
         error: ErrorInfo | None = None
+        contexts = cuda_contexts()
         status = self.ensure_loaded()
         if not status.ok:
             error = ErrorInfo("ImportError", status.message,
@@ -114,8 +115,10 @@ class Engine:
         except Exception as exc:  # noqa: BLE001 - errors are content
             ours = not run.in_torch and not isinstance(action, RunCode) and is_gpumon_bug(exc)
             error = internal_error(exc) if ours else error_from_exception(exc)
+        created = tuple(f"cuda:{i}" for i in sorted(cuda_contexts() - contexts))
+        run.touch(*created)  # the context is memory on that GPU: its marker goes there
         try:
-            return self._outcome(action, code, started_at, run, error)
+            return self._outcome(action, code, started_at, run, error, created)
         except Exception as exc:  # noqa: BLE001 - a bug here must not crash the worker
             report_internal(traceback.format_exc())
             internal = ErrorInfo("InternalError", f"{type(exc).__name__}: {exc}",
@@ -125,12 +128,13 @@ class Engine:
                            error=error or internal)
 
     def _outcome(self, action: act.Action, code: str, started_at: float, run: ActionRun,
-                 error: ErrorInfo | None) -> Outcome:
+                 error: ErrorInfo | None, created: tuple[str, ...] = ()) -> Outcome:
         after = read_memory(run.devices) if run.executed else ()
         base: dict[str, Any] = dict(
             action=action, code=code, started_at=started_at, duration_s=run.duration_s,
             operands=tuple(run.operands), devices=tuple(run.devices),
             memory_before=run.memory_before, memory_after=after, output=run.output,
+            contexts_created=created,
         )
         if error is not None:
             return Outcome(ok=False, error=error, **base)

@@ -65,8 +65,33 @@ def qualified_type_name(exc: BaseException) -> str:
 
 
 _SAME_DEVICE = (
-    "The operands are on different devices; torch never copies between devices by itself "
-    "(it would be slow and silent), so move one with .to(device), .cuda() or .cpu() first."
+    "The operands are on different devices, and this operation does not move data between "
+    "devices for you (only a 0-dim CPU tensor, or a CPU tensor used as an index, is accepted "
+    "beside GPU tensors). Move the odd one to where the work is, usually the input to the "
+    "model's device: x.to(device)."
+)
+_NUMPY = (
+    "x.numpy() gives an array that shares the tensor's memory, which only a CPU tensor can "
+    "do: copy it to main memory first with x.cpu().numpy(), or let x.numpy(force=True) make "
+    "that copy."
+)
+_META_NUMPY = (
+    "A meta tensor has a shape but no data, so there are no numbers to put in an array; "
+    ".cpu() fails too (\"Cannot copy out of meta tensor\")."
+)
+_OOM = (
+    "The GPU has not enough free memory for this. Read the message: it says what this "
+    "process holds, what other processes use and what is 'reserved but unallocated'; torch "
+    "already freed its cache and retried before raising, so empty_cache() is no cure. Drop "
+    "references you no longer need (del, or a loss kept with its graph instead of .item()), "
+    "use a smaller batch, run inference under torch.no_grad(), and when much is reserved but "
+    "unallocated set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True as the message "
+    "suggests; torch.cuda.max_memory_allocated() shows the peak."
+)
+_CUDA_CHECKPOINT = (
+    "The checkpoint's tensors were saved on a GPU and torch.load puts them back there, but "
+    "this PyTorch sees no CUDA: load them with torch.load(path, map_location='cpu') (or "
+    "map_location=device)."
 )
 
 # (pattern, explanation); searched in order, case-sensitive as torch writes its messages.
@@ -97,9 +122,7 @@ EXPLANATIONS: tuple[tuple[str, str], ...] = (
      "Unknown device type: a device name starts with cpu, cuda, meta, mps... ('gpu' is not one)."),
     (r"invalid device ordinal|Invalid device id|Invalid device argument",
      "There is no GPU with that index: torch numbers the visible GPUs from 0."),
-    (r"CUDA out of memory|OutOfMemoryError",
-     "The GPU has not enough free memory for this: delete names, call "
-     "torch.cuda.empty_cache(), or use a smaller size."),
+    (r"CUDA out of memory|OutOfMemoryError", _OOM),
     (r"can't allocate memory|DefaultCPUAllocator",
      "The computer has not enough free memory (RAM) for a tensor this large."),
     (r"must match the size of tensor",
@@ -114,11 +137,13 @@ EXPLANATIONS: tuple[tuple[str, str], ...] = (
     (r"same dtype|expected scalar type|dtype mismatch",
      "The operands have different dtypes and this operation does not convert them: make them "
      "match with .to(dtype) or .float()."),
-    (r"can't convert .* to numpy",
-     "A numpy array lives in main memory, so the tensor must be copied there first with "
-     ".cpu(); torch never does that copy silently."),
+    (r"can't convert meta device type tensor to numpy", _META_NUMPY),
+    (r"can't convert .* to numpy", _NUMPY),
     (r"Cannot copy out of meta tensor",
      "A meta tensor has a shape and dtype but no data, so there is nothing to copy to cpu."),
+    (r"cannot be called on meta tensors",
+     "A meta tensor has a shape but no values, so there is no number to give."),
+    (r"deserialize object on a CUDA device", _CUDA_CHECKPOINT),
     (r"not implemented for",
      "This operation has no kernel for this dtype on this device (random numbers need a "
      "floating-point dtype, for example)."),

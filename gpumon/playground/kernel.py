@@ -45,6 +45,7 @@ class Kernel:
         self.deferred = False  # a SIGINT came during the import: raise it once torch is in
         self._lessons: dict[tuple[LessonStep, ...], LessonRunner] = {}
         self._snapshot: Any = None
+        self._request_id: int | None = None  # the request being answered
         self._handlers: dict[str, Callable[[Any], Any]] = {
             "load": lambda _p: self.engine.ensure_loaded(),
             "devices": lambda _p: self.engine.devices(),
@@ -78,6 +79,7 @@ class Kernel:
         try:
             try:
                 self.busy = request.kind in USER_CODE
+                self._request_id = request.id
                 if self.busy:  # from now on a SIGINT interrupts this request (kernel_client)
                     self.send(Message("started", request.id))
                 if handler is None:
@@ -127,6 +129,10 @@ class Kernel:
             # the memory lines, and can be deleted there; jumping steps forgets only its names.
             runner = LessonRunner(self.engine, lambda: self._snapshot, key, shared=True)
             self._lessons[key] = runner
+        rid = self._request_id
+        # Each outcome goes to the window as it happens, so a step's actions are marked on
+        # the graphs when they run, exactly as the Playground's own actions are.
+        runner.on_outcome = lambda outcome: self.send(Message("outcome", rid, outcome))
         return runner.run_step(number)
 
     def _send_workspace(self) -> None:

@@ -52,6 +52,26 @@ def torch_memory_counters() -> dict[int, tuple[int, int]]:
         return {}
 
 
+def cuda_contexts() -> frozenset[int]:
+    """CUDA devices on which this process has a primary context (what nvidia-smi counts).
+
+    Never creates one and never imports torch: empty until CUDA is initialised. torch's
+    ``_cuda_hasPrimaryContext`` is how its own tests check (test_cuda_primary_ctx.py);
+    without it, the current device stands for all.
+    """
+    torch = sys.modules.get("torch")
+    cuda = getattr(torch, "cuda", None)
+    try:
+        if cuda is None or not cuda.is_initialized():
+            return frozenset()
+        has = getattr(torch._C, "_cuda_hasPrimaryContext", None)  # type: ignore[union-attr]
+        if has is None:
+            return frozenset({int(cuda.current_device())})
+        return frozenset(i for i in range(cuda.device_count()) if has(i))
+    except Exception:  # noqa: BLE001 - a half-imported torch or a lost GPU: none known
+        return frozenset()
+
+
 def read_memory(devices: Iterable[str]) -> tuple[MemoryReading, ...]:
     """Readings for the devices touched, in the given order; meta and unknown types skipped."""
     readings: list[MemoryReading] = []

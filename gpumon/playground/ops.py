@@ -211,7 +211,8 @@ def query(values: Values, action: act.Action, run: ActionRun) -> None:
     elif isinstance(action, act.Versions):
         cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
         run.execute(lambda: (torch.__version__, torch.version.cuda))
-        run.details = (("torch", torch.__version__), ("CUDA build", str(torch.version.cuda)),
+        # str(): torch.__version__ is torch's own str subclass, which the window refuses
+        run.details = (("torch", str(torch.__version__)), ("CUDA build", str(torch.version.cuda)),
                        ("cuDNN", str(cudnn)))
     elif isinstance(action, act.TensorDevice):
         t = lookup_tensor(values, action.name)

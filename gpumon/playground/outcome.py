@@ -37,6 +37,7 @@ class Outcome:
     memory_after: tuple[MemoryReading, ...] = ()
     error: ErrorInfo | None = None
     output: str = ""  # what typed code printed, bounded (playground/printed.py)
+    contexts_created: tuple[str, ...] = ()  # "cuda:0" when this action made its CUDA context
 
     def reading(self, device: str, after: bool = True) -> MemoryReading | None:
         """The memory reading for ``device`` after (or before) the action, if taken."""

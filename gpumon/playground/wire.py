@@ -32,7 +32,8 @@ class Message:
     kinds from the kernel: ``hello`` (data: pid), ``reply``, ``internal_error`` (data: the
     traceback text), ``interrupted``, ``started`` (the user's request ``id`` runs now and a
     SIGINT would interrupt it; the client keeps it), ``workspace`` (list of entries), ``counters``
-    (``{cuda index: (allocated, reserved)}``). kinds the client adds: ``died`` and
+    (``{cuda index: (allocated, reserved)}``), ``outcome`` (an Outcome of a lesson step, sent
+    as it happens, before the step's ``reply``). kinds the client adds: ``died`` and
     ``restarted`` (data: :class:`~gpumon.playground.kernel_client.KernelExit`).
     """
 

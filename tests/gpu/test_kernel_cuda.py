@@ -13,7 +13,7 @@ import torch
 
 from gpumon.playground.codeline import RunCode
 from gpumon.playground.kernel_client import KernelClient
-from gpumon.playground.lesson import LESSON
+from gpumon.playground.lesson import LESSON, StepResult
 from gpumon.playground.outcome import Outcome
 from tests.playground.kernel_helpers import Inbox
 
@@ -43,16 +43,48 @@ def _code(client: KernelClient, inbox: Inbox, source: str) -> Outcome:
 
 def test_the_whole_lesson_runs_on_cuda0_in_the_kernel(client: KernelClient,
                                                       inbox: Inbox) -> None:
+    """Every step in order on the GPU: only torch's own errors, outcomes sent as they ran,
+    and what each step prints matches the transcript a CPU-only machine shows for it."""
+    two = torch.cuda.device_count() >= 2
     for number in range(1, len(LESSON) + 1):
         rid = client.request("lesson", (tuple(LESSON), number, None))
-        result = inbox.wait("reply", rid, timeout=120).data
+        result = inbox.wait("reply", rid, timeout=300).data
         step = LESSON[number - 1]
-        if step.needs_two_gpus and torch.cuda.device_count() < 2:
-            continue
-        assert result.ran or step.kind == "smi", (number, result.note)
+        assert isinstance(result, StepResult) and result.ran, (number, result.note)
+        assert not result.shows_gpu and result.meta_outcomes == ()
         unexpected = [o for o in result.outcomes if not o.ok and o.error is not None
                       and not o.error.by_torch]
         assert unexpected == [], [o.error for o in unexpected]
+        sent = []
+        while any(m.kind == "outcome" and m.id == rid for m in inbox.seen):
+            sent.append(inbox.wait("outcome", rid, timeout=1).data)
+        assert [o.code for o in sent] == [o.code for o in result.outcomes]
+        if step.needs_two_gpus and not two:  # one GPU: torch's own error for cuda:1
+            failed = [o for o in result.outcomes if o.error is not None]
+            assert failed and "invalid device ordinal" in failed[0].error.message
+            continue
+        if step.kind == "smi":
+            continue
+        assert len(result.outcomes) == len(step.actions), (number, result.note)
+        for out, expected in zip(result.outcomes, step.on_gpu, strict=False):
+            if expected.startswith("("):  # a description of a value that varies
+                continue
+            shown = out.preview if out.error is None else out.error.headline()
+            assert shown == expected, (number, out.code)
+
+
+def test_the_lesson_device_is_cuda0(client: KernelClient, inbox: Inbox) -> None:
+    number = next(i for i, s in enumerate(LESSON, start=1) if s.id == "choose-device")
+    result = inbox.wait("reply", client.request("lesson", (tuple(LESSON), number, None)),
+                        timeout=120).data
+    assert result.outcomes[-1].preview == "device(type='cuda', index=0)"
+
+
+def test_the_checkpoint_saved_on_cuda_loads_onto_cuda0(client: KernelClient,
+                                                       inbox: Inbox) -> None:
+    out = _code(client, inbox, "from gpumon.playground.checkpoint import SAVED_ON_CUDA\n"
+                               "torch.load(SAVED_ON_CUDA)['weight'].device")
+    assert out.ok and out.preview == "device(type='cuda', index=0)"
 
 
 def test_a_real_cuda_oom_is_torch_s_error_and_the_kernel_lives(client: KernelClient,

@@ -11,6 +11,7 @@ import pytest
 pytest.importorskip("PySide6", reason="the window's GPU test needs PySide6")
 pytest.importorskip("pytestqt", reason="the window's GPU test needs pytest-qt")
 
+import numpy as np  # noqa: E402
 import pyqtgraph as pg  # noqa: E402
 import torch  # noqa: E402
 
@@ -64,3 +65,40 @@ def test_cuda_action_marks_the_nvml_gpu_and_plots_torch_memory(qtbot, window) ->
     assert allocated[-1] == torch.cuda.memory_allocated(0)
     _, used = window.history.series(nvml, "mem_used_bytes")
     assert used[-1] > reserved[-1]  # NVML also counts the CUDA context
+
+
+def test_the_lesson_marks_the_gpu_graph_and_feeds_torch_memory(qtbot, window) -> None:
+    """The whole lesson in the Lesson tab, in order: its CUDA actions are markers on the NVML
+    GPU that is cuda:0 (the context's creator labelled so), torch's memory lines are fed,
+    and the timing loop shows on the utilization graph."""
+    from gpumon.playground.lesson import LESSON
+    from gpumon.ui.lesson.page import LessonPage
+    from gpumon.ui.playground.style import CONTEXT_LABEL
+
+    qtbot.waitUntil(lambda: window.snapshot_count >= 2, timeout=20000)
+    page = window.lesson
+    assert isinstance(page, LessonPage)
+    window.tabs.setCurrentWidget(window.playground)  # the graphs show on this tab
+    qtbot.waitUntil(lambda: bool(window.engine.device_options), timeout=60000)
+    outcomes = []
+    window.engine.outcomeReady.connect(outcomes.append)
+    for index in range(len(LESSON)):
+        page.show_step(index)
+        with qtbot.waitSignal(page.stepFinished, timeout=300000):
+            page.run_current()
+    link = window.playground.link
+    nvml = link.nvml_index("cuda:0")
+    assert nvml is not None, "cuda:0 matched no NVML GPU by UUID"
+    labels = [i.label.format for i in window.gpu_panel(nvml).memory_plot.items
+              if isinstance(i, pg.InfiniteLine) and getattr(i, "label", None) is not None]
+    assert any(t.startswith("big = torch.ones(4096") for t in labels), labels
+    made = [o for o in outcomes if "cuda:0" in o.contexts_created]
+    assert len(made) <= 1  # one context per process and GPU
+    if made:  # none when listing the devices (not an action) already made it
+        assert sum(t.startswith(CONTEXT_LABEL) for t in labels) == 1
+    _, allocated = window.history.series(nvml, ALLOCATED_KEY)
+    _, reserved = window.history.series(nvml, RESERVED_KEY)
+    assert len(allocated) and np.nanmax(allocated) >= 64 * 2**20  # the 64 MiB tensor, seen
+    assert np.nanmax(reserved) >= np.nanmax(allocated)
+    _, utilization = window.history.series(nvml, "gpu_util_pct")
+    assert np.nanmax(utilization) > 0  # the benchmark loop ran for seconds on the GPU

@@ -57,7 +57,10 @@ def results() -> list[lesson.StepResult]:
 
 def test_the_book_then_the_english_edition() -> None:
     assert len(lesson.LESSON) == 16 and len(NUMBER) == 16  # ids are unique
-    assert [s.source for s in lesson.LESSON] == ["book"] * 10 + ["English edition"] * 6
+    book = [s.id for s in lesson.LESSON if s.source == "book"]
+    assert book == ["nvidia-smi", "cuda-queries", "tensor-on-cpu", "to-gpu", "create-on-device",
+                    "results-stay", "mixed-devices", "model-device", "model-on-gpu"]
+    assert {s.source for s in lesson.LESSON} == {"book", "English edition", "gpumon"}
     assert lesson.LESSON[0].kind == "smi" and lesson.LESSON[0].code() == "nvidia-smi"
     assert all(s.kind == "torch" and s.actions for s in lesson.LESSON[1:])
     assert all(s.needs_cuda for s in lesson.LESSON if s.needs_two_gpus)
@@ -65,29 +68,30 @@ def test_the_book_then_the_english_edition() -> None:
 
 
 @pytest.mark.parametrize("step", lesson.LESSON, ids=lambda s: s.id)
-def test_narration_is_two_to_four_sentences(step: lesson.LessonStep) -> None:
+def test_narration_is_two_to_five_sentences(step: lesson.LessonStep) -> None:
     sentences = re.findall(r"[.!?](?=\s|$)", step.narration)
-    assert 2 <= len(sentences) <= 4, step.narration
+    assert 2 <= len(sentences) <= 5, step.narration
     assert step.title and step.narration.endswith(".")
 
 
 def test_book_steps_show_the_book_code() -> None:
     codes = {s.id: s.code() for s in lesson.LESSON}
     assert "torch.cuda.device_count()" in codes["cuda-queries"]
-    assert codes["to-gpu"] == "x = x.cuda(0)"
+    assert "x = x.cuda(0)" in codes["to-gpu"].splitlines()
     assert codes["results-stay"] == "y = x ** 2"
-    assert codes["mixed-devices"] == "z = y + x.cpu()"
+    assert codes["mixed-devices"].splitlines()[0] == "z = y + x.cpu()"
     assert "Z = X.cuda(1)" in codes["copy-between-gpus"]
-    assert "Z2 = Z.cuda(1)" in codes["copy-between-gpus"]
+    assert "Z.cuda(1) is Z" in codes["copy-between-gpus"]
 
 
 def test_step_code_is_preamble_then_actions() -> None:
-    step = lesson.LESSON[NUMBER["try-gpu"] - 1]
+    step = lesson.LESSON[NUMBER["choose-device"] - 1]
     assert step.code() == "\n".join([act.TRY_GPU_SOURCE, "", "try_gpu(0)", "try_gpu(10)",
-                                     "try_all_gpus()"])
-    compile(step.code(), "<lesson>", "exec")  # the shown code is real Python
+                                     "try_all_gpus()", "device = try_gpu()"])
+    for each in lesson.LESSON[1:]:
+        compile(each.code(), "<lesson>", "exec")  # the shown code is real Python
     meta = lesson.LESSON[NUMBER["mixed-devices"] - 1].meta_code()
-    assert meta.splitlines()[-1] == "zm = ym + x.cpu()"
+    assert "zm = ym + x.cpu()" in meta.splitlines()
 
 
 # --- running every step ---------------------------------------------------------------------
@@ -96,7 +100,7 @@ def test_every_step_runs_and_yields_outcomes(results: list[lesson.StepResult]) -
     assert [r.number for r in results] == list(range(1, 17))
     for r in results:
         assert r.step is lesson.LESSON[r.number - 1] and r.ran
-        if r.step.kind == "smi":
+        if r.step.kind == "smi" or (r.shows_gpu and not r.outcomes):
             continue
         assert 1 <= len(r.outcomes) <= len(r.step.actions)
         assert [o.code for o in r.outcomes] == [a.code() for a in r.step.actions][
@@ -106,11 +110,18 @@ def test_every_step_runs_and_yields_outcomes(results: list[lesson.StepResult]) -
             assert o.ok or (o.error is not None and o.error.message)
 
 
-def test_steps_without_needs_run_cleanly(results: list[lesson.StepResult]) -> None:
+@cpu_only_build
+def test_steps_without_needs_run_on_the_cpu(results: list[lesson.StepResult]) -> None:
+    """Steps written with ``device`` run on the CPU here, every line; only lines that need
+    what a CPU-only build lacks (its CUDA queries, a checkpoint saved on a GPU) fail."""
+    may_fail = {"torch.cuda.current_device()", "torch.cuda.get_device_name(0)",
+                "torch.load(SAVED_ON_CUDA)"}
     for r in results:
         if not r.step.needs_cuda and r.step.kind == "torch":
-            assert all(o.ok for o in r.outcomes) and len(r.outcomes) == len(r.step.actions)
-            assert r.note == ""
+            assert len(r.outcomes) == len(r.step.actions), r.step.id
+            assert [o.code for o in r.outcomes if not o.ok] == \
+                [a.code() for a in r.step.actions if a.code() in may_fail], r.step.id
+            assert r.shows_gpu == bool(r.step.on_gpu)
 
 
 def test_step_one_renders_the_snapshot() -> None:
@@ -132,8 +143,8 @@ def test_step_one_without_telemetry(provider: object, needle: str) -> None:
 
 
 def test_a_step_alone_sees_what_the_earlier_steps_left(results: list[lesson.StepResult]) -> None:
-    alone, _ = step_alone("mixed-devices")
-    in_order = results[NUMBER["mixed-devices"] - 1]
+    alone, _ = step_alone("results-stay")
+    in_order = results[NUMBER["results-stay"] - 1]
     assert [(o.code, o.ok, o.preview) for o in alone.outcomes] == \
         [(o.code, o.ok, o.preview) for o in in_order.outcomes]
 
@@ -152,27 +163,40 @@ def test_bad_step_numbers(number: int) -> None:
         lesson.LessonRunner(Engine()).run_step(number)
 
 
-# --- a machine without CUDA: torch's real errors, then the meta variant -------------------------
+# --- a machine without CUDA: torch's real error once, then what a GPU shows, and meta ---------
 
 CUDA_STEPS = [s.id for s in lesson.LESSON if s.needs_cuda]
 
 
 @cpu_only_build
 @pytest.mark.parametrize("step_id", CUDA_STEPS)
-def test_cuda_steps_show_torchs_own_error(step_id: str) -> None:
+def test_the_first_cuda_step_run_shows_torchs_own_error(step_id: str) -> None:
     result, engine = step_alone(step_id, meta=False)
     failed = [o for o in result.outcomes if not o.ok]
-    if not failed:  # runs on the CPU too (x.device, y = x ** 2): said so, not hidden
-        assert result.note == lesson.NO_CUDA_RAN
+    if not failed:  # runs on the CPU too (z = y + x.cpu() with y on the CPU): said so
+        assert result.note == lesson.NO_CUDA_RAN and result.shows_gpu
         return
     error = failed[0].error
     assert error is not None and error.by_torch
     assert (error.type_name, error.message) == direct(engine, failed[0].code)
     assert error.explanation != FALLBACK
-    assert result.note.startswith(lesson.NO_TWO_GPUS if result.step.needs_two_gpus
-                                  else lesson.NO_CUDA_ERROR)
+    assert result.note.startswith(lesson.NO_CUDA_ERROR) and not result.shows_gpu
     if len(result.outcomes) < len(result.step.actions):
         assert lesson.STOPPED in result.note
+
+
+@cpu_only_build
+def test_the_error_is_shown_once_then_what_a_gpu_shows(
+        results: list[lesson.StepResult]) -> None:
+    cuda_results = [r for r in results if r.step.needs_cuda]
+    first, later = cuda_results[0], cuda_results[1:]
+    assert first.step.id == "to-gpu" and first.errors and not first.shows_gpu
+    assert later and all(r.outcomes == () and r.shows_gpu for r in later)
+    for r in later:
+        assert r.note.startswith(lesson.GPU_NOT_RUN.format(first=first.number))
+        assert len(r.step.on_gpu) == len(r.step.actions)
+    messages = [o.error.message for r in results for o in r.outcomes if o.error is not None]
+    assert sum("not compiled" in m for m in messages) == 2  # step 2's two queries, not eight
 
 
 @cpu_only_build
@@ -185,25 +209,40 @@ def test_the_not_compiled_error_is_shown(results: list[lesson.StepResult]) -> No
 
 
 @cpu_only_build
+def test_running_the_error_step_again_shows_the_error_again() -> None:
+    runner = lesson.LessonRunner(Engine())
+    first = runner.run_step(NUMBER["to-gpu"])
+    again = runner.run_step(NUMBER["to-gpu"])
+    assert first.errors and again.errors and not again.shows_gpu
+    later = runner.run_step(NUMBER["model-device"])
+    assert later.outcomes == () and later.shows_gpu
+
+
+@cpu_only_build
 @pytest.mark.parametrize("step_id", ["mixed-devices", "model-on-gpu"])
 def test_meta_variants_raise_the_same_device_error(step_id: str) -> None:
     result, engine = step_alone(step_id)
     assert lesson.META_RAN in result.note
     assert len(result.meta_outcomes) == len(result.step.meta_variant)
-    last = result.meta_outcomes[-1]
-    assert last.error is not None and last.error.by_torch
-    assert "is not on the expected device" in last.error.message
-    assert (last.error.type_name, last.error.message) == direct(engine, last.code)
-    assert all(o.ok for o in result.meta_outcomes[:-1])
+    failed = [o for o in result.meta_outcomes if not o.ok]
+    assert len(failed) == 1 and failed[0].error is not None and failed[0].error.by_torch
+    assert "is not on the expected device" in failed[0].error.message
+    assert (failed[0].error.type_name, failed[0].error.message) == \
+        direct(engine, failed[0].code)
+    assert result.meta_outcomes[-1].ok  # the fix (.to the tensor's device) works on meta too
 
 
 @cpu_only_build
-def test_meta_numpy_needs_a_copy_to_the_host() -> None:
+def test_meta_numpy_needs_a_copy_and_cpu_cannot_copy_out() -> None:
     result, engine = step_alone("copy-to-host")
-    last = result.meta_outcomes[-1]
-    assert last.error is not None and last.code == "hm.numpy()"
-    assert (last.error.type_name, last.error.message) == direct(engine, last.code)
-    assert ".cpu()" in last.error.explanation
+    by_code = {o.code: o for o in result.meta_outcomes}
+    numpy, cpu = by_code["hm.numpy()"], by_code["hm.cpu()"]
+    assert numpy.error is not None and cpu.error is not None
+    for out in (numpy, cpu):
+        assert out.error is not None
+        assert (out.error.type_name, out.error.message) == direct(engine, out.code)
+    assert "Cannot copy out of meta tensor" in cpu.error.message
+    assert "Cannot copy out of meta tensor" in numpy.error.explanation  # .cpu() fails too
 
 
 @cpu_only_build
@@ -236,22 +275,26 @@ class CountingEngine(Engine):
         return super().run(action)
 
 
-def test_one_gpu_says_so_and_does_not_run_the_two_gpu_step() -> None:
+def test_one_gpu_runs_the_two_gpu_step_for_torchs_own_error() -> None:
     engine = CountingEngine(1)
     runner = lesson.LessonRunner(engine)
     runner.run_step(NUMBER["copy-between-gpus"] - 1)
     engine.ran.clear()
     result = runner.run_step(NUMBER["copy-between-gpus"])
-    assert not result.ran and result.outcomes == () and engine.ran == []
-    assert result.note == lesson.NO_SECOND_GPU and "two GPUs" in result.note
-    assert result.cuda_devices == 1
+    step = result.step
+    assert result.ran and engine.ran and engine.ran[0] == step.actions[0]
+    assert lesson.SECOND_GPU_ERROR in result.note and "one" in result.note
+    assert result.cuda_devices == 1 and not result.shows_gpu
 
 
-def test_with_cuda_no_meta_variant_and_no_note() -> None:
+def test_with_cuda_no_meta_variant_and_no_gpu_transcript() -> None:
     engine = CountingEngine(2)
-    result = lesson.LessonRunner(engine).run_step(NUMBER["try-gpu"])
-    assert result.note == "" and result.meta_outcomes == ()
-    assert not any(a in engine.ran for a in lesson.LESSON[NUMBER["mixed-devices"] - 1].meta_variant)
+    runner = lesson.LessonRunner(engine)
+    result = runner.run_step(NUMBER["choose-device"])
+    assert result.note == "" and result.meta_outcomes == () and not result.shows_gpu
+    mixed = runner.run_step(NUMBER["mixed-devices"])
+    assert mixed.meta_outcomes == () and not mixed.shows_gpu
+    assert not any(a in engine.ran for a in mixed.step.meta_variant)
 
 
 # --- the actions the lesson added to the engine ------------------------------------------------
@@ -327,3 +370,17 @@ def test_a_shared_runner_resets_only_the_lesson_s_names() -> None:
     runner.run_step(2)  # not the next step: a reset
     assert "mine" in engine.names()
     assert LessonRunner(engine, steps=LESSON).reset() is None and engine.names() == []
+
+
+def test_step_two_lists_nvidia_smi_s_uuids_beside_torch_s() -> None:
+    snapshot = simulated_snapshot(2)
+    result = lesson.LessonRunner(Engine(), lambda: snapshot).run_step(NUMBER["cuda-queries"])
+    for gpu in snapshot.gpus:
+        assert f"GPU {gpu.index}: {gpu.uuid}" in result.note
+    assert "(simulated GPUs)" in result.note
+    uuids = result.outcomes[-1]
+    assert uuids.code.startswith("[str(torch.cuda.get_device_properties(i).uuid)")
+    assert uuids.ok and uuids.preview == repr(
+        [str(torch.cuda.get_device_properties(i).uuid) for i in range(torch.cuda.device_count())])
+    alone = lesson.LessonRunner(Engine()).run_step(NUMBER["cuda-queries"])
+    assert "nvidia-smi lists no GPU here" in alone.note

@@ -211,7 +211,11 @@ def test_playground_and_lesson_pages_are_built_when_first_shown(qtbot, make_wind
     assert w.tabs.indexOf(page) == lesson_index and w.tabs.tabText(lesson_index) == "Lesson"
     assert seen[-1] == lesson_index
     assert w.lesson is page  # built once
-    assert w.findChild(QWidget, "playgroundPanel") is None
+    # The Lesson builds the Playground page too (not shown): its link marks the lesson's
+    # actions on the graphs, exactly as the Playground's own.
+    panel = w.findChild(QWidget, "playgroundPanel")
+    assert panel is not None and w.playground is panel and not panel.isVisible()
+    assert w.tabs.currentWidget() is page
     assert w.page("Monitor") is w.tabs.widget(0)
     w.tabs.setCurrentIndex(0)
     assert w.gpu_grid.isVisible()

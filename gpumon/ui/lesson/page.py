@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpumon.playground.lesson import LESSON, LessonStep, StepResult
+from gpumon.playground.lesson import GPU_LABEL, LESSON, LessonStep, StepResult
 from gpumon.playground.outcome import LoadStatus, Outcome
 
 if TYPE_CHECKING:
@@ -81,6 +81,10 @@ def result_html(result: StepResult) -> str:
         parts.append("<p><i>This step was not run here.</i></p>")
     if result.note:
         parts.append(f"<p style='margin-top:6px'><b>Note:</b> {html.escape(result.note)}</p>")
+    if result.shows_gpu:
+        gpu = html.escape(result.step.gpu_text())
+        parts.append(f"<p><b>{html.escape(GPU_LABEL)}</b></p>"
+                     f"<pre style='margin:0 0 8px 16px'>{gpu}</pre>")
     if result.meta_outcomes:
         parts.append(f"<p style='color:{_colours()[2]}'><b>The same on the meta device:</b></p>")
         parts += [outcome_html(o) for o in result.meta_outcomes]

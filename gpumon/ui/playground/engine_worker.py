@@ -11,7 +11,8 @@ API (every method is called from the GUI thread, every signal arrives in the GUI
 
     engine = EngineThread(parent)               # nothing started yet
     engine.loadingStarted / loadingFinished(LoadStatus) / devicesChanged(list[DeviceOption])
-    engine.outcomeReady(Outcome)                # every action, whoever submitted it
+    engine.outcomeReady(Outcome)                # every action, whoever submitted it, and
+                                                # each action of a lesson step as it runs
     engine.actionFinished(ticket, Outcome)      # to find your own
     engine.workspaceChanged(list[WorkspaceEntry])
     engine.busyChanged(bool), engine.queueLengthChanged(int)
@@ -269,6 +270,8 @@ class EngineThread(QObject):
         elif kind == "counters":
             self.counters = dict(data)
             self.countersChanged.emit(self.counters)
+        elif kind == "outcome":  # a lesson step's action: on the graphs as the playground's
+            self.outcomeReady.emit(data)
         elif kind in ("died", "restarted"):
             self._on_ended(data)
         elif message.id is None:

@@ -29,8 +29,8 @@ from gpumon.ui.playground.style import (
     ERROR_COLOR,
     cuda_index,
     device_color,
+    marker_text,
     on_background,
-    short_code,
 )
 
 if TYPE_CHECKING:
@@ -146,7 +146,7 @@ class MonitorLink(QObject):
         for device in outcome.devices:
             if cuda_index(device) is None:
                 continue
-            marker = Marker(device, outcome.started_at, short_code(outcome.code),
+            marker = Marker(device, outcome.started_at, marker_text(outcome, device),
                             color or device_color(device))
             self.markers.append(marker)
             self.used.add(device)

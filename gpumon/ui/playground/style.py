@@ -110,6 +110,17 @@ def outcome_tag(outcome: Outcome) -> str:
     return outcome_device(outcome) or "ok"
 
 
+#: A marker's prefix when its action created the CUDA context on that GPU.
+CONTEXT_LABEL = "context created"
+
+
+def marker_text(outcome: Outcome, device: str) -> str:
+    """A marker's label: the code's first line, after CONTEXT_LABEL where the action made
+    the CUDA context on ``device`` (NVML's memory jumps there, torch's counters do not)."""
+    text = short_code(outcome.code)
+    return f"{CONTEXT_LABEL}: {text}" if device in outcome.contexts_created else text
+
+
 def short_code(code: str, limit: int = 28) -> str:
     """A marker label: the code's first line, cut to ``limit`` characters."""
     first = code.splitlines()[0] if code else ""

@@ -339,6 +339,9 @@ class MainWindow(QMainWindow):
         from gpumon.ui.lesson.page import LessonPage
 
         page = LessonPage(self.engine)
+        # The lesson's actions reach the graphs through the Playground's link (the engine's
+        # outcomeReady), exactly as the Playground's own actions: it must exist to mark them.
+        self.page("Playground")
         if self.latest_snapshot is not None:
             page.on_snapshot(self.latest_snapshot)
         self.snapshotReceived.connect(page.on_snapshot)

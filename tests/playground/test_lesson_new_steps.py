@@ -1,0 +1,145 @@
+"""The lesson's new steps run for real on CPU torch and on the meta device: the device chosen
+once, asynchronous execution and logging, the benchmark timings, memory, saving and loading.
+
+Values are compared with what torch itself gives for the same code, never with copied text.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+from testkit import cpu_only_build, torch_error
+
+from gpumon.playground.checkpoint import SAVED_ON_CUDA
+from gpumon.playground.engine import Engine
+from gpumon.playground.lesson import LESSON, LessonRunner, StepResult
+
+NUMBER = {step.id: i for i, step in enumerate(LESSON, start=1)}
+
+
+def run(step_id: str, meta: bool = True) -> tuple[StepResult, Engine]:
+    engine = Engine()
+    return LessonRunner(engine).run_step(NUMBER[step_id], meta), engine
+
+
+def by_code(result: StepResult) -> dict[str, object]:
+    return {o.code: o for o in (*result.outcomes, *result.meta_outcomes)}
+
+
+def test_device_is_chosen_once_and_later_steps_use_it() -> None:
+    result, engine = run("create-on-device")
+    expected = torch.device("cuda:0") if torch.cuda.device_count() else torch.device("cpu")
+    assert engine.get("device") == expected  # type: ignore[comparison-overlap]
+    assert [o.device for o in result.outcomes] == [str(expected)] * 2
+    assert all(o.ok for o in result.outcomes)
+
+
+@cpu_only_build
+def test_x_cuda_returns_a_copy_shown_on_meta() -> None:
+    result, engine = run("to-gpu")
+    first, device = result.meta_outcomes
+    assert first.ok and first.device == "meta"
+    assert device.preview == "device(type='cpu')"  # x itself did not move
+    assert engine.get("x").device.type == "cpu"  # type: ignore[union-attr]
+
+
+@cpu_only_build
+def test_a_model_moves_in_place_shown_on_meta() -> None:
+    runner = LessonRunner(Engine())
+    result = runner.run_step(NUMBER["model-device"])
+    moved = by_code(result)["net_m.to('meta')"]
+    params = by_code(result)["[p.device for p in net_m.parameters()]"]
+    assert moved.ok and moved.device == "meta"  # type: ignore[attr-defined]
+    assert params.preview == "[device(type='meta'), device(type='meta')]"  # type: ignore[attr-defined]
+
+
+@cpu_only_build
+def test_copies_to_the_host_on_cpu_and_meta() -> None:
+    result, engine = run("copy-to-host")
+    assert all(o.ok for o in result.outcomes), [o.error for o in result.outcomes]
+    shown = by_code(result)
+    assert shown["h.sum().item()"].preview == "6.0"  # type: ignore[attr-defined]
+    assert shown["h.tolist()"].preview == "[1.0, 2.0, 3.0]"  # type: ignore[attr-defined]
+    assert shown["h.numpy()"].copied is False  # type: ignore[attr-defined]  # shares memory
+    h = engine.get("h")
+    meta = torch.ones(3, device="meta")
+    for code, fn in (("hm.numpy()", meta.numpy), ("hm.cpu()", meta.cpu),
+                     ("hm.sum().item()", lambda: meta.sum().item())):
+        out = shown[code]
+        assert out.error is not None  # type: ignore[attr-defined]
+        assert (out.error.type_name, out.error.message) == torch_error(fn)  # type: ignore[attr-defined]
+    assert h is not None and h.device.type == "cpu"
+
+
+def test_asynchronous_step_times_with_and_without_synchronize() -> None:
+    result, _ = run("asynchronous")
+    assert all(o.ok for o in result.outcomes), [o.error for o in result.outcomes]
+    timing, logging = result.outcomes[2].preview, result.outcomes[3].preview
+    assert re.fullmatch(r"'a @ a returned after [0-9.]+ ms; the work was done after "
+                        r"[0-9.]+ ms'", timing), timing
+    assert re.fullmatch(r"'\.item\(\) every step: [0-9.]+ ms; one copy at the end: "
+                        r"[0-9.]+ ms'", logging), logging
+    returned, done = map(float, re.findall(r"[0-9.]+(?= ms)", timing))
+    assert done >= returned
+
+
+def test_timing_step_gives_a_median_for_every_size_on_every_device() -> None:
+    result, engine = run("timing")
+    assert result.outcomes[0].ok, result.outcomes[0].error
+    times = engine.get("times")
+    devices = ["cpu"] + (["cuda:0"] if torch.cuda.device_count() else [])
+    assert isinstance(times, dict)
+    assert sorted(times) == sorted(f"{n} x {n} on {d}" for d in devices for n in (10, 1000))
+    assert all(re.fullmatch(r"median [0-9.]+ µs", v) for v in times.values())
+
+
+@cpu_only_build
+def test_memory_step_moves_this_process_s_memory_on_the_cpu() -> None:
+    result, _ = run("memory")
+    assert all(o.ok for o in result.outcomes), [o.error for o in result.outcomes]
+    made, _, deleted = result.outcomes[:3]
+    before, after = made.reading("cpu", after=False), made.reading("cpu")
+    assert before is not None and after is not None
+    assert before.rss_bytes is not None and after.rss_bytes is not None
+    assert after.rss_bytes - before.rss_bytes >= 60 * 2**20  # 64 MiB of ones, touched
+    gone = deleted.reading("cpu")
+    assert gone is not None and gone.rss_bytes is not None
+    assert after.rss_bytes - gone.rss_bytes >= 60 * 2**20  # del gives it back (a big block)
+
+
+def test_save_and_load_across_devices() -> None:
+    result, engine = run("save-load")
+    shown = by_code(result)
+    net = engine.get("net")
+    assert isinstance(net, torch.nn.Module)
+    loaded = shown["torch.load(path, map_location=device)"]
+    assert loaded.ok and loaded.preview == repr(net.state_dict())  # type: ignore[attr-defined]
+    raw = shown["torch.load(SAVED_ON_CUDA)"]
+    if torch.cuda.is_available():
+        assert raw.ok  # type: ignore[attr-defined]
+    else:  # the classic error, as torch raises it here for that file
+        assert raw.error is not None  # type: ignore[attr-defined]
+        assert (raw.error.type_name, raw.error.message) == \
+            torch_error(lambda: torch.load(SAVED_ON_CUDA))  # type: ignore[attr-defined]
+        assert "map_location='cpu'" in raw.error.explanation  # type: ignore[attr-defined]
+    mapped = shown["torch.load(SAVED_ON_CUDA, map_location='cpu')"]
+    assert mapped.preview == repr(torch.load(SAVED_ON_CUDA, map_location="cpu"))  # type: ignore[attr-defined]
+
+
+@cpu_only_build
+def test_meta_variants_of_the_cuda_steps_all_run() -> None:
+    runner = LessonRunner(Engine())
+    results = list(runner.run_all())
+    ran = [r for r in results if r.step.meta_variant]
+    assert ran and all(len(r.meta_outcomes) == len(r.step.meta_variant) for r in ran)
+
+
+@pytest.mark.parametrize("step_id", ["asynchronous", "timing", "memory"])
+def test_slow_steps_are_not_replayed_when_jumping_past_them(step_id: str) -> None:
+    engine = Engine()
+    runner = LessonRunner(engine)
+    runner.run_step(NUMBER[step_id] + 1)
+    made = {"asynchronous": "b", "timing": "times", "memory": "big_net"}[step_id]
+    assert made not in engine.names()
