@@ -36,6 +36,7 @@ from gpumon.playground.devices import DeviceOption
 from gpumon.playground.kernel_client import KernelExit
 from gpumon.playground.memory import human_bytes
 from gpumon.playground.outcome import LoadStatus, Outcome, WorkspaceEntry
+from gpumon.ui.monitor.table_model import fit_rows
 from gpumon.ui.playground.code_line import CodeBar
 from gpumon.ui.playground.engine_worker import ended_outcome
 from gpumon.ui.playground.forms import ActionForms
@@ -70,7 +71,7 @@ class WorkspaceTable(QTableWidget):
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.verticalHeader().hide()
-        self.verticalHeader().setDefaultSectionSize(22)
+        fit_rows(self)
         header = self.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(True)
@@ -80,6 +81,8 @@ class WorkspaceTable(QTableWidget):
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
         """A theme switch: device colours light enough for a dark palette, or back."""
         super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # the zoom: rows as tall as the text
+            fit_rows(self)
         if event.type() == QEvent.Type.PaletteChange and is_dark(self.palette()) != self._dark:
             self._dark = not self._dark
             self.set_entries(self.entries)
