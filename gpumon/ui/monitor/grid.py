@@ -47,6 +47,7 @@ class GpuGrid(QScrollArea):
     """Holds one GpuPanel per GPU; rebuilt when the set of GPUs changes."""
 
     hovered = Signal(int, float)  # forwarded from the panels
+    unhovered = Signal(int)  # forwarded from the panels
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -101,6 +102,7 @@ class GpuGrid(QScrollArea):
         for info in gpus:
             panel = GpuPanel(info, window_s=window_s)
             panel.hovered.connect(self.hovered)
+            panel.unhovered.connect(self.unhovered)
             self.panels.append(panel)
         self._empty.setVisible(not self.panels)
         self._columns = 0

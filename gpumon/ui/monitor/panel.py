@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QPointF, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QPointF, Qt, Signal
 from PySide6.QtWidgets import (
     QFrame,
     QGraphicsItem,
@@ -117,6 +117,7 @@ class GpuPanel(QFrame):
     """The view of one GPU. ``update_view`` is the only per-tick entry point."""
 
     hovered = Signal(int, float)  # gpu index, absolute time (s since epoch) under the mouse
+    unhovered = Signal(int)  # gpu index: the pointer left the graphs (readout and crosshair go)
 
     def __init__(self, info: GpuInfo, parent: QWidget | None = None, *,
                  window_s: float = 300.0) -> None:
@@ -172,6 +173,9 @@ class GpuPanel(QFrame):
         self._gpu_curve = _curve(self.util_plot, GPU_UTIL_COLOR, "GPU")
         self._memu_curve = _curve(self.util_plot, MEM_UTIL_COLOR, "memory controller")
         self._cross: list[pg.InfiniteLine] = []  # the hover crosshair, made on first hover
+        self._hover_x: float | None = None  # seconds from now under a pointer on a graph
+        for widget in (self.memory_widget, self.util_widget):
+            widget.viewport().installEventFilter(self)
         self.memory_widget.scene().sigMouseMoved.connect(
             lambda pos: self._on_mouse_moved(self.memory_plot, pos))
         self.util_widget.scene().sigMouseMoved.connect(
@@ -282,6 +286,8 @@ class GpuPanel(QFrame):
             return
         self._drawn = True
         self._t_ref = t_ref
+        if self._hover_x is not None:  # a still pointer: the time under it moved on
+            self.hovered.emit(self.index, self._t_ref + self._hover_x)
         self._set_curve(self._mem_curve, series, "mem_used_bytes", GIB)
         self._set_curve(self._gpu_curve, series, "gpu_util_pct", 1.0)
         self._set_curve(self._memu_curve, series, "mem_util_pct", 1.0)
@@ -337,11 +343,23 @@ class GpuPanel(QFrame):
         for line in self._cross:
             line.setValue(x_rel)
             line.show()
+        self._hover_x = x_rel
         self.hovered.emit(self.index, self._t_ref + x_rel)
 
     def clear_hover(self) -> None:
+        """Hide the crosshair; ``unhovered`` tells the window to clear the readout."""
+        was = self._hover_x is not None
+        self._hover_x = None
         for line in self._cross:
             line.hide()
+        if was:
+            self.unhovered.emit(self.index)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+        """The pointer left a graph: no crosshair, no readout (they stayed for minutes)."""
+        if event.type() == QEvent.Type.Leave:
+            self.clear_hover()
+        return super().eventFilter(obj, event)
 
     # -- internals ---------------------------------------------------------------------------
     def _title_runs(self) -> list[TextRun]:

@@ -17,6 +17,8 @@ from gpumon.telemetry.history import WINDOW_CHOICES_S
 from gpumon.telemetry.readouts import window_label
 from gpumon.ui.window.workers import MAX_INTERVAL_S, MIN_INTERVAL_S
 
+HOVER_HINT = "Hover over a graph to read its values."
+
 
 class Controls(QToolBar):
     """Emits what the user asked for; the window decides what it means."""
@@ -56,7 +58,7 @@ class Controls(QToolBar):
         self.window_combo.currentIndexChanged.connect(
             lambda i: self.windowChanged.emit(int(self.window_combo.itemData(i))))
 
-        self.hover_readout = QLabel("Hover over a graph to read its values.")
+        self.hover_readout = QLabel(HOVER_HINT)
         self.hover_readout.setObjectName("hoverReadout")
         self.hover_readout.setAccessibleName("Values under the mouse")
         self.hover_readout.setStyleSheet("color: #333; padding-left: 12px;")
@@ -72,6 +74,10 @@ class Controls(QToolBar):
         self.addWidget(self.window_combo)
         self.addSeparator()
         self.addWidget(self.hover_readout)
+
+    def clear_readout(self, *_: object) -> None:
+        """The pointer left the graphs: the hint again instead of a stale reading."""
+        self.hover_readout.setText(HOVER_HINT)
 
     def _on_pause(self, paused: bool) -> None:
         self.pause_button.setText("Resume" if paused else "Pause")

@@ -158,6 +158,7 @@ class MainWindow(QMainWindow):
         self.controls.windowChanged.connect(self.set_window)
         self.banner.simulateRequested.connect(self.show_simulated)
         self.gpu_grid.hovered.connect(self._on_hover)
+        self.gpu_grid.unhovered.connect(self.controls.clear_readout)
         self._update_title(None)
         self.resize(1400, 900)
         # Remembered settings (in memory unless given), zoom/theme, file actions, menus.
