@@ -87,6 +87,14 @@ def result_html(result: StepResult) -> str:
     return "".join(parts) or "<p><i>Nothing to show.</i></p>"
 
 
+def _show_focus(button: QPushButton) -> None:
+    """Focus ``button`` and have the style draw its focus frame, as after a Tab key (a
+    style draws it only once the window has seen keyboard navigation)."""
+    button.setFocus(Qt.FocusReason.TabFocusReason)
+    button.window().setAttribute(Qt.WidgetAttribute.WA_KeyboardFocusChange, True)
+    button.update()
+
+
 class LessonPage(QWidget):
     """Step k of n: narration, code, Run, the real outcome; previous / next."""
 
@@ -158,8 +166,10 @@ class LessonPage(QWidget):
         layout.addLayout(top)
         layout.addWidget(self.narration)
         layout.addWidget(self.code)
-        layout.addLayout(buttons)
         layout.addWidget(self.output, 1)
+        # Pinned to the page's foot: above the output they moved with each step's narration
+        # and code height, so a second click on "Next" missed.
+        layout.addLayout(buttons)
 
         self._engine.callFinished.connect(self._on_call_finished)
         self._engine.loadingStarted.connect(self._on_loading)
@@ -219,7 +229,10 @@ class LessonPage(QWidget):
     def run_current(self) -> None:
         """Run the step shown on the engine thread; the result arrives in ``_on_call_finished``."""
         if self.running:
-            return
+            return  # "Running…": a second press (or Space) does nothing
+        # Focus on Run, drawn as keyboard focus even after a click: a teacher sees where
+        # Space goes next (it runs the step again; it never moves to Next).
+        _show_focus(self.run_button)
         number = self._index + 1
         self._ticket = self._engine.run_lesson_step(self._steps, number, self._latest)
         self._set_busy(True, f"Running step {number}…")
@@ -263,8 +276,15 @@ class LessonPage(QWidget):
         self._update_buttons()
 
     def _update_buttons(self) -> None:
+        """Enable what can be pressed now. Run stays enabled (and focused) while its step
+        runs, saying so; a press then does nothing. Disabling it, or Next on the last step,
+        used to hand the focus to a neighbour, so the next Space pressed a different button
+        (or paused sampling): a disabled Previous / Next hands it to the other one."""
         self.prev_button.setEnabled(self._index > 0)
         self.next_button.setEnabled(self._index < len(self._steps) - 1)
-        self.run_button.setEnabled(not self.running)
         done = (self._index + 1) in self._results
-        self.run_button.setText("Run again" if done else "Run")
+        self.run_button.setText("Running…" if self.running else "Run again" if done else "Run")
+        for lost, heir in ((self.next_button, self.prev_button),
+                           (self.prev_button, self.next_button)):
+            if not lost.isEnabled() and self.focusWidget() is lost:
+                _show_focus(heir)
