@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 
 from gpumon.playground.actions import Action
 from gpumon.playground.codeline import RunCode
+from gpumon.playground.device_offer import offered
 from gpumon.playground.devices import DeviceOption
 from gpumon.playground.kernel_client import KernelExit
 from gpumon.playground.memory import human_bytes
@@ -132,6 +133,7 @@ class PlaygroundPanel(QWidget):
         self._grid = grid
         self._grid_home: QSplitter | None = None  # where the grid goes back when hidden
         self._mine: deque[tuple[int, str]] = deque()  # (ticket, code) submitted here
+        self._torch_devices: list[DeviceOption] = []  # what the kernel's torch offers
 
         self.status_label = QLabel("PyTorch loads on its own thread when the playground is "
                                    "first used.")
@@ -309,9 +311,17 @@ class PlaygroundPanel(QWidget):
         self._set_status_tone("error")
         self.forms.set_runnable(False)
 
+    @Slot()
+    def refresh_devices(self) -> None:
+        """Offer torch's devices and the GPUs NVML sees (not simulated ones) in the forms;
+        again whenever the GPU panels are rebuilt."""
+        real = sum(1 for p in self._grid.panels if not p.info.simulated)
+        self.forms.set_devices(offered(self._torch_devices, real))
+
     @Slot(object)
     def _on_devices(self, options: list[DeviceOption]) -> None:
-        self.forms.set_devices(options)
+        self._torch_devices = list(options)
+        self.refresh_devices()
         self.link.set_device_options(options)
         status = self.engine.load_status
         names = ", ".join(o.name for o in options)

@@ -330,6 +330,7 @@ class MainWindow(QMainWindow):
         panel = PlaygroundPanel(self.engine, self.gpu_grid)
         self.sampling.add_extra_provider(panel.link.provider)
         self.gpuPanelsChanged.connect(panel.link.reapply)
+        self.gpuPanelsChanged.connect(panel.refresh_devices)
         self.tabs.currentChanged.connect(
             lambda i: panel.set_shown(self.tabs.widget(i) is panel))
         return panel
