@@ -13,6 +13,7 @@ machine has no CUDA GPU.
 from __future__ import annotations
 
 import html
+import time
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal, Slot
@@ -30,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from gpumon.playground.lesson import LESSON, LessonStep, StepResult
 from gpumon.playground.outcome import LoadStatus, Outcome
+from gpumon.telemetry.facts import as_copied_at
 
 if TYPE_CHECKING:
     from gpumon.telemetry.types import Snapshot
@@ -234,7 +236,10 @@ class LessonPage(QWidget):
         # Space goes next (it runs the step again; it never moves to Next).
         _show_focus(self.run_button)
         number = self._index + 1
-        self._ticket = self._engine.run_lesson_step(self._steps, number, self._latest)
+        snap = self._latest
+        if snap is not None:  # a no-driver snapshot is stamped now, not at the window's start
+            snap = as_copied_at(snap, time.time())
+        self._ticket = self._engine.run_lesson_step(self._steps, number, snap)
         self._set_busy(True, f"Running step {number}…")
 
     @Slot(object)
