@@ -39,6 +39,7 @@ from gpumon.playground.memory import human_bytes
 from gpumon.playground.outcome import LoadStatus, Outcome, WorkspaceEntry
 from gpumon.ui.monitor.table_model import fit_rows
 from gpumon.ui.playground.code_line import CodeBar
+from gpumon.ui.playground.cpu_view import CpuMemoryView
 from gpumon.ui.playground.engine_worker import ended_outcome
 from gpumon.ui.playground.forms import ActionForms
 from gpumon.ui.playground.log import OutcomeLog
@@ -178,6 +179,10 @@ class PlaygroundPanel(QWidget):
         self._graphs_hint = QLabel("The GPU graphs show here while this page is open.")
         self._graphs_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
         graphs_layout.addWidget(self._graphs_hint)
+        # Without GPUs: the kernel process's main memory, live (cpu_view.py).
+        self.cpu_view = CpuMemoryView(lambda: engine.kernel_pid)
+        self.cpu_view.hide()
+        graphs_layout.addWidget(self.cpu_view)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.setObjectName("playgroundSplitter")
         self.splitter.addWidget(left)
@@ -317,6 +322,15 @@ class PlaygroundPanel(QWidget):
         again whenever the GPU panels are rebuilt."""
         real = sum(1 for p in self._grid.panels if not p.info.simulated)
         self.forms.set_devices(offered(self._torch_devices, real))
+        self._show_cpu_view()
+
+    def _show_cpu_view(self) -> None:
+        """No GPU panels while the graphs are borrowed: the CPU view takes their place."""
+        borrowed = self._grid.parent() is self.graphs
+        no_gpus = not self._grid.panels
+        self.cpu_view.setVisible(borrowed and no_gpus)
+        if borrowed:
+            self._grid.setVisible(not no_gpus)
 
     @Slot(object)
     def _on_devices(self, options: list[DeviceOption]) -> None:
@@ -333,6 +347,7 @@ class PlaygroundPanel(QWidget):
     def _on_outcome(self, outcome: Outcome) -> None:
         self.log.add(outcome)
         self.link.on_outcome(outcome)
+        self.cpu_view.add_outcome(outcome)
 
     @Slot(int, object)
     def _on_action_finished(self, ticket: int, _outcome: Outcome) -> None:
@@ -343,6 +358,7 @@ class PlaygroundPanel(QWidget):
     def _on_workspace(self, entries: list[WorkspaceEntry]) -> None:
         self.workspace_table.set_entries(entries)
         self.forms.set_workspace(entries)
+        self.cpu_view.set_workspace(entries)
 
     @Slot(object)
     def _on_kernel_ended(self, ended: KernelExit) -> None:
@@ -380,14 +396,16 @@ class PlaygroundPanel(QWidget):
         self._grid_home = monitor
         self._monitor_sizes = monitor.sizes()
         self._graphs_hint.hide()
-        self._graphs_layout.addWidget(grid)
+        self._graphs_layout.insertWidget(0, grid)
         grid.show()
+        self._show_cpu_view()
 
     def _return_grid(self) -> None:
         grid = self._grid
         monitor = self._grid_home
         if grid.parent() is not self.graphs or monitor is None:
             return
+        self.cpu_view.hide()
         monitor.insertWidget(0, grid)
         grid.show()
         if len(self._monitor_sizes) == monitor.count():
