@@ -16,7 +16,7 @@ import math
 import pyqtgraph as pg
 from PySide6.QtGui import QFont, QFontMetricsF
 
-LABEL_GAP = 0.35  # free space between two labels, in label heights (or in "0" widths)
+LABEL_GAP = 0.35  # free space between two stacked labels, in label heights
 NOW_TEXT = "now"
 
 
@@ -63,7 +63,7 @@ class ThinAxis(pg.AxisItem):
         if self.orientation in ("left", "right"):
             return fm.height() * (1.0 + LABEL_GAP)
         widest = max(fm.horizontalAdvance(s) for s in self.end_labels(min_val, max_val))
-        return widest + fm.horizontalAdvance("0") * (1.0 + 4 * LABEL_GAP)
+        return widest + fm.horizontalAdvance("0")  # a digit's width between two labels
 
     def end_labels(self, min_val: float, max_val: float) -> list[str]:
         """The labels of the range's ends, the widest a label on this axis can be."""

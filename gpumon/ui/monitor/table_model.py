@@ -36,6 +36,11 @@ def fit_rows(view: QTableView) -> None:
     header = view.verticalHeader()
     header.setMinimumSectionSize(min(header.minimumSectionSize(), height))
     header.setDefaultSectionSize(height)
+    # At least the header and one whole row (a splitter pane sized at 100 % cut the only
+    # row in half at 300 %), and the horizontal scroll bar when there is one.
+    frame = 2 * view.frameWidth()
+    view.setMinimumHeight(view.horizontalHeader().sizeHint().height() + height + frame
+                          + view.horizontalScrollBar().sizeHint().height())
 
 
 class TitledTableModel(QAbstractTableModel):

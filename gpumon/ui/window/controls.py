@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
 
 from gpumon.telemetry.history import WINDOW_CHOICES_S
 from gpumon.telemetry.readouts import window_label
+from gpumon.ui.monitor.runs_label import RunsLabel
 from gpumon.ui.window.workers import MAX_INTERVAL_S, MIN_INTERVAL_S
 
 HOVER_HINT = "Hover over a graph to read its values."
@@ -58,7 +59,8 @@ class Controls(QToolBar):
         self.window_combo.currentIndexChanged.connect(
             lambda i: self.windowChanged.emit(int(self.window_combo.itemData(i))))
 
-        self.hover_readout = QLabel(HOVER_HINT)
+        self.hover_readout = RunsLabel()  # a long reading is cut with "…" (tooltip: all)
+        self.hover_readout.setText(HOVER_HINT)
         self.hover_readout.setObjectName("hoverReadout")
         self.hover_readout.setAccessibleName("Values under the mouse")
         self.hover_readout.setStyleSheet("color: #333; padding-left: 12px;")
