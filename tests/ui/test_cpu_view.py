@@ -63,3 +63,18 @@ def test_with_gpus_the_grid_shows_and_the_cpu_view_does_not(qtbot, make_window):
     assert w.gpu_grid.isVisible() and not w.playground.cpu_view.isVisible()
     w.tabs.setCurrentIndex(0)
     assert w.gpu_grid.isVisible() and not w.playground.cpu_view.probe.running
+
+
+def test_a_marker_label_shows_code_with_braces(qtbot) -> None:
+    import time
+
+    from gpumon.playground.codeline import RunCode
+    from gpumon.playground.outcome import Outcome
+    from gpumon.ui.playground.cpu_view import CpuMemoryView
+
+    view = CpuMemoryView(lambda: None)
+    qtbot.addWidget(view)
+    code = "d = {'a': 1}"
+    out = Outcome(RunCode(code), code, True, time.time(), 0.0)
+    view.add_outcome(out)  # pyqtgraph formats marker labels: '{' raised IndexError
+    assert view._markers[0][1].label.toPlainText() == "d = {'a': 1}"

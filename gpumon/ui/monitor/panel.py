@@ -248,7 +248,9 @@ class GpuPanel(QFrame):
                    dark_color: str | None = None) -> pg.InfiniteLine:
         """A vertical line with a label on the memory graph at absolute time ``t``, in
         ``color`` (``dark_color``, when given, on a dark theme; the theme restyles it)."""
-        line = pg.InfiniteLine(pos=t - self._t_ref, angle=90, movable=False, label=text,
+        # The label is a format string to pyqtgraph ({value}): braces in code are doubled.
+        label = text.replace("{", "{{").replace("}", "}}")
+        line = pg.InfiniteLine(pos=t - self._t_ref, angle=90, movable=False, label=label,
                                labelOpts={"position": 0.88, "movable": False})
         colors = (color, dark_color or color)
         setattr(line, MARKER_ATTR, colors)

@@ -40,6 +40,12 @@ MAX_MARKERS = 200
 CPU_TITLE = "CPU · main memory of the playground's kernel process"
 
 
+def _literal(text: str) -> str:
+    """``text`` as pyqtgraph's marker label shows it: the label is a format string (its
+    ``{value}``), so code such as ``d = {1: 2}`` needs its braces doubled."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
 def steps(points: Sequence[tuple[float, float]], now: float) -> tuple[np.ndarray, np.ndarray]:
     """A value that changes at ``points`` [(time, value)] and holds until ``now``, as the
     corners of a step line (it jumps at each change instead of sloping to it)."""
@@ -114,7 +120,7 @@ class CpuMemoryView(QFrame):
         """A marker for an action at the moment it ran (red when torch raised)."""
         color = ERROR_COLOR if not outcome.ok else MARKER_COLOR
         line = pg.InfiniteLine(pos=outcome.started_at - time.time(), angle=90, movable=False,
-                               label=short_code(outcome.code),
+                               label=_literal(short_code(outcome.code)),
                                labelOpts={"position": 0.9 - 0.12 * (len(self._markers) % 4),
                                           "movable": False})
         setattr(line, MARKER_ATTR, (color, "#d0d0d0" if color == MARKER_COLOR else color))
