@@ -138,3 +138,4 @@ def test_long_line_is_cut_with_an_ellipsis_and_the_tooltip_has_it_all(qtbot) -> 
 def test_fitted_size_grows_to_the_minimum_and_stays_on_the_screen() -> None:
     assert fitted_size(QSize(1400, 900), QSize(1925, 480), QSize(1600, 1000)) == QSize(1600, 900)
     assert fitted_size(QSize(700, 600), QSize(300, 300), QSize(1600, 1000)) == QSize(700, 600)
+

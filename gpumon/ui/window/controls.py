@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QEvent, QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -52,6 +52,8 @@ class Controls(QToolBar):
         self.window_combo = QComboBox()
         self.window_combo.setObjectName("windowCombo")
         self.window_combo.setAccessibleName("Time window of the graphs")
+        # Measured again at each zoom (the default measures once, at first show: "5 m" at 300 %).
+        self.window_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         for s in WINDOW_CHOICES_S:
             self.window_combo.addItem(window_label(s), s)
         idx = self.window_combo.findData(window_s)
@@ -76,6 +78,17 @@ class Controls(QToolBar):
         self.addWidget(self.window_combo)
         self.addSeparator()
         self.addWidget(self.hover_readout)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+        """The zoom: the toolbar's layout keeps each widget's old width; give the spin box
+        and the combo room for their text at the new size (after they have the new font)."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            QTimer.singleShot(0, self, self._fit_widths)
+
+    def _fit_widths(self) -> None:
+        for widget in (self.interval_spin, self.window_combo):
+            widget.setMinimumWidth(widget.sizeHint().width())
 
     def clear_readout(self, *_: object) -> None:
         """The pointer left the graphs: the hint again instead of a stale reading."""
