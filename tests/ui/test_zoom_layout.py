@@ -139,3 +139,18 @@ def test_fitted_size_grows_to_the_minimum_and_stays_on_the_screen() -> None:
     assert fitted_size(QSize(1400, 900), QSize(1925, 480), QSize(1600, 1000)) == QSize(1600, 900)
     assert fitted_size(QSize(700, 600), QSize(300, 300), QSize(1600, 1000)) == QSize(700, 600)
 
+
+
+def test_playground_at_300_percent_keeps_the_window_on_its_screen(qtbot, make_window):
+    from gpumon.telemetry.nvml import NvmlSource
+
+    w = make_window(NvmlSource)  # no driver here: banner, and the CPU view on the right
+    w.resize(780, 760)
+    w.tabs.setCurrentWidget(w.playground)
+    qtbot.waitUntil(lambda: w.latest_snapshot is not None, timeout=5000)
+    w.presentation.set_zoom(3.0)
+    qtbot.wait(300)
+    area = w.screen().availableGeometry()
+    assert area.contains(w.frameGeometry()), (w.frameGeometry(), area)
+    forms = w.playground.forms  # not squashed: its fields keep their height
+    assert forms.height() >= forms.minimumSizeHint().height()

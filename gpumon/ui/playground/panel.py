@@ -19,10 +19,12 @@ from PySide6.QtCore import QEvent, Qt, Slot
 from PySide6.QtGui import QBrush, QColor, QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QProgressBar,
+    QScrollArea,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -185,7 +187,14 @@ class PlaygroundPanel(QWidget):
         graphs_layout.addWidget(self.cpu_view)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.setObjectName("playgroundSplitter")
-        self.splitter.addWidget(left)
+        # In a scroll area: at 300 % zoom the column's fields no longer fit the screen's
+        # height, and the window must not grow past it (nor squash the forms).
+        left_scroll = QScrollArea()
+        left_scroll.setObjectName("playgroundLeftScroll")
+        left_scroll.setWidgetResizable(True)
+        left_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        left_scroll.setWidget(left)
+        self.splitter.addWidget(left_scroll)
         self.splitter.addWidget(self.graphs)
         self.splitter.setChildrenCollapsible(False)
         self.splitter.setSizes([520, 880])

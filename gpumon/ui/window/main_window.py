@@ -331,6 +331,7 @@ class MainWindow(QMainWindow):
         self.sampling.add_extra_provider(panel.link.provider)
         self.gpuPanelsChanged.connect(panel.link.reapply)
         self.gpuPanelsChanged.connect(panel.refresh_devices)
+        QTimer.singleShot(0, self.presentation.restyle_plots)  # its CPU graph: zoom, theme
         self.tabs.currentChanged.connect(
             lambda i: panel.set_shown(self.tabs.widget(i) is panel))
         return panel
