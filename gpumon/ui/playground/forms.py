@@ -12,7 +12,6 @@ available here", so that picking one shows torch's real error.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import Qt, Signal, SignalInstance
@@ -33,6 +32,7 @@ from PySide6.QtWidgets import (
 from gpumon.playground import actions as act
 from gpumon.playground.device_offer import is_unavailable
 from gpumon.playground.devices import DeviceOption
+from gpumon.playground.form_text import AS_IS, parse_shape, ref_for
 from gpumon.playground.outcome import WorkspaceEntry
 from gpumon.playground.values import ValuesError, parse_values
 from gpumon.ui.playground.form_keys import (
@@ -44,41 +44,11 @@ from gpumon.ui.playground.form_keys import (
 )
 
 DEFAULT_DTYPE = "(default)"
-AS_IS = "(as is)"
 OPS: tuple[tuple[str, act.ComputeOp], ...] = (
     ("a ** 2", "pow"), ("a + b", "add"), ("a * b", "mul"), ("a @ b", "matmul"),
     ("a.sum()", "sum"))
 MOVES: tuple[tuple[str, act.MoveHow], ...] = (
     (".to(device)", "to"), (".cuda(index)", "cuda"), (".cuda()", "cuda"), (".cpu()", "cpu"))
-
-
-def parse_shape(text: str) -> tuple[int, ...]:
-    """``"2, 3"``, ``"(2, 3)"``, ``"[4]"`` → a tuple of ints; ValueError with a sentence."""
-    body = text.strip().strip("()[]").strip()
-    if not body:
-        return ()
-    parts = [p.strip() for p in body.split(",") if p.strip()]
-    for part in parts:
-        if not re.fullmatch(r"-?\d+", part):
-            at = text.find(part) + 1
-            raise ValueError(f"A shape is whole numbers separated by commas, such as 2, 3: "
-                             f"{part!r} at character {at} is not a whole number.")
-    return tuple(int(p) for p in parts)
-
-
-def ref_for(name: str, modifier: str) -> str | act.Ref:
-    """The operand for a name and a modifier such as ``.cpu()``, ``.cuda(1)``, ``.to('meta')``."""
-    if modifier in ("", AS_IS):
-        return name
-    if modifier == ".cpu()":
-        return act.Ref(name, "cpu")
-    m = re.fullmatch(r"\.cuda\((\d*)\)", modifier)
-    if m:
-        return act.Ref(name, "cuda", index=int(m.group(1)) if m.group(1) else None)
-    m = re.fullmatch(r"\.to\('(.*)'\)", modifier)
-    if m:
-        return act.Ref(name, "to", device=m.group(1))
-    return name
 
 
 def _combo(name: str, editable: bool = False, items: Sequence[str] = ()) -> QComboBox:
