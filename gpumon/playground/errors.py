@@ -11,6 +11,8 @@ import os
 import re
 from dataclasses import dataclass
 
+from gpumon.playground.cuda_cause import explain_unavailable
+
 
 class Refusal(Exception):
     """The engine declined an action before torch saw it; the text says why, in plain words."""
@@ -183,7 +185,7 @@ def error_from_exception(exc: BaseException) -> ErrorInfo:
         return ErrorInfo(REFUSED, str(exc), exc.explanation, by_torch=False)
     type_name = qualified_type_name(exc)
     message = str(exc)
-    explanation = explain(type_name, message)
+    explanation = explain_unavailable(message) or explain(type_name, message)
     if explanation == FALLBACK and raised_by_python(exc):
         explanation = PYTHON_FALLBACK
     return ErrorInfo(type_name, message, explanation)

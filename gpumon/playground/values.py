@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 from dataclasses import dataclass
 
 Scalar = bool | int | float
@@ -48,11 +49,14 @@ def parse_values(text: str) -> ParsedValues:
             f"The values are {len(text):,} characters long; the limit is {MAX_TEXT_CHARS:,}. "
             "Create large tensors by shape (zeros, ones, rand...) instead."
         )
+    lead = len(text) - len(text.lstrip())
     try:
         tree = ast.parse(text.strip(), mode="eval")
-    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as exc:
+    except SyntaxError as exc:
+        raise ValuesError(f"Not a list of numbers: {syntax_in_words(exc, lead)}") from None
+    except (ValueError, RecursionError, MemoryError, OverflowError) as exc:
         raise ValuesError(f"Not a list of numbers: {_first_line(exc)}.") from None
-    values = _convert(tree.body, 0)
+    values = _convert(tree.body, 0, lead)
     shape = _shape(values, ())
     return ParsedValues(values, shape)
 
@@ -66,16 +70,40 @@ def format_values(values: Nested) -> str:
     return repr(values)
 
 
+def syntax_in_words(exc: SyntaxError, lead: int = 0) -> str:
+    """Python's parser message ("'[' was never closed (<unknown>, line 1)") as a sentence
+    with the character it is about, counted from 1 (``lead``: characters stripped before)."""
+    at = (exc.offset or 1) + lead
+    msg = exc.msg or ""
+    m = re.fullmatch(r"'(.)' was never closed", msg)
+    if m:
+        close = {"[": "]", "(": ")", "{": "}"}.get(m.group(1), "")
+        return f"the {m.group(1)} at character {at} is never closed; end the list with {close}."
+    m = re.fullmatch(r"unmatched '(.)'", msg)
+    if m:
+        return f"the {m.group(1)} at character {at} closes nothing; remove it."
+    m = re.fullmatch(r"closing parenthesis '(.)' does not match opening parenthesis '(.)'.*", msg)
+    if m:
+        return (f"the {m.group(1)} at character {at} does not match the {m.group(2)} that "
+                "opened the list.")
+    if "too many nested" in msg:
+        return f"{msg} (more than Python reads) at character {at}."
+    if "forgot a comma" in msg and exc.text and exc.end_offset:
+        near = exc.text[(exc.offset or 1) - 1:exc.end_offset - 1]
+        return f"a comma is missing in {near!r} (from character {at}), as in [1, 2, 3]."
+    return f"something is wrong at character {at}; write numbers in brackets, as in [1, 2, 3]."
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__
 
 
-def _convert(node: ast.AST, depth: int) -> Nested:
+def _convert(node: ast.AST, depth: int, lead: int = 0) -> Nested:
     if depth > MAX_DEPTH:
         raise ValuesError(f"The lists are nested more than {MAX_DEPTH} levels deep.")
     if isinstance(node, (ast.List, ast.Tuple)):
-        return [_convert(elt, depth + 1) for elt in node.elts]
+        return [_convert(elt, depth + 1, lead) for elt in node.elts]
     if isinstance(node, ast.Constant):
         return _scalar(node.value)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
@@ -85,8 +113,10 @@ def _convert(node: ast.AST, depth: int) -> Nested:
             if isinstance(value, bool):
                 raise ValuesError("A sign before True or False is not a value; write 1 or 0.")
             return -value if isinstance(node.op, ast.USub) else value
+    at = getattr(node, "col_offset", 0) + 1 + lead
     raise ValuesError(
-        f"Only numbers, True/False and [lists] are allowed; found {_describe(node)}."
+        f"Only numbers, True/False and [lists] are allowed; found {_describe(node)} at "
+        f"character {at}."
     )
 
 

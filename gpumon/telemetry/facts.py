@@ -1,7 +1,10 @@
 """Facts derived from a Snapshot that several views show (window, --once, exports), so
-each is computed in one place: which GPUs give no process list."""
+each is computed in one place: which GPUs give no process list, and the time a copied
+snapshot shows."""
 
 from __future__ import annotations
+
+import dataclasses
 
 from gpumon.i18n import N_, tr
 from gpumon.telemetry.types import Snapshot
@@ -28,3 +31,13 @@ def process_list_note(snap: Snapshot) -> str:
     which = ", ".join(str(i) for i in unlisted)
     return tr("{what} (GPU {which}).", what=tr(PROCESS_LIST_UNSUPPORTED), which=which)
 
+
+
+def as_copied_at(snap: Snapshot, now_s: float) -> Snapshot:
+    """The snapshot to print when it is copied at ``now_s``. A source that gives no data
+    (no driver) sends one status snapshot when the window opens and none after it, so its
+    text showed the window's start time; what it says ("no driver") holds now, so it is
+    stamped with the time of the copy. A snapshot with readings keeps their time."""
+    if snap.status.usable:
+        return snap
+    return dataclasses.replace(snap, timestamp_s=now_s)

@@ -82,7 +82,8 @@ def test_create_square_and_table(qtbot, panel: PlaygroundPanel) -> None:
     assert "PyTorch" in panel.status_label.text() and "cpu" in panel.status_label.text()
     devices = panel.findChild(QComboBox, "deviceCombo")
     assert devices.isEditable()
-    assert [devices.itemText(i) for i in range(devices.count())] == ["cpu", "meta"]
+    assert [devices.itemText(i) for i in range(devices.count())] == [
+        "cpu", "cuda:0 — not available here", "meta"]
     click(qtbot, panel, "runCreateButton")  # x = torch.tensor([1, 2, 3])
     wait_log(qtbot, panel, 1)
     panel.findChild(QComboBox, "computeACombo").setEditText("x")

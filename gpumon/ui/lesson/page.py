@@ -13,6 +13,7 @@ machine has no CUDA GPU.
 from __future__ import annotations
 
 import html
+import time
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal, Slot
@@ -30,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from gpumon.playground.lesson import GPU_LABEL, LESSON, LessonStep, StepResult
 from gpumon.playground.outcome import LoadStatus, Outcome
+from gpumon.telemetry.facts import as_copied_at
 
 if TYPE_CHECKING:
     from gpumon.telemetry.types import Snapshot
@@ -89,6 +91,14 @@ def result_html(result: StepResult) -> str:
         parts.append(f"<p style='color:{_colours()[2]}'><b>The same on the meta device:</b></p>")
         parts += [outcome_html(o) for o in result.meta_outcomes]
     return "".join(parts) or "<p><i>Nothing to show.</i></p>"
+
+
+def _show_focus(button: QPushButton) -> None:
+    """Focus ``button`` and have the style draw its focus frame, as after a Tab key (a
+    style draws it only once the window has seen keyboard navigation)."""
+    button.setFocus(Qt.FocusReason.TabFocusReason)
+    button.window().setAttribute(Qt.WidgetAttribute.WA_KeyboardFocusChange, True)
+    button.update()
 
 
 class LessonPage(QWidget):
@@ -162,8 +172,10 @@ class LessonPage(QWidget):
         layout.addLayout(top)
         layout.addWidget(self.narration)
         layout.addWidget(self.code)
-        layout.addLayout(buttons)
         layout.addWidget(self.output, 1)
+        # Pinned to the page's foot: above the output they moved with each step's narration
+        # and code height, so a second click on "Next" missed.
+        layout.addLayout(buttons)
 
         self._engine.callFinished.connect(self._on_call_finished)
         self._engine.loadingStarted.connect(self._on_loading)
@@ -223,9 +235,15 @@ class LessonPage(QWidget):
     def run_current(self) -> None:
         """Run the step shown on the engine thread; the result arrives in ``_on_call_finished``."""
         if self.running:
-            return
+            return  # "Running…": a second press (or Space) does nothing
+        # Focus on Run, drawn as keyboard focus even after a click: a teacher sees where
+        # Space goes next (it runs the step again; it never moves to Next).
+        _show_focus(self.run_button)
         number = self._index + 1
-        self._ticket = self._engine.run_lesson_step(self._steps, number, self._latest)
+        snap = self._latest
+        if snap is not None:  # a no-driver snapshot is stamped now, not at the window's start
+            snap = as_copied_at(snap, time.time())
+        self._ticket = self._engine.run_lesson_step(self._steps, number, snap)
         self._set_busy(True, f"Running step {number}…")
 
     @Slot(object)
@@ -267,8 +285,15 @@ class LessonPage(QWidget):
         self._update_buttons()
 
     def _update_buttons(self) -> None:
+        """Enable what can be pressed now. Run stays enabled (and focused) while its step
+        runs, saying so; a press then does nothing. Disabling it, or Next on the last step,
+        used to hand the focus to a neighbour, so the next Space pressed a different button
+        (or paused sampling): a disabled Previous / Next hands it to the other one."""
         self.prev_button.setEnabled(self._index > 0)
         self.next_button.setEnabled(self._index < len(self._steps) - 1)
-        self.run_button.setEnabled(not self.running)
         done = (self._index + 1) in self._results
-        self.run_button.setText("Run again" if done else "Run")
+        self.run_button.setText("Running…" if self.running else "Run again" if done else "Run")
+        for lost, heir in ((self.next_button, self.prev_button),
+                           (self.prev_button, self.next_button)):
+            if not lost.isEnabled() and self.focusWidget() is lost:
+                _show_focus(heir)

@@ -34,11 +34,12 @@ PANEL_MIN_HEIGHT = 240
 NO_GPUS_TEXT = "No GPUs to show."
 
 
-def columns_for(n: int, width: int) -> int:
-    """ceil(sqrt(n)) columns, but no more than fit ``width`` at the panels' minimum width."""
+def columns_for(n: int, width: int, panel_width: int = PANEL_MIN_WIDTH) -> int:
+    """ceil(sqrt(n)) columns, but no more than fit ``width`` at the panels' minimum width
+    (``panel_width``: wider at a larger zoom)."""
     if n <= 0:
         return 1
-    fit = max(1, width // PANEL_MIN_WIDTH)
+    fit = max(1, width // max(1, panel_width))
     return max(1, min(math.ceil(math.sqrt(n)), fit, n))
 
 
@@ -46,6 +47,7 @@ class GpuGrid(QScrollArea):
     """Holds one GpuPanel per GPU; rebuilt when the set of GPUs changes."""
 
     hovered = Signal(int, float)  # forwarded from the panels
+    unhovered = Signal(int)  # forwarded from the panels
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -60,7 +62,7 @@ class GpuGrid(QScrollArea):
         self._empty = QLabel(NO_GPUS_TEXT)
         self._empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self._empty.setWordWrap(True)
-        self._empty.setStyleSheet("color: #777; font-size: 13pt;")
+        self._empty.setStyleSheet("color: #777;")
         self._empty.setObjectName("noGpusLabel")
         self._layout.addWidget(self._empty, 0, 0)
         self.panels: list[GpuPanel] = []
@@ -100,6 +102,7 @@ class GpuGrid(QScrollArea):
         for info in gpus:
             panel = GpuPanel(info, window_s=window_s)
             panel.hovered.connect(self.hovered)
+            panel.unhovered.connect(self.unhovered)
             self.panels.append(panel)
         self._empty.setVisible(not self.panels)
         self._columns = 0
@@ -179,6 +182,17 @@ class GpuGrid(QScrollArea):
         for panel in self.panels:
             panel.clear_hover()
 
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+        """The zoom: the panels' minimum width changed, so maybe the number of columns."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            QTimer.singleShot(0, self, self._relayout_again)
+
+    def _relayout_again(self) -> None:
+        self._columns = 0
+        self._relayout()
+        self._queue_catch_up()
+
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
         if obj is self.viewport() and event.type() == QEvent.Type.Resize:
             self._relayout()
@@ -209,7 +223,8 @@ class GpuGrid(QScrollArea):
         if not self.panels:
             return
         shown = self.shown_panels()
-        cols = columns_for(len(shown), self.viewport().width())
+        panel_width = max([PANEL_MIN_WIDTH] + [p.minimumWidth() + 10 for p in shown[:1]])
+        cols = columns_for(len(shown), self.viewport().width(), panel_width)
         if cols == self._columns:
             return
         self._columns = cols

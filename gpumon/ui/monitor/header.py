@@ -4,13 +4,16 @@ explains, in plain words, why there is no data and what to do about it."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from gpumon.i18n import tr
 from gpumon.telemetry.types import MachineInfo, SourceStatus
+from gpumon.ui.monitor.runs_label import RunsLabel, TextRun
 
-BADGE_STYLE = "color: white; background: {bg}; border-radius: 3px; padding: 2px 8px;" \
-              " font-weight: bold;"
+# Sizes in em, not px: the badge grows with the zoom (the window re-polishes styled widgets
+# when the font changes, presentation.py); bold comes from the widget's font.
+BADGE_STYLE = "color: white; background: {bg}; border-radius: 0.25em; padding: 0.15em 0.6em;"
 NVML_BG = "#2e7d32"
 SIM_BG = "#e65100"
 NONE_BG = "#757575"
@@ -34,18 +37,21 @@ class HeaderBar(QFrame):
         self.source_badge = QLabel("…")
         self.source_badge.setObjectName("sourceBadge")
         self.source_badge.setAccessibleName(tr("Data source"))
-        self.machine_label = QLabel("")
+        bold = QFont()
+        bold.setBold(True)  # only the weight: the size still follows the application's zoom
+        self.source_badge.setFont(bold)
+        # Elided with "…" (whole line in the tooltip) rather than widening the window.
+        self.machine_label = RunsLabel()
         self.machine_label.setObjectName("machineLabel")
-        self.machine_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.status_line = QLabel(tr("Starting…"))
+        self.status_line = RunsLabel()
+        self.status_line.setText(tr("Starting…"))
         self.status_line.setObjectName("statusLine")
         self.status_line.setAccessibleName(tr("Status"))
         layout = QHBoxLayout(self)
         layout.setContentsMargins(6, 2, 6, 2)
         layout.addWidget(self.source_badge)
-        layout.addWidget(self.machine_label)
-        layout.addStretch(1)
-        layout.addWidget(self.status_line)
+        layout.addWidget(self.machine_label, 1)
+        layout.addWidget(self.status_line, 1, Qt.AlignmentFlag.AlignRight)
         self._set_badge(tr("NO SOURCE"), NONE_BG)
 
     def show_machine(self, machine: MachineInfo, status: SourceStatus, simulated: bool) -> None:
@@ -56,12 +62,12 @@ class HeaderBar(QFrame):
         else:
             name = machine.source_name if machine.source_name != "none" else "NVML"
             self._set_badge(tr("{source} — unavailable", source=name.upper()), NONE_BG)
-        text = tr("Host <b>{host}</b> · Driver <b>{driver}</b> · CUDA <b>{cuda}</b> · "
-                  "NVML <b>{nvml}</b>", host=machine.host_name,
-                  driver=_or_na(machine.driver_version),
-                  cuda=_or_na(machine.cuda_driver_version), nvml=_or_na(machine.nvml_version))
-        if self.machine_label.text() != text:
-            self.machine_label.setText(text)
+        b = TextRun
+        self.machine_label.set_runs([
+            b(tr("Host") + " "), b(machine.host_name, bold=True),
+            b(" · " + tr("Driver") + " "), b(_or_na(machine.driver_version), bold=True),
+            b(" · CUDA "), b(_or_na(machine.cuda_driver_version), bold=True),
+            b(" · NVML "), b(_or_na(machine.nvml_version), bold=True)])
 
     def show_waiting(self, text: str) -> None:
         """While a source is being opened: a WAITING badge and ``text`` (with the seconds)."""
@@ -73,7 +79,11 @@ class HeaderBar(QFrame):
         set again, even the same one, re-polishes the label and repaints the header)."""
         if self.status_line.text() != text:
             self.status_line.setText(text)
-        _set_style(self.status_line, "color: #b71c1c; font-weight: bold;" if warn else "")
+        _set_style(self.status_line, "color: #b71c1c;" if warn else "")
+        if self.status_line.font().bold() != warn:
+            font = QFont()
+            font.setBold(warn)  # only the weight is set: the size follows the zoom
+            self.status_line.setFont(font)
 
     def _set_badge(self, text: str, bg: str) -> None:
         if self.source_badge.text() != text:
@@ -97,7 +107,9 @@ class StatusBanner(QFrame):
         self.message = QLabel()
         self.message.setObjectName("bannerMessage")
         self.message.setWordWrap(True)
-        self.message.setStyleSheet("font-weight: bold; font-size: 11pt;")
+        font = QFont()
+        font.setBold(True)
+        self.message.setFont(font)
         self.hint = QLabel()
         self.hint.setObjectName("bannerHint")
         self.hint.setWordWrap(True)

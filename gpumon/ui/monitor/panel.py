@@ -28,13 +28,12 @@ anything else.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QPointF, Qt, Signal
 from PySide6.QtWidgets import (
     QFrame,
     QGraphicsItem,
@@ -50,6 +49,7 @@ from gpumon.telemetry.decimate import peak_decimate
 from gpumon.telemetry.metrics import GIB, format_value
 from gpumon.telemetry.readouts import extra_readouts, readout_line
 from gpumon.telemetry.types import GpuInfo, GpuSample
+from gpumon.ui.monitor.axis import TimeAxis
 from gpumon.ui.monitor.curve import LiteCurve
 from gpumon.ui.monitor.plot import LitePlot, LitePlotWidget
 from gpumon.ui.monitor.runs_label import RunsLabel, TextRun
@@ -64,6 +64,10 @@ MAX_MARKERS = 500
 JITTER_S = 0.02  # timer jitter allowed for when deciding whether the curves moved enough
 CURVE_WIDTH = 1.0  # a 1 px line is the raster engine's fast path; 1.6 px cost ~25% of a frame
 FILL_ALPHA = 0.25  # the memory fill: its colour at this opacity over the plot's background
+PANEL_MIN_WIDTH, PANEL_MIN_HEIGHT = 420, 230  # at 100 %; more at larger fonts
+PANEL_MIN_CHARS = 36  # a panel is at least this many average characters wide
+PLOT_MIN_HEIGHT = 110
+PLOT_MIN_LINES = 5  # a graph is at least this many tick-label lines tall
 SeriesFn = Callable[[int, str], "tuple[np.ndarray, np.ndarray]"]
 
 
@@ -76,8 +80,8 @@ class _Series:
 
 def _make_plot(y_label: str) -> LitePlotWidget:
     # A LitePlot, not a pg.PlotItem: no options menu, no hidden axes (plot.py says why).
-    w = LitePlotWidget(background="w")
-    w.setMinimumHeight(110)
+    w = LitePlotWidget(background="w", bottom=TimeAxis)  # "-60 s" … "now": the unit shows
+    w.setMinimumHeight(PLOT_MIN_HEIGHT)
     w.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
     item = w.getPlotItem()
     item.getViewBox().setMouseEnabled(x=False, y=False)
@@ -113,6 +117,7 @@ class GpuPanel(QFrame):
     """The view of one GPU. ``update_view`` is the only per-tick entry point."""
 
     hovered = Signal(int, float)  # gpu index, absolute time (s since epoch) under the mouse
+    unhovered = Signal(int)  # gpu index: the pointer left the graphs (readout and crosshair go)
 
     def __init__(self, info: GpuInfo, parent: QWidget | None = None, *,
                  window_s: float = 300.0) -> None:
@@ -122,7 +127,6 @@ class GpuPanel(QFrame):
         self.setObjectName(f"gpuPanel{info.index}")
         self.setAccessibleName(f"GPU {info.index} panel")
         self.setFrameShape(QFrame.Shape.StyledPanel)
-        self.setMinimumSize(420, 230)
         self._t_ref = 0.0  # absolute time of x = 0
         self._drawn = False  # curves drawn at least once since the last change of layout
         self._window_s = float(window_s)
@@ -132,12 +136,14 @@ class GpuPanel(QFrame):
         self._markers: list[tuple[float, pg.InfiniteLine]] = []
         self._y_total: float | None = None  # the memory axis's top is set for this total
 
-        self.title = QLabel(self._title_html())
-        self.title.setTextFormat(Qt.TextFormat.RichText)
+        self.title = RunsLabel()
+        self.title.setObjectName(f"panelTitle{info.index}")
+        self.title.set_runs(self._title_runs())
         self.lost_label = QLabel()
         self.lost_label.setObjectName(f"lostLabel{info.index}")
         # No word wrap in a panel: a height-for-width label makes the scroll area lay the
         # grid out at its preferred height. Long text is clipped; the tooltip has it all.
+        # (The other lines are RunsLabels: cut with "…", the whole line in their tooltip.)
         self.lost_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
         self.lost_label.hide()  # styled when first shown: a style sheet costs ~1 ms a panel
         # The per-tick labels paint styled runs themselves (runs_label.py): rich-text
@@ -167,6 +173,9 @@ class GpuPanel(QFrame):
         self._gpu_curve = _curve(self.util_plot, GPU_UTIL_COLOR, "GPU")
         self._memu_curve = _curve(self.util_plot, MEM_UTIL_COLOR, "memory controller")
         self._cross: list[pg.InfiniteLine] = []  # the hover crosshair, made on first hover
+        self._hover_x: float | None = None  # seconds from now under a pointer on a graph
+        for widget in (self.memory_widget, self.util_widget):
+            widget.viewport().installEventFilter(self)
         self.memory_widget.scene().sigMouseMoved.connect(
             lambda pos: self._on_mouse_moved(self.memory_plot, pos))
         self.util_widget.scene().sigMouseMoved.connect(
@@ -196,6 +205,23 @@ class GpuPanel(QFrame):
         # cost ~2 ms a panel at start-up.
         self._opacity: QGraphicsOpacityEffect | None = None
         self.set_window(self._window_s)
+        self._fit_to_font()
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # the zoom: room for the bigger text
+            self._fit_to_font()
+
+    def _fit_to_font(self) -> None:
+        """Minimum sizes from the font: at 300 % a 110 px graph had room for one tick label
+        and the panel's three text lines took half of it. The grid scrolls instead."""
+        fm = self.fontMetrics()
+        plot_h = max(PLOT_MIN_HEIGHT, PLOT_MIN_LINES * fm.height())
+        for w in (self.memory_widget, self.util_widget):
+            w.setMinimumHeight(plot_h)
+        self.setMinimumSize(
+            max(PANEL_MIN_WIDTH, PANEL_MIN_CHARS * fm.averageCharWidth()),
+            max(PANEL_MIN_HEIGHT, 3 * fm.lineSpacing() + plot_h + 24))
 
     # -- public API --------------------------------------------------------------------------
     @property
@@ -222,7 +248,9 @@ class GpuPanel(QFrame):
                    dark_color: str | None = None) -> pg.InfiniteLine:
         """A vertical line with a label on the memory graph at absolute time ``t``, in
         ``color`` (``dark_color``, when given, on a dark theme; the theme restyles it)."""
-        line = pg.InfiniteLine(pos=t - self._t_ref, angle=90, movable=False, label=text,
+        # The label is a format string to pyqtgraph ({value}): braces in code are doubled.
+        label = text.replace("{", "{{").replace("}", "}}")
+        line = pg.InfiniteLine(pos=t - self._t_ref, angle=90, movable=False, label=label,
                                labelOpts={"position": 0.88, "movable": False})
         colors = (color, dark_color or color)
         setattr(line, MARKER_ATTR, colors)
@@ -260,6 +288,8 @@ class GpuPanel(QFrame):
             return
         self._drawn = True
         self._t_ref = t_ref
+        if self._hover_x is not None:  # a still pointer: the time under it moved on
+            self.hovered.emit(self.index, self._t_ref + self._hover_x)
         self._set_curve(self._mem_curve, series, "mem_used_bytes", GIB)
         self._set_curve(self._gpu_curve, series, "gpu_util_pct", 1.0)
         self._set_curve(self._memu_curve, series, "mem_util_pct", 1.0)
@@ -315,19 +345,33 @@ class GpuPanel(QFrame):
         for line in self._cross:
             line.setValue(x_rel)
             line.show()
+        self._hover_x = x_rel
         self.hovered.emit(self.index, self._t_ref + x_rel)
 
     def clear_hover(self) -> None:
+        """Hide the crosshair; ``unhovered`` tells the window to clear the readout."""
+        was = self._hover_x is not None
+        self._hover_x = None
         for line in self._cross:
             line.hide()
+        if was:
+            self.unhovered.emit(self.index)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+        """The pointer left a graph: no crosshair, no readout (they stayed for minutes)."""
+        if event.type() == QEvent.Type.Leave:
+            self.clear_hover()
+        return super().eventFilter(obj, event)
 
     # -- internals ---------------------------------------------------------------------------
-    def _title_html(self) -> str:
-        sim = (' <span style="color:#e65100; font-weight:bold">[SIMULATED]</span>'
-               if self.info.simulated else "")
-        host = f"<b>{html.escape(self.info.host)}</b> · " if self.info.host else ""
-        return (f"{host}<b>GPU {self.info.index}</b> · {html.escape(self.info.name)} "
-                f'<span style="color:#777">{self.info.pci_bus_id}</span>{sim}')
+    def _title_runs(self) -> list[TextRun]:
+        """Host (on a cluster), GPU index, name, PCI bus id, and [SIMULATED] when it is."""
+        runs = [TextRun(self.info.host, bold=True), TextRun(" · ")] if self.info.host else []
+        runs += [TextRun(f"GPU {self.info.index}", bold=True), TextRun(f" · {self.info.name} "),
+                 TextRun(self.info.pci_bus_id, color="#777")]
+        if self.info.simulated:
+            runs.append(TextRun(" [SIMULATED]", bold=True, color="#e65100"))
+        return runs
 
     def _set_curve(self, curve: pg.PlotCurveItem, series: SeriesFn, key: str,
                    scale: float) -> None:

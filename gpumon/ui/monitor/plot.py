@@ -23,6 +23,8 @@ from PySide6.QtCore import QPointF
 from PySide6.QtGui import QPainter, QPolygonF
 from PySide6.QtWidgets import QGraphicsGridLayout, QGraphicsItem, QWidget
 
+from gpumon.ui.monitor.axis import ThinAxis
+
 SIDES = ("left", "bottom")
 DataItem = pg.PlotDataItem | pg.PlotCurveItem  # what listDataItems lists and the legend shows
 
@@ -42,12 +44,14 @@ class CurveSample(pg.ItemSample):
 
 
 class LitePlot(pg.GraphicsWidget):
-    """A ViewBox framed by a left and a bottom AxisItem, laid out like a PlotItem."""
+    """A ViewBox framed by a left and a bottom axis (ThinAxis: labels never overlap, at any
+    zoom), laid out like a PlotItem; ``bottom`` is the bottom axis' class."""
 
-    def __init__(self) -> None:
+    def __init__(self, bottom: type[ThinAxis] = ThinAxis) -> None:
         super().__init__()
         self.vb = pg.ViewBox(enableMenu=False)
-        self.axes: dict[str, pg.AxisItem] = {side: pg.AxisItem(side) for side in SIDES}
+        self.axes: dict[str, pg.AxisItem] = {"left": ThinAxis("left"),
+                                             "bottom": bottom("bottom")}
         layout = QGraphicsGridLayout()
         layout.setContentsMargins(1, 1, 1, 1)
         layout.setHorizontalSpacing(0)
@@ -157,9 +161,10 @@ class LitePlot(pg.GraphicsWidget):
 class LitePlotWidget(pg.GraphicsView):
     """A GraphicsView showing one LitePlot; ``getPlotItem()`` as on a pg.PlotWidget."""
 
-    def __init__(self, parent: QWidget | None = None, background: str = "default") -> None:
+    def __init__(self, parent: QWidget | None = None, background: str = "default",
+                 bottom: type[ThinAxis] = ThinAxis) -> None:
         super().__init__(parent, background=background)
-        self.plot_item = LitePlot()
+        self.plot_item = LitePlot(bottom)
         self.setCentralItem(self.plot_item)
 
     def getPlotItem(self) -> LitePlot:  # noqa: N802 (pyqtgraph's name)

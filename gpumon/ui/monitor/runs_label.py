@@ -14,11 +14,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import QEvent, QPointF, Qt
-from PySide6.QtGui import QColor, QFont, QPainter, QPaintEvent, QStaticText
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtCore import QEvent, QPointF, QSize, Qt
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QHelpEvent,
+    QPainter,
+    QPaintEvent,
+    QStaticText,
+)
+from PySide6.QtWidgets import QLabel, QToolTip, QWidget
 
 _CACHE_LIMIT = 512  # static texts kept per label; values repeat a lot (clocks, totals)
+ELLIPSIS = "\u2026"
+MIN_CHARS = 4  # the narrowest a label asks to be, in average character widths
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,14 +69,60 @@ class RunsLabel(QLabel):
             self._fonts = None
             self._static.clear()
 
-    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 (Qt name)
-        if not self._runs or self.text() != self._joined:  # plain text set with setText()
-            super().paintEvent(event)
-            return
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+        """A few characters wide: the text is elided rather than widening the layout."""
+        hint = super().minimumSizeHint()
+        narrow = self.fontMetrics().averageCharWidth() * MIN_CHARS
+        margins = self.contentsMargins()
+        return QSize(min(hint.width(), narrow + margins.left() + margins.right()),
+                     hint.height())
+
+    def full_width(self) -> float:
+        """The width the whole text needs, in pixels."""
+        fonts = self._run_fonts()
+        return sum(QFontMetricsF(fonts[r.bold]).horizontalAdvance(r.text)
+                   for r in self._painted_runs())
+
+    def is_elided(self) -> bool:
+        """True when the text is wider than the label, so it is cut with "…"."""
+        return self.full_width() > self.contentsRect().width() + 0.5
+
+    def tooltip_text(self) -> str:
+        """What hovering shows: the whole line when it is elided, then the label's tooltip."""
+        own = self.toolTip()
+        if not self.is_elided():
+            return own
+        return f"{self.text()}\n\n{own}" if own else self.text()
+
+    def event(self, e: QEvent) -> bool:
+        if e.type() == QEvent.Type.ToolTip and isinstance(e, QHelpEvent):
+            text = self.tooltip_text()
+            if text:
+                QToolTip.showText(e.globalPos(), text, self)
+            else:
+                QToolTip.hideText()
+                e.ignore()
+            return True
+        return super().event(e)
+
+    def _painted_runs(self) -> tuple[TextRun, ...]:
+        if self._runs and self.text() == self._joined:
+            return self._runs
+        return (TextRun(self.text()),) if self.text() else ()  # plain text set with setText()
+
+    def _run_fonts(self) -> tuple[QFont, QFont]:
         if self._fonts is None:
             bold = QFont(self.font())
             bold.setBold(True)
             self._fonts = (self.font(), bold)
+        return self._fonts
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 (Qt name)
+        runs = self._painted_runs()
+        if not runs:
+            super().paintEvent(event)
+            return
+        fonts = self._run_fonts()
         if len(self._static) > _CACHE_LIMIT:
             self._static.clear()
         rect = self.contentsRect()
@@ -74,20 +130,30 @@ class RunsLabel(QLabel):
         painter.setClipRect(rect)
         text_color = self.palette().color(self.foregroundRole())
         x = float(rect.left())
-        for run in self._runs:
-            static = self._static.get((run.text, run.bold))
-            font = self._fonts[run.bold]
+        right = float(rect.left() + rect.width())
+        elide = self.is_elided()
+        for run in runs:
+            font = fonts[run.bold]
+            text = run.text
+            width = QFontMetricsF(font).horizontalAdvance(text)
+            last = elide and x + width > right - QFontMetricsF(font).horizontalAdvance(ELLIPSIS)
+            if last:  # this run does not fit with the ellipsis: cut it and stop
+                text = QFontMetricsF(font).elidedText(text + ELLIPSIS, Qt.TextElideMode.ElideRight,
+                                                      right - x)
+                if not text.endswith(ELLIPSIS):
+                    text = ELLIPSIS
+            static = self._static.get((text, run.bold))
             if static is None:
-                static = QStaticText(run.text)
+                static = QStaticText(text)
                 static.setTextFormat(Qt.TextFormat.PlainText)
                 static.prepare(font=font)
-                self._static[(run.text, run.bold)] = static
+                self._static[(text, run.bold)] = static
             size = static.size()
             y = rect.top() + (rect.height() - size.height()) / 2.0
             painter.setFont(font)
             painter.setPen(QColor(run.color) if run.color else text_color)
             painter.drawStaticText(QPointF(x, y), static)
             x += size.width()
-            if x > rect.right():
+            if last or x > right:
                 break
         painter.end()

@@ -17,9 +17,30 @@ from PySide6.QtCore import (
     Signal,
     Slot,
 )
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
 Index = QModelIndex | QPersistentModelIndex
+ROW_PADDING_PX = 6  # above and below the text: 22 px rows at 100 % with a 16 px font
+
+
+def row_height(metrics: QFontMetrics) -> int:
+    """A table row's height for a font: its line height and some padding, so rows grow with
+    the zoom instead of clipping their text (rows stayed 22 px at 300 % before)."""
+    return metrics.height() + ROW_PADDING_PX
+
+
+def fit_rows(view: QTableView) -> None:
+    """Rows of ``view`` as tall as its font needs (call again after a font change)."""
+    height = row_height(view.fontMetrics())
+    header = view.verticalHeader()
+    header.setMinimumSectionSize(min(header.minimumSectionSize(), height))
+    header.setDefaultSectionSize(height)
+    # At least the header and one whole row (a splitter pane sized at 100 % cut the only
+    # row in half at 300 %), and the horizontal scroll bar when there is one.
+    frame = 2 * view.frameWidth()
+    view.setMinimumHeight(view.horizontalHeader().sizeHint().height() + height + frame
+                          + view.horizontalScrollBar().sizeHint().height())
 
 
 class TitledTableModel(QAbstractTableModel):
@@ -55,9 +76,9 @@ class TitledTableModel(QAbstractTableModel):
 
 
 class FittedTableView(QTableView):
-    """A read-only table of whole-row selection and 22 px rows whose columns fit their
-    contents, measured only when the model's ``widthsChanged`` names them (or the font
-    changes); the last column stretches."""
+    """A read-only table of whole-row selection and rows as tall as the font (``row_height``)
+    whose columns fit their contents, measured only when the model's ``widthsChanged`` names
+    them (or the font changes); the last column stretches."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -65,7 +86,7 @@ class FittedTableView(QTableView):
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setAlternatingRowColors(True)
         self.verticalHeader().hide()
-        self.verticalHeader().setDefaultSectionSize(22)
+        fit_rows(self)
         header = self.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
@@ -76,6 +97,7 @@ class FittedTableView(QTableView):
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:  # zoom: every column measured again
+            fit_rows(self)
             model = self.model()
             self.fit_columns(list(range(model.columnCount() if model else 0)))
 

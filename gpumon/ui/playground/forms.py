@@ -3,12 +3,15 @@
 Forms never run anything: ``actionRequested(Action)`` goes to the engine queue. Device
 fields are EDITABLE combos filled from the engine's devices, so a person can also type a
 wrong device (``gpu``, ``cuda:-1``, ``cuda:7``) and read torch's own answer. Only what the
-Action cannot represent (a shape that is not numbers) is caught here, in ``formError``.
+Action cannot represent (a shape that is not numbers) and values that are not a list of
+numbers are caught here: the sentence shows in ``formError``, under the field, across the
+form. Enter in a field runs its form (``form_keys.py``); the Move form shows only the field
+its method takes; device combos also offer the NVML GPUs torch does not see, marked "not
+available here", so that picking one shows torch's real error.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import Qt, Signal, SignalInstance
@@ -27,43 +30,25 @@ from PySide6.QtWidgets import (
 )
 
 from gpumon.playground import actions as act
+from gpumon.playground.device_offer import is_unavailable
 from gpumon.playground.devices import DeviceOption
+from gpumon.playground.form_text import AS_IS, parse_shape, ref_for
 from gpumon.playground.outcome import WorkspaceEntry
+from gpumon.playground.values import ValuesError, parse_values
+from gpumon.ui.playground.form_keys import (
+    NOTE_SEPARATOR,
+    EnterRuns,
+    FieldErrors,
+    FieldProblem,
+    device_text,
+)
 
 DEFAULT_DTYPE = "(default)"
-AS_IS = "(as is)"
 OPS: tuple[tuple[str, act.ComputeOp], ...] = (
     ("a ** 2", "pow"), ("a + b", "add"), ("a * b", "mul"), ("a @ b", "matmul"),
     ("a.sum()", "sum"))
 MOVES: tuple[tuple[str, act.MoveHow], ...] = (
     (".to(device)", "to"), (".cuda(index)", "cuda"), (".cuda()", "cuda"), (".cpu()", "cpu"))
-
-
-def parse_shape(text: str) -> tuple[int, ...]:
-    """``"2, 3"``, ``"(2, 3)"``, ``"[4]"`` → a tuple of ints; ValueError with a sentence."""
-    body = text.strip().strip("()[]").strip()
-    if not body:
-        return ()
-    parts = [p.strip() for p in body.split(",") if p.strip()]
-    if not all(re.fullmatch(r"-?\d+", p) for p in parts):
-        raise ValueError(f"A shape is whole numbers separated by commas, such as 2, 3 — "
-                         f"not {text!r}.")
-    return tuple(int(p) for p in parts)
-
-
-def ref_for(name: str, modifier: str) -> str | act.Ref:
-    """The operand for a name and a modifier such as ``.cpu()``, ``.cuda(1)``, ``.to('meta')``."""
-    if modifier in ("", AS_IS):
-        return name
-    if modifier == ".cpu()":
-        return act.Ref(name, "cpu")
-    m = re.fullmatch(r"\.cuda\((\d*)\)", modifier)
-    if m:
-        return act.Ref(name, "cuda", index=int(m.group(1)) if m.group(1) else None)
-    m = re.fullmatch(r"\.to\('(.*)'\)", modifier)
-    if m:
-        return act.Ref(name, "to", device=m.group(1))
-    return name
 
 
 def _combo(name: str, editable: bool = False, items: Sequence[str] = ()) -> QComboBox:
@@ -114,6 +99,8 @@ class ActionForms(QTabWidget):
         self.error_label.setWordWrap(True)
         self.error_label.setStyleSheet("color: #c62828;")
         self.error_label.hide()
+        self._errors = FieldErrors(self.error_label)
+        self._enter = EnterRuns(self)
         self._build_create()
         self._build_move()
         self._build_compute()
@@ -127,7 +114,8 @@ class ActionForms(QTabWidget):
             text = combo.currentText()
             combo.clear()
             for opt in options:
-                combo.addItem(opt.name)
+                note = f"{NOTE_SEPARATOR}not available here" if is_unavailable(opt) else ""
+                combo.addItem(opt.name + note)
                 combo.setItemData(combo.count() - 1, opt.label, 3)  # ToolTipRole
             combo.setCurrentIndex(-1)
             combo.setEditText(text)
@@ -207,11 +195,13 @@ class ActionForms(QTabWidget):
     def _emit(self, make: Callable[[], act.Action], code: SignalInstance | None = None) -> None:
         try:
             action = make()
-        except ValueError as exc:
-            self.error_label.setText(str(exc))
-            self.error_label.show()
+        except FieldProblem as exc:
+            self._errors.show(str(exc), exc.field)
             return
-        self.error_label.hide()
+        except ValueError as exc:
+            self._errors.show(str(exc), None)
+            return
+        self._errors.hide()
         if code is not None:
             code.emit(action.code())
         else:
@@ -246,7 +236,10 @@ class ActionForms(QTabWidget):
         self._modifier_combos.append(combo)
         return combo
 
-    def _page(self, title: str, rows: Sequence[Sequence[QWidget | str]]) -> None:
+    def _page(self, title: str, rows: Sequence[Sequence[QWidget | str]],
+              enter: dict[QWidget, QPushButton] | None = None) -> QGridLayout:
+        """A tab of ``rows`` in a grid (an empty row is kept for an error message); Enter in
+        a field presses the button on its row or below (``enter`` names exceptions)."""
         page = QWidget()
         grid = QGridLayout()
         grid.setContentsMargins(6, 6, 6, 6)
@@ -260,6 +253,8 @@ class ActionForms(QTabWidget):
         outer.addLayout(grid)
         outer.addStretch(1)
         self.addTab(page, title)
+        self._enter.wire(rows, enter)
+        return grid
 
     def _build_create(self) -> None:
         self.name_edit = _edit("nameEdit", "x")
@@ -274,26 +269,43 @@ class ActionForms(QTabWidget):
             return None if text == DEFAULT_DTYPE else text
 
         def device() -> str | None:
-            return self.device_combo.currentText().strip() or None
+            return device_text(self.device_combo) or None
+
+        def values() -> str:
+            text = self.values_edit.text()
+            try:
+                parse_values(text)
+            except ValuesError as exc:
+                raise FieldProblem(self.values_edit, str(exc)) from None
+            return text
+
+        def shape() -> tuple[int, ...]:
+            try:
+                return parse_shape(self.shape_edit.text())
+            except ValueError as exc:
+                raise FieldProblem(self.shape_edit, str(exc)) from None
 
         create = self._button(
             "runCreateButton", "torch.tensor(values)",
-            lambda: act.CreateTensor(self.name_edit.text().strip(), self.values_edit.text(),
-                                   dtype(), device()))
+            lambda: act.CreateTensor(self.name_edit.text().strip(), values(), dtype(),
+                                   device()))
         fill = self._button(
             "runFillButton", "torch.zeros(shape)",
             lambda: act.CreateFilled(self.name_edit.text().strip(),
                                    self.fill_combo.currentText(),  # type: ignore[arg-type]
-                                   parse_shape(self.shape_edit.text()), dtype(), device()))
+                                   shape(), dtype(), device()))
         self.fill_combo.currentTextChanged.connect(
             lambda kind: fill.setText(f"torch.{kind}(shape)"))
-        self._page("Create", [
+        grid = self._page("Create", [
             ["name", self.name_edit, "device", self.device_combo],
             ["values", self.values_edit, "dtype", self.dtype_combo],
+            [],  # an error about the values shows here
             ["fill", self.fill_combo, "shape", self.shape_edit],
+            [],  # an error about the shape shows here
             ["", create, "", fill],
-            [self.error_label],
-        ])
+        ], enter={self.fill_combo: fill, self.shape_edit: fill})
+        self._errors.reserve(self.values_edit, grid, 2)
+        self._errors.reserve(self.shape_edit, grid, 4)
 
     def _build_move(self) -> None:
         self.move_source = self._names("moveSourceCombo", "any", "x")
@@ -306,17 +318,29 @@ class ActionForms(QTabWidget):
             label = self.move_how.currentText()
             how = dict(MOVES)[label]
             return act.Move(self.move_source.currentText().strip(), how,
-                          self.move_device.currentText().strip() if how == "to" else None,
+                          device_text(self.move_device) if how == "to" else None,
                           self.move_index.value() if label == ".cuda(index)" else None,
                           self.move_dest.text().strip() or None)
 
         move = self._button("runMoveButton", "move", make,
                             "dest = source.to(device) / .cuda(i) / .cpu(); says if it copied")
+        device_label, index_label = QLabel("device"), QLabel("index")
+
+        def show_used_fields(label: str) -> None:
+            """Only the field the chosen method takes: .to(device) or .cuda(index)."""
+            for widget, used in ((device_label, label == ".to(device)"),
+                                 (self.move_device, label == ".to(device)"),
+                                 (index_label, label == ".cuda(index)"),
+                                 (self.move_index, label == ".cuda(index)")):
+                widget.setVisible(used)
+
+        self.move_how.currentTextChanged.connect(show_used_fields)
         self._page("Move", [
             ["source", self.move_source, "how", self.move_how],
-            ["device", self.move_device, "index", self.move_index],
+            [device_label, self.move_device, index_label, self.move_index],
             ["into", self.move_dest, "", move],
         ])
+        show_used_fields(self.move_how.currentText())
 
     def _build_compute(self) -> None:
         self.compute_result = _edit("computeResultEdit", "y")
@@ -362,10 +386,10 @@ class ActionForms(QTabWidget):
             "runModelButton", "nn.Linear",
             lambda: act.CreateModel(name(), self.model_in.value(), self.model_out.value(),
                                   self.model_bias.isChecked(),
-                                  self.model_device.currentText().strip() or None))
+                                  device_text(self.model_device) or None))
         move = self._button(
             "runModelMoveButton", "net.to(device)",
-            lambda: act.Move(name(), "to", self.model_device.currentText().strip() or "cpu"))
+            lambda: act.Move(name(), "to", device_text(self.model_device) or "cpu"))
         params = self._button("runParamsButton", "parameters' devices",
                               lambda: act.ModelParameters(name()))
         call = self._button(

@@ -19,10 +19,12 @@ from PySide6.QtCore import QEvent, Qt, Slot
 from PySide6.QtGui import QBrush, QColor, QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QProgressBar,
+    QScrollArea,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -32,11 +34,14 @@ from PySide6.QtWidgets import (
 
 from gpumon.playground.actions import Action
 from gpumon.playground.codeline import RunCode
+from gpumon.playground.device_offer import offered
 from gpumon.playground.devices import DeviceOption
 from gpumon.playground.kernel_client import KernelExit
 from gpumon.playground.memory import human_bytes
 from gpumon.playground.outcome import LoadStatus, Outcome, WorkspaceEntry
+from gpumon.ui.monitor.table_model import fit_rows
 from gpumon.ui.playground.code_line import CodeBar
+from gpumon.ui.playground.cpu_view import CpuMemoryView
 from gpumon.ui.playground.engine_worker import ended_outcome
 from gpumon.ui.playground.forms import ActionForms
 from gpumon.ui.playground.log import OutcomeLog
@@ -70,7 +75,7 @@ class WorkspaceTable(QTableWidget):
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.verticalHeader().hide()
-        self.verticalHeader().setDefaultSectionSize(22)
+        fit_rows(self)
         header = self.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(True)
@@ -80,6 +85,8 @@ class WorkspaceTable(QTableWidget):
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
         """A theme switch: device colours light enough for a dark palette, or back."""
         super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # the zoom: rows as tall as the text
+            fit_rows(self)
         if event.type() == QEvent.Type.PaletteChange and is_dark(self.palette()) != self._dark:
             self._dark = not self._dark
             self.set_entries(self.entries)
@@ -129,6 +136,7 @@ class PlaygroundPanel(QWidget):
         self._grid = grid
         self._grid_home: QSplitter | None = None  # where the grid goes back when hidden
         self._mine: deque[tuple[int, str]] = deque()  # (ticket, code) submitted here
+        self._torch_devices: list[DeviceOption] = []  # what the kernel's torch offers
 
         self.status_label = QLabel("PyTorch loads on its own thread when the playground is "
                                    "first used.")
@@ -173,9 +181,20 @@ class PlaygroundPanel(QWidget):
         self._graphs_hint = QLabel("The GPU graphs show here while this page is open.")
         self._graphs_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
         graphs_layout.addWidget(self._graphs_hint)
+        # Without GPUs: the kernel process's main memory, live (cpu_view.py).
+        self.cpu_view = CpuMemoryView(lambda: engine.kernel_pid)
+        self.cpu_view.hide()
+        graphs_layout.addWidget(self.cpu_view)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.setObjectName("playgroundSplitter")
-        self.splitter.addWidget(left)
+        # In a scroll area: at 300 % zoom the column's fields no longer fit the screen's
+        # height, and the window must not grow past it (nor squash the forms).
+        left_scroll = QScrollArea()
+        left_scroll.setObjectName("playgroundLeftScroll")
+        left_scroll.setWidgetResizable(True)
+        left_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        left_scroll.setWidget(left)
+        self.splitter.addWidget(left_scroll)
         self.splitter.addWidget(self.graphs)
         self.splitter.setChildrenCollapsible(False)
         self.splitter.setSizes([520, 880])
@@ -308,9 +327,26 @@ class PlaygroundPanel(QWidget):
         self._set_status_tone("error")
         self.forms.set_runnable(False)
 
+    @Slot()
+    def refresh_devices(self) -> None:
+        """Offer torch's devices and the GPUs NVML sees (not simulated ones) in the forms;
+        again whenever the GPU panels are rebuilt."""
+        real = sum(1 for p in self._grid.panels if not p.info.simulated)
+        self.forms.set_devices(offered(self._torch_devices, real))
+        self._show_cpu_view()
+
+    def _show_cpu_view(self) -> None:
+        """No GPU panels while the graphs are borrowed: the CPU view takes their place."""
+        borrowed = self._grid.parent() is self.graphs
+        no_gpus = not self._grid.panels
+        self.cpu_view.setVisible(borrowed and no_gpus)
+        if borrowed:
+            self._grid.setVisible(not no_gpus)
+
     @Slot(object)
     def _on_devices(self, options: list[DeviceOption]) -> None:
-        self.forms.set_devices(options)
+        self._torch_devices = list(options)
+        self.refresh_devices()
         self.link.set_device_options(options)
         status = self.engine.load_status
         names = ", ".join(o.name for o in options)
@@ -322,6 +358,7 @@ class PlaygroundPanel(QWidget):
     def _on_outcome(self, outcome: Outcome) -> None:
         self.log.add(outcome)
         self.link.on_outcome(outcome)
+        self.cpu_view.add_outcome(outcome)
 
     @Slot(int, object)
     def _on_action_finished(self, ticket: int, _outcome: Outcome) -> None:
@@ -332,6 +369,7 @@ class PlaygroundPanel(QWidget):
     def _on_workspace(self, entries: list[WorkspaceEntry]) -> None:
         self.workspace_table.set_entries(entries)
         self.forms.set_workspace(entries)
+        self.cpu_view.set_workspace(entries)
 
     @Slot(object)
     def _on_kernel_ended(self, ended: KernelExit) -> None:
@@ -369,14 +407,16 @@ class PlaygroundPanel(QWidget):
         self._grid_home = monitor
         self._monitor_sizes = monitor.sizes()
         self._graphs_hint.hide()
-        self._graphs_layout.addWidget(grid)
+        self._graphs_layout.insertWidget(0, grid)
         grid.show()
+        self._show_cpu_view()
 
     def _return_grid(self) -> None:
         grid = self._grid
         monitor = self._grid_home
         if grid.parent() is not self.graphs or monitor is None:
             return
+        self.cpu_view.hide()
         monitor.insertWidget(0, grid)
         grid.show()
         if len(self._monitor_sizes) == monitor.count():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QEvent, QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -13,10 +13,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpumon.i18n import tr
+from gpumon.i18n import N_, tr
 from gpumon.telemetry.history import WINDOW_CHOICES_S
 from gpumon.telemetry.readouts import window_label
+from gpumon.ui.monitor.runs_label import RunsLabel
 from gpumon.ui.window.workers import MAX_INTERVAL_S, MIN_INTERVAL_S
+
+HOVER_HINT = N_("Hover over a graph to read its values.")
 
 
 class Controls(QToolBar):
@@ -50,6 +53,8 @@ class Controls(QToolBar):
         self.window_combo = QComboBox()
         self.window_combo.setObjectName("windowCombo")
         self.window_combo.setAccessibleName(tr("Time window of the graphs"))
+        # Measured again at each zoom (the default measures once, at first show: "5 m" at 300 %).
+        self.window_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         for s in WINDOW_CHOICES_S:
             self.window_combo.addItem(window_label(s), s)
         idx = self.window_combo.findData(window_s)
@@ -57,7 +62,8 @@ class Controls(QToolBar):
         self.window_combo.currentIndexChanged.connect(
             lambda i: self.windowChanged.emit(int(self.window_combo.itemData(i))))
 
-        self.hover_readout = QLabel(tr("Hover over a graph to read its values."))
+        self.hover_readout = RunsLabel()  # a long reading is cut with "…" (tooltip: all)
+        self.hover_readout.setText(tr(HOVER_HINT))
         self.hover_readout.setObjectName("hoverReadout")
         self.hover_readout.setAccessibleName(tr("Values under the mouse"))
         self.hover_readout.setStyleSheet("color: #333; padding-left: 12px;")
@@ -73,6 +79,21 @@ class Controls(QToolBar):
         self.addWidget(self.window_combo)
         self.addSeparator()
         self.addWidget(self.hover_readout)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+        """The zoom: the toolbar's layout keeps each widget's old width; give the spin box
+        and the combo room for their text at the new size (after they have the new font)."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            QTimer.singleShot(0, self, self._fit_widths)
+
+    def _fit_widths(self) -> None:
+        for widget in (self.interval_spin, self.window_combo):
+            widget.setMinimumWidth(widget.sizeHint().width())
+
+    def clear_readout(self, *_: object) -> None:
+        """The pointer left the graphs: the hint again instead of a stale reading."""
+        self.hover_readout.setText(tr(HOVER_HINT))
 
     def _on_pause(self, paused: bool) -> None:
         self.pause_button.setText(tr("Resume") if paused else tr("Pause"))

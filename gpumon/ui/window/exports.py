@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,7 @@ from gpumon.telemetry.csv_rows import (
     column,
     stamps,
 )
+from gpumon.telemetry.facts import as_copied_at
 from gpumon.telemetry.history import SELF_MEM_KEY, History
 from gpumon.telemetry.metrics import HISTORY_KEYS
 from gpumon.telemetry.smi_text import render
@@ -39,8 +41,9 @@ PNG_WIDTH = 1600  # pixels: sharp on a slide; pyqtgraph scales the drawing to it
 
 # -- clipboard ------------------------------------------------------------------------------
 def copy_snapshot_text(snapshot: Snapshot) -> str:
-    """Put the nvidia-smi-like text of ``snapshot`` on the clipboard and return it."""
-    text = render(snapshot)
+    """Put the nvidia-smi-like text of ``snapshot`` on the clipboard and return it (a
+    no-data snapshot shows the time of the copy: ``facts.as_copied_at``)."""
+    text = render(as_copied_at(snapshot, time.time()))
     QGuiApplication.clipboard().setText(text)
     return text
 

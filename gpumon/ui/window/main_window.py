@@ -159,6 +159,7 @@ class MainWindow(QMainWindow):
         self.controls.windowChanged.connect(self.set_window)
         self.banner.simulateRequested.connect(self.show_simulated)
         self.gpu_grid.hovered.connect(self._on_hover)
+        self.gpu_grid.unhovered.connect(self.controls.clear_readout)
         self._update_title(None)
         self.resize(1400, 900)
         # Remembered settings (in memory unless given), zoom/theme, file actions, menus.
@@ -330,6 +331,8 @@ class MainWindow(QMainWindow):
         panel = PlaygroundPanel(self.engine, self.gpu_grid)
         self.sampling.add_extra_provider(panel.link.provider)
         self.gpuPanelsChanged.connect(panel.link.reapply)
+        self.gpuPanelsChanged.connect(panel.refresh_devices)
+        QTimer.singleShot(0, self.presentation.restyle_plots)  # its CPU graph: zoom, theme
         self.tabs.currentChanged.connect(
             lambda i: panel.set_shown(self.tabs.widget(i) is panel))
         return panel

@@ -22,6 +22,7 @@ from gpumon import __version__
 from gpumon.i18n import N_, tr
 from gpumon.ui.monitor.plot import LitePlotWidget
 from gpumon.ui.theme import THEMES, Theme, palette_for, style_plot
+from gpumon.ui.window.screen_fit import ScreenFit
 from gpumon.ui.window.settings import MAX_ZOOM, MIN_ZOOM, Settings
 
 if TYPE_CHECKING:
@@ -73,6 +74,7 @@ class Presentation(QObject):
         self._zoom = settings.zoom
         self._theme = THEMES[settings.theme]
         self._was_maximized = False
+        self.screen_fit = ScreenFit(window)
         self.apply()
 
     # -- state -----------------------------------------------------------------------------
@@ -93,9 +95,11 @@ class Presentation(QObject):
         zoom = round(min(MAX_ZOOM, max(MIN_ZOOM, float(zoom))), 3)
         if zoom == self._zoom:
             return
+        self.screen_fit.before_zoom()
         self._zoom = zoom
         self._settings.zoom = zoom
         self.apply()
+        self.screen_fit.after_zoom(zoom)
         self.zoomChanged.emit(zoom)
 
     @Slot()
@@ -138,6 +142,7 @@ class Presentation(QObject):
         font = QFont(base_font)
         font.setPointSizeF(_point_size(base_font) * self._zoom)
         app.setFont(font)
+        _repolish_styled(self._window)
         if self._theme.window is not None and app.style().name().lower() != "fusion":
             app.setStyle("Fusion")  # native styles ignore much of a custom dark palette
         app.setPalette(palette_for(self._theme, base_palette))
@@ -150,6 +155,16 @@ class Presentation(QObject):
         base_font, _ = base_font_and_palette()
         for plot in self._window.findChildren(LitePlotWidget):
             style_plot(plot, self._theme, self._zoom, _point_size(base_font))
+
+
+def _repolish_styled(window: QWidget) -> None:
+    """Widgets with a style sheet keep the font they had when it was applied (a SIMULATED
+    badge stayed 9 pt at 300 %): polish them again so they take the new application font."""
+    for widget in (window, *window.findChildren(QWidget)):
+        if widget.styleSheet():
+            style = widget.style()
+            style.unpolish(widget)
+            style.polish(widget)
 
 
 def _point_size(font: QFont) -> float:

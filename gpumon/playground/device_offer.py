@@ -1,0 +1,39 @@
+"""The devices the playground's forms offer: torch's, plus the GPUs NVML sees that torch
+cannot use, so that a learner can pick ``cuda:1`` (or ``cuda:0`` on a machine without CUDA)
+and read torch's real error instead of having to type the name. Qt-free, no torch import.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gpumon.playground.devices import DeviceOption
+
+NOT_HERE = "not available here"
+
+
+def _unavailable(index: int, why: str) -> DeviceOption:
+    return DeviceOption(f"cuda:{index}", f"cuda:{index} — {NOT_HERE} ({why}); pick it to see "
+                        "what torch says")
+
+
+def offered(torch_options: Sequence[DeviceOption], nvml_gpus: int) -> list[DeviceOption]:
+    """``torch_options`` (cpu, torch's cuda:i, meta...), then ``cuda:i`` for each of the
+    ``nvml_gpus`` GPUs NVML sees beyond torch's, and ``cuda:0`` when torch sees none, each
+    marked :data:`NOT_HERE`; cuda devices come before the other non-cpu ones."""
+    torch_cuda = [o for o in torch_options if o.name.startswith("cuda:")]
+    have = {o.name for o in torch_cuda}
+    why = ("PyTorch sees no CUDA device" if not torch_cuda
+           else f"PyTorch sees {len(torch_cuda)} of them")
+    extra = [_unavailable(i, why) for i in range(max(nvml_gpus, 1))
+             if f"cuda:{i}" not in have]
+    if torch_cuda and nvml_gpus <= len(torch_cuda):
+        extra = []  # every GPU NVML sees is one torch can use
+    cpu = [o for o in torch_options if o.name == "cpu"]
+    rest = [o for o in torch_options if o.name != "cpu" and not o.name.startswith("cuda:")]
+    return [*cpu, *torch_cuda, *extra, *rest]
+
+
+def is_unavailable(option: DeviceOption) -> bool:
+    """True for a cuda device offered although torch cannot use it here."""
+    return option.name.startswith("cuda:") and option.uuid is None and NOT_HERE in option.label

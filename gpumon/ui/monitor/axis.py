@@ -1,0 +1,94 @@
+"""Axes whose tick labels thin out instead of overlapping, and the time axis's labels.
+
+pyqtgraph picks a major tick spacing from the axis length alone and always draws every
+major label, so at 300 % zoom a 60 px tall utilization axis stacked "20 40 60 80" on top of
+each other. ``ThinAxis`` widens the spacing (to the next 1-2-5 step) until one label and a
+gap fit between two ticks, measured with the axis' own tick font; the grid follows.
+
+The time axis (``TimeAxis``) counts seconds back from now and says so on its labels
+("-200 s" … "now"), so it needs no separate axis title (no height taken from the plots).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pyqtgraph as pg
+from PySide6.QtGui import QFont, QFontMetricsF
+
+LABEL_GAP = 0.35  # free space between two stacked labels, in label heights
+NOW_TEXT = "now"
+
+
+def next_nice(step: float) -> float:
+    """The smallest 1, 2 or 5 × 10^k strictly greater than ``step`` (> 0)."""
+    exp = math.floor(math.log10(step))
+    for k in (exp, exp + 1):
+        for m in (1.0, 2.0, 5.0):
+            nice = m * 10.0 ** k
+            if nice > step * (1 + 1e-9):
+                return nice
+    return 10.0 ** (exp + 2)  # not reached: 1 × 10^(exp+1) > step always holds
+
+
+def thinned_spacing(spacing: float, px_per_unit: float, label_px: float) -> float:
+    """``spacing`` widened in 1-2-5 steps until ticks lie at least ``label_px`` apart."""
+    if spacing <= 0 or px_per_unit <= 0 or not math.isfinite(px_per_unit):
+        return spacing
+    for _ in range(60):  # 20 decades: far more than any axis here needs
+        if spacing * px_per_unit >= label_px:
+            return spacing
+        spacing = next_nice(spacing)
+    return spacing
+
+
+def time_label(value: float) -> str:
+    """A time tick: seconds relative to now, with the unit ("-30 s"), and 0 as "now"."""
+    if abs(value) < 1e-9:
+        return NOW_TEXT
+    return f"{value:g} s".replace("-", "\u2212")  # a real minus sign, as wide as "+"
+
+
+class ThinAxis(pg.AxisItem):
+    """An AxisItem whose major ticks are never closer than one tick label plus a gap."""
+
+    def _tick_metrics(self) -> QFontMetricsF:
+        font = self.style.get("tickFont")
+        return QFontMetricsF(font if isinstance(font, QFont) else self.font())
+
+    def label_extent(self, min_val: float, max_val: float) -> float:
+        """Pixels one label needs along the axis, with the gap: its height on a vertical
+        axis, the widest of the end labels on a horizontal one."""
+        fm = self._tick_metrics()
+        if self.orientation in ("left", "right"):
+            return fm.height() * (1.0 + LABEL_GAP)
+        widest = max(fm.horizontalAdvance(s) for s in self.end_labels(min_val, max_val))
+        return widest + fm.horizontalAdvance("0")  # a digit's width between two labels
+
+    def end_labels(self, min_val: float, max_val: float) -> list[str]:
+        """The labels of the range's ends, the widest a label on this axis can be."""
+        span = abs(max_val - min_val) or 1.0
+        return [s for s in self.tickStrings([min_val, max_val], 1.0, span / 4) if s]
+
+    def tickSpacing(self, minVal: float, maxVal: float,  # noqa: N802,N803 (pyqtgraph's names)
+                    size: float) -> list[tuple[float, float]]:
+        levels: list[tuple[float, float]] = super().tickSpacing(minVal, maxVal, size)
+        if not levels or size <= 0 or maxVal == minVal:
+            return levels
+        px_per_unit = size / abs(maxVal - minVal)
+        major = levels[0][0]
+        wide = thinned_spacing(major, px_per_unit, self.label_extent(minVal, maxVal))
+        if wide == major:
+            return levels
+        # The minor level keeps the grid as fine as before, but it must not carry labels
+        # closer than the major ones could: a fifth of a 1-2-5 step carries none.
+        minor = levels[1][0] if len(levels) > 1 else wide / 5
+        return [(wide, 0.0), (min(minor, wide / 5), 0.0)]
+
+
+class TimeAxis(ThinAxis):
+    """The bottom axis of a GPU graph: seconds before the newest sample, labelled in "s"."""
+
+    def tickStrings(self, values: list[float], scale: float,  # noqa: N802 (pyqtgraph's name)
+                    spacing: float) -> list[str]:
+        return [time_label(v * scale) for v in values]

@@ -1,0 +1,72 @@
+"""Keep a top-level window on its screen when the zoom changes its minimum size.
+
+At 300 % the window's layout asked for 1925 px on a 1600 px screen and kept that width
+after Ctrl+0. ``ScreenFit`` remembers the size the window had before the first zoom step
+away from it, and after each step resizes the window to that size, grown only as far as
+the new minimum needs, and never beyond the available area of the screen it is on; back at
+100 % it gets its remembered size again. A maximized or full-screen window is left alone.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, QRect, QSize, QTimer, Slot
+from PySide6.QtWidgets import QWidget
+
+
+def fitted_size(wanted: QSize, minimum: QSize, available: QSize) -> QSize:
+    """``wanted`` grown to ``minimum``, then capped by ``available``."""
+    return QSize(min(max(wanted.width(), minimum.width()), available.width()),
+                 min(max(wanted.height(), minimum.height()), available.height()))
+
+
+def placed(rect: QRect, area: QRect) -> QRect:
+    """``rect`` moved (not resized) so that as much of it as possible lies inside ``area``."""
+    x = max(area.left(), min(rect.left(), area.right() - rect.width() + 1))
+    y = max(area.top(), min(rect.top(), area.bottom() - rect.height() + 1))
+    return QRect(x, y, rect.width(), rect.height())
+
+
+class ScreenFit(QObject):
+    """Fits ``window`` to its screen after zoom changes (see the module doc)."""
+
+    def __init__(self, window: QWidget) -> None:
+        super().__init__(window)
+        self._window = window
+        self._before: QSize | None = None  # the size before the first zoom step
+
+    def before_zoom(self) -> None:
+        """Call before a zoom step is applied."""
+        w = self._window
+        if self._before is None and not (w.isMaximized() or w.isFullScreen()):
+            self._before = QSize(w.size())
+
+    def after_zoom(self, zoom: float) -> None:
+        """Call after a zoom step: fits once the new fonts have reached every widget."""
+        QTimer.singleShot(0, self, lambda: self.fit(back_home=abs(zoom - 1.0) < 1e-6))
+
+    @Slot()
+    def fit(self, back_home: bool = False) -> None:
+        """Resize and move the window to fit its screen (see the module doc)."""
+        w = self._window
+        if w.isMaximized() or w.isFullScreen():
+            return
+        screen = w.screen()
+        if screen is None:
+            return
+        area = screen.availableGeometry()
+        frame = w.frameGeometry()
+        extra = QSize(frame.width() - w.width(), frame.height() - w.height())
+        available = QSize(max(1, area.width() - extra.width()),
+                          max(1, area.height() - extra.height()))
+        layout = w.layout()
+        minimum = layout.totalMinimumSize() if layout is not None else w.minimumSizeHint()
+        wanted = self._before if self._before is not None else w.size()
+        size = fitted_size(wanted, minimum, available)
+        if size != w.size():
+            w.resize(size)
+        frame = w.frameGeometry()
+        moved = placed(frame, area)
+        if moved.topLeft() != frame.topLeft():
+            w.move(moved.topLeft())
+        if back_home:
+            self._before = None

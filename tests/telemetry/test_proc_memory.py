@@ -1,0 +1,41 @@
+"""RssProbe: a process's resident memory, read on a thread of its own."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+
+from gpumon.telemetry.proc_memory import RssProbe, rss_of
+
+
+def test_reads_a_live_process_and_nothing_for_a_missing_one() -> None:
+    assert (rss_of(os.getpid()) or 0) > 1_000_000
+    assert rss_of(None) is None
+    assert rss_of(2**22 + 12345) is None  # beyond Linux's pid_max default
+
+
+def test_the_thread_reads_until_stopped_and_the_ring_is_bounded() -> None:
+    values = iter(range(10**6))
+    probe = RssProbe(lambda: 1, interval_s=0.01, max_points=5,
+                     read=lambda _pid: next(values))
+    probe.start()
+    deadline = time.monotonic() + 5
+    while len(probe.series()[0]) < 5 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    probe.stop()
+    assert not probe.running
+    t, v = probe.series()
+    assert len(t) == 5 and np.all(np.diff(v) == 1) and np.all(np.diff(t) >= 0)
+    assert len(probe.series(since=t[-1])[0]) == 1
+
+
+def test_a_growing_process_is_seen_growing() -> None:
+    probe = RssProbe(os.getpid)
+    probe.read_once()
+    block = np.ones(64 * 2**20 // 8)  # 64 MiB, touched
+    probe.read_once()
+    _, v = probe.series()
+    assert v[-1] - v[0] > 50 * 2**20
+    del block

@@ -1,0 +1,68 @@
+"""The Lesson tab with keyboard and mouse: Previous / Run / Next stay where they are from
+step to step, Run keeps a visible focus, and one Space press does one thing."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtWidgets import QApplication
+
+from gpumon.ui.lesson.page import LessonPage
+
+
+def _shown_lesson(qtbot, w) -> LessonPage:  # type: ignore[no-untyped-def]
+    page = w.lesson
+    w.tabs.setCurrentWidget(page)
+    qtbot.waitUntil(page.isVisible, timeout=3000)
+    def active() -> bool:  # offscreen now and then ignores one request: ask again
+        if not w.isActiveWindow():
+            w.raise_()
+            w.activateWindow()
+        return w.isActiveWindow()
+
+    qtbot.waitUntil(active, timeout=5000)
+    return page
+
+
+def test_buttons_stay_in_one_place_whatever_the_step(qtbot, make_window):
+    w = make_window()
+    page = _shown_lesson(qtbot, w)
+    places = set()
+    for index in range(len(page._steps)):
+        page.show_step(index)
+        QApplication.processEvents()
+        for button in (page.prev_button, page.run_button, page.next_button):
+            places.add((button.objectName(), button.mapTo(page, QPoint(0, 0)).toTuple()))
+    assert len(places) == 3, sorted(places)  # one place per button over every step
+
+
+def test_space_on_run_runs_once_keeps_the_step_and_the_sampling(qtbot, make_window):
+    w = make_window()
+    qtbot.waitUntil(lambda: w.latest_snapshot is not None, timeout=5000)
+    page = _shown_lesson(qtbot, w)
+    page.run_button.setFocus()
+    qtbot.waitUntil(page.run_button.hasFocus, timeout=2000)
+    finished: list[object] = []
+    page.stepFinished.connect(finished.append)
+    qtbot.keyClick(page.run_button, Qt.Key.Key_Space)
+    assert page.running and page.run_button.text() == "Running…"
+    assert page.run_button.hasFocus()  # the focus did not jump to Next
+    qtbot.keyClick(page.run_button, Qt.Key.Key_Space)  # pressed again while it runs
+    qtbot.waitUntil(lambda: bool(finished), timeout=60000)
+    qtbot.wait(100)
+    assert len(finished) == 1 and page.index == 0 and not w.paused
+    assert page.run_button.hasFocus()
+    assert w.testAttribute(Qt.WidgetAttribute.WA_KeyboardFocusChange)  # drawn as focused
+
+
+def test_space_on_next_at_the_last_step_does_not_land_on_run(qtbot, make_window):
+    w = make_window()
+    page = _shown_lesson(qtbot, w)
+    last = len(page._steps) - 1
+    page.show_step(last - 1)
+    page.next_button.setFocus()
+    qtbot.waitUntil(page.next_button.hasFocus, timeout=2000)
+    qtbot.keyClick(page.next_button, Qt.Key.Key_Space)
+    assert page.index == last and not page.next_button.isEnabled()
+    assert page.prev_button.hasFocus()  # not Run: the next Space must not run a step
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Space)
+    assert page.index == last - 1 and not page.running and not w.paused
