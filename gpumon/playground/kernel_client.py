@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -81,6 +82,10 @@ class _Generation:
     names: tuple[str, ...] = ()  # the workspace as last reported
     ending: str = ""  # why the client ends it on purpose ("shutdown", "killed after interrupt")
     reader: threading.Thread | None = None
+    # Held while a request is written to the kernel's stdin, never the client's own lock: a
+    # write can wait on a full pipe while the kernel waits for the reader to drain its answers,
+    # and the reader takes the client's lock for each one.
+    write_lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 class KernelClient:
@@ -145,11 +150,14 @@ class KernelClient:
             rid = self._next_id
             gen.pending.append(rid)
             gen.kinds[rid] = kind
-            try:
-                write_frame(gen.stdin, Request(rid, kind, payload))
-            except (BrokenPipeError, OSError, ValueError):
-                pass  # the kernel is dying: the reader reports it, with this request as lost
-            return rid
+            gen.write_lock.acquire()  # taken in id order, so requests reach the kernel in order
+        try:
+            write_frame(gen.stdin, Request(rid, kind, payload))
+        except (BrokenPipeError, OSError, ValueError):
+            pass  # the kernel is dying: the reader reports it, with this request as lost
+        finally:
+            gen.write_lock.release()
+        return rid
 
     def interrupt(self, grace_s: float = INTERRUPT_GRACE_S) -> str:
         """Stop the user's running (or queued) code: ``"idle"`` (none), ``"signalled"``
@@ -198,13 +206,15 @@ class KernelClient:
             if gen is None:
                 return None
             gen.ending = "shutdown"
-            try:
-                write_frame(gen.stdin, Request(0, "shutdown"))
-                gen.stdin.close()
-            except (BrokenPipeError, OSError, ValueError):
-                pass
+        # Outside the client's lock (see write_lock); a write that cannot finish in time is
+        # ended by the kill below, which breaks the pipe.
+        closer = threading.Thread(target=self._send_shutdown, args=(gen,), daemon=True,
+                                  name="gpumon-kernel-shutdown")
+        deadline = time.monotonic() + timeout_s
+        closer.start()
+        closer.join(timeout_s)
         try:
-            code = gen.proc.wait(timeout_s)
+            code = gen.proc.wait(max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             gen.proc.kill()  # busy in a long torch call: SIGKILL is the only way out in time
             code = gen.proc.wait()
@@ -213,6 +223,15 @@ class KernelClient:
         return code
 
     # -- internals ---------------------------------------------------------------------------
+    @staticmethod
+    def _send_shutdown(gen: _Generation) -> None:
+        with gen.write_lock:
+            try:
+                write_frame(gen.stdin, Request(0, "shutdown"))
+                gen.stdin.close()
+            except (BrokenPipeError, OSError, ValueError):
+                pass
+
     def _escalate(self, gen: _Generation, target: int) -> None:
         with self._lock:
             if gen is not self._gen or target not in gen.pending or gen.proc.poll() is not None:

@@ -171,3 +171,37 @@ def test_without_a_gentle_interrupt_the_kernel_is_killed(client: KernelClient, i
 
 def test_the_kernel_reads_python_from_sys_executable() -> None:
     assert KernelClient(Inbox())._python == sys.executable  # noqa: SLF001
+
+
+def test_many_large_requests_in_a_row_never_deadlock(client: KernelClient,
+                                                     inbox: Inbox) -> None:
+    """The window sends the next request while the kernel still answers the last ones: the
+    client must not hold its lock while a write waits on a full pipe, or the reader (which
+    needs that lock to deliver each answer) stops draining the kernel, whose answers then
+    fill its own pipe, and both wait for ever. Each request here (and its echoed code) is
+    larger than a pipe's buffer."""
+    import threading
+
+    big = "s = '" + "a" * 200_000 + "'"
+    sent: list[int] = []
+    give_up = threading.Event()
+
+    def send_all() -> None:
+        for _ in range(12):
+            if give_up.is_set():
+                return
+            sent.append(client.request("run", RunCode(big)))
+
+    sender = threading.Thread(target=send_all, daemon=True)
+    sender.start()
+    sender.join(60.0)
+    deadlocked = sender.is_alive()
+    if deadlocked:  # unblock the writer so the test can end
+        give_up.set()
+        gen = client._gen  # noqa: SLF001
+        assert gen is not None
+        gen.proc.kill()
+        sender.join(10.0)
+    assert not deadlocked, "the client and the kernel wait on each other"
+    for rid in sent:
+        assert inbox.wait("reply", rid, timeout=60.0).data.ok
