@@ -72,6 +72,7 @@ def test_code_line_outcome_workspace_marker_and_history(qtbot, make_window) -> N
     assert panel.code_bar.edit.toPlainText() == ""
     qtbot.keyClick(panel.code_bar.edit, Qt.Key.Key_Up)
     assert panel.code_bar.edit.toPlainText() == "x = torch.ones(2, 3)\ny = x ** 2"
+    _activate(qtbot, w)  # Ctrl+3 is a window shortcut too
     qtbot.keyClick(w, Qt.Key.Key_3, Qt.KeyboardModifier.ControlModifier)
     assert w.tabs.currentWidget() is w.lesson
     qtbot.keyClick(w, Qt.Key.Key_1, Qt.KeyboardModifier.ControlModifier)
