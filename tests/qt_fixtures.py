@@ -93,3 +93,14 @@ def make_window(qtbot) -> Iterator[WindowFactory]:  # type: ignore[no-untyped-de
     for window in windows:
         window.close()
 
+
+
+def activate(qtbot, w) -> None:  # type: ignore[no-untyped-def]
+    """Make ``w`` the active window: window shortcuts (Esc, Space, Ctrl+1/2/3) need that."""
+    def active() -> bool:  # offscreen now and then ignores one request: ask again
+        if not w.isActiveWindow():
+            w.raise_()
+            w.activateWindow()
+        return w.isActiveWindow()
+
+    qtbot.waitUntil(active, timeout=5000)

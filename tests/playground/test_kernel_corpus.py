@@ -7,8 +7,6 @@ tests/conftest.py, the test) instead of passing as an answer.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from gpumon.playground import actions as act
@@ -20,17 +18,6 @@ from tests.playground.kernel_helpers import Inbox
 
 WAIT_S = 120.0  # the first request imports torch in the kernel
 
-
-@pytest.fixture
-def inbox() -> Inbox:
-    return Inbox()
-
-
-@pytest.fixture
-def client(inbox: Inbox) -> Iterator[KernelClient]:
-    c = KernelClient(inbox)
-    yield c
-    assert c.shutdown() == 0
 
 
 def _run(client: KernelClient, inbox: Inbox, action: act.Action) -> Outcome:
@@ -69,6 +56,7 @@ def test_the_corpus_against_the_kernel(client: KernelClient, inbox: Inbox) -> No
     assert control.ok and control.preview == "1", control.error
     ok = _run(client, inbox, act.Compute("s", "sum", "x"))
     assert ok.ok and ok.preview.startswith("tensor(6.")
+    assert client.shutdown() == 0  # and after all of it, the kernel exits cleanly
 
 
 @pytest.mark.internal_error

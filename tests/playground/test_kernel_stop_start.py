@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
 
 import pytest
 
@@ -21,19 +20,6 @@ from tests.playground.kernel_helpers import Inbox
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="sends POSIX signals to the kernel")
 
-
-@pytest.fixture
-def inbox() -> Inbox:
-    return Inbox()
-
-
-@pytest.fixture
-def client(inbox: Inbox) -> Iterator[KernelClient]:
-    c = KernelClient(inbox)
-    yield c
-    assert c.shutdown(timeout_s=1.0) is not None
-    gen = c._gen  # noqa: SLF001 - the test checks that no process is left behind
-    assert gen is None or gen.proc.poll() is not None
 
 
 def _run(client: KernelClient, inbox: Inbox, source: str) -> Outcome:

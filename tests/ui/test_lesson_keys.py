@@ -7,19 +7,14 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QApplication
 
 from gpumon.ui.lesson.page import LessonPage
+from tests.qt_fixtures import activate
 
 
 def _shown_lesson(qtbot, w) -> LessonPage:  # type: ignore[no-untyped-def]
     page = w.lesson
     w.tabs.setCurrentWidget(page)
     qtbot.waitUntil(page.isVisible, timeout=3000)
-    def active() -> bool:  # offscreen now and then ignores one request: ask again
-        if not w.isActiveWindow():
-            w.raise_()
-            w.activateWindow()
-        return w.isActiveWindow()
-
-    qtbot.waitUntil(active, timeout=5000)
+    activate(qtbot, w)
     return page
 
 

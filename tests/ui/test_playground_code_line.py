@@ -11,6 +11,7 @@ from PySide6.QtCore import Qt
 
 from gpumon.telemetry.procinfo import read_procinfo
 from gpumon.ui.playground.code_line import History
+from tests.qt_fixtures import activate
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="sends POSIX signals to the kernel")
 
@@ -24,20 +25,11 @@ def test_history_walks_back_and_forward() -> None:
     assert [h.forward(), h.forward(), h.forward()] == ["b = 2", "", None]
 
 
-def _activate(qtbot, w) -> None:  # type: ignore[no-untyped-def]
-    """Make ``w`` the active window: Esc is a window shortcut, which needs that."""
-    def active() -> bool:  # offscreen now and then ignores one request: ask again
-        if not w.isActiveWindow():
-            w.raise_()
-            w.activateWindow()
-        return w.isActiveWindow()
-
-    qtbot.waitUntil(active, timeout=5000)
 
 
 def _page(qtbot, make_window, wait_for_torch: bool = True):  # type: ignore[no-untyped-def]
     w = make_window(interval_s=0.1)
-    _activate(qtbot, w)
+    activate(qtbot, w)
     qtbot.keyClick(w, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
     panel = w.playground
     assert w.tabs.currentWidget() is panel
@@ -72,7 +64,7 @@ def test_code_line_outcome_workspace_marker_and_history(qtbot, make_window) -> N
     assert panel.code_bar.edit.toPlainText() == ""
     qtbot.keyClick(panel.code_bar.edit, Qt.Key.Key_Up)
     assert panel.code_bar.edit.toPlainText() == "x = torch.ones(2, 3)\ny = x ** 2"
-    _activate(qtbot, w)  # Ctrl+3 is a window shortcut too
+    activate(qtbot, w)  # Ctrl+3 is a window shortcut too
     qtbot.keyClick(w, Qt.Key.Key_3, Qt.KeyboardModifier.ControlModifier)
     assert w.tabs.currentWidget() is w.lesson
     qtbot.keyClick(w, Qt.Key.Key_1, Qt.KeyboardModifier.ControlModifier)
@@ -86,7 +78,7 @@ def test_esc_interrupts_a_running_loop_and_the_workspace_stays(qtbot, make_windo
     _type(qtbot, panel, "while True:\n    pass")
     qtbot.waitUntil(lambda: panel.code_bar.stop_button.isEnabled(), timeout=5000)
     time.sleep(0.5)
-    _activate(qtbot, w)
+    activate(qtbot, w)
     qtbot.keyClick(panel.code_bar.edit, Qt.Key.Key_Escape)
     assert panel.busy_label.text().startswith("stopping"), "Esc did not reach Stop"
     qtbot.waitUntil(lambda: panel.log.count() == 2, timeout=10000)
@@ -141,7 +133,7 @@ def test_esc_while_the_kernel_is_still_starting_restarts_it_and_the_log_says_so(
     w, panel = _page(qtbot, make_window, wait_for_torch=False)  # shown: the warm-up starts
     assert w.engine.loading
     _type(qtbot, panel, "import time\ntime.sleep(30)")
-    _activate(qtbot, w)
+    activate(qtbot, w)
     qtbot.keyClick(panel.code_bar.edit, Qt.Key.Key_Escape)
     qtbot.waitUntil(lambda: panel.log.count() >= 2, timeout=10000)
     texts = [e.plain_text() for e in panel.log.entries()]
