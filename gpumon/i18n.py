@@ -83,7 +83,9 @@ def catalogue_paths(language: str) -> tuple[Any, Any]:
     tail = ("locale", language, "LC_MESSAGES")
     source = Path(__file__).resolve().parent.parent / "resources"
     folder: Any
-    if (source / "locale").is_dir():
+    # A checkout has pyproject.toml beside resources/; site-packages has neither, even where
+    # some other package installed a folder called "resources" there.
+    if (source.parent / "pyproject.toml").is_file() and (source / "locale").is_dir():
         folder = source.joinpath(*tail)
     else:
         try:
