@@ -13,14 +13,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+import pyqtgraph as pg
 import pytest
 import shiboken6
 from PySide6.QtCore import QThread, QTimer
+from PySide6.QtWidgets import QApplication
 
 from gpumon.telemetry.simulated import SimulatedSource
 from gpumon.telemetry.types import Source
+from gpumon.ui.theme import LIGHT
 from gpumon.ui.window import gcguard
 from gpumon.ui.window.main_window import MainWindow
+from gpumon.ui.window.presentation import base_font_and_palette
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -93,6 +97,18 @@ def make_window(qtbot) -> Iterator[WindowFactory]:  # type: ignore[no-untyped-de
     for window in windows:
         window.close()
 
+
+
+@pytest.fixture
+def restore_app_look(qapp: object) -> Iterator[None]:
+    """Zoom and theme are application-wide: put the 100 % light look back after the test."""
+    yield
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    font, palette = base_font_and_palette()
+    app.setFont(font)
+    app.setPalette(palette)
+    pg.setConfigOptions(background=LIGHT.plot_bg, foreground=LIGHT.plot_fg)
 
 
 def activate(qtbot, w) -> None:  # type: ignore[no-untyped-def]

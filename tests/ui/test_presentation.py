@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 
 import pyqtgraph as pg
 import pytest
@@ -15,20 +14,12 @@ from gpumon.telemetry.simulated import SimulatedSource
 from gpumon.ui.theme import DARK, LIGHT
 from gpumon.ui.window.presentation import (
     SHORTCUTS,
-    base_font_and_palette,
     show_about,
     versions,
 )
 
-
-@pytest.fixture(autouse=True)
-def _restore_app_look(qapp: QApplication) -> Iterator[None]:
-    """Zoom and theme are application-wide: put the 100 % light look back after each test."""
-    yield
-    font, palette = base_font_and_palette()
-    qapp.setFont(font)
-    qapp.setPalette(palette)
-    pg.setConfigOptions(background=LIGHT.plot_bg, foreground=LIGHT.plot_fg)
+# Zoom and theme are application-wide: the 100 % light look comes back after each test.
+pytestmark = pytest.mark.usefixtures("restore_app_look")
 
 
 def _active(qtbot, w) -> None:  # type: ignore[no-untyped-def]

@@ -4,8 +4,6 @@ Ctrl+0), long lines cut with "…". Screenshots of each zoom are saved and check
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QRectF, QSize
@@ -14,20 +12,13 @@ from PySide6.QtWidgets import QApplication, QTableView
 
 from gpumon.ui.monitor.axis import next_nice, thinned_spacing, time_label
 from gpumon.ui.monitor.runs_label import RunsLabel, TextRun
-from gpumon.ui.theme import LIGHT
-from gpumon.ui.window.presentation import base_font_and_palette
 from gpumon.ui.window.screen_fit import fitted_size
 
 ZOOMS = (1.0, 2.0, 3.0)
 
 
-@pytest.fixture(autouse=True)
-def _restore_app_look(qapp: QApplication) -> Iterator[None]:
-    yield
-    font, palette = base_font_and_palette()
-    qapp.setFont(font)
-    qapp.setPalette(palette)
-    pg.setConfigOptions(background=LIGHT.plot_bg, foreground=LIGHT.plot_fg)
+# Zoom and theme are application-wide: the 100 % light look comes back after each test.
+pytestmark = pytest.mark.usefixtures("restore_app_look")
 
 
 def label_rects(axis: pg.AxisItem) -> list[tuple[str, QRectF]]:
