@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, Qt, Slot
+from PySide6.QtCore import QEvent, Qt, QTimer, Slot
 from PySide6.QtGui import QBrush, QColor, QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -41,6 +41,7 @@ from gpumon.playground.memory import human_bytes
 from gpumon.playground.outcome import LoadStatus, Outcome, WorkspaceEntry
 from gpumon.ui.monitor.table_model import fit_rows
 from gpumon.ui.playground.code_line import CodeBar
+from gpumon.ui.playground.column_fit import fit_left_column
 from gpumon.ui.playground.cpu_view import CpuMemoryView
 from gpumon.ui.playground.engine_worker import ended_outcome
 from gpumon.ui.playground.forms import ActionForms
@@ -59,8 +60,6 @@ if TYPE_CHECKING:
     from gpumon.ui.playground.engine_worker import EngineThread
 
 WORKSPACE_COLUMNS = ("name", "kind", "shape", "dtype", "device", "size")
-LEFT_MIN, LEFT_MAX = 420, 560  # the forms, workspace and log column
-GRAPHS_WIDTH = 900  # two columns of GPU panels (monitor/grid.py PANEL_MIN_WIDTH, 430 each)
 BUSY_COLORS = {False: "#8a5a00", True: "#ffb74d"}  # amber on a light / a dark palette
 
 
@@ -189,7 +188,7 @@ class PlaygroundPanel(QWidget):
         self.splitter.setObjectName("playgroundSplitter")
         # In a scroll area: at 300 % zoom the column's fields no longer fit the screen's
         # height, and the window must not grow past it (nor squash the forms).
-        left_scroll = QScrollArea()
+        self.left_scroll = left_scroll = QScrollArea()
         left_scroll.setObjectName("playgroundLeftScroll")
         left_scroll.setWidgetResizable(True)
         left_scroll.setFrameShape(QFrame.Shape.NoFrame)
@@ -268,22 +267,31 @@ class PlaygroundPanel(QWidget):
         if shown:
             self._borrow_grid()
             self.load()
+            # Zoomed while another page was shown: once shown, the forms may need more room.
+            QTimer.singleShot(0, self, self._fit_left_column)
         else:
             self._return_grid()
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt name)
-        """Size the splitter once, when shown at its real width: two columns of graphs."""
+        """Size the splitter when first shown at its real width (two columns of graphs), and
+        widen the forms' column later where it is narrower than they need and there is room."""
         super().resizeEvent(event)
-        if not self._sized and self.isVisible() and self.splitter.width() > 0:
-            self._sized = True
-            total = self.splitter.width()
-            left = max(LEFT_MIN, min(LEFT_MAX, total - GRAPHS_WIDTH))
-            self.splitter.setSizes([left, max(1, total - left)])
+        self._fit_left_column()
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
         super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            # The zoom changed: once the forms have relaid out, fit the column to them.
+            QTimer.singleShot(0, self, lambda: self._fit_left_column(zoomed=True))
         if event.type() == QEvent.Type.PaletteChange:
             self._apply_palette()
+
+    def _fit_left_column(self, zoomed: bool = False) -> None:
+        if not self.isVisible() or self.splitter.width() <= 0:
+            return
+        first = not self._sized
+        self._sized = True
+        fit_left_column(self.splitter, self.left_scroll, only_wider=not (first or zoomed))
 
     def _apply_palette(self) -> None:
         """Colours of the busy marks, hints and status for the current (light/dark) palette."""
