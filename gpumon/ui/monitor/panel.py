@@ -45,6 +45,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gpumon.i18n import tr
 from gpumon.telemetry.decimate import peak_decimate
 from gpumon.telemetry.metrics import GIB, format_value
 from gpumon.telemetry.readouts import extra_readouts, readout_line
@@ -125,7 +126,7 @@ class GpuPanel(QFrame):
         self.info = info
         self.index = info.index
         self.setObjectName(f"gpuPanel{info.index}")
-        self.setAccessibleName(f"GPU {info.index} panel")
+        self.setAccessibleName(tr("GPU {index} panel", index=info.index))
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self._t_ref = 0.0  # absolute time of x = 0
         self._drawn = False  # curves drawn at least once since the last change of layout
@@ -164,14 +165,14 @@ class GpuPanel(QFrame):
         self.util_plot.getViewBox().setLimits(yMin=-2, yMax=102)
         self.memory_plot.getViewBox().enableAutoRange(y=False)
 
-        self._mem_curve = _curve(self.memory_plot, MEM_COLOR, "used", fill=True)
+        self._mem_curve = _curve(self.memory_plot, MEM_COLOR, tr("used"), fill=True)
         self._total_line = pg.InfiniteLine(
             angle=0, movable=False, pen=pg.mkPen(TOTAL_COLOR, width=1,
                                                  style=Qt.PenStyle.DashLine))
         self.memory_plot.addItem(self._total_line, ignoreBounds=True)
         self._total_line.hide()
         self._gpu_curve = _curve(self.util_plot, GPU_UTIL_COLOR, "GPU")
-        self._memu_curve = _curve(self.util_plot, MEM_UTIL_COLOR, "memory controller")
+        self._memu_curve = _curve(self.util_plot, MEM_UTIL_COLOR, tr("memory controller"))
         self._cross: list[pg.InfiniteLine] = []  # the hover crosshair, made on first hover
         self._hover_x: float | None = None  # seconds from now under a pointer on a graph
         for widget in (self.memory_widget, self.util_widget):
@@ -238,7 +239,7 @@ class GpuPanel(QFrame):
         """Plot History series ``key`` (bytes by default) on the memory graph at each refresh."""
         if self.memory_plot.legend is None:
             legend = self.memory_plot.addLegend(offset=(4, 4), labelTextSize="8pt")
-            legend.addItem(self._mem_curve, "NVML used (all processes)")
+            legend.addItem(self._mem_curve, tr("NVML used (all processes)"))
         curve = _curve(self.memory_plot, color, label, style=style)
         self._series.append(_Series(key, curve, scale))
         self._drawn = False  # draw the new curve at the next update
@@ -370,7 +371,7 @@ class GpuPanel(QFrame):
         runs += [TextRun(f"GPU {self.info.index}", bold=True), TextRun(f" · {self.info.name} "),
                  TextRun(self.info.pci_bus_id, color="#777")]
         if self.info.simulated:
-            runs.append(TextRun(" [SIMULATED]", bold=True, color="#e65100"))
+            runs.append(TextRun(f" [{tr('SIMULATED')}]", bold=True, color="#e65100"))
         return runs
 
     def _set_curve(self, curve: pg.PlotCurveItem, series: SeriesFn, key: str,
@@ -399,7 +400,8 @@ class GpuPanel(QFrame):
             self.lost_label.setVisible(lost)
             self.setStyleSheet(f"GpuPanel {{ border: 2px solid {LOST_COLOR}; }}" if lost else "")
         if lost and s is not None:
-            text = f"LOST — {s.message or 'the GPU stopped answering'}"
+            text = tr("LOST — {reason}",
+                      reason=s.message or tr("the GPU stopped answering"))
             self.lost_label.setText(text)
             self.lost_label.setToolTip(text)
 
@@ -410,13 +412,13 @@ class GpuPanel(QFrame):
             return TextRun(text, bold=True)
 
         self.mem_label.set_runs([
-            TextRun("■", color=MEM_COLOR), TextRun(" Memory "),
+            TextRun("■", color=MEM_COLOR), TextRun(f" {tr('Memory')} "),
             b(format_value(s, "mem_used_bytes", with_unit=False)),
-            TextRun(f" / {fv('mem_total_bytes')} · free "),
+            TextRun(f" / {fv('mem_total_bytes')} · {tr('free')} "),
             b(format_value(s, "mem_free_bytes", with_unit=False))])
         self.util_label.set_runs([
             TextRun("■", color=GPU_UTIL_COLOR), TextRun(" GPU "), b(fv("gpu_util_pct")),
-            TextRun("   "), TextRun("■", color=MEM_UTIL_COLOR), TextRun(" Mem ctrl "),
+            TextRun("   "), TextRun("■", color=MEM_UTIL_COLOR), TextRun(f" {tr('Mem ctrl')} "),
             b(fv("mem_util_pct"))])
         self.readouts.set_runs([TextRun(text, bold=bold) for text, bold in readout_line(s)])
         extra = extra_readouts(s)
