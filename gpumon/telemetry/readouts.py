@@ -47,9 +47,8 @@ def format_readout(gpu: int, t_now: float, values: dict[str, float]) -> str:
         label = (tr(EXTRA_LABELS[key]) if key in EXTRA_LABELS
                  else key.removesuffix("_bytes").replace("_", " "))
         parts.append(f"{label} {format_bytes(v) if key.endswith('_bytes') else f'{v:g}'}")
-    head = tr("GPU {gpu} at {clock} ({offset} s):", gpu=gpu, clock=clock,
-              offset=f"{t - t_now:+.1f}")
-    return f"{head} " + " · ".join(parts)
+    return tr("GPU {gpu} at {clock} ({offset} s): {values}", gpu=gpu, clock=clock,
+              offset=f"{t - t_now:+.1f}", values=" · ".join(parts))
 
 
 def extra_readouts(s: GpuSample | None) -> str:

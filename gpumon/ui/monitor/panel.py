@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, QPointF, Qt, Signal
+from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import (
     QFrame,
     QGraphicsItem,
@@ -47,19 +48,25 @@ from PySide6.QtWidgets import (
 
 from gpumon.i18n import tr
 from gpumon.telemetry.decimate import peak_decimate
-from gpumon.telemetry.metrics import GIB, format_value
+from gpumon.telemetry.metrics import GIB
 from gpumon.telemetry.readouts import extra_readouts, readout_line
 from gpumon.telemetry.types import GpuInfo, GpuSample
 from gpumon.ui.monitor.axis import TimeAxis
 from gpumon.ui.monitor.curve import LiteCurve
+from gpumon.ui.monitor.panel_labels import (
+    GPU_UTIL_COLOR,
+    MEM_COLOR,
+    MEM_UTIL_COLOR,
+    MEMORY_RUNS_SHOWN,
+    WIDEST,
+    memory_runs,
+    util_runs,
+)
 from gpumon.ui.monitor.plot import LitePlot, LitePlotWidget
-from gpumon.ui.monitor.runs_label import RunsLabel, TextRun
+from gpumon.ui.monitor.runs_label import RunsLabel, TextRun, runs_width
 from gpumon.ui.theme import FILL_ATTR, MARKER_ATTR, is_dark, opaque_fill, style_marker
 
-MEM_COLOR = "#1f77b4"
 TOTAL_COLOR = "#7f7f7f"
-GPU_UTIL_COLOR = "#2ca02c"
-MEM_UTIL_COLOR = "#ff7f0e"
 LOST_COLOR = "#c62828"
 MAX_MARKERS = 500
 JITTER_S = 0.02  # timer jitter allowed for when deciding whether the curves moved enough
@@ -213,6 +220,15 @@ class GpuPanel(QFrame):
         if event.type() == QEvent.Type.FontChange:  # the zoom: room for the bigger text
             self._fit_to_font()
 
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 (Qt name)
+        """The frame, and a red border around a lost GPU."""
+        super().paintEvent(event)
+        if self._lost:
+            painter = QPainter(self)
+            painter.setPen(QPen(QColor(LOST_COLOR), 2))
+            painter.drawRect(self.rect().adjusted(1, 1, -1, -1))
+            painter.end()
+
     def _fit_to_font(self) -> None:
         """Minimum sizes from the font: at 300 % a 110 px graph had room for one tick label
         and the panel's three text lines took half of it. The grid scrolls instead."""
@@ -221,8 +237,16 @@ class GpuPanel(QFrame):
         for w in (self.memory_widget, self.util_widget):
             w.setMinimumHeight(plot_h)
         self.setMinimumSize(
-            max(PANEL_MIN_WIDTH, PANEL_MIN_CHARS * fm.averageCharWidth()),
+            max(PANEL_MIN_WIDTH, PANEL_MIN_CHARS * fm.averageCharWidth(), self._labels_width()),
             max(PANEL_MIN_HEIGHT, 3 * fm.lineSpacing() + plot_h + 24))
+
+    def _labels_width(self) -> int:
+        """The width at which each graph's label shows its readings whole (in this font and
+        language: Chinese words are wider per character): two labels side by side, the
+        layout's margins and spacing, and the frame."""
+        label = max(runs_width(memory_runs(WIDEST)[:MEMORY_RUNS_SHOWN], self.font()),
+                    runs_width(util_runs(WIDEST), self.font()))
+        return int(2 * label) + 12 + 6 + 2 * self.frameWidth() + 4
 
     # -- public API --------------------------------------------------------------------------
     @property
@@ -398,28 +422,17 @@ class GpuPanel(QFrame):
                 self.lost_label.setStyleSheet(f"color: white; background: {LOST_COLOR}; "
                                               "font-weight: bold; padding: 3px;")
             self.lost_label.setVisible(lost)
-            self.setStyleSheet(f"GpuPanel {{ border: 2px solid {LOST_COLOR}; }}" if lost else "")
+            # The red border is painted (paintEvent), not a style sheet on the panel: the
+            # labels inside a styled panel kept their font when the zoom changed.
+            self.update()
         if lost and s is not None:
             text = tr("LOST — {reason}",
                       reason=s.message or tr("the GPU stopped answering"))
             self.lost_label.setText(text)
             self.lost_label.setToolTip(text)
 
-        def fv(key: str) -> str:
-            return format_value(s, key)
-
-        def b(text: str) -> TextRun:
-            return TextRun(text, bold=True)
-
-        self.mem_label.set_runs([
-            TextRun("■", color=MEM_COLOR), TextRun(f" {tr('Memory')} "),
-            b(format_value(s, "mem_used_bytes", with_unit=False)),
-            TextRun(f" / {fv('mem_total_bytes')} · {tr('free')} "),
-            b(format_value(s, "mem_free_bytes", with_unit=False))])
-        self.util_label.set_runs([
-            TextRun("■", color=GPU_UTIL_COLOR), TextRun(" GPU "), b(fv("gpu_util_pct")),
-            TextRun("   "), TextRun("■", color=MEM_UTIL_COLOR), TextRun(f" {tr('Mem ctrl')} "),
-            b(fv("mem_util_pct"))])
+        self.mem_label.set_runs(memory_runs(s))
+        self.util_label.set_runs(util_runs(s))
         self.readouts.set_runs([TextRun(text, bold=bold) for text, bold in readout_line(s)])
         extra = extra_readouts(s)
         if extra != self.title.toolTip():  # a tooltip: no layout, no repaint per tick
@@ -434,3 +447,4 @@ class GpuPanel(QFrame):
         x = vb.mapSceneToView(pos).x()
         if -self._window_s <= x <= 0:
             self.hover_at(float(x))
+
