@@ -40,8 +40,9 @@ def render_cluster(snapshot: Snapshot) -> str:
 
 
 def _host_lines(host: HostView) -> list[str]:
-    sim = " " + tr("(simulated)") if any(g.simulated for g in host.gpus) else ""
-    head = f"{host.host}{sim}: " + ntr("{n} GPU", "{n} GPUs", len(host.gpus))
+    name = (tr("{host} (simulated)", host=host.host) if any(g.simulated for g in host.gpus)
+            else host.host)
+    head = ntr("{host}: {n} GPU", "{host}: {n} GPUs", len(host.gpus), host=name)
     lines = [head if host.up else tr("{head}, down: {reason}", head=head, reason=host.message)]
     if host.up and host.message:
         lines.append(f"  {host.message}")
