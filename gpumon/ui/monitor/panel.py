@@ -34,7 +34,6 @@ from dataclasses import dataclass
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, QPointF, Qt, Signal
-from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import (
     QFrame,
     QGraphicsItem,
@@ -218,16 +217,17 @@ class GpuPanel(QFrame):
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:  # the zoom: room for the bigger text
+            if self.styleSheet():  # a lost GPU's red border: see _follow_font
+                self._follow_font()
             self._fit_to_font()
 
-    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 (Qt name)
-        """The frame, and a red border around a lost GPU."""
-        super().paintEvent(event)
-        if self._lost:
-            painter = QPainter(self)
-            painter.setPen(QPen(QColor(LOST_COLOR), 2))
-            painter.drawRect(self.rect().adjusted(1, 1, -1, -1))
-            painter.end()
+    def _follow_font(self) -> None:
+        """Polish the children again: under a panel with a style sheet they kept the font
+        they had when it was set (a lost GPU's text stayed 100 % at 200 %)."""
+        for child in self.findChildren(QWidget):
+            style = child.style()
+            style.unpolish(child)
+            style.polish(child)
 
     def _fit_to_font(self) -> None:
         """Minimum sizes from the font: at 300 % a 110 px graph had room for one tick label
@@ -422,9 +422,7 @@ class GpuPanel(QFrame):
                 self.lost_label.setStyleSheet(f"color: white; background: {LOST_COLOR}; "
                                               "font-weight: bold; padding: 3px;")
             self.lost_label.setVisible(lost)
-            # The red border is painted (paintEvent), not a style sheet on the panel: the
-            # labels inside a styled panel kept their font when the zoom changed.
-            self.update()
+            self.setStyleSheet(f"GpuPanel {{ border: 2px solid {LOST_COLOR}; }}" if lost else "")
         if lost and s is not None:
             text = tr("LOST — {reason}",
                       reason=s.message or tr("the GPU stopped answering"))

@@ -23,7 +23,7 @@ def memory_runs(s: GpuSample | None) -> list[TextRun]:
     """The memory graph's label: ``■ Memory 12.34 / 80.00 GiB · free 67.66``."""
     return [TextRun("■", color=MEM_COLOR), TextRun(f" {tr('Memory')} "),
             TextRun(format_value(s, "mem_used_bytes", with_unit=False), bold=True),
-            TextRun(f" / {format_value(s, 'mem_total_bytes')} · {tr('free')} "),
+            TextRun(f" / {format_value(s, 'mem_total_bytes')}"), TextRun(f" · {tr('free')} "),
             TextRun(format_value(s, "mem_free_bytes", with_unit=False), bold=True)]
 
 
