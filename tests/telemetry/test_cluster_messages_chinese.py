@@ -1,6 +1,7 @@
-"""The cluster's sentences in Simplified Chinese: a Prometheus server that cannot be
-reached, an address that is not one, and ``--prometheus URL --once``'s machine lines. The
-OS's own reason ("Connection refused") stays as the OS wrote it."""
+"""The cluster's and the exporter's sentences in Simplified Chinese: a Prometheus server that
+cannot be reached, an address that is not one, ``--prometheus URL --once``'s machine lines,
+and ``gpumon exporter``'s option errors. The OS's own reason ("Connection refused") stays as
+the OS wrote it."""
 
 from __future__ import annotations
 
@@ -66,3 +67,16 @@ def test_once_machine_lines_in_chinese(chinese: None) -> None:
     assert "node-a（模拟）：1 块 GPU" in lines
     assert ("node-b：0 块 GPU，无法访问：Prometheus 无法抓取 node-b（node-b:9401）：抓取失败。"
             in lines)
+
+
+def test_exporter_address_and_interval_errors_in_chinese(chinese: None) -> None:
+    import argparse
+
+    from gpumon.exporter_cli import _seconds, parse_listen
+
+    with pytest.raises(argparse.ArgumentTypeError) as bad_address:
+        parse_listen("nowhere")
+    assert str(bad_address.value) == ("格式必须是 HOST:PORT，例如 127.0.0.1:9401 或 "
+                                      "0.0.0.0:9401，收到的是 'nowhere'")
+    with pytest.raises(argparse.ArgumentTypeError, match="^必须是 0.1 到 60 之间的秒数"):
+        _seconds("99")
