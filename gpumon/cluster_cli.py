@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from gpumon.i18n import ntr, tr
 from gpumon.telemetry.metrics import format_bytes
 from gpumon.telemetry.promapi import parse_header
 from gpumon.telemetry.prometheus import PrometheusSource
@@ -39,9 +40,10 @@ def render_cluster(snapshot: Snapshot) -> str:
 
 
 def _host_lines(host: HostView) -> list[str]:
-    sim = " (simulated)" if any(g.simulated for g in host.gpus) else ""
-    head = f"{host.host}{sim}: {len(host.gpus)} GPU{'' if len(host.gpus) == 1 else 's'}"
-    lines = [head if host.up else f"{head}, down: {host.message}"]
+    name = (tr("{host} (simulated)", host=host.host) if any(g.simulated for g in host.gpus)
+            else host.host)
+    head = ntr("{host}: {n} GPU", "{host}: {n} GPUs", len(host.gpus), host=name)
+    lines = [head if host.up else tr("{head}, down: {reason}", head=head, reason=host.message)]
     if host.up and host.message:
         lines.append(f"  {host.message}")
     names = {g.index: g.name for g in host.gpus}
@@ -57,7 +59,7 @@ def make_source(args: argparse.Namespace) -> PrometheusSource:
 
 def main(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.simulate is not None:
-        parser.error("--prometheus and --simulate cannot be used together")
+        parser.error(tr("--prometheus and --simulate cannot be used together"))
     try:
         source = make_source(args)
     except ValueError as exc:
@@ -74,7 +76,8 @@ def main(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     try:
         from gpumon.ui.window import cluster_window
     except ImportError as exc:
-        print(f"gpumon: cannot open the window ({exc}).\n"
-              "Try `gpumon --prometheus URL --once` for a text snapshot.", file=sys.stderr)
+        print("gpumon: " + tr("cannot open the window ({error}).", error=exc) + "\n"
+              + tr("Try `gpumon --prometheus URL --once` for a text snapshot."),
+              file=sys.stderr)
         return 1
     return cluster_window.run(source, args.interval, lang=args.lang)

@@ -27,7 +27,8 @@ def parse_listen(text: str) -> tuple[str, int]:
     host = host.strip("[]")
     if not sep or not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
         raise argparse.ArgumentTypeError(
-            f"must be HOST:PORT, for example {DEFAULT_LISTEN} or 0.0.0.0:9401, got {text!r}")
+            tr("must be HOST:PORT, for example {listen} or 0.0.0.0:9401, got {text}",
+               listen=DEFAULT_LISTEN, text=repr(text)))
     return host, int(port_text)
 
 
@@ -37,7 +38,8 @@ def _seconds(text: str) -> float:
     except ValueError:
         value = -1.0
     if not 0.1 <= value <= 60:
-        raise argparse.ArgumentTypeError(f"must be seconds from 0.1 to 60, got {text!r}")
+        raise argparse.ArgumentTypeError(tr("must be seconds from 0.1 to 60, got {text}",
+                                            text=repr(text)))
     return value
 
 
@@ -94,7 +96,8 @@ def main(argv: list[str]) -> int:
     try:
         server, thread = serve(host, port, make_app(Exposition(collector), registry))
     except OSError as exc:
-        print(f"gpumon exporter: cannot listen on {host}:{port} ({exc.strerror or exc}).",
+        print("gpumon exporter: " + tr("cannot listen on {address} ({reason}).",
+                                       address=f"{host}:{port}", reason=exc.strerror or exc),
               file=sys.stderr)
         return 1
     logging.info("serving http://%s:%d/metrics%s", host, port,

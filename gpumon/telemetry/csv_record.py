@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
+from gpumon.i18n import tr
 from gpumon.telemetry.csv_rows import extra_values, record_header, record_rows
 from gpumon.telemetry.metrics import SELF_MEM_KEY
 from gpumon.telemetry.types import Snapshot
@@ -102,7 +103,8 @@ class CsvRecordWriter:
                     if time.monotonic() - self._last_flush >= self._flush_every_s:
                         self._flush()
             except OSError as exc:
-                self._fail(f"Recording to {self.path} stopped: {reason(exc)}.")
+                self._fail(tr("Recording to {path} stopped: {reason}.", path=self.path,
+                              reason=reason(exc)))
 
     def _write(self, snap: Snapshot) -> None:
         new = [k for s in snap.samples if not s.lost
@@ -135,4 +137,5 @@ class CsvRecordWriter:
         try:
             f.close()
         except OSError as exc:
-            self._on_error(f"The recording could not be finished ({reason(exc)}).")
+            self._on_error(tr("The recording could not be finished ({reason}).",
+                              reason=reason(exc)))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpumon.i18n import N_
 from gpumon.telemetry.types import GpuSample
 
 GIB = 1024**3
@@ -22,7 +23,7 @@ TIME_KEY = "timestamp_s"
 @dataclass(frozen=True, slots=True)
 class Metric:
     key: str  # a GpuSample field name
-    label: str
+    label: str  # N_(): shown through tr() (readouts.py)
     unit: str
     description: str
     scale: float = 1.0  # value shown = raw / scale
@@ -37,36 +38,36 @@ class Metric:
 
 
 METRICS: tuple[Metric, ...] = (
-    Metric("mem_used_bytes", "Memory used", "GiB", "Device memory in use (all processes)",
+    Metric("mem_used_bytes", N_("Memory used"), "GiB", "Device memory in use (all processes)",
            scale=GIB, decimals=2, panel="graph"),
-    Metric("mem_total_bytes", "Memory total", "GiB", "Device memory the driver reports",
+    Metric("mem_total_bytes", N_("Memory total"), "GiB", "Device memory the driver reports",
            scale=GIB, decimals=2, panel="graph"),
-    Metric("mem_reserved_bytes", "Memory reserved", "GiB",
+    Metric("mem_reserved_bytes", N_("Memory reserved"), "GiB",
            "Memory the driver reserves for itself", scale=GIB, decimals=2),
-    Metric("mem_free_bytes", "Memory free", "GiB",
+    Metric("mem_free_bytes", N_("Memory free"), "GiB",
            "Device memory neither used nor reserved (nvidia-smi -q: Free)", scale=GIB,
            decimals=2),
-    Metric("gpu_util_pct", "GPU util", "%",
+    Metric("gpu_util_pct", N_("GPU util"), "%",
            "Share of the last sample period in which a kernel was running", range_max=100,
            panel="graph"),
-    Metric("mem_util_pct", "Mem util", "%",
+    Metric("mem_util_pct", N_("Mem util"), "%",
            "Share of the last sample period in which device memory was read or written",
            range_max=100, panel="graph"),
-    Metric("temperature_c", "Temp", "°C", "GPU core temperature", panel="line"),
-    Metric("power_w", "Power", "W", "Board power draw", decimals=0, panel="line"),
-    Metric("power_limit_w", "Power cap", "W", "Enforced power limit", history=False,
+    Metric("temperature_c", N_("Temp"), "°C", "GPU core temperature", panel="line"),
+    Metric("power_w", N_("Power"), "W", "Board power draw", decimals=0, panel="line"),
+    Metric("power_limit_w", N_("Power cap"), "W", "Enforced power limit", history=False,
            panel="cap"),
-    Metric("fan_pct", "Fan", "%", "Fan speed as a share of its maximum", range_max=100,
+    Metric("fan_pct", N_("Fan"), "%", "Fan speed as a share of its maximum", range_max=100,
            panel="line"),
-    Metric("sm_clock_mhz", "SM clock", "MHz", "Streaming multiprocessor clock", panel="line",
+    Metric("sm_clock_mhz", N_("SM clock"), "MHz", "Streaming multiprocessor clock", panel="line",
            short="SM"),
-    Metric("mem_clock_mhz", "Mem clock", "MHz", "Memory clock", panel="line", short="Mem"),
-    Metric("pcie_rx_bytes_per_s", "PCIe RX", "MiB/s", "PCIe receive throughput", scale=MIB,
+    Metric("mem_clock_mhz", N_("Mem clock"), "MHz", "Memory clock", panel="line", short=N_("Mem")),
+    Metric("pcie_rx_bytes_per_s", N_("PCIe RX"), "MiB/s", "PCIe receive throughput", scale=MIB,
            decimals=1),
-    Metric("pcie_tx_bytes_per_s", "PCIe TX", "MiB/s", "PCIe transmit throughput", scale=MIB,
+    Metric("pcie_tx_bytes_per_s", N_("PCIe TX"), "MiB/s", "PCIe transmit throughput", scale=MIB,
            decimals=1),
-    Metric("encoder_util_pct", "Encoder", "%", "Video encoder utilization", range_max=100),
-    Metric("decoder_util_pct", "Decoder", "%", "Video decoder utilization", range_max=100),
+    Metric("encoder_util_pct", N_("Encoder"), "%", "Video encoder utilization", range_max=100),
+    Metric("decoder_util_pct", N_("Decoder"), "%", "Video decoder utilization", range_max=100),
 )
 
 BY_KEY: dict[str, Metric] = {m.key: m for m in METRICS}

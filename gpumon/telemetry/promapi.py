@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from gpumon.i18n import tr
+
 _HEADER_CHARS = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyz"
                           "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 MAX_RESPONSE_BYTES = 64 * 1024**2  # a runaway answer is refused instead of filling memory
@@ -39,12 +41,12 @@ def check_url(url: str) -> str:
     """The base URL without a trailing slash; ValueError with a sentence when unusable."""
     parts = urllib.parse.urlsplit(url.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"{url!r} is not an http:// or https:// address of a Prometheus "
-                         "server, for example http://server:9090")
+        raise ValueError(tr("{url} is not an http:// or https:// address of a Prometheus "
+                            "server, for example http://server:9090", url=repr(url)))
     try:
         parts.port  # noqa: B018 - raises ValueError on a port that is not a number
     except ValueError:
-        raise ValueError(f"{url!r} has a port that is not a number") from None
+        raise ValueError(tr("{url} has a port that is not a number", url=repr(url))) from None
     return url.strip().rstrip("/")
 
 
@@ -55,15 +57,16 @@ def parse_header(text: str) -> tuple[str, str]:
         try:
             text = Path(text[1:]).expanduser().read_text(encoding="utf-8").strip()
         except (OSError, UnicodeDecodeError) as exc:
-            raise ValueError(f"cannot read the header file {text[1:]!r} "
-                             f"({getattr(exc, 'strerror', None) or exc})") from None
+            raise ValueError(tr("cannot read the header file {path} ({reason})",
+                                path=repr(text[1:]),
+                                reason=getattr(exc, "strerror", None) or exc)) from None
     name, sep, value = text.partition(":")
     name, value = name.strip(), value.strip()
     if not sep or not name or not set(name) <= _HEADER_CHARS:
-        raise ValueError("a --prometheus-header must look like 'Name: value', for example "
-                         "'Authorization: Bearer TOKEN'")
+        raise ValueError(tr("a --prometheus-header must look like 'Name: value', for example "
+                            "'Authorization: Bearer TOKEN'"))
     if any(c in value for c in "\r\n\0"):
-        raise ValueError(f"the value of the {name} header must be on one line")
+        raise ValueError(tr("the value of the {name} header must be on one line", name=name))
     return name, value
 
 
@@ -94,7 +97,7 @@ class PromClient:
         data = self.get("/api/v1/targets", {"state": "active"})
         targets = data.get("activeTargets") if isinstance(data, dict) else None
         if not isinstance(targets, list):
-            raise self._not_prometheus("its targets list has an unexpected shape")
+            raise self._not_prometheus(tr("its targets list has an unexpected shape"))
         return [t for t in targets if isinstance(t, dict)]
 
     def get(self, path: str, params: Mapping[str, str]) -> Any:
@@ -116,8 +119,9 @@ class PromClient:
         except (OSError, ValueError) as exc:  # a reset connection, a malformed answer
             raise PromError(self._unreachable(exc)) from None
         if len(body) > MAX_RESPONSE_BYTES:
-            raise PromError(f"The Prometheus server at {self.shown_url} sent more than "
-                            f"{MAX_RESPONSE_BYTES // 1024**2} MiB for one query.")
+            raise PromError(tr("The Prometheus server at {url} sent more than {mib} MiB for "
+                               "one query.", url=self.shown_url,
+                               mib=MAX_RESPONSE_BYTES // 1024**2))
         return self._decoded(body, 200, "OK")
 
     def _decoded(self, body: bytes, code: int, reason: str) -> Any:
@@ -127,32 +131,36 @@ class PromClient:
             answer = None
         if not isinstance(answer, dict) or answer.get("status") not in ("success", "error"):
             if code in (401, 403):
-                raise PromError(f"The server at {self.shown_url} refused gpumon (HTTP {code} "
-                                f"{reason}); check --prometheus-header.")
+                raise PromError(tr("The server at {url} refused gpumon (HTTP {code} {reason}); "
+                                   "check --prometheus-header.", url=self.shown_url,
+                                   code=code, reason=reason))
             raise self._not_prometheus(f"HTTP {code} {reason}")
         if answer["status"] == "error":
-            raise PromError(f"The Prometheus server at {self.shown_url} answered with an "
-                            f"error: {str(answer.get('error', 'no reason given'))[:200]}.")
+            error = answer.get("error") or tr("no reason given")
+            raise PromError(tr("The Prometheus server at {url} answered with an error: "
+                               "{error}.", url=self.shown_url, error=str(error)[:200]))
         return answer.get("data")
 
     def _result(self, data: Any, kind: str) -> list[dict[str, Any]]:
         if (not isinstance(data, dict) or data.get("resultType") != kind
                 or not isinstance(data.get("result"), list)):
-            raise self._not_prometheus(f"expected a {kind} result")
+            raise self._not_prometheus(tr("expected a {kind} result", kind=kind))
         return [r for r in data["result"] if isinstance(r, dict)
                 and isinstance(r.get("metric"), dict)]
 
     def _not_prometheus(self, what: str) -> PromError:
-        return PromError(f"{self.shown_url} answered, but not as a Prometheus server does "
-                         f"({what}); check the address (Prometheus usually listens on :9090).")
+        return PromError(tr("{url} answered, but not as a Prometheus server does ({what}); "
+                            "check the address (Prometheus usually listens on :9090).",
+                            url=self.shown_url, what=what))
 
     def _timed_out(self) -> str:
-        return (f"The Prometheus server at {self.shown_url} did not answer within "
-                f"{self.timeout_s:g} s.")
+        return tr("The Prometheus server at {url} did not answer within {seconds} s.",
+                  url=self.shown_url, seconds=f"{self.timeout_s:g}")
 
     def _unreachable(self, reason: object) -> str:
         text = getattr(reason, "strerror", None) or str(reason) or type(reason).__name__
-        return f"The Prometheus server at {self.shown_url} cannot be reached ({text})."
+        return tr("The Prometheus server at {url} cannot be reached ({reason}).",
+                  url=self.shown_url, reason=text)
 
 
 def _read_quietly(exc: urllib.error.HTTPError) -> bytes:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpumon.i18n import N_, ntr, tr
 from gpumon.telemetry.metrics import HISTORY_KEYS
 from gpumon.telemetry.promapi import PromClient, PromError, public_url
 from gpumon.telemetry.types import (
@@ -58,6 +59,7 @@ _INT_FIELDS = frozenset({"mem_used_bytes", "mem_free_bytes", "mem_total_bytes"})
 NVML_UP = "gpumon_nvml_up"
 GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"  # every exporter has it: the series that names a GPU
 PROCESS_MEMORY = "gpumon_process_gpu_memory_bytes"
+SCRAPE_FAILED = N_("the scrape failed")  # when Prometheus gives no reason of its own
 
 
 def label_selector(name: str, value: str) -> str:
@@ -113,7 +115,8 @@ class PrometheusSource:
         self._filled_focus: str | None = None  # the host whose history was last sent
         self._hosts: dict[str, _Host] = {}
         self._infos: dict[tuple[str, int], GpuInfo] = {}
-        self._machine = MachineInfo(host_name=f"Prometheus at {public_url(self.client.url)}",
+        self._machine = MachineInfo(host_name=tr("Prometheus at {url}",
+                                                 url=public_url(self.client.url)),
                                     source_name="Prometheus")
 
     # -- the Source protocol ---------------------------------------------------------------
@@ -121,7 +124,8 @@ class PrometheusSource:
         """Nothing to connect yet: each tick asks the server, so a server that is down
         now is retried on every tick (its sentence arrives with the snapshot)."""
         self._filled_focus = None
-        return SourceStatus(SourceState.OK, f"Reading GPUs from {self.client.shown_url}.")
+        return SourceStatus(SourceState.OK, tr("Reading GPUs from {url}.",
+                                               url=self.client.shown_url))
 
     def machine(self) -> MachineInfo:
         return self._machine
@@ -166,13 +170,15 @@ class PrometheusSource:
         except PromError as exc:
             self._filled_focus = None
             status = SourceStatus(SourceState.ERROR, str(exc),
-                                  "gpumon tries again at every interval.")
+                                  tr("gpumon tries again at every interval."))
             return Snapshot(timestamp_s=now, machine=self._machine, status=status,
                             read_duration_s=time.monotonic() - start)
         n = sum(len(h.gpus) for h in hosts)
         status = SourceStatus(SourceState.OK if n else SourceState.NO_GPUS,
-                              f"{_count(n, 'GPU')} on {_count(len(hosts), 'machine')}, "
-                              f"from {self.client.shown_url}.")
+                              tr("{gpus} on {machines}, from {url}.",
+                                 gpus=ntr("{n} GPU", "{n} GPUs", n),
+                                 machines=ntr("{n} machine", "{n} machines", len(hosts)),
+                                 url=self.client.shown_url))
         return Snapshot(
             timestamp_s=now, machine=self._machine, status=status,
             gpus=view.gpus if view else (), samples=view.samples if view else (),
@@ -264,15 +270,15 @@ class PrometheusSource:
               up: dict[str, float | None], nvml: dict[str, float | None],
               errors: dict[str, str], now: float) -> HostView:
         if record.instance and up.get(record.instance) == 0.0:
-            reason = errors.get(record.instance, "the scrape failed")
-            message = (f"Prometheus cannot scrape {record.name} ({record.instance}): "
-                       f"{reason}.")
+            reason = errors.get(record.instance) or tr(SCRAPE_FAILED)
+            message = tr("Prometheus cannot scrape {host} ({instance}): {reason}.",
+                         host=record.name, instance=record.instance, reason=reason)
             lost = tuple(GpuSample(index=i.index, timestamp_s=now, lost=True, message=message)
                          for i in record.gpus)
             return HostView(record.name, False, message, record.gpus, lost)
         if nvml.get(record.name) == 0.0:  # GPUs it had before, if any, are shown lost
-            message = (f"The exporter on {record.name} cannot read its GPUs "
-                       "(gpumon_nvml_up is 0); its log says why.")
+            message = tr("The exporter on {host} cannot read its GPUs "
+                         "(gpumon_nvml_up is 0); its log says why.", host=record.name)
             lost = tuple(GpuSample(index=i.index, timestamp_s=now, lost=True, message=message)
                          for i in record.gpus)
             return HostView(record.name, True, message, record.gpus, lost)
@@ -285,7 +291,7 @@ class PrometheusSource:
         except PromError:
             return {}
         return {str(t.get("labels", {}).get("instance", "")): str(t.get("lastError") or
-                                                                  "the scrape failed")[:200]
+                                                                  tr(SCRAPE_FAILED))[:200]
                 for t in targets if t.get("health") == "down"}
 
     def _processes(self, record: _Host) -> tuple[GpuProcess, ...]:
@@ -331,10 +337,6 @@ class PrometheusSource:
             for t, per_gpu in sorted(rows.items()))
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
 def _from_values(index: int, t: float, values: Mapping[str, float]) -> GpuSample:
     kwargs: dict[str, Any] = {k: (int(v) if k in _INT_FIELDS else v) for k, v in values.items()
                               if k not in ("pstate", "lost")}
@@ -344,10 +346,11 @@ def _from_values(index: int, t: float, values: Mapping[str, float]) -> GpuSample
 def _sample(g: _Gpu | None, info: GpuInfo, now: float) -> GpuSample:
     if g is None:  # known, but its series are gone while its target is up
         return GpuSample(index=info.index, timestamp_s=now, lost=True,
-                         message="The server has no current values for this GPU.")
+                         message=tr("The server has no current values for this GPU."))
     if g.values.get("lost", 0.0) >= 1.0:
         return GpuSample(index=g.gpu, timestamp_s=now, lost=True,
-                         message="The exporter reports this GPU as lost (gpumon_gpu_lost 1).")
+                         message=tr("The exporter reports this GPU as lost "
+                                    "(gpumon_gpu_lost 1)."))
     sample = _from_values(g.gpu, now, g.values)
     pstate = g.values.get("pstate")
     if pstate is not None and 0 <= pstate <= 15:

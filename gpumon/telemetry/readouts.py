@@ -8,10 +8,12 @@ from __future__ import annotations
 import math
 import time
 
+from gpumon.i18n import N_, ntr, tr
 from gpumon.telemetry.metrics import (
     BY_KEY,
     METRICS,
     NA,
+    SELF_MEM_KEY,
     TIME_KEY,
     format_bytes,
     format_value,
@@ -21,12 +23,16 @@ from gpumon.telemetry.types import GpuSample, Snapshot
 READOUT_KEYS = ("mem_used_bytes", "gpu_util_pct", "mem_util_pct", "temperature_c", "power_w")
 TOOLTIP_KEYS = tuple(m.key for m in METRICS if m.panel == "tooltip")
 LINE_KEYS = tuple(m.key for m in METRICS if m.panel in ("line", "cap"))
+# Series beside the metrics that the hover readout names in words (others by their key).
+EXTRA_LABELS = {SELF_MEM_KEY: N_("gpumon's own memory"),
+                "torch_allocated_bytes": N_("torch allocated"),
+                "torch_reserved_bytes": N_("torch reserved")}
 
 
 def format_readout(gpu: int, t_now: float, values: dict[str, float]) -> str:
     """'GPU 0 at 14:03:12 (-12.3 s): Memory used 12.34 GiB · GPU util 45 % · …'."""
     if not values:
-        return f"GPU {gpu}: no data at this time"
+        return tr("GPU {gpu}: no data at this time", gpu=gpu)
     t = values.get(TIME_KEY, math.nan)
     clock = time.strftime("%H:%M:%S", time.localtime(t)) if math.isfinite(t) else "?"
     parts = []
@@ -34,22 +40,25 @@ def format_readout(gpu: int, t_now: float, values: dict[str, float]) -> str:
         v = values.get(key, math.nan)
         m = BY_KEY[key]
         text = "N/A" if not math.isfinite(v) else f"{v / m.scale:.{m.decimals}f} {m.unit}"
-        parts.append(f"{m.label} {text}")
+        parts.append(f"{tr(m.label)} {text}")
     for key, v in values.items():
         if key in BY_KEY or key == TIME_KEY or not math.isfinite(v):
             continue
-        label = key.removesuffix("_bytes").replace("_", " ")
+        label = (tr(EXTRA_LABELS[key]) if key in EXTRA_LABELS
+                 else key.removesuffix("_bytes").replace("_", " "))
         parts.append(f"{label} {format_bytes(v) if key.endswith('_bytes') else f'{v:g}'}")
-    return f"GPU {gpu} at {clock} ({t - t_now:+.1f} s): " + " · ".join(parts)
+    return tr("GPU {gpu} at {clock} ({offset} s): {values}", gpu=gpu, clock=clock,
+              offset=f"{t - t_now:+.1f}", values=" · ".join(parts))
 
 
 def extra_readouts(s: GpuSample | None) -> str:
     """The readouts the panel has no room for, one per line: every "tooltip" metric of the
     table (memory free and reserved, PCIe, encoder, decoder …), N/A where not reported; then
     the NVML calls that failed on this tick, whose readings are N/A until the next one."""
-    lines = [f"{BY_KEY[key].label}: {format_value(s, key)}" for key in TOOLTIP_KEYS]
+    lines = [tr("{name}: {value}", name=tr(BY_KEY[key].label), value=format_value(s, key))
+             for key in TOOLTIP_KEYS]
     if s is not None and s.failed_reads:
-        lines.append("N/A on this tick because NVML failed to read them:")
+        lines.append(tr("N/A on this tick because NVML failed to read them:"))
         lines += [f"  {failure}" for failure in s.failed_reads]
     return "\n".join(lines)
 
@@ -65,10 +74,10 @@ def readout_line(s: GpuSample | None) -> list[tuple[str, bool]]:
             runs.append((f" / {format_value(s, key)}", False))
             continue
         capped = i + 1 < len(LINE_KEYS) and BY_KEY[LINE_KEYS[i + 1]].panel == "cap"
-        runs.append((f"{' · ' if runs else ''}{m.short or m.label} ", False))
+        runs.append((f"{' · ' if runs else ''}{tr(m.short or m.label)} ", False))
         runs.append((format_value(s, key, with_unit=not capped), True))
     pstate = s.pstate if s is not None and not s.lost and s.pstate else NA
-    runs += [(" · Perf ", False), (pstate, True)]
+    runs += [(f" · {tr('Perf')} ", False), (pstate, True)]
     return runs
 
 
@@ -78,11 +87,11 @@ def status_summary(snap: Snapshot, interval_s: float) -> str:
         return snap.status.message
     lost = sum(1 for s in snap.samples if s.lost)
     n = len(snap.gpus)
-    parts = [f"{n} GPU{'s' if n != 1 else ''}"]
+    parts = [ntr("{n} GPU", "{n} GPUs", n)]
     if lost:
-        parts.append(f"{lost} lost")
-    parts.append(f"read in {snap.read_duration_s * 1000:.0f} ms")
-    parts.append(f"every {interval_s:g} s")
+        parts.append(tr("{n} lost", n=lost))
+    parts.append(tr("read in {ms} ms", ms=f"{snap.read_duration_s * 1000:.0f}"))
+    parts.append(tr("every {seconds} s", seconds=f"{interval_s:g}"))
     return " · ".join(parts)
 
 

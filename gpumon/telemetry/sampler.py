@@ -13,9 +13,13 @@ import socket
 import time
 from collections.abc import Callable
 
+from gpumon.i18n import tr
 from gpumon.telemetry.types import MachineInfo, Snapshot, Source, SourceState, SourceStatus
 
-_CLOSED = SourceStatus(SourceState.CLOSED, "The GPU source is closed.")
+
+def _closed() -> SourceStatus:
+    """The status of a source not opened yet, or closed (its words in today's language)."""
+    return SourceStatus(SourceState.CLOSED, tr("The GPU source is closed."))
 
 
 def unavailable_snapshot(
@@ -53,10 +57,10 @@ class Sampler:
         self._slow_every_s = slow_every_s
         self._clock = clock
         self._wall_clock = wall_clock
-        self._status = _CLOSED
+        self._status = _closed()
         self._machine: MachineInfo | None = None
         self._opened = False
-        self._open_status = _CLOSED  # what open() said; a failed read does not change it
+        self._open_status = self._status  # what open() said; a failed read does not change it
         self._last_slow: float | None = None  # clock time of the last good slow read
 
     @property
@@ -75,8 +79,9 @@ class Sampler:
             self._status = self._source.open()
         except Exception as exc:  # a source must not raise; report it if one does
             self._status = SourceStatus(
-                SourceState.ERROR, f"Opening the GPU source failed ({_describe(exc)}).",
-                "This is a bug in gpumon's source; please report it.",
+                SourceState.ERROR,
+                tr("Opening the GPU source failed ({error}).", error=_describe(exc)),
+                tr("This is a bug in gpumon's source; please report it."),
             )
         self._opened = True
         self._open_status = self._status
@@ -101,8 +106,9 @@ class Sampler:
             snapshot = self._source.sample(include_slow=include_slow)
         except Exception as exc:
             self._status = SourceStatus(
-                SourceState.ERROR, f"Reading the GPUs failed ({_describe(exc)}).",
-                "gpumon will try again on the next tick.",
+                SourceState.ERROR, tr("Reading the GPUs failed ({error}).",
+                                      error=_describe(exc)),
+                tr("gpumon will try again on the next tick."),
             )
             return unavailable_snapshot(self._status, self._machine, self._wall_clock())
         duration = self._clock() - start
@@ -121,4 +127,4 @@ class Sampler:
             except Exception:
                 pass
         self._opened = True  # do not reopen on the next tick: closed means closed
-        self._open_status = self._status = _CLOSED
+        self._open_status = self._status = _closed()

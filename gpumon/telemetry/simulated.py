@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
+from gpumon.i18n import ntr, tr
 from gpumon.telemetry.types import (
     GpuInfo,
     GpuProcess,
@@ -194,12 +195,12 @@ class SimulatedSource:
 
     def status(self) -> SourceStatus:
         if not self._open:
-            return SourceStatus(SourceState.CLOSED, "The simulated source is closed.")
-        gpus = "This GPU is" if self._n == 1 else f"These {self._n} GPUs are"
+            return SourceStatus(SourceState.CLOSED, tr("The simulated source is closed."))
         return SourceStatus(
             SourceState.SIMULATED,
-            f"{gpus} simulated; no real GPU is being read.",
-            "The numbers come from a seeded model, not from hardware.",
+            ntr("This GPU is simulated; no real GPU is being read.",
+                "These {n} GPUs are simulated; no real GPU is being read.", self._n),
+            tr("The numbers come from a seeded model, not from hardware."),
         )
 
     def machine(self) -> MachineInfo:
@@ -324,8 +325,9 @@ class SimulatedSource:
         if lost_at is not None and t >= lost_at:
             return GpuSample(
                 index=gpu, timestamp_s=now, lost=True,
-                message=f"Simulated GPU {gpu} fell off the bus {lost_at:g} s after start "
-                        "(GPU is lost); the other GPUs keep running.",
+                message=tr("Simulated GPU {gpu} fell off the bus {seconds} s after start "
+                           "(GPU is lost); the other GPUs keep running.",
+                           gpu=gpu, seconds=f"{lost_at:g}"),
             )
         m = self._models[gpu]
         util = self._util(gpu, t)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 
+from gpumon.i18n import tr
 from gpumon.telemetry.metrics import MIB, NA
 from gpumon.telemetry.types import GpuInfo, GpuSample, Snapshot
 
@@ -33,7 +34,7 @@ def _gpu(info: GpuInfo | None, s: GpuSample | None, index: int, snap: Snapshot) 
            _line(1, "Product Name", info.name if info else NA),
            _line(1, "GPU UUID", info.uuid if info and info.uuid else NA)]
     if s is None or s.lost:
-        why = s.message if s is not None and s.message else "No reading."
+        why = s.message if s is not None and s.message else tr("No reading.")
         return out + [_line(1, "State", f"LOST: {why}" if s is not None else "NO DATA")]
     on_off = {True: "Enabled", False: "Disabled", None: NA}
     out += [
@@ -95,7 +96,8 @@ def render_detail(snap: Snapshot) -> str:
     lines = ["==============GPUMON LOG==============", "",
              _line(0, "Timestamp", time.strftime("%a %b %d %H:%M:%S %Y",
                                                  time.localtime(snap.timestamp_s))),
-             _line(0, "Source", f"{m.source_name} (SIMULATED)" if simulated else m.source_name),
+             _line(0, "Source", f"{m.source_name} ({tr('SIMULATED')})" if simulated
+                   else m.source_name),
              _line(0, "Driver Version", m.driver_version or NA),
              _line(0, "CUDA Version", m.cuda_driver_version or NA),
              _line(0, "Attached GPUs", len(snap.gpus)), ""]

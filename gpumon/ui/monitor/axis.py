@@ -16,8 +16,10 @@ import math
 import pyqtgraph as pg
 from PySide6.QtGui import QFont, QFontMetricsF
 
+from gpumon.i18n import N_, tr
+
 LABEL_GAP = 0.35  # free space between two stacked labels, in label heights
-NOW_TEXT = "now"
+NOW_TEXT = N_("now")  # translated where a tick is labelled
 
 
 def next_nice(step: float) -> float:
@@ -45,7 +47,7 @@ def thinned_spacing(spacing: float, px_per_unit: float, label_px: float) -> floa
 def time_label(value: float) -> str:
     """A time tick: seconds relative to now, with the unit ("-30 s"), and 0 as "now"."""
     if abs(value) < 1e-9:
-        return NOW_TEXT
+        return tr(NOW_TEXT)
     return f"{value:g} s".replace("-", "\u2212")  # a real minus sign, as wide as "+"
 
 

@@ -25,13 +25,14 @@ from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QGridLayout, QLabel, QScrollArea, QWidget
 
+from gpumon.i18n import N_, tr
 from gpumon.telemetry.history import History
 from gpumon.telemetry.types import GpuInfo, Snapshot
 from gpumon.ui.monitor.panel import GpuPanel
 
 PANEL_MIN_WIDTH = 430
 PANEL_MIN_HEIGHT = 240
-NO_GPUS_TEXT = "No GPUs to show."
+NO_GPUS_TEXT = N_("No GPUs to show.")  # translated where it is shown
 
 
 def columns_for(n: int, width: int, panel_width: int = PANEL_MIN_WIDTH) -> int:
@@ -59,7 +60,7 @@ class GpuGrid(QScrollArea):
         self._layout.setContentsMargins(2, 2, 2, 2)
         self._layout.setSpacing(6)
         self.setWidget(self._body)
-        self._empty = QLabel(NO_GPUS_TEXT)
+        self._empty = QLabel(tr(NO_GPUS_TEXT))
         self._empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self._empty.setWordWrap(True)
         self._empty.setStyleSheet("color: #777;")
@@ -85,7 +86,7 @@ class GpuGrid(QScrollArea):
 
     def set_empty_text(self, text: str = "") -> None:
         """What the grid says while it has no panels (default: that there are no GPUs)."""
-        text = text or NO_GPUS_TEXT
+        text = text or tr(NO_GPUS_TEXT)
         if self._empty.text() != text:
             self._empty.setText(text)
 

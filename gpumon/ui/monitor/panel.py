@@ -45,20 +45,27 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gpumon.i18n import tr
 from gpumon.telemetry.decimate import peak_decimate
-from gpumon.telemetry.metrics import GIB, format_value
+from gpumon.telemetry.metrics import GIB
 from gpumon.telemetry.readouts import extra_readouts, readout_line
 from gpumon.telemetry.types import GpuInfo, GpuSample
 from gpumon.ui.monitor.axis import TimeAxis
 from gpumon.ui.monitor.curve import LiteCurve
+from gpumon.ui.monitor.panel_labels import (
+    GPU_UTIL_COLOR,
+    MEM_COLOR,
+    MEM_UTIL_COLOR,
+    MEMORY_RUNS_SHOWN,
+    WIDEST,
+    memory_runs,
+    util_runs,
+)
 from gpumon.ui.monitor.plot import LitePlot, LitePlotWidget
-from gpumon.ui.monitor.runs_label import RunsLabel, TextRun
+from gpumon.ui.monitor.runs_label import RunsLabel, TextRun, runs_width
 from gpumon.ui.theme import FILL_ATTR, MARKER_ATTR, is_dark, opaque_fill, style_marker
 
-MEM_COLOR = "#1f77b4"
 TOTAL_COLOR = "#7f7f7f"
-GPU_UTIL_COLOR = "#2ca02c"
-MEM_UTIL_COLOR = "#ff7f0e"
 LOST_COLOR = "#c62828"
 MAX_MARKERS = 500
 JITTER_S = 0.02  # timer jitter allowed for when deciding whether the curves moved enough
@@ -125,7 +132,7 @@ class GpuPanel(QFrame):
         self.info = info
         self.index = info.index
         self.setObjectName(f"gpuPanel{info.index}")
-        self.setAccessibleName(f"GPU {info.index} panel")
+        self.setAccessibleName(tr("GPU {index} panel", index=info.index))
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self._t_ref = 0.0  # absolute time of x = 0
         self._drawn = False  # curves drawn at least once since the last change of layout
@@ -164,14 +171,14 @@ class GpuPanel(QFrame):
         self.util_plot.getViewBox().setLimits(yMin=-2, yMax=102)
         self.memory_plot.getViewBox().enableAutoRange(y=False)
 
-        self._mem_curve = _curve(self.memory_plot, MEM_COLOR, "used", fill=True)
+        self._mem_curve = _curve(self.memory_plot, MEM_COLOR, tr("used"), fill=True)
         self._total_line = pg.InfiniteLine(
             angle=0, movable=False, pen=pg.mkPen(TOTAL_COLOR, width=1,
                                                  style=Qt.PenStyle.DashLine))
         self.memory_plot.addItem(self._total_line, ignoreBounds=True)
         self._total_line.hide()
         self._gpu_curve = _curve(self.util_plot, GPU_UTIL_COLOR, "GPU")
-        self._memu_curve = _curve(self.util_plot, MEM_UTIL_COLOR, "memory controller")
+        self._memu_curve = _curve(self.util_plot, MEM_UTIL_COLOR, tr("memory controller"))
         self._cross: list[pg.InfiniteLine] = []  # the hover crosshair, made on first hover
         self._hover_x: float | None = None  # seconds from now under a pointer on a graph
         for widget in (self.memory_widget, self.util_widget):
@@ -210,7 +217,17 @@ class GpuPanel(QFrame):
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:  # the zoom: room for the bigger text
+            if self.styleSheet():  # a lost GPU's red border: see _follow_font
+                self._follow_font()
             self._fit_to_font()
+
+    def _follow_font(self) -> None:
+        """Polish the children again: under a panel with a style sheet they kept the font
+        they had when it was set (a lost GPU's text stayed 100 % at 200 %)."""
+        for child in self.findChildren(QWidget):
+            style = child.style()
+            style.unpolish(child)
+            style.polish(child)
 
     def _fit_to_font(self) -> None:
         """Minimum sizes from the font: at 300 % a 110 px graph had room for one tick label
@@ -220,8 +237,16 @@ class GpuPanel(QFrame):
         for w in (self.memory_widget, self.util_widget):
             w.setMinimumHeight(plot_h)
         self.setMinimumSize(
-            max(PANEL_MIN_WIDTH, PANEL_MIN_CHARS * fm.averageCharWidth()),
+            max(PANEL_MIN_WIDTH, PANEL_MIN_CHARS * fm.averageCharWidth(), self._labels_width()),
             max(PANEL_MIN_HEIGHT, 3 * fm.lineSpacing() + plot_h + 24))
+
+    def _labels_width(self) -> int:
+        """The width at which each graph's label shows its readings whole (in this font and
+        language: Chinese words are wider per character): two labels side by side, the
+        layout's margins and spacing, and the frame."""
+        label = max(runs_width(memory_runs(WIDEST)[:MEMORY_RUNS_SHOWN], self.font()),
+                    runs_width(util_runs(WIDEST), self.font()))
+        return int(2 * label) + 12 + 6 + 2 * self.frameWidth() + 4
 
     # -- public API --------------------------------------------------------------------------
     @property
@@ -238,7 +263,7 @@ class GpuPanel(QFrame):
         """Plot History series ``key`` (bytes by default) on the memory graph at each refresh."""
         if self.memory_plot.legend is None:
             legend = self.memory_plot.addLegend(offset=(4, 4), labelTextSize="8pt")
-            legend.addItem(self._mem_curve, "NVML used (all processes)")
+            legend.addItem(self._mem_curve, tr("NVML used (all processes)"))
         curve = _curve(self.memory_plot, color, label, style=style)
         self._series.append(_Series(key, curve, scale))
         self._drawn = False  # draw the new curve at the next update
@@ -370,7 +395,7 @@ class GpuPanel(QFrame):
         runs += [TextRun(f"GPU {self.info.index}", bold=True), TextRun(f" · {self.info.name} "),
                  TextRun(self.info.pci_bus_id, color="#777")]
         if self.info.simulated:
-            runs.append(TextRun(" [SIMULATED]", bold=True, color="#e65100"))
+            runs.append(TextRun(f" [{tr('SIMULATED')}]", bold=True, color="#e65100"))
         return runs
 
     def _set_curve(self, curve: pg.PlotCurveItem, series: SeriesFn, key: str,
@@ -399,25 +424,13 @@ class GpuPanel(QFrame):
             self.lost_label.setVisible(lost)
             self.setStyleSheet(f"GpuPanel {{ border: 2px solid {LOST_COLOR}; }}" if lost else "")
         if lost and s is not None:
-            text = f"LOST — {s.message or 'the GPU stopped answering'}"
+            text = tr("LOST — {reason}",
+                      reason=s.message or tr("the GPU stopped answering"))
             self.lost_label.setText(text)
             self.lost_label.setToolTip(text)
 
-        def fv(key: str) -> str:
-            return format_value(s, key)
-
-        def b(text: str) -> TextRun:
-            return TextRun(text, bold=True)
-
-        self.mem_label.set_runs([
-            TextRun("■", color=MEM_COLOR), TextRun(" Memory "),
-            b(format_value(s, "mem_used_bytes", with_unit=False)),
-            TextRun(f" / {fv('mem_total_bytes')} · free "),
-            b(format_value(s, "mem_free_bytes", with_unit=False))])
-        self.util_label.set_runs([
-            TextRun("■", color=GPU_UTIL_COLOR), TextRun(" GPU "), b(fv("gpu_util_pct")),
-            TextRun("   "), TextRun("■", color=MEM_UTIL_COLOR), TextRun(" Mem ctrl "),
-            b(fv("mem_util_pct"))])
+        self.mem_label.set_runs(memory_runs(s))
+        self.util_label.set_runs(util_runs(s))
         self.readouts.set_runs([TextRun(text, bold=bold) for text, bold in readout_line(s)])
         extra = extra_readouts(s)
         if extra != self.title.toolTip():  # a tooltip: no layout, no repaint per tick
@@ -432,3 +445,4 @@ class GpuPanel(QFrame):
         x = vb.mapSceneToView(pos).x()
         if -self._window_s <= x <= 0:
             self.hover_at(float(x))
+

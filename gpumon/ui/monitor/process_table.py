@@ -44,18 +44,21 @@ def _number(value: int | None) -> float:
     return -1.0 if value is None else float(value)
 
 
-# (header, display text, sort key); sort keys are floats or strings, never None.
+# (header, display text, sort key); sort keys are floats or strings, never None. The
+# headers that are nvidia-smi's own (GPU, PID, Type, Process name) stay English; ours are
+# marked N_() and shown translated (ProcessModel.headerData).
 COLUMNS: tuple[tuple[str, Callable[[GpuProcess], str], Callable[[GpuProcess], object]], ...] = (
     ("GPU", lambda p: str(p.gpu_index), lambda p: _number(p.gpu_index)),
     ("PID", lambda p: str(p.pid), lambda p: _number(p.pid)),
     ("Type", lambda p: p.type.value, lambda p: p.type.value),
     ("Process name", _name, lambda p: (p.name or "").lower()),
-    ("User", lambda p: p.user or NA, lambda p: p.user or ""),
-    ("GPU memory", lambda p: format_bytes(p.gpu_mem_bytes),
+    (N_("User"), lambda p: p.user or NA, lambda p: p.user or ""),
+    (N_("GPU memory"), lambda p: format_bytes(p.gpu_mem_bytes),
      lambda p: _number(p.gpu_mem_bytes)),
-    ("Command", lambda p: p.command or NA, lambda p: p.command or ""),
+    (N_("Command"), lambda p: p.command or NA, lambda p: p.command or ""),
 )
 NUMERIC_COLUMNS = frozenset({0, 1, 5})
+OUR_TITLES = frozenset({COLUMNS[4][0], COLUMNS[5][0], COLUMNS[6][0]})  # User, memory, Command
 
 
 def key_of(p: GpuProcess) -> Key:
@@ -74,6 +77,12 @@ class ProcessModel(TitledTableModel):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._rows: list[GpuProcess] = []
+
+    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
+                   role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        """The titles in the chosen language (``titles`` keeps the English keys)."""
+        title = super().headerData(section, orientation, role)
+        return tr(title) if title in OUR_TITLES else title
 
     @property
     def processes(self) -> list[GpuProcess]:

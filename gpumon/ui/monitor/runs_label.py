@@ -40,6 +40,14 @@ class TextRun:
     color: str | None = None  # None: the palette's text colour (follows the theme)
 
 
+def runs_width(runs: list[TextRun] | tuple[TextRun, ...], font: QFont) -> float:
+    """The width ``runs`` need in ``font`` (bold runs in its bold), in pixels."""
+    bold = QFont(font)
+    bold.setBold(True)
+    metrics = (QFontMetricsF(font), QFontMetricsF(bold))
+    return sum(metrics[r.bold].horizontalAdvance(r.text) for r in runs)
+
+
 class RunsLabel(QLabel):
     """``set_runs`` replaces the content; it does nothing when the runs are unchanged."""
 

@@ -1,0 +1,35 @@
+"""The text above a GPU panel's two graphs, as styled runs: its memory and its utilization
+readings, in the chosen language. Apart from panel.py so that the panel can measure the width
+they need (its minimum width) with the same runs it shows."""
+
+from __future__ import annotations
+
+from gpumon.i18n import tr
+from gpumon.telemetry.metrics import GIB, format_value
+from gpumon.telemetry.types import GpuSample
+from gpumon.ui.monitor.runs_label import TextRun
+
+MEM_COLOR = "#1f77b4"
+GPU_UTIL_COLOR = "#2ca02c"
+MEM_UTIL_COLOR = "#ff7f0e"
+# The widest readings a graph's label must show whole (the free memory after them may be
+# cut: the tooltip has it): what the panel's minimum width is measured with.
+WIDEST = GpuSample(0, 0.0, mem_used_bytes=int(99.99 * GIB), mem_total_bytes=int(99.99 * GIB),
+                   gpu_util_pct=100.0, mem_util_pct=100.0)
+MEMORY_RUNS_SHOWN = 4  # the memory label's runs up to the total ("■ Memory 12.3 / 80 GiB")
+
+
+def memory_runs(s: GpuSample | None) -> list[TextRun]:
+    """The memory graph's label: ``■ Memory 12.34 / 80.00 GiB · free 67.66``."""
+    return [TextRun("■", color=MEM_COLOR), TextRun(f" {tr('Memory')} "),
+            TextRun(format_value(s, "mem_used_bytes", with_unit=False), bold=True),
+            TextRun(f" / {format_value(s, 'mem_total_bytes')}"), TextRun(f" · {tr('free')} "),
+            TextRun(format_value(s, "mem_free_bytes", with_unit=False), bold=True)]
+
+
+def util_runs(s: GpuSample | None) -> list[TextRun]:
+    """The utilization graph's label: ``■ GPU 45 %   ■ Mem ctrl 30 %``."""
+    return [TextRun("■", color=GPU_UTIL_COLOR), TextRun(" GPU "),
+            TextRun(format_value(s, "gpu_util_pct"), bold=True), TextRun("   "),
+            TextRun("■", color=MEM_UTIL_COLOR), TextRun(f" {tr('Mem ctrl')} "),
+            TextRun(format_value(s, "mem_util_pct"), bold=True)]
