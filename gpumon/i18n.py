@@ -140,6 +140,24 @@ def ntr(singular: str, plural: str, n: int, /, **fields: object) -> str:
     return text.format(n=n, **fields)
 
 
+#: Sentence ends after which Chinese puts no space before the next sentence.
+_FULL_WIDTH_ENDS = ("。", "！", "？", "；", "：", "）", "」", "』")
+
+
+def sentences(*parts: str | None) -> str:
+    """Sentences joined as the language writes them: a space after English ones, none after
+    a full-width Chinese full stop ("已丢失。请检查…", not "已丢失。 请检查…"). Empty parts are
+    left out."""
+    text = ""
+    for part in parts:
+        if not part:
+            continue
+        if text and not text.endswith(_FULL_WIDTH_ENDS):
+            text += " "
+        text += part
+    return text
+
+
 def N_(message: str) -> str:  # noqa: N802 (gettext's own name for it)
     """Marks a message for the catalogue without translating it yet (module constants that
     are translated where they are shown, with :func:`tr`)."""

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from gpumon import i18n, msgextract, msgfmt
-from gpumon.telemetry.smi_text import cells, render, wrap_cells
+from gpumon.telemetry.smi_text import cells, no_gpus_hint, render, wrap_cells
+from gpumon.telemetry.types import SourceState, SourceStatus
 
 ROOT = Path(__file__).resolve().parent.parent
 ZH_PO = ROOT / "resources" / "locale" / "zh_CN" / "LC_MESSAGES" / "gpumon.po"
@@ -121,6 +122,16 @@ def test_tr_translates_then_fills_placeholders(chinese: None) -> None:
     assert i18n.tr("driver {version}", version="550.54") == "驱动 550.54"
     assert i18n.ntr("NVML sees {n} GPU.", "NVML sees {n} GPUs.", 2) == "NVML 检测到 2 块 GPU。"
     assert i18n.tr("a message nobody translated {x}", x=1) == "a message nobody translated 1"
+
+
+def test_sentences_are_joined_as_each_language_writes_them(chinese: None) -> None:
+    assert i18n.sentences("GPU 1 is lost.", None, "Check the driver.") == \
+        "GPU 1 is lost. Check the driver."
+    assert i18n.sentences("GPU 1 已丢失。", "", "请检查驱动。") == "GPU 1 已丢失。请检查驱动。"
+    assert i18n.sentences() == ""
+    # The empty-grid text: NVML's status and gpumon's hint, without "。 " between them.
+    status = SourceStatus(SourceState.NO_GPUS, "NVML 没有检测到 GPU。", "请检查驱动。")
+    assert no_gpus_hint(status) == "NVML 没有检测到 GPU。请检查驱动。"
 
 
 def test_chinese_table_keeps_its_box_aligned(chinese: None) -> None:

@@ -11,7 +11,7 @@ import time
 import unicodedata
 
 from gpumon import __version__
-from gpumon.i18n import tr
+from gpumon.i18n import sentences, tr
 from gpumon.telemetry.facts import process_list_note
 from gpumon.telemetry.metrics import MIB, NA
 from gpumon.telemetry.types import (
@@ -133,7 +133,7 @@ def render(snapshot: Snapshot, show_uuid: bool = False) -> str:
 
 def no_gpus_hint(status: SourceStatus) -> str:
     """Why no GPU is listed and what to try (the source's words when it has some)."""
-    text = " ".join(t for t in (status.message, status.hint) if t)
+    text = sentences(status.message, status.hint)
     return text or tr("The source reports no GPUs. In a container, pass the GPUs through "
                       "(e.g. 'docker run --gpus all'), or try gpumon --simulate 4.")
 

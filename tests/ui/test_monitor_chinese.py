@@ -112,6 +112,7 @@ def test_monitor_tab_speaks_chinese(qtbot, make_window, chinese: None) -> None:
                                       "（GPU is lost）；其他 GPU 照常运行。")
     assert re.fullmatch(r"4 块 GPU · 1 块已丢失 · 读取耗时 \d+ ms · 每 0\.1 s 一次",
                         w.header.status_line.text())
+    assert w.windowTitle() == f"gpumon — {socket.gethostname()}（模拟）"  # no space before （
     assert [w.process_table.process_model.headerData(c, Qt.Orientation.Horizontal)
             for c in range(7)] == ["GPU", "PID", "Type", "Process name", "用户", "显存", "命令"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from gpumon.i18n import N_, tr
+from gpumon.i18n import N_, sentences, tr
 from gpumon.telemetry.prometheus import PrometheusSource
 from gpumon.telemetry.types import Snapshot
 from gpumon.ui.monitor.cluster_overview import ClusterOverview
@@ -75,7 +75,7 @@ class ClusterWindow(MainWindow):
                 self.tabs.setTabText(index, _monitor_of(host))
         super()._on_snapshot(snap)
         self.overview.show_hosts(snap.hosts, "" if snap.status.usable else
-                                 f"{snap.status.message} {snap.status.hint}")
+                                 sentences(snap.status.message, snap.status.hint))
 
     def _make_playground(self) -> QWidget:
         page = super()._make_playground()

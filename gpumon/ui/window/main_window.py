@@ -465,10 +465,12 @@ class MainWindow(QMainWindow):
         if key == self._title_key:
             return
         self._title_key = key
-        title = f"gpumon — {host}"
         if simulated:
-            title += " " + tr("(simulated)")
+            where = tr("{host} (simulated)", host=host)
         elif snap is not None and not usable:
-            title += " " + tr("(no GPU data)")
+            where = tr("{host} (no GPU data)", host=host)
+        else:
+            where = host
+        title = f"gpumon — {where}"
         self.setWindowTitle(title)
 
