@@ -7,7 +7,9 @@ process. The runner shares the playground's workspace there: the lesson's tensor
 the workspace table, and jumping between steps forgets only the lesson's own names.
 The outcome shown is what torch really answered on this machine:
 values and devices, or the error with its explanation, then the meta variant where the
-machine has no CUDA GPU.
+machine has no CUDA GPU. Our words are in the language in use; code and torch's own values
+and messages are shown as torch wrote them. The glossary step has no code: its table shows
+at once, without the kernel.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gpumon.i18n import tr
+from gpumon.playground import glossary
 from gpumon.playground.lesson import GPU_LABEL, LESSON, LessonStep, StepResult
 from gpumon.playground.outcome import LoadStatus, Outcome
 from gpumon.telemetry.facts import as_copied_at
@@ -55,42 +59,67 @@ def outcome_html(out: Outcome) -> str:
     error_colour, ok_colour, _ = _colours()
     if out.error is not None:
         e = out.error
-        who = "" if e.by_torch else " <i>(gpumon refused it before torch ran)</i>"
+        refused = html.escape(tr("(gpumon refused it before torch ran)"))
+        who = "" if e.by_torch else f" <i>{refused}</i>"
+        why = html.escape(tr("why: {explanation}", explanation=e.explanation))
         return (f"{code}<p style='margin:2px 0 8px 16px'><b style='color:{error_colour}'>"
-                f"{html.escape(e.headline())}</b>{who}<br>"
-                f"<span>why: {html.escape(e.explanation)}</span></p>")
+                f"{html.escape(e.headline())}</b>{who}<br><span>{why}</span></p>")
     facts = []
     if out.device and out.kind != "value":
-        facts.append(f"device <b>{html.escape(out.device)}</b>")
+        template = html.escape(tr("device {device}"))  # filled with HTML: escaped first
+        facts.append(template.format(device=f"<b>{html.escape(out.device)}</b>"))
     if out.shape is not None:
-        facts.append(f"shape {tuple(out.shape)}, {html.escape(out.dtype or '')}")
+        facts.append(html.escape(tr("shape {shape}, {dtype}", shape=tuple(out.shape),
+                                    dtype=out.dtype or "")))
     if out.copied is not None:
-        facts.append("copied" if out.copied else "not copied (the result is the source)")
+        facts.append(html.escape(tr("copied") if out.copied
+                                 else tr("not copied (the result is the source)")))
     facts.append(f"{out.duration_s * 1e3:.3f} ms")
     preview = (f"<pre style='margin:0 0 0 16px; color:{ok_colour}'>"
                f"{html.escape(out.preview)}</pre>") if out.preview else ""
     return f"{code}{preview}<p style='margin:2px 0 8px 16px'>{' · '.join(facts)}</p>"
 
 
+def glossary_html() -> str:
+    """The glossary as a table: term and meaning, and between them the English word torch
+    uses, in every language but English."""
+    english = glossary.shows_english()
+    term, word, meaning = (html.escape(h) for h in glossary.headings())
+    head = f"<th align='left'>{term}</th>" + (f"<th align='left'>{word}</th>" if english
+                                               else "") + f"<th align='left'>{meaning}</th>"
+    rows = [f"<tr>{head}</tr>"]
+    for term, word, meaning in glossary.rows():
+        cells = [f"<td nowrap><b>{html.escape(term)}</b></td>"]
+        if english:
+            cells.append(f"<td nowrap>{html.escape(word)}</td>")
+        cells.append(f"<td>{html.escape(meaning)}</td>")
+        rows.append(f"<tr>{''.join(cells)}</tr>")
+    return f"<table cellspacing='0' cellpadding='4'>{''.join(rows)}</table>"
+
+
 def result_html(result: StepResult) -> str:
     """The whole StepResult: nvidia-smi text or each outcome, the note, the meta variant."""
     parts: list[str] = []
+    if result.step.kind == "glossary":
+        parts.append(glossary_html())
     if result.smi_text:
         parts.append(f"<pre>{html.escape(result.smi_text)}</pre>")
     for out in result.outcomes:
         parts.append(outcome_html(out))
     if not result.ran:
-        parts.append("<p><i>This step was not run here.</i></p>")
+        parts.append(f"<p><i>{html.escape(tr('This step was not run here.'))}</i></p>")
     if result.note:
-        parts.append(f"<p style='margin-top:6px'><b>Note:</b> {html.escape(result.note)}</p>")
+        parts.append(f"<p style='margin-top:6px'><b>{html.escape(tr('Note:'))}</b> "
+                     f"{html.escape(result.note)}</p>")
     if result.shows_gpu:
         gpu = html.escape(result.step.gpu_text())
-        parts.append(f"<p><b>{html.escape(GPU_LABEL)}</b></p>"
+        parts.append(f"<p><b>{html.escape(tr(GPU_LABEL))}</b></p>"
                      f"<pre style='margin:0 0 8px 16px'>{gpu}</pre>")
     if result.meta_outcomes:
-        parts.append(f"<p style='color:{_colours()[2]}'><b>The same on the meta device:</b></p>")
+        same = html.escape(tr("The same on the meta device:"))
+        parts.append(f"<p style='color:{_colours()[2]}'><b>{same}</b></p>")
         parts += [outcome_html(o) for o in result.meta_outcomes]
-    return "".join(parts) or "<p><i>Nothing to show.</i></p>"
+    return "".join(parts) or f"<p><i>{html.escape(tr('Nothing to show.'))}</i></p>"
 
 
 def _show_focus(button: QPushButton) -> None:
@@ -123,6 +152,7 @@ class LessonPage(QWidget):
         self.title = QLabel()
         self.title.setObjectName("lessonTitle")
         self.title.setStyleSheet("font-weight: bold; font-size: 130%;")
+        self.title.setWordWrap(True)  # a long title at a high zoom: a second line, not cut
         self.narration = QLabel()
         self.narration.setObjectName("lessonNarration")
         self.narration.setWordWrap(True)
@@ -132,14 +162,14 @@ class LessonPage(QWidget):
         mono.setStyleHint(QFont.StyleHint.Monospace)
         self.code = QPlainTextEdit()
         self.code.setObjectName("lessonCode")
-        self.code.setAccessibleName("Code of this step")
+        self.code.setAccessibleName(tr("Code of this step"))
         self.code.setReadOnly(True)
         self.code.setFont(mono)
         self.output = QTextBrowser()
         self.output.setObjectName("lessonOutput")
-        self.output.setAccessibleName("What this step gave")
+        self.output.setAccessibleName(tr("What this step gave"))
         self.output.setFont(mono)
-        self.output.setPlaceholderText("Press Run to run this step on this machine.")
+        self.output.setPlaceholderText(tr("Press Run to run this step on this machine."))
         self.busy_bar = QProgressBar()
         self.busy_bar.setObjectName("lessonBusy")
         self.busy_bar.setRange(0, 0)  # indeterminate: loading torch, first CUDA init
@@ -147,12 +177,12 @@ class LessonPage(QWidget):
         self.busy_bar.hide()
         self.busy_label = QLabel()
         self.busy_label.setObjectName("lessonBusyLabel")
-        self.prev_button = QPushButton("◀ Previous")
+        self.prev_button = QPushButton(tr("◀ Previous"))
         self.prev_button.setObjectName("lessonPrev")
-        self.run_button = QPushButton("Run")
+        self.run_button = QPushButton(tr("Run"))
         self.run_button.setObjectName("lessonRun")
-        self.run_button.setAccessibleName("Run this step")
-        self.next_button = QPushButton("Next ▶")
+        self.run_button.setAccessibleName(tr("Run this step"))
+        self.next_button = QPushButton(tr("Next ▶"))
         self.next_button.setObjectName("lessonNext")
         self.prev_button.clicked.connect(self.previous)
         self.next_button.clicked.connect(self.next)
@@ -196,16 +226,21 @@ class LessonPage(QWidget):
         self._index = max(0, min(len(self._steps) - 1, index))
         step = self._steps[self._index]
         n = len(self._steps)
-        self.counter.setText(f"Step {self._index + 1} of {n}")
-        self.title.setText(step.title)
-        self.narration.setText(step.narration)
+        self.counter.setText(tr("Step {number} of {total}", number=self._index + 1, total=n))
+        self.title.setText(tr(step.title))
+        self.narration.setText(tr(step.narration))
         code = step.code()
         if step.meta_variant:
-            code += "\n\n# without a CUDA GPU, the same on the meta device:\n" + step.meta_code()
+            code += "\n\n" + tr("# without a CUDA GPU, the same on the meta device:") + "\n" \
+                + step.meta_code()
         self.code.setPlainText(code)
+        self.code.setVisible(step.kind != "glossary")  # words to read, no code
         self._fit_code_height()
         result = self._results.get(self._index + 1)
-        self.output.setHtml(result_html(result) if result is not None else "")
+        if result is not None:
+            self.output.setHtml(result_html(result))
+        else:
+            self.output.setHtml(glossary_html() if step.kind == "glossary" else "")
         self._update_buttons()
 
     def _fit_code_height(self) -> None:
@@ -240,11 +275,14 @@ class LessonPage(QWidget):
         # Space goes next (it runs the step again; it never moves to Next).
         _show_focus(self.run_button)
         number = self._index + 1
+        if self._steps[self._index].kind == "glossary":  # nothing to run: no kernel, no torch
+            self._show_result(StepResult(number, self._steps[self._index], ()))
+            return
         snap = self._latest
         if snap is not None:  # a no-driver snapshot is stamped now, not at the window's start
             snap = as_copied_at(snap, time.time())
         self._ticket = self._engine.run_lesson_step(self._steps, number, snap)
-        self._set_busy(True, f"Running step {number}…")
+        self._set_busy(True, tr("Running step {number}…", number=number))
 
     @Slot(object)
     def on_snapshot(self, snap: Snapshot) -> None:
@@ -258,24 +296,30 @@ class LessonPage(QWidget):
         self._ticket = None
         self._set_busy(False)
         if isinstance(result, StepResult):
-            self._results[result.number] = result
-            if result.number == self._index + 1:
-                self.output.setHtml(result_html(result))
-            self.stepFinished.emit(result)
-        else:  # a bug in the runner comes back as the exception it raised
-            self.output.setHtml(
-                f"<p style='color:{_colours()[0]}'><b>The step could not run:</b> "
-                f"{html.escape(type(result).__name__)}: {html.escape(str(result))}</p>")
+            self._show_result(result)
+            return
+        # a bug in the runner comes back as the exception it raised
+        failed = html.escape(tr("The step could not run:"))
+        self.output.setHtml(
+            f"<p style='color:{_colours()[0]}'><b>{failed}</b> "
+            f"{html.escape(type(result).__name__)}: {html.escape(str(result))}</p>")
+        self._update_buttons()
+
+    def _show_result(self, result: StepResult) -> None:
+        self._results[result.number] = result
+        if result.number == self._index + 1:
+            self.output.setHtml(result_html(result))
+        self.stepFinished.emit(result)
         self._update_buttons()
 
     @Slot()
     def _on_loading(self) -> None:
-        self._set_busy(True, "Loading PyTorch… (the first time takes a few seconds)")
+        self._set_busy(True, tr("Loading PyTorch… (the first time takes a few seconds)"))
 
     @Slot(object)
     def _on_loaded(self, status: LoadStatus) -> None:
         if self.running:
-            self.busy_label.setText(f"{status.message} — running…")
+            self.busy_label.setText(tr("{message} — running…", message=status.message))
         else:
             self._set_busy(False)
 
@@ -291,9 +335,14 @@ class LessonPage(QWidget):
         (or paused sampling): a disabled Previous / Next hands it to the other one."""
         self.prev_button.setEnabled(self._index > 0)
         self.next_button.setEnabled(self._index < len(self._steps) - 1)
-        done = (self._index + 1) in self._results
-        self.run_button.setText("Running…" if self.running else "Run again" if done else "Run")
+        readable = self._steps[self._index].kind == "glossary"  # nothing to run
+        self.run_button.setEnabled(self.running or not readable)
+        self.run_button.setToolTip(tr("The glossary has no code to run.") if readable else "")
+        done = (self._index + 1) in self._results and not readable
+        self.run_button.setText(tr("Running…") if self.running
+                                else tr("Run again") if done else tr("Run"))
         for lost, heir in ((self.next_button, self.prev_button),
-                           (self.prev_button, self.next_button)):
+                           (self.prev_button, self.next_button),
+                           (self.run_button, self.next_button)):
             if not lost.isEnabled() and self.focusWidget() is lost:
                 _show_focus(heir)
