@@ -57,8 +57,8 @@ def _tokens(text: str) -> list[tuple[str, bool]]:
             word += c
     glued: list[tuple[str, bool]] = []
     for piece, before in raw:
-        if glued and not before and (piece[0] in CLOSING or glued[-1][0][-1] in OPENING):
-            glued[-1] = (glued[-1][0] + piece, glued[-1][1])
+        if glued and (piece[0] in CLOSING or glued[-1][0][-1] in OPENING):
+            glued[-1] = (glued[-1][0] + " " * before + piece, glued[-1][1])
         else:
             glued.append((piece, before))
     return glued

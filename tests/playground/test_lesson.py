@@ -144,6 +144,28 @@ def test_step_one_without_telemetry(provider: object, needle: str) -> None:
     assert not engine.is_loaded  # nvidia-smi is no torch step: torch is not even imported
 
 
+def test_the_glossary_step_runs_no_code_and_loads_no_torch() -> None:
+    engine = Engine()
+    runner = lesson.LessonRunner(engine, lambda: None)
+    result = runner.run_step(NUMBER["glossary"])  # alone: step 1 is replayed quietly first
+    assert result.ran and result.outcomes == () and result.note == ""
+    assert result.step.kind == "glossary" and not engine.is_loaded
+
+
+def test_notes_are_put_into_words_when_read_in_the_language_then_in_use() -> None:
+    """A StepResult made in one language (the kernel's) reads in the window's."""
+    from gpumon import i18n
+
+    result = lesson.LessonRunner(Engine(), lambda: None).run_step(1)
+    assert result.note == lesson.NO_TELEMETRY
+    i18n.set_language("zh_CN")
+    assert result.note == i18n.tr(lesson.NO_TELEMETRY) != lesson.NO_TELEMETRY
+    uuids = lesson.nvml_uuid_note(simulated_snapshot(1))
+    assert uuids.text().startswith("nvidia-smi 列出的 UUID（模拟 GPU）：GPU 0: GPU-")
+    assert lesson.StepResult(1, result.step, (), (uuids, lesson.note(lesson.STOPPED))).note \
+        == uuids.text() + i18n.tr(lesson.STOPPED)  # no space after '。'
+
+
 def test_a_step_alone_sees_what_the_earlier_steps_left(results: list[lesson.StepResult]) -> None:
     alone, _ = step_alone("results-stay")
     in_order = results[NUMBER["results-stay"] - 1]

@@ -26,7 +26,7 @@ TRANSLATED_MODULES = (
     "ui/window/exports.py", "ui/window/presentation.py", "ui/window/main_window.py",
     "ui/window/controls.py", "ui/window/lazy_tabs.py", "ui/window/cluster_window.py",
     "ui/monitor/header.py", "ui/monitor/process_table.py", "ui/monitor/smi_table.py",
-    "ui/monitor/cluster_overview.py",
+    "ui/monitor/cluster_overview.py", "ui/lesson/page.py",
 )
 # Calls that put text on screen, and which argument is the text.
 TEXT_CALLS = {"QAction": 0, "addMenu": 0, "addAction": 0, "setText": 0, "setToolTip": 0,

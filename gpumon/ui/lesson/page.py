@@ -81,20 +81,16 @@ def outcome_html(out: Outcome) -> str:
 
 
 def glossary_html() -> str:
-    """The glossary as a table: term and meaning, and between them the English word torch
-    uses, in every language but English."""
+    """The glossary as a list: each term in bold, in every language but English followed by
+    the English word torch uses, and its meaning beneath (the whole width, at any zoom)."""
     english = glossary.shows_english()
-    term, word, meaning = (html.escape(h) for h in glossary.headings())
-    head = f"<th align='left'>{term}</th>" + (f"<th align='left'>{word}</th>" if english
-                                               else "") + f"<th align='left'>{meaning}</th>"
-    rows = [f"<tr>{head}</tr>"]
+    items = []
     for term, word, meaning in glossary.rows():
-        cells = [f"<td nowrap><b>{html.escape(term)}</b></td>"]
+        head = f"<b>{html.escape(term)}</b>"
         if english:
-            cells.append(f"<td nowrap>{html.escape(word)}</td>")
-        cells.append(f"<td>{html.escape(meaning)}</td>")
-        rows.append(f"<tr>{''.join(cells)}</tr>")
-    return f"<table cellspacing='0' cellpadding='4'>{''.join(rows)}</table>"
+            head += f"&nbsp;&nbsp;&nbsp;{html.escape(word)}"
+        items.append(f"<dt>{head}</dt><dd style='margin-bottom:6px'>{html.escape(meaning)}</dd>")
+    return f"<dl>{''.join(items)}</dl>"
 
 
 def result_html(result: StepResult) -> str:
@@ -244,11 +240,14 @@ class LessonPage(QWidget):
         self._update_buttons()
 
     def _fit_code_height(self) -> None:
-        """As tall as the code (2 to 14 lines), so the outcome gets the rest."""
-        lines = min(14, max(2, self.code.document().blockCount()))
+        """At most as tall as the code (2 to 14 lines), so the outcome gets the rest; at
+        least 2 lines, so that where room is short (a long narration at a high zoom) the
+        code box, which scrolls, gives way rather than the narration being cut."""
         line = self.code.fontMetrics().lineSpacing()
-        self.code.setFixedHeight(lines * line + 2 * int(self.code.document().documentMargin())
-                                 + 2 * self.code.frameWidth() + 4)
+        frame = 2 * int(self.code.document().documentMargin()) + 2 * self.code.frameWidth() + 4
+        lines = min(14, max(2, self.code.document().blockCount()))
+        self.code.setMaximumHeight(lines * line + frame)
+        self.code.setMinimumHeight(2 * line + frame)
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
         super().changeEvent(event)
