@@ -50,8 +50,8 @@ def test_lesson_tab_speaks_chinese(qtbot, make_window, chinese) -> None:
 
     page.next()  # the glossary: words to read, no code, nothing to run
     assert page.counter.text() == f"第 2 步，共 {n} 步" and page.title.text().startswith("术语表")
-    assert not page.code.isVisible() and not page.run_button.isEnabled()
-    assert page.run_button.toolTip() == "术语表没有要运行的代码。"
+    assert not page.code.isVisible() and page.run_button.isEnabled()
+    assert page.run_button.toolTip() == "术语表没有代码：“运行”只会再显示一遍。"
     lines = page.output.toPlainText().replace("\xa0", " ").splitlines()
     for term, word in (("张量", "tensor"), ("显存", "GPU memory"), ("上下文", "CUDA context"),
                        ("缓存分配器", "caching allocator"), ("流", "stream")):

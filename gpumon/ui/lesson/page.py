@@ -270,13 +270,13 @@ class LessonPage(QWidget):
         """Run the step shown on the engine thread; the result arrives in ``_on_call_finished``."""
         if self.running:
             return  # "Running…": a second press (or Space) does nothing
-        # Focus on Run, drawn as keyboard focus even after a click: a teacher sees where
-        # Space goes next (it runs the step again; it never moves to Next).
-        _show_focus(self.run_button)
         number = self._index + 1
         if self._steps[self._index].kind == "glossary":  # nothing to run: no kernel, no torch
             self._show_result(StepResult(number, self._steps[self._index], ()))
             return
+        # Focus on Run, drawn as keyboard focus even after a click: a teacher sees where
+        # Space goes next (it runs the step again; it never moves to Next).
+        _show_focus(self.run_button)
         snap = self._latest
         if snap is not None:  # a no-driver snapshot is stamped now, not at the window's start
             snap = as_copied_at(snap, time.time())
@@ -334,14 +334,15 @@ class LessonPage(QWidget):
         (or paused sampling): a disabled Previous / Next hands it to the other one."""
         self.prev_button.setEnabled(self._index > 0)
         self.next_button.setEnabled(self._index < len(self._steps) - 1)
-        readable = self._steps[self._index].kind == "glossary"  # nothing to run
-        self.run_button.setEnabled(self.running or not readable)
-        self.run_button.setToolTip(tr("The glossary has no code to run.") if readable else "")
+        # The glossary has no code; Run stays enabled there (it shows the list again), so
+        # that it keeps the focus on the way through and Space never turns the page.
+        readable = self._steps[self._index].kind == "glossary"
+        self.run_button.setToolTip(tr("The glossary has no code: Run only shows it again.")
+                                   if readable else "")
         done = (self._index + 1) in self._results and not readable
         self.run_button.setText(tr("Running…") if self.running
                                 else tr("Run again") if done else tr("Run"))
         for lost, heir in ((self.next_button, self.prev_button),
-                           (self.prev_button, self.next_button),
-                           (self.run_button, self.next_button)):
+                           (self.prev_button, self.next_button)):
             if not lost.isEnabled() and self.focusWidget() is lost:
                 _show_focus(heir)
