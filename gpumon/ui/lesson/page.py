@@ -19,7 +19,7 @@ import time
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication, QPalette
+from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication, QPalette, QResizeEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -36,6 +36,7 @@ from gpumon.playground import glossary
 from gpumon.playground.lesson import GPU_LABEL, LESSON, LessonStep, StepResult
 from gpumon.playground.outcome import LoadStatus, Outcome
 from gpumon.telemetry.facts import as_copied_at
+from gpumon.ui.lesson.narration import NarrationArea
 
 if TYPE_CHECKING:
     from gpumon.telemetry.types import Snapshot
@@ -153,6 +154,7 @@ class LessonPage(QWidget):
         self.narration.setObjectName("lessonNarration")
         self.narration.setWordWrap(True)
         self.narration.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.narration_area = NarrationArea(self.narration)  # scrolls rather than cut a line
         mono = QFont()  # only the family is set, so the size follows the zoom
         mono.setFamilies(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont).families())
         mono.setStyleHint(QFont.StyleHint.Monospace)
@@ -184,10 +186,10 @@ class LessonPage(QWidget):
         self.next_button.clicked.connect(self.next)
         self.run_button.clicked.connect(self.run_current)
 
-        top = QHBoxLayout()
+        self._top = top = QHBoxLayout()
         top.addWidget(self.title, 1)
         top.addWidget(self.counter)
-        buttons = QHBoxLayout()
+        self._buttons = buttons = QHBoxLayout()
         buttons.addWidget(self.prev_button)
         buttons.addWidget(self.run_button)
         buttons.addWidget(self.next_button)
@@ -196,7 +198,7 @@ class LessonPage(QWidget):
         buttons.addWidget(self.busy_label, 1)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
-        layout.addWidget(self.narration)
+        layout.addWidget(self.narration_area)
         layout.addWidget(self.code)
         layout.addWidget(self.output, 1)
         # Pinned to the page's foot: above the output they moved with each step's narration
@@ -225,6 +227,8 @@ class LessonPage(QWidget):
         self.counter.setText(tr("Step {number} of {total}", number=self._index + 1, total=n))
         self.title.setText(tr(step.title))
         self.narration.setText(tr(step.narration))
+        self.narration_area.refit()
+        self._fit_narration()
         code = step.code()
         if step.meta_variant:
             code += "\n\n" + tr("# without a CUDA GPU, the same on the meta device:") + "\n" \
@@ -249,10 +253,33 @@ class LessonPage(QWidget):
         self.code.setMaximumHeight(lines * line + frame)
         self.code.setMinimumHeight(2 * line + frame)
 
+    def _refit(self) -> None:
+        self._fit_code_height()
+        self.narration_area.refit()
+        self._fit_narration()
+
+    def _fit_narration(self) -> None:
+        """Give the narration the room left when the title, the code box, the output and
+        the buttons have their smallest height: all its lines if they fit there."""
+        layout = self.layout()
+        if layout is None:
+            return
+        margins = layout.contentsMargins()
+        code = self.code.minimumHeight() if not self.code.isHidden() else 0
+        parts = 5 if code else 4
+        others = (self._top.sizeHint().height() + code + self._buttons.sizeHint().height()
+                  + self.output.minimumSizeHint().height())
+        self.narration_area.fit(self.height() - margins.top() - margins.bottom()
+                                - (parts - 1) * layout.spacing() - others)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt name)
+        super().resizeEvent(event)
+        self._fit_narration()
+
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:  # the zoom changed the font
-            QTimer.singleShot(0, self._fit_code_height)  # after the children have it too
+            QTimer.singleShot(0, self._refit)  # after the children have it too
         elif event.type() == QEvent.Type.PaletteChange:  # the theme changed: recolour
             self.show_step(self._index)
 
