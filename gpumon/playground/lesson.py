@@ -136,7 +136,7 @@ class LessonRunner:
 
     The runner owns its engine's workspace: running a step other than the next one clears it
     and replays the earlier steps quietly, so step k always sees what steps 1..k-1 left.
-    ``snapshot`` returns the current telemetry Snapshot (or None) for steps 1 and 2;
+    ``snapshot`` returns the current telemetry Snapshot (or None) for nvidia-smi and the UUIDs;
     ``on_outcome`` receives each outcome of a played step (not of a quiet replay) at once.
     """
 
