@@ -47,7 +47,7 @@ GLOSSARY: tuple[Term, ...] = (
     Term(N_("allocated / reserved"),
          N_("memory_allocated counts what tensors occupy; memory_reserved counts all the "
             "caching allocator holds, its cache included")),
-    Term(N_("kernel"),
+    Term(N_("CUDA kernel"),
          N_("a function that runs on the GPU; each operation on a cuda tensor launches one "
             "or more (not gpumon's playground kernel, which is a process)")),
     Term(N_("asynchronous"),
