@@ -1,7 +1,8 @@
 """Command line: parse arguments, choose the source, print one snapshot or open the window.
 
-``gpumon lesson`` prints the GPU-computing lesson in the terminal. ``--once`` never imports
-Qt or torch, and ``lesson`` never imports Qt: the window module is imported only when needed.
+``gpumon lesson`` prints the GPU-computing lesson in the terminal (its text comes from
+:mod:`gpumon.lesson_cli`). ``--once`` never imports Qt or torch, and ``lesson`` never imports
+Qt: the window module is imported only when needed.
 """
 
 from __future__ import annotations
@@ -10,8 +11,6 @@ import argparse
 import math
 import os
 import sys
-import textwrap
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn
 
 from gpumon import __version__, i18n, report
@@ -21,13 +20,8 @@ from gpumon.i18n import tr
 from gpumon.telemetry.types import Source
 
 if TYPE_CHECKING:
-    from gpumon.playground.actions import Action
-    from gpumon.playground.lesson import LessonStep, StepResult
-    from gpumon.playground.outcome import Outcome
     from gpumon.telemetry.types import Snapshot
 
-#: A tensor with more elements is printed as its shape: the numbers are not the point.
-BRIEF_NUMEL = 100
 MIN_INTERVAL_S = 0.1
 MAX_INTERVAL_S = 10.0
 
@@ -124,87 +118,10 @@ def _lesson_snapshot(simulate: int | None, seed: int) -> Snapshot | None:
         sampler.close()
 
 
-def _indent(text: str, prefix: str = "    ") -> list[str]:
-    return [(prefix + line).rstrip() for line in text.splitlines()]
-
-
-def _outcome_lines(out: Outcome, step: LessonStep) -> list[str]:
-    """The value (or error) of one action, as the lesson prints it under its code."""
-    if out.error is not None:
-        e = out.error
-        who = "" if e.by_torch else " (gpumon refused it before torch ran)"
-        lines = _indent(f"{e.type_name}: {e.message}{who}")
-        return lines + textwrap.wrap(e.explanation, 88, initial_indent="    why: ",
-                                     subsequent_indent="         ")
-    if out.shape is not None and (step.show_time or math.prod(out.shape) > BRIEF_NUMEL):
-        lines = [f"    tensor of shape {out.shape}, {out.dtype}"]
-    else:
-        lines = _indent(out.preview) if out.preview else []
-    facts = [f"device: {out.device}"] if out.device and out.kind != "value" else []
-    if out.grad_fn:
-        facts.append(f"grad_fn: {out.grad_fn}")
-    if out.copied is not None:
-        facts.append("copied: yes" if out.copied else "copied: no (the result is the source)")
-    if step.show_time:
-        facts.append(f"took {out.duration_s * 1e3:.3f} ms")
-    lines += [f"    {'; '.join(facts)}"] if facts else []
-    if step.show_memory:
-        from gpumon.playground.memory import human_bytes
-
-        for r in out.memory_after:
-            if r.allocated_bytes is not None:
-                lines.append(f"    {r.device}: allocated {human_bytes(r.allocated_bytes)}, "
-                             f"reserved {human_bytes(r.reserved_bytes or 0)}")
-            elif r.rss_bytes is not None:
-                lines.append(f"    {r.device}: this process's resident memory "
-                             f"{human_bytes(r.rss_bytes)}")
-    return lines
-
-
-def _run_lines(actions: Sequence[Action], outcomes: Sequence[Outcome],
-               step: LessonStep) -> list[str]:
-    lines: list[str] = []
-    for i, action in enumerate(actions):
-        first, *more = action.code().splitlines() or [""]
-        lines += [f"  >>> {first}", *(f"  ... {line}" for line in more)]
-        if i < len(outcomes):
-            lines += _outcome_lines(outcomes[i], step)
-        else:
-            lines.append("    (not run)")
-    return lines
-
-
-def format_step(result: StepResult, total: int) -> str:
-    """One step as the terminal lesson prints it: title, narration, code and outcomes."""
-    step = result.step
-    lines = [f"Step {result.number} of {total}: {step.title}  [{step.source}]", ""]
-    lines += textwrap.wrap(step.narration, 88, initial_indent="  ", subsequent_indent="  ")
-    lines.append("")
-    if step.kind == "smi":
-        lines.append("  $ nvidia-smi")
-        if result.smi_text:
-            lines += _indent(result.smi_text.rstrip("\n"))
-    else:
-        if step.preamble:
-            lines += _indent(step.preamble, "  ") + [""]
-        if result.outcomes or not result.shows_gpu:  # else the GPU transcript has the code
-            lines += _run_lines(step.actions, result.outcomes, step)
-    if result.note:
-        lines += [""] + textwrap.wrap(f"Note: {result.note}", 88, initial_indent="  ",
-                                      subsequent_indent="  ")
-    if result.shows_gpu:
-        from gpumon.playground.lesson import GPU_LABEL
-
-        lines += ["", f"  {GPU_LABEL}"] + _indent(step.gpu_text())
-    if result.meta_outcomes:
-        lines += ["", "  The same rule on the meta device:"]
-        lines += _run_lines(step.meta_variant, result.meta_outcomes, step)
-    return "\n".join(lines) + "\n"
-
-
 def _run_lesson(parser: argparse.ArgumentParser, simulate: int | None, seed: int,
                 step: int | None) -> int:
     """Print the lesson, or one step; 0 when every step ran, whatever torch answered."""
+    from gpumon.lesson_cli import format_step
     from gpumon.playground.engine import Engine
     from gpumon.playground.lesson import LESSON, LessonRunner
 

@@ -15,6 +15,8 @@ from gpumon.cli import main
 from gpumon.playground.lesson import LESSON
 
 NOT_COMPILED = "Torch not compiled with CUDA enabled"
+NUMBER = {step.id: i for i, step in enumerate(LESSON, start=1)}
+TOTAL = len(LESSON)
 
 
 def torch_message(fn: Callable[[], object]) -> str:
@@ -77,7 +79,7 @@ def test_program_shows_torchs_own_errors(lesson_output: tuple[int, str, str]) ->
     x = torch.tensor([1, 2, 3])
     assert torch_message(lambda: x.cuda(0)) in out  # 'Cannot access accelerator device ...'
     m = torch.tensor([1, 2, 3], device="meta")
-    assert torch_message(lambda: m ** 2 + x.cpu()) in out  # the meta variant of step 8
+    assert torch_message(lambda: m ** 2 + x.cpu()) in out  # the meta variant of mixed-devices
     assert "why: " in out and "Note: This step needs a CUDA GPU" in out
 
 
@@ -99,14 +101,15 @@ def test_lesson_in_process_with_simulated_gpus(capsys: pytest.CaptureFixture[str
 def test_step_one_uses_simulated_gpus(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert out.startswith("Step 1 of 16: ") and "Step 2 of" not in out
+    assert out.startswith(f"Step 1 of {TOTAL}: ") and "Step 2 of" not in out
     assert len(gpu_rows(out)) == 3 and "SIMULATED" in out
 
 
 def test_one_step_only(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["lesson", "--step", "8"]) == 0
+    number = NUMBER["mixed-devices"]
+    assert main(["lesson", "--step", str(number)]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("Step 8 of 16: ") and out.count("Step ") == 1
+    assert out.startswith(f"Step {number} of {TOTAL}: ") and out.count("Step ") == 1
     assert ">>> z = y + x.cpu()" in out
     if not torch.cuda.is_available():
         assert "The same rule on the meta device:" in out
@@ -114,7 +117,7 @@ def test_one_step_only(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_timing_step_shows_medians_on_every_device(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["lesson", "--step", "15"]) == 0
+    assert main(["lesson", "--step", str(NUMBER["timing"])]) == 0
     out = capsys.readouterr().out
     assert "benchmark.Timer('a @ a'" in out
     sizes = ["10 x 10", "1000 x 1000"]
@@ -125,13 +128,14 @@ def test_timing_step_shows_medians_on_every_device(capsys: pytest.CaptureFixture
 
 
 def test_big_tensors_are_printed_as_their_shape(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["lesson", "--step", "14"]) == 0
+    assert main(["lesson", "--step", str(NUMBER["asynchronous"])]) == 0
     out = capsys.readouterr().out
     assert "tensor of shape (2000, 2000), float32" in out and "tensor([[" not in out
 
 
 @pytest.mark.parametrize(("value", "needle"), [
-    ("0", "from 1 to 16"), ("17", "from 1 to 16"), ("two", "invalid int value"),
+    ("0", f"from 1 to {TOTAL}"), (str(TOTAL + 1), f"from 1 to {TOTAL}"),
+    ("two", "invalid int value"),
 ])
 def test_bad_step_is_explained(value: str, needle: str,
                                capsys: pytest.CaptureFixture[str]) -> None:
@@ -165,7 +169,7 @@ def test_lesson_does_not_open_the_window(monkeypatch: pytest.MonkeyPatch,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     """`gpumon lesson` never reaches the GUI: a poisoned gpumon.ui.window.launch would raise."""
     monkeypatch.setitem(sys.modules, "gpumon.ui.window.launch", None)
-    assert main(["lesson", "--step", "4"]) == 0
+    assert main(["lesson", "--step", str(NUMBER["tensor-on-cpu"])]) == 0
     assert ">>> x = torch.tensor([1, 2, 3])" in capsys.readouterr().out
 
 

@@ -7,6 +7,10 @@ shows the same rule on the ``meta`` device. On a one-GPU machine the two-GPU ste
 torch's real "invalid device ordinal". Each outcome of a step can be handed to ``on_outcome``
 as it happens: the kernel sends it to the window, which marks it on the graphs exactly as a
 Playground action. No torch import here: torch is loaded by the Engine on the first action.
+
+The runner's notes are kept as catalogue messages with their fields (:class:`Note`) and put
+into words when they are shown (``StepResult.note``): the runner may run in the kernel
+process, whose language is not necessarily the window's.
 """
 
 from __future__ import annotations
@@ -15,9 +19,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gpumon.i18n import N_, tr
 from gpumon.playground import actions as act
 from gpumon.playground.codeline import RunCode
-from gpumon.playground.lesson_steps import LESSON, LessonStep, StepKind
+from gpumon.playground.lesson_steps import LESSON, SOURCE_LABELS, LessonStep, StepKind
 from gpumon.playground.outcome import Outcome
 
 if TYPE_CHECKING:
@@ -25,6 +30,27 @@ if TYPE_CHECKING:
     from gpumon.telemetry.types import Snapshot
 
 OnOutcome = Callable[[Outcome], None]
+
+
+@dataclass(frozen=True)
+class Note:
+    """One sentence of a step's note: a catalogue message and its fields, in words by
+    :meth:`text` in the language in use when it is shown."""
+
+    message: str
+    fields: tuple[tuple[str, str], ...] = ()
+
+    def text(self) -> str:
+        return tr(self.message, **dict(self.fields))
+
+
+def _join(sentences: Sequence[str]) -> str:
+    """Sentences one after another: a space after a Western full stop, none after '。'."""
+    out = ""
+    for sentence in filter(None, sentences):
+        out += sentence if not out or out.endswith(("。", "）", "：")) else " " + sentence
+    return out
+
 
 @dataclass(frozen=True)
 class StepResult:
@@ -38,7 +64,7 @@ class StepResult:
     number: int  # 1-based, as the lesson numbers its steps
     step: LessonStep
     outcomes: tuple[Outcome, ...]
-    note: str
+    notes: tuple[Note, ...] = ()
     ran: bool = True
     meta_outcomes: tuple[Outcome, ...] = ()
     smi_text: str | None = None
@@ -46,40 +72,63 @@ class StepResult:
     shows_gpu: bool = False  # step.on_gpu is shown: what a GPU prints, not run here
 
     @property
+    def note(self) -> str:
+        """The notes in plain words, in the language in use now ('' when there are none)."""
+        return _join([n.text() for n in self.notes])
+
+    @property
     def errors(self) -> tuple[Outcome, ...]:
         """The outcomes that failed (torch's errors and the engine's refusals)."""
         return tuple(o for o in self.outcomes if not o.ok)
 
 
-NO_CUDA_ERROR = ("This step needs a CUDA GPU; PyTorch here has none, so you see the error it "
-                 "really raises. The later CUDA steps show what they print on a GPU instead.")
-NO_CUDA_RAN = ("This step is meant for a CUDA GPU; PyTorch here has none, so it ran on the CPU "
-               "and shows the CPU-only answer.")
-ON_CPU = ("PyTorch here sees no CUDA GPU, so device is the CPU and this step ran there; "
-          "what it shows on a GPU is printed below, not run here.")
-GPU_NOT_RUN = ("PyTorch here sees no CUDA GPU (the error was shown once, at step {first}), so "
-               "this step's GPU code is not run again: below is what it prints on a GPU with "
-               "torch 2.13, not run here.")
-SECOND_GPU_ERROR = ("This step needs two GPUs and this machine has one, so it ran anyway: "
-                    "torch's own error for cuda:1 is what you see.")
-STOPPED = "Python stops at the first error, so the lines after it did not run."
-META_RAN = ("Below, the same rule on the meta device (shapes only, no data), which works "
-            "without a GPU; its messages are worded differently from CUDA's (for example "
-            "'Tensor on device cpu is not on the expected device meta!' where CUDA says "
-            "'Expected all tensors to be on the same device, ...').")
+NO_CUDA_ERROR = N_("This step needs a CUDA GPU; PyTorch here has none, so you see the error it "
+                   "really raises. The later CUDA steps show what they print on a GPU instead.")
+NO_CUDA_RAN = N_("This step is meant for a CUDA GPU; PyTorch here has none, so it ran on the CPU "
+                 "and shows the CPU-only answer.")
+ON_CPU = N_("PyTorch here sees no CUDA GPU, so device is the CPU and this step ran there; "
+            "what it shows on a GPU is printed below, not run here.")
+GPU_NOT_RUN = N_("PyTorch here sees no CUDA GPU (the error was shown once, at step {first}), so "
+                 "this step's GPU code is not run again: below is what it prints on a GPU with "
+                 "torch 2.13, not run here.")
+SECOND_GPU_ERROR = N_("This step needs two GPUs and this machine has one, so it ran anyway: "
+                      "torch's own error for cuda:1 is what you see.")
+STOPPED = N_("Python stops at the first error, so the lines after it did not run.")
+META_RAN = N_("Below, the same rule on the meta device (shapes only, no data), which works "
+              "without a GPU; its messages are worded differently from CUDA's (for example "
+              "'Tensor on device cpu is not on the expected device meta!' where CUDA says "
+              "'Expected all tensors to be on the same device, ...').")
 #: The heading of what a step prints on a GPU, where it was not run.
-GPU_LABEL = "On a CUDA GPU (torch 2.13), this step shows (not run here):"
-NO_TELEMETRY = "No GPU telemetry is available here, so there is nothing to show."
-PREAMBLE_FAILED = "The code before the step failed ({error}), so the step may fail too."
+GPU_LABEL = N_("On a CUDA GPU (torch 2.13), this step shows (not run here):")
+NO_TELEMETRY = N_("No GPU telemetry is available here, so there is nothing to show.")
+PREAMBLE_FAILED = N_("The code before the step failed ({error}), so the step may fail too.")
 
 
-def nvml_uuid_note(snapshot: Snapshot | None) -> str:
-    """nvidia-smi's (NVML's) GPU UUIDs, to compare with torch's; '' without telemetry."""
+NO_UUIDS = N_("nvidia-smi lists no GPU here, so there is no UUID to match.")
+UUIDS = N_("nvidia-smi's UUIDs: {listed}.")
+SIMULATED_UUIDS = N_("nvidia-smi's UUIDs (simulated GPUs): {listed}.")
+SMI_FAILED = N_("Reading the GPUs failed ({error}).")
+SIMULATED = N_("These GPUs are simulated: the numbers are not read from hardware.")
+UNREADABLE = N_("No GPU could be read here; the text says why.")
+
+
+def note(message: str, **fields: object) -> Note:
+    """A note sentence (a message marked with ``N_``) and its fields, put into words later."""
+    return Note(message, tuple((k, str(v)) for k, v in fields.items()))
+
+
+def nvml_uuid_note(snapshot: Snapshot | None) -> Note:
+    """nvidia-smi's (NVML's) GPU UUIDs, to compare with torch's."""
     if snapshot is None or not snapshot.gpus:
-        return "nvidia-smi lists no GPU here, so there is no UUID to match."
+        return note(NO_UUIDS)
     listed = "; ".join(f"GPU {g.index}: {g.uuid}" for g in snapshot.gpus)
-    simulated = " (simulated GPUs)" if snapshot.simulated else ""
-    return f"nvidia-smi's UUIDs{simulated}: {listed}."
+    return note(SIMULATED_UUIDS if snapshot.simulated else UUIDS, listed=listed)
+
+
+def source_label(step: LessonStep) -> str:
+    """Where ``step`` comes from, in the language in use (the book, its English edition, …)."""
+    label = SOURCE_LABELS.get(step.source, step.source)
+    return tr(label)
 
 
 class LessonRunner:
@@ -87,7 +136,7 @@ class LessonRunner:
 
     The runner owns its engine's workspace: running a step other than the next one clears it
     and replays the earlier steps quietly, so step k always sees what steps 1..k-1 left.
-    ``snapshot`` returns the current telemetry Snapshot (or None) for steps 1 and 2;
+    ``snapshot`` returns the current telemetry Snapshot (or None) for nvidia-smi and the UUIDs;
     ``on_outcome`` receives each outcome of a played step (not of a quiet replay) at once.
     """
 
@@ -146,7 +195,7 @@ class LessonRunner:
     def _replay(self, step: LessonStep) -> None:
         """An earlier step, quietly, for what later steps need (without CUDA, a CUDA step
         still leaves what ran before its error, as it would in Python)."""
-        if step.kind == "smi" or not step.replay:
+        if step.kind != "torch" or not step.replay:
             return
         if step.preamble:
             self._run(RunCode(step.preamble), quiet=True)
@@ -156,37 +205,39 @@ class LessonRunner:
         step = self._steps[number - 1]
         if step.kind == "smi":
             return self._smi(number, step)
+        if step.kind == "glossary":  # words to read: no code, no torch
+            return StepResult(number, step, ())
         cuda = self.cuda_device_count()
-        notes: list[str] = []
+        notes: list[Note] = []
         if step.preamble:
             pre = self._run(RunCode(step.preamble), quiet=True)
             if pre.error is not None:
-                notes.append(PREAMBLE_FAILED.format(error=pre.error.headline()))
+                notes.append(note(PREAMBLE_FAILED, error=pre.error.headline()))
         shows_gpu = cuda == 0 and bool(step.on_gpu)
         if step.needs_cuda and cuda == 0 and self._error_step not in (None, number):
             outcomes: tuple[Outcome, ...] = ()
-            notes.append(GPU_NOT_RUN.format(first=self._error_step))
+            notes.append(note(GPU_NOT_RUN, first=self._error_step))
         else:
             outcomes = self._run_actions(step.actions, step.stop_at_error)
             failed = any(not o.ok for o in outcomes)
             if step.needs_cuda and cuda == 0:
-                notes.append(NO_CUDA_ERROR if failed else NO_CUDA_RAN)
+                notes.append(note(NO_CUDA_ERROR if failed else NO_CUDA_RAN))
                 if failed:
                     self._error_step = number
                     shows_gpu = False
             elif step.needs_two_gpus and cuda == 1:
-                notes.append(SECOND_GPU_ERROR)
+                notes.append(note(SECOND_GPU_ERROR))
             elif shows_gpu:
-                notes.append(ON_CPU)
+                notes.append(note(ON_CPU))
             if len(outcomes) < len(step.actions):
-                notes.append(STOPPED)
+                notes.append(note(STOPPED))
         if step.show_uuids:
             notes.append(nvml_uuid_note(self._safe_snapshot()))
         meta_outcomes: tuple[Outcome, ...] = ()
         if meta and step.meta_variant and cuda == 0:
             meta_outcomes = self._run_actions(step.meta_variant, step.stop_at_error)
-            notes.append(META_RAN)
-        return StepResult(number, step, outcomes, " ".join(notes), True, meta_outcomes,
+            notes.append(note(META_RAN))
+        return StepResult(number, step, outcomes, tuple(notes), True, meta_outcomes,
                           cuda_devices=cuda, shows_gpu=shows_gpu)
 
     def _run(self, action: act.Action, quiet: bool = False) -> Outcome:
@@ -222,17 +273,17 @@ class LessonRunner:
             snapshot = self._snapshot()
             text = None if snapshot is None else render(snapshot)
         except Exception as exc:  # noqa: BLE001 - a telemetry bug must not stop the lesson
-            return StepResult(number, step, (), f"Reading the GPUs failed ({type(exc).__name__}: "
-                              f"{exc}).", smi_text=None)
+            failed = note(SMI_FAILED, error=f"{type(exc).__name__}: {exc}")
+            return StepResult(number, step, (), (failed,), smi_text=None)
         if snapshot is None or text is None:
-            return StepResult(number, step, (), NO_TELEMETRY, smi_text=None)
-        note = ""
+            return StepResult(number, step, (), (note(NO_TELEMETRY),), smi_text=None)
+        notes: tuple[Note, ...] = ()
         if snapshot.simulated or snapshot.machine.simulated:
-            note = "These GPUs are simulated: the numbers are not read from hardware."
+            notes = (note(SIMULATED),)
         elif not snapshot.status.usable:
-            note = "No GPU could be read here; the text says why."
-        return StepResult(number, step, (), note, smi_text=text)
+            notes = (note(UNREADABLE),)
+        return StepResult(number, step, (), notes, smi_text=text)
 
 
-__all__ = ["GPU_LABEL", "LESSON", "LessonRunner", "LessonStep", "OnOutcome", "StepResult",
-           "StepKind", "nvml_uuid_note"]
+__all__ = ["GPU_LABEL", "LESSON", "LessonRunner", "LessonStep", "Note", "OnOutcome",
+           "StepKind", "StepResult", "note", "nvml_uuid_note", "source_label"]

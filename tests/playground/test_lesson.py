@@ -56,13 +56,15 @@ def results() -> list[lesson.StepResult]:
 # --- the steps as data --------------------------------------------------------------------
 
 def test_the_book_then_the_english_edition() -> None:
-    assert len(lesson.LESSON) == 16 and len(NUMBER) == 16  # ids are unique
+    assert len(lesson.LESSON) == 17 and len(NUMBER) == 17  # ids are unique
     book = [s.id for s in lesson.LESSON if s.source == "book"]
     assert book == ["nvidia-smi", "cuda-queries", "tensor-on-cpu", "to-gpu", "create-on-device",
                     "results-stay", "mixed-devices", "model-device", "model-on-gpu"]
     assert {s.source for s in lesson.LESSON} == {"book", "English edition", "gpumon"}
     assert lesson.LESSON[0].kind == "smi" and lesson.LESSON[0].code() == "nvidia-smi"
-    assert all(s.kind == "torch" and s.actions for s in lesson.LESSON[1:])
+    assert lesson.LESSON[1].kind == "glossary" and lesson.LESSON[1].code() == ""
+    assert not lesson.LESSON[1].actions  # words to read before the code starts
+    assert all(s.kind == "torch" and s.actions for s in lesson.LESSON[2:])
     assert all(s.needs_cuda for s in lesson.LESSON if s.needs_two_gpus)
     assert [s.id for s in lesson.LESSON if s.needs_two_gpus] == ["copy-between-gpus"]
 
@@ -97,10 +99,10 @@ def test_step_code_is_preamble_then_actions() -> None:
 # --- running every step ---------------------------------------------------------------------
 
 def test_every_step_runs_and_yields_outcomes(results: list[lesson.StepResult]) -> None:
-    assert [r.number for r in results] == list(range(1, 17))
+    assert [r.number for r in results] == list(range(1, len(lesson.LESSON) + 1))
     for r in results:
         assert r.step is lesson.LESSON[r.number - 1] and r.ran
-        if r.step.kind == "smi" or (r.shows_gpu and not r.outcomes):
+        if r.step.kind != "torch" or (r.shows_gpu and not r.outcomes):
             continue
         assert 1 <= len(r.outcomes) <= len(r.step.actions)
         assert [o.code for o in r.outcomes] == [a.code() for a in r.step.actions][
@@ -142,6 +144,28 @@ def test_step_one_without_telemetry(provider: object, needle: str) -> None:
     assert not engine.is_loaded  # nvidia-smi is no torch step: torch is not even imported
 
 
+def test_the_glossary_step_runs_no_code_and_loads_no_torch() -> None:
+    engine = Engine()
+    runner = lesson.LessonRunner(engine, lambda: None)
+    result = runner.run_step(NUMBER["glossary"])  # alone: step 1 is replayed quietly first
+    assert result.ran and result.outcomes == () and result.note == ""
+    assert result.step.kind == "glossary" and not engine.is_loaded
+
+
+def test_notes_are_put_into_words_when_read_in_the_language_then_in_use() -> None:
+    """A StepResult made in one language (the kernel's) reads in the window's."""
+    from gpumon import i18n
+
+    result = lesson.LessonRunner(Engine(), lambda: None).run_step(1)
+    assert result.note == lesson.NO_TELEMETRY
+    i18n.set_language("zh_CN")
+    assert result.note == i18n.tr(lesson.NO_TELEMETRY) != lesson.NO_TELEMETRY
+    uuids = lesson.nvml_uuid_note(simulated_snapshot(1))
+    assert uuids.text().startswith("nvidia-smi 列出的 UUID（模拟 GPU）：GPU 0: GPU-")
+    assert lesson.StepResult(1, result.step, (), (uuids, lesson.note(lesson.STOPPED))).note \
+        == uuids.text() + i18n.tr(lesson.STOPPED)  # no space after '。'
+
+
 def test_a_step_alone_sees_what_the_earlier_steps_left(results: list[lesson.StepResult]) -> None:
     alone, _ = step_alone("results-stay")
     in_order = results[NUMBER["results-stay"] - 1]
@@ -157,9 +181,9 @@ def test_running_a_step_twice_starts_again() -> None:
     assert again.outcomes[0].ok
 
 
-@pytest.mark.parametrize("number", [0, 17, -1])
+@pytest.mark.parametrize("number", [0, len(lesson.LESSON) + 1, -1])
 def test_bad_step_numbers(number: int) -> None:
-    with pytest.raises(IndexError, match="1 to 16"):
+    with pytest.raises(IndexError, match=f"1 to {len(lesson.LESSON)}"):
         lesson.LessonRunner(Engine()).run_step(number)
 
 
@@ -196,7 +220,7 @@ def test_the_error_is_shown_once_then_what_a_gpu_shows(
         assert r.note.startswith(lesson.GPU_NOT_RUN.format(first=first.number))
         assert len(r.step.on_gpu) == len(r.step.actions)
     messages = [o.error.message for r in results for o in r.outcomes if o.error is not None]
-    assert sum("not compiled" in m for m in messages) == 2  # step 2's two queries, not eight
+    assert sum("not compiled" in m for m in messages) == 2  # cuda-queries: two, not eight
 
 
 @cpu_only_build

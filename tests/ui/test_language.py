@@ -27,7 +27,7 @@ TRANSLATED_MODULES = (
     "ui/window/controls.py", "ui/window/lazy_tabs.py", "ui/window/cluster_window.py",
     "ui/monitor/header.py", "ui/monitor/process_table.py", "ui/monitor/smi_table.py",
     "ui/monitor/cluster_overview.py", "ui/monitor/panel.py", "ui/monitor/panel_labels.py",
-    "ui/monitor/grid.py",
+    "ui/monitor/grid.py", "ui/lesson/page.py",
     "ui/monitor/axis.py", "ui/monitor/plot.py", "ui/monitor/curve.py",
     "ui/monitor/runs_label.py", "ui/monitor/table_model.py", "ui/window/workers.py",
     "ui/window/settings.py", "ui/window/screen_fit.py", "ui/window/launch.py",

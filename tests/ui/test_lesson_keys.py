@@ -61,3 +61,22 @@ def test_space_on_next_at_the_last_step_does_not_land_on_run(qtbot, make_window)
     assert page.prev_button.hasFocus()  # not Run: the next Space must not run a step
     qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Space)
     assert page.index == last - 1 and not page.running and not w.paused
+
+
+def test_run_keeps_the_focus_through_the_glossary(qtbot, make_window):
+    """The glossary step has no code, yet Run stays enabled there: the focus stays on Run
+    on the way through, so Space shows the glossary again and never turns the page."""
+    w = make_window()
+    page = _shown_lesson(qtbot, w)
+    glossary = next(i for i, s in enumerate(page._steps) if s.kind == "glossary")
+    page.show_step(glossary - 1)
+    page.run_button.setFocus()
+    qtbot.waitUntil(page.run_button.hasFocus, timeout=2000)
+    page.next()  # as a click on Next would
+    assert page.index == glossary and page.run_button.hasFocus()
+    with qtbot.waitSignal(page.stepFinished, timeout=1000):
+        qtbot.keyClick(page.run_button, Qt.Key.Key_Space)
+    assert page.index == glossary and page.run_button.hasFocus() and not w.engine.running
+    assert page.run_button.text() == "Run"  # not "Run again": nothing ran
+    page.next()
+    assert page.run_button.hasFocus() and page.run_button.isEnabled()

@@ -32,7 +32,10 @@ def test_navigation(qtbot, make_window):
     qtbot.mouseClick(page.next_button, Qt.MouseButton.LeftButton)
     assert page.counter.text() == f"Step 2 of {n}"
     assert page.title.text() == LESSON[1].title
-    assert LESSON[1].actions[0].code() in page.code.toPlainText()
+    assert LESSON[2].actions[0].code() not in page.code.toPlainText()
+    qtbot.mouseClick(page.next_button, Qt.MouseButton.LeftButton)
+    assert page.counter.text() == f"Step 3 of {n}"
+    assert LESSON[2].actions[0].code() in page.code.toPlainText()
     page.show_step(n - 1)
     assert not page.next_button.isEnabled()
     qtbot.mouseClick(page.prev_button, Qt.MouseButton.LeftButton)

@@ -7,7 +7,9 @@ process. The runner shares the playground's workspace there: the lesson's tensor
 the workspace table, and jumping between steps forgets only the lesson's own names.
 The outcome shown is what torch really answered on this machine:
 values and devices, or the error with its explanation, then the meta variant where the
-machine has no CUDA GPU.
+machine has no CUDA GPU. Our words are in the language in use; code and torch's own values
+and messages are shown as torch wrote them. The glossary step has no code: its table shows
+at once, without the kernel.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import time
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication, QPalette
+from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication, QPalette, QResizeEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -29,9 +31,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gpumon.i18n import tr
+from gpumon.playground import glossary
 from gpumon.playground.lesson import GPU_LABEL, LESSON, LessonStep, StepResult
 from gpumon.playground.outcome import LoadStatus, Outcome
 from gpumon.telemetry.facts import as_copied_at
+from gpumon.ui.lesson.narration import NarrationArea
 
 if TYPE_CHECKING:
     from gpumon.telemetry.types import Snapshot
@@ -55,42 +60,63 @@ def outcome_html(out: Outcome) -> str:
     error_colour, ok_colour, _ = _colours()
     if out.error is not None:
         e = out.error
-        who = "" if e.by_torch else " <i>(gpumon refused it before torch ran)</i>"
+        refused = html.escape(tr("(gpumon refused it before torch ran)"))
+        who = "" if e.by_torch else f" <i>{refused}</i>"
+        why = html.escape(tr("why: {explanation}", explanation=e.explanation))
         return (f"{code}<p style='margin:2px 0 8px 16px'><b style='color:{error_colour}'>"
-                f"{html.escape(e.headline())}</b>{who}<br>"
-                f"<span>why: {html.escape(e.explanation)}</span></p>")
+                f"{html.escape(e.headline())}</b>{who}<br><span>{why}</span></p>")
     facts = []
     if out.device and out.kind != "value":
-        facts.append(f"device <b>{html.escape(out.device)}</b>")
+        template = html.escape(tr("device {device}"))  # filled with HTML: escaped first
+        facts.append(template.format(device=f"<b>{html.escape(out.device)}</b>"))
     if out.shape is not None:
-        facts.append(f"shape {tuple(out.shape)}, {html.escape(out.dtype or '')}")
+        facts.append(html.escape(tr("shape {shape}, {dtype}", shape=tuple(out.shape),
+                                    dtype=out.dtype or "")))
     if out.copied is not None:
-        facts.append("copied" if out.copied else "not copied (the result is the source)")
+        facts.append(html.escape(tr("copied") if out.copied
+                                 else tr("not copied (the result is the source)")))
     facts.append(f"{out.duration_s * 1e3:.3f} ms")
     preview = (f"<pre style='margin:0 0 0 16px; color:{ok_colour}'>"
                f"{html.escape(out.preview)}</pre>") if out.preview else ""
     return f"{code}{preview}<p style='margin:2px 0 8px 16px'>{' · '.join(facts)}</p>"
 
 
+def glossary_html() -> str:
+    """The glossary as a list: each term in bold, in every language but English followed by
+    the English word torch uses, and its meaning beneath (the whole width, at any zoom)."""
+    english = glossary.shows_english()
+    items = []
+    for term, word, meaning in glossary.rows():
+        head = f"<b>{html.escape(term)}</b>"
+        if english:
+            head += f"&nbsp;&nbsp;&nbsp;{html.escape(word)}"
+        items.append(f"<dt>{head}</dt><dd style='margin-bottom:6px'>{html.escape(meaning)}</dd>")
+    return f"<dl>{''.join(items)}</dl>"
+
+
 def result_html(result: StepResult) -> str:
     """The whole StepResult: nvidia-smi text or each outcome, the note, the meta variant."""
     parts: list[str] = []
+    if result.step.kind == "glossary":
+        parts.append(glossary_html())
     if result.smi_text:
         parts.append(f"<pre>{html.escape(result.smi_text)}</pre>")
     for out in result.outcomes:
         parts.append(outcome_html(out))
     if not result.ran:
-        parts.append("<p><i>This step was not run here.</i></p>")
+        parts.append(f"<p><i>{html.escape(tr('This step was not run here.'))}</i></p>")
     if result.note:
-        parts.append(f"<p style='margin-top:6px'><b>Note:</b> {html.escape(result.note)}</p>")
+        parts.append(f"<p style='margin-top:6px'><b>{html.escape(tr('Note:'))}</b> "
+                     f"{html.escape(result.note)}</p>")
     if result.shows_gpu:
         gpu = html.escape(result.step.gpu_text())
-        parts.append(f"<p><b>{html.escape(GPU_LABEL)}</b></p>"
+        parts.append(f"<p><b>{html.escape(tr(GPU_LABEL))}</b></p>"
                      f"<pre style='margin:0 0 8px 16px'>{gpu}</pre>")
     if result.meta_outcomes:
-        parts.append(f"<p style='color:{_colours()[2]}'><b>The same on the meta device:</b></p>")
+        same = html.escape(tr("The same on the meta device:"))
+        parts.append(f"<p style='color:{_colours()[2]}'><b>{same}</b></p>")
         parts += [outcome_html(o) for o in result.meta_outcomes]
-    return "".join(parts) or "<p><i>Nothing to show.</i></p>"
+    return "".join(parts) or f"<p><i>{html.escape(tr('Nothing to show.'))}</i></p>"
 
 
 def _show_focus(button: QPushButton) -> None:
@@ -123,23 +149,25 @@ class LessonPage(QWidget):
         self.title = QLabel()
         self.title.setObjectName("lessonTitle")
         self.title.setStyleSheet("font-weight: bold; font-size: 130%;")
+        self.title.setWordWrap(True)  # a long title at a high zoom: a second line, not cut
         self.narration = QLabel()
         self.narration.setObjectName("lessonNarration")
         self.narration.setWordWrap(True)
         self.narration.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.narration_area = NarrationArea(self.narration)  # scrolls rather than cut a line
         mono = QFont()  # only the family is set, so the size follows the zoom
         mono.setFamilies(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont).families())
         mono.setStyleHint(QFont.StyleHint.Monospace)
         self.code = QPlainTextEdit()
         self.code.setObjectName("lessonCode")
-        self.code.setAccessibleName("Code of this step")
+        self.code.setAccessibleName(tr("Code of this step"))
         self.code.setReadOnly(True)
         self.code.setFont(mono)
         self.output = QTextBrowser()
         self.output.setObjectName("lessonOutput")
-        self.output.setAccessibleName("What this step gave")
+        self.output.setAccessibleName(tr("What this step gave"))
         self.output.setFont(mono)
-        self.output.setPlaceholderText("Press Run to run this step on this machine.")
+        self.output.setPlaceholderText(tr("Press Run to run this step on this machine."))
         self.busy_bar = QProgressBar()
         self.busy_bar.setObjectName("lessonBusy")
         self.busy_bar.setRange(0, 0)  # indeterminate: loading torch, first CUDA init
@@ -147,21 +175,21 @@ class LessonPage(QWidget):
         self.busy_bar.hide()
         self.busy_label = QLabel()
         self.busy_label.setObjectName("lessonBusyLabel")
-        self.prev_button = QPushButton("◀ Previous")
+        self.prev_button = QPushButton(tr("◀ Previous"))
         self.prev_button.setObjectName("lessonPrev")
-        self.run_button = QPushButton("Run")
+        self.run_button = QPushButton(tr("Run"))
         self.run_button.setObjectName("lessonRun")
-        self.run_button.setAccessibleName("Run this step")
-        self.next_button = QPushButton("Next ▶")
+        self.run_button.setAccessibleName(tr("Run this step"))
+        self.next_button = QPushButton(tr("Next ▶"))
         self.next_button.setObjectName("lessonNext")
         self.prev_button.clicked.connect(self.previous)
         self.next_button.clicked.connect(self.next)
         self.run_button.clicked.connect(self.run_current)
 
-        top = QHBoxLayout()
+        self._top = top = QHBoxLayout()
         top.addWidget(self.title, 1)
         top.addWidget(self.counter)
-        buttons = QHBoxLayout()
+        self._buttons = buttons = QHBoxLayout()
         buttons.addWidget(self.prev_button)
         buttons.addWidget(self.run_button)
         buttons.addWidget(self.next_button)
@@ -170,7 +198,7 @@ class LessonPage(QWidget):
         buttons.addWidget(self.busy_label, 1)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
-        layout.addWidget(self.narration)
+        layout.addWidget(self.narration_area)
         layout.addWidget(self.code)
         layout.addWidget(self.output, 1)
         # Pinned to the page's foot: above the output they moved with each step's narration
@@ -196,29 +224,62 @@ class LessonPage(QWidget):
         self._index = max(0, min(len(self._steps) - 1, index))
         step = self._steps[self._index]
         n = len(self._steps)
-        self.counter.setText(f"Step {self._index + 1} of {n}")
-        self.title.setText(step.title)
-        self.narration.setText(step.narration)
+        self.counter.setText(tr("Step {number} of {total}", number=self._index + 1, total=n))
+        self.title.setText(tr(step.title))
+        self.narration.setText(tr(step.narration))
+        self.narration_area.refit()
+        self._fit_narration()
         code = step.code()
         if step.meta_variant:
-            code += "\n\n# without a CUDA GPU, the same on the meta device:\n" + step.meta_code()
+            code += "\n\n" + tr("# without a CUDA GPU, the same on the meta device:") + "\n" \
+                + step.meta_code()
         self.code.setPlainText(code)
+        self.code.setVisible(step.kind != "glossary")  # words to read, no code
         self._fit_code_height()
         result = self._results.get(self._index + 1)
-        self.output.setHtml(result_html(result) if result is not None else "")
+        if result is not None:
+            self.output.setHtml(result_html(result))
+        else:
+            self.output.setHtml(glossary_html() if step.kind == "glossary" else "")
         self._update_buttons()
 
     def _fit_code_height(self) -> None:
-        """As tall as the code (2 to 14 lines), so the outcome gets the rest."""
-        lines = min(14, max(2, self.code.document().blockCount()))
+        """At most as tall as the code (2 to 14 lines), so the outcome gets the rest; at
+        least 2 lines, so that where room is short (a long narration at a high zoom) the
+        code box, which scrolls, gives way rather than the narration being cut."""
         line = self.code.fontMetrics().lineSpacing()
-        self.code.setFixedHeight(lines * line + 2 * int(self.code.document().documentMargin())
-                                 + 2 * self.code.frameWidth() + 4)
+        frame = 2 * int(self.code.document().documentMargin()) + 2 * self.code.frameWidth() + 4
+        lines = min(14, max(2, self.code.document().blockCount()))
+        self.code.setMaximumHeight(lines * line + frame)
+        self.code.setMinimumHeight(2 * line + frame)
+
+    def _refit(self) -> None:
+        self._fit_code_height()
+        self.narration_area.refit()
+        self._fit_narration()
+
+    def _fit_narration(self) -> None:
+        """Give the narration the room left when the title, the code box, the output and
+        the buttons have their smallest height: all its lines if they fit there."""
+        layout = self.layout()
+        if layout is None:
+            return
+        margins = layout.contentsMargins()
+        code = self.code.minimumHeight() if not self.code.isHidden() else 0
+        parts = 5 if code else 4
+        others = (self._top.sizeHint().height() + code + self._buttons.sizeHint().height()
+                  + self.output.minimumSizeHint().height())
+        self.narration_area.fit(self.height() - margins.top() - margins.bottom()
+                                - (parts - 1) * layout.spacing() - others)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt name)
+        super().resizeEvent(event)
+        self._fit_narration()
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:  # the zoom changed the font
-            QTimer.singleShot(0, self._fit_code_height)  # after the children have it too
+            QTimer.singleShot(0, self._refit)  # after the children have it too
         elif event.type() == QEvent.Type.PaletteChange:  # the theme changed: recolour
             self.show_step(self._index)
 
@@ -236,15 +297,18 @@ class LessonPage(QWidget):
         """Run the step shown on the engine thread; the result arrives in ``_on_call_finished``."""
         if self.running:
             return  # "Running…": a second press (or Space) does nothing
+        number = self._index + 1
+        if self._steps[self._index].kind == "glossary":  # nothing to run: no kernel, no torch
+            self._show_result(StepResult(number, self._steps[self._index], ()))
+            return
         # Focus on Run, drawn as keyboard focus even after a click: a teacher sees where
         # Space goes next (it runs the step again; it never moves to Next).
         _show_focus(self.run_button)
-        number = self._index + 1
         snap = self._latest
         if snap is not None:  # a no-driver snapshot is stamped now, not at the window's start
             snap = as_copied_at(snap, time.time())
         self._ticket = self._engine.run_lesson_step(self._steps, number, snap)
-        self._set_busy(True, f"Running step {number}…")
+        self._set_busy(True, tr("Running step {number}…", number=number))
 
     @Slot(object)
     def on_snapshot(self, snap: Snapshot) -> None:
@@ -258,24 +322,30 @@ class LessonPage(QWidget):
         self._ticket = None
         self._set_busy(False)
         if isinstance(result, StepResult):
-            self._results[result.number] = result
-            if result.number == self._index + 1:
-                self.output.setHtml(result_html(result))
-            self.stepFinished.emit(result)
-        else:  # a bug in the runner comes back as the exception it raised
-            self.output.setHtml(
-                f"<p style='color:{_colours()[0]}'><b>The step could not run:</b> "
-                f"{html.escape(type(result).__name__)}: {html.escape(str(result))}</p>")
+            self._show_result(result)
+            return
+        # a bug in the runner comes back as the exception it raised
+        failed = html.escape(tr("The step could not run:"))
+        self.output.setHtml(
+            f"<p style='color:{_colours()[0]}'><b>{failed}</b> "
+            f"{html.escape(type(result).__name__)}: {html.escape(str(result))}</p>")
+        self._update_buttons()
+
+    def _show_result(self, result: StepResult) -> None:
+        self._results[result.number] = result
+        if result.number == self._index + 1:
+            self.output.setHtml(result_html(result))
+        self.stepFinished.emit(result)
         self._update_buttons()
 
     @Slot()
     def _on_loading(self) -> None:
-        self._set_busy(True, "Loading PyTorch… (the first time takes a few seconds)")
+        self._set_busy(True, tr("Loading PyTorch… (the first time takes a few seconds)"))
 
     @Slot(object)
     def _on_loaded(self, status: LoadStatus) -> None:
         if self.running:
-            self.busy_label.setText(f"{status.message} — running…")
+            self.busy_label.setText(tr("{message} — running…", message=status.message))
         else:
             self._set_busy(False)
 
@@ -291,8 +361,14 @@ class LessonPage(QWidget):
         (or paused sampling): a disabled Previous / Next hands it to the other one."""
         self.prev_button.setEnabled(self._index > 0)
         self.next_button.setEnabled(self._index < len(self._steps) - 1)
-        done = (self._index + 1) in self._results
-        self.run_button.setText("Running…" if self.running else "Run again" if done else "Run")
+        # The glossary has no code; Run stays enabled there (it shows the list again), so
+        # that it keeps the focus on the way through and Space never turns the page.
+        readable = self._steps[self._index].kind == "glossary"
+        self.run_button.setToolTip(tr("The glossary has no code: Run only shows it again.")
+                                   if readable else "")
+        done = (self._index + 1) in self._results and not readable
+        self.run_button.setText(tr("Running…") if self.running
+                                else tr("Run again") if done else tr("Run"))
         for lost, heir in ((self.next_button, self.prev_button),
                            (self.prev_button, self.next_button)):
             if not lost.isEnabled() and self.focusWidget() is lost:

@@ -51,8 +51,9 @@ def lesson_problems(text: str, cuda_count: int) -> list[str]:
 
 
 def check_lesson(ctx: Context, cuda_count: int) -> Result:
-    """``gpumon lesson`` end to end; its whole output saved."""
-    proc = ctx.run(ctx.gpumon("lesson"), timeout=120)
+    """``gpumon lesson`` end to end; its whole output saved. In English whatever the
+    machine's locale: the judging reads the English headings and notes."""
+    proc = ctx.run(ctx.gpumon("--lang", "en", "lesson"), timeout=120)
     files = [ctx.save("lesson.txt", proc.stdout), ctx.save("lesson-stderr.txt", proc.stderr)]
     problems = lesson_problems(proc.stdout, cuda_count)
     if proc.returncode != 0:
