@@ -203,3 +203,26 @@ def test_no_chinese_text_is_cut_off(qtbot, make_window, chinese, restore_app_loo
     assert not _cut_off(w.playground.code_bar)
     assert not _cut_off(w.playground.log)
     assert CJK.search(w.playground.log._empty.text())  # noqa: SLF001 - the empty hint
+
+
+def test_the_cut_off_check_finds_a_squeezed_button(qtbot) -> None:  # type: ignore[no-untyped-def]
+    root = QWidget()
+    qtbot.addWidget(root)
+    button = QPushButton("参数所在设备", root)
+    root.show()
+    button.resize(button.sizeHint().width() // 2, button.sizeHint().height())
+    assert len(_cut_off(root)) == 1
+    button.resize(button.sizeHint())
+    assert _cut_off(root) == []
+
+
+def test_a_modifier_combo_gives_form_text_its_own_as_is(qtbot, chinese) -> None:  # type: ignore[no-untyped-def]
+    from gpumon.playground.form_text import AS_IS
+    from gpumon.ui.playground.form_keys import modifier
+
+    combo = QComboBox()
+    qtbot.addWidget(combo)
+    combo.addItems(["（不变）", ".cpu()"])
+    assert modifier(combo) == AS_IS
+    combo.setCurrentIndex(1)
+    assert modifier(combo) == ".cpu()"
