@@ -226,3 +226,19 @@ def test_a_modifier_combo_gives_form_text_its_own_as_is(qtbot, chinese) -> None:
     assert modifier(combo) == AS_IS
     combo.setCurrentIndex(1)
     assert modifier(combo) == ".cpu()"
+
+
+def test_cards_already_in_the_log_follow_the_zoom(qtbot, make_window, chinese,
+                                                  restore_app_look) -> None:  # type: ignore[no-untyped-def]
+    """A card's style sheet styles its labels, which kept their 100 % font at 200 %."""
+    w = make_window()
+    w.tabs.setCurrentWidget(w.playground)
+    log = w.playground.log
+    entry = log.add(Outcome(act.IsAvailable(), "torch.cuda.is_available()", True, 0.0, 0.001,
+                            preview="False"))
+    qtbot.waitUntil(entry.body.isVisible, timeout=5000)
+    before = entry.body.font().pointSizeF()
+    w.presentation.set_zoom(2.0)
+    qtbot.wait(50)
+    for widget in (entry.code_label, entry.body, entry.copy_button, entry.tag):
+        assert widget.font().pointSizeF() == pytest.approx(2 * before), widget.objectName()

@@ -313,7 +313,7 @@ class EngineThread(QObject):
         else:
             result: object = data
             if kind == "interrupted":
-                result = KernelInterrupted("Stopped by the Stop button.")
+                result = KernelInterrupted(tr("Stopped by the Stop button."))
             elif kind == "internal_error":
                 result = KernelInternalError(data)  # logged by the client (blame.py)
             self.callFinished.emit(rid, result)

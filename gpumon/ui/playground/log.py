@@ -109,6 +109,15 @@ class OutcomeEntry(QFrame):
         self.tones = t
         self.restyle(t)
 
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+        """The zoom: this entry's style sheet styles its labels and button, which then keep
+        their old font (the code and body stayed 9 pt at 200 %): polish them again."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            for child in (self.code_label, self.body, self.copy_button):
+                child.style().unpolish(child)
+                child.style().polish(child)
+
     def restyle(self, t: Tones) -> None:
         """Colours for a light or dark palette; the chip keeps its device colour."""
         self.tones = t
