@@ -242,3 +242,22 @@ def test_cards_already_in_the_log_follow_the_zoom(qtbot, make_window, chinese,
     qtbot.wait(50)
     for widget in (entry.code_label, entry.body, entry.copy_button, entry.tag):
         assert widget.font().pointSizeF() == pytest.approx(2 * before), widget.objectName()
+
+
+def test_running_then_stop_speak_chinese(qtbot, zh_panel: PlaygroundPanel) -> None:
+    from gpumon.playground.codeline import RunCode
+
+    zh_panel.submit(RunCode("import time\ntime.sleep(20)"))
+    zh_panel.submit(act.IsAvailable())
+    assert zh_panel.busy_label.text() == "正在运行 import time\ntime.sleep(20) · 还有 1 个在排队"
+    qtbot.waitUntil(lambda: zh_panel.code_bar.stop_button.isEnabled(), timeout=5000)
+    qtbot.wait(500)  # the sleep is running in the kernel now
+    qtbot.mouseClick(zh_panel.code_bar.stop_button, Qt.MouseButton.LeftButton)
+    assert zh_panel.busy_label.text().startswith("正在停止…")
+    qtbot.waitUntil(lambda: zh_panel.log.count() == 2, timeout=20000)
+    stopped = zh_panel.log.entries()[1]
+    assert stopped.outcome.code == "import time\ntime.sleep(20)"
+    assert stopped.outcome.error is not None
+    assert stopped.outcome.error.type_name == "KeyboardInterrupt"
+    assert stopped.tag.text() == "已停止"
+    assert "KeyboardInterrupt: 已被“停止”按钮中断。" in _plain(stopped.body.text())
