@@ -36,7 +36,7 @@ TRANSLATED_MODULES = (
 TEXT_CALLS = {"QAction": 0, "addMenu": 0, "addAction": 0, "setText": 0, "setToolTip": 0,
               "setWindowTitle": 0, "showMessage": 0, "setPlaceholderText": 0, "QLabel": 0,
               "QPushButton": 0, "setStatusTip": 0, "_action": 2, "QCheckBox": 0,
-              "addTab": 1, "_page": 0, "setAccessibleName": 0}
+              "addTab": 1, "_page": 0}
 
 
 @pytest.fixture
