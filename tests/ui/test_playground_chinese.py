@@ -160,6 +160,8 @@ def test_kernel_cards_and_stop_sentences_in_chinese(chinese) -> None:
     assert outcome_tag(stopped) == "已停止"
     text = outcome_plain(stopped)
     assert "KeyboardInterrupt: 已被“停止”按钮中断。" in text  # Python's name stays
+    # How long the code ran is not known here: no "stopped before the operation ran".
+    assert took_text(stopped) == took_text(card) == "" and "操作运行之前" not in text
     refused = Outcome(act.IsAvailable(), "x", False, 0.0, 0.0,
                       error=ErrorInfo(REFUSED, "no", "because", by_torch=False))
     assert outcome_tag(refused) == "已拒绝"

@@ -145,8 +145,17 @@ def format_duration(seconds: float) -> str:
     return f"{seconds:.2f} s"
 
 
+#: Cards about the kernel rather than an operation (Stop, a death, a restart, our bug): how
+#: long the code ran is not known there, so they give no duration.
+UNTIMED = ("KeyboardInterrupt", "KernelDied", "KernelRestarted", "InternalError")
+
+
 def took_text(outcome: Outcome) -> str:
-    """``took 1.2 ms``; ``stopped before torch ran it`` for an error raised while checking."""
+    """``took 1.2 ms``; ``stopped before torch ran it`` for an error raised while checking;
+    "" for a card about the kernel (UNTIMED), which used to say "stopped before" too."""
+    err = outcome.error
+    if err is not None and not err.by_torch and err.type_name in UNTIMED:
+        return ""
     if outcome.duration_s == 0.0 and not outcome.memory_before and not outcome.ok:
         return tr("stopped before the operation ran")
     return tr("took {duration}", duration=format_duration(outcome.duration_s))
@@ -222,7 +231,9 @@ def outcome_plain(outcome: Outcome) -> str:
         if outcome.operands:
             lines.append(tr("operands: {operands}", operands=operands_text(outcome)))
         lines.append(outcome.error.explanation)
-    lines.append(took_text(outcome))
+    took = took_text(outcome)
+    if took:
+        lines.append(took)
     memory = memory_text(outcome)
     if memory:
         lines.append(tr("memory: {memory}", memory=memory))
@@ -285,7 +296,8 @@ def outcome_html(outcome: Outcome, t: Tones = LIGHT_TONES) -> str:
                       explanation=err.explanation)
         rows.append(f'<i style="color:{t.soft}">{html.escape(said)}</i>')
     stamp = time.strftime("%H:%M:%S", time.localtime(outcome.started_at))
-    foot = f"{stamp} · {took_text(outcome)}"
+    took = took_text(outcome)
+    foot = f"{stamp} · {took}" if took else stamp
     memory = memory_text(outcome)
     if memory:
         foot += f" · {memory}"
