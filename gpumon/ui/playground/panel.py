@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, Qt, QTimer, Slot
+from PySide6.QtCore import QEvent, Qt, Slot
 from PySide6.QtGui import QBrush, QColor, QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -64,7 +64,6 @@ WORKSPACE_COLUMNS = (N_("name"), N_("kind"), N_("shape"), N_("dtype"), N_("devic
 #: The workspace's kinds as the table shows them (the kernel names them in English).
 KINDS = {"tensor": N_("tensor"), "model": N_("model")}
 LEFT_MIN, LEFT_MAX = 420, 560  # the forms, workspace and log column
-LEFT_SHARE = 0.6  # the most of the page that column takes when the zoom widens the forms
 GRAPHS_WIDTH = 900  # two columns of GPU panels (monitor/grid.py PANEL_MIN_WIDTH, 430 each)
 BUSY_COLORS = {False: "#8a5a00", True: "#ffb74d"}  # amber on a light / a dark palette
 
@@ -218,9 +217,6 @@ class PlaygroundPanel(QWidget):
         self._dark: bool | None = None
         self._apply_palette()
         self.forms.actionRequested.connect(self.submit)
-        # a wider tab (Queries at 200 %) widens the column too
-        self.forms.currentChanged.connect(
-            lambda _i: QTimer.singleShot(0, self, self._fit_left))
         self.forms.codeRequested.connect(self.code_bar.edit.set_code)
         self.code_bar.edit.submitted.connect(lambda text: self.submit(RunCode(text)))
         self.code_bar.stop_button.clicked.connect(self.stop_code)
@@ -291,37 +287,11 @@ class PlaygroundPanel(QWidget):
             total = self.splitter.width()
             left = max(LEFT_MIN, min(LEFT_MAX, total - GRAPHS_WIDTH))
             self.splitter.setSizes([left, max(1, total - left)])
-        if self._sized:
-            self._fit_left()  # zoomed in: the forms may need more than LEFT_MAX
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
         super().changeEvent(event)
         if event.type() == QEvent.Type.PaletteChange:
             self._apply_palette()
-        if event.type() == QEvent.Type.FontChange:
-            # once the forms' layouts know their new size
-            QTimer.singleShot(0, self, self._fit_left)
-
-    @Slot()
-    def _fit_left(self) -> None:
-        """The zoom (or a wider tab) grew the forms: widen their column to what it needs, up
-        to LEFT_SHARE of the page (at 200 % the right-hand fields were scrolled out of view).
-        It only grows: a width the user dragged to is kept when it is enough."""
-        sizes = self.splitter.sizes()
-        total = sum(sizes)
-        if len(sizes) != 2 or total <= 0:
-            return
-        scroll = self.splitter.widget(0)
-        if not isinstance(scroll, QScrollArea):
-            return
-        column = scroll.widget()
-        if column is None:
-            return
-        frame = max(0, scroll.width() - scroll.viewport().width())
-        need = column.minimumSizeHint().width() + frame + 4
-        left = min(need, int(total * LEFT_SHARE))
-        if left > sizes[0]:
-            self.splitter.setSizes([left, total - left])
 
     def _apply_palette(self) -> None:
         """Colours of the busy marks, hints and status for the current (light/dark) palette."""
