@@ -59,13 +59,15 @@ if TYPE_CHECKING:
     from gpumon.ui.monitor.grid import GpuGrid
     from gpumon.ui.playground.engine_worker import EngineThread
 
-WORKSPACE_COLUMNS = (N_("name"), N_("kind"), N_("shape"), N_("dtype"), N_("device"),
-                     N_("size"))
-#: The workspace's kinds as the table shows them (the kernel names them in English).
-KINDS = {"tensor": N_("tensor"), "model": N_("model")}
+WORKSPACE_COLUMNS = ("name", "kind", "shape", "dtype", "device", "size")
 LEFT_MIN, LEFT_MAX = 420, 560  # the forms, workspace and log column
 GRAPHS_WIDTH = 900  # two columns of GPU panels (monitor/grid.py PANEL_MIN_WIDTH, 430 each)
 BUSY_COLORS = {False: "#8a5a00", True: "#ffb74d"}  # amber on a light / a dark palette
+
+#: WORKSPACE_COLUMNS as the table's header shows them, in the chosen language.
+COLUMN_TITLES = (N_("name"), N_("kind"), N_("shape"), N_("dtype"), N_("device"), N_("size"))
+#: The workspace's kinds as the table shows them (the kernel names them in English).
+KINDS = {"tensor": N_("tensor"), "model": N_("model")}
 
 
 class WorkspaceTable(QTableWidget):
@@ -75,7 +77,7 @@ class WorkspaceTable(QTableWidget):
         super().__init__(0, len(WORKSPACE_COLUMNS), parent)
         self.setObjectName("workspaceTable")
         self.setAccessibleName(tr("Workspace: named tensors and models"))
-        self.setHorizontalHeaderLabels([tr(c) for c in WORKSPACE_COLUMNS])
+        self.setHorizontalHeaderLabels([tr(c) for c in COLUMN_TITLES])
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.verticalHeader().hide()
