@@ -27,11 +27,11 @@ TRANSLATED_MODULES = (
     "ui/window/controls.py", "ui/window/lazy_tabs.py", "ui/window/cluster_window.py",
     "ui/monitor/header.py", "ui/monitor/process_table.py", "ui/monitor/smi_table.py",
     "ui/monitor/cluster_overview.py",
-    "ui/playground/panel.py", "ui/playground/forms.py", "ui/playground/log.py",
-    "ui/playground/code_line.py", "ui/playground/cpu_view.py",
-    "ui/playground/engine_worker.py", "ui/playground/form_keys.py",
-    "ui/playground/monitor_link.py", "ui/playground/style.py",
 )
+# The Playground tab's widgets, every module of ui/playground.
+TRANSLATED_MODULES += tuple(f"ui/playground/{name}.py" for name in (
+    "panel", "forms", "log", "code_line", "cpu_view", "engine_worker", "form_keys",
+    "monitor_link", "style"))
 # Calls that put text on screen, and which argument is the text.
 TEXT_CALLS = {"QAction": 0, "addMenu": 0, "addAction": 0, "setText": 0, "setToolTip": 0,
               "setWindowTitle": 0, "showMessage": 0, "setPlaceholderText": 0, "QLabel": 0,
