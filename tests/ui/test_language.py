@@ -33,10 +33,15 @@ TRANSLATED_MODULES = (
     "ui/window/settings.py", "ui/window/screen_fit.py", "ui/window/launch.py",
     "ui/window/gcguard.py", "ui/theme.py",
 )
+# The Playground tab's widgets, every module of ui/playground.
+TRANSLATED_MODULES += tuple(f"ui/playground/{name}.py" for name in (
+    "panel", "forms", "log", "code_line", "cpu_view", "engine_worker", "form_keys",
+    "monitor_link", "style"))
 # Calls that put text on screen, and which argument is the text.
 TEXT_CALLS = {"QAction": 0, "addMenu": 0, "addAction": 0, "setText": 0, "setToolTip": 0,
               "setWindowTitle": 0, "showMessage": 0, "setPlaceholderText": 0, "QLabel": 0,
-              "QPushButton": 0, "setStatusTip": 0, "_action": 2}
+              "QPushButton": 0, "setStatusTip": 0, "_action": 2, "QCheckBox": 0,
+              "addTab": 1, "_page": 0}
 
 
 @pytest.fixture

@@ -12,7 +12,9 @@ from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QFont, QFontDatabase, QKeyEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QWidget
 
-PLACEHOLDER = "x = torch.ones(2, 3, device='cuda:0')   (Enter runs · Shift+Enter new line)"
+from gpumon.i18n import N_, tr
+
+PLACEHOLDER = N_("x = torch.ones(2, 3, device='cuda:0')   (Enter runs · Shift+Enter new line)")
 
 
 LINES = 3  # the box's height in lines; longer code scrolls
@@ -62,8 +64,8 @@ class CodeEdit(QPlainTextEdit):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("codeLine")
-        self.setAccessibleName("Python code line")
-        self.setPlaceholderText(PLACEHOLDER)
+        self.setAccessibleName(tr("Python code line"))
+        self.setPlaceholderText(tr(PLACEHOLDER))
         self.setFont(monospace(self.font()))
         self.setTabChangesFocus(True)
         self.history = History()
@@ -120,15 +122,15 @@ class CodeBar(QWidget):
         super().__init__(parent)
         self.setObjectName("codeBar")
         self.edit = CodeEdit()
-        self.run_button = QPushButton("Run")
+        self.run_button = QPushButton(tr("Run"))
         self.run_button.setObjectName("codeRun")
-        self.run_button.setToolTip("Run the code in the playground's kernel (Enter)")
-        self.stop_button = QPushButton("Stop")
+        self.run_button.setToolTip(tr("Run the code in the playground's kernel (Enter)"))
+        self.stop_button = QPushButton(tr("Stop"))
         self.stop_button.setObjectName("stopButton")
-        self.stop_button.setAccessibleName("Stop the running code")
-        self.stop_button.setToolTip("Interrupt the running code (Esc). If it does not stop "
-                                    "within 2 s, the kernel is restarted and its workspace "
-                                    "is lost.")
+        self.stop_button.setAccessibleName(tr("Stop the running code"))
+        self.stop_button.setToolTip(tr("Interrupt the running code (Esc). If it does not stop "
+                                       "within 2 s, the kernel is restarted and its workspace "
+                                       "is lost."))
         self.stop_button.setEnabled(False)
         prompt = QLabel(">>>")
         prompt.setFont(monospace(prompt.font()))

@@ -21,6 +21,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import QFrame, QSizePolicy, QVBoxLayout, QWidget
 
+from gpumon.i18n import N_, tr
 from gpumon.playground.memory import human_bytes
 from gpumon.playground.outcome import Outcome, WorkspaceEntry
 from gpumon.telemetry.metrics import GIB
@@ -37,7 +38,7 @@ MARKER_COLOR = "#555555"
 WINDOW_S = 120.0
 REDRAW_MS = 500
 MAX_MARKERS = 200
-CPU_TITLE = "CPU · main memory of the playground's kernel process"
+CPU_TITLE = N_("CPU · main memory of the playground's kernel process")
 
 
 def _literal(text: str) -> str:
@@ -69,7 +70,7 @@ class CpuMemoryView(QFrame):
                  interval_s: float = 0.5) -> None:
         super().__init__(parent)
         self.setObjectName("cpuMemoryView")
-        self.setAccessibleName("CPU memory of the playground kernel")
+        self.setAccessibleName(tr("CPU memory of the playground kernel"))
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self._pid = pid
         self.probe = RssProbe(pid, interval_s)
@@ -95,9 +96,9 @@ class CpuMemoryView(QFrame):
         legend = self.plot.addLegend(offset=(4, 4))
         legend.anchor(itemPos=(0, 1), parentPos=(0, 1), offset=(4, -4))
         self.rss_curve = self.plot.plot([], [], pen=pg.mkPen(RSS_COLOR, width=1.5),
-                                        name="RSS: the kernel process's resident memory")
+                                        name=tr("RSS: the kernel process's resident memory"))
         self.tensor_curve = self.plot.plot([], [], pen=pg.mkPen(TENSORS_COLOR, width=1.5),
-                                           name="named tensors on the cpu (workspace)")
+                                           name=tr("named tensors on the cpu (workspace)"))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 4, 6, 4)
         layout.addWidget(self.title)
@@ -154,16 +155,16 @@ class CpuMemoryView(QFrame):
         runs = [TextRun("■", color=RSS_COLOR), TextRun(" RSS "),
                 TextRun(human_bytes(rss[-1]) if len(rss) else "N/A", bold=True),
                 TextRun("   "), TextRun("■", color=TENSORS_COLOR),
-                TextRun(" named cpu tensors "),
-                TextRun(human_bytes(self._tensors[-1][1]) if self._tensors else "none",
+                TextRun(" " + tr("named cpu tensors") + " "),
+                TextRun(human_bytes(self._tensors[-1][1]) if self._tensors else tr("none"),
                         bold=True)]
         self.readout.set_runs(runs)
 
     def _set_title(self) -> None:
         pid = self._pid()
         self.title.set_runs([TextRun("CPU", bold=True),
-                             TextRun(CPU_TITLE.removeprefix("CPU")),
-                             TextRun(f" (PID {pid})" if pid else " (starting…)",
+                             TextRun(tr(CPU_TITLE).removeprefix("CPU")),
+                             TextRun(f" (PID {pid})" if pid else " " + tr("(starting…)"),
                                      color="#777")])
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt name)

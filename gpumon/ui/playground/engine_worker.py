@@ -38,6 +38,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
+from gpumon.i18n import tr
 from gpumon.playground.actions import Action
 from gpumon.playground.devices import DeviceOption
 from gpumon.playground.errors import ErrorInfo
@@ -63,15 +64,15 @@ class KernelLost(Exception):
 
 def interrupted_error() -> ErrorInfo:
     """The card of code that Stop interrupted in time."""
-    return ErrorInfo("KeyboardInterrupt", "Stopped by the Stop button.",
-                     "The code was interrupted (KeyboardInterrupt); the kernel and its "
-                     "workspace are kept.", by_torch=False)
+    return ErrorInfo("KeyboardInterrupt", tr("Stopped by the Stop button."),
+                     tr("The code was interrupted (KeyboardInterrupt); the kernel and its "
+                        "workspace are kept."), by_torch=False)
 
 
 def internal_error(trace: str) -> ErrorInfo:
     """A bug of gpumon's, with its traceback: never shown as torch's error."""
     return ErrorInfo("InternalError", trace.rstrip(),
-                     "This is a bug in gpumon, not a torch error; please report it.",
+                     tr("This is a bug in gpumon, not a torch error; please report it."),
                      by_torch=False)
 
 
@@ -79,7 +80,8 @@ def lost_error(ended: KernelExit) -> ErrorInfo:
     """The card of an action whose kernel ended before answering."""
     kind = "KernelDied" if ended.reason == "died" else "KernelRestarted"
     return ErrorInfo(kind, ended.sentence(),
-                     f"{ended.lost_text()} The next action starts a fresh kernel.",
+                     tr("{lost} The next action starts a fresh kernel.",
+                        lost=ended.lost_text()),
                      by_torch=False)
 
 
@@ -97,25 +99,32 @@ def ended_outcome(ended: KernelExit) -> Outcome:
     """The log's card for a kernel that died, or was killed and restarted."""
     if ended.reason == "died":
         error = ErrorInfo("KernelDied", ended.sentence(),
-                          f"{ended.lost_text()} The monitor kept running; the next action "
-                          "starts a fresh kernel.", by_torch=False)
-        what = "the playground kernel died"
+                          tr("{lost} The monitor kept running; the next action starts a "
+                             "fresh kernel.", lost=ended.lost_text()), by_torch=False)
+        what = tr("the playground kernel died")
     elif ended.reason == "killed after interrupt":
-        error = ErrorInfo("KernelRestarted", "The code did not stop within 2 s of Stop, so "
-                          f"the kernel (pid {ended.pid}) was {ended.how()} and restarted.",
-                          f"{ended.lost_text()} A fresh kernel is ready.", by_torch=False)
-        what = "Stop: the kernel was killed and restarted"
+        error = ErrorInfo("KernelRestarted",
+                          tr("The code did not stop within 2 s of Stop, so the kernel (pid "
+                             "{pid}) was {how} and restarted.", pid=ended.pid,
+                             how=ended.how()),
+                          tr("{lost} A fresh kernel is ready.", lost=ended.lost_text()),
+                          by_torch=False)
+        what = tr("Stop: the kernel was killed and restarted")
     elif ended.reason == "killed during start-up":
-        error = ErrorInfo("KernelRestarted", "Stop came while the kernel was still starting "
-                          "(importing torch), which cannot be interrupted safely, so the kernel "
-                          f"(pid {ended.pid}) was {ended.how()} and restarted.",
-                          f"The code queued behind the start never ran. {ended.lost_text()} "
-                          "A fresh kernel is loading torch.", by_torch=False)
-        what = "Stop during start-up: the kernel was killed and restarted"
+        error = ErrorInfo("KernelRestarted",
+                          tr("Stop came while the kernel was still starting (importing "
+                             "torch), which cannot be interrupted safely, so the kernel (pid "
+                             "{pid}) was {how} and restarted.", pid=ended.pid,
+                             how=ended.how()),
+                          tr("The code queued behind the start never ran. {lost} A fresh "
+                             "kernel is loading torch.", lost=ended.lost_text()),
+                          by_torch=False)
+        what = tr("Stop during start-up: the kernel was killed and restarted")
     else:
-        error = ErrorInfo("KernelRestarted", f"The kernel (pid {ended.pid}) was restarted.",
+        error = ErrorInfo("KernelRestarted",
+                          tr("The kernel (pid {pid}) was restarted.", pid=ended.pid),
                           ended.lost_text(), by_torch=False)
-        what = "the kernel was restarted"
+        what = tr("the kernel was restarted")
     return Outcome(KernelNotice(what), f"# {what}", False, time.time(), 0.0, error=error)
 
 
@@ -284,8 +293,8 @@ class EngineThread(QObject):
         request, what = self._requests.pop(rid)
         if request == "load":
             self._loading = False
-            status = data if kind == "reply" else LoadStatus(False, "PyTorch did not load: "
-                                                                    f"{kind}")
+            status = data if kind == "reply" else LoadStatus(
+                False, tr("PyTorch did not load: {why}", why=kind))
             self.load_status = status
             self.loadingFinished.emit(status)
             if kind == "reply" and status.ok:
@@ -304,7 +313,7 @@ class EngineThread(QObject):
         else:
             result: object = data
             if kind == "interrupted":
-                result = KernelInterrupted("Stopped by the Stop button.")
+                result = KernelInterrupted(tr("Stopped by the Stop button."))
             elif kind == "internal_error":
                 result = KernelInternalError(data)  # logged by the client (blame.py)
             self.callFinished.emit(rid, result)

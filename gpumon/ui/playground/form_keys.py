@@ -23,8 +23,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gpumon.i18n import N_, tr
+from gpumon.playground.form_text import AS_IS
+
 NOTE_SEPARATOR = " — "  # between a device's name and its note in a combo item
 ENTER_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+AS_IS_SHOWN = N_("(as is)")  # a modifier combo's first item, shown for form_text.AS_IS
 
 
 class FieldProblem(ValueError):
@@ -38,6 +42,13 @@ class FieldProblem(ValueError):
 def device_text(combo: QComboBox) -> str:
     """The device a combo names: its text without a note ("cuda:0 — not available here")."""
     return combo.currentText().split(NOTE_SEPARATOR, 1)[0].strip()
+
+
+def modifier(combo: QComboBox) -> str:
+    """A modifier combo's choice for ``ref_for``: ``AS_IS`` for its (translated) first item,
+    else the code it shows (``.cpu()``, ``.to('cuda:0')``)."""
+    text = combo.currentText()
+    return AS_IS if text == tr(AS_IS_SHOWN) else text
 
 
 class EnterRuns(QObject):

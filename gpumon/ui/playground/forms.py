@@ -29,26 +29,34 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gpumon.i18n import N_, tr
 from gpumon.playground import actions as act
 from gpumon.playground.device_offer import is_unavailable
 from gpumon.playground.devices import DeviceOption
-from gpumon.playground.form_text import AS_IS, parse_shape, ref_for
+from gpumon.playground.form_text import parse_shape, ref_for
 from gpumon.playground.outcome import WorkspaceEntry
 from gpumon.playground.values import ValuesError, parse_values
 from gpumon.ui.playground.form_keys import (
+    AS_IS_SHOWN,
     NOTE_SEPARATOR,
     EnterRuns,
     FieldErrors,
     FieldProblem,
     device_text,
+    modifier,
 )
 
-DEFAULT_DTYPE = "(default)"
+DEFAULT_DTYPE = N_("(default)")  # the dtype combo's first item: no dtype argument
 OPS: tuple[tuple[str, act.ComputeOp], ...] = (
     ("a ** 2", "pow"), ("a + b", "add"), ("a * b", "mul"), ("a @ b", "matmul"),
     ("a.sum()", "sum"))
 MOVES: tuple[tuple[str, act.MoveHow], ...] = (
     (".to(device)", "to"), (".cuda(index)", "cuda"), (".cuda()", "cuda"), (".cpu()", "cpu"))
+
+
+def _fill_code(kind: str) -> str:
+    """The fill button's text: the call it makes (code, the same in every language)."""
+    return f"torch.{kind}(shape)"
 
 
 def _combo(name: str, editable: bool = False, items: Sequence[str] = ()) -> QComboBox:
@@ -85,7 +93,7 @@ class ActionForms(QTabWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("actionForms")
-        self.setAccessibleName("Playground actions")
+        self.setAccessibleName(tr("Playground actions"))
         self.buttons: list[QPushButton] = []
         self._busy = False
         self._busy_color = "#8a5a00"
@@ -114,12 +122,12 @@ class ActionForms(QTabWidget):
             text = combo.currentText()
             combo.clear()
             for opt in options:
-                note = f"{NOTE_SEPARATOR}not available here" if is_unavailable(opt) else ""
+                note = NOTE_SEPARATOR + tr("not available here") if is_unavailable(opt) else ""
                 combo.addItem(opt.name + note)
                 combo.setItemData(combo.count() - 1, opt.label, 3)  # ToolTipRole
             combo.setCurrentIndex(-1)
             combo.setEditText(text)
-        mods = [AS_IS, ".cpu()"]
+        mods = [tr(AS_IS_SHOWN), ".cpu()"]
         cudas = [o.name for o in options if o.name.startswith("cuda:")]
         if cudas:
             mods += [".cuda()"] + [f".cuda({c.split(':')[1]})" for c in cudas]
@@ -130,7 +138,7 @@ class ActionForms(QTabWidget):
             text = combo.currentText()
             combo.clear()
             combo.addItems(mods)
-            combo.setCurrentText(text if text in mods else AS_IS)
+            combo.setCurrentText(text if text in mods else mods[0])
 
     def set_workspace(self, entries: Sequence[WorkspaceEntry]) -> None:
         """Offer the workspace's names in the name combos (tensors, models, or any)."""
@@ -185,7 +193,7 @@ class ActionForms(QTabWidget):
         button.setToolTip(tip or text)
         button.setProperty("busy", False)
         button.clicked.connect(lambda: self._emit(make))
-        edit = QAction("Edit as code", button)  # the form's code, sent to the code line
+        edit = QAction(tr("Edit as code"), button)  # the form's code, sent to the code line
         edit.triggered.connect(lambda: self._emit(make, self.codeRequested))
         button.addAction(edit)
         button.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
@@ -214,25 +222,26 @@ class ActionForms(QTabWidget):
         combo.setEditText(default)
         line = combo.lineEdit()
         if line is not None:
-            line.setPlaceholderText("default")
-        combo.setToolTip("Pick a device or type one (try 'gpu' or 'cuda:7' to see the error); "
-                         "empty: torch's default, the cpu")
-        combo.setAccessibleName("device")
+            line.setPlaceholderText(tr("default"))
+        combo.setToolTip(tr("Pick a device or type one (try 'gpu' or 'cuda:7' to see the "
+                            "error); empty: torch's default, the cpu"))
+        combo.setAccessibleName(tr("device"))
         self.device_combos.append(combo)
         return combo
 
     def _names(self, name: str, kind: str, default: str) -> QComboBox:
         combo = _combo(name, editable=True)
         combo.setEditText(default)
-        combo.setAccessibleName(f"{kind} name")
+        combo.setAccessibleName({"tensor": tr("tensor name"), "model": tr("model name")}
+                                .get(kind, tr("name")))
         {"tensor": self._tensor_combos, "model": self._model_combos,
          "any": self._any_combos}[kind].append(combo)
         return combo
 
     def _modifier(self, name: str) -> QComboBox:
-        combo = _combo(name, items=[AS_IS, ".cpu()"])
-        combo.setToolTip("Move the operand on the fly, as in y + x.cpu(); the name keeps its "
-                         "value")
+        combo = _combo(name, items=[tr(AS_IS_SHOWN), ".cpu()"])
+        combo.setToolTip(tr("Move the operand on the fly, as in y + x.cpu(); the name keeps "
+                            "its value"))
         self._modifier_combos.append(combo)
         return combo
 
@@ -258,7 +267,7 @@ class ActionForms(QTabWidget):
 
     def _build_create(self) -> None:
         self.name_edit = _edit("nameEdit", "x")
-        self.dtype_combo = _combo("dtypeCombo", items=[DEFAULT_DTYPE, *act.DTYPES])
+        self.dtype_combo = _combo("dtypeCombo", items=[tr(DEFAULT_DTYPE), *act.DTYPES])
         self.device_combo = self._device("deviceCombo")
         self.values_edit = _edit("valuesEdit", "[1, 2, 3]", "[[1, 2], [3, 4]]")
         self.fill_combo = _combo("fillCombo", items=list(act.FILL_KINDS))
@@ -266,7 +275,7 @@ class ActionForms(QTabWidget):
 
         def dtype() -> str | None:
             text = self.dtype_combo.currentText()
-            return None if text == DEFAULT_DTYPE else text
+            return None if text in (DEFAULT_DTYPE, tr(DEFAULT_DTYPE)) else text
 
         def device() -> str | None:
             return device_text(self.device_combo) or None
@@ -295,12 +304,12 @@ class ActionForms(QTabWidget):
                                    self.fill_combo.currentText(),  # type: ignore[arg-type]
                                    shape(), dtype(), device()))
         self.fill_combo.currentTextChanged.connect(
-            lambda kind: fill.setText(f"torch.{kind}(shape)"))
-        grid = self._page("Create", [
-            ["name", self.name_edit, "device", self.device_combo],
-            ["values", self.values_edit, "dtype", self.dtype_combo],
+            lambda kind: fill.setText(_fill_code(kind)))
+        grid = self._page(tr("Create"), [
+            [tr("name"), self.name_edit, tr("device"), self.device_combo],
+            [tr("values"), self.values_edit, tr("dtype"), self.dtype_combo],
             [],  # an error about the values shows here
-            ["fill", self.fill_combo, "shape", self.shape_edit],
+            [tr("fill"), self.fill_combo, tr("shape"), self.shape_edit],
             [],  # an error about the shape shows here
             ["", create, "", fill],
         ], enter={self.fill_combo: fill, self.shape_edit: fill})
@@ -312,7 +321,7 @@ class ActionForms(QTabWidget):
         self.move_how = _combo("moveHowCombo", items=[t for t, _ in MOVES])
         self.move_device = self._device("moveDeviceCombo", "cpu")
         self.move_index = _spin("moveIndexSpin", 0, 0, 63)
-        self.move_dest = _edit("moveDestEdit", "", "same name")
+        self.move_dest = _edit("moveDestEdit", "", tr("same name"))
 
         def make() -> act.Move:
             label = self.move_how.currentText()
@@ -322,9 +331,10 @@ class ActionForms(QTabWidget):
                           self.move_index.value() if label == ".cuda(index)" else None,
                           self.move_dest.text().strip() or None)
 
-        move = self._button("runMoveButton", "move", make,
-                            "dest = source.to(device) / .cuda(i) / .cpu(); says if it copied")
-        device_label, index_label = QLabel("device"), QLabel("index")
+        move = self._button("runMoveButton", tr("move"), make,
+                            tr("dest = source.to(device) / .cuda(i) / .cpu(); says if it "
+                               "copied"))
+        device_label, index_label = QLabel(tr("device")), QLabel(tr("index"))
 
         def show_used_fields(label: str) -> None:
             """Only the field the chosen method takes: .to(device) or .cuda(index)."""
@@ -335,10 +345,10 @@ class ActionForms(QTabWidget):
                 widget.setVisible(used)
 
         self.move_how.currentTextChanged.connect(show_used_fields)
-        self._page("Move", [
-            ["source", self.move_source, "how", self.move_how],
+        self._page(tr("Move"), [
+            [tr("source"), self.move_source, tr("how"), self.move_how],
             [device_label, self.move_device, index_label, self.move_index],
-            ["into", self.move_dest, "", move],
+            [tr("into"), self.move_dest, "", move],
         ])
         show_used_fields(self.move_how.currentText())
 
@@ -352,16 +362,16 @@ class ActionForms(QTabWidget):
 
         def make() -> act.Compute:
             op = dict(OPS)[self.compute_op.currentText()]
-            a = ref_for(self.compute_a.currentText().strip(), self.compute_a_mod.currentText())
-            b = ref_for(self.compute_b.currentText().strip(), self.compute_b_mod.currentText())
+            a = ref_for(self.compute_a.currentText().strip(), modifier(self.compute_a_mod))
+            b = ref_for(self.compute_b.currentText().strip(), modifier(self.compute_b_mod))
             return act.Compute(self.compute_result.text().strip(), op, a,
                              None if op in ("pow", "sum") else b)
 
-        run = self._button("runComputeButton", "compute", make,
-                           "y = a ** 2, a + b, a * b, a @ b, a.sum(); results stay on the "
-                           "inputs' device")
-        self._page("Compute", [
-            ["result", self.compute_result, "op", self.compute_op],
+        run = self._button("runComputeButton", tr("compute"), make,
+                           tr("y = a ** 2, a + b, a * b, a @ b, a.sum(); results stay on "
+                              "the inputs' device"))
+        self._page(tr("Compute"), [
+            [tr("result"), self.compute_result, tr("op"), self.compute_op],
             ["a", self.compute_a, "", self.compute_a_mod],
             ["b", self.compute_b, "", self.compute_b_mod],
             ["", "", "", run],
@@ -371,7 +381,7 @@ class ActionForms(QTabWidget):
         self.model_name = self._names("modelNameCombo", "model", "net")
         self.model_in = _spin("modelInSpin", 3, 1)
         self.model_out = _spin("modelOutSpin", 1, 1)
-        self.model_bias = QCheckBox("bias")
+        self.model_bias = QCheckBox(tr("bias"))
         self.model_bias.setObjectName("modelBiasCheck")
         self.model_bias.setChecked(True)
         self.model_device = self._device("modelDeviceCombo")
@@ -390,19 +400,19 @@ class ActionForms(QTabWidget):
         move = self._button(
             "runModelMoveButton", "net.to(device)",
             lambda: act.Move(name(), "to", device_text(self.model_device) or "cpu"))
-        params = self._button("runParamsButton", "parameters' devices",
+        params = self._button("runParamsButton", tr("parameters' devices"),
                               lambda: act.ModelParameters(name()))
         call = self._button(
-            "runCallButton", "call net(input)",
+            "runCallButton", tr("call net(input)"),
             lambda: act.CallModel(self.call_result.text().strip(), name(),
                                 ref_for(self.call_input.currentText().strip(),
-                                        self.call_mod.currentText())))
-        self._page("Model", [
-            ["model", self.model_name, "in", self.model_in, "out", self.model_out],
-            ["device", self.model_device, "", self.model_bias, "", create],
+                                        modifier(self.call_mod))))
+        self._page(tr("Model"), [
+            [tr("model"), self.model_name, tr("in"), self.model_in, tr("out"), self.model_out],
+            [tr("device"), self.model_device, "", self.model_bias, "", create],
             ["", move, "", params],
-            ["input", self.call_input, "", self.call_mod],
-            ["result", self.call_result, "", call],
+            [tr("input"), self.call_input, "", self.call_mod],
+            [tr("result"), self.call_result, "", call],
         ])
 
     def _build_queries(self) -> None:
@@ -410,7 +420,7 @@ class ActionForms(QTabWidget):
         self.query_index.setPrefix("i = ")
         self.query_name = self._names("queryNameCombo", "any", "x")
         b = self._button
-        self._page("Queries", [
+        self._page(tr("Queries"), [
             [b("runIsAvailableButton", "is_available()", act.IsAvailable),
              b("runDeviceCountButton", "device_count()", act.DeviceCount),
              b("runCurrentDeviceButton", "current_device()", act.CurrentDevice)],
@@ -424,7 +434,8 @@ class ActionForms(QTabWidget):
              b("runDeleteButton", "del name",
                lambda: act.Delete(self.query_name.currentText().strip())),
              self.query_name],
-            [b("runVersionsButton", "versions", act.Versions),
+            [b("runVersionsButton", tr("versions"), act.Versions),
              b("runEmptyCacheButton", "empty_cache()", act.EmptyCache,
-               "torch.cuda.empty_cache(): give unused cached GPU memory back to the driver")],
+               tr("torch.cuda.empty_cache(): give unused cached GPU memory back to the "
+                  "driver"))],
         ])

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gpumon.i18n import tr
 from gpumon.playground.outcome import Outcome
 from gpumon.ui.playground.style import (
     LIGHT_TONES,
@@ -56,7 +57,7 @@ class OutcomeEntry(QFrame):
         self.setObjectName("outcomeEntry")
         color = outcome_color(outcome)
         self.color = color
-        self.setAccessibleName(f"outcome {number}: {outcome.code}")
+        self.setAccessibleName(tr("outcome {number}: {code}", number=number, code=outcome.code))
 
         chip = QLabel(outcome_tag(outcome))
         chip.setObjectName("outcomeTag")
@@ -71,9 +72,9 @@ class OutcomeEntry(QFrame):
         self.code_label.setToolTip(outcome.code)
         copy = QToolButton()
         copy.setObjectName("copyCodeButton")
-        copy.setText("Copy")
-        copy.setToolTip("Copy the code to the clipboard")
-        copy.setAccessibleName("Copy code")
+        copy.setText(tr("Copy"))
+        copy.setToolTip(tr("Copy the code to the clipboard"))
+        copy.setAccessibleName(tr("Copy code"))
         copy.setAutoRaise(True)
         copy.clicked.connect(lambda: _copy(self.outcome.code))
         self.copy_button = copy
@@ -108,6 +109,15 @@ class OutcomeEntry(QFrame):
         self.tones = t
         self.restyle(t)
 
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+        """The zoom: this entry's style sheet styles its labels and button, which then keep
+        their old font (the code and body stayed 9 pt at 200 %): polish them again."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            for child in (self.code_label, self.body, self.copy_button):
+                child.style().unpolish(child)
+                child.style().polish(child)
+
     def restyle(self, t: Tones) -> None:
         """Colours for a light or dark palette; the chip keeps its device colour."""
         self.tones = t
@@ -119,7 +129,8 @@ class OutcomeEntry(QFrame):
             f" QFrame#outcomeEntry QToolButton {{ color: {t.muted}; }}")
         # code-line cells: keep their lines and indentation (rich text collapses both)
         code = html.escape(self.outcome.code).replace(" ", "&nbsp;").replace("\n", "<br>")
-        self.code_label.setText(f'<span style="{MONO} color:{t.text}"><b>{code}</b></span>')
+        shown = f'<span style="{MONO} color:{t.text}"><b>{code}</b></span>'  # code: English
+        self.code_label.setText(shown)
         self.number_label.setStyleSheet(f"color: {t.faint};")
         self.body.setText(outcome_html(self.outcome, t))
 
@@ -128,13 +139,13 @@ class OutcomeEntry(QFrame):
 
     def _menu(self, pos: QPoint) -> None:
         menu = QMenu(self)
-        menu.addAction("Copy code", lambda: _copy(self.outcome.code))
+        menu.addAction(tr("Copy code"), lambda: _copy(self.outcome.code))
         if self.outcome.error is not None:
             err = self.outcome.error
-            menu.addAction("Copy error", lambda: _copy(f"{err.type_name}: {err.message}"))
+            menu.addAction(tr("Copy error"), lambda: _copy(f"{err.type_name}: {err.message}"))
         elif self.outcome.preview:
-            menu.addAction("Copy result", lambda: _copy(self.outcome.preview))
-        menu.addAction("Copy entry", lambda: _copy(self.plain_text()))
+            menu.addAction(tr("Copy result"), lambda: _copy(self.outcome.preview))
+        menu.addAction(tr("Copy entry"), lambda: _copy(self.plain_text()))
         menu.popup(self.mapToGlobal(pos))
 
 
@@ -146,7 +157,7 @@ class OutcomeLog(QScrollArea):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("outcomeLog")
-        self.setAccessibleName("Playground log of outcomes, newest first")
+        self.setAccessibleName(tr("Playground log of outcomes, newest first"))
         self.setWidgetResizable(True)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         body = QWidget()
@@ -154,9 +165,9 @@ class OutcomeLog(QScrollArea):
         self._layout = QVBoxLayout(body)
         self._layout.setContentsMargins(2, 2, 2, 2)
         self._layout.setSpacing(4)
-        self._empty = QLabel("Outcomes appear here, newest first. Each shows the code, the "
-                             "result and where it lives, or the error exactly as torch "
-                             "wrote it.")
+        self._empty = QLabel(tr("Outcomes appear here, newest first. Each shows the code, the "
+                                "result and where it lives, or the error exactly as torch "
+                                "wrote it."))
         self._empty.setWordWrap(True)
         self._layout.addWidget(self._empty)
         self._layout.addStretch(1)

@@ -20,6 +20,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtGui import QColor
 
+from gpumon.i18n import N_, tr
 from gpumon.playground.devices import DeviceOption, match_cuda_to_nvml
 from gpumon.playground.memory import torch_memory_counters
 from gpumon.playground.outcome import Outcome
@@ -41,9 +42,9 @@ ALLOCATED_KEY = "torch_allocated_bytes"
 RESERVED_KEY = "torch_reserved_bytes"
 #: (History key, legend label, colour, dashed) added to a GPU's memory graph once used.
 SERIES: tuple[tuple[str, str, str, bool], ...] = (
-    (SELF_MEM_KEY, "NVML: this process", "#9467bd", True),
-    (RESERVED_KEY, "torch reserved", "#ff7f0e", False),
-    (ALLOCATED_KEY, "torch allocated", "#d62728", False),
+    (SELF_MEM_KEY, N_("NVML: this process"), "#9467bd", True),
+    (RESERVED_KEY, N_("torch reserved"), "#ff7f0e", False),
+    (ALLOCATED_KEY, N_("torch allocated"), "#d62728", False),
 )
 #: Marker labels step down the graph so actions close in time stay readable.
 LABEL_POSITIONS = (0.9, 0.78, 0.66, 0.54)
@@ -193,7 +194,7 @@ class MonitorLink(QObject):
         panel.setProperty(_SERIES_PROPERTY, True)
         for key, label, color, dashed in SERIES:
             style = Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine
-            panel.add_memory_series(key, label, color, style=style)
+            panel.add_memory_series(key, tr(label), color, style=style)
         legend = panel.memory_plot.legend
         if legend is not None:  # bottom left: the marker labels use the top of the graph
             box = QColor(panel.memory_widget.backgroundBrush().color())  # follows the theme

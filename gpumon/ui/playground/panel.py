@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gpumon.i18n import N_, ntr, tr
 from gpumon.playground.actions import Action
 from gpumon.playground.codeline import RunCode
 from gpumon.playground.device_offer import offered
@@ -62,6 +63,11 @@ if TYPE_CHECKING:
 WORKSPACE_COLUMNS = ("name", "kind", "shape", "dtype", "device", "size")
 BUSY_COLORS = {False: "#8a5a00", True: "#ffb74d"}  # amber on a light / a dark palette
 
+#: WORKSPACE_COLUMNS as the table's header shows them, in the chosen language.
+COLUMN_TITLES = (N_("name"), N_("kind"), N_("shape"), N_("dtype"), N_("device"), N_("size"))
+#: The workspace's kinds as the table shows them (the kernel names them in English).
+KINDS = {"tensor": N_("tensor"), "model": N_("model")}
+
 
 class WorkspaceTable(QTableWidget):
     """Named tensors and models: name, kind, shape, dtype, device (coloured), size."""
@@ -69,8 +75,8 @@ class WorkspaceTable(QTableWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(0, len(WORKSPACE_COLUMNS), parent)
         self.setObjectName("workspaceTable")
-        self.setAccessibleName("Workspace: named tensors and models")
-        self.setHorizontalHeaderLabels(list(WORKSPACE_COLUMNS))
+        self.setAccessibleName(tr("Workspace: named tensors and models"))
+        self.setHorizontalHeaderLabels([tr(c) for c in COLUMN_TITLES])
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.verticalHeader().hide()
@@ -97,8 +103,10 @@ class WorkspaceTable(QTableWidget):
             if e.shape is not None:
                 shape = shape_text(e.shape)
             else:
-                shape = f"{e.parameters} parameters" if e.parameters is not None else ""
-            cells = (e.name, e.kind, shape, e.dtype or "", e.device, human_bytes(e.size_bytes))
+                shape = "" if e.parameters is None else ntr(
+                    "{n} parameter", "{n} parameters", e.parameters)
+            kind = tr(KINDS[e.kind]) if e.kind in KINDS else e.kind
+            cells = (e.name, kind, shape, e.dtype or "", e.device, human_bytes(e.size_bytes))
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if col == 4:
@@ -130,17 +138,17 @@ class PlaygroundPanel(QWidget):
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("playgroundPanel")
-        self.setAccessibleName("PyTorch playground")
+        self.setAccessibleName(tr("PyTorch playground"))
         self.engine = engine
         self._grid = grid
         self._grid_home: QSplitter | None = None  # where the grid goes back when hidden
         self._mine: deque[tuple[int, str]] = deque()  # (ticket, code) submitted here
         self._torch_devices: list[DeviceOption] = []  # what the kernel's torch offers
 
-        self.status_label = QLabel("PyTorch loads on its own thread when the playground is "
-                                   "first used.")
+        self.status_label = QLabel(tr("PyTorch loads on its own thread when the playground "
+                                      "is first used."))
         self.status_label.setObjectName("playgroundStatus")
-        self.status_label.setAccessibleName("PyTorch status")
+        self.status_label.setAccessibleName(tr("PyTorch status"))
         self.status_label.setWordWrap(True)
         self.busy_bar = QProgressBar()
         self.busy_bar.setObjectName("busyBar")
@@ -151,7 +159,7 @@ class PlaygroundPanel(QWidget):
         self.busy_bar.hide()
         self.busy_label = QLabel()
         self.busy_label.setObjectName("busyLabel")
-        self.busy_label.setAccessibleName("Running actions")
+        self.busy_label.setAccessibleName(tr("Running actions"))
         self.code_bar = CodeBar()
         self.forms = ActionForms()
         self.workspace_table = WorkspaceTable()
@@ -177,7 +185,7 @@ class PlaygroundPanel(QWidget):
         self.graphs.setObjectName("playgroundGraphs")
         graphs_layout = self._graphs_layout = QVBoxLayout(self.graphs)
         graphs_layout.setContentsMargins(0, 0, 0, 0)
-        self._graphs_hint = QLabel("The GPU graphs show here while this page is open.")
+        self._graphs_hint = QLabel(tr("The GPU graphs show here while this page is open."))
         self._graphs_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
         graphs_layout.addWidget(self._graphs_hint)
         # Without GPUs: the kernel process's main memory, live (cpu_view.py).
@@ -251,9 +259,11 @@ class PlaygroundPanel(QWidget):
         """Stop / Esc: interrupt the running code (the kernel restarts if it does not stop)."""
         how = self.engine.interrupt()
         if how == "signalled":
-            self.busy_label.setText("stopping… (interrupted; restarted if not stopped in 2 s)")
+            self.busy_label.setText(tr("stopping… (interrupted; restarted if not stopped in "
+                                       "2 s)"))
         elif how == "restarted":
-            self.busy_label.setText("stopped: the kernel was still starting, so it was restarted")
+            self.busy_label.setText(tr("stopped: the kernel was still starting, so it was "
+                                       "restarted"))
         return how
 
     def load(self) -> None:
@@ -317,8 +327,8 @@ class PlaygroundPanel(QWidget):
     # -- engine signals ------------------------------------------------------------------
     @Slot()
     def _on_loading_started(self) -> None:
-        self.status_label.setText("loading PyTorch… (on its own thread; the graphs keep "
-                                  "updating)")
+        self.status_label.setText(tr("loading PyTorch… (on its own thread; the graphs keep "
+                                     "updating)"))
         self._set_status_tone("busy")
 
     @Slot(object)
@@ -328,10 +338,10 @@ class PlaygroundPanel(QWidget):
             self._set_status_tone("")
             self.forms.set_runnable(True)
             return
-        self.status_label.setText(
-            f"The playground needs PyTorch, which is not usable here ({status.message}). "
-            "The monitor keeps working; install PyTorch and restart gpumon to use the "
-            "playground.")
+        self.status_label.setText(tr(
+            "The playground needs PyTorch, which is not usable here ({why}). The monitor "
+            "keeps working; install PyTorch and restart gpumon to use the playground.",
+            why=status.message))
         self._set_status_tone("error")
         self.forms.set_runnable(False)
 
@@ -358,8 +368,9 @@ class PlaygroundPanel(QWidget):
         self.link.set_device_options(options)
         status = self.engine.load_status
         names = ", ".join(o.name for o in options)
-        self.status_label.setText(f"{status.status_text() if status else 'PyTorch'} · "
-                                  f"devices: {names}")
+        self.status_label.setText(tr("{status} · devices: {names}",
+                                     status=status.status_text() if status else "PyTorch",
+                                     names=names))
         self.status_label.setToolTip("\n".join(o.label for o in options))
 
     @Slot(object)
@@ -393,11 +404,14 @@ class PlaygroundPanel(QWidget):
     @Slot(int)
     def _show_queue(self, length: int) -> None:
         if length <= 0:
-            self.busy_label.setText("loading…" if self.engine.loading else "")
+            self.busy_label.setText(tr("loading…") if self.engine.loading else "")
             return
-        running = self._mine[0][1] if self._mine else "an action"
-        more = f" · {length - 1} queued" if length > 1 else ""
-        self.busy_label.setText(f"running {running}{more}")
+        running = self._mine[0][1] if self._mine else tr("an action")
+        if length > 1:
+            self.busy_label.setText(tr("running {code} · {queued} queued", code=running,
+                                       queued=length - 1))
+        else:
+            self.busy_label.setText(tr("running {code}", code=running))
 
     @Slot(int, int)
     def _use_name(self, row: int, _column: int) -> None:

@@ -10,6 +10,7 @@ import html
 import time
 from dataclasses import dataclass
 
+from gpumon.i18n import N_, ntr, tr
 from gpumon.playground.errors import REFUSED
 from gpumon.playground.memory import MemoryReading, human_bytes
 from gpumon.playground.outcome import Outcome
@@ -105,20 +106,24 @@ def outcome_tag(outcome: Outcome) -> str:
     ``stopped``, ``cuda:0``, ``cpu``, ``meta``, or ``ok`` for a bare answer."""
     if not outcome.ok:
         name = outcome.error.type_name if outcome.error is not None else ""
-        return {REFUSED: "refused", "KernelDied": "kernel", "KernelRestarted": "kernel",
-                "InternalError": "bug", "KeyboardInterrupt": "stopped"}.get(name, "error")
-    return outcome_device(outcome) or "ok"
+        tag = {REFUSED: N_("refused"), "KernelDied": N_("kernel"),
+               "KernelRestarted": N_("kernel"), "InternalError": N_("bug"),
+               "KeyboardInterrupt": N_("stopped")}.get(name, N_("error"))
+        return tr(tag)
+    return outcome_device(outcome) or tr("ok")
 
 
-#: A marker's prefix when its action created the CUDA context on that GPU.
+#: A marker's prefix (in English) when its action created the CUDA context on that GPU.
 CONTEXT_LABEL = "context created"
 
 
 def marker_text(outcome: Outcome, device: str) -> str:
-    """A marker's label: the code's first line, after CONTEXT_LABEL where the action made
+    """A marker's label: the code's first line, after "context created:" where the action made
     the CUDA context on ``device`` (NVML's memory jumps there, torch's counters do not)."""
     text = short_code(outcome.code)
-    return f"{CONTEXT_LABEL}: {text}" if device in outcome.contexts_created else text
+    if device in outcome.contexts_created:
+        return tr("context created: {code}", code=text)
+    return text
 
 
 def short_code(code: str, limit: int = 28) -> str:
@@ -140,11 +145,20 @@ def format_duration(seconds: float) -> str:
     return f"{seconds:.2f} s"
 
 
+#: Cards about the kernel rather than an operation (Stop, a death, a restart, our bug): how
+#: long the code ran is not known there, so they give no duration.
+UNTIMED = ("KeyboardInterrupt", "KernelDied", "KernelRestarted", "InternalError")
+
+
 def took_text(outcome: Outcome) -> str:
-    """``took 1.2 ms``; ``stopped before torch ran it`` for an error raised while checking."""
+    """``took 1.2 ms``; ``stopped before torch ran it`` for an error raised while checking;
+    "" for a card about the kernel (UNTIMED), which used to say "stopped before" too."""
+    err = outcome.error
+    if err is not None and not err.by_torch and err.type_name in UNTIMED:
+        return ""
     if outcome.duration_s == 0.0 and not outcome.memory_before and not outcome.ok:
-        return "stopped before the operation ran"
-    return f"took {format_duration(outcome.duration_s)}"
+        return tr("stopped before the operation ran")
+    return tr("took {duration}", duration=format_duration(outcome.duration_s))
 
 
 def _reading_text(before: MemoryReading | None, after: MemoryReading) -> str:
@@ -152,15 +166,15 @@ def _reading_text(before: MemoryReading | None, after: MemoryReading) -> str:
         a: int | None = None if before is None else getattr(before, field)
         b: int | None = getattr(after, field)
         if b is None:
-            return "n/a"
+            return tr("n/a")
         if a is None or a == b:
             return human_bytes(b)
         return f"{human_bytes(a)} → {human_bytes(b)}"
 
     if after.device == "cpu":
-        return f"cpu RSS {arrow('rss_bytes')}"
-    return (f"{after.device} allocated {arrow('allocated_bytes')}, "
-            f"reserved {arrow('reserved_bytes')}")
+        return tr("cpu RSS {rss}", rss=arrow("rss_bytes"))
+    return tr("{device} allocated {allocated}, reserved {reserved}", device=after.device,
+              allocated=arrow("allocated_bytes"), reserved=arrow("reserved_bytes"))
 
 
 def memory_text(outcome: Outcome) -> str:
@@ -176,17 +190,17 @@ def facts_text(outcome: Outcome) -> str:
     if outcome.result_name:
         facts.append(f"→ {outcome.result_name}")
     if outcome.shape is not None:
-        facts.append("shape " + shape_text(outcome.shape))
+        facts.append(tr("shape {shape}", shape=shape_text(outcome.shape)))
     if outcome.dtype:
         facts.append(outcome.dtype)
     if outcome.device:
-        facts.append(f"on {outcome.device}")
+        facts.append(tr("on {device}", device=outcome.device))
     if outcome.grad_fn:
         facts.append(f"grad_fn={outcome.grad_fn}")
     if outcome.copied is True:
-        facts.append("copied: new memory on the target device")
+        facts.append(tr("copied: new memory on the target device"))
     elif outcome.copied is False:
-        facts.append("no copy: the result IS the source (already there)")
+        facts.append(tr("no copy: the result IS the source (already there)"))
     return " · ".join(facts)
 
 
@@ -195,7 +209,8 @@ def operands_text(outcome: Outcome) -> str:
     parts = []
     for op in outcome.operands:
         shape = "" if op.shape is None else " " + shape_text(op.shape)
-        parts.append(f"{op.code} on {op.device}{shape}{' ' + op.dtype if op.dtype else ''}")
+        dtype = " " + op.dtype if op.dtype else ""
+        parts.append(tr("{code} on {device}", code=op.code, device=op.device) + shape + dtype)
     return "; ".join(parts)
 
 
@@ -214,12 +229,14 @@ def outcome_plain(outcome: Outcome) -> str:
     elif outcome.error is not None:
         lines.append(f"{outcome.error.type_name}: {outcome.error.message}")
         if outcome.operands:
-            lines.append("operands: " + operands_text(outcome))
+            lines.append(tr("operands: {operands}", operands=operands_text(outcome)))
         lines.append(outcome.error.explanation)
-    lines.append(took_text(outcome))
+    took = took_text(outcome)
+    if took:
+        lines.append(took)
     memory = memory_text(outcome)
     if memory:
-        lines.append(f"memory: {memory}")
+        lines.append(tr("memory: {memory}", memory=memory))
     return "\n".join(lines)
 
 
@@ -234,8 +251,9 @@ def message_shown(message: str) -> str:
     if len(lines) <= MAX_MESSAGE_LINES:
         return message
     rest = len(lines) - MAX_MESSAGE_LINES
-    return "\n".join(lines[:MAX_MESSAGE_LINES]) + \
-        f"\n… {rest} more lines (right-click ▸ Copy error copies all of them)"
+    return "\n".join(lines[:MAX_MESSAGE_LINES]) + "\n" + ntr(
+        "… {n} more line (right-click ▸ Copy error copies all of them)",
+        "… {n} more lines (right-click ▸ Copy error copies all of them)", rest)
 
 
 def output_shown(output: str) -> str:
@@ -244,15 +262,16 @@ def output_shown(output: str) -> str:
     if len(lines) <= MAX_OUTPUT_LINES:
         return "\n".join(lines)
     rest = len(lines) - MAX_OUTPUT_LINES
-    return "\n".join(lines[:MAX_OUTPUT_LINES]) + \
-        f"\n… {rest} more lines (right-click ▸ Copy entry copies all of them)"
+    return "\n".join(lines[:MAX_OUTPUT_LINES]) + "\n" + ntr(
+        "… {n} more line (right-click ▸ Copy entry copies all of them)",
+        "… {n} more lines (right-click ▸ Copy entry copies all of them)", rest)
 
 
 def outcome_html(outcome: Outcome, t: Tones = LIGHT_TONES) -> str:
     """The body of a log entry (below its code line) as Qt rich text, in ``t``'s colours."""
     rows: list[str] = []
     if outcome.output:  # what the code printed, before its value or error, as in a notebook
-        rows.append(f'<span style="color:{t.muted}">printed:</span><br>'
+        rows.append(f'<span style="color:{t.muted}">{html.escape(tr("printed:"))}</span><br>'
                     + _pre(output_shown(outcome.output), t.text))
     if outcome.ok:
         if outcome.preview:
@@ -268,13 +287,17 @@ def outcome_html(outcome: Outcome, t: Tones = LIGHT_TONES) -> str:
         rows.append(f'<b style="{MONO} color:{t.error}">{html.escape(err.type_name)}:</b> '
                     + _pre(message_shown(err.message), t.error))
         if outcome.operands:
-            rows.append(f'<span style="color:{t.muted}">operands:</span> '
+            rows.append(f'<span style="color:{t.muted}">{html.escape(tr("operands:"))}</span> '
                         f'<span style="color:{t.text}">{html.escape(operands_text(outcome))}'
                         "</span>")
-        who = "gpumon refused before torch ran it: " if err.type_name == REFUSED else ""
-        rows.append(f'<i style="color:{t.soft}">{html.escape(who + err.explanation)}</i>')
+        said = err.explanation
+        if err.type_name == REFUSED:
+            said = tr("gpumon refused before torch ran it: {explanation}",
+                      explanation=err.explanation)
+        rows.append(f'<i style="color:{t.soft}">{html.escape(said)}</i>')
     stamp = time.strftime("%H:%M:%S", time.localtime(outcome.started_at))
-    foot = f"{stamp} · {took_text(outcome)}"
+    took = took_text(outcome)
+    foot = f"{stamp} · {took}" if took else stamp
     memory = memory_text(outcome)
     if memory:
         foot += f" · {memory}"
