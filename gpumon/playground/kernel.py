@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from types import FrameType
 from typing import IO, Any
 
+from gpumon import i18n
 from gpumon.playground.engine import Engine
 from gpumon.playground.lesson import LessonRunner, LessonStep
 from gpumon.playground.memory import torch_memory_counters
@@ -76,6 +77,8 @@ class Kernel:
     def answer(self, request: Request) -> None:
         """Run one request; torch's errors are in the Outcome, ours become internal_error."""
         handler = self._handlers.get(request.kind)
+        if request.language != i18n.language():  # the window's language, for every sentence
+            i18n.set_language(request.language)
         try:
             try:
                 self.busy = request.kind in USER_CODE

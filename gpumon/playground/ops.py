@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from gpumon.i18n import tr
 from gpumon.playground import actions as act
 from gpumon.playground import cuda_calls
 from gpumon.playground.describe import dtype_name, model_bytes, operand_info
@@ -42,25 +43,26 @@ def _torch() -> Any:
 def check_name(name: str) -> str:
     """A workspace name must be a Python identifier, so the shown code is real Python."""
     if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
-        raise Refusal(f"{name!r} is not a usable name: use letters, digits and _, such as x "
-                      "or y2, not starting with a digit.")
+        raise Refusal(tr("{name} is not a usable name: use letters, digits and _, such as x "
+                         "or y2, not starting with a digit.", name=repr(name)))
     if name in RESERVED_NAMES:
-        raise Refusal(f"{name!r} would hide the module of that name in the shown code; "
-                      "choose another name.")
+        raise Refusal(tr("{name} would hide the module of that name in the shown code; "
+                         "choose another name.", name=repr(name)))
     return name
 
 
 def lookup(values: Values, name: str) -> Any:
     if name not in values:
-        have = ", ".join(values) or "none yet"
-        raise Refusal(f"There is no value named {name!r}. Names in the workspace: {have}.")
+        have = ", ".join(values) or tr("none yet")
+        raise Refusal(tr("There is no value named {name}. Names in the workspace: {have}.",
+                         name=repr(name), have=have))
     return values[name]
 
 
 def lookup_tensor(values: Values, name: str) -> torch.Tensor:
     value = lookup(values, name)
     if not isinstance(value, _torch().Tensor):
-        raise Refusal(f"{name!r} is a model, not a tensor.")
+        raise Refusal(tr("{name} is a model, not a tensor.", name=repr(name)))
     return value
 
 
@@ -69,7 +71,8 @@ def check_dtype(dtype: str | None) -> torch.dtype | None:
         return None
     key = act.dtype_key(dtype) if isinstance(dtype, str) else dtype
     if key not in act.DTYPES:
-        raise Refusal(f"Unknown dtype {dtype!r}; choose one of: {', '.join(act.DTYPES)}.")
+        raise Refusal(tr("Unknown dtype {dtype}; choose one of: {choices}.",
+                         dtype=repr(dtype), choices=", ".join(act.DTYPES)))
     result: torch.dtype = getattr(_torch(), key)
     return result
 
@@ -90,7 +93,7 @@ def moved(value: Any, how: str | None, device: str | None, index: int | None,
         run.hold(*(p.device for p in value.parameters()))
     if how == "to":
         if device is None:
-            raise Refusal("Say where to move it: .to('cpu') or .to('cuda:0').")
+            raise Refusal(tr("Say where to move it: .to('cpu') or .to('cuda:0')."))
         target = resolve_device(device)
         run.touch(target)
         if source_dev is None or source_dev != target:
@@ -109,7 +112,7 @@ def moved(value: Any, how: str | None, device: str | None, index: int | None,
         if source_dev is None or source_dev.type != "cpu":
             check_fits(nbytes, "cpu", None)
         return lambda: value.cpu()
-    raise Refusal(f"Unknown move {how!r}: use to, cuda or cpu.")
+    raise Refusal(tr("Unknown move {how}: use to, cuda or cpu.", how=repr(how)))
 
 
 @dataclass
@@ -203,17 +206,18 @@ def query(values: Values, action: act.Action, run: ActionRun) -> None:
             run.touch(f"cuda:{action.index}")
         p = run.execute(lambda: torch.cuda.get_device_properties(action.index))
         run.details = (
-            ("name", str(p.name)), ("total memory", f"{p.total_memory:,} bytes"),
-            ("compute capability", f"{p.major}.{p.minor}"),
-            ("multiprocessors", str(p.multi_processor_count)),
+            (tr("name"), str(p.name)),
+            (tr("total memory"), tr("{count} bytes", count=f"{p.total_memory:,}")),
+            (tr("compute capability"), f"{p.major}.{p.minor}"),
+            (tr("multiprocessors"), str(p.multi_processor_count)),
             ("uuid", str(getattr(p, "uuid", ""))),
         )
     elif isinstance(action, act.Versions):
         cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
         run.execute(lambda: (torch.__version__, torch.version.cuda))
         # str(): torch.__version__ is torch's own str subclass, which the window refuses
-        run.details = (("torch", str(torch.__version__)), ("CUDA build", str(torch.version.cuda)),
-                       ("cuDNN", str(cudnn)))
+        run.details = (("torch", str(torch.__version__)),
+                       (tr("CUDA build"), str(torch.version.cuda)), ("cuDNN", str(cudnn)))
     elif isinstance(action, act.TensorDevice):
         t = lookup_tensor(values, action.name)
         run.operands.append(operand_info(action.name, t))
@@ -227,8 +231,8 @@ def create_tensor(values: Values, action: act.CreateTensor, run: ActionRun) -> N
     try:
         parsed = parse_values(action.values)
     except ValuesError as exc:
-        raise Refusal(str(exc), "torch.tensor needs numbers in rectangular nested lists.") \
-            from None
+        raise Refusal(str(exc), tr("torch.tensor needs numbers in rectangular nested "
+                                   "lists.")) from None
     kw: dict[str, Any] = {"dtype": dtype}
     if action.device is not None:
         device = resolve_device(action.device)
@@ -245,10 +249,12 @@ def create_filled(values: Values, action: act.CreateFilled, run: ActionRun) -> N
     torch = _torch()
     check_name(action.name)
     if action.kind not in act.FILL_KINDS:
-        raise Refusal(f"Unknown fill {action.kind!r}; choose one of: {', '.join(act.FILL_KINDS)}.")
+        raise Refusal(tr("Unknown fill {kind}; choose one of: {choices}.",
+                         kind=repr(action.kind), choices=", ".join(act.FILL_KINDS)))
     shape = tuple(action.shape)
     if len(shape) > MAX_DIMS or not all(type(d) is int and d >= 0 for d in shape):
-        raise Refusal(f"A shape is up to {MAX_DIMS} whole numbers, each 0 or more; got {shape}.")
+        raise Refusal(tr("A shape is up to {most} whole numbers, each 0 or more; got {shape}.",
+                         most=MAX_DIMS, shape=shape))
     dtype = check_dtype(action.dtype)
     device = resolve_device(action.device) if action.device is not None else None
     run.touch(device or "cpu")
@@ -275,7 +281,8 @@ def create_model(values: Values, action: act.CreateModel, run: ActionRun) -> Non
     check_name(action.name)
     for label, n in (("in_features", action.in_features), ("out_features", action.out_features)):
         if type(n) is not int or n < 1:
-            raise Refusal(f"{label} must be a whole number of 1 or more; got {n!r}.")
+            raise Refusal(tr("{label} must be a whole number of 1 or more; got {value}.",
+                             label=label, value=repr(n)))
     kw: dict[str, Any] = {"bias": action.bias}
     target = torch.device("cpu")
     if action.device is not None:
@@ -314,12 +321,12 @@ _BINARY: dict[str, Callable[[Any, Any], Any]] = {
 def compute(values: Values, action: act.Compute, run: ActionRun) -> None:
     check_name(action.result)
     if action.op not in act.COMPUTE_OPS:
-        raise Refusal(f"Unknown operation {action.op!r}; choose one of: "
-                      f"{', '.join(act.COMPUTE_OPS)}.")
+        raise Refusal(tr("Unknown operation {op}; choose one of: {choices}.",
+                         op=repr(action.op), choices=", ".join(act.COMPUTE_OPS)))
     a = operand(values, action.a, run)
     if action.op in _BINARY:
         if action.b is None:
-            raise Refusal(f"{action.op} needs a second operand.")
+            raise Refusal(tr("{op} needs a second operand.", op=action.op))
         b = operand(values, action.b, run)
         binary = _BINARY[action.op]
         if action.op == "matmul":
@@ -330,7 +337,8 @@ def compute(values: Values, action: act.Compute, run: ActionRun) -> None:
     elif action.op == "pow":
         exponent = action.exponent
         if type(exponent) not in (int, float) or not math.isfinite(exponent):
-            raise Refusal(f"The exponent must be a finite number; got {exponent!r}.")
+            raise Refusal(tr("The exponent must be a finite number; got {value}.",
+                             value=repr(exponent)))
         # The result counts too: x ** 0.5 of a uint8 tensor is float32, four times its size.
         guard_result(lambda: a.meta() ** exponent, a.device, a.nbytes())
         fn = lambda: a.get() ** exponent  # noqa: E731
@@ -344,11 +352,12 @@ def model_parameters(values: Values, action: act.ModelParameters, run: ActionRun
     torch = _torch()
     model = lookup(values, action.name)
     if not isinstance(model, torch.nn.Module):
-        raise Refusal(f"{action.name!r} is a tensor, not a model.")
+        raise Refusal(tr("{name} is a tensor, not a model.", name=repr(action.name)))
     run.operands.append(operand_info(action.name, model))
     run.kind = "value"
     run.execute(lambda: [p.device for p in model.parameters()])
-    run.details = tuple((n, f"{p.device}, shape {tuple(p.shape)}, {dtype_name(p.dtype)}")
+    run.details = tuple((n, tr("{device}, shape {shape}, {dtype}", device=str(p.device),
+                               shape=tuple(p.shape), dtype=dtype_name(p.dtype)))
                         for n, p in model.named_parameters())
 
 
@@ -357,7 +366,7 @@ def call_model(values: Values, action: act.CallModel, run: ActionRun) -> None:
     check_name(action.result)
     model = lookup(values, action.model)
     if not isinstance(model, torch.nn.Module):
-        raise Refusal(f"{action.model!r} is a tensor, not a model.")
+        raise Refusal(tr("{name} is a tensor, not a model.", name=repr(action.model)))
     run.operands.append(operand_info(action.model, model))
     for p in model.parameters():
         run.hold(p.device)
@@ -411,7 +420,7 @@ def try_gpus(values: Values, action: act.TryGpu | act.TryAllGpus, run: ActionRun
         return
     i = action.index
     if type(i) is not int:
-        raise Refusal(f"try_gpu takes a whole number, not {i!r}.")
+        raise Refusal(tr("try_gpu takes a whole number, not {value}.", value=repr(i)))
     run.execute(lambda: torch.device(f"cuda:{i}") if torch.cuda.device_count() >= i + 1
                 else torch.device("cpu"))
 
@@ -423,8 +432,8 @@ def to_numpy(values: Values, action: act.ToNumpy, run: ActionRun) -> None:
     run.kind = "value"
     array = run.execute(lambda: t.get().numpy())
     run.copied = source.device.type != "cpu" or array.ctypes.data != source.data_ptr()
-    run.details = (("lives in", "main memory (a numpy array)"),
-                   ("shares memory with the tensor", "no" if run.copied else "yes"))
+    run.details = ((tr("lives in"), tr("main memory (a numpy array)")),
+                   (tr("shares memory with the tensor"), tr("no") if run.copied else tr("yes")))
 
 
 HANDLERS: dict[type, Handler] = {
