@@ -187,7 +187,8 @@ def explanation_msgid(type_name: str, message: str) -> str:
 def explain(type_name: str, message: str) -> str:
     """One plain-words line for an error, from the first pattern that matches, in the
     chosen language."""
-    return tr(explanation_msgid(type_name, message))
+    msgid = explanation_msgid(type_name, message)  # a table entry, marked with N_()
+    return tr(msgid)
 
 
 def error_from_exception(exc: BaseException) -> ErrorInfo:
