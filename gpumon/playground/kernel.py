@@ -7,7 +7,10 @@ like a Jupyter kernel. The window never imports torch; a crash, an OOM kill or a
 here costs the workspace, never the window. SIGINT (CTRL_BREAK on Windows) interrupts the
 running request and is ignored while idle, so it can never cut a frame in half. A side thread
 sends the CUDA allocator counters every ``COUNTER_PERIOD_S`` while they change, so a training
-loop's memory is seen growing while it runs.
+loop's memory is seen growing while it runs. Each request carries the window's language
+(``Request.language``): the kernel switches to it first, so every sentence it builds (an
+explanation, a refusal, the lesson's words) is in the window's language, while torch's own
+messages stay exactly as torch wrote them.
 """
 
 from __future__ import annotations
