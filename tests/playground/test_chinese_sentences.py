@@ -42,7 +42,7 @@ def test_the_same_shape_sentence_in_english() -> None:
 
 
 def test_as_is_works_in_either_language(chinese: None) -> None:
-    assert i18n.tr(AS_IS) == "（保持不动）"
+    assert i18n.tr(AS_IS) == "（不变）"
     assert ref_for("x", i18n.tr(AS_IS)) == "x"
     assert ref_for("x", AS_IS) == "x"
     assert ref_for("x", ".cpu()") == act.Ref("x", "cpu")
@@ -79,12 +79,12 @@ def test_device_offer_in_chinese(chinese: None) -> None:
     cpu = DeviceOption("cpu", "cpu — 内存")
     options = offered([cpu], nvml_gpus=2)
     assert [o.name for o in options] == ["cpu", "cuda:0", "cuda:1"]
-    assert options[1].label == ("cuda:0 — 此处不可用（PyTorch 看不到任何 CUDA 设备）；"
+    assert options[1].label == ("cuda:0 — 本机不可用（PyTorch 看不到任何 CUDA 设备）；"
                                 "选择它可以看看 torch 怎么说")
     assert all(is_unavailable(o) for o in options[1:]) and not is_unavailable(cpu)
     assert i18n.tr(NOT_HERE) in options[1].label
     some = offered([cpu, DeviceOption("cuda:0", "cuda:0 — H100", "a" * 32)], nvml_gpus=2)
-    assert some[2].label.startswith("cuda:1 — 此处不可用（PyTorch 只看到其中 1 个）")
+    assert some[2].label.startswith("cuda:1 — 本机不可用（PyTorch 只看到其中 1 个）")
 
 
 def test_device_offer_in_english_is_unchanged() -> None:
