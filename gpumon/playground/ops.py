@@ -7,7 +7,6 @@ passed to torch, so the real error is what the user sees.
 
 from __future__ import annotations
 
-import keyword
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,7 +20,9 @@ from gpumon.playground.devices import check_cuda_index, resolve_device
 from gpumon.playground.errors import Refusal
 from gpumon.playground.memory import check_fits
 from gpumon.playground.metarules import check_call_meta, check_matmul_meta
+from gpumon.playground.queries import query, try_gpus
 from gpumon.playground.values import ValuesError, parse_values
+from gpumon.playground.workspace_names import check_dtype, check_name, lookup, lookup_tensor
 
 if TYPE_CHECKING:
     import torch
@@ -31,50 +32,12 @@ if TYPE_CHECKING:
 Values = dict[str, Any]
 Handler = Callable[[Values, Any, "ActionRun"], None]
 MAX_DIMS = 8
-RESERVED_NAMES = frozenset({"torch", "nn"})
 
 
 def _torch() -> Any:
     import torch
 
     return torch
-
-
-def check_name(name: str) -> str:
-    """A workspace name must be a Python identifier, so the shown code is real Python."""
-    if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
-        raise Refusal(tr("{name} is not a usable name: use letters, digits and _, such as x "
-                         "or y2, not starting with a digit.", name=repr(name)))
-    if name in RESERVED_NAMES:
-        raise Refusal(tr("{name} would hide the module of that name in the shown code; "
-                         "choose another name.", name=repr(name)))
-    return name
-
-
-def lookup(values: Values, name: str) -> Any:
-    if name not in values:
-        have = ", ".join(values) or tr("none yet")
-        raise Refusal(tr("There is no value named {name}. Names in the workspace: {have}.",
-                         name=repr(name), have=have))
-    return values[name]
-
-
-def lookup_tensor(values: Values, name: str) -> torch.Tensor:
-    value = lookup(values, name)
-    if not isinstance(value, _torch().Tensor):
-        raise Refusal(tr("{name} is a model, not a tensor.", name=repr(name)))
-    return value
-
-
-def check_dtype(dtype: str | None) -> torch.dtype | None:
-    if dtype is None:
-        return None
-    key = act.dtype_key(dtype) if isinstance(dtype, str) else dtype
-    if key not in act.DTYPES:
-        raise Refusal(tr("Unknown dtype {dtype}; choose one of: {choices}.",
-                         dtype=repr(dtype), choices=", ".join(act.DTYPES)))
-    result: torch.dtype = getattr(_torch(), key)
-    return result
 
 
 def moved(value: Any, how: str | None, device: str | None, index: int | None,
@@ -182,46 +145,6 @@ def guard_result(meta_fn: Callable[[], Any], device: torch.device, copies: int =
 
 
 # --- handlers ----------------------------------------------------------------------------
-
-
-def query(values: Values, action: act.Action, run: ActionRun) -> None:
-    # The user's own questions: is_available, device_count, current_device and
-    # get_device_name / get_device_properties create no CUDA context (cuda_calls.py).
-    torch = _torch()
-    run.kind = "value"
-    if isinstance(action, act.IsAvailable):
-        run.execute(torch.cuda.is_available)
-    elif isinstance(action, act.DeviceCount):
-        run.execute(torch.cuda.device_count)
-    elif isinstance(action, act.CurrentDevice):
-        run.execute(torch.cuda.current_device)
-    elif isinstance(action, act.DeviceName):
-        # touch, not hold: the marker goes on that GPU's graph, but a query holds no tensor
-        # there, so it is not synchronised (that would create a context: cuda_calls.py).
-        if torch.cuda.is_available():
-            run.touch(f"cuda:{action.index}")
-        run.execute(lambda: torch.cuda.get_device_name(action.index))
-    elif isinstance(action, act.DeviceProperties):
-        if torch.cuda.is_available():
-            run.touch(f"cuda:{action.index}")
-        p = run.execute(lambda: torch.cuda.get_device_properties(action.index))
-        run.details = (
-            (tr("name"), str(p.name)),
-            (tr("total memory"), tr("{count} bytes", count=f"{p.total_memory:,}")),
-            (tr("compute capability"), f"{p.major}.{p.minor}"),
-            (tr("multiprocessors"), str(p.multi_processor_count)),
-            ("uuid", str(getattr(p, "uuid", ""))),
-        )
-    elif isinstance(action, act.Versions):
-        cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
-        run.execute(lambda: (torch.__version__, torch.version.cuda))
-        # str(): torch.__version__ is torch's own str subclass, which the window refuses
-        run.details = (("torch", str(torch.__version__)),
-                       (tr("CUDA build"), str(torch.version.cuda)), ("cuDNN", str(cudnn)))
-    elif isinstance(action, act.TensorDevice):
-        t = lookup_tensor(values, action.name)
-        run.operands.append(operand_info(action.name, t))
-        run.execute(lambda: t.device)
 
 
 def create_tensor(values: Values, action: act.CreateTensor, run: ActionRun) -> None:
@@ -407,22 +330,6 @@ def empty_cache(values: Values, action: act.EmptyCache, run: ActionRun) -> None:
         run.hold(*(f"cuda:{i}" for i in range(torch.cuda.device_count())
                    if cuda_calls.reserved_bytes(torch, i) > 0))
     run.execute(torch.cuda.empty_cache)
-
-
-def try_gpus(values: Values, action: act.TryGpu | act.TryAllGpus, run: ActionRun) -> None:
-    """d2l's try_gpu / try_all_gpus, run as the shown code does: by asking device_count
-    (no CUDA context; cuda_calls.py). The result is a torch.device, which holds no memory."""
-    torch = _torch()
-    run.kind = "value"
-    if isinstance(action, act.TryAllGpus):
-        run.execute(lambda: [torch.device(f"cuda:{i}")
-                             for i in range(torch.cuda.device_count())] or [torch.device("cpu")])
-        return
-    i = action.index
-    if type(i) is not int:
-        raise Refusal(tr("try_gpu takes a whole number, not {value}.", value=repr(i)))
-    run.execute(lambda: torch.device(f"cuda:{i}") if torch.cuda.device_count() >= i + 1
-                else torch.device("cpu"))
 
 
 def to_numpy(values: Values, action: act.ToNumpy, run: ActionRun) -> None:

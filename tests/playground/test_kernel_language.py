@@ -102,6 +102,7 @@ def test_the_kernel_follows_the_window_when_its_language_changes(client: KernelC
 def test_a_dead_kernel_is_told_in_chinese(chinese: None, client: KernelClient,
                                           inbox: Inbox) -> None:
     _run(client, inbox, RunCode("a = torch.ones(2)"))
+    assert [e.name for e in inbox.wait("workspace").data] == ["a"]  # the client knows it now
     pid = client.pid
     assert pid is not None
     os.kill(pid, signal.SIGKILL)

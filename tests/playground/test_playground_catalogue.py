@@ -14,7 +14,7 @@ MODULES = ("errors.py", "values.py", "ops.py", "engine.py", "kernel_client.py", 
            "action_run.py", "actions.py", "cuda_cause.py", "devices.py", "memory.py",
            "describe.py", "codeline.py", "blame.py", "outcome.py", "form_text.py",
            "device_offer.py", "printed.py", "interrupt.py", "threads.py", "cgroup.py",
-           "metarules.py", "wire.py", "cuda_calls.py")
+           "metarules.py", "wire.py", "cuda_calls.py", "queries.py", "workspace_names.py")
 #: Call name -> the positions and keywords of its arguments that are shown as sentences.
 SHOWN = {"Refusal": ((0, 1), ("message", "explanation")),
          "ErrorInfo": ((1, 2), ("message", "explanation")),
