@@ -20,6 +20,7 @@ import os
 import traceback
 from typing import Any
 
+from gpumon.i18n import tr
 from gpumon.playground.errors import TORCH_RAISES, ErrorInfo, Refusal
 from gpumon.playground.outcome import Outcome
 
@@ -55,7 +56,7 @@ def internal_error(exc: BaseException) -> ErrorInfo:
     trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).rstrip()
     report_internal(trace)
     return ErrorInfo(INTERNAL, trace,
-                     "This is a bug in gpumon, not a torch error; please report it.",
+                     tr("This is a bug in gpumon, not a torch error; please report it."),
                      by_torch=False)
 
 

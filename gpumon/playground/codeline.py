@@ -16,6 +16,7 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
+from gpumon.i18n import tr
 from gpumon.playground.action_run import ActionRun, synchronize
 from gpumon.playground.actions import Action
 from gpumon.playground.describe import model_devices
@@ -39,9 +40,9 @@ class RunCode(Action):
 
 def syntax_error(exc: SyntaxError) -> ErrorInfo:
     """A typing mistake, in Python's words; never labelled as torch's."""
-    where = f" (line {exc.lineno})" if exc.lineno else ""
+    where = f" (line {exc.lineno})" if exc.lineno else ""  # as Python words it: stays English
     return ErrorInfo("SyntaxError", f"{exc.msg}{where}",
-                     "Python could not read this line; nothing ran.", by_torch=False)
+                     tr("Python could not read this line; nothing ran."), by_torch=False)
 
 
 def _fingerprint(value: Any, torch: Any) -> tuple[int, int]:
@@ -114,10 +115,10 @@ def run_code(values: dict[str, Any], action: RunCode, torch: Any, run: ActionRun
         run.kind = "none"
     elif not isinstance(value, (torch.Tensor, torch.nn.Module)):
         run.kind = "value"
-    made = [f"{n} ({', '.join(_devices_of(values[n], torch)) or 'not a tensor'})"
+    made = [f"{n} ({', '.join(_devices_of(values[n], torch)) or tr('not a tensor')})"
             for n in changed]
     if made:
-        run.details = (("made or changed", "; ".join(made)),)
+        run.details = ((tr("made or changed"), "; ".join(made)),)
 
 
 def _keep(values: dict[str, Any], ns: dict[str, Any], provided: dict[str, Any],

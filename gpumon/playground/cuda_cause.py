@@ -18,6 +18,8 @@ import re
 import sys
 from dataclasses import dataclass
 
+from gpumon.i18n import tr
+
 #: torch messages that only mean "no CUDA here"; the cause explains them all.
 UNAVAILABLE = re.compile(
     r"Torch not compiled with CUDA enabled|Cannot access accelerator device when none is "
@@ -39,22 +41,26 @@ class CudaFacts:
 
 
 def sentence(f: CudaFacts) -> str | None:
-    """The one plain-words cause, or None when CUDA is usable (the error is another one)."""
+    """The one plain-words cause in the chosen language, or None when CUDA is usable (the
+    error is another one)."""
     if f.available and f.device_count > 0:
         return None
     if f.cuda_build is None and f.hip_build is None:
-        return (f"This PyTorch ({f.torch_version}) is a CPU-only build: torch.version.cuda "
-                "is None, so nothing can go to 'cuda' here, whatever GPUs the machine has. "
-                "Install a CUDA build of PyTorch to use an NVIDIA GPU.")
+        return tr("This PyTorch ({version}) is a CPU-only build: torch.version.cuda is None, "
+                  "so nothing can go to 'cuda' here, whatever GPUs the machine has. Install a "
+                  "CUDA build of PyTorch to use an NVIDIA GPU.", version=f.torch_version)
     build = f"CUDA {f.cuda_build}" if f.cuda_build else f"ROCm {f.hip_build}"
     if f.cuda_build and not f.driver_loads:
-        return (f"This PyTorch is built for {build}, but no NVIDIA driver is loaded on this "
-                "machine (libcuda cannot be opened): install or load the driver.")
+        return tr("This PyTorch is built for {build}, but no NVIDIA driver is loaded on this "
+                  "machine (libcuda cannot be opened): install or load the driver.",
+                  build=build)
     if f.visible_devices is not None:
-        return (f"This PyTorch is built for {build} and the driver is there, but "
-                f"CUDA_VISIBLE_DEVICES={f.visible_devices!r} leaves this process no GPU.")
-    return (f"This PyTorch is built for {build} and the driver is there, but it finds no "
-            "GPU it can use (none installed, or none passed into this container).")
+        return tr("This PyTorch is built for {build} and the driver is there, but "
+                  "CUDA_VISIBLE_DEVICES={visible} leaves this process no GPU.",
+                  build=build, visible=repr(f.visible_devices))
+    return tr("This PyTorch is built for {build} and the driver is there, but it finds no "
+              "GPU it can use (none installed, or none passed into this container).",
+              build=build)
 
 
 def _driver_loads() -> bool:
@@ -82,10 +88,15 @@ def read_facts() -> CudaFacts | None:
 
 
 @functools.cache
+def facts() -> CudaFacts | None:
+    """The facts of this process, read once (the build and the machine do not change)."""
+    return read_facts()
+
+
 def cause() -> str | None:
-    """The cause for this process, found once (the build and the machine do not change)."""
-    facts = read_facts()
-    return None if facts is None else sentence(facts)
+    """The cause for this process, in the language chosen now (the facts are read once)."""
+    found = facts()
+    return None if found is None else sentence(found)
 
 
 def explain_unavailable(message: str) -> str | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gpumon.i18n import tr
 from gpumon.playground.errors import OperandInfo
 
 if TYPE_CHECKING:
@@ -42,7 +43,9 @@ def tensor_preview(t: torch.Tensor) -> str:
     """
     text = repr(t)
     if t.numel() > HUGE_NUMEL:
-        head = f"# {t.numel():,} elements, {tuple(t.shape)}, {dtype_name(t.dtype)}, {t.device}\n"
+        head = "# " + tr("{count} elements, {shape}, {dtype}, {device}", count=f"{t.numel():,}",
+                         shape=tuple(t.shape), dtype=dtype_name(t.dtype),
+                         device=str(t.device)) + "\n"
         text = head + text
     return shorten(text)
 

@@ -7,14 +7,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from gpumon.i18n import N_, tr
 from gpumon.playground.devices import DeviceOption
 
-NOT_HERE = "not available here"
+#: Marks a device torch cannot use here; shown as ``tr(NOT_HERE)``.
+NOT_HERE = N_("not available here")
 
 
 def _unavailable(index: int, why: str) -> DeviceOption:
-    return DeviceOption(f"cuda:{index}", f"cuda:{index} — {NOT_HERE} ({why}); pick it to see "
-                        "what torch says")
+    label = tr("{device} — {not_here} ({why}); pick it to see what torch says",
+               device=f"cuda:{index}", not_here=tr(NOT_HERE), why=why)
+    return DeviceOption(f"cuda:{index}", label, available=False)
 
 
 def offered(torch_options: Sequence[DeviceOption], nvml_gpus: int) -> list[DeviceOption]:
@@ -23,8 +26,8 @@ def offered(torch_options: Sequence[DeviceOption], nvml_gpus: int) -> list[Devic
     marked :data:`NOT_HERE`; cuda devices come before the other non-cpu ones."""
     torch_cuda = [o for o in torch_options if o.name.startswith("cuda:")]
     have = {o.name for o in torch_cuda}
-    why = ("PyTorch sees no CUDA device" if not torch_cuda
-           else f"PyTorch sees {len(torch_cuda)} of them")
+    why = (tr("PyTorch sees no CUDA device") if not torch_cuda
+           else tr("PyTorch sees {n} of them", n=len(torch_cuda)))
     extra = [_unavailable(i, why) for i in range(max(nvml_gpus, 1))
              if f"cuda:{i}" not in have]
     if torch_cuda and nvml_gpus <= len(torch_cuda):
@@ -35,5 +38,6 @@ def offered(torch_options: Sequence[DeviceOption], nvml_gpus: int) -> list[Devic
 
 
 def is_unavailable(option: DeviceOption) -> bool:
-    """True for a cuda device offered although torch cannot use it here."""
-    return option.name.startswith("cuda:") and option.uuid is None and NOT_HERE in option.label
+    """True for a cuda device offered although torch cannot use it here (whatever the
+    language of its label)."""
+    return option.name.startswith("cuda:") and option.uuid is None and not option.available

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gpumon.i18n import tr
 from gpumon.playground import cuda_calls
 from gpumon.playground.errors import Refusal
 
@@ -60,10 +61,20 @@ def cuda_index_problem(index: int, cuda_count: int) -> str | None:
     if 0 <= index < cuda_count:
         return None
     if cuda_count == 1:
-        have = "1 CUDA device, cuda:0"
-    else:
-        have = f"{cuda_count} CUDA devices, cuda:0 to cuda:{cuda_count - 1}"
-    return f"There is no cuda:{index}: PyTorch sees {have}."
+        return tr("There is no cuda:{index}: PyTorch sees 1 CUDA device, cuda:0.", index=index)
+    return tr("There is no cuda:{index}: PyTorch sees {count} CUDA devices, cuda:0 to "
+              "cuda:{last}.", index=index, count=cuda_count, last=cuda_count - 1)
+
+
+def no_such_gpu() -> str:
+    """The explanation under a refused cuda index, in the chosen language."""
+    return tr("There is no GPU with that index: torch numbers the visible GPUs from 0 "
+              "(CUDA_VISIBLE_DEVICES can hide some).")
+
+
+def cpu_option() -> DeviceOption:
+    """``cpu``, labelled in the chosen language."""
+    return DeviceOption("cpu", tr("cpu — main memory"))
 
 
 @dataclass(frozen=True)
@@ -74,6 +85,7 @@ class DeviceOption:
     label: str  # "cuda:0 — NVIDIA H100 (80 GiB)"
     uuid: str | None = None  # torch's UUID of a cuda device (its NVML GPU is matched by it)
     total_memory_bytes: int | None = None
+    available: bool = True  # False: offered although torch cannot use it (device_offer.py)
 
 
 def list_devices() -> list[DeviceOption]:
@@ -85,7 +97,7 @@ def list_devices() -> list[DeviceOption]:
     """
     import torch
 
-    options = [DeviceOption("cpu", "cpu — main memory")]
+    options = [cpu_option()]
     try:
         count = torch.cuda.device_count() if torch.cuda.is_available() else 0
     except Exception:  # noqa: BLE001 - a broken driver means no CUDA devices to offer
@@ -99,7 +111,7 @@ def list_devices() -> list[DeviceOption]:
             infos.append((props.name, int(props.total_memory)))
         except Exception:  # noqa: BLE001
             uuids.append("")
-            infos.append(("unknown GPU", None))
+            infos.append((tr("unknown GPU"), None))
     for i, (name, total) in enumerate(infos):
         size = "" if total is None else f" ({total / 2**30:.0f} GiB)"
         options.append(
@@ -107,9 +119,9 @@ def list_devices() -> list[DeviceOption]:
                          total)
         )
     if _mps_available(torch):
-        options.append(DeviceOption("mps", "mps — Apple GPU (Metal)"))
+        options.append(DeviceOption("mps", tr("mps — Apple GPU (Metal)")))
     if count == 0:
-        options.append(DeviceOption("meta", "meta — shapes only, no data (no GPU here)"))
+        options.append(DeviceOption("meta", tr("meta — shapes only, no data (no GPU here)")))
     return options
 
 
@@ -131,14 +143,14 @@ def resolve_device(text: str) -> torch.device:
     import torch
 
     if not isinstance(text, str):
-        raise Refusal(f"A device is a name such as 'cpu' or 'cuda:0', not {text!r}.")
+        raise Refusal(tr("A device is a name such as 'cpu' or 'cuda:0', not {text}.",
+                         text=repr(text)))
     device = torch.device(text)
     # is_available and device_count: no CUDA context (cuda_calls.py)
     if device.type == "cuda" and device.index is not None and torch.cuda.is_available():
         problem = cuda_index_problem(device.index, torch.cuda.device_count())
         if problem is not None:
-            raise Refusal(problem, "There is no GPU with that index: torch numbers the "
-                          "visible GPUs from 0 (CUDA_VISIBLE_DEVICES can hide some).")
+            raise Refusal(problem, no_such_gpu())
     return device
 
 
@@ -150,5 +162,4 @@ def check_cuda_index(index: int | None) -> None:
         return
     problem = cuda_index_problem(index, torch.cuda.device_count())
     if problem is not None:
-        raise Refusal(problem, "There is no GPU with that index: torch numbers the visible "
-                      "GPUs from 0 (CUDA_VISIBLE_DEVICES can hide some).")
+        raise Refusal(problem, no_such_gpu())

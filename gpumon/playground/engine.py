@@ -13,6 +13,7 @@ import traceback
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from gpumon.i18n import tr
 from gpumon.playground import actions as act
 from gpumon.playground import ops
 from gpumon.playground.action_run import ActionRun
@@ -27,7 +28,7 @@ from gpumon.playground.describe import (
     tensor_preview,
     value_preview,
 )
-from gpumon.playground.devices import DeviceOption, list_devices
+from gpumon.playground.devices import DeviceOption, cpu_option, list_devices
 from gpumon.playground.errors import ErrorInfo, error_from_exception
 from gpumon.playground.memory import cuda_contexts, read_memory, torch_memory_counters
 from gpumon.playground.outcome import LoadStatus, Outcome, WorkspaceEntry
@@ -61,8 +62,9 @@ class Engine:
             import torch
             import torch.nn  # noqa: F401 - models need it; import it with torch
         except Exception as exc:  # noqa: BLE001 - an import can fail many ways
-            return LoadStatus(False, f"PyTorch could not be imported: {type(exc).__name__}: "
-                              f"{exc}", duration_s=time.perf_counter() - start)
+            return LoadStatus(False, tr("PyTorch could not be imported: {error}",
+                                        error=f"{type(exc).__name__}: {exc}"),
+                              duration_s=time.perf_counter() - start)
         self._torch = torch
         try:  # leave the window a core (see threads.py); a failure only loses the note
             plan = limit_torch_threads(torch)
@@ -70,7 +72,7 @@ class Engine:
         except Exception:  # noqa: BLE001
             threads, cores, note = None, None, ""
         cuda = torch.version.cuda
-        build = f"CUDA {cuda}" if cuda else "CPU-only build"
+        build = f"CUDA {cuda}" if cuda else tr("CPU-only build")
         # str(): torch.__version__ is torch's own str subclass, which would drag torch into
         # the window when this status crosses the kernel's pipe.
         version, cuda = str(torch.__version__), None if cuda is None else str(cuda)
@@ -82,7 +84,7 @@ class Engine:
     def devices(self) -> list[DeviceOption]:
         """Devices to offer (imports torch); cpu only if torch cannot be imported."""
         if not self.ensure_loaded().ok:
-            return [DeviceOption("cpu", "cpu — main memory")]
+            return [cpu_option()]
         return list_devices()
 
     # --- running ---------------------------------------------------------------------------
@@ -100,7 +102,8 @@ class Engine:
         status = self.ensure_loaded()
         if not status.ok:
             error = ErrorInfo("ImportError", status.message,
-                              "PyTorch is not installed or failed to load in this environment.")
+                              tr("PyTorch is not installed or failed to load in this "
+                                 "environment."))
             return Outcome(action, code, False, started_at, 0.0, error=error)
         try:
             if isinstance(action, RunCode):
@@ -108,7 +111,8 @@ class Engine:
             else:
                 handler = ops.HANDLERS.get(type(action))
                 if handler is None:
-                    raise ops.Refusal(f"The playground does not know the action {action!r}.")
+                    raise ops.Refusal(tr("The playground does not know the action {action}.",
+                                         action=repr(action)))
                 handler(self._values, action, run)
         except SyntaxError as exc:  # the code line's typing mistake (before anything ran)
             error = syntax_error(exc)
@@ -122,7 +126,8 @@ class Engine:
         except Exception as exc:  # noqa: BLE001 - a bug here must not crash the worker
             report_internal(traceback.format_exc())
             internal = ErrorInfo("InternalError", f"{type(exc).__name__}: {exc}",
-                                 "gpumon failed to describe this result; please report it.",
+                                 tr("gpumon failed to describe this result; please report "
+                                    "it."),
                                  by_torch=False)
             return Outcome(action, code, False, started_at, run.duration_s,
                            error=error or internal)

@@ -1,7 +1,9 @@
 """Errors as content: type names, torch's message verbatim, and a plain-words explanation.
 
 The explanation table is ordered: the first pattern that matches the message wins. It only
-adds a sentence; the message itself is always shown exactly as torch wrote it. No torch import.
+adds a sentence; the message itself is always shown exactly as torch wrote it, whatever the
+language: the learner searches for it. The explanation is in the chosen language (the table
+holds English msgids, translated when an error is explained). No torch import.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import os
 import re
 from dataclasses import dataclass
 
+from gpumon.i18n import N_, tr
 from gpumon.playground.cuda_cause import explain_unavailable
 
 
@@ -66,22 +69,22 @@ def qualified_type_name(exc: BaseException) -> str:
     return f"{module}.{cls.__qualname__}"
 
 
-_SAME_DEVICE = (
+_SAME_DEVICE = N_(
     "The operands are on different devices, and this operation does not move data between "
     "devices for you (only a 0-dim CPU tensor, or a CPU tensor used as an index, is accepted "
     "beside GPU tensors). Move the odd one to where the work is, usually the input to the "
     "model's device: x.to(device)."
 )
-_NUMPY = (
+_NUMPY = N_(
     "x.numpy() gives an array that shares the tensor's memory, which only a CPU tensor can "
     "do: copy it to main memory first with x.cpu().numpy(), or let x.numpy(force=True) make "
     "that copy."
 )
-_META_NUMPY = (
+_META_NUMPY = N_(
     "A meta tensor has a shape but no data, so there are no numbers to put in an array; "
     ".cpu() fails too (\"Cannot copy out of meta tensor\")."
 )
-_OOM = (
+_OOM = N_(
     "The GPU has not enough free memory for this. Read the message: it says what this "
     "process holds, what other processes use and what is 'reserved but unallocated'; torch "
     "already freed its cache and retried before raising, so empty_cache() is no cure. Drop "
@@ -90,7 +93,7 @@ _OOM = (
     "unallocated set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True as the message "
     "suggests; torch.cuda.max_memory_allocated() shows the peak."
 )
-_CUDA_CHECKPOINT = (
+_CUDA_CHECKPOINT = N_(
     "The checkpoint's tensors were saved on a GPU and torch.load puts them back there, but "
     "this PyTorch sees no CUDA: load them with torch.load(path, map_location='cpu') (or "
     "map_location=device)."
@@ -101,82 +104,91 @@ EXPLANATIONS: tuple[tuple[str, str], ...] = (
     (r"Expected all tensors to be on the same device", _SAME_DEVICE),
     (r"is not on the expected device", _SAME_DEVICE),
     (r"Torch not compiled with CUDA enabled",
-     "This PyTorch is a CPU-only build: it has no CUDA support, so nothing can go to 'cuda' "
-     "here, whatever GPUs the machine has."),
+     N_("This PyTorch is a CPU-only build: it has no CUDA support, so nothing can go to 'cuda' "
+        "here, whatever GPUs the machine has.")),
     (r"Cannot access accelerator device when none is available",
-     "PyTorch sees no GPU (no accelerator) in this process, so there is no cuda:i to use."),
+     N_("PyTorch sees no GPU (no accelerator) in this process, so there is no cuda:i to use.")),
     (r"Found no NVIDIA driver",
-     "PyTorch was built with CUDA but finds no NVIDIA driver: install or load the driver."),
+     N_("PyTorch was built with CUDA but finds no NVIDIA driver: install or load the driver.")),
     (r"driver version is insufficient",
-     "The NVIDIA driver is older than the CUDA version this PyTorch needs: update the driver."),
+     N_("The NVIDIA driver is older than the CUDA version this PyTorch needs: update the driver.")),
     (r"Device string must not be empty",
-     "No device was given: type a device such as cpu, cuda or cuda:0."),
+     N_("No device was given: type a device such as cpu, cuda or cuda:0.")),
     (r"not linked with support for mps devices|from the 'MPS' backend",
-     "mps is Apple's GPU backend (Macs with Apple silicon); this PyTorch was not built with "
-     "it, so nothing can go to 'mps' here. Use cpu, or cuda on an NVIDIA GPU."),
+     N_("mps is Apple's GPU backend (Macs with Apple silicon); this PyTorch was not built with "
+        "it, so nothing can go to 'mps' here. Use cpu, or cuda on an NVIDIA GPU.")),
     (r"not linked with support for \w+ devices",
-     "This PyTorch was not built with support for that device type; use cpu, or cuda on an "
-     "NVIDIA GPU."),
+     N_("This PyTorch was not built with support for that device type; use cpu, or cuda on an "
+        "NVIDIA GPU.")),
     (r"Invalid device string",
-     "That is not a device name torch accepts: write 'cpu', 'cuda' or 'cuda:N' with N >= 0, "
-     "without spaces."),
+     N_("That is not a device name torch accepts: write 'cpu', 'cuda' or 'cuda:N' with N >= 0, "
+        "without spaces.")),
     (r"device type at start of device string",
-     "Unknown device type: a device name starts with cpu, cuda, meta, mps... ('gpu' is not one)."),
+     N_("Unknown device type: a device name starts with cpu, cuda, meta, mps... ('gpu' is "
+        "not one).")),
     (r"invalid device ordinal|Invalid device id|Invalid device argument",
-     "There is no GPU with that index: torch numbers the visible GPUs from 0."),
+     N_("There is no GPU with that index: torch numbers the visible GPUs from 0.")),
     (r"CUDA out of memory|OutOfMemoryError", _OOM),
     (r"can't allocate memory|DefaultCPUAllocator",
-     "The computer has not enough free memory (RAM) for a tensor this large."),
+     N_("The computer has not enough free memory (RAM) for a tensor this large.")),
     (r"must match the size of tensor",
-     "The shapes cannot be broadcast together: each dimension must be equal, or 1, counted "
-     "from the right."),
+     N_("The shapes cannot be broadcast together: each dimension must be equal, or 1, counted "
+        "from the right.")),
     (r"shapes cannot be multiplied|size mismatch|Expected size for first two dimensions",
-     "For a matrix product the inner sizes must agree: (n x k) @ (k x m)."),
+     N_("For a matrix product the inner sizes must agree: (n x k) @ (k x m).")),
     (r"inconsistent tensor size|dimension mismatch",
-     "For a product of vectors both must have the same length."),
+     N_("For a product of vectors both must have the same length.")),
     (r"need to be at least 1D",
-     "A matrix product needs tensors with at least one dimension, not single numbers."),
+     N_("A matrix product needs tensors with at least one dimension, not single numbers.")),
     (r"same dtype|expected scalar type|dtype mismatch",
-     "The operands have different dtypes and this operation does not convert them: make them "
-     "match with .to(dtype) or .float()."),
+     N_("The operands have different dtypes and this operation does not convert them: make them "
+        "match with .to(dtype) or .float().")),
     (r"can't convert meta device type tensor to numpy", _META_NUMPY),
     (r"can't convert .* to numpy", _NUMPY),
     (r"Cannot copy out of meta tensor",
-     "A meta tensor has a shape and dtype but no data, so there is nothing to copy to cpu."),
+     N_("A meta tensor has a shape and dtype but no data, so there is nothing to copy to cpu.")),
     (r"cannot be called on meta tensors",
-     "A meta tensor has a shape but no values, so there is no number to give."),
+     N_("A meta tensor has a shape but no values, so there is no number to give.")),
     (r"deserialize object on a CUDA device", _CUDA_CHECKPOINT),
     (r"not implemented for",
-     "This operation has no kernel for this dtype on this device (random numbers need a "
-     "floating-point dtype, for example)."),
+     N_("This operation has no kernel for this dtype on this device (random numbers need a "
+        "floating-point dtype, for example).")),
     (r"Integers to negative integer powers",
-     "An integer tensor raised to a negative power would need fractions: use a float tensor."),
+     N_("An integer tensor raised to a negative power would need fractions: use a float tensor.")),
     (r"Overflow when unpacking|value cannot be converted to type",
-     "A value is too large for the dtype (int64 holds up to 9223372036854775807)."),
+     N_("A value is too large for the dtype (int64 holds up to 9223372036854775807).")),
     (r"no kernel image is available",
-     "This PyTorch was not compiled for this GPU's architecture: install a matching build."),
+     N_("This PyTorch was not compiled for this GPU's architecture: install a matching build.")),
     (r"busy or unavailable",
-     "The GPU refuses new work: it may be in exclusive-process mode and used by another process."),
+     N_("The GPU refuses new work: it may be in exclusive-process mode and used by another "
+        "process.")),
     (r"Dimension size must be non-negative|negative dimension",
-     "A size in the shape is negative; sizes are 0 or more."),
+     N_("A size in the shape is negative; sizes are 0 or more.")),
 )
 
-FALLBACK = "PyTorch raised this error; the message above is exactly as torch wrote it."
-PYTHON_FALLBACK = ("Python raised this error, not torch (a name, a key or the syntax of the "
-                   "code); the message above is exactly as Python wrote it.")
+FALLBACK = N_("PyTorch raised this error; the message above is exactly as torch wrote it.")
+PYTHON_FALLBACK = N_("Python raised this error, not torch (a name, a key or the syntax of the "
+                     "code); the message above is exactly as Python wrote it.")
 
 #: Built-in types torch's C++ core raises; they surface at the Python line that called torch.
 TORCH_RAISES = (RuntimeError, TypeError, ValueError, IndexError, NotImplementedError,
                 OverflowError, MemoryError)
 
 
-def explain(type_name: str, message: str) -> str:
-    """One plain-words line for an error, from the first pattern that matches."""
+def explanation_msgid(type_name: str, message: str) -> str:
+    """The table's English line for an error (untranslated), FALLBACK when none matches."""
     text = f"{type_name}: {message}"
     for pattern, explanation in EXPLANATIONS:
         if re.search(pattern, text):
             return explanation
     return FALLBACK
+
+
+def explain(type_name: str, message: str) -> str:
+    """One plain-words line for an error, from the first pattern that matches, in the
+    chosen language."""
+    msgid = explanation_msgid(type_name, message)  # a table entry, marked with N_()
+    return tr(msgid)
 
 
 def error_from_exception(exc: BaseException) -> ErrorInfo:
@@ -185,9 +197,12 @@ def error_from_exception(exc: BaseException) -> ErrorInfo:
         return ErrorInfo(REFUSED, str(exc), exc.explanation, by_torch=False)
     type_name = qualified_type_name(exc)
     message = str(exc)
-    explanation = explain_unavailable(message) or explain(type_name, message)
-    if explanation == FALLBACK and raised_by_python(exc):
-        explanation = PYTHON_FALLBACK
+    explanation = explain_unavailable(message)
+    if explanation is None:
+        msgid = explanation_msgid(type_name, message)
+        if msgid == FALLBACK and raised_by_python(exc):
+            msgid = PYTHON_FALLBACK
+        explanation = tr(msgid)
     return ErrorInfo(type_name, message, explanation)
 
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import re
 
+from gpumon.i18n import N_, tr
 from gpumon.playground import actions as act
 
-AS_IS = "(as is)"  # the modifier that leaves an operand where it is
+#: The modifier that leaves an operand where it is; a form shows ``tr(AS_IS)``.
+AS_IS = N_("(as is)")
 
 
 def parse_shape(text: str) -> tuple[int, ...]:
@@ -19,14 +21,16 @@ def parse_shape(text: str) -> tuple[int, ...]:
     for part in parts:
         if not re.fullmatch(r"-?\d+", part):
             at = text.find(part) + 1
-            raise ValueError(f"A shape is whole numbers separated by commas, such as 2, 3: "
-                             f"{part!r} at character {at} is not a whole number.")
+            raise ValueError(tr("A shape is whole numbers separated by commas, such as 2, 3: "
+                                "{part} at character {at} is not a whole number.",
+                                part=repr(part), at=at))
     return tuple(int(p) for p in parts)
 
 
 def ref_for(name: str, modifier: str) -> str | act.Ref:
-    """The operand for a name and a modifier such as ``.cpu()``, ``.cuda(1)``, ``.to('meta')``."""
-    if modifier in ("", AS_IS):
+    """The operand for a name and a modifier such as ``.cpu()``, ``.cuda(1)``, ``.to('meta')``;
+    :data:`AS_IS`, in English or in the chosen language, leaves the name as it is."""
+    if modifier in ("", AS_IS, tr(AS_IS)):
         return name
     if modifier == ".cpu()":
         return act.Ref(name, "cpu")

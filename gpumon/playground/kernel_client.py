@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from gpumon import i18n
+from gpumon.i18n import tr
 from gpumon.playground.blame import internal_errors_in, report_internal
 from gpumon.playground.interrupt import creation_flags, interrupt_path, send_interrupt
 from gpumon.playground.wire import ForbiddenGlobal, Message, Request, read_frame, write_frame
@@ -42,30 +44,42 @@ class KernelExit:
     reason: str = "died"  # "died", "killed after interrupt", "killed during start-up",
     # "restarted"
 
-    def how(self) -> str:
-        """``killed by SIGKILL`` / ``exited with code 3``: the cause in a person's words."""
+    def signal_name(self) -> str | None:
+        """``SIGKILL`` when a signal ended it (POSIX), else None."""
         code = self.returncode
-        if code is None:
-            return "ended"
-        if code < 0:
-            try:
-                name = signal.Signals(-code).name
-            except ValueError:
-                name = f"signal {-code}"
-            return f"killed by {name}"
-        return f"exited with code {code}"
+        if code is None or code >= 0:
+            return None
+        try:
+            return signal.Signals(-code).name
+        except ValueError:
+            return f"signal {-code}"
+
+    def how(self) -> str:
+        """``killed by SIGKILL`` / ``exited with code 3``: the cause in a person's words (in
+        the chosen language), to follow "was" in a sentence."""
+        name = self.signal_name()
+        if name is not None:
+            return tr("killed by {signal}", signal=name)
+        if self.returncode is None:
+            return tr("ended")
+        return tr("exited with code {code}", code=self.returncode)
 
     def sentence(self) -> str:
         """``The playground kernel (pid 12) was killed by SIGKILL.``"""
-        how = self.how()
-        return f"The playground kernel (pid {self.pid}) {'was ' if how.startswith('k') else ''}" \
-               f"{how}."
+        name = self.signal_name()
+        if name is not None:
+            return tr("The playground kernel (pid {pid}) was killed by {signal}.",
+                      pid=self.pid, signal=name)
+        if self.returncode is None:
+            return tr("The playground kernel (pid {pid}) ended.", pid=self.pid)
+        return tr("The playground kernel (pid {pid}) exited with code {code}.",
+                  pid=self.pid, code=self.returncode)
 
     def lost_text(self) -> str:
         """``the workspace (x, y) is gone`` or ``the workspace was empty``."""
         if not self.lost_names:
-            return "The workspace was empty, so nothing was lost."
-        return f"The workspace ({', '.join(self.lost_names)}) is gone."
+            return tr("The workspace was empty, so nothing was lost.")
+        return tr("The workspace ({names}) is gone.", names=", ".join(self.lost_names))
 
 
 @dataclass
@@ -152,7 +166,9 @@ class KernelClient:
             gen.kinds[rid] = kind
             gen.write_lock.acquire()  # taken in id order, so requests reach the kernel in order
         try:
-            write_frame(gen.stdin, Request(rid, kind, payload))
+            # The kernel builds its sentences (explanations, refusals, the lesson's words) in
+            # the language each request carries: the window's, whatever it was at start-up.
+            write_frame(gen.stdin, Request(rid, kind, payload, i18n.language()))
         except (BrokenPipeError, OSError, ValueError):
             pass  # the kernel is dying: the reader reports it, with this request as lost
         finally:

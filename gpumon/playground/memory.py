@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import psutil
 
+from gpumon.i18n import tr
 from gpumon.playground.cgroup import cgroup_headroom
 from gpumon.playground.errors import Refusal
 
@@ -128,9 +129,10 @@ def check_fits(nbytes: int, device_type: str, device_index: int | None) -> None:
         available = host_available_bytes()
         if nbytes > HOST_SHARE * available:
             raise Refusal(
-                f"Not allocated: {human_bytes(nbytes)} would not fit in the "
-                f"{human_bytes(available)} of main memory available now.",
-                "gpumon refuses tensors that would not fit in free memory, before allocating.",
+                tr("Not allocated: {size} would not fit in the {available} of main memory "
+                   "available now.", size=human_bytes(nbytes), available=human_bytes(available)),
+                tr("gpumon refuses tensors that would not fit in free memory, before "
+                   "allocating."),
             )
         return
     if device_type == "cuda":
@@ -150,7 +152,8 @@ def check_fits(nbytes: int, device_type: str, device_index: int | None) -> None:
         usable = free + max(cached, 0)
         if nbytes > GPU_SHARE * usable:
             raise Refusal(
-                f"Not allocated: {human_bytes(nbytes)} would not fit in the "
-                f"{human_bytes(usable)} free on cuda:{index}.",
-                "gpumon refuses tensors that would not fit in free GPU memory, before allocating.",
+                tr("Not allocated: {size} would not fit in the {free} free on {device}.",
+                   size=human_bytes(nbytes), free=human_bytes(usable), device=f"cuda:{index}"),
+                tr("gpumon refuses tensors that would not fit in free GPU memory, before "
+                   "allocating."),
             )

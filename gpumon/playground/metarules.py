@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gpumon.i18n import N_, tr
 from gpumon.playground.errors import Refusal
 
 if TYPE_CHECKING:
     import torch
 
-EXPLANATION = (
+EXPLANATION = N_(
     "meta tensors hold no data, and some torch kernels skip the device check for them, so "
     "gpumon refuses instead of showing made-up numbers."
 )
@@ -32,10 +33,10 @@ def check_matmul_meta(a: torch.Tensor, b: torch.Tensor) -> None:
     """Refuse ``a @ b`` mixing meta and another device unless both are vectors (torch raises)."""
     if _mixed(a.device, b.device) and not (a.dim() == 1 and b.dim() == 1):
         raise Refusal(
-            f"Not run: a matrix product of a {a.device} tensor and a {b.device} tensor does not "
-            "raise the same-device error in this PyTorch; it returns made-up numbers. Try + or * "
-            "to see the rule, or move both to one device.",
-            EXPLANATION,
+            tr("Not run: a matrix product of a {a} tensor and a {b} tensor does not raise the "
+               "same-device error in this PyTorch; it returns made-up numbers. Try + or * to "
+               "see the rule, or move both to one device.", a=str(a.device), b=str(b.device)),
+            tr(EXPLANATION),
         )
 
 
@@ -54,8 +55,9 @@ def check_call_meta(model: torch.nn.Module, x: torch.Tensor) -> None:
     trusted = all(isinstance(m, torch.nn.Linear) and m.bias is not None for m in modules)
     if not trusted:
         raise Refusal(
-            f"Not run: this model's parameters are on {sorted({str(d) for d in devices})} and "
-            f"the input on {x.device}; without a bias, PyTorch does not raise the same-device "
-            "error here but returns made-up numbers. Use nn.Linear with bias=True to see it.",
-            EXPLANATION,
+            tr("Not run: this model's parameters are on {devices} and the input on {device}; "
+               "without a bias, PyTorch does not raise the same-device error here but returns "
+               "made-up numbers. Use nn.Linear with bias=True to see it.",
+               devices=str(sorted({str(d) for d in devices})), device=str(x.device)),
+            tr(EXPLANATION),
         )

@@ -7,12 +7,12 @@ passed to torch, so the real error is what the user sees.
 
 from __future__ import annotations
 
-import keyword
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from gpumon.i18n import tr
 from gpumon.playground import actions as act
 from gpumon.playground import cuda_calls
 from gpumon.playground.describe import dtype_name, model_bytes, operand_info
@@ -20,7 +20,9 @@ from gpumon.playground.devices import check_cuda_index, resolve_device
 from gpumon.playground.errors import Refusal
 from gpumon.playground.memory import check_fits
 from gpumon.playground.metarules import check_call_meta, check_matmul_meta
+from gpumon.playground.queries import query, try_gpus
 from gpumon.playground.values import ValuesError, parse_values
+from gpumon.playground.workspace_names import check_dtype, check_name, lookup, lookup_tensor
 
 if TYPE_CHECKING:
     import torch
@@ -30,48 +32,12 @@ if TYPE_CHECKING:
 Values = dict[str, Any]
 Handler = Callable[[Values, Any, "ActionRun"], None]
 MAX_DIMS = 8
-RESERVED_NAMES = frozenset({"torch", "nn"})
 
 
 def _torch() -> Any:
     import torch
 
     return torch
-
-
-def check_name(name: str) -> str:
-    """A workspace name must be a Python identifier, so the shown code is real Python."""
-    if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
-        raise Refusal(f"{name!r} is not a usable name: use letters, digits and _, such as x "
-                      "or y2, not starting with a digit.")
-    if name in RESERVED_NAMES:
-        raise Refusal(f"{name!r} would hide the module of that name in the shown code; "
-                      "choose another name.")
-    return name
-
-
-def lookup(values: Values, name: str) -> Any:
-    if name not in values:
-        have = ", ".join(values) or "none yet"
-        raise Refusal(f"There is no value named {name!r}. Names in the workspace: {have}.")
-    return values[name]
-
-
-def lookup_tensor(values: Values, name: str) -> torch.Tensor:
-    value = lookup(values, name)
-    if not isinstance(value, _torch().Tensor):
-        raise Refusal(f"{name!r} is a model, not a tensor.")
-    return value
-
-
-def check_dtype(dtype: str | None) -> torch.dtype | None:
-    if dtype is None:
-        return None
-    key = act.dtype_key(dtype) if isinstance(dtype, str) else dtype
-    if key not in act.DTYPES:
-        raise Refusal(f"Unknown dtype {dtype!r}; choose one of: {', '.join(act.DTYPES)}.")
-    result: torch.dtype = getattr(_torch(), key)
-    return result
 
 
 def moved(value: Any, how: str | None, device: str | None, index: int | None,
@@ -90,7 +56,7 @@ def moved(value: Any, how: str | None, device: str | None, index: int | None,
         run.hold(*(p.device for p in value.parameters()))
     if how == "to":
         if device is None:
-            raise Refusal("Say where to move it: .to('cpu') or .to('cuda:0').")
+            raise Refusal(tr("Say where to move it: .to('cpu') or .to('cuda:0')."))
         target = resolve_device(device)
         run.touch(target)
         if source_dev is None or source_dev != target:
@@ -109,7 +75,7 @@ def moved(value: Any, how: str | None, device: str | None, index: int | None,
         if source_dev is None or source_dev.type != "cpu":
             check_fits(nbytes, "cpu", None)
         return lambda: value.cpu()
-    raise Refusal(f"Unknown move {how!r}: use to, cuda or cpu.")
+    raise Refusal(tr("Unknown move {how}: use to, cuda or cpu.", how=repr(how)))
 
 
 @dataclass
@@ -181,45 +147,6 @@ def guard_result(meta_fn: Callable[[], Any], device: torch.device, copies: int =
 # --- handlers ----------------------------------------------------------------------------
 
 
-def query(values: Values, action: act.Action, run: ActionRun) -> None:
-    # The user's own questions: is_available, device_count, current_device and
-    # get_device_name / get_device_properties create no CUDA context (cuda_calls.py).
-    torch = _torch()
-    run.kind = "value"
-    if isinstance(action, act.IsAvailable):
-        run.execute(torch.cuda.is_available)
-    elif isinstance(action, act.DeviceCount):
-        run.execute(torch.cuda.device_count)
-    elif isinstance(action, act.CurrentDevice):
-        run.execute(torch.cuda.current_device)
-    elif isinstance(action, act.DeviceName):
-        # touch, not hold: the marker goes on that GPU's graph, but a query holds no tensor
-        # there, so it is not synchronised (that would create a context: cuda_calls.py).
-        if torch.cuda.is_available():
-            run.touch(f"cuda:{action.index}")
-        run.execute(lambda: torch.cuda.get_device_name(action.index))
-    elif isinstance(action, act.DeviceProperties):
-        if torch.cuda.is_available():
-            run.touch(f"cuda:{action.index}")
-        p = run.execute(lambda: torch.cuda.get_device_properties(action.index))
-        run.details = (
-            ("name", str(p.name)), ("total memory", f"{p.total_memory:,} bytes"),
-            ("compute capability", f"{p.major}.{p.minor}"),
-            ("multiprocessors", str(p.multi_processor_count)),
-            ("uuid", str(getattr(p, "uuid", ""))),
-        )
-    elif isinstance(action, act.Versions):
-        cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
-        run.execute(lambda: (torch.__version__, torch.version.cuda))
-        # str(): torch.__version__ is torch's own str subclass, which the window refuses
-        run.details = (("torch", str(torch.__version__)), ("CUDA build", str(torch.version.cuda)),
-                       ("cuDNN", str(cudnn)))
-    elif isinstance(action, act.TensorDevice):
-        t = lookup_tensor(values, action.name)
-        run.operands.append(operand_info(action.name, t))
-        run.execute(lambda: t.device)
-
-
 def create_tensor(values: Values, action: act.CreateTensor, run: ActionRun) -> None:
     torch = _torch()
     check_name(action.name)
@@ -227,8 +154,8 @@ def create_tensor(values: Values, action: act.CreateTensor, run: ActionRun) -> N
     try:
         parsed = parse_values(action.values)
     except ValuesError as exc:
-        raise Refusal(str(exc), "torch.tensor needs numbers in rectangular nested lists.") \
-            from None
+        raise Refusal(str(exc), tr("torch.tensor needs numbers in rectangular nested "
+                                   "lists.")) from None
     kw: dict[str, Any] = {"dtype": dtype}
     if action.device is not None:
         device = resolve_device(action.device)
@@ -245,10 +172,12 @@ def create_filled(values: Values, action: act.CreateFilled, run: ActionRun) -> N
     torch = _torch()
     check_name(action.name)
     if action.kind not in act.FILL_KINDS:
-        raise Refusal(f"Unknown fill {action.kind!r}; choose one of: {', '.join(act.FILL_KINDS)}.")
+        raise Refusal(tr("Unknown fill {kind}; choose one of: {choices}.",
+                         kind=repr(action.kind), choices=", ".join(act.FILL_KINDS)))
     shape = tuple(action.shape)
     if len(shape) > MAX_DIMS or not all(type(d) is int and d >= 0 for d in shape):
-        raise Refusal(f"A shape is up to {MAX_DIMS} whole numbers, each 0 or more; got {shape}.")
+        raise Refusal(tr("A shape is up to {most} whole numbers, each 0 or more; got {shape}.",
+                         most=MAX_DIMS, shape=shape))
     dtype = check_dtype(action.dtype)
     device = resolve_device(action.device) if action.device is not None else None
     run.touch(device or "cpu")
@@ -275,7 +204,8 @@ def create_model(values: Values, action: act.CreateModel, run: ActionRun) -> Non
     check_name(action.name)
     for label, n in (("in_features", action.in_features), ("out_features", action.out_features)):
         if type(n) is not int or n < 1:
-            raise Refusal(f"{label} must be a whole number of 1 or more; got {n!r}.")
+            raise Refusal(tr("{label} must be a whole number of 1 or more; got {value}.",
+                             label=label, value=repr(n)))
     kw: dict[str, Any] = {"bias": action.bias}
     target = torch.device("cpu")
     if action.device is not None:
@@ -314,12 +244,12 @@ _BINARY: dict[str, Callable[[Any, Any], Any]] = {
 def compute(values: Values, action: act.Compute, run: ActionRun) -> None:
     check_name(action.result)
     if action.op not in act.COMPUTE_OPS:
-        raise Refusal(f"Unknown operation {action.op!r}; choose one of: "
-                      f"{', '.join(act.COMPUTE_OPS)}.")
+        raise Refusal(tr("Unknown operation {op}; choose one of: {choices}.",
+                         op=repr(action.op), choices=", ".join(act.COMPUTE_OPS)))
     a = operand(values, action.a, run)
     if action.op in _BINARY:
         if action.b is None:
-            raise Refusal(f"{action.op} needs a second operand.")
+            raise Refusal(tr("{op} needs a second operand.", op=action.op))
         b = operand(values, action.b, run)
         binary = _BINARY[action.op]
         if action.op == "matmul":
@@ -330,7 +260,8 @@ def compute(values: Values, action: act.Compute, run: ActionRun) -> None:
     elif action.op == "pow":
         exponent = action.exponent
         if type(exponent) not in (int, float) or not math.isfinite(exponent):
-            raise Refusal(f"The exponent must be a finite number; got {exponent!r}.")
+            raise Refusal(tr("The exponent must be a finite number; got {value}.",
+                             value=repr(exponent)))
         # The result counts too: x ** 0.5 of a uint8 tensor is float32, four times its size.
         guard_result(lambda: a.meta() ** exponent, a.device, a.nbytes())
         fn = lambda: a.get() ** exponent  # noqa: E731
@@ -344,11 +275,12 @@ def model_parameters(values: Values, action: act.ModelParameters, run: ActionRun
     torch = _torch()
     model = lookup(values, action.name)
     if not isinstance(model, torch.nn.Module):
-        raise Refusal(f"{action.name!r} is a tensor, not a model.")
+        raise Refusal(tr("{name} is a tensor, not a model.", name=repr(action.name)))
     run.operands.append(operand_info(action.name, model))
     run.kind = "value"
     run.execute(lambda: [p.device for p in model.parameters()])
-    run.details = tuple((n, f"{p.device}, shape {tuple(p.shape)}, {dtype_name(p.dtype)}")
+    run.details = tuple((n, tr("{device}, shape {shape}, {dtype}", device=str(p.device),
+                               shape=tuple(p.shape), dtype=dtype_name(p.dtype)))
                         for n, p in model.named_parameters())
 
 
@@ -357,7 +289,7 @@ def call_model(values: Values, action: act.CallModel, run: ActionRun) -> None:
     check_name(action.result)
     model = lookup(values, action.model)
     if not isinstance(model, torch.nn.Module):
-        raise Refusal(f"{action.model!r} is a tensor, not a model.")
+        raise Refusal(tr("{name} is a tensor, not a model.", name=repr(action.model)))
     run.operands.append(operand_info(action.model, model))
     for p in model.parameters():
         run.hold(p.device)
@@ -400,22 +332,6 @@ def empty_cache(values: Values, action: act.EmptyCache, run: ActionRun) -> None:
     run.execute(torch.cuda.empty_cache)
 
 
-def try_gpus(values: Values, action: act.TryGpu | act.TryAllGpus, run: ActionRun) -> None:
-    """d2l's try_gpu / try_all_gpus, run as the shown code does: by asking device_count
-    (no CUDA context; cuda_calls.py). The result is a torch.device, which holds no memory."""
-    torch = _torch()
-    run.kind = "value"
-    if isinstance(action, act.TryAllGpus):
-        run.execute(lambda: [torch.device(f"cuda:{i}")
-                             for i in range(torch.cuda.device_count())] or [torch.device("cpu")])
-        return
-    i = action.index
-    if type(i) is not int:
-        raise Refusal(f"try_gpu takes a whole number, not {i!r}.")
-    run.execute(lambda: torch.device(f"cuda:{i}") if torch.cuda.device_count() >= i + 1
-                else torch.device("cpu"))
-
-
 def to_numpy(values: Values, action: act.ToNumpy, run: ActionRun) -> None:
     """``x.numpy()``: torch raises for a tensor not on the CPU; copied = new host memory."""
     source = lookup_tensor(values, act.as_ref(action.source).name)
@@ -423,8 +339,8 @@ def to_numpy(values: Values, action: act.ToNumpy, run: ActionRun) -> None:
     run.kind = "value"
     array = run.execute(lambda: t.get().numpy())
     run.copied = source.device.type != "cpu" or array.ctypes.data != source.data_ptr()
-    run.details = (("lives in", "main memory (a numpy array)"),
-                   ("shares memory with the tensor", "no" if run.copied else "yes"))
+    run.details = ((tr("lives in"), tr("main memory (a numpy array)")),
+                   (tr("shares memory with the tensor"), tr("no") if run.copied else tr("yes")))
 
 
 HANDLERS: dict[type, Handler] = {

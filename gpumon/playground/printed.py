@@ -12,6 +12,8 @@ import contextlib
 import io
 from collections.abc import Iterator
 
+from gpumon.i18n import tr
+
 #: Characters of printed output kept per cell; the rest is counted, not kept.
 MAX_OUTPUT_CHARS = 20_000
 
@@ -42,7 +44,8 @@ class BoundedText(io.TextIOBase):
         """What was kept, and a line saying how much was not."""
         kept = "".join(self._parts)
         if self.dropped:
-            kept += f"\n… {self.dropped:,} more characters were printed (not kept)"
+            kept += "\n… " + tr("{count} more characters were printed (not kept)",
+                                 count=f"{self.dropped:,}")
         return kept
 
 

@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gpumon.i18n import ntr
+
 #: Environment variables torch reads for its default thread count; set means "my choice".
 ENV_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -31,14 +33,20 @@ class ThreadPlan:
     env: str = ""  # "OMP_NUM_THREADS=2" when reason is "env"
 
     def text(self) -> str:
-        """``1 of 2 cores for torch, so the window stays responsive``, and the other cases."""
-        share = f"{self.torch_threads} of {self.cores} core{'s' if self.cores != 1 else ''} " \
-                "for torch"
+        """``1 of 2 cores for torch, so the window stays responsive``, and the other cases,
+        in the chosen language."""
+        n, threads = self.cores, self.torch_threads
         if self.reason == "env":
-            return f"{share} ({self.env})"
+            return ntr("{threads} of {n} core for torch ({env})",
+                       "{threads} of {n} cores for torch ({env})", n, threads=threads,
+                       env=self.env)
         if self.torch_threads < self.cores:
-            return f"{share}, so the window stays responsive"
-        return f"{share}: long actions may slow the window"
+            return ntr("{threads} of {n} core for torch, so the window stays responsive",
+                       "{threads} of {n} cores for torch, so the window stays responsive", n,
+                       threads=threads)
+        return ntr("{threads} of {n} core for torch: long actions may slow the window",
+                   "{threads} of {n} cores for torch: long actions may slow the window", n,
+                   threads=threads)
 
 
 def usable_cores() -> int:

@@ -23,6 +23,7 @@ class Request:
     id: int
     kind: str  # "load", "devices", "run", "workspace", "lesson", "code", "ping", "shutdown"
     payload: Any = None
+    language: str = "en"  # the window's language (gpumon.i18n): the kernel answers in it
 
 
 @dataclass(frozen=True)
