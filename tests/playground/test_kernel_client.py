@@ -191,3 +191,14 @@ def test_many_large_requests_in_a_row_never_deadlock(client: KernelClient,
     assert not deadlocked, "the client and the kernel wait on each other"
     for rid in sent:
         assert inbox.wait("reply", rid, timeout=60.0).data.ok
+
+
+def test_a_file_the_users_code_left_open_is_written_when_the_kernel_exits(
+        client: KernelClient, inbox: Inbox, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The kernel ends with os._exit (no interpreter teardown): it flushes open files first."""
+    path = tmp_path / "notes.txt"
+    outcome = _run(client, inbox, RunCode(f"f = open({str(path)!r}, 'w')\nf.write('kept')"))
+    assert outcome.error is None
+    assert path.read_text() == ""  # still in f's buffer
+    assert client.shutdown(timeout_s=5.0) == 0
+    assert path.read_text() == "kept"
