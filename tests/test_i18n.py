@@ -144,7 +144,7 @@ def test_chinese_table_keeps_its_box_aligned(chinese: None) -> None:
         text = render(sampler.tick())
     finally:
         sampler.close()
-    assert "模拟数据" in text and "进程:" in text
+    assert "模拟数据" in text and "进程：" in text
     assert "Memory-Usage" in text and "GPU-Util" in text  # nvidia-smi's column names stay
     boxed = [line for line in text.splitlines() if line.startswith(("|", "+"))]
     assert {cells(line) for line in boxed} == {cells(boxed[0])}
@@ -167,7 +167,7 @@ def _gpumon(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]
 def test_lang_option_prints_chinese_headings() -> None:
     out = _gpumon("--lang", "zh_CN", "--once", "--simulate", "2", env={})
     assert out.returncode == 0, out.stderr
-    assert "主机: " in out.stdout and "进程:" in out.stdout
+    assert "主机：" in out.stdout and "进程：" in out.stdout
     assert "Driver Version:" in out.stdout  # as nvidia-smi prints it
 
 

@@ -134,6 +134,17 @@ def test_result_card_and_workspace_in_chinese(qtbot, zh_panel: PlaygroundPanel) 
                                                         "24 B")
 
 
+def test_a_detail_line_uses_the_full_width_colon(qtbot, zh_panel: PlaygroundPanel) -> None:
+    """Typed code's "made or changed" line: "新建或改动：x (cpu)", not "新建或改动: x"."""
+    zh_panel.code_bar.edit.set_code("x = torch.ones(2)")
+    qtbot.mouseClick(zh_panel.code_bar.run_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: zh_panel.log.count() == 1, timeout=20000)
+    (entry,) = zh_panel.log.entries()
+    assert entry.outcome.details[0][0] == "新建或改动"
+    assert "新建或改动：x (cpu)" in outcome_plain(entry.outcome)
+    assert "新建或改动：" in _plain(entry.body.text())
+
+
 def test_compute_with_the_as_is_modifier_runs_in_chinese(qtbot,
                                                          zh_panel: PlaygroundPanel) -> None:
     """The modifier combos show "（不变）" for form_text.AS_IS: the code must not get it."""

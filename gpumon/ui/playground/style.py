@@ -225,7 +225,7 @@ def outcome_plain(outcome: Outcome) -> str:
         facts = facts_text(outcome)
         if facts:
             lines.append(facts)
-        lines += [f"{k}: {v}" for k, v in outcome.details]
+        lines += [tr("{key}: {value}", key=k, value=v) for k, v in outcome.details]
     elif outcome.error is not None:
         lines.append(f"{outcome.error.type_name}: {outcome.error.message}")
         if outcome.operands:
@@ -280,7 +280,8 @@ def outcome_html(outcome: Outcome, t: Tones = LIGHT_TONES) -> str:
         if facts:
             rows.append(f'<span style="color:{t.soft}">{html.escape(facts)}</span>')
         for key, value in outcome.details:
-            rows.append(f'<span style="color:{t.muted}">{html.escape(key)}:</span> '
+            key_text = html.escape(tr("{key}:", key=key))  # "所在位置：" in Chinese
+            rows.append(f'<span style="color:{t.muted}">{key_text}</span> '
                         f'<span style="color:{t.text}">{html.escape(value)}</span>')
     elif outcome.error is not None:
         err = outcome.error
