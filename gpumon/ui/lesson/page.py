@@ -279,7 +279,8 @@ class LessonPage(QWidget):
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:  # the zoom changed the font
-            QTimer.singleShot(0, self._refit)  # after the children have it too
+            # After the children have it too; dropped if the page is gone by then.
+            QTimer.singleShot(0, self, self._refit)
         elif event.type() == QEvent.Type.PaletteChange:  # the theme changed: recolour
             self.show_step(self._index)
 

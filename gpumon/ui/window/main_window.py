@@ -307,7 +307,7 @@ class MainWindow(QMainWindow):
             self._prewarm_kernel = False
             # A 0 ms timer fires once the events queued now (the first paint among them)
             # are handled: the kernel's start never delays the first frame.
-            QTimer.singleShot(0, self.engine.load)
+            QTimer.singleShot(0, self.engine, self.engine.load)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         self.hide()  # at once, even if a driver call keeps the sampling thread busy
@@ -332,7 +332,7 @@ class MainWindow(QMainWindow):
         self.sampling.add_extra_provider(panel.link.provider)
         self.gpuPanelsChanged.connect(panel.link.reapply)
         self.gpuPanelsChanged.connect(panel.refresh_devices)
-        QTimer.singleShot(0, self.presentation.restyle_plots)  # its CPU graph: zoom, theme
+        QTimer.singleShot(0, self.presentation, self.presentation.restyle_plots)  # CPU graph
         self.tabs.currentChanged.connect(
             lambda i: panel.set_shown(self.tabs.widget(i) is panel))
         return panel
