@@ -28,6 +28,31 @@ def _english_unless_a_test_says_otherwise() -> Iterator[None]:
     i18n.set_language(i18n.ENGLISH)
 
 
+@pytest.fixture
+def chinese() -> None:
+    """The test runs in Simplified Chinese (English again afterwards, as for every test)."""
+    i18n.set_language(i18n.CHINESE)
+
+
+@pytest.fixture
+def no_nvml_library(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """pynvml cannot load libnvidia-ml.so.1, as on a machine without the driver."""
+    import ctypes
+
+    import pynvml
+
+    def missing(*args: object, **kwargs: object) -> ctypes.CDLL:
+        raise OSError("libnvidia-ml.so.1: cannot open shared object file")
+
+    with pynvml.libLoadLock:
+        saved = (pynvml.nvmlLib, pynvml._nvmlLib_refcount)
+        pynvml.nvmlLib = None
+    monkeypatch.setattr(pynvml, "CDLL", missing)
+    yield
+    with pynvml.libLoadLock:
+        pynvml.nvmlLib, pynvml._nvmlLib_refcount = saved
+
+
 class _Collect(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.ERROR)

@@ -9,7 +9,6 @@ import re
 import string
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,13 +19,6 @@ from gpumon.telemetry.types import SourceState, SourceStatus
 
 ROOT = Path(__file__).resolve().parent.parent
 ZH_PO = ROOT / "resources" / "locale" / "zh_CN" / "LC_MESSAGES" / "gpumon.po"
-
-
-@pytest.fixture
-def chinese() -> Iterator[None]:
-    i18n.set_language("zh_CN")
-    yield
-    i18n.set_language("en")
 
 
 def _fields(text: str) -> set[str]:

@@ -7,9 +7,7 @@ traceback anywhere.
 
 from __future__ import annotations
 
-import ctypes
 import logging
-from collections.abc import Iterator
 
 import pynvml
 import pytest
@@ -19,22 +17,6 @@ from faults_helpers import once_gpu_block, panel_text, run_once, smi_row
 from gpumon.telemetry.nvml import NvmlSource
 
 WAIT_MS = 5000
-
-
-@pytest.fixture
-def no_nvml_library(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """pynvml cannot load libnvidia-ml.so.1, as on a machine without the driver."""
-
-    def missing(*args: object, **kwargs: object) -> ctypes.CDLL:
-        raise OSError("libnvidia-ml.so.1: cannot open shared object file")
-
-    with pynvml.libLoadLock:
-        saved = (pynvml.nvmlLib, pynvml._nvmlLib_refcount)
-        pynvml.nvmlLib = None
-    monkeypatch.setattr(pynvml, "CDLL", missing)
-    yield
-    with pynvml.libLoadLock:
-        pynvml.nvmlLib, pynvml._nvmlLib_refcount = saved
 
 
 def _banner_window(qtbot, make_window):  # type: ignore[no-untyped-def]

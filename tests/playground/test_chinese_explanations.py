@@ -8,7 +8,7 @@ LESSON.md); one test checks the rows cover the whole table.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 import torch
@@ -29,13 +29,6 @@ from gpumon.playground.errors import (
 )
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
-
-
-@pytest.fixture
-def chinese() -> Iterator[None]:
-    i18n.set_language("zh_CN")
-    yield
-    i18n.set_language("en")
 
 
 def _raised(fn: Callable[[], object]) -> BaseException:

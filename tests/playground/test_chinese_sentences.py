@@ -5,8 +5,6 @@ Positions, code, device strings and units stay as they are; the words around the
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from gpumon import i18n
@@ -20,13 +18,6 @@ from gpumon.playground.form_text import AS_IS, parse_shape, ref_for
 from gpumon.playground.printed import BoundedText
 from gpumon.playground.threads import ThreadPlan
 from gpumon.playground.values import ValuesError, parse_values
-
-
-@pytest.fixture
-def chinese() -> Iterator[None]:
-    i18n.set_language("zh_CN")
-    yield
-    i18n.set_language("en")
 
 
 def test_a_malformed_shape_is_named_with_its_position(chinese: None) -> None:

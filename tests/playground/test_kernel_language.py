@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-from collections.abc import Iterator
 
 import pytest
 
@@ -25,13 +24,6 @@ from tests.playground.kernel_helpers import Inbox
 CJK = re.compile(r"[\u4e00-\u9fff]")
 BROADCAST = "The size of tensor a (2) must match the size of tensor b (3) at non-singleton " \
             "dimension 0"
-
-
-@pytest.fixture
-def chinese() -> Iterator[None]:
-    i18n.set_language("zh_CN")
-    yield
-    i18n.set_language("en")
 
 
 def _run(client: KernelClient, inbox: Inbox, action: act.Action) -> Outcome:

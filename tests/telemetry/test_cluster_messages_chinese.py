@@ -6,11 +6,9 @@ the OS wrote it."""
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
 
 import pytest
 
-from gpumon import i18n
 from gpumon.cluster_cli import render_cluster
 from gpumon.telemetry.promapi import PromClient, PromError, check_url
 from gpumon.telemetry.prometheus import PrometheusSource
@@ -23,13 +21,6 @@ from gpumon.telemetry.types import (
     SourceState,
     SourceStatus,
 )
-
-
-@pytest.fixture
-def chinese() -> Iterator[None]:
-    i18n.set_language("zh_CN")
-    yield
-    i18n.set_language("en")
 
 
 def _closed_port() -> int:

@@ -6,23 +6,12 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Iterator
 
-import pytest
-
-from gpumon import i18n
 from gpumon.telemetry.metrics import GIB, MIB, TIME_KEY
 from gpumon.telemetry.readouts import extra_readouts, format_readout, readout_line, status_summary
 from gpumon.telemetry.sampler import Sampler
 from gpumon.telemetry.simulated import SimulatedFaults, SimulatedSource
 from gpumon.telemetry.types import GpuSample
-
-
-@pytest.fixture
-def chinese() -> Iterator[None]:
-    i18n.set_language("zh_CN")
-    yield
-    i18n.set_language("en")
 
 
 def test_hover_readout_in_chinese(chinese: None) -> None:

@@ -6,7 +6,6 @@ set GPUMON_LESSON_SHOTS=DIR to keep them)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,13 +18,6 @@ from gpumon.ui.lesson.page import LessonPage
 
 NUMBER = {step.id: i for i, step in enumerate(LESSON, start=1)}
 pytestmark = pytest.mark.usefixtures("restore_app_look")
-
-
-@pytest.fixture
-def chinese() -> Iterator[None]:
-    i18n.set_language("zh_CN")
-    yield
-    i18n.set_language("en")
 
 
 def _lesson(qtbot, w) -> LessonPage:  # type: ignore[no-untyped-def]

@@ -6,17 +6,13 @@ the graphs' labels are never cut."""
 
 from __future__ import annotations
 
-import ctypes
 import re
 import socket
-from collections.abc import Iterator
 
-import pynvml
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel
 
-from gpumon import i18n
 from gpumon.telemetry.nvml import NvmlSource
 from gpumon.telemetry.simulated import SimulatedFaults, SimulatedSource
 from gpumon.ui.monitor.axis import time_label
@@ -30,13 +26,6 @@ WAIT_MS = 5000
 # English that stays on a Chinese screen: units, names of things, NVML's own words.
 KEPT = ("GPU is lost", "GPU", "NVML", "CUDA", "N/A", "GiB", "MiB", "MHz", "ms", "SM", "PCIe",
         "torch", "gpumon")
-
-
-@pytest.fixture
-def chinese() -> Iterator[None]:
-    i18n.set_language("zh_CN")
-    yield
-    i18n.set_language("en")
 
 
 def _lost_gpu_3() -> SimulatedSource:
@@ -133,22 +122,6 @@ def test_the_english_check_catches_a_sentence_that_bypasses_tr(qtbot, make_windo
     panel.lost_label.show()
     assert english_words(monitor_texts(w), _names(w)) == ["LOST", "the", "stopped",
                                                           "answering"]
-
-
-@pytest.fixture
-def no_nvml_library(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """pynvml cannot load libnvidia-ml.so.1, as on a machine without the driver."""
-
-    def missing(*args: object, **kwargs: object) -> ctypes.CDLL:
-        raise OSError("libnvidia-ml.so.1: cannot open shared object file")
-
-    with pynvml.libLoadLock:
-        saved = (pynvml.nvmlLib, pynvml._nvmlLib_refcount)
-        pynvml.nvmlLib = None
-    monkeypatch.setattr(pynvml, "CDLL", missing)
-    yield
-    with pynvml.libLoadLock:
-        pynvml.nvmlLib, pynvml._nvmlLib_refcount = saved
 
 
 def test_no_driver_banner_and_empty_grid_in_chinese(qtbot, make_window, chinese: None,

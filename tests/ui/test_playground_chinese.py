@@ -8,7 +8,6 @@ test_playground_panel.py; errors are compared with what torch raises in this pro
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import pytest
 import torch
@@ -17,7 +16,6 @@ from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QPushButton, QWidget
 from testkit import torch_error
 
-from gpumon import i18n
 from gpumon.playground import actions as act
 from gpumon.playground.errors import REFUSED, ErrorInfo
 from gpumon.playground.kernel_client import KernelExit
@@ -36,13 +34,6 @@ CJK = re.compile("[\u4e00-\u9fff]")
 # English words a Chinese card may still show: units, device names and torch's own terms.
 KEPT = {"cpu", "cuda", "meta", "RSS", "MiB", "KiB", "GiB", "int64", "float32", "tensor",
         "torch", "ms", "µs"}
-
-
-@pytest.fixture
-def chinese() -> Iterator[None]:
-    i18n.set_language("zh_CN")
-    yield
-    i18n.set_language("en")
 
 
 @pytest.fixture

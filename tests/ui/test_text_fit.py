@@ -9,8 +9,6 @@ are allowed, but Chinese may not elide a line that English shows whole.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QPushButton, QScrollArea, QSplitter, QTabWidget
@@ -27,12 +25,6 @@ from gpumon.ui.playground.column_fit import (
 
 pytestmark = pytest.mark.usefixtures("restore_app_look")
 SIZE = (1600, 1000)
-
-
-@pytest.fixture
-def language() -> Iterator[None]:
-    yield
-    i18n.set_language("en")
 
 
 def _pages(qtbot, make_window, zoom: float) -> dict[str, tuple[list[str], list[str]]]:  # type: ignore[no-untyped-def]
@@ -52,7 +44,7 @@ def _pages(qtbot, make_window, zoom: float) -> dict[str, tuple[list[str], list[s
 
 
 @pytest.mark.parametrize("zoom", [1.0, 2.0])
-def test_no_text_is_cut_in_english_or_chinese(qtbot, make_window, language, zoom) -> None:
+def test_no_text_is_cut_in_english_or_chinese(qtbot, make_window, zoom) -> None:
     english = _pages(qtbot, make_window, zoom)
     i18n.set_language("zh_CN")
     chinese = _pages(qtbot, make_window, zoom)
