@@ -49,6 +49,24 @@ def test_space_on_run_runs_once_keeps_the_step_and_the_sampling(qtbot, make_wind
     assert w.testAttribute(Qt.WidgetAttribute.WA_KeyboardFocusChange)  # drawn as focused
 
 
+def test_ctrl_3_from_the_code_line_then_space_runs_the_step(qtbot, make_window):
+    """As in class: typing in the Playground, Ctrl+3, Space: the step runs, sampling goes on
+    (the focus stayed on the hidden code line, and Space paused the sampling)."""
+    w = make_window()
+    qtbot.waitUntil(lambda: w.latest_snapshot is not None, timeout=5000)
+    activate(qtbot, w)
+    qtbot.keyClick(w, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(w.playground.code_bar.edit.hasFocus, timeout=3000)
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_3, Qt.KeyboardModifier.ControlModifier)
+    page = w.lesson
+    qtbot.waitUntil(page.run_button.hasFocus, timeout=3000)
+    finished: list[object] = []
+    page.stepFinished.connect(finished.append)
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Space)
+    qtbot.waitUntil(lambda: bool(finished), timeout=60000)
+    assert page.index == 0 and not w.paused
+
+
 def test_space_on_next_at_the_last_step_does_not_land_on_run(qtbot, make_window):
     w = make_window()
     page = _shown_lesson(qtbot, w)

@@ -220,6 +220,10 @@ class LessonPage(QWidget):
     def running(self) -> bool:
         return self._ticket is not None
 
+    def take_focus(self) -> None:
+        """Ctrl+3 shows the page: Run takes a visible focus, so Space runs the step."""
+        _show_focus(self.run_button)
+
     def show_step(self, index: int) -> None:
         self._index = max(0, min(len(self._steps) - 1, index))
         step = self._steps[self._index]
