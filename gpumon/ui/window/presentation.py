@@ -37,6 +37,8 @@ SHORTCUTS: tuple[tuple[str, str], ...] = (
     ("Ctrl+-", N_("Zoom out")),
     ("Ctrl+0", N_("Reset the zoom to 100 %")),
     ("F11", N_("Full screen on / off")),
+    ("Ctrl+1 / 2 / 3", N_("Monitor / Playground / Lesson (the code line or Run takes the "
+                          "focus)")),
     ("Ctrl+Shift+C", N_("Copy the current snapshot as nvidia-smi-like text")),
     ("Ctrl+S", N_("Save a graph as PNG or SVG")),
     ("Ctrl+R", N_("Start / stop recording to CSV")),
