@@ -126,3 +126,18 @@ def test_missing_torch_is_a_status_and_an_error_outcome(qtbot, tmp_path,
         assert handle.device_options == []
     finally:
         assert handle.stop()
+
+
+@pytest.mark.parametrize(("kind", "sentence"), [
+    ("interrupted", "PyTorch 没有加载：加载时按下了“停止”。运行任意操作即可重新加载。"),
+    ("internal_error", "PyTorch 没有加载：gpumon 在加载它时出错。这是 gpumon 的缺陷，请报告它。"),
+])
+def test_a_load_that_got_no_reply_says_why_in_a_sentence(engine: EngineThread, chinese: None,
+                                                         kind: str, sentence: str) -> None:
+    """Not "PyTorch did not load: interrupted" (the kernel's word for its answer)."""
+    finished = []
+    engine.loadingFinished.connect(finished.append)
+    engine._requests[7] = ("load", None)  # noqa: SLF001 - the answer to a pending load
+    engine._answer(7, kind, "Traceback …")  # noqa: SLF001
+    assert [s.message for s in finished] == [sentence]
+    assert engine.load_status is not None and not engine.load_status.ok

@@ -69,6 +69,16 @@ def interrupted_error() -> ErrorInfo:
                         "workspace are kept."), by_torch=False)
 
 
+def load_failed_text(kind: str) -> str:
+    """Why torch is not there when the kernel's answer to "load" was not a reply: Stop
+    pressed while it loaded, or a bug of gpumon's (its traceback is logged, blame.py)."""
+    if kind == "interrupted":
+        return tr("PyTorch did not load: Stop was pressed while it was loading. Run an "
+                  "action to load it again.")
+    return tr("PyTorch did not load: gpumon failed while loading it. This is a bug in "
+              "gpumon; please report it.")
+
+
 def internal_error(trace: str) -> ErrorInfo:
     """A bug of gpumon's, with its traceback: never shown as torch's error."""
     return ErrorInfo("InternalError", trace.rstrip(),
@@ -293,8 +303,7 @@ class EngineThread(QObject):
         request, what = self._requests.pop(rid)
         if request == "load":
             self._loading = False
-            status = data if kind == "reply" else LoadStatus(
-                False, tr("PyTorch did not load: {why}", why=kind))
+            status = data if kind == "reply" else LoadStatus(False, load_failed_text(kind))
             self.load_status = status
             self.loadingFinished.emit(status)
             if kind == "reply" and status.ok:
