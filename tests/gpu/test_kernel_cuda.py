@@ -6,8 +6,6 @@ is a child process; these tests ask torch in this process only whether CUDA exis
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 import torch
 
@@ -15,24 +13,14 @@ from gpumon.playground.codeline import RunCode
 from gpumon.playground.kernel_client import KernelClient
 from gpumon.playground.lesson import LESSON, StepResult
 from gpumon.playground.outcome import Outcome
-from tests.playground.kernel_helpers import Inbox
+from tests.playground.kernel_helpers import Inbox, client, inbox
+
+__all__ = ["client", "inbox"]  # the shared kernel-client fixtures
 
 pytestmark = [
     pytest.mark.gpu,
     pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU and CUDA torch"),
 ]
-
-
-@pytest.fixture
-def inbox() -> Inbox:
-    return Inbox()
-
-
-@pytest.fixture
-def client(inbox: Inbox) -> Iterator[KernelClient]:
-    c = KernelClient(inbox)
-    yield c
-    c.shutdown()
 
 
 def _code(client: KernelClient, inbox: Inbox, source: str) -> Outcome:

@@ -1,10 +1,15 @@
-"""A message collector for KernelClient tests: wait for a kind of message, with a timeout."""
+"""A message collector for KernelClient tests (wait for a kind of message, with a timeout),
+and the kernel-client fixtures the playground tests and tests/gpu share (no Qt here)."""
 
 from __future__ import annotations
 
 import queue
 import time
+from collections.abc import Iterator
 
+import pytest
+
+from gpumon.playground.kernel_client import KernelClient
 from gpumon.playground.wire import Message
 
 
@@ -37,3 +42,18 @@ class Inbox:
             if m.kind == kind and (rid is None or m.id == rid):
                 return m
             self.seen.append(m)
+
+
+@pytest.fixture
+def inbox() -> Inbox:
+    return Inbox()
+
+
+@pytest.fixture
+def client(inbox: Inbox) -> Iterator[KernelClient]:
+    """A kernel client; afterwards its kernel has exited and no process is left behind."""
+    c = KernelClient(inbox)
+    yield c
+    assert c.shutdown(timeout_s=1.0) is not None or c._gen is None  # noqa: SLF001
+    gen = c._gen  # noqa: SLF001
+    assert gen is None or gen.proc.poll() is not None
