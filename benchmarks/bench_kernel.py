@@ -27,9 +27,9 @@ sys.path.insert(0, str(REPO))
 
 from machine import describe  # noqa: E402 (benchmarks/machine.py, beside this script)
 
-from gpumon.playground import actions as A  # noqa: E402
-from gpumon.playground.kernel_client import KernelClient  # noqa: E402
-from gpumon.playground.wire import Message  # noqa: E402
+from gpumon.playground.client.kernel_client import KernelClient  # noqa: E402
+from gpumon.playground.data import actions as A  # noqa: E402
+from gpumon.playground.data.wire import Message  # noqa: E402
 
 TARGET_MS = 2.0
 FIRST = A.CreateTensor("x", "[1, 2, 3]")

@@ -29,9 +29,9 @@ sys.path.insert(0, str(REPO))
 
 import torch  # noqa: E402
 
-from gpumon.playground import actions as A  # noqa: E402
-from gpumon.playground.codeline import RunCode  # noqa: E402
-from gpumon.playground.engine import Engine  # noqa: E402
+from gpumon.playground.data import actions as A  # noqa: E402
+from gpumon.playground.data.actions import RunCode  # noqa: E402
+from gpumon.playground.kernel.engine import Engine  # noqa: E402
 
 TARGET_MS = 1.0
 INTERVAL_S = 0.1

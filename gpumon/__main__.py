@@ -2,6 +2,6 @@
 
 import sys
 
-from gpumon.cli import main
+from gpumon.cli.main import main
 
 sys.exit(main())

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from gpumon import __version__
-from gpumon.cli import main
+from gpumon.cli.main import main
 
 
 def _gpu_rows(text: str) -> list[str]:
@@ -69,7 +69,7 @@ def test_real_source_reports_library_not_found_without_gpu() -> None:
     else:
         pynvml.nvmlShutdown()
         pytest.skip("NVML works here")
-    from gpumon.cli import make_source
+    from gpumon.cli.main import make_source
     from gpumon.telemetry.types import SourceState
 
     source = make_source(None)

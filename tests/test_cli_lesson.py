@@ -11,8 +11,8 @@ import pytest
 import torch
 from testkit import cpu_only_build, torch_error
 
-from gpumon.cli import main
-from gpumon.playground.lesson import LESSON
+from gpumon.cli.main import main
+from gpumon.playground.lesson.steps import LESSON
 
 NOT_COMPILED = "Torch not compiled with CUDA enabled"
 NUMBER = {step.id: i for i, step in enumerate(LESSON, start=1)}
@@ -154,7 +154,7 @@ def test_bad_simulate_is_explained(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_a_failing_runner_exits_non_zero(monkeypatch: pytest.MonkeyPatch,
                                          capsys: pytest.CaptureFixture[str]) -> None:
-    from gpumon.playground import lesson
+    from gpumon.playground.lesson import runner as lesson
 
     def broken(self: object, number: int, meta: bool = True) -> object:
         raise ValueError("broken on purpose")

@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 from testkit import torch_error
 
 from gpumon import i18n
-from gpumon.lesson_cli import CLOSING, OPENING, WIDTH, wrap
-from gpumon.playground.glossary import GLOSSARY
-from gpumon.playground.lesson import LESSON
+from gpumon.cli.lesson import CLOSING, OPENING, WIDTH, wrap
+from gpumon.playground.lesson.glossary import GLOSSARY
+from gpumon.playground.lesson.steps import LESSON
 from gpumon.telemetry.smi_text import cells
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,7 +13,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from gpumon.cli import main
+from gpumon.cli.main import main
 from gpumon.telemetry.csv_rows import record_header
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "docs" / "snapshot.schema.json")
@@ -102,7 +102,7 @@ def test_uuid_adds_a_line_under_each_gpu(capsys: pytest.CaptureFixture[str]) -> 
 
 
 def test_watch_imports_no_qt() -> None:
-    code = ("import sys; from gpumon.cli import main; "
+    code = ("import sys; from gpumon.cli.main import main; "
             "rc = main(['--simulate', '2', '-l', '0.1', '--count', '2']); "
             "print('QT' if any(m.startswith('PySide6') for m in sys.modules) else 'no Qt', rc)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gpumon import cli
+from gpumon.cli import main as cli
 
 DESKTOP = Path(__file__).resolve().parent.parent / "resources" / "gpumon.desktop"
 
@@ -20,13 +20,13 @@ def _scripts(group: str) -> dict[str, str]:
 
 
 def test_gpumon_is_a_console_script_on_every_platform() -> None:
-    assert _scripts("console_scripts").get("gpumon") == "gpumon.cli:main"
+    assert _scripts("console_scripts").get("gpumon") == "gpumon.cli.main:main"
     # A gui-script of the same name would make Windows' launcher console-less again.
     assert "gpumon" not in _scripts("gui_scripts")
 
 
 def test_gpumon_gui_is_a_gui_script_for_launchers() -> None:
-    assert _scripts("gui_scripts").get("gpumon-gui") == "gpumon.cli:main"
+    assert _scripts("gui_scripts").get("gpumon-gui") == "gpumon.cli.main:main"
     assert "gpumon-gui" not in _scripts("console_scripts")
 
 

@@ -14,9 +14,9 @@ ROOT = Path(__file__).resolve().parent.parent
 INNER = '''
 import pytest
 
-from gpumon.playground import actions as act
-from gpumon.playground import ops
-from gpumon.playground.engine import Engine
+from gpumon.playground.data import actions as act
+from gpumon.playground.kernel import ops
+from gpumon.playground.kernel.engine import Engine
 
 
 def broken(values, action, run):

@@ -24,7 +24,7 @@ def vanished_pid() -> int:
 def torch_error(fn: Callable[[], object]) -> tuple[str, str] | None:
     """(type name as an Outcome writes it, message) of what ``fn()`` raises right now, or
     None when it succeeds."""
-    from gpumon.playground.errors import qualified_type_name
+    from gpumon.playground.kernel.explain import qualified_type_name
 
     try:
         fn()

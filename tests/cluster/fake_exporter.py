@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "telemetry"))
 
 from fakenvml import use_fake_nvml  # noqa: E402
 
-from gpumon import exporter_cli  # noqa: E402
+from gpumon.cli import exporter as exporter_cli
 
 if __name__ == "__main__":
     with use_fake_nvml(Path(sys.argv[1])) as fake:

@@ -12,9 +12,9 @@ from __future__ import annotations
 import builtins
 import re
 
-from gpumon.playground import actions as act
-from gpumon.playground.errors import REFUSED
-from gpumon.playground.outcome import Outcome
+from gpumon.playground.data import actions as act
+from gpumon.playground.data.errors import REFUSED
+from gpumon.playground.data.outcome import Outcome
 
 SETUP: tuple[act.Action, ...] = (
     act.CreateTensor("x", "[1.0, 2.0, 3.0]"),

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 from PySide6.QtCore import Qt
 
-from gpumon.cli import main
+from gpumon.cli.main import main
 from gpumon.telemetry.simulated import SimulatedFaults, SimulatedSource
 from gpumon.telemetry.types import Source
 from gpumon.ui.window.main_window import MainWindow

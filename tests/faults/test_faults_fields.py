@@ -14,7 +14,7 @@ import re
 import pytest
 from faults_helpers import once_gpu_block, panel_text, run_once, smi_row
 
-import gpumon.cli
+import gpumon.cli.main
 from gpumon.telemetry.history import HISTORY_KEYS
 from gpumon.telemetry.simulated import FAULTABLE_FIELDS, SimulatedFaults, SimulatedSource
 
@@ -103,7 +103,7 @@ def test_field_unsupported_in_the_window(qtbot, make_window, field: str) -> None
 @pytest.mark.parametrize("field", sorted(ONCE))
 def test_field_unsupported_in_once(monkeypatch: pytest.MonkeyPatch, field: str,
                                    capfd: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(gpumon.cli, "make_source", lambda simulate, seed=0: _source(field))
+    monkeypatch.setattr(gpumon.cli.main, "make_source", lambda simulate, seed=0: _source(field))
     rc, out, err = run_once(capfd, "--simulate", "2")
     assert rc == 0 and err == ""
     assert _once_token(once_gpu_block(out, 1), field) == "N/A"

@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 from fakenvml import FakeNvml
 
-from gpumon.cli import main
+from gpumon.cli.main import main
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "docs" / "snapshot.schema.json")
                     .read_text(encoding="utf-8"))

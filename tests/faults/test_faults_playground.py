@@ -20,10 +20,10 @@ from bad_inputs import (
     remove_probe,
 )
 
-from gpumon.playground import actions as act
-from gpumon.playground.engine import Engine
-from gpumon.playground.errors import ErrorInfo
-from gpumon.playground.outcome import Outcome
+from gpumon.playground.data import actions as act
+from gpumon.playground.data.errors import ErrorInfo
+from gpumon.playground.data.outcome import Outcome
+from gpumon.playground.kernel.engine import Engine
 
 WAIT_MS = 60_000  # the first action imports torch on the engine thread
 

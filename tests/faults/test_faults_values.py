@@ -18,7 +18,7 @@ import hypothesis.strategies as st
 import pytest
 from hypothesis import given, settings
 
-from gpumon.playground.values import MAX_DEPTH, ValuesError, parse_values
+from gpumon.playground.data.values import MAX_DEPTH, ValuesError, parse_values
 
 PROBE = "_gpumon_values_probe"
 NUMBERS = st.one_of(st.integers(-10**6, 10**6).map(str),

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpumon.playground.codeline import RunCode
-from gpumon.playground.errors import ErrorInfo
-from gpumon.playground.outcome import Outcome
+from gpumon.playground.data.actions import RunCode
+from gpumon.playground.data.errors import ErrorInfo
+from gpumon.playground.data.outcome import Outcome
 from tests.gpu.gpucheck import kernel_walk as kw
 from tests.gpu.gpucheck import runs
 from tests.gpu.gpucheck.results import FAIL, PASS, SKIP, Result, exit_status, summary_text

@@ -9,10 +9,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from gpumon.playground.codeline import RunCode
-from gpumon.playground.kernel_client import KernelClient
-from gpumon.playground.lesson import LESSON, StepResult
-from gpumon.playground.outcome import Outcome
+from gpumon.playground.client.kernel_client import KernelClient
+from gpumon.playground.data.actions import RunCode
+from gpumon.playground.data.outcome import Outcome
+from gpumon.playground.lesson.results import StepResult
+from gpumon.playground.lesson.steps import LESSON
 from tests.playground.kernel_helpers import Inbox, client, inbox
 
 __all__ = ["client", "inbox"]  # the shared kernel-client fixtures
@@ -70,7 +71,7 @@ def test_the_lesson_device_is_cuda0(client: KernelClient, inbox: Inbox) -> None:
 
 def test_the_checkpoint_saved_on_cuda_loads_onto_cuda0(client: KernelClient,
                                                        inbox: Inbox) -> None:
-    out = _code(client, inbox, "from gpumon.playground.checkpoint import SAVED_ON_CUDA\n"
+    out = _code(client, inbox, "from gpumon.playground.kernel.checkpoint import SAVED_ON_CUDA\n"
                                "torch.load(SAVED_ON_CUDA)['weight'].device")
     assert out.ok and out.preview == "device(type='cuda', index=0)"
 
@@ -145,7 +146,7 @@ def test_working_only_on_cuda1_puts_the_kernel_on_gpu1_alone(client: KernelClien
                                                             inbox: Inbox) -> None:
     """Every kind of action on cuda:1, plus queries of cuda:0's name and properties and an
     empty_cache: NVML lists the kernel on cuda:1's GPU only."""
-    from gpumon.playground import actions as act
+    from gpumon.playground.data import actions as act
 
     rid = client.request("devices")
     names = [d.name for d in inbox.wait("reply", rid, timeout=120).data]

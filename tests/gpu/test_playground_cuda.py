@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from gpumon.playground import actions as act
-from gpumon.playground.devices import list_devices, match_cuda_to_nvml, normalize_uuid
-from gpumon.playground.engine import Engine
-from gpumon.playground.memory import torch_memory_counters
+from gpumon.playground.data import actions as act
+from gpumon.playground.data.devices import match_cuda_to_nvml, normalize_uuid
+from gpumon.playground.kernel.engine import Engine
+from gpumon.playground.kernel.memory import torch_memory_counters
+from gpumon.playground.kernel.torch_devices import list_devices
 
 pytestmark = [
     pytest.mark.gpu,

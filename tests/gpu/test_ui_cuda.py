@@ -15,7 +15,7 @@ import numpy as np  # noqa: E402
 import pyqtgraph as pg  # noqa: E402
 import torch  # noqa: E402
 
-from gpumon.playground import actions as act  # noqa: E402
+from gpumon.playground.data import actions as act
 from gpumon.ui.playground.monitor_link import ALLOCATED_KEY, RESERVED_KEY  # noqa: E402
 
 pytestmark = [
@@ -71,7 +71,7 @@ def test_the_lesson_marks_the_gpu_graph_and_feeds_torch_memory(qtbot, window) ->
     """The whole lesson in the Lesson tab, in order: its CUDA actions are markers on the NVML
     GPU that is cuda:0 (the context's creator labelled so), torch's memory lines are fed,
     and the timing loop shows on the utilization graph."""
-    from gpumon.playground.lesson import LESSON
+    from gpumon.playground.lesson.steps import LESSON
     from gpumon.ui.lesson.page import LessonPage
     from gpumon.ui.playground.style import CONTEXT_LABEL
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpumon.playground.engine import Engine
+from gpumon.playground.kernel.engine import Engine
 from tests.playground.kernel_helpers import client, inbox
 
 __all__ = ["client", "engine", "inbox"]

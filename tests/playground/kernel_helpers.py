@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from gpumon.playground.kernel_client import KernelClient
-from gpumon.playground.wire import Message
+from gpumon.playground.client.kernel_client import KernelClient
+from gpumon.playground.data.wire import Message
 
 
 class Inbox:

@@ -6,7 +6,7 @@ import ast
 
 import pytest
 
-from gpumon.playground import actions as act
+from gpumon.playground.data import actions as act
 
 CASES: list[tuple[act.Action, str]] = [
     (act.IsAvailable(), "torch.cuda.is_available()"),

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from gpumon.playground import actions as act
-from gpumon.playground import ops
-from gpumon.playground.codeline import RunCode
-from gpumon.playground.engine import Engine
+from gpumon.playground.data import actions as act
+from gpumon.playground.data.actions import RunCode
+from gpumon.playground.kernel import ops
+from gpumon.playground.kernel.engine import Engine
 
 
 @pytest.mark.internal_error

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpumon.playground import memory
-from gpumon.playground.cgroup import cgroup_headroom
+from gpumon.playground.kernel import memory
+from gpumon.playground.kernel.cgroup import cgroup_headroom
 
 
 def _reader(files: dict[str, str]):  # type: ignore[no-untyped-def]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import torch
 
-from gpumon.playground import checkpoint
+from gpumon.playground.kernel import checkpoint
 
 
 def locations(path: str | Path) -> list[str]:
@@ -36,7 +36,7 @@ def test_the_committed_file_is_tagged_cuda0() -> None:
 
 def test_writing_it_again_in_a_fresh_process_gives_the_same(tmp_path: Path) -> None:
     out = tmp_path / "again.pt"
-    done = subprocess.run([sys.executable, "-m", "gpumon.playground.checkpoint", str(out)],
+    done = subprocess.run([sys.executable, "-m", "gpumon.playground.kernel.checkpoint", str(out)],
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert locations(out) == [checkpoint.TAG] * 2

@@ -15,14 +15,14 @@ import torch
 
 from gpumon import i18n
 from gpumon.i18n import tr
-from gpumon.playground import actions as act
-from gpumon.playground.cuda_cause import UNAVAILABLE, CudaFacts, sentence
-from gpumon.playground.engine import Engine
-from gpumon.playground.errors import (
+from gpumon.playground.data import actions as act
+from gpumon.playground.data.errors import ErrorInfo
+from gpumon.playground.kernel.cuda_cause import UNAVAILABLE, CudaFacts, sentence
+from gpumon.playground.kernel.engine import Engine
+from gpumon.playground.kernel.explain import (
     EXPLANATIONS,
     FALLBACK,
     PYTHON_FALLBACK,
-    ErrorInfo,
     error_from_exception,
     explain,
     explanation_msgid,

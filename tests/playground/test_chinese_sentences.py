@@ -8,16 +8,17 @@ from __future__ import annotations
 import pytest
 
 from gpumon import i18n
-from gpumon.playground import actions as act
-from gpumon.playground import memory
-from gpumon.playground.device_offer import NOT_HERE, is_unavailable, offered
-from gpumon.playground.devices import DeviceOption, cuda_index_problem, list_devices
-from gpumon.playground.engine import Engine
-from gpumon.playground.errors import Refusal
-from gpumon.playground.form_text import AS_IS, parse_shape, ref_for
-from gpumon.playground.printed import BoundedText
-from gpumon.playground.threads import ThreadPlan
-from gpumon.playground.values import ValuesError, parse_values
+from gpumon.playground.data import actions as act
+from gpumon.playground.data.device_offer import NOT_HERE, is_unavailable, offered
+from gpumon.playground.data.devices import DeviceOption, cuda_index_problem
+from gpumon.playground.data.errors import Refusal
+from gpumon.playground.data.form_text import AS_IS, parse_shape, ref_for
+from gpumon.playground.data.values import ValuesError, parse_values
+from gpumon.playground.kernel import memory
+from gpumon.playground.kernel.engine import Engine
+from gpumon.playground.kernel.printed import BoundedText
+from gpumon.playground.kernel.threads import ThreadPlan
+from gpumon.playground.kernel.torch_devices import list_devices
 
 
 def test_a_malformed_shape_is_named_with_its_position(chinese: None) -> None:

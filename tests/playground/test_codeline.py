@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from gpumon.playground.codeline import RunCode
-from gpumon.playground.engine import Engine
-from gpumon.playground.errors import PYTHON_FALLBACK
+from gpumon.playground.data.actions import RunCode
+from gpumon.playground.kernel.engine import Engine
+from gpumon.playground.kernel.explain import PYTHON_FALLBACK
 
 
 def test_assignment_result_and_workspace(engine: Engine) -> None:

@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 import torch
 
-from gpumon.playground import actions as act
-from gpumon.playground.codeline import RunCode
-from gpumon.playground.devices import list_devices
-from gpumon.playground.engine import Engine
-from gpumon.playground.errors import REFUSED
+from gpumon.playground.data import actions as act
+from gpumon.playground.data.actions import RunCode
+from gpumon.playground.data.errors import REFUSED
+from gpumon.playground.kernel.engine import Engine
+from gpumon.playground.kernel.torch_devices import list_devices
 
 GiB = 2**30
 MiB = 2**20

@@ -7,9 +7,9 @@ import pytest
 import torch
 from testkit import cpu_only_build
 
-from gpumon.playground import actions as act
-from gpumon.playground.cuda_cause import CudaFacts, explain_unavailable, sentence
-from gpumon.playground.engine import Engine
+from gpumon.playground.data import actions as act
+from gpumon.playground.kernel.cuda_cause import CudaFacts, explain_unavailable, sentence
+from gpumon.playground.kernel.engine import Engine
 
 
 def facts(**kw: object) -> CudaFacts:

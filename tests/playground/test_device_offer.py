@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gpumon.playground.device_offer import NOT_HERE, is_unavailable, offered
-from gpumon.playground.devices import DeviceOption
+from gpumon.playground.data.device_offer import NOT_HERE, is_unavailable, offered
+from gpumon.playground.data.devices import DeviceOption
 
 CPU = DeviceOption("cpu", "cpu — main memory")
 META = DeviceOption("meta", "meta — shapes only")

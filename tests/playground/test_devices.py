@@ -5,14 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from gpumon.playground.devices import (
-    cuda_index_problem,
-    list_devices,
-    match_cuda_to_nvml,
-    normalize_uuid,
-    resolve_device,
-)
-from gpumon.playground.errors import Refusal
+from gpumon.playground.data.devices import cuda_index_problem, match_cuda_to_nvml, normalize_uuid
+from gpumon.playground.data.errors import Refusal
+from gpumon.playground.kernel.torch_devices import list_devices, resolve_device
 
 U = [
     "GPU-5f3c1e2a-0b1c-4d2e-8f90-123456789abc",

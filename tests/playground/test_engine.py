@@ -7,8 +7,8 @@ import time
 import pytest
 import torch
 
-from gpumon.playground import actions as act
-from gpumon.playground.engine import Engine
+from gpumon.playground.data import actions as act
+from gpumon.playground.kernel.engine import Engine
 
 
 def run_ok(engine: Engine, action: act.Action) -> object:

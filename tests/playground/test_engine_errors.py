@@ -7,10 +7,11 @@ import pytest
 import torch
 from testkit import cpu_only_build, torch_error
 
-from gpumon.playground import actions as act
-from gpumon.playground import memory
-from gpumon.playground.engine import Engine
-from gpumon.playground.errors import FALLBACK, REFUSED, error_from_exception, explain
+from gpumon.playground.data import actions as act
+from gpumon.playground.data.errors import REFUSED
+from gpumon.playground.kernel import memory
+from gpumon.playground.kernel.engine import Engine
+from gpumon.playground.kernel.explain import FALLBACK, error_from_exception, explain
 
 
 def assert_same_as_torch(engine: Engine, action: act.Action, direct: object) -> str:
@@ -294,8 +295,8 @@ def test_cuda_move_between_gpus_is_checked_like_a_copy(monkeypatch: pytest.Monke
     tensor on cuda:0 and a recording check_fits stand in for two GPUs)."""
     import torch
 
-    from gpumon.playground import ops
-    from gpumon.playground.action_run import ActionRun
+    from gpumon.playground.kernel import ops
+    from gpumon.playground.kernel.action_run import ActionRun
 
     checked: list[tuple[int, str, int | None]] = []
     monkeypatch.setattr(ops, "check_fits", lambda n, t, i: checked.append((n, t, i)))
@@ -315,7 +316,7 @@ def test_an_inline_move_is_made_inside_the_timed_region(
         engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
     """``y + x.cpu()``: the move runs inside run.execute (timed, memory measured), and the
     operands are recorded as they were used."""
-    from gpumon.playground import ops
+    from gpumon.playground.kernel import ops
 
     inside: list[bool] = []
     real = ops.moved
@@ -339,8 +340,8 @@ def test_an_inline_move_is_made_inside_the_timed_region(
 def test_an_inline_copy_counts_its_bytes_where_it_lands() -> None:
     import torch
 
-    from gpumon.playground import ops
-    from gpumon.playground.action_run import ActionRun
+    from gpumon.playground.kernel import ops
+    from gpumon.playground.kernel.action_run import ActionRun
 
     x = torch.ones(4)  # 16 bytes on the CPU
     to_gpu = ops.Operand("x.cuda(0)", x, torch.device("cuda", 0), lambda: x, ActionRun())
@@ -355,8 +356,8 @@ def test_empty_cache_touches_only_gpus_where_torch_holds_memory(
     unused GPU: a fake torch with 2 GPUs, memory reserved on cuda:1 only."""
     from types import SimpleNamespace
 
-    from gpumon.playground import ops
-    from gpumon.playground.action_run import ActionRun
+    from gpumon.playground.kernel import ops
+    from gpumon.playground.kernel.action_run import ActionRun
 
     reserved = {0: 0, 1: 512}
     cuda = SimpleNamespace(is_available=lambda: True, device_count=lambda: 2,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpumon.playground import actions as act
-from gpumon.playground.form_text import AS_IS, parse_shape, ref_for
+from gpumon.playground.data import actions as act
+from gpumon.playground.data.form_text import AS_IS, parse_shape, ref_for
 
 
 def test_shapes() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpumon.playground.memory import human_bytes
+from gpumon.units import human_bytes
 
 
 @pytest.mark.parametrize(("n", "text"), [

@@ -9,11 +9,11 @@ import time
 
 import pytest
 
-from gpumon.playground import actions as act
-from gpumon.playground.codeline import RunCode
-from gpumon.playground.interrupt import creation_flags, interrupt_path
-from gpumon.playground.kernel_client import KernelClient, KernelExit
-from gpumon.playground.outcome import LoadStatus, Outcome
+from gpumon.playground.client.interrupt import creation_flags, interrupt_path
+from gpumon.playground.client.kernel_client import KernelClient, KernelExit
+from gpumon.playground.data import actions as act
+from gpumon.playground.data.actions import RunCode
+from gpumon.playground.data.outcome import LoadStatus, Outcome
 from tests.playground.kernel_helpers import Inbox
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="sends POSIX signals to the kernel")
@@ -147,7 +147,7 @@ def test_only_windows_needs_a_new_process_group() -> None:
 
 def test_without_a_gentle_interrupt_the_kernel_is_killed(client: KernelClient, inbox: Inbox,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("gpumon.playground.kernel_client.interrupt_path", lambda: "none")
+    monkeypatch.setattr("gpumon.playground.client.kernel_client.interrupt_path", lambda: "none")
     client.request("run", RunCode("import time\ntime.sleep(10)"))
     inbox.wait("hello")
     time.sleep(0.3)

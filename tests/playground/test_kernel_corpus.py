@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from gpumon.playground import actions as act
-from gpumon.playground.codeline import RunCode
-from gpumon.playground.kernel_client import KernelClient
-from gpumon.playground.outcome import Outcome
+from gpumon.playground.client.kernel_client import KernelClient
+from gpumon.playground.data import actions as act
+from gpumon.playground.data.actions import RunCode
+from gpumon.playground.data.outcome import Outcome
 from tests.faults.bad_inputs import BAD, PROBE, SETUP, problems_with
 from tests.playground.kernel_helpers import Inbox
 
@@ -64,7 +64,7 @@ def test_a_bug_in_the_kernel_fails_the_corpus(client: KernelClient, inbox: Inbox
                                               _no_internal_error: list[str]) -> None:
     """Break the Compute handler inside the kernel, as a bug of ours would: the corpus's
     check rejects the answer, and the suite's guard hears of it through the client."""
-    sabotage = ("import gpumon.playground.ops as ops, gpumon.playground.actions as a\n"
+    sabotage = ("import gpumon.playground.kernel.ops as ops, gpumon.playground.data.actions as a\n"
                 "ops.HANDLERS[a.Compute] = lambda values, action, run: values.no_such_thing")
     assert _run(client, inbox, RunCode(sabotage)).ok
     for action in SETUP:

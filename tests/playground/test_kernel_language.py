@@ -14,11 +14,11 @@ import signal
 import pytest
 
 from gpumon import i18n
-from gpumon.playground import actions as act
-from gpumon.playground.codeline import RunCode
-from gpumon.playground.kernel_client import KernelClient, KernelExit
-from gpumon.playground.outcome import LoadStatus, Outcome
-from gpumon.playground.wire import Request
+from gpumon.playground.client.kernel_client import KernelClient, KernelExit
+from gpumon.playground.data import actions as act
+from gpumon.playground.data.actions import RunCode
+from gpumon.playground.data.outcome import LoadStatus, Outcome
+from gpumon.playground.data.wire import Request
 from tests.playground.kernel_helpers import Inbox
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -36,7 +36,7 @@ def _run(client: KernelClient, inbox: Inbox, action: act.Action) -> Outcome:
 def test_a_request_carries_the_language_of_the_moment(monkeypatch: pytest.MonkeyPatch,
                                                       client: KernelClient,
                                                       inbox: Inbox) -> None:
-    from gpumon.playground import kernel_client
+    from gpumon.playground.client import kernel_client
 
     sent: list[Request] = []
     write = kernel_client.write_frame

@@ -10,10 +10,10 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from gpumon.playground import kernel as kernel_mod
-from gpumon.playground.codeline import RunCode
-from gpumon.playground.kernel import Kernel
-from gpumon.playground.wire import Message, Request, read_frame, write_frame
+from gpumon.playground.data.actions import RunCode
+from gpumon.playground.data.wire import Message, Request, read_frame, write_frame
+from gpumon.playground.kernel import main as kernel_mod
+from gpumon.playground.kernel.main import Kernel
 
 
 def _messages(out: io.BytesIO) -> list[Message]:
@@ -143,7 +143,7 @@ def test_counters_are_sent_when_they_change_even_while_a_request_runs(
 def test_the_window_refuses_frames_that_would_import_torch() -> None:
     import torch
 
-    from gpumon.playground.wire import ForbiddenGlobal
+    from gpumon.playground.data.wire import ForbiddenGlobal
 
     buf = io.BytesIO()
     write_frame(buf, Message("reply", 1, torch.__version__))  # torch's own str subclass

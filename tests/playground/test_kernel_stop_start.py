@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from gpumon.playground.codeline import RunCode
-from gpumon.playground.kernel_client import KernelClient, KernelExit
-from gpumon.playground.outcome import Outcome
+from gpumon.playground.client.kernel_client import KernelClient, KernelExit
+from gpumon.playground.data.actions import RunCode
+from gpumon.playground.data.outcome import Outcome
 from tests.playground.kernel_helpers import Inbox
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="sends POSIX signals to the kernel")

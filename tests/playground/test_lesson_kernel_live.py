@@ -8,12 +8,13 @@ import io
 import pytest
 import torch
 
-from gpumon.playground import memory
-from gpumon.playground.codeline import RunCode
-from gpumon.playground.engine import Engine
-from gpumon.playground.kernel import Kernel
-from gpumon.playground.lesson import LESSON, StepResult
-from gpumon.playground.wire import Message, Request, read_frame, write_frame
+from gpumon.playground.data.actions import RunCode
+from gpumon.playground.data.wire import Message, Request, read_frame, write_frame
+from gpumon.playground.kernel import memory
+from gpumon.playground.kernel.engine import Engine
+from gpumon.playground.kernel.main import Kernel
+from gpumon.playground.lesson.results import StepResult
+from gpumon.playground.lesson.steps import LESSON
 
 NUMBER = {step.id: i for i, step in enumerate(LESSON, start=1)}
 
@@ -108,7 +109,7 @@ def test_no_context_is_reported_before_cuda_starts() -> None:
 def test_a_device_without_a_context_is_not_synchronised(monkeypatch: pytest.MonkeyPatch) -> None:
     """Synchronising would create the context (in a query such as get_device_name); the
     device that has one is still waited for. torch's CUDA state is faked, as above."""
-    from gpumon.playground.action_run import synchronize
+    from gpumon.playground.kernel.action_run import synchronize
 
     fake = _FakeContexts()
     fake.held.add(1)

@@ -12,9 +12,11 @@ import pytest
 import torch
 from testkit import cpu_only_build, torch_error
 
-from gpumon.playground.checkpoint import SAVED_ON_CUDA
-from gpumon.playground.engine import Engine
-from gpumon.playground.lesson import LESSON, LessonRunner, StepResult
+from gpumon.playground.kernel.engine import Engine
+from gpumon.playground.kernel.lesson_runner import LessonRunner
+from gpumon.playground.lesson.checkpoint_path import SAVED_ON_CUDA
+from gpumon.playground.lesson.results import StepResult
+from gpumon.playground.lesson.steps import LESSON
 
 NUMBER = {step.id: i for i, step in enumerate(LESSON, start=1)}
 

@@ -7,10 +7,10 @@ import re
 
 import pytest
 
-from gpumon.playground import actions as act
-from gpumon.playground.codeline import RunCode
-from gpumon.playground.errors import EXPLANATIONS, explain
-from gpumon.playground.lesson import LESSON, LessonStep
+from gpumon.playground.data import actions as act
+from gpumon.playground.data.actions import RunCode
+from gpumon.playground.kernel.explain import EXPLANATIONS, explain
+from gpumon.playground.lesson.steps import LESSON, LessonStep
 
 STEP = {s.id: s for s in LESSON}
 ALL_TEXT = " ".join([s.narration for s in LESSON] + [e for _, e in EXPLANATIONS])
@@ -158,7 +158,7 @@ def test_save_and_load_across_devices_is_labelled_truthfully() -> None:
 
 
 def test_meta_wording_differs_and_is_said() -> None:
-    from gpumon.playground.lesson import META_RAN
+    from gpumon.playground.lesson.results import META_RAN
 
     assert "worded differently from CUDA's" in META_RAN
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 import subprocess
 import sys
 
-MODULES = ["gpumon.playground", "gpumon.playground.engine", "gpumon.playground.actions",
-           "gpumon.playground.devices", "gpumon.playground.values", "gpumon.playground.errors",
-           "gpumon.playground.memory", "gpumon.playground.outcome", "gpumon.playground.ops"]
+MODULES = ["gpumon.playground", "gpumon.playground.kernel.engine",
+           "gpumon.playground.data.actions", "gpumon.playground.kernel.torch_devices",
+           "gpumon.playground.data.values", "gpumon.playground.kernel.explain",
+           "gpumon.playground.kernel.memory", "gpumon.playground.data.outcome",
+           "gpumon.playground.kernel.ops"]
 
 
 def run_fresh(code: str) -> str:
@@ -27,15 +29,16 @@ def test_importing_the_engine_does_not_import_torch_or_qt() -> None:
 
 def test_engine_loads_torch_on_first_action() -> None:
     out = run_fresh(
-        "import sys; from gpumon.playground.engine import Engine; "
-        "from gpumon.playground.actions import IsAvailable; e = Engine(); "
+        "import sys; from gpumon.playground.kernel.engine import Engine; "
+        "from gpumon.playground.data.actions import IsAvailable; e = Engine(); "
         "a = 'torch' in sys.modules; o = e.run(IsAvailable()); "
         "print(a, e.is_loaded, 'torch' in sys.modules, o.ok)")
     assert out == "False True True True"
 
 
 def test_memory_counters_without_torch_are_empty_and_do_not_import_it() -> None:
-    out = run_fresh("import sys; from gpumon.playground.memory import torch_memory_counters; "
+    out = run_fresh("import sys; "
+                    "from gpumon.playground.kernel.memory import torch_memory_counters; "
                     "print(torch_memory_counters(), 'torch' in sys.modules)")
     assert out == "{} False"
 
@@ -44,6 +47,7 @@ def test_memory_counters_leave_cuda_uninitialised() -> None:
     """With torch loaded but CUDA never used, there are no counters, and asking for them
     does not start CUDA (that would cost a context on every GPU). The figures themselves are
     checked against torch on a real GPU: tests/gpu/test_playground_cuda.py."""
-    out = run_fresh("import torch; from gpumon.playground.memory import torch_memory_counters;"
+    out = run_fresh("import torch; "
+                    "from gpumon.playground.kernel.memory import torch_memory_counters;"
                     " print(torch_memory_counters(), torch.cuda.is_initialized())")
     assert out == "{} False"

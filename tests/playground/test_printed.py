@@ -6,11 +6,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from gpumon.playground.codeline import RunCode
-from gpumon.playground.engine import Engine
-from gpumon.playground.kernel_client import KernelClient
-from gpumon.playground.outcome import Outcome
-from gpumon.playground.printed import MAX_OUTPUT_CHARS, BoundedText
+from gpumon.playground.client.kernel_client import KernelClient
+from gpumon.playground.data.actions import RunCode
+from gpumon.playground.data.outcome import Outcome
+from gpumon.playground.kernel.engine import Engine
+from gpumon.playground.kernel.printed import MAX_OUTPUT_CHARS, BoundedText
 from tests.playground.kernel_helpers import Inbox
 
 

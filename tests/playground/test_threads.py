@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from gpumon.playground.engine import Engine
-from gpumon.playground.threads import (
+from gpumon.playground.kernel.engine import Engine
+from gpumon.playground.kernel.threads import (
     ThreadPlan,
     explicit_env,
     limit_torch_threads,

@@ -16,8 +16,8 @@ def _run(code: str) -> subprocess.CompletedProcess[str]:
 
 def test_engine_without_torch_returns_an_outcome_with_a_sentence() -> None:
     proc = _run("""
-        from gpumon.playground import actions as act
-        from gpumon.playground.engine import Engine
+        from gpumon.playground.data import actions as act
+        from gpumon.playground.kernel.engine import Engine
         e = Engine()
         o = e.run(act.CreateTensor("x", "[1, 2]"))
         assert not o.ok and o.error is not None

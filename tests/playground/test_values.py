@@ -9,7 +9,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 
-from gpumon.playground.values import ValuesError, format_values, parse_values
+from gpumon.playground.data.values import ValuesError, format_values, parse_values
 
 
 @pytest.mark.parametrize(

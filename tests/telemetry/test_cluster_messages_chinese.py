@@ -9,7 +9,7 @@ import socket
 
 import pytest
 
-from gpumon.cluster_cli import render_cluster
+from gpumon.cli.cluster import render_cluster
 from gpumon.telemetry.promapi import PromClient, PromError, check_url
 from gpumon.telemetry.prometheus import PrometheusSource
 from gpumon.telemetry.types import (
@@ -63,7 +63,7 @@ def test_once_machine_lines_in_chinese(chinese: None) -> None:
 def test_exporter_address_and_interval_errors_in_chinese(chinese: None) -> None:
     import argparse
 
-    from gpumon.exporter_cli import _seconds, parse_listen
+    from gpumon.cli.exporter import _seconds, parse_listen
 
     with pytest.raises(argparse.ArgumentTypeError) as bad_address:
         parse_listen("nowhere")

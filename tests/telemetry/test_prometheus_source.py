@@ -11,7 +11,7 @@ import textwrap
 from scripted_http import Answer, ScriptedServer
 from test_prometheus_bad_input import ok, vector
 
-from gpumon.cluster_cli import render_cluster
+from gpumon.cli.cluster import render_cluster
 from gpumon.telemetry.prometheus import PrometheusSource
 
 
@@ -63,8 +63,8 @@ def test_exporter_without_nvml_and_a_lost_gpu() -> None:
 def test_cluster_commands_import_no_qt_or_torch() -> None:
     script = textwrap.dedent("""
         import sys
-        import gpumon.exporter_cli, gpumon.cluster_cli
-        from gpumon.cli import main
+        import gpumon.cli.exporter, gpumon.cli.cluster
+        from gpumon.cli.main import main
         assert main(["--prometheus", "http://127.0.0.1:9", "--once"]) == 1
         print("\\n".join(sys.modules))
         """)

@@ -22,7 +22,7 @@ def test_qt_free_modules_import_no_qt_torch_or_pynvml() -> None:
         import gpumon.telemetry
         import gpumon.telemetry.types, gpumon.telemetry.metrics, gpumon.telemetry.simulated
         import gpumon.telemetry.history, gpumon.telemetry.sampler, gpumon.telemetry.smi_text
-        import gpumon.cli
+        import gpumon.cli.main
         """)
     assert "gpumon" in loaded
     for name in (*QT_AND_TORCH, "pynvml"):
@@ -45,7 +45,7 @@ def test_every_telemetry_module_imports_no_qt_or_torch() -> None:
 def test_simulated_once_imports_no_qt_or_torch() -> None:
     loaded = _modules_after("""
         import contextlib, io
-        from gpumon.cli import main
+        from gpumon.cli.main import main
         with contextlib.redirect_stdout(io.StringIO()):
             assert main(["--simulate", "2", "--once"]) == 0
         """)

@@ -25,7 +25,7 @@ def _loads_numpy(code: str) -> bool:
 def test_once_loads_no_numpy(args: list[str]) -> None:
     assert not _loads_numpy(f"""
         import contextlib, io
-        from gpumon.cli import main
+        from gpumon.cli.main import main
         with contextlib.redirect_stdout(io.StringIO()):
             assert main(["--simulate", "2", *{args!r}]) == 0
         """)

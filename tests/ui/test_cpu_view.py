@@ -68,8 +68,8 @@ def test_with_gpus_the_grid_shows_and_the_cpu_view_does_not(qtbot, make_window):
 def test_a_marker_label_shows_code_with_braces(qtbot) -> None:
     import time
 
-    from gpumon.playground.codeline import RunCode
-    from gpumon.playground.outcome import Outcome
+    from gpumon.playground.data.actions import RunCode
+    from gpumon.playground.data.outcome import Outcome
     from gpumon.ui.playground.cpu_view import CpuMemoryView
 
     view = CpuMemoryView(lambda: None)

@@ -15,8 +15,8 @@ import os, sys, time
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
-from gpumon.playground import actions as act
-from gpumon.playground.codeline import RunCode
+from gpumon.playground.data import actions as act
+from gpumon.playground.data.actions import RunCode
 from gpumon.ui.window.main_window import MainWindow, simulated_factory
 app = QApplication([])
 w = MainWindow(simulated_factory(2), 0.1)

@@ -6,7 +6,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QPushButton
 
-from gpumon.playground.lesson import LESSON
+from gpumon.playground.lesson.steps import LESSON
 from gpumon.ui.lesson.page import LessonPage
 
 
@@ -82,7 +82,7 @@ def test_cuda_step_without_cuda_shows_the_real_error(qtbot, make_window):
 def test_lesson_steps_share_the_playground_workspace_and_keep_its_names(qtbot, make_window):
     """The lesson runs in the playground's kernel workspace: its tensors appear there, and
     jumping between steps (a reset and replay) forgets only the lesson's own names."""
-    from gpumon.playground import actions as act
+    from gpumon.playground.data import actions as act
 
     w = make_window(show=False)
     with qtbot.waitSignal(w.engine.actionFinished, timeout=60000):

@@ -12,11 +12,12 @@ import time
 
 import pyqtgraph as pg
 
-from gpumon.playground import actions as act
-from gpumon.playground.devices import DeviceOption, normalize_uuid
-from gpumon.playground.lesson import LESSON, StepResult
-from gpumon.playground.outcome import Outcome
-from gpumon.playground.wire import Message
+from gpumon.playground.data import actions as act
+from gpumon.playground.data.devices import DeviceOption, normalize_uuid
+from gpumon.playground.data.outcome import Outcome
+from gpumon.playground.data.wire import Message
+from gpumon.playground.lesson.results import StepResult
+from gpumon.playground.lesson.steps import LESSON
 from gpumon.telemetry.metrics import GIB
 from gpumon.ui.lesson.page import LessonPage
 from gpumon.ui.monitor.panel import GpuPanel

@@ -13,7 +13,7 @@ from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QApplication, QLabel, QPushButton
 
 from gpumon import i18n
-from gpumon.playground.lesson import LESSON
+from gpumon.playground.lesson.steps import LESSON
 from gpumon.ui.lesson.page import LessonPage
 
 NUMBER = {step.id: i for i, step in enumerate(LESSON, start=1)}

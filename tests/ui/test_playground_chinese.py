@@ -16,10 +16,10 @@ from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QPushButton, QWidget
 from testkit import torch_error
 
-from gpumon.playground import actions as act
-from gpumon.playground.errors import REFUSED, ErrorInfo
-from gpumon.playground.kernel_client import KernelExit
-from gpumon.playground.outcome import Outcome
+from gpumon.playground.client.kernel_client import KernelExit
+from gpumon.playground.data import actions as act
+from gpumon.playground.data.errors import REFUSED, ErrorInfo
+from gpumon.playground.data.outcome import Outcome
 from gpumon.ui.playground.engine_worker import ended_outcome, interrupted_error
 from gpumon.ui.playground.panel import PlaygroundPanel
 from gpumon.ui.playground.style import (
@@ -221,7 +221,7 @@ def test_the_cut_off_check_finds_a_squeezed_button(qtbot) -> None:  # type: igno
 
 
 def test_a_modifier_combo_gives_form_text_its_own_as_is(qtbot, chinese) -> None:  # type: ignore[no-untyped-def]
-    from gpumon.playground.form_text import AS_IS
+    from gpumon.playground.data.form_text import AS_IS
     from gpumon.ui.playground.form_keys import modifier
 
     combo = QComboBox()
@@ -249,7 +249,7 @@ def test_cards_already_in_the_log_follow_the_zoom(qtbot, make_window, chinese,
 
 
 def test_running_then_stop_speak_chinese(qtbot, zh_panel: PlaygroundPanel) -> None:
-    from gpumon.playground.codeline import RunCode
+    from gpumon.playground.data.actions import RunCode
 
     zh_panel.submit(RunCode("import time\ntime.sleep(20)"))
     zh_panel.submit(act.IsAvailable())

@@ -123,7 +123,7 @@ def test_esc_while_the_kernel_is_still_starting_restarts_it_and_the_log_says_so(
     import functools
     import sys
 
-    from gpumon.playground.kernel_client import KernelClient
+    from gpumon.playground.client.kernel_client import KernelClient
 
     slow = tmp_path / "slow-python"
     slow.write_text(f'#!/bin/sh\nsleep 2\nexec "{sys.executable}" "$@"\n')

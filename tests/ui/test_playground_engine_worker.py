@@ -9,9 +9,9 @@ from collections.abc import Iterator
 import psutil
 import pytest
 
-from gpumon.playground import actions as act
-from gpumon.playground.codeline import RunCode
-from gpumon.playground.outcome import Outcome
+from gpumon.playground.data import actions as act
+from gpumon.playground.data.actions import RunCode
+from gpumon.playground.data.outcome import Outcome
 from gpumon.ui.playground.engine_worker import EngineThread, KernelInternalError
 
 

@@ -8,9 +8,9 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QComboBox, QLineEdit, QPushButton, QWidget
 
-from gpumon.playground import actions as act
-from gpumon.playground.device_offer import offered
-from gpumon.playground.devices import DeviceOption
+from gpumon.playground.data import actions as act
+from gpumon.playground.data.device_offer import offered
+from gpumon.playground.data.devices import DeviceOption
 from gpumon.ui.playground.forms import ActionForms
 
 

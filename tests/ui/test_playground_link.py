@@ -10,9 +10,9 @@ import time
 
 import pyqtgraph as pg
 
-from gpumon.playground import actions as act
-from gpumon.playground.devices import DeviceOption, normalize_uuid
-from gpumon.playground.outcome import Outcome
+from gpumon.playground.data import actions as act
+from gpumon.playground.data.devices import DeviceOption, normalize_uuid
+from gpumon.playground.data.outcome import Outcome
 from gpumon.telemetry.metrics import GIB
 from gpumon.telemetry.simulated import SimulatedSource
 from gpumon.ui.monitor.panel import GpuPanel
@@ -107,7 +107,7 @@ def test_markers_and_curves_come_back_after_panels_are_rebuilt(qtbot, make_windo
 
 
 def test_errors_are_marked_in_the_error_colour_and_cpu_outcomes_not_at_all(qtbot, make_window):
-    from gpumon.playground.errors import ErrorInfo
+    from gpumon.playground.data.errors import ErrorInfo
     from gpumon.ui.playground.style import ERROR_COLOR
 
     w = make_window()

@@ -15,7 +15,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLineEdit, QPushButton
 from testkit import torch_error
 
-from gpumon.playground import actions as act
+from gpumon.playground.data import actions as act
 from gpumon.ui.playground.panel import PlaygroundPanel
 from gpumon.ui.playground.style import ERROR_COLOR, device_color
 

@@ -12,9 +12,9 @@ import time
 
 from PySide6.QtCore import QTimer
 
-from gpumon.playground import actions as act
-from gpumon.playground.codeline import RunCode
-from gpumon.playground.outcome import Outcome
+from gpumon.playground.data import actions as act
+from gpumon.playground.data.actions import RunCode
+from gpumon.playground.data.outcome import Outcome
 
 BUSY_S = 1.5  # torch work on the engine thread, whatever the machine's speed
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtGui import QPalette
 
-from gpumon.playground import actions as act
+from gpumon.playground.data import actions as act
 from gpumon.ui.playground.style import DARK_TONES, LIGHT_TONES, device_color, on_background
 from gpumon.ui.window.presentation import Presentation
 
@@ -55,8 +55,8 @@ def test_long_error_messages_are_cut_in_the_log_not_in_the_copy(qtbot, make_wind
 
 
 def test_a_long_message_is_cut_in_the_log_but_whole_in_the_copy(qtbot) -> None:  # type: ignore[no-untyped-def]
-    from gpumon.playground.errors import ErrorInfo
-    from gpumon.playground.outcome import Outcome
+    from gpumon.playground.data.errors import ErrorInfo
+    from gpumon.playground.data.outcome import Outcome
     from gpumon.ui.playground.log import OutcomeLog
 
     message = "\n".join(f"line {i} of what the dispatcher printed" for i in range(20))

@@ -27,7 +27,7 @@ def test_window_opens_and_playground_says_torch_is_missing(tmp_path: Path) -> No
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
         from PySide6.QtCore import QTimer
         from PySide6.QtWidgets import QApplication, QLabel
-        from gpumon.playground import actions as act
+        from gpumon.playground.data import actions as act
         from gpumon.ui.window.main_window import MainWindow, simulated_factory
         app = QApplication([])
         w = MainWindow(simulated_factory(2), 0.1)

@@ -1,7 +1,7 @@
 """The "Lesson" tab: the GPU-computing lesson one step at a time, run for real.
 
 Each step shows its narration and code; "Run" plays it with a
-:class:`~gpumon.playground.lesson.LessonRunner` through the engine client it is given
+:class:`~gpumon.playground.lesson.results.LessonRunner` through the engine client it is given
 (``EngineThread.run_lesson_step``), so torch runs in the playground's kernel, never in this
 process. The runner shares the playground's workspace there: the lesson's tensors appear in
 the workspace table, and jumping between steps forgets only the lesson's own names.
@@ -32,9 +32,10 @@ from PySide6.QtWidgets import (
 )
 
 from gpumon.i18n import tr
-from gpumon.playground import glossary
-from gpumon.playground.lesson import GPU_LABEL, LESSON, LessonStep, StepResult
-from gpumon.playground.outcome import LoadStatus, Outcome
+from gpumon.playground.data.outcome import LoadStatus, Outcome
+from gpumon.playground.lesson import glossary
+from gpumon.playground.lesson.results import GPU_LABEL, StepResult
+from gpumon.playground.lesson.steps import LESSON, LessonStep
 from gpumon.telemetry.facts import as_copied_at
 from gpumon.ui.lesson.narration import NarrationArea
 

@@ -22,8 +22,7 @@ from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import QFrame, QSizePolicy, QVBoxLayout, QWidget
 
 from gpumon.i18n import N_, tr
-from gpumon.playground.memory import human_bytes
-from gpumon.playground.outcome import Outcome, WorkspaceEntry
+from gpumon.playground.data.outcome import Outcome, WorkspaceEntry
 from gpumon.telemetry.metrics import GIB
 from gpumon.telemetry.proc_memory import RssProbe
 from gpumon.ui.monitor.axis import TimeAxis
@@ -31,6 +30,7 @@ from gpumon.ui.monitor.plot import LitePlotWidget
 from gpumon.ui.monitor.runs_label import RunsLabel, TextRun
 from gpumon.ui.playground.style import ERROR_COLOR, short_code
 from gpumon.ui.theme import MARKER_ATTR, is_dark, style_marker
+from gpumon.units import human_bytes
 
 RSS_COLOR = "#1f77b4"
 TENSORS_COLOR = "#d62728"

@@ -1,8 +1,8 @@
 """The GUI thread's handle on the playground kernel, a child process that owns torch.
 
 ``EngineThread`` keeps the signals the views were written against; behind them a
-:class:`~gpumon.playground.kernel_client.KernelClient` runs the Engine in another process
-(``python -m gpumon.playground.kernel``), so the window never imports torch, a long
+:class:`~gpumon.playground.client.kernel_client.KernelClient` runs the Engine in another process
+(``python -m gpumon.playground.kernel.main``), so the window never imports torch, a long
 operation can be stopped, and a crash of torch costs the workspace, never the window.
 Requests are answered in the order they were sent; the kernel starts on the first request
 (the window asks for ``load()`` once its first frame is painted).
@@ -39,13 +39,13 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 from gpumon.i18n import tr
-from gpumon.playground.actions import Action
-from gpumon.playground.devices import DeviceOption
-from gpumon.playground.errors import ErrorInfo
-from gpumon.playground.kernel_client import KernelClient, KernelExit
-from gpumon.playground.lesson import LessonStep
-from gpumon.playground.outcome import LoadStatus, Outcome
-from gpumon.playground.wire import Message
+from gpumon.playground.client.kernel_client import KernelClient, KernelExit
+from gpumon.playground.data.actions import Action
+from gpumon.playground.data.devices import DeviceOption
+from gpumon.playground.data.errors import ErrorInfo
+from gpumon.playground.data.outcome import LoadStatus, Outcome
+from gpumon.playground.data.wire import Message
+from gpumon.playground.lesson.steps import LessonStep
 from gpumon.telemetry.procinfo import set_own_children
 from gpumon.telemetry.types import Snapshot
 

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from gpumon.i18n import N_, tr
-from gpumon.playground.form_text import AS_IS
+from gpumon.playground.data.form_text import AS_IS
 
 NOTE_SEPARATOR = " — "  # between a device's name and its note in a combo item
 ENTER_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter)

@@ -30,12 +30,12 @@ from PySide6.QtWidgets import (
 )
 
 from gpumon.i18n import N_, tr
-from gpumon.playground import actions as act
-from gpumon.playground.device_offer import is_unavailable
-from gpumon.playground.devices import DeviceOption
-from gpumon.playground.form_text import parse_shape, ref_for
-from gpumon.playground.outcome import WorkspaceEntry
-from gpumon.playground.values import ValuesError, parse_values
+from gpumon.playground.data import actions as act
+from gpumon.playground.data.device_offer import is_unavailable
+from gpumon.playground.data.devices import DeviceOption
+from gpumon.playground.data.form_text import parse_shape, ref_for
+from gpumon.playground.data.outcome import WorkspaceEntry
+from gpumon.playground.data.values import ValuesError, parse_values
 from gpumon.ui.playground.form_keys import (
     AS_IS_SHOWN,
     NOTE_SEPARATOR,

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from gpumon.i18n import tr
-from gpumon.playground.outcome import Outcome
+from gpumon.playground.data.outcome import Outcome
 from gpumon.ui.playground.style import (
     LIGHT_TONES,
     MONO,

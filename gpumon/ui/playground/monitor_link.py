@@ -21,9 +21,8 @@ from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtGui import QColor
 
 from gpumon.i18n import N_, tr
-from gpumon.playground.devices import DeviceOption, match_cuda_to_nvml
-from gpumon.playground.memory import torch_memory_counters
-from gpumon.playground.outcome import Outcome
+from gpumon.playground.data.devices import DeviceOption, match_cuda_to_nvml
+from gpumon.playground.data.outcome import Outcome
 from gpumon.telemetry.history import SELF_MEM_KEY
 from gpumon.telemetry.types import GpuInfo, Snapshot
 from gpumon.ui.playground.style import (
@@ -64,13 +63,13 @@ def cuda_to_nvml(cuda_uuids: Sequence[str], gpus: Sequence[GpuInfo]) -> dict[int
 class TorchMemoryProvider:
     """An extra provider for the sampling thread: torch's counters keyed by NVML GPU index.
 
-    ``counters`` defaults to :func:`torch_memory_counters`, which never imports torch and
-    returns ``{}`` until CUDA is initialised, so this costs nothing before the playground
-    uses a GPU. The mapping comes from the link (one assignment, safe across threads); a
-    GPU whose UUID is not the mapped one (the GPU set changed since) gets nothing.
+    ``counters`` gives the kernel's latest allocator counters (``{cuda index: (allocated,
+    reserved)}``, ``{}`` until the playground uses a GPU), so this costs nothing before that.
+    The mapping comes from the link (one assignment, safe across threads); a GPU whose UUID
+    is not the mapped one (the GPU set changed since) gets nothing.
     """
 
-    def __init__(self, counters: Counters = torch_memory_counters) -> None:
+    def __init__(self, counters: Counters) -> None:
         self.counters = counters  # replaceable: tests feed fake counters
         self._mapping: dict[int, GpuInfo] = {}
 
@@ -107,8 +106,7 @@ class MonitorLink(QObject):
     and ``reapply`` when the grid's panels are rebuilt.
     """
 
-    def __init__(self, grid: GpuGrid, parent: QObject | None = None,
-                 counters: Counters = torch_memory_counters) -> None:
+    def __init__(self, grid: GpuGrid, counters: Counters, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._grid = grid
         self.provider = TorchMemoryProvider(counters)

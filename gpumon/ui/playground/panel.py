@@ -33,13 +33,11 @@ from PySide6.QtWidgets import (
 )
 
 from gpumon.i18n import N_, ntr, tr
-from gpumon.playground.actions import Action
-from gpumon.playground.codeline import RunCode
-from gpumon.playground.device_offer import offered
-from gpumon.playground.devices import DeviceOption
-from gpumon.playground.kernel_client import KernelExit
-from gpumon.playground.memory import human_bytes
-from gpumon.playground.outcome import LoadStatus, Outcome, WorkspaceEntry
+from gpumon.playground.client.kernel_client import KernelExit
+from gpumon.playground.data.actions import Action, RunCode
+from gpumon.playground.data.device_offer import offered
+from gpumon.playground.data.devices import DeviceOption
+from gpumon.playground.data.outcome import LoadStatus, Outcome, WorkspaceEntry
 from gpumon.ui.monitor.table_model import fit_rows
 from gpumon.ui.playground.code_line import CodeBar
 from gpumon.ui.playground.column_fit import fit_left_column
@@ -55,6 +53,7 @@ from gpumon.ui.playground.style import (
     tones,
 )
 from gpumon.ui.theme import is_dark
+from gpumon.units import human_bytes
 
 if TYPE_CHECKING:
     from gpumon.ui.monitor.grid import GpuGrid
@@ -165,7 +164,7 @@ class PlaygroundPanel(QWidget):
         self.workspace_table = WorkspaceTable()
         self.log = OutcomeLog()
         # torch's counters come from the kernel (sent while code runs), never from this process
-        self.link = MonitorLink(grid, self, counters=lambda: engine.counters)
+        self.link = MonitorLink(grid, lambda: engine.counters, self)
 
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)

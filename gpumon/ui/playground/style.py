@@ -11,9 +11,9 @@ import time
 from dataclasses import dataclass
 
 from gpumon.i18n import N_, ntr, tr
-from gpumon.playground.errors import REFUSED
-from gpumon.playground.memory import MemoryReading, human_bytes
-from gpumon.playground.outcome import Outcome
+from gpumon.playground.data.errors import REFUSED
+from gpumon.playground.data.outcome import MemoryReading, Outcome
+from gpumon.units import human_bytes
 
 CPU_COLOR = "#546e7a"
 META_COLOR = "#8e24aa"

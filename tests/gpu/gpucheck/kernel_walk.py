@@ -15,15 +15,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gpumon.playground.codeline import RunCode
-from gpumon.playground.devices import DeviceOption
-from gpumon.playground.kernel_client import KernelClient
-from gpumon.playground.outcome import LoadStatus, Outcome
-from gpumon.playground.wire import Message
+from gpumon.playground.client.kernel_client import KernelClient
+from gpumon.playground.data.actions import RunCode
+from gpumon.playground.data.devices import DeviceOption
+from gpumon.playground.data.outcome import LoadStatus, Outcome
+from gpumon.playground.data.wire import Message
 from gpumon.telemetry.types import Snapshot
 
 #: The kernel's allocator counters, as the window's memory lines get them.
-COUNTERS_CODE = ("__import__('gpumon.playground.memory', fromlist=['_'])"
+COUNTERS_CODE = ("__import__('gpumon.playground.kernel.memory', fromlist=['_'])"
                  ".torch_memory_counters()")
 REPLY_TIMEOUT_S = 120.0
 

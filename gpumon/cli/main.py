@@ -1,0 +1,203 @@
+"""Command line: parse arguments, choose the source, print one snapshot or open the window.
+
+``gpumon lesson`` prints the GPU-computing lesson in the terminal (its text comes from
+:mod:`gpumon.cli.lesson`). ``--once`` never imports Qt or torch, and ``lesson`` never imports
+Qt: the window module is imported only when needed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+from typing import TYPE_CHECKING, NoReturn
+
+from gpumon import __version__, i18n
+from gpumon.cli import report
+from gpumon.cli.argtypes import MAX_SIMULATED_GPUS, add_lang_argument, lang_from_argv
+from gpumon.cli.argtypes import gpu_count as _gpu_count
+from gpumon.i18n import tr
+from gpumon.telemetry.types import Source
+
+if TYPE_CHECKING:
+    from gpumon.telemetry.types import Snapshot
+
+MIN_INTERVAL_S = 0.1
+MAX_INTERVAL_S = 10.0
+
+
+
+def _interval(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not MIN_INTERVAL_S <= value <= MAX_INTERVAL_S:  # also refuses nan
+        raise argparse.ArgumentTypeError(
+            tr("must be a number of seconds from {low} to {high}, got {text}",
+               low=f"{MIN_INTERVAL_S:g}", high=f"{MAX_INTERVAL_S:g}", text=repr(text)))
+    return value
+
+
+class _Parser(argparse.ArgumentParser):
+    """Argument errors in one line and a hint, instead of the whole usage first."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n"
+                     + tr("Try '{prog} --help' for usage.", prog=self.prog) + "\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="gpumon",
+        description=tr("A live monitor for NVIDIA GPUs, with a PyTorch device playground."),
+    )
+    parser.add_argument("--once", action="store_true",
+                        help=tr("print one nvidia-smi-like snapshot as text and exit"))
+    parser.add_argument("--simulate", type=_gpu_count, metavar="N", default=None,
+                        help=tr("show N simulated GPUs (1 to {most}) instead of reading real "
+                                "ones", most=MAX_SIMULATED_GPUS))
+    parser.add_argument("--seed", type=int, default=None,
+                        help=tr("seed of the simulated GPUs (default 0; only with --simulate)"))
+    parser.add_argument("--interval", type=_interval, metavar="SECONDS", default=None,
+                        help=tr("seconds between readings, {low} to {high} (default: the last "
+                                "one used, else 1.0)",
+                                low=f"{MIN_INTERVAL_S:g}", high=f"{MAX_INTERVAL_S:g}"))
+    report.add_arguments(parser, _interval)
+    parser.add_argument("--prometheus", metavar="URL", default=None,
+                        help=tr("show every GPU a Prometheus server knows (gpumon exporters, "
+                                "dcgm-exporters), e.g. http://server:9090"))
+    parser.add_argument("--prometheus-header", metavar="'NAME: VALUE'", action="append",
+                        default=[], help=tr("an HTTP header for the Prometheus server, e.g. "
+                                            "'Authorization: Bearer TOKEN'; @FILE reads it "
+                                            "from a file"))
+    add_lang_argument(parser)
+    parser.add_argument("--version", action="version", version=f"gpumon {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    lesson = commands.add_parser(
+        "lesson", help=tr("run the GPU-computing lesson in the terminal and print every step"),
+        description=tr("Run the GPU-computing lesson (Dive into Deep Learning, 'GPUs') on this "
+                       "machine: each step's code and what torch answered, errors included."))
+    # SUPPRESS keeps `gpumon --simulate 2 lesson` working: the top-level value is not reset.
+    lesson.add_argument("--simulate", type=_gpu_count, metavar="N", default=argparse.SUPPRESS,
+                        help=tr("step 1 (nvidia-smi) shows N simulated GPUs"))
+    lesson.add_argument("--seed", type=int, default=argparse.SUPPRESS,
+                        help=tr("seed of the simulated GPUs (default 0)"))
+    lesson.add_argument("--step", type=int, metavar="K", default=None,
+                        help=tr("run only step K (the steps before it run quietly first)"))
+    add_lang_argument(lesson, default=argparse.SUPPRESS)
+    # Listed for --help; main() hands `gpumon exporter ...` to exporter_cli before parsing.
+    commands.add_parser("exporter", help=tr("serve this machine's GPU numbers to Prometheus "
+                                            "(gpumon exporter --help)"))
+    return parser
+
+
+def make_source(simulate: int | None, seed: int = 0) -> Source:
+    """The simulated source when ``simulate`` is a GPU count, else the real NVML one."""
+    if simulate is not None:
+        from gpumon.telemetry.simulated import SimulatedSource
+
+        return SimulatedSource(n_gpus=simulate, seed=seed)
+    from gpumon.telemetry.nvml import NvmlSource
+
+    return NvmlSource()
+
+
+def _lesson_snapshot(simulate: int | None, seed: int) -> Snapshot | None:
+    """One telemetry Snapshot for the lesson's step 1; None when NVML support cannot load."""
+    from gpumon.telemetry.sampler import Sampler
+
+    try:
+        source = make_source(simulate, seed)
+    except ImportError:
+        return None
+    sampler = Sampler(source)
+    try:
+        return sampler.tick()
+    finally:
+        sampler.close()
+
+
+def _run_lesson(parser: argparse.ArgumentParser, simulate: int | None, seed: int,
+                step: int | None) -> int:
+    """Print the lesson, or one step; 0 when every step ran, whatever torch answered."""
+    from gpumon.cli.lesson import format_step
+    from gpumon.playground.kernel.engine import Engine
+    from gpumon.playground.kernel.lesson_runner import LessonRunner
+    from gpumon.playground.lesson.steps import LESSON
+
+    total = len(LESSON)
+    if step is not None and not 1 <= step <= total:
+        parser.exit(2, "gpumon lesson: error: "
+                    + tr("--step must be from 1 to {total}, got {step}", total=total, step=step)
+                    + "\n" + tr("Try '{prog} --help' for usage.", prog="gpumon lesson") + "\n")
+    runner = LessonRunner(Engine(), lambda: _lesson_snapshot(simulate, seed))
+    try:
+        results = runner.run_all() if step is None else iter([runner.run_step(step)])
+        for i, result in enumerate(results):
+            sys.stdout.write(("\n" if i else "") + format_step(result, total))
+            sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (`gpumon lesson | head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except Exception as exc:  # noqa: BLE001 - a runner bug: say so briefly, exit non-zero
+        print("gpumon: " + tr("the lesson runner failed ({error}).",
+                              error=f"{type(exc).__name__}: {exc}"), file=sys.stderr)
+        return 1
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``gpumon`` and ``python -m gpumon``; returns the exit status."""
+    argv = sys.argv[1:] if argv is None else argv
+    i18n.set_language(lang_from_argv(argv) or i18n.detect())
+    if argv[:1] == ["exporter"]:
+        from gpumon.cli import exporter as exporter_cli
+
+        return exporter_cli.main(argv[1:])
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.seed is not None and args.simulate is None:
+        parser.error(tr("--seed only applies to simulated GPUs: use it with --simulate N"))
+    seed = args.seed or 0
+    if args.command == "lesson":
+        return _run_lesson(parser, args.simulate, seed, args.step)
+    complaint = report.misuse(args)
+    if complaint:
+        parser.error(complaint)
+    if args.prometheus is not None:
+        if args.watch is not None or any(getattr(args, name, None) not in (None, False)
+                                         for name in report.OUTPUT_OPTIONS):
+            parser.error(tr("with --prometheus, --once prints the cluster snapshot; "
+                            "-l, --json, --csv, -q and --uuid read this machine's GPUs only"))
+        if not args.once and not _has_display():
+            print("gpumon: " + tr("no display: set DISPLAY or use --once"), file=sys.stderr)
+            return 1
+        from gpumon.cli import cluster as cluster_cli
+
+        return cluster_cli.main(parser, args)
+    if args.once or args.watch is not None:
+        return report.run(args, lambda: make_source(args.simulate, seed), args.interval)
+    if not _has_display():
+        print("gpumon: " + tr("no display: set DISPLAY or use --once"), file=sys.stderr)
+        return 1
+    try:
+        import gpumon.ui.window.launch as ui_launch
+    except ImportError as exc:
+        print("gpumon: " + tr("cannot open the window ({error}).", error=exc) + "\n"
+              + tr("Try `gpumon --once` for a text snapshot."), file=sys.stderr)
+        return 1
+    return int(ui_launch.run(simulate=args.simulate, interval_s=args.interval, seed=seed,
+                             lang=args.lang))
+
+
+def _has_display() -> bool:
+    """False on Linux/BSD with neither an X nor a Wayland display and no Qt platform chosen
+    (Qt would abort, blaming libxcb-cursor0). QT_QPA_PLATFORM=offscreen and the like count."""
+    if not sys.platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
+        return True
+    platform = os.environ.get("QT_QPA_PLATFORM", "").split(":")[0]
+    if platform and platform not in ("xcb", "wayland", "wayland-egl"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))

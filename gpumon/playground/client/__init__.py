@@ -1,0 +1,1 @@
+"""The window's side of the kernel: starting it, sending requests, Stop, and its exit."""

@@ -1,0 +1,126 @@
+"""The code line: Python typed by the user, run in the kernel's workspace like a notebook cell.
+
+``torch``, ``nn`` and ``F`` are already imported; the workspace's names are variables. The
+last line's value is the result when it is an expression (``y + x.cpu()``), or the assigned
+name's value when it is ``name = ...``. The card says which tensors the code made or changed
+and where they live; only the CUDA devices holding those are synchronised, so a context is
+never created on a GPU the code did not use. Typed code has no size guard: the kernel's
+isolation is its guard. What the code prints is kept for its card (printed.py).
+"""
+
+from __future__ import annotations
+
+import ast
+import time
+import types
+from typing import Any
+
+from gpumon.i18n import tr
+from gpumon.playground.data.actions import RunCode
+from gpumon.playground.data.errors import ErrorInfo
+from gpumon.playground.kernel.action_run import ActionRun, synchronize
+from gpumon.playground.kernel.describe import model_devices
+from gpumon.playground.kernel.memory import read_memory, torch_memory_counters
+from gpumon.playground.kernel.printed import printed
+
+#: Names the code line provides; they are not workspace values.
+PREIMPORTED = ("torch", "nn", "F")
+
+
+def syntax_error(exc: SyntaxError) -> ErrorInfo:
+    """A typing mistake, in Python's words; never labelled as torch's."""
+    where = f" (line {exc.lineno})" if exc.lineno else ""  # as Python words it: stays English
+    return ErrorInfo("SyntaxError", f"{exc.msg}{where}",
+                     tr("Python could not read this line; nothing ran."), by_torch=False)
+
+
+def _fingerprint(value: Any, torch: Any) -> tuple[int, int]:
+    """Identity plus a tensor's version counter, which in-place operations bump."""
+    version = int(value._version) if isinstance(value, torch.Tensor) else 0
+    return id(value), version
+
+
+def _devices_of(value: Any, torch: Any) -> list[str]:
+    if isinstance(value, torch.Tensor):
+        return [str(value.device)]
+    if isinstance(value, torch.nn.Module):
+        return [d for d in model_devices(value).split(", ") if d and d != "mixed"] or \
+            [str(p.device) for p in value.parameters()][:1]
+    return []
+
+
+def run_code(values: dict[str, Any], action: RunCode, torch: Any, run: ActionRun) -> None:
+    """Execute ``action.source`` on ``values`` (updated in place), filling ``run``.
+
+    Raises SyntaxError before anything runs, or whatever the code raised (after the workspace
+    has kept what the lines before the error assigned, as Python would).
+    """
+    tree = ast.parse(action.source, "<code line>", "exec")
+    last_expr: ast.expr | None = None
+    last = tree.body[-1] if tree.body else None
+    if isinstance(last, ast.Expr):
+        last_expr = last.value
+        tree.body.pop()
+    assigned = None
+    if tree.body and isinstance(tree.body[-1], ast.Assign) and len(tree.body[-1].targets) == 1 \
+            and isinstance(tree.body[-1].targets[0], ast.Name):
+        assigned = tree.body[-1].targets[0].id
+    body = compile(tree, "<code line>", "exec")
+    tail = compile(ast.Expression(last_expr), "<code line>", "eval") if last_expr else None
+    provided = {"torch": torch, "nn": torch.nn, "F": torch.nn.functional}
+    ns: dict[str, Any] = {**provided, **values}
+    before = {name: _fingerprint(v, torch) for name, v in values.items()}
+    cuda_now = [f"cuda:{i}" for i in torch_memory_counters()]
+    memory_before = read_memory(["cpu", *cuda_now])
+    run.executed = True
+    value: Any = None
+    start = time.perf_counter()
+    changed: list[str] = []
+    try:
+        try:
+            with printed() as out:  # print() goes to the card, not the terminal
+                try:
+                    exec(body, ns)  # noqa: S102 - the user's own code, in the kernel process
+                    if tail is not None:
+                        value = eval(tail, ns)  # noqa: S307
+                    elif assigned is not None:
+                        value = ns.get(assigned)
+                finally:
+                    run.output = out.text()
+        finally:  # what ran before an error stays, as in Python
+            changed = _keep(values, ns, provided, before, torch)
+        for name in changed:
+            run.hold(*_devices_of(values[name], torch))
+        run.hold(*_devices_of(value, torch))
+        synchronize(run.held)  # only devices holding what the code made or changed
+    finally:
+        run.duration_s = time.perf_counter() - start
+        if not run.devices:
+            run.touch("cpu")
+        run.memory_before = tuple(r for r in memory_before if r.device in run.devices)
+    run.value = value
+    run.result_name = assigned if tail is None else None
+    if tail is None and assigned is None:
+        run.kind = "none"
+    elif not isinstance(value, (torch.Tensor, torch.nn.Module)):
+        run.kind = "value"
+    made = [f"{n} ({', '.join(_devices_of(values[n], torch)) or tr('not a tensor')})"
+            for n in changed]
+    if made:
+        run.details = ((tr("made or changed"), "; ".join(made)),)
+
+
+def _keep(values: dict[str, Any], ns: dict[str, Any], provided: dict[str, Any],
+          before: dict[str, tuple[int, int]], torch: Any) -> list[str]:
+    """Copy the code's names back into the workspace; the names it made or changed."""
+    changed = []
+    for name, value in ns.items():
+        if name.startswith("__") or isinstance(value, types.ModuleType) \
+                or provided.get(name) is value:
+            continue
+        if before.get(name) != _fingerprint(value, torch):
+            changed.append(name)
+        values[name] = value
+    for name in [n for n in values if n not in ns]:  # ``del x`` in the code
+        del values[name]
+    return changed

@@ -1,0 +1,192 @@
+"""The GPU-computing lesson's runner: plays the steps of lesson/steps.py on an Engine, in the
+kernel process (or in-process for ``gpumon lesson``). See lesson/results.py for what it gives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING
+
+from gpumon.playground.data import actions as act
+from gpumon.playground.data.actions import RunCode
+from gpumon.playground.data.outcome import Outcome
+from gpumon.playground.lesson.results import (
+    GPU_NOT_RUN,
+    META_RAN,
+    NO_CUDA_ERROR,
+    NO_CUDA_RAN,
+    NO_TELEMETRY,
+    ON_CPU,
+    PREAMBLE_FAILED,
+    SECOND_GPU_ERROR,
+    SIMULATED,
+    SMI_FAILED,
+    STOPPED,
+    UNREADABLE,
+    Note,
+    StepResult,
+    note,
+    nvml_uuid_note,
+)
+from gpumon.playground.lesson.steps import LESSON, LessonStep
+
+if TYPE_CHECKING:
+    from gpumon.playground.kernel.engine import Engine
+    from gpumon.telemetry.types import Snapshot
+
+OnOutcome = Callable[[Outcome], None]
+
+
+class LessonRunner:
+    """Plays lesson steps on an Engine, deciding per machine what to run; Qt-free.
+
+    The runner owns its engine's workspace: running a step other than the next one clears it
+    and replays the earlier steps quietly, so step k always sees what steps 1..k-1 left.
+    ``snapshot`` returns the current telemetry Snapshot (or None) for nvidia-smi and the UUIDs;
+    ``on_outcome`` receives each outcome of a played step (not of a quiet replay) at once.
+    """
+
+    def __init__(self, engine: Engine, snapshot: Callable[[], Snapshot | None] = lambda: None,
+                 steps: Sequence[LessonStep] = LESSON, shared: bool = False,
+                 on_outcome: OnOutcome | None = None) -> None:
+        self._engine = engine
+        self._snapshot = snapshot
+        self._steps = tuple(steps)
+        # shared: the engine is the playground's too; a reset forgets only the lesson's names
+        self._shared = shared
+        self.on_outcome = on_outcome
+        self._made: set[str] = set()
+        self._next = 1  # the step whose predecessors have run, in order
+        self._cuda: int | None = None
+        self._error_step: int | None = None  # no CUDA: the step that showed torch's error
+
+    @property
+    def steps(self) -> tuple[LessonStep, ...]:
+        return self._steps
+
+    def cuda_device_count(self) -> int:
+        """CUDA devices torch sees (imports torch on first call); 0 when torch cannot load."""
+        if self._cuda is None:
+            self._cuda = sum(1 for d in self._engine.devices() if d.name.startswith("cuda:"))
+        return self._cuda
+
+    def reset(self) -> None:
+        """Forget the workspace (a shared one: the lesson's names only); the next step runs
+        from a clean slate."""
+        if self._shared:
+            self._engine.forget(self._made)
+        else:
+            self._engine.clear()
+        self._made.clear()
+        self._next = 1
+
+    def run_step(self, number: int, meta: bool = True) -> StepResult:
+        """Run step ``number`` (1-based); ``meta`` runs its meta variant where it applies."""
+        if not 1 <= number <= len(self._steps):
+            raise IndexError(f"The lesson has steps 1 to {len(self._steps)}, not {number}.")
+        if number != self._next:
+            self.reset()
+            for earlier in range(1, number):
+                self._replay(self._steps[earlier - 1])
+        result = self._play(number, meta)
+        self._next = number + 1
+        return result
+
+    def run_all(self, meta: bool = True) -> Iterator[StepResult]:
+        """Every step in order, from a clean workspace."""
+        self.reset()
+        for number in range(1, len(self._steps) + 1):
+            yield self.run_step(number, meta)
+
+    def _replay(self, step: LessonStep) -> None:
+        """An earlier step, quietly, for what later steps need (without CUDA, a CUDA step
+        still leaves what ran before its error, as it would in Python)."""
+        if step.kind != "torch" or not step.replay:
+            return
+        if step.preamble:
+            self._run(RunCode(step.preamble), quiet=True)
+        self._run_actions(step.actions, step.stop_at_error, quiet=True)
+
+    def _play(self, number: int, meta: bool) -> StepResult:
+        step = self._steps[number - 1]
+        if step.kind == "smi":
+            return self._smi(number, step)
+        if step.kind == "glossary":  # words to read: no code, no torch
+            return StepResult(number, step, ())
+        cuda = self.cuda_device_count()
+        notes: list[Note] = []
+        if step.preamble:
+            pre = self._run(RunCode(step.preamble), quiet=True)
+            if pre.error is not None:
+                notes.append(note(PREAMBLE_FAILED, error=pre.error.headline()))
+        shows_gpu = cuda == 0 and bool(step.on_gpu)
+        if step.needs_cuda and cuda == 0 and self._error_step not in (None, number):
+            outcomes: tuple[Outcome, ...] = ()
+            notes.append(note(GPU_NOT_RUN, first=self._error_step))
+        else:
+            outcomes = self._run_actions(step.actions, step.stop_at_error)
+            failed = any(not o.ok for o in outcomes)
+            if step.needs_cuda and cuda == 0:
+                notes.append(note(NO_CUDA_ERROR if failed else NO_CUDA_RAN))
+                if failed:
+                    self._error_step = number
+                    shows_gpu = False
+            elif step.needs_two_gpus and cuda == 1:
+                notes.append(note(SECOND_GPU_ERROR))
+            elif shows_gpu:
+                notes.append(note(ON_CPU))
+            if len(outcomes) < len(step.actions):
+                notes.append(note(STOPPED))
+        if step.show_uuids:
+            notes.append(nvml_uuid_note(self._safe_snapshot()))
+        meta_outcomes: tuple[Outcome, ...] = ()
+        if meta and step.meta_variant and cuda == 0:
+            meta_outcomes = self._run_actions(step.meta_variant, step.stop_at_error)
+            notes.append(note(META_RAN))
+        return StepResult(number, step, outcomes, tuple(notes), True, meta_outcomes,
+                          cuda_devices=cuda, shows_gpu=shows_gpu)
+
+    def _run(self, action: act.Action, quiet: bool = False) -> Outcome:
+        """One action on the engine; the names it made are the lesson's (forgotten on reset)."""
+        before = set(self._engine.names())
+        outcome = self._engine.run(action)
+        self._made.update(set(self._engine.names()) - before)
+        if not quiet and self.on_outcome is not None:
+            self.on_outcome(outcome)
+        return outcome
+
+    def _run_actions(self, actions: Sequence[act.Action], stop_at_error: bool,
+                     quiet: bool = False) -> tuple[Outcome, ...]:
+        outcomes = []
+        for action in actions:
+            outcome = self._run(action, quiet)
+            outcomes.append(outcome)
+            if stop_at_error and not outcome.ok:
+                break
+        return tuple(outcomes)
+
+    def _safe_snapshot(self) -> Snapshot | None:
+        try:
+            return self._snapshot()
+        except Exception:  # noqa: BLE001 - step 1 reports a telemetry failure; here: no UUIDs
+            return None
+
+    def _smi(self, number: int, step: LessonStep) -> StepResult:
+        """Step 1: the nvidia-smi-like text of the current snapshot; never raises."""
+        from gpumon.telemetry.smi_text import render
+
+        try:
+            snapshot = self._snapshot()
+            text = None if snapshot is None else render(snapshot)
+        except Exception as exc:  # noqa: BLE001 - a telemetry bug must not stop the lesson
+            failed = note(SMI_FAILED, error=f"{type(exc).__name__}: {exc}")
+            return StepResult(number, step, (), (failed,), smi_text=None)
+        if snapshot is None or text is None:
+            return StepResult(number, step, (), (note(NO_TELEMETRY),), smi_text=None)
+        notes: tuple[Note, ...] = ()
+        if snapshot.simulated or snapshot.machine.simulated:
+            notes = (note(SIMULATED),)
+        elif not snapshot.status.usable:
+            notes = (note(UNREADABLE),)
+        return StepResult(number, step, (), notes, smi_text=text)
+

@@ -1,0 +1,243 @@
+"""The playground kernel: a child process that owns torch, the workspace and CUDA contexts.
+
+Run as ``python -m gpumon.playground.kernel.main`` by
+:class:`~gpumon.playground.client.kernel_client.KernelClient`, it reads :class:`~wire.Request`
+frames on stdin and writes :class:`~wire.Message` frames on stdout, one request at a time,
+like a Jupyter kernel. The window never imports torch; a crash, an OOM kill or a runaway loop
+here costs the workspace, never the window. SIGINT (CTRL_BREAK on Windows) interrupts the
+running request and is ignored while idle, so it can never cut a frame in half. A side thread
+sends the CUDA allocator counters every ``COUNTER_PERIOD_S`` while they change, so a training
+loop's memory is seen growing while it runs. Each request carries the window's language
+(``Request.language``): the kernel switches to it first, so every sentence it builds (an
+explanation, a refusal, the lesson's words) is in the window's language, while torch's own
+messages stay exactly as torch wrote them.
+"""
+
+from __future__ import annotations
+
+import gc
+import io
+import logging
+import os
+import signal
+import sys
+import threading
+import traceback
+from collections.abc import Callable, Sequence
+from types import FrameType
+from typing import IO, Any
+
+from gpumon import i18n
+from gpumon.playground.data.wire import Message, Request, read_frame, write_frame
+from gpumon.playground.kernel.engine import Engine
+from gpumon.playground.kernel.lesson_runner import LessonRunner
+from gpumon.playground.kernel.memory import torch_memory_counters
+from gpumon.playground.lesson.steps import LessonStep
+
+#: How often the counters thread looks at torch's allocator (only sends when they changed).
+COUNTER_PERIOD_S = 0.25
+#: Requests that run the user's code: only these can be interrupted.
+USER_CODE = frozenset({"run", "lesson"})
+
+
+class Kernel:
+    """Serves requests on one Engine; every answer is a Message, never an exception."""
+
+    def __init__(self, out: IO[bytes]) -> None:
+        self.engine = Engine()
+        self._out = out
+        self._write_lock = threading.Lock()
+        self.busy = False  # True while the user's code runs (SIGINT interrupts only then)
+        self.importing = False  # True during ``import torch``, which must never be cut short
+        self.deferred = False  # a SIGINT came during the import: raise it once torch is in
+        self._lessons: dict[tuple[LessonStep, ...], LessonRunner] = {}
+        self._snapshot: Any = None
+        self._request_id: int | None = None  # the request being answered
+        self._handlers: dict[str, Callable[[Any], Any]] = {
+            "load": lambda _p: self.engine.ensure_loaded(),
+            "devices": lambda _p: self.engine.devices(),
+            "run": self._run,
+            "workspace": lambda _p: self.engine.workspace(),
+            "names": lambda _p: self.engine.names(),
+            "lesson": self._lesson,
+            "ping": lambda _p: os.getpid(),
+        }
+
+    def send(self, message: Message) -> None:
+        """Write one message (from the main thread or the counters thread)."""
+        with self._write_lock:
+            write_frame(self._out, message)
+
+    def serve(self, inp: IO[bytes]) -> None:
+        """Answer requests until ``shutdown`` or until the window closes its end."""
+        self.send(Message("hello", None, os.getpid()))
+        while True:
+            try:
+                request: Request = read_frame(inp)
+            except EOFError:
+                return
+            if request.kind == "shutdown":
+                return
+            self.answer(request)
+
+    def answer(self, request: Request) -> None:
+        """Run one request; torch's errors are in the Outcome, ours become internal_error."""
+        handler = self._handlers.get(request.kind)
+        if request.language != i18n.language():  # the window's language, for every sentence
+            i18n.set_language(request.language)
+        try:
+            try:
+                self.busy = request.kind in USER_CODE
+                self._request_id = request.id
+                if self.busy:  # from now on a SIGINT interrupts this request (kernel_client)
+                    self.send(Message("started", request.id))
+                if handler is None:
+                    raise ValueError(f"unknown kernel request {request.kind!r}")
+                if request.kind in USER_CODE or request.kind == "load":
+                    self._load_torch()
+                result = handler(request.payload)
+            finally:
+                self.busy = False
+        except KeyboardInterrupt:
+            self.send(Message("interrupted", request.id))
+            self._send_workspace()
+            return
+        except Exception:  # noqa: BLE001 - a bug of gpumon's: shown as one, with its traceback
+            self.send(Message("internal_error", request.id, traceback.format_exc()))
+            return
+        self.send(Message("reply", request.id, result))
+        if request.kind in ("run", "lesson"):
+            self._send_workspace()
+
+    def _load_torch(self) -> None:
+        """``import torch`` with SIGINT held back: a KeyboardInterrupt inside it leaves torch
+        half-imported, and every later import then fails ("duplicate registrations"). A
+        Stop that came meanwhile interrupts the user's request right after the import."""
+        if self.engine.is_loaded:
+            return
+        self.importing = True
+        try:
+            self.engine.ensure_loaded()
+        finally:
+            self.importing = False
+        if self.deferred:
+            self.deferred = False
+            if self.busy:
+                raise KeyboardInterrupt
+
+    def _run(self, action: Any) -> Any:
+        return self.engine.run(action)
+
+    def _lesson(self, payload: tuple[Sequence[LessonStep], int, Any]) -> Any:
+        steps, number, snapshot = payload
+        key = tuple(steps)
+        self._snapshot = snapshot
+        runner = self._lessons.get(key)
+        if runner is None:
+            # The playground's own engine: the lesson's tensors are in the one workspace, in
+            # the memory lines, and can be deleted there; jumping steps forgets only its names.
+            runner = LessonRunner(self.engine, lambda: self._snapshot, key, shared=True)
+            self._lessons[key] = runner
+        rid = self._request_id
+        # Each outcome goes to the window as it happens, so a step's actions are marked on
+        # the graphs when they run, exactly as the Playground's own actions are.
+        runner.on_outcome = lambda outcome: self.send(Message("outcome", rid, outcome))
+        return runner.run_step(number)
+
+    def _send_workspace(self) -> None:
+        try:
+            entries = self.engine.workspace()
+        except Exception:  # noqa: BLE001
+            self.send(Message("internal_error", None, traceback.format_exc()))
+            return
+        self.send(Message("workspace", None, entries))
+
+    def watch_counters(self, stop: threading.Event) -> None:
+        """Send the allocator counters whenever they change (counters thread)."""
+        last: dict[int, tuple[int, int]] | None = None
+        while not stop.wait(COUNTER_PERIOD_S):
+            counters = torch_memory_counters()  # {} until CUDA is initialised: no context made
+            if counters != last:
+                last = counters
+                try:
+                    self.send(Message("counters", None, counters))
+                except (OSError, ValueError):  # the window went away
+                    return
+
+
+def _install_interrupt(kernel: Kernel) -> None:
+    """SIGINT / SIGBREAK raise KeyboardInterrupt only while the user's code runs (after
+    ``import torch`` if it comes during the import)."""
+
+    def on_interrupt(_signum: int, _frame: FrameType | None) -> None:
+        if kernel.importing:
+            kernel.deferred = True
+        elif kernel.busy:
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_interrupt)
+    if hasattr(signal, "SIGBREAK"):
+        signal.signal(signal.SIGBREAK, on_interrupt)
+
+
+def main() -> int:
+    """Take the protocol pipes off fds 0 and 1, so user code's print() and input() are safe."""
+    inp = os.fdopen(os.dup(0), "rb")
+    out = os.fdopen(os.dup(1), "wb")
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    # A code-line cell's print() is kept for its card (printed.py); anything else written to
+    # fd 1 (a C library, a thread) goes to the kernel's stderr, never into the protocol.
+    os.dup2(2, 1)
+    # The window's client reports each internal error it receives (blame.py); logging it
+    # here too would print every bug twice on the terminal.
+    internal = logging.getLogger("gpumon.internal")
+    internal.addHandler(logging.NullHandler())
+    internal.propagate = False
+    kernel = Kernel(out)
+    _install_interrupt(kernel)
+    stop = threading.Event()
+    watcher = threading.Thread(target=kernel.watch_counters, args=(stop,),
+                               name="gpumon-kernel-counters", daemon=True)
+    watcher.start()
+    try:
+        kernel.serve(inp)
+    except (BrokenPipeError, OSError):  # the window is gone: nothing to tell anyone
+        pass
+    finally:
+        stop.set()
+    return 0
+
+
+_WRITERS = (io.TextIOWrapper, io.BufferedWriter, io.BufferedRandom, io.FileIO)
+
+
+def flush_open_files() -> int:
+    """Flush every open file the user's code is still writing (``f = open(...)`` kept in the
+    workspace): ``os._exit`` skips the interpreter's teardown, which would have flushed
+    them. Returns how many were flushed."""
+    flushed = 0
+    for obj in gc.get_objects():
+        # type(), not isinstance(): that reads __class__, which some lazy module attributes
+        # answer with a deprecation warning.
+        if issubclass(type(obj), _WRITERS) and not obj.closed:
+            try:
+                if obj.writable():
+                    obj.flush()
+                    flushed += 1
+            except (OSError, ValueError):  # a broken pipe, a file closed meanwhile
+                pass
+    return flushed
+
+
+if __name__ == "__main__":
+    code = main()
+    # Skip the interpreter's teardown: with torch imported it took 0.4 s when idle (measured,
+    # 2-core machine; 0.01 s with os._exit), and over the window's 1 s quit budget under
+    # load, so a clean shutdown ended in a kill. The protocol pipe is flushed per frame;
+    # the user's own open files are flushed here.
+    flush_open_files()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -1,0 +1,126 @@
+"""What running a lesson step gave (:class:`StepResult`), and the notes the runner adds.
+
+The runner (kernel/lesson_runner.py) decides per machine what to run. On a machine without
+CUDA, the first CUDA step the student runs executes for real, so torch's own error is seen
+once; later CUDA steps show what they print on a GPU (labelled, not run) beside their
+``meta_variant``, which shows the same rule on the ``meta`` device. On a one-GPU machine the
+two-GPU step runs, for torch's real "invalid device ordinal". Each outcome of a step can be
+handed to ``on_outcome`` as it happens: the kernel sends it to the window, which marks it on
+the graphs exactly as a Playground action. No torch import here: torch is loaded by the Engine
+on the first action.
+
+The runner's notes are kept as catalogue messages with their fields (:class:`Note`) and put
+into words when they are shown (``StepResult.note``): the runner may run in the kernel process,
+whose language is not necessarily the window's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from gpumon.i18n import N_, tr
+from gpumon.playground.data.outcome import Outcome
+from gpumon.playground.lesson.steps import SOURCE_LABELS, LessonStep
+
+if TYPE_CHECKING:
+    from gpumon.telemetry.types import Snapshot
+
+@dataclass(frozen=True)
+class Note:
+    """One sentence of a step's note: a catalogue message and its fields, in words by
+    :meth:`text` in the language in use when it is shown."""
+
+    message: str
+    fields: tuple[tuple[str, str], ...] = ()
+
+    def text(self) -> str:
+        return tr(self.message, **dict(self.fields))
+
+
+def _join(sentences: Sequence[str]) -> str:
+    """Sentences one after another: a space after a Western full stop, none after '。'."""
+    out = ""
+    for sentence in filter(None, sentences):
+        out += sentence if not out or out.endswith(("。", "）", "：")) else " " + sentence
+    return out
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """What running one step gave: outcomes in action order, a plain-words note, and more.
+
+    ``outcomes`` may be shorter than ``step.actions`` when the step stopped at an error, and
+    empty when it was not run (``ran`` False: two GPUs needed, one present). ``smi_text`` is
+    step 1's nvidia-smi-like text. ``meta_outcomes`` are the meta variant's, when it ran.
+    """
+
+    number: int  # 1-based, as the lesson numbers its steps
+    step: LessonStep
+    outcomes: tuple[Outcome, ...]
+    notes: tuple[Note, ...] = ()
+    ran: bool = True
+    meta_outcomes: tuple[Outcome, ...] = ()
+    smi_text: str | None = None
+    cuda_devices: int = 0  # CUDA devices torch saw on this machine
+    shows_gpu: bool = False  # step.on_gpu is shown: what a GPU prints, not run here
+
+    @property
+    def note(self) -> str:
+        """The notes in plain words, in the language in use now ('' when there are none)."""
+        return _join([n.text() for n in self.notes])
+
+    @property
+    def errors(self) -> tuple[Outcome, ...]:
+        """The outcomes that failed (torch's errors and the engine's refusals)."""
+        return tuple(o for o in self.outcomes if not o.ok)
+
+
+NO_CUDA_ERROR = N_("This step needs a CUDA GPU; PyTorch here has none, so you see the error it "
+                   "really raises. The later CUDA steps show what they print on a GPU instead.")
+NO_CUDA_RAN = N_("This step is meant for a CUDA GPU; PyTorch here has none, so it ran on the CPU "
+                 "and shows the CPU-only answer.")
+ON_CPU = N_("PyTorch here sees no CUDA GPU, so device is the CPU and this step ran there; "
+            "what it shows on a GPU is printed below, not run here.")
+GPU_NOT_RUN = N_("PyTorch here sees no CUDA GPU (the error was shown once, at step {first}), so "
+                 "this step's GPU code is not run again: below is what it prints on a GPU with "
+                 "torch 2.13, not run here.")
+SECOND_GPU_ERROR = N_("This step needs two GPUs and this machine has one, so it ran anyway: "
+                      "torch's own error for cuda:1 is what you see.")
+STOPPED = N_("Python stops at the first error, so the lines after it did not run.")
+META_RAN = N_("Below, the same rule on the meta device (shapes only, no data), which works "
+              "without a GPU; its messages are worded differently from CUDA's (for example "
+              "'Tensor on device cpu is not on the expected device meta!' where CUDA says "
+              "'Expected all tensors to be on the same device, ...').")
+#: The heading of what a step prints on a GPU, where it was not run.
+GPU_LABEL = N_("On a CUDA GPU (torch 2.13), this step shows (not run here):")
+NO_TELEMETRY = N_("No GPU telemetry is available here, so there is nothing to show.")
+PREAMBLE_FAILED = N_("The code before the step failed ({error}), so the step may fail too.")
+
+
+NO_UUIDS = N_("nvidia-smi lists no GPU here, so there is no UUID to match.")
+UUIDS = N_("nvidia-smi's UUIDs: {listed}.")
+SIMULATED_UUIDS = N_("nvidia-smi's UUIDs (simulated GPUs): {listed}.")
+SMI_FAILED = N_("Reading the GPUs failed ({error}).")
+SIMULATED = N_("These GPUs are simulated: the numbers are not read from hardware.")
+UNREADABLE = N_("No GPU could be read here; the text says why.")
+
+
+def note(message: str, **fields: object) -> Note:
+    """A note sentence (a message marked with ``N_``) and its fields, put into words later."""
+    return Note(message, tuple((k, str(v)) for k, v in fields.items()))
+
+
+def nvml_uuid_note(snapshot: Snapshot | None) -> Note:
+    """nvidia-smi's (NVML's) GPU UUIDs, to compare with torch's."""
+    if snapshot is None or not snapshot.gpus:
+        return note(NO_UUIDS)
+    listed = "; ".join(f"GPU {g.index}: {g.uuid}" for g in snapshot.gpus)
+    return note(SIMULATED_UUIDS if snapshot.simulated else UUIDS, listed=listed)
+
+
+def source_label(step: LessonStep) -> str:
+    """Where ``step`` comes from, in the language in use (the book, its English edition, …)."""
+    label = SOURCE_LABELS.get(step.source, step.source)
+    return tr(label)

@@ -1,0 +1,95 @@
+"""The package's layout keeps the processes apart: the window imports nothing that runs in the
+playground's kernel, and the data both sides share imports neither side.
+
+Two checks: the import graph read from the source (every import, lazy ones and those under
+``if TYPE_CHECKING:`` included, as tests/test_import_cycles.py reads it), and a fresh
+interpreter that imports every module of the window and then lists what it loaded.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.test_import_cycles import import_graph
+
+ROOT = Path(__file__).resolve().parent.parent
+KERNEL = "gpumon.playground.kernel"
+# The window's process: the Qt views and the playground's client, with the data and the
+# lesson's texts they use.
+WINDOW_SIDE = ("gpumon.ui", "gpumon.playground.client", "gpumon.playground.data",
+               "gpumon.playground.lesson")
+# Shared by both processes: may import neither.
+SHARED = ("gpumon.playground.data",)
+
+
+def _in(module: str, packages: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in packages)
+
+
+def offending_imports(graph: dict[str, set[str]], importers: tuple[str, ...],
+                      forbidden: tuple[str, ...]) -> dict[str, list[str]]:
+    """``{module: [forbidden modules it imports]}`` for the modules under ``importers``."""
+    found = {m: sorted(d for d in deps if _in(d, forbidden))
+             for m, deps in graph.items() if _in(m, importers)}
+    return {m: deps for m, deps in found.items() if deps}
+
+
+def test_the_window_side_imports_no_kernel_module() -> None:
+    graph = import_graph(ROOT, "gpumon")
+    assert sum(_in(m, WINDOW_SIDE) for m in graph) > 40  # every module was read
+    assert offending_imports(graph, WINDOW_SIDE, (KERNEL,)) == {}
+
+
+def test_the_shared_data_imports_neither_side() -> None:
+    graph = import_graph(ROOT, "gpumon")
+    sides = (KERNEL, "gpumon.playground.client", "gpumon.playground.lesson", "gpumon.ui")
+    assert offending_imports(graph, SHARED, sides) == {}
+
+
+def test_the_kernel_imports_no_window_module() -> None:
+    graph = import_graph(ROOT, "gpumon")
+    assert offending_imports(graph, (KERNEL,), ("gpumon.ui", "gpumon.playground.client")) == {}
+
+
+def test_the_check_finds_a_window_module_that_imports_the_kernel(tmp_path: Path) -> None:
+    """The check itself fails on a lazy import from the window into the kernel."""
+    for folder in ("gpumon/ui", "gpumon/playground/kernel"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "__init__.py").write_text("")
+    (tmp_path / "gpumon" / "__init__.py").write_text("")
+    (tmp_path / "gpumon" / "playground" / "__init__.py").write_text("")
+    (tmp_path / "gpumon/playground/kernel/engine.py").write_text("")
+    (tmp_path / "gpumon/ui/view.py").write_text(
+        "def f():\n    from gpumon.playground.kernel.engine import Engine\n")
+    graph = import_graph(tmp_path, "gpumon")
+    assert offending_imports(graph, WINDOW_SIDE, (KERNEL,)) == {
+        "gpumon.ui.view": ["gpumon.playground.kernel.engine"]}
+
+
+@pytest.mark.parametrize("package", ["gpumon.ui", "gpumon.playground.client"])
+def test_importing_every_window_module_loads_no_kernel_module_and_no_torch(
+        package: str) -> None:
+    script = textwrap.dedent(f"""
+        import importlib, pkgutil, sys
+        import {package} as pkg
+        names = [m.name for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + ".")]
+        for name in names:
+            importlib.import_module(name)
+        print(len(names))
+        print("\\n".join(sys.modules))
+        """)
+    env_root = str(ROOT)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120, cwd=env_root,
+                          env={"QT_QPA_PLATFORM": "offscreen", "PATH": "/usr/bin:/bin",
+                               "PYTHONPATH": env_root})
+    assert done.returncode == 0, done.stderr
+    count, *loaded = done.stdout.split()
+    assert int(count) >= (30 if package == "gpumon.ui" else 2)
+    assert [m for m in loaded if _in(m, (KERNEL,))] == []
+    assert "torch" not in loaded
