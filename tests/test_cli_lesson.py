@@ -154,7 +154,7 @@ def test_bad_simulate_is_explained(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_a_failing_runner_exits_non_zero(monkeypatch: pytest.MonkeyPatch,
                                          capsys: pytest.CaptureFixture[str]) -> None:
-    from gpumon.playground.lesson import runner as lesson
+    from gpumon.playground.kernel import lesson_runner as lesson
 
     def broken(self: object, number: int, meta: bool = True) -> object:
         raise ValueError("broken on purpose")

@@ -54,6 +54,7 @@ CASES: list[tuple[act.Action, str]] = [
     (act.TryAllGpus(), "try_all_gpus()"),
     (act.ToNumpy("x"), "x.numpy()"),
     (act.ToNumpy(act.Ref("x", "cpu")), "x.cpu().numpy()"),
+    (act.RunCode("y = x @ x.T"), "y = x @ x.T"),  # typed code is its own text
 ]
 
 

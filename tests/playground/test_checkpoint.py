@@ -10,6 +10,7 @@ from pathlib import Path
 import torch
 
 from gpumon.playground.kernel import checkpoint
+from gpumon.playground.lesson.checkpoint_path import SAVED_ON_CUDA
 
 
 def locations(path: str | Path) -> list[str]:
@@ -25,11 +26,11 @@ def locations(path: str | Path) -> list[str]:
 
 
 def test_the_committed_file_is_tagged_cuda0() -> None:
-    assert Path(checkpoint.SAVED_ON_CUDA).is_file()
-    assert locations(checkpoint.SAVED_ON_CUDA) == [checkpoint.TAG] * 2  # weight and bias
+    assert Path(SAVED_ON_CUDA).is_file()
+    assert locations(SAVED_ON_CUDA) == [checkpoint.TAG] * 2  # weight and bias
     torch.manual_seed(0)
     expected = torch.nn.Linear(3, 1).state_dict()
-    loaded = torch.load(checkpoint.SAVED_ON_CUDA, map_location="cpu")
+    loaded = torch.load(SAVED_ON_CUDA, map_location="cpu")
     assert list(loaded) == ["weight", "bias"]
     assert all(torch.equal(loaded[k], expected[k]) for k in expected)
 
@@ -41,7 +42,7 @@ def test_writing_it_again_in_a_fresh_process_gives_the_same(tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr
     assert locations(out) == [checkpoint.TAG] * 2
     again = torch.load(out, map_location="cpu")
-    committed = torch.load(checkpoint.SAVED_ON_CUDA, map_location="cpu")
+    committed = torch.load(SAVED_ON_CUDA, map_location="cpu")
     assert all(torch.equal(again[k], committed[k]) for k in committed)
 
 

@@ -17,9 +17,9 @@ from testkit import cpu_only_build, torch_error
 from gpumon.playground.data import actions as act
 from gpumon.playground.data.devices import DeviceOption
 from gpumon.playground.data.outcome import Outcome
+from gpumon.playground.kernel import lesson_runner as lesson
 from gpumon.playground.kernel.engine import Engine
 from gpumon.playground.kernel.explain import FALLBACK
-from gpumon.playground.lesson import runner as lesson
 from gpumon.telemetry.sampler import Sampler
 from gpumon.telemetry.simulated import SimulatedSource
 from gpumon.telemetry.smi_text import render
@@ -370,7 +370,8 @@ def test_numpy_of_a_model_is_refused(engine: Engine) -> None:
 
 
 def test_lesson_and_cli_import_neither_torch_nor_qt() -> None:
-    code = ("import sys, gpumon.playground.lesson.results, gpumon.cli.main; "
+    code = ("import sys, gpumon.playground.lesson.results, gpumon.playground.kernel.lesson_runner, "
+            "gpumon.cli.main; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('torch', 'PySide6', 'pyqtgraph')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
