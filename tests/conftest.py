@@ -2,7 +2,7 @@
 
 Every test fails if gpumon's own code failed while it ran: each InternalError (an Outcome's,
 a card's, or the kernel's answer to a request) is logged on ``gpumon.internal``
-(gpumon/playground/kernel/blame.py), and :func:`_no_internal_error` listens there. A test that
+(gpumon/playground/data/errors.py), and :func:`_no_internal_error` listens there. A test that
 provokes one on purpose says so with ``@pytest.mark.internal_error``.
 """
 
