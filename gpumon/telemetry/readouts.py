@@ -77,7 +77,7 @@ def readout_line(s: GpuSample | None) -> list[tuple[str, bool]]:
         runs.append((f"{' · ' if runs else ''}{tr(m.short or m.label)} ", False))
         runs.append((format_value(s, key, with_unit=not capped), True))
     pstate = s.pstate if s is not None and not s.lost and s.pstate else NA
-    runs += [(f" · {tr('Perf')} ", False), (pstate, True)]
+    runs += [(" · " + tr("Perf") + " ", False), (pstate, True)]
     return runs
 
 

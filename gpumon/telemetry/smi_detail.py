@@ -96,7 +96,7 @@ def render_detail(snap: Snapshot) -> str:
     lines = ["==============GPUMON LOG==============", "",
              _line(0, "Timestamp", time.strftime("%a %b %d %H:%M:%S %Y",
                                                  time.localtime(snap.timestamp_s))),
-             _line(0, "Source", f"{m.source_name} ({tr('SIMULATED')})" if simulated
+             _line(0, "Source", m.source_name + " (" + tr("SIMULATED") + ")" if simulated
                    else m.source_name),
              _line(0, "Driver Version", m.driver_version or NA),
              _line(0, "CUDA Version", m.cuda_driver_version or NA),

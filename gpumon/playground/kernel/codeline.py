@@ -104,7 +104,8 @@ def run_code(values: dict[str, Any], action: RunCode, torch: Any, run: ActionRun
         run.kind = "none"
     elif not isinstance(value, (torch.Tensor, torch.nn.Module)):
         run.kind = "value"
-    made = [f"{n} ({', '.join(_devices_of(values[n], torch)) or tr('not a tensor')})"
+    not_a_tensor = tr("not a tensor")
+    made = [f"{n} ({', '.join(_devices_of(values[n], torch)) or not_a_tensor})"
             for n in changed]
     if made:
         run.details = ((tr("made or changed"), "; ".join(made)),)

@@ -105,9 +105,11 @@ def result_html(result: StepResult) -> str:
     for out in result.outcomes:
         parts.append(outcome_html(out))
     if not result.ran:
-        parts.append(f"<p><i>{html.escape(tr('This step was not run here.'))}</i></p>")
+        not_run = html.escape(tr("This step was not run here."))
+        parts.append(f"<p><i>{not_run}</i></p>")
     if result.note:
-        parts.append(f"<p style='margin-top:6px'><b>{html.escape(tr('Note:'))}</b> "
+        note = html.escape(tr("Note:"))
+        parts.append(f"<p style='margin-top:6px'><b>{note}</b> "
                      f"{html.escape(result.note)}</p>")
     if result.shows_gpu:
         gpu = html.escape(result.step.gpu_text())
@@ -117,7 +119,8 @@ def result_html(result: StepResult) -> str:
         same = html.escape(tr("The same on the meta device:"))
         parts.append(f"<p style='color:{_colours()[2]}'><b>{same}</b></p>")
         parts += [outcome_html(o) for o in result.meta_outcomes]
-    return "".join(parts) or f"<p><i>{html.escape(tr('Nothing to show.'))}</i></p>"
+    nothing = html.escape(tr("Nothing to show."))
+    return "".join(parts) or f"<p><i>{nothing}</i></p>"
 
 
 def _show_focus(button: QPushButton) -> None:

@@ -395,7 +395,7 @@ class GpuPanel(QFrame):
         runs += [TextRun(f"GPU {self.info.index}", bold=True), TextRun(f" · {self.info.name} "),
                  TextRun(self.info.pci_bus_id, color="#777")]
         if self.info.simulated:
-            runs.append(TextRun(f" [{tr('SIMULATED')}]", bold=True, color="#e65100"))
+            runs.append(TextRun(" [" + tr("SIMULATED") + "]", bold=True, color="#e65100"))
         return runs
 
     def _set_curve(self, curve: pg.PlotCurveItem, series: SeriesFn, key: str,

@@ -21,9 +21,9 @@ MEMORY_RUNS_SHOWN = 4  # the memory label's runs up to the total ("■ Memory 12
 
 def memory_runs(s: GpuSample | None) -> list[TextRun]:
     """The memory graph's label: ``■ Memory 12.34 / 80.00 GiB · free 67.66``."""
-    return [TextRun("■", color=MEM_COLOR), TextRun(f" {tr('Memory')} "),
+    return [TextRun("■", color=MEM_COLOR), TextRun(" " + tr("Memory") + " "),
             TextRun(format_value(s, "mem_used_bytes", with_unit=False), bold=True),
-            TextRun(f" / {format_value(s, 'mem_total_bytes')}"), TextRun(f" · {tr('free')} "),
+            TextRun(f" / {format_value(s, 'mem_total_bytes')}"), TextRun(" · " + tr("free") + " "),
             TextRun(format_value(s, "mem_free_bytes", with_unit=False), bold=True)]
 
 
@@ -31,5 +31,5 @@ def util_runs(s: GpuSample | None) -> list[TextRun]:
     """The utilization graph's label: ``■ GPU 45 %   ■ Mem ctrl 30 %``."""
     return [TextRun("■", color=GPU_UTIL_COLOR), TextRun(" GPU "),
             TextRun(format_value(s, "gpu_util_pct"), bold=True), TextRun("   "),
-            TextRun("■", color=MEM_UTIL_COLOR), TextRun(f" {tr('Mem ctrl')} "),
+            TextRun("■", color=MEM_UTIL_COLOR), TextRun(" " + tr("Mem ctrl") + " "),
             TextRun(format_value(s, "mem_util_pct"), bold=True)]

@@ -271,7 +271,8 @@ def outcome_html(outcome: Outcome, t: Tones = LIGHT_TONES) -> str:
     """The body of a log entry (below its code line) as Qt rich text, in ``t``'s colours."""
     rows: list[str] = []
     if outcome.output:  # what the code printed, before its value or error, as in a notebook
-        rows.append(f'<span style="color:{t.muted}">{html.escape(tr("printed:"))}</span><br>'
+        printed = html.escape(tr("printed:"))
+        rows.append(f'<span style="color:{t.muted}">{printed}</span><br>'
                     + _pre(output_shown(outcome.output), t.text))
     if outcome.ok:
         if outcome.preview:
@@ -288,7 +289,8 @@ def outcome_html(outcome: Outcome, t: Tones = LIGHT_TONES) -> str:
         rows.append(f'<b style="{MONO} color:{t.error}">{html.escape(err.type_name)}:</b> '
                     + _pre(message_shown(err.message), t.error))
         if outcome.operands:
-            rows.append(f'<span style="color:{t.muted}">{html.escape(tr("operands:"))}</span> '
+            operands = html.escape(tr("operands:"))
+            rows.append(f'<span style="color:{t.muted}">{operands}</span> '
                         f'<span style="color:{t.text}">{html.escape(operands_text(outcome))}'
                         "</span>")
         said = err.explanation

@@ -232,7 +232,8 @@ def shortcuts_html() -> str:
 
     rows = "".join(f"<tr><td><b>{html.escape(k)}</b>&nbsp;&nbsp;&nbsp;</td>"
                    f"<td>{html.escape(tr(v))}</td></tr>" for k, v in SHORTCUTS)
-    return f"<h3>{html.escape(tr('Keyboard shortcuts'))}</h3><table>{rows}</table>"
+    title = html.escape(tr("Keyboard shortcuts"))
+    return f"<h3>{title}</h3><table>{rows}</table>"
 
 
 def show_shortcuts(window: QWidget) -> QMessageBox:
