@@ -2,8 +2,9 @@
 
 Every user-facing sentence goes through :func:`tr` (or :func:`ntr` for plurals). The
 catalogues are GNU gettext ``.po`` files in ``gpumon/resources/locale/<lang>/LC_MESSAGES``;
-their ``.mo`` is built from the ``.po`` by :mod:`gpumon.msgfmt` and committed beside it (a test
-checks it is current), and is compiled in memory at first use where it is missing.
+their ``.mo``, which :mod:`gettext` reads, is compiled from the ``.po`` by Babel
+(``python tools/catalogue.py`` in a checkout) and committed beside it (a test checks it is
+current).
 
 Placeholders are ``str.format`` names, filled *after* translation so that a translator may
 move them::
@@ -77,9 +78,9 @@ def detect(env: Mapping[str, str] | None = None) -> str:
     return ENGLISH
 
 
-def catalogue_paths(language: str) -> tuple[Any, Any]:
-    """The ``.po`` and ``.mo`` of ``language``: in the source tree when gpumon runs from a
-    checkout (``PYTHONPATH=.``), else inside the installed package (``gpumon.resources``)."""
+def catalogue_path(language: str) -> Any:
+    """The ``.mo`` of ``language``: in the source tree when gpumon runs from a checkout
+    (``PYTHONPATH=.``), else inside the installed package (``gpumon.resources``)."""
     tail = ("locale", language, "LC_MESSAGES")
     source = Path(__file__).resolve().parent.parent / "resources"
     folder: Any
@@ -92,24 +93,18 @@ def catalogue_paths(language: str) -> tuple[Any, Any]:
             folder = resources.files("gpumon.resources").joinpath(*tail)
         except ModuleNotFoundError:
             folder = source.joinpath(*tail)
-    return folder / f"{DOMAIN}.po", folder / f"{DOMAIN}.mo"
+    return folder / f"{DOMAIN}.mo"
 
 
 def load(language: str) -> gettext.NullTranslations:
-    """The translations of ``language``: its ``.mo``, else its ``.po`` compiled in memory;
-    English (no translation) for ``en`` or where neither file exists."""
+    """The translations of ``language``, from its ``.mo``; English (no translation) for ``en``
+    or where the ``.mo`` is missing."""
     if language == ENGLISH:
         return gettext.NullTranslations()
-    po, mo = catalogue_paths(language)
-    if mo.is_file():
-        data = mo.read_bytes()
-    elif po.is_file():
-        from gpumon.msgfmt import compile_po
-
-        data = compile_po(po.read_text(encoding="utf-8"))
-    else:
+    mo = catalogue_path(language)
+    if not mo.is_file():
         return gettext.NullTranslations()
-    return gettext.GNUTranslations(io.BytesIO(data))
+    return gettext.GNUTranslations(io.BytesIO(mo.read_bytes()))
 
 
 def set_language(language: str | None) -> str:
