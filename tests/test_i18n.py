@@ -238,6 +238,28 @@ def test_the_compile_step_leaves_fuzzy_out_and_gettext_reads_plurals_and_context
     assert t.ngettext("{n} GPU", "{n} GPUs", 3) == "{n} GPUs!"
 
 
+def test_a_changed_message_keeps_its_old_translation_marked_fuzzy(tmp_path: Path) -> None:
+    """The tool's update step matches a reworded message to its old entry, as GNU msgmerge
+    does: the translation is kept for a translator to check, not thrown away."""
+    source = tmp_path / "gpumon" / "words.py"
+    source.parent.mkdir()
+    source.write_text('from gpumon.i18n import tr\n\nSHOWN = tr("Old words here")\n',
+                      encoding="utf-8")
+    po = _po(tmp_path, "zh_CN", 'msgid "Old words here"\nmsgstr "旧的说法"\n')
+    assert catalogue.run(tmp_path) == 0
+    assert [(m.id, m.string, m.fuzzy) for m in _read_po(po) if m.id] == [
+        ("Old words here", "旧的说法", False)]
+
+    source.write_text(source.read_text(encoding="utf-8").replace("Old words", "Old wording"),
+                      encoding="utf-8")
+    assert catalogue.run(tmp_path) == 0
+    assert [(m.id, m.string, m.fuzzy) for m in _read_po(po) if m.id] == [
+        ("Old wording here", "旧的说法", True)]
+    # Until a translator checks it, the .mo leaves the guess out: English shows.
+    t = gettext.GNUTranslations(io.BytesIO(po.with_suffix(".mo").read_bytes()))
+    assert t.gettext("Old wording here") == "Old wording here"
+
+
 _QUOTED = r'"(?:[^"\\]|\\.)*"'
 _PO_LINE = re.compile(rf"(?:(?:msgctxt|msgid|msgid_plural|msgstr(?:\[\d+\])?) )?{_QUOTED}")
 
