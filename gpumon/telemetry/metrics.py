@@ -1,7 +1,7 @@
-"""One table of the metrics gpumon shows: what NvmlSource reads (its ``READERS`` has one
-entry per row), what a GPU panel shows and where (``panel``), what the History keeps and what
-the CSV files write all come from it. A new metric is a row here, a GpuSample field and its
-NVML call."""
+"""One table of the metrics gpumon shows: what NvmlSource reads (``nvml_readers.READERS``
+has one entry per row), what a GPU panel shows and where (``panel``), what the History keeps
+and what the CSV files write all come from it. A new metric is a row here, a GpuSample field
+and its NVML call."""
 
 from __future__ import annotations
 

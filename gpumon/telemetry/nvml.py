@@ -1,18 +1,19 @@
 """NvmlSource: live readings of NVIDIA GPUs through NVML (the nvidia-ml-py binding).
 
-This is the only module in gpumon that imports ``pynvml``. Every NVML call goes through one
-guarded helper, ``NvmlSource._call``: "not supported" becomes None (shown as N/A), a
-function the driver lacks is logged once and never called again, and an error that means
-the GPU stopped answering marks only that GPU as lost while the others keep updating.
+Only the ``nvml*.py`` modules of gpumon import ``pynvml``: this one, nvml_status.py (what
+NVML's errors mean, in sentences), nvml_readers.py (one reader per metric, the slow-tick
+fields, the process lists) and nvml_free.py (a GPU's free memory by UUID, for the
+playground's kernel). Every NVML call of the source goes through one guarded helper,
+``NvmlSource._call``: "not supported" becomes None (shown as N/A), a function the driver
+lacks is logged once and never called again, and an error that means the GPU stopped
+answering marks only that GPU as lost while the others keep updating.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-import operator
 import socket
-import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -21,7 +22,24 @@ from typing import Any, TypeVar, cast
 
 import pynvml
 
-from gpumon.i18n import N_, ntr, tr
+from gpumon.i18n import ntr, tr
+from gpumon.telemetry.nvml_readers import (
+    ALL_READERS,
+    FAST_READERS,
+    SLOW_FIELDS,
+    every_read_failed,
+    read_processes,
+    slow_of,
+)
+from gpumon.telemetry.nvml_status import (
+    COMPUTE_MODES,
+    LOST_WORDS,
+    SIMULATE_HINT,
+    GpuLost,
+    cuda_version_text,
+    init_error_status,
+    pstate_text,
+)
 from gpumon.telemetry.procinfo import ProcInfoCache
 from gpumon.telemetry.types import (
     GpuInfo,
@@ -38,37 +56,6 @@ from gpumon.telemetry.types import (
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-LIBRARY_NAME = "nvml.dll" if sys.platform.startswith("win") else "libnvidia-ml.so.1"
-NOT_AVAILABLE = 0xFFFFFFFFFFFFFFFF  # NVML_VALUE_NOT_AVAILABLE as an unsigned long long
-SIMULATE_HINT = N_("or run gpumon with --simulate N to see simulated GPUs")
-
-# Errors after which a GPU is treated as gone until a re-check says otherwise. Any other error
-# (an "unknown error" included) only makes that one field N/A for the tick, unless every read
-# of the GPU failed (_every_read_failed).
-_LOST_WORDS: dict[int, str] = {
-    pynvml.NVML_ERROR_GPU_IS_LOST: N_("The GPU stopped answering (NVML: GPU is lost). It may "
-                                      "have fallen off the PCIe bus or overheated; a reboot is "
-                                      "usually needed."),
-    pynvml.NVML_ERROR_RESET_REQUIRED: N_("The GPU needs a reset before it can be used again "
-                                         "(NVML: GPU requires reset)."),
-}
-_COMPUTE_MODES = {0: "Default", 1: "Exclusive Thread", 2: "Prohibited", 3: "Exclusive Process"}
-# Read only when sample(include_slow=True); otherwise the last reading is reused. PCIe is here
-# because NVML measures it over a ~20 ms window per call: two calls per GPU every tick would
-# stall the sampler (16 GPUs: ~0.6 s per tick).
-_SLOW_FIELDS = ("persistence_mode", "compute_mode", "power_limit_w", "pstate",
-                "pcie_rx_bytes_per_s", "pcie_tx_bytes_per_s")
-
-
-class _GpuLost(Exception):
-    """Raised by the guarded helper when a device call says the GPU is gone."""
-
-    def __init__(self, code: int, words: str = "") -> None:
-        words = words or tr(_LOST_WORDS[code])
-        super().__init__(words)
-        self.message = words
-
-
 @dataclass
 class _Gpu:
     """What NvmlSource keeps per GPU between ticks."""
@@ -82,54 +69,6 @@ class _Gpu:
     last: GpuSample | None = None
     mig: bool = False  # in MIG mode (read at open: changing it needs a GPU reset)
     mig_devices: list[tuple[Any, MigSample]] | None = None  # found on the last slow tick
-
-
-_INIT_ERRORS: dict[int, tuple[SourceState, str, str]] = {
-    pynvml.NVML_ERROR_LIBRARY_NOT_FOUND: (
-        SourceState.LIBRARY_NOT_FOUND,
-        N_("No NVIDIA driver was found on this computer ({library} could not be loaded)."),
-        N_("Install the NVIDIA driver, {simulate_hint}.")),
-    pynvml.NVML_ERROR_DRIVER_NOT_LOADED: (
-        SourceState.DRIVER_NOT_LOADED,
-        N_("The NVIDIA driver is installed but not running."),
-        N_("Reboot, or load it with 'sudo modprobe nvidia'; 'nvidia-smi' and 'dmesg' tell why "
-           "it did not start, {simulate_hint}.")),
-    pynvml.NVML_ERROR_LIB_RM_VERSION_MISMATCH: (
-        SourceState.VERSION_MISMATCH,
-        N_("The NVIDIA driver that is running does not match the installed NVIDIA library "
-           "(driver/library version mismatch)."),
-        N_("This usually follows a driver update: reboot so that the new driver is loaded.")),
-    pynvml.NVML_ERROR_NO_PERMISSION: (
-        SourceState.NO_PERMISSION,
-        N_("gpumon is not allowed to talk to the NVIDIA driver (insufficient permissions)."),
-        N_("Check that your user may open /dev/nvidia* (often the 'video' group), or that the "
-           "container was given the GPUs.")),
-}
-
-
-def init_error_status(err: Exception) -> SourceStatus:
-    """The SourceStatus for an error raised by nvmlInit, in words a person understands."""
-    code = getattr(err, "value", None)
-    known = _INIT_ERRORS.get(code) if isinstance(code, int) else None
-    hint = tr(SIMULATE_HINT)
-    if known is not None:
-        state, message, advice = known
-        return SourceStatus(state, tr(message, library=LIBRARY_NAME),
-                            tr(advice, simulate_hint=hint))
-    return SourceStatus(SourceState.ERROR, tr("NVML could not start: {error}.", error=err),
-                        tr("Check that 'nvidia-smi' works, {simulate_hint}.", simulate_hint=hint))
-
-
-def cuda_version_text(version: int | None) -> str | None:
-    """NVML's integer CUDA driver version (12040) as people write it ("12.4")."""
-    if version is None or version <= 0:
-        return None
-    return f"{version // 1000}.{version % 1000 // 10}"
-
-
-def pstate_text(value: int | None) -> str | None:
-    """P-state number as "P0".."P15"; NVML's 32 means unknown."""
-    return None if value is None or not 0 <= value <= 15 else f"P{value}"
 
 
 class NvmlSource:
@@ -151,7 +90,7 @@ class NvmlSource:
     # --- the one guarded helper -------------------------------------------------------------
 
     def _call(self, fn: Callable[..., T], *args: Any, name: str | None = None) -> T | None:
-        """Call an NVML function; None when not supported or missing, _GpuLost when lost."""
+        """Call an NVML function; None when not supported or missing, GpuLost when lost."""
         # The name is looked up only when a function has gone missing or failed: on the
         # common path it cost ~0.1 us per call, a tenth of a 1-GPU tick's overhead.
         if self._missing and (name or fn.__name__) in self._missing:
@@ -170,8 +109,8 @@ class NvmlSource:
             return None
         except pynvml.NVMLError as err:
             self._last_error = err.value
-            if err.value in _LOST_WORDS:
-                raise _GpuLost(err.value) from err
+            if err.value in LOST_WORDS:
+                raise GpuLost(err.value) from err
             name = name or fn.__name__
             self._failed.append(f"{name}: {err}")
             if (name, err.value) not in self._logged:
@@ -265,7 +204,7 @@ class NvmlSource:
     def _system(self, fn: Callable[[], T]) -> T | None:
         try:
             return self._call(fn)
-        except _GpuLost:  # an "unknown error" from a system call concerns no GPU
+        except GpuLost:  # an "unknown error" from a system call concerns no GPU
             return None
 
     def _read_machine(self) -> MachineInfo:
@@ -292,7 +231,7 @@ class NvmlSource:
             gpu.info = self._read_info(gpu)
             mode = self._call(pynvml.nvmlDeviceGetMigMode, handle)
             gpu.mig = mode is not None and mode[0] == pynvml.NVML_DEVICE_MIG_ENABLE
-        except _GpuLost as lost:
+        except GpuLost as lost:
             return _Gpu(index, None, unknown, lost_message=lost.message,
                         recheck_at=time.monotonic() + self.recheck_lost_s)
         return gpu
@@ -342,15 +281,15 @@ class NvmlSource:
                              message=g.lost_message)
         self._failed = []
         try:
-            procs, listed = self._read_processes(g)
+            procs, listed = read_processes(self, g.handle)
             sample = self._read_sample(g, include_slow, listed)
             if self._failed:
-                if _every_read_failed(sample):
-                    raise _GpuLost(0, tr("The GPU stopped answering: every NVML read of it "
+                if every_read_failed(sample):
+                    raise GpuLost(0, tr("The GPU stopped answering: every NVML read of it "
                                          "failed ({error}).",
                                          error=self._failed[-1].split(': ', 1)[-1]))
                 sample = dataclasses.replace(sample, failed_reads=tuple(self._failed))
-        except _GpuLost as lost:
+        except GpuLost as lost:
             log.warning("GPU %d (%s): %s", g.index, g.info.uuid, lost.message)
             g.lost_message = lost.message
             g.recheck_at = time.monotonic() + self.recheck_lost_s
@@ -375,7 +314,7 @@ class NvmlSource:
         try:
             handle = self._call(pynvml.nvmlDeviceGetHandleByIndex, g.index)
             uuid = None if handle is None else self._call(pynvml.nvmlDeviceGetUUID, handle)
-        except _GpuLost:
+        except GpuLost:
             return False
         if uuid is None or (g.info.uuid and uuid != g.info.uuid):
             return False
@@ -383,7 +322,7 @@ class NvmlSource:
         if not g.info.uuid:
             try:
                 g.info = self._read_info(g)
-            except _GpuLost:
+            except GpuLost:
                 return False
         log.info("GPU %d answers again", g.index)
         return True
@@ -399,23 +338,23 @@ class NvmlSource:
 
     def _read_sample(self, g: _Gpu, include_slow: bool, listed: bool = True) -> GpuSample:
         """Every metric of the table (``READERS``), then the fields that are not metrics;
-        on a tick without ``include_slow`` the last reading of ``_SLOW_FIELDS`` is reused.
+        on a tick without ``include_slow`` the last reading of ``SLOW_FIELDS`` is reused.
         ``listed``: whether the driver gave this GPU's process list."""
         h, c, last = g.handle, self._call, g.last
         mem = self._memory(g)  # each serves several metrics: asked once
         util = c(pynvml.nvmlDeviceGetUtilizationRates, h)
         fresh = include_slow or last is None
         values: dict[str, Any] = {key: read(self, h, mem, util)
-                                  for key, read in (_ALL_READERS if fresh else _FAST_READERS)}
+                                  for key, read in (ALL_READERS if fresh else FAST_READERS)}
         if fresh:
             persistence = c(pynvml.nvmlDeviceGetPersistenceMode, h)
             mode = c(pynvml.nvmlDeviceGetComputeMode, h)
             values["pstate"] = pstate_text(c(pynvml.nvmlDeviceGetPerformanceState, h))
             values["persistence_mode"] = None if persistence is None else bool(persistence)
-            values["compute_mode"] = None if mode is None else _COMPUTE_MODES.get(
+            values["compute_mode"] = None if mode is None else COMPUTE_MODES.get(
                 mode, f"Mode {mode}")
-        else:  # reuse the last reading of _SLOW_FIELDS
-            values.update(zip(_SLOW_FIELDS, _slow_of(last), strict=True))
+        else:  # reuse the last reading of SLOW_FIELDS
+            values.update(zip(SLOW_FIELDS, slow_of(last), strict=True))
         # One constructor call: a dataclasses.replace() per GPU per tick cost ~4 us.
         return GpuSample(index=g.index, timestamp_s=time.time(), processes_supported=listed,
                          **values)
@@ -443,33 +382,9 @@ class NvmlSource:
                     known.uuid, known.name, None if mem is None else int(mem.total),
                     None if mem is None else int(mem.used)))
             return found
-        except _GpuLost:  # the parent's next tick marks it lost
+        except GpuLost:  # the parent's next tick marks it lost
             g.mig_devices = None
             return []
-
-    def _read_processes(self, g: _Gpu) -> tuple[dict[int, tuple[ProcessType, int | None]], bool]:
-        """PID -> (type, used GPU memory) for one GPU (a PID in both lists is C+G), and
-        False when the driver gave neither list (not supported, as on some GeForce/WSL)."""
-        found: dict[int, tuple[ProcessType, int | None]] = {}
-        listed = False
-        lists = (
-            (ProcessType.COMPUTE, (pynvml.nvmlDeviceGetComputeRunningProcesses_v3,
-                                   pynvml.nvmlDeviceGetComputeRunningProcesses_v2)),
-            (ProcessType.GRAPHICS, (pynvml.nvmlDeviceGetGraphicsRunningProcesses_v3,
-                                    pynvml.nvmlDeviceGetGraphicsRunningProcesses_v2)),
-        )
-        for kind, fns in lists:
-            got = self._first(fns, g.handle)
-            listed = listed or got is not None
-            for p in got or []:
-                mem = p.usedGpuMemory
-                mem = None if mem is None or mem == NOT_AVAILABLE else int(mem)
-                if p.pid in found:
-                    known = [m for m in (found[p.pid][1], mem) if m is not None]
-                    found[p.pid] = (ProcessType.COMPUTE_GRAPHICS, max(known, default=None))
-                else:
-                    found[p.pid] = (kind, mem)
-        return found, listed
 
     def _describe(self, raw: list[tuple[int, int, ProcessType, int | None]], verify: bool
                   ) -> tuple[GpuProcess, ...]:
@@ -484,98 +399,3 @@ class NvmlSource:
                        name=infos[pid].name, user=infos[pid].user,
                        command=infos[pid].command, is_self=infos[pid].is_self)
             for gpu, pid, kind, mem in sorted(raw, key=lambda r: (r[0], r[1])))
-
-
-def _every_read_failed(sample: GpuSample) -> bool:
-    """Whether a tick read nothing at all: no metric, no state (then the GPU is lost)."""
-    return all(getattr(sample, key) is None for key in _READ_FIELDS)
-
-
-_READ_FIELDS = tuple(f.name for f in dataclasses.fields(GpuSample)
-                     if f.name not in ("index", "timestamp_s", "lost", "message",
-                                       "processes_supported", "failed_reads"))
-
-
-def _num(value: float | None, scale: float = 1.0) -> float | None:
-    return None if value is None else float(value) * scale
-
-
-def _milli(value: float | None) -> float | None:
-    return None if value is None else value / 1000.0  # NVML's mW as W
-
-
-def _codec(value: list[int] | None) -> float | None:
-    return None if value is None else float(value[0])  # [utilization, sampling period]
-
-
-#: What NvmlSource reads for each metric of ``metrics.METRICS``, by key: a new metric is a
-#: row there, a GpuSample field and one entry here (a test checks they match). Each reader
-#: gets the source (for its guarded ``_call``), the GPU's handle, and this tick's memory info
-#: and utilization rates.
-Reader = Callable[["NvmlSource", Any, Any, Any], "float | int | None"]
-READERS: dict[str, Reader] = {
-    "mem_used_bytes": lambda s, h, mem, util: None if mem is None else mem.used,
-    "mem_total_bytes": lambda s, h, mem, util: None if mem is None else mem.total,
-    "mem_reserved_bytes": lambda s, h, mem, util: getattr(mem, "reserved", None),  # not in v1
-    "mem_free_bytes": lambda s, h, mem, util: None if mem is None else mem.free,
-    "gpu_util_pct": lambda s, h, mem, util: None if util is None else float(util.gpu),
-    "mem_util_pct": lambda s, h, mem, util: None if util is None else float(util.memory),
-    "temperature_c": lambda s, h, mem, util: _num(s._first(
-        (pynvml.nvmlDeviceGetTemperatureV, pynvml.nvmlDeviceGetTemperature), h,
-        pynvml.NVML_TEMPERATURE_GPU)),
-    "power_w": lambda s, h, mem, util: _milli(s._call(pynvml.nvmlDeviceGetPowerUsage, h)),
-    "power_limit_w": lambda s, h, mem, util: _milli(
-        s._call(pynvml.nvmlDeviceGetEnforcedPowerLimit, h)),
-    "fan_pct": lambda s, h, mem, util: _num(s._call(pynvml.nvmlDeviceGetFanSpeed, h)),
-    "sm_clock_mhz": lambda s, h, mem, util: _num(
-        s._call(pynvml.nvmlDeviceGetClockInfo, h, pynvml.NVML_CLOCK_SM)),
-    "mem_clock_mhz": lambda s, h, mem, util: _num(
-        s._call(pynvml.nvmlDeviceGetClockInfo, h, pynvml.NVML_CLOCK_MEM)),
-    "pcie_rx_bytes_per_s": lambda s, h, mem, util: _num(s._call(  # KB/s
-        pynvml.nvmlDeviceGetPcieThroughput, h, pynvml.NVML_PCIE_UTIL_RX_BYTES), 1024.0),
-    "pcie_tx_bytes_per_s": lambda s, h, mem, util: _num(s._call(
-        pynvml.nvmlDeviceGetPcieThroughput, h, pynvml.NVML_PCIE_UTIL_TX_BYTES), 1024.0),
-    "encoder_util_pct": lambda s, h, mem, util: _codec(
-        s._call(pynvml.nvmlDeviceGetEncoderUtilization, h)),
-    "decoder_util_pct": lambda s, h, mem, util: _codec(
-        s._call(pynvml.nvmlDeviceGetDecoderUtilization, h)),
-}
-_ALL_READERS = tuple(READERS.items())
-_slow_of = operator.attrgetter(*_SLOW_FIELDS)
-_FAST_READERS = tuple((k, r) for k, r in READERS.items() if k not in _SLOW_FIELDS)
-
-
-def free_memory_by_uuid(uuid: str) -> int | None:
-    """Free memory in bytes of the GPU whose UUID is ``uuid`` (any of NVML's or torch's
-    spellings), or None when NVML cannot say.
-
-    For the playground kernel's size guard on a GPU where it has no CUDA context yet: CUDA's
-    own ``cudaMemGetInfo`` would create one there; NVML never creates a CUDA context.
-    """
-    want = _uuid_digits(uuid)
-    if want is None:
-        return None
-    try:
-        pynvml.nvmlInit()
-    except (pynvml.NVMLError, OSError):
-        return None
-    try:
-        for i in range(pynvml.nvmlDeviceGetCount()):
-            handle = pynvml.nvmlDeviceGetHandleByIndex(i)
-            if _uuid_digits(pynvml.nvmlDeviceGetUUID(handle)) == want:
-                return int(pynvml.nvmlDeviceGetMemoryInfo(handle).free)
-        return None
-    except (pynvml.NVMLError, OSError):
-        return None
-    finally:
-        try:
-            pynvml.nvmlShutdown()
-        except (pynvml.NVMLError, OSError):
-            pass
-
-
-def _uuid_digits(text: str | bytes) -> str | None:
-    """The 32 hex digits of ``GPU-5f3c...``, ``5f3c...`` or ``{5f3c-...}``; None otherwise."""
-    s = (text.decode() if isinstance(text, bytes) else str(text)).strip().lower()
-    s = s.removeprefix("gpu-").strip("{}").replace("-", "")
-    return s if len(s) == 32 and all(c in "0123456789abcdef" for c in s) else None

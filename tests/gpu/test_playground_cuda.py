@@ -10,6 +10,7 @@ from gpumon.playground.data.devices import match_cuda_to_nvml, normalize_uuid
 from gpumon.playground.kernel.engine import Engine
 from gpumon.playground.kernel.memory import torch_memory_counters
 from gpumon.playground.kernel.torch_devices import list_devices
+from gpumon.telemetry.procinfo import self_pids
 
 pytestmark = [
     pytest.mark.gpu,
@@ -34,12 +35,47 @@ def test_move_to_cuda0_and_back() -> None:
     assert 0 in torch_memory_counters()
 
 
-def test_memory_counters_are_torchs_own_figures() -> None:
-    x = torch.ones(1024, 1024, device="cuda:0")  # 4 MiB
+def _nvml_used_bytes(cuda_index: int) -> tuple[int, str]:
+    """NVML's figure for the GPU that torch calls ``cuda_index``: this process's used memory
+    when NVML lists it (it does not in a container's PID namespace), else the whole GPU's."""
+    pynvml = pytest.importorskip("pynvml")
+    want = normalize_uuid(str(torch.cuda.get_device_properties(cuda_index).uuid))
+    pynvml.nvmlInit()
+    try:
+        for i in range(pynvml.nvmlDeviceGetCount()):
+            handle = pynvml.nvmlDeviceGetHandleByIndex(i)
+            uuid = pynvml.nvmlDeviceGetUUID(handle)
+            if normalize_uuid(uuid.decode() if isinstance(uuid, bytes) else uuid) != want:
+                continue
+            for p in pynvml.nvmlDeviceGetComputeRunningProcesses(handle):
+                if p.pid in self_pids() and isinstance(p.usedGpuMemory, int):
+                    return p.usedGpuMemory, "this process"
+            return int(pynvml.nvmlDeviceGetMemoryInfo(handle).used), "the whole GPU"
+    finally:
+        pynvml.nvmlShutdown()
+    pytest.fail(f"NVML has no GPU with cuda:{cuda_index}'s UUID {want}")
+
+
+def test_memory_counters_follow_a_tensor_of_known_size() -> None:
+    """The counters against figures they are not made of: a tensor's byte size (torch's
+    caching allocator hands out blocks in multiples of 512 bytes, so allocated grows by at
+    least that, rounded up, and falls back when it is freed) and NVML's used memory, which
+    holds torch's reserved memory plus the CUDA context."""
+    torch.zeros(1, device="cuda:0")  # CUDA started: the counters are there
     counters = torch_memory_counters()
     assert set(counters) == set(range(torch.cuda.device_count()))
-    assert counters[0] == (torch.cuda.memory_allocated(0), torch.cuda.memory_reserved(0))
-    assert counters[0][1] >= counters[0][0] >= x.numel() * 4
+    allocated0, reserved0 = counters[0]
+    x = torch.empty(1_000_001, dtype=torch.uint8, device="cuda:0")
+    blocks = -(-x.numel() * x.element_size() // 512) * 512  # 1_000_448 bytes
+    allocated, reserved = torch_memory_counters()[0]
+    assert allocated - allocated0 >= blocks
+    assert reserved >= allocated and reserved >= reserved0
+    used, whose = _nvml_used_bytes(0)
+    assert used >= reserved, (used, whose, reserved)
+    del x
+    allocated1, reserved1 = torch_memory_counters()[0]
+    assert allocated1 == allocated0  # freed: no tensor holds it now
+    assert reserved1 == reserved  # but the allocator keeps the block cached
 
 
 def test_cross_device_error_text() -> None:

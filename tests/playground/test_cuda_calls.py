@@ -159,7 +159,7 @@ def test_the_fit_check_on_a_fresh_gpu_reads_no_cuda_figures(
         cuda: FakeCuda, monkeypatch: pytest.MonkeyPatch) -> None:
     """Before cuda:1 has a context, mem_get_info(1) would create one: the guard asks NVML by
     UUID (or, without NVML, counts the GPU's total), and refuses what cannot fit."""
-    import gpumon.telemetry.nvml as nvml
+    import gpumon.telemetry.nvml_free as nvml_free
 
     asked: list[str] = []
 
@@ -167,7 +167,7 @@ def test_the_fit_check_on_a_fresh_gpu_reads_no_cuda_figures(
         asked.append(uuid)
         return 3 * MiB
 
-    monkeypatch.setattr(nvml, "free_memory_by_uuid", free_by_uuid)
+    monkeypatch.setattr(nvml_free, "free_memory_by_uuid", free_by_uuid)
     engine = Engine()
     big = engine.run(act.CreateFilled("x", "zeros", (4 * MiB,), dtype="uint8", device="cuda:1"))
     assert big.error is not None and big.error.type_name == REFUSED

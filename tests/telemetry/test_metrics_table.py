@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from gpumon.telemetry.metrics import GIB, METRICS
-from gpumon.telemetry.nvml import READERS
+from gpumon.telemetry.nvml_readers import READERS
 from gpumon.telemetry.readouts import extra_readouts, readout_line
 from gpumon.telemetry.types import GpuSample
 

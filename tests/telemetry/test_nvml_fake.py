@@ -16,7 +16,8 @@ import pytest
 from fakenvml import FakeNvml
 from testkit import vanished_pid
 
-from gpumon.telemetry.nvml import NOT_AVAILABLE, NvmlSource
+from gpumon.telemetry.nvml import NvmlSource
+from gpumon.telemetry.nvml_readers import NOT_AVAILABLE
 from gpumon.telemetry.types import ProcessType, SourceState
 
 GIB = 1024**3

@@ -2,11 +2,37 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 import textwrap
+from fnmatch import fnmatch
+from pathlib import Path
 
 QT_AND_TORCH = ("PySide6", "pyqtgraph", "torch")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def pynvml_importers(root: Path) -> set[str]:
+    """The files under ``root/gpumon`` that import pynvml anywhere (lazy imports included)."""
+    found = set()
+    for path in (root / "gpumon").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            else:
+                continue
+            if any(name.split(".")[0] == "pynvml" for name in names):
+                found.add(path.relative_to(root).as_posix())
+    return found
+
+
+def test_only_the_nvml_modules_import_pynvml() -> None:
+    found = pynvml_importers(ROOT)
+    assert "gpumon/telemetry/nvml.py" in found  # the scan reads the files
+    assert [f for f in found if not fnmatch(f, "gpumon/telemetry/nvml*.py")] == []
 
 
 def _modules_after(code: str) -> set[str]:

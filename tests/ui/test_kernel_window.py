@@ -3,12 +3,16 @@ window, and quitting during a long operation is quick, clean and leaves no kerne
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
 import time
+from typing import Any
 
 import psutil
+
+from gpumon.playground.lesson.steps import LESSON
 
 PRELUDE = """
 import os, sys, time
@@ -53,15 +57,66 @@ def test_torch_is_never_imported_by_the_window_in_a_playground_and_lesson_sessio
             page.show_step(number)
             page.run_current()
             wait(lambda: len(results) == number + 1)
+        import json
+        print("lesson", json.dumps([{
+            "number": r.number, "id": r.step.id, "ran": r.ran, "note": r.note,
+            "smi_text": r.smi_text, "cuda_devices": r.cuda_devices, "shows_gpu": r.shows_gpu,
+            "outcomes": [(o.code, o.ok, o.error and (o.error.type_name, o.error.by_torch))
+                         for o in r.outcomes]} for r in results]))
+        print("devices", json.dumps([d.name for d in w.engine.device_options]))
         print("kernel", w.engine.kernel_pid, "window", os.getpid())
         print("torch in window:", "torch" in sys.modules)
         w.close()
     """)
     assert proc.returncode == 0, proc.stderr
-    kernel_line, torch_line = proc.stdout.splitlines()[-2:]
+    lesson_line, devices_line, kernel_line, torch_line = proc.stdout.splitlines()[-4:]
     _, kernel, _, window = kernel_line.split()
     assert kernel != "None" and kernel != window
     assert torch_line == "torch in window: False"
+    _check_lesson(json.loads(lesson_line.removeprefix("lesson ")),
+                  json.loads(devices_line.removeprefix("devices ")))
+
+
+# Lines of steps without needs_cuda that fail where torch has no CUDA device (test_lesson.py).
+NEED_A_GPU = {"torch.cuda.current_device()", "torch.cuda.get_device_name(0)",
+              "torch.load(SAVED_ON_CUDA)"}
+
+
+def _check_lesson(results: list[dict[str, Any]], devices: list[str]) -> None:
+    """Every step ran in order in the kernel, each outcome is its action's, only torch's
+    own errors failed (none on a line that runs anywhere), on the devices the kernel has."""
+    assert [(r["number"], r["id"]) for r in results] == \
+        [(n, s.id) for n, s in enumerate(LESSON, start=1)]
+    assert devices[0] == "cpu"
+    cuda = sum(d.startswith("cuda:") for d in devices)
+    first_cuda_error = None
+    for r, step in zip(results, LESSON, strict=True):
+        assert r["ran"], r
+        outcomes = r["outcomes"]
+        if step.kind == "smi":  # the window's simulated GPUs, as nvidia-smi would print them
+            assert r["smi_text"] and "GPU" in r["smi_text"] and "simulated" in r["note"], r
+            continue
+        if step.kind == "glossary":
+            assert outcomes == [], r
+            continue
+        assert r["cuda_devices"] == cuda, r
+        assert [code for code, _, _ in outcomes] == \
+            [a.code() for a in step.actions][:len(outcomes)], r
+        for code, ok, error in outcomes:
+            assert ok == (error is None), (step.id, code, error)
+            assert ok or error[1], (step.id, code, error)  # torch's error, never gpumon's
+        failed = [code for code, ok, _ in outcomes if not ok]
+        if cuda == 0 and not step.needs_cuda:
+            assert len(outcomes) == len(step.actions), r
+            assert set(failed) <= NEED_A_GPU, (step.id, failed)
+        elif cuda == 0 and first_cuda_error is None:  # torch's error, once
+            assert failed and not r["shows_gpu"], r
+            first_cuda_error = step.id
+        elif cuda == 0:  # then what a GPU shows, not run
+            assert outcomes == [] and r["shows_gpu"], r
+        elif not step.needs_two_gpus or cuda >= 2:
+            assert len(outcomes) == len(step.actions), r
+    assert cuda > 0 or first_cuda_error == "to-gpu"
 
 
 def test_quit_during_a_10_s_operation_exits_0_within_3_s_and_leaves_no_kernel() -> None:

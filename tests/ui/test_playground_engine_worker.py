@@ -88,23 +88,36 @@ def test_call_asks_the_kernel_and_returns_our_errors_as_internal(qtbot,
     assert "Traceback" in str(bad.args[1])
 
 
-def test_stop_during_a_long_operation_ends_the_kernel_at_once(qtbot,
+def test_stop_during_a_long_operation_ends_the_kernel_at_once(qtbot, tmp_path,
                                                               engine: EngineThread) -> None:
     """A 10 s sleep runs in the kernel while 10 more actions wait behind it; stop() ends
     the kernel within its timeout and none of the queued ones is answered."""
     outcomes: list[Outcome] = []
+    busy: list[bool] = []
+    lengths: list[int] = []
     engine.outcomeReady.connect(outcomes.append)
-    engine.submit(RunCode("import time\ntime.sleep(10)"))
+    engine.busyChanged.connect(busy.append)
+    engine.queueLengthChanged.connect(lengths.append)
+    started = tmp_path / "started"
+    engine.submit(RunCode(f"import os, pathlib, time\npathlib.Path({str(started)!r})"
+                          ".write_text(str(os.getpid()))\ntime.sleep(10)"))
     for _ in range(10):
         engine.submit(act.IsAvailable())
-    qtbot.waitUntil(lambda: engine.running, timeout=20000)
+    # The sleep is running: the kernel said hello, and wrote its pid just before the sleep.
+    qtbot.waitUntil(lambda: engine.kernel_pid is not None and started.exists()
+                    and started.read_text() != "", timeout=30000)
     pid = engine.kernel_pid
+    assert started.read_text() == str(pid)
+    kernel = psutil.Process(pid)
+    assert kernel.is_running() and engine.busy and engine.queue_length == 11
+    busy.clear()
+    lengths.clear()
     start = time.monotonic()
     assert engine.stop(timeout_s=1.0)
     assert time.monotonic() - start < 3.0
+    assert not kernel.is_running()  # gone and reaped (a zombie would count as running)
     assert not engine.running and not engine.busy and engine.queue_length == 0
-    assert pid is None or not psutil.pid_exists(pid) or \
-        psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    assert busy == [False] and lengths == [0]  # the views hear that the queue is gone
     qtbot.wait(100)
     assert outcomes == []
     assert engine.submit(act.IsAvailable()) == -1

@@ -18,7 +18,6 @@ actions call. No part imports this module. ``launch.run()`` starts the window.
 from __future__ import annotations
 
 import logging
-import socket
 import time
 from collections.abc import Callable
 from functools import partial
@@ -37,7 +36,7 @@ from PySide6.QtWidgets import (
 from gpumon.i18n import N_, tr
 from gpumon.telemetry.facts import process_list_note
 from gpumon.telemetry.history import WINDOW_CHOICES_S, History, capacity_for
-from gpumon.telemetry.readouts import format_readout, status_summary
+from gpumon.telemetry.readouts import format_readout
 from gpumon.telemetry.smi_text import no_gpus_hint
 from gpumon.telemetry.types import Snapshot, Source, SourceState, SourceStatus
 from gpumon.ui.monitor.grid import GpuGrid
@@ -52,6 +51,7 @@ from gpumon.ui.window.lazy_tabs import LazyTabs
 from gpumon.ui.window.menus import Menus
 from gpumon.ui.window.presentation import Presentation
 from gpumon.ui.window.settings import Settings
+from gpumon.ui.window.status_text import StatusText
 from gpumon.ui.window.workers import SamplingThread, clamp_interval
 
 if TYPE_CHECKING:  # imported when first used: they pull in the playground's engine
@@ -61,13 +61,9 @@ if TYPE_CHECKING:  # imported when first used: they pull in the playground's eng
 
 log = logging.getLogger(__name__)
 
-STALE_FACTOR = 2.5  # no snapshot for this many intervals: the data is stale
-MIN_STALE_S = 0.5  # but never sooner than this, so event-loop jitter does not flicker
-WATCHDOG_MS = 250
 # How long closing waits for the sampling thread: a driver call that hangs longer is left
 # behind (launch.run() then ends the process without destroying the running QThread).
 QUIT_WAIT_S = 1.5
-WAIT_NOTICE_S = 1.0  # a source that has not answered after this long: say we are waiting
 DEFAULT_WINDOW_S = 300
 
 
@@ -111,10 +107,6 @@ class MainWindow(QMainWindow):
         self.latest_snapshot: Snapshot | None = None
         self.source_status = SourceStatus(SourceState.CLOSED, tr("Starting…"))
         self._paused = False
-        self._stale = False
-        self._last_arrival: float | None = None  # time.monotonic() of the last snapshot
-        self._opening_since: float | None = None  # a source is being opened since then
-        self._title_key: tuple[str, bool, bool, bool] | None = None
 
         self.sampling = SamplingThread(source_factory, self.interval_s, self)
         self._engine: EngineThread | None = None  # made on first use (``engine``)
@@ -147,10 +139,8 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.tabs, 1)
         self.setCentralWidget(central)
 
-        self._watchdog = QTimer(self)
-        self._watchdog.setInterval(WATCHDOG_MS)
-        self._watchdog.timeout.connect(self._check_stale)
-
+        self.status_text = StatusText(self, self.header, self.gpu_grid, self.setWindowTitle,
+                                      self)
         self.sampling.snapshot.connect(self._on_snapshot)
         self.sampling.status.connect(self._on_status)
         self.sampling.errored.connect(self._on_errored)
@@ -160,7 +150,7 @@ class MainWindow(QMainWindow):
         self.banner.simulateRequested.connect(self.show_simulated)
         self.gpu_grid.hovered.connect(self._on_hover)
         self.gpu_grid.unhovered.connect(self.controls.clear_readout)
-        self._update_title(None)
+        self.status_text.update_title(None)
         self.resize(1400, 900)
         # Remembered settings (in memory unless given), zoom/theme, file actions, menus.
         self.settings = settings or Settings.memory()
@@ -253,15 +243,12 @@ class MainWindow(QMainWindow):
 
     @property
     def stale(self) -> bool:
-        return self._stale
+        return self.status_text.stale
 
     def start(self) -> None:
         """Start sampling (done on first show)."""
-        if not self.sampling.running and self.snapshot_count == 0:
-            self._opening_since = time.monotonic()
+        self.status_text.start(opening=not self.sampling.running and self.snapshot_count == 0)
         self.sampling.start()
-        if not self._watchdog.isActive():
-            self._watchdog.start()
 
     @Slot(bool)
     def set_paused(self, paused: bool) -> None:
@@ -269,9 +256,8 @@ class MainWindow(QMainWindow):
         if self.controls.pause_button.isChecked() != paused:
             self.controls.pause_button.setChecked(paused)
         self.sampling.set_paused(paused)
-        self._set_stale(False)
-        self._last_arrival = time.monotonic()
-        self._refresh_status()
+        self.status_text.restart_clock(fresh=True)
+        self.status_text.refresh()
 
     @Slot(float)
     def set_interval(self, interval_s: float) -> None:
@@ -280,7 +266,7 @@ class MainWindow(QMainWindow):
             self.controls.interval_spin.setValue(self.interval_s)
         self.history.resize(self._history_capacity())
         self.sampling.set_interval(self.interval_s)
-        self._last_arrival = time.monotonic()
+        self.status_text.restart_clock()
 
     @Slot(int)
     def set_window(self, window_s: int) -> None:
@@ -314,7 +300,7 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         self.hide()  # at once, even if a driver call keeps the sampling thread busy
-        self._watchdog.stop()
+        self.status_text.stop()
         # One budget for both: the kernel first (asked to exit, killed after 1 s if a long
         # torch call keeps it busy), then the sampling thread gets what is left of
         # QUIT_WAIT_S. Waiting for each in turn could add up past the 3 s a quit may take
@@ -358,12 +344,9 @@ class MainWindow(QMainWindow):
     def _on_snapshot(self, snap: Snapshot) -> None:
         if self._paused:  # taken before the pause reached the sampler: the view stays put
             return
-        if self._opening_since is not None:  # the first reading: no more waiting
-            self._opening_since = None
-            self.gpu_grid.set_empty_text()
+        self.status_text.arrived()  # the first reading: no more waiting
         self.snapshot_count += 1
         self.latest_snapshot = snap
-        self._last_arrival = time.monotonic()
         if self.gpu_grid.set_gpus(snap.gpus, self.window_s):
             self.history.clear()
             self.gpuPanelsChanged.emit()
@@ -377,16 +360,14 @@ class MainWindow(QMainWindow):
         self.smi_table.smi_model.update_snapshot(snap)
         self.process_table.process_model.merge(snap.processes)
         self.process_table.set_note(process_list_note(snap))
-        self._set_stale(False)
-        self._refresh_status()
-        self._update_title(snap)
+        self.status_text.shown(snap)
         self.snapshotReceived.emit(snap)
 
     @Slot(object)
     def _on_status(self, status: SourceStatus) -> None:
         self.source_status = status
         self.banner.show_status(status)
-        self._refresh_status()
+        self.status_text.refresh()
 
     @Slot(object)
     def _on_errored(self, exc: BaseException) -> None:
@@ -400,19 +381,6 @@ class MainWindow(QMainWindow):
         t_now = snap.timestamp_s if snap is not None else t
         values = self.history.value_at(gpu, t)
         self.controls.hover_readout.setText(format_readout(gpu, t_now, values))
-
-    @Slot()
-    def _check_stale(self) -> None:
-        if self._opening_since is not None:
-            self._show_waiting(time.monotonic() - self._opening_since)
-            return
-        if self._paused or not self.source_status.usable or self._last_arrival is None:
-            return
-        age = time.monotonic() - self._last_arrival
-        if age > max(STALE_FACTOR * self.interval_s, MIN_STALE_S):
-            self._set_stale(True)
-            self.header.set_status_text(
-                tr("data is stale (last update {age} s ago)", age=f"{age:.0f}"), warn=True)
 
     # -- helpers ---------------------------------------------------------------------------
     @Slot(object)
@@ -431,49 +399,8 @@ class MainWindow(QMainWindow):
             self.set_interval(s.interval_s)
         if s.window_s is not None and self.controls.window_combo.findData(s.window_s) >= 0:
             self.set_window(s.window_s)
-    def _show_waiting(self, waited_s: float) -> None:
-        """A driver that is slow to start (nvmlInit can take ~10 s, or hang), or whose first
-        reading hangs: say so and count until the first Snapshot, instead of "NO SOURCE"
-        and "No GPUs to show." with no end in sight."""
-        if waited_s < WAIT_NOTICE_S:
-            return
-        text = tr("Waiting for the NVIDIA driver: {seconds} s", seconds=f"{waited_s:.0f}")
-        self.header.show_waiting(text)
-        self.gpu_grid.set_empty_text(f"{text}…")
 
     def _history_capacity(self) -> int:
         """Room for the longest window at this interval: widening the window shows data
         already kept instead of starting empty (bounded by the history's maximum)."""
         return capacity_for(max(WINDOW_CHOICES_S), self.interval_s)
-
-    def _set_stale(self, stale: bool) -> None:
-        if stale != self._stale:
-            self._stale = stale
-            self.gpu_grid.set_stale(stale)
-
-    def _refresh_status(self) -> None:
-        snap = self.latest_snapshot
-        if not self.source_status.usable:
-            self.header.set_status_text(tr("No GPU data"), warn=True)
-        elif self._paused:
-            self.header.set_status_text(tr("Paused — press Resume to continue sampling"))
-        elif snap is not None:
-            self.header.set_status_text(status_summary(snap, self.interval_s))
-
-    def _update_title(self, snap: Snapshot | None) -> None:
-        host = snap.machine.host_name if snap is not None else socket.gethostname()
-        simulated = snap is not None and snap.simulated
-        usable = snap is not None and snap.status.usable
-        key = (host, simulated, usable, snap is None)
-        if key == self._title_key:
-            return
-        self._title_key = key
-        if simulated:
-            where = tr("{host} (simulated)", host=host)
-        elif snap is not None and not usable:
-            where = tr("{host} (no GPU data)", host=host)
-        else:
-            where = host
-        title = f"gpumon — {where}"
-        self.setWindowTitle(title)
-

@@ -1,0 +1,119 @@
+"""How NvmlSource reads each metric: one small reader per row of ``metrics.METRICS``, which
+fields are read only on slow ticks (the others every tick), and each GPU's process list.
+
+A new metric is a row in ``metrics.METRICS``, a GpuSample field and one entry in ``READERS``
+(a test checks they match).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import operator
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, TypeVar
+
+import pynvml
+
+from gpumon.telemetry.types import GpuSample, ProcessType
+
+T = TypeVar("T")
+
+NOT_AVAILABLE = 0xFFFFFFFFFFFFFFFF  # NVML_VALUE_NOT_AVAILABLE as an unsigned long long
+
+# Read only when sample(include_slow=True); otherwise the last reading is reused. PCIe is here
+# because NVML measures it over a ~20 ms window per call: two calls per GPU every tick would
+# stall the sampler (16 GPUs: ~0.6 s per tick).
+SLOW_FIELDS = ("persistence_mode", "compute_mode", "power_limit_w", "pstate",
+               "pcie_rx_bytes_per_s", "pcie_tx_bytes_per_s")
+
+
+class Guarded(Protocol):
+    """What a reader needs of NvmlSource: its guarded calls (see ``NvmlSource._call``)."""
+
+    def _call(self, fn: Callable[..., T], *args: Any, name: str | None = None) -> T | None: ...
+
+    def _first(self, fns: Sequence[Callable[..., T]], *args: Any) -> T | None: ...
+
+
+def _num(value: float | None, scale: float = 1.0) -> float | None:
+    return None if value is None else float(value) * scale
+
+
+def _milli(value: float | None) -> float | None:
+    return None if value is None else value / 1000.0  # NVML's mW as W
+
+
+def _codec(value: list[int] | None) -> float | None:
+    return None if value is None else float(value[0])  # [utilization, sampling period]
+
+
+#: What NvmlSource reads for each metric of ``metrics.METRICS``, by key. Each reader gets the
+#: source (for its guarded ``_call``), the GPU's handle, and this tick's memory info and
+#: utilization rates.
+Reader = Callable[[Guarded, Any, Any, Any], "float | int | None"]
+READERS: dict[str, Reader] = {
+    "mem_used_bytes": lambda s, h, mem, util: None if mem is None else mem.used,
+    "mem_total_bytes": lambda s, h, mem, util: None if mem is None else mem.total,
+    "mem_reserved_bytes": lambda s, h, mem, util: getattr(mem, "reserved", None),  # not in v1
+    "mem_free_bytes": lambda s, h, mem, util: None if mem is None else mem.free,
+    "gpu_util_pct": lambda s, h, mem, util: None if util is None else float(util.gpu),
+    "mem_util_pct": lambda s, h, mem, util: None if util is None else float(util.memory),
+    "temperature_c": lambda s, h, mem, util: _num(s._first(
+        (pynvml.nvmlDeviceGetTemperatureV, pynvml.nvmlDeviceGetTemperature), h,
+        pynvml.NVML_TEMPERATURE_GPU)),
+    "power_w": lambda s, h, mem, util: _milli(s._call(pynvml.nvmlDeviceGetPowerUsage, h)),
+    "power_limit_w": lambda s, h, mem, util: _milli(
+        s._call(pynvml.nvmlDeviceGetEnforcedPowerLimit, h)),
+    "fan_pct": lambda s, h, mem, util: _num(s._call(pynvml.nvmlDeviceGetFanSpeed, h)),
+    "sm_clock_mhz": lambda s, h, mem, util: _num(
+        s._call(pynvml.nvmlDeviceGetClockInfo, h, pynvml.NVML_CLOCK_SM)),
+    "mem_clock_mhz": lambda s, h, mem, util: _num(
+        s._call(pynvml.nvmlDeviceGetClockInfo, h, pynvml.NVML_CLOCK_MEM)),
+    "pcie_rx_bytes_per_s": lambda s, h, mem, util: _num(s._call(  # KB/s
+        pynvml.nvmlDeviceGetPcieThroughput, h, pynvml.NVML_PCIE_UTIL_RX_BYTES), 1024.0),
+    "pcie_tx_bytes_per_s": lambda s, h, mem, util: _num(s._call(
+        pynvml.nvmlDeviceGetPcieThroughput, h, pynvml.NVML_PCIE_UTIL_TX_BYTES), 1024.0),
+    "encoder_util_pct": lambda s, h, mem, util: _codec(
+        s._call(pynvml.nvmlDeviceGetEncoderUtilization, h)),
+    "decoder_util_pct": lambda s, h, mem, util: _codec(
+        s._call(pynvml.nvmlDeviceGetDecoderUtilization, h)),
+}
+ALL_READERS = tuple(READERS.items())
+FAST_READERS = tuple((k, r) for k, r in READERS.items() if k not in SLOW_FIELDS)
+#: A GpuSample's SLOW_FIELDS as a tuple, in that order (reused on fast ticks).
+slow_of = operator.attrgetter(*SLOW_FIELDS)
+
+_READ_FIELDS = tuple(f.name for f in dataclasses.fields(GpuSample)
+                     if f.name not in ("index", "timestamp_s", "lost", "message",
+                                       "processes_supported", "failed_reads"))
+
+
+def every_read_failed(sample: GpuSample) -> bool:
+    """Whether a tick read nothing at all: no metric, no state (then the GPU is lost)."""
+    return all(getattr(sample, key) is None for key in _READ_FIELDS)
+
+
+def read_processes(source: Guarded, handle: Any
+                   ) -> tuple[dict[int, tuple[ProcessType, int | None]], bool]:
+    """PID -> (type, used GPU memory) for one GPU (a PID in both lists is C+G), and
+    False when the driver gave neither list (not supported, as on some GeForce/WSL)."""
+    found: dict[int, tuple[ProcessType, int | None]] = {}
+    listed = False
+    lists = (
+        (ProcessType.COMPUTE, (pynvml.nvmlDeviceGetComputeRunningProcesses_v3,
+                               pynvml.nvmlDeviceGetComputeRunningProcesses_v2)),
+        (ProcessType.GRAPHICS, (pynvml.nvmlDeviceGetGraphicsRunningProcesses_v3,
+                                pynvml.nvmlDeviceGetGraphicsRunningProcesses_v2)),
+    )
+    for kind, fns in lists:
+        got = source._first(fns, handle)
+        listed = listed or got is not None
+        for p in got or []:
+            mem = p.usedGpuMemory
+            mem = None if mem is None or mem == NOT_AVAILABLE else int(mem)
+            if p.pid in found:
+                known = [m for m in (found[p.pid][1], mem) if m is not None]
+                found[p.pid] = (ProcessType.COMPUTE_GRAPHICS, max(known, default=None))
+            else:
+                found[p.pid] = (kind, mem)
+    return found, listed
