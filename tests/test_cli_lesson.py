@@ -51,6 +51,7 @@ def lesson_output() -> tuple[int, str, str]:
     return done.returncode, done.stdout, done.stderr
 
 
+@pytest.mark.slow
 def test_lesson_as_a_program(lesson_output: tuple[int, str, str]) -> None:
     code, out, err = lesson_output
     assert code == 0, err
@@ -58,6 +59,7 @@ def test_lesson_as_a_program(lesson_output: tuple[int, str, str]) -> None:
     assert_whole_lesson(out)
 
 
+@pytest.mark.slow
 def test_a_reader_that_stops_early_gets_no_traceback() -> None:
     """`gpumon lesson | head`: the pipe closes; no 'runner failed', no traceback."""
     # Step 1 is printed before torch is imported; the later steps then meet a closed pipe.
@@ -71,6 +73,7 @@ def test_a_reader_that_stops_early_gets_no_traceback() -> None:
     assert err == ""
 
 
+@pytest.mark.slow
 @cpu_only_build
 def test_program_shows_torchs_own_errors(lesson_output: tuple[int, str, str]) -> None:
     out = lesson_output[1]

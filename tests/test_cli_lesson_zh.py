@@ -57,6 +57,7 @@ def flat(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
+@pytest.mark.slow
 def test_the_system_locale_chooses_chinese_narration_with_torchs_own_error() -> None:
     step = STEP["mixed-devices"]
     out = lesson("--step", str(NUMBER["mixed-devices"]))
@@ -81,6 +82,7 @@ def test_the_system_locale_chooses_chinese_narration_with_torchs_own_error() -> 
     assert "原因：" in out and "why: " not in out
 
 
+@pytest.mark.slow
 def test_lang_option_and_an_error_torch_raises_here() -> None:
     """`gpumon --lang zh_CN lesson`: the step that meets torch's error first on this machine."""
     out = lesson("--step", str(NUMBER["to-gpu"]), lang="zh_CN")
@@ -119,6 +121,7 @@ def test_english_glossary_has_each_term_with_its_meaning() -> None:
     assert "English word" not in out  # no column that repeats the term
 
 
+@pytest.mark.slow
 def test_the_whole_chinese_lesson_keeps_within_the_terminal_width() -> None:
     """Our wrapped text stays within 88 columns (code and torch's lines are printed whole)."""
     out = lesson("--simulate", "1")

@@ -18,6 +18,8 @@ from gpumon.playground.data import actions as act
 from gpumon.playground.kernel import ops
 from gpumon.playground.kernel.engine import Engine
 
+pytestmark = pytest.mark.slow  # real servers or subprocesses: seconds each (README)
+
 
 def broken(values, action, run):
     return values.no_such_attribute

@@ -9,10 +9,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from cluster_helpers import ROOT, Cluster, wait_for
 
 from gpumon.telemetry.prometheus import PrometheusSource
 from gpumon.telemetry.types import SourceState
+
+pytestmark = pytest.mark.slow  # real servers or subprocesses: seconds each (README)
 
 
 def _exported(cluster: Cluster, metric: str) -> dict[tuple[str, int], float]:

@@ -74,6 +74,7 @@ def test_the_tables_cover_every_field() -> None:
     assert set(ONCE) <= FAULTABLE_FIELDS
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("field", sorted(FAULTABLE_FIELDS))
 def test_field_unsupported_in_the_window(qtbot, make_window, field: str) -> None:
     w = make_window(lambda: _source(field))

@@ -115,6 +115,7 @@ def _run_all(qtbot, submit, outcomes: list[Outcome], n: int) -> None:  # type: i
     qtbot.waitUntil(lambda: len(outcomes) >= n, timeout=WAIT_MS)
 
 
+@pytest.mark.slow
 def test_corpus_through_the_engine_thread(qtbot, probe: list[int]) -> None:
     from gpumon.ui.playground.engine_worker import EngineThread
 
@@ -140,6 +141,7 @@ def test_corpus_through_the_engine_thread(qtbot, probe: list[int]) -> None:
         assert engine.stop()
 
 
+@pytest.mark.slow
 def test_corpus_through_the_playground_page(qtbot, make_window, probe: list[int]) -> None:
     w = make_window()
     panel = w.playground

@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from fakenvml import fake_driver_env
 
+pytestmark = pytest.mark.slow  # real servers or subprocesses: seconds each (README)
+
 QUIT_WITHIN_S = 3.0
 
 

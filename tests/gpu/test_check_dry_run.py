@@ -17,9 +17,9 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "telemetry"))
 from fakenvml import find_nvml_header  # noqa: E402
 
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     shutil.which("gcc") is None or find_nvml_header() is None,
-    reason="the dry run builds the fake NVML library: needs gcc and nvidia-nvml-dev")
+    reason="the dry run builds the fake NVML library: needs gcc and nvidia-nvml-dev")]
 
 
 def _check(out: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:

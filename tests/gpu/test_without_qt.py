@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # real servers or subprocesses: seconds each (README)
+
 REPO = Path(__file__).resolve().parents[2]
 NOQT = REPO / "tests" / "gpu" / "noqt"
 DIRS = ("tests/gpu", "tests/telemetry", "tests/playground")

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 
 from gpumon.playground.kernel import checkpoint
@@ -35,6 +36,7 @@ def test_the_committed_file_is_tagged_cuda0() -> None:
     assert all(torch.equal(loaded[k], expected[k]) for k in expected)
 
 
+@pytest.mark.slow
 def test_writing_it_again_in_a_fresh_process_gives_the_same(tmp_path: Path) -> None:
     out = tmp_path / "again.pt"
     done = subprocess.run([sys.executable, "-m", "gpumon.playground.kernel.checkpoint", str(out)],

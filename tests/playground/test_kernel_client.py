@@ -56,6 +56,7 @@ def test_a_bug_of_ours_is_an_internal_error_with_traceback(client: KernelClient,
     assert _run(client, inbox, RunCode("1 + 1")).preview == "2"  # the kernel goes on
 
 
+@pytest.mark.slow
 @posix_only
 def test_interrupt_stops_a_running_loop_and_keeps_the_workspace(client: KernelClient,
                                                                 inbox: Inbox) -> None:
@@ -69,6 +70,7 @@ def test_interrupt_stops_a_running_loop_and_keeps_the_workspace(client: KernelCl
     assert _run(client, inbox, RunCode("x.sum()")).preview == "tensor(3.)"
 
 
+@pytest.mark.slow
 @posix_only
 def test_code_that_ignores_the_interrupt_is_killed_and_restarted(client: KernelClient,
                                                                  inbox: Inbox) -> None:
@@ -89,6 +91,7 @@ def test_code_that_ignores_the_interrupt_is_killed_and_restarted(client: KernelC
     assert not _run(client, inbox, RunCode("x")).ok  # its workspace is empty
 
 
+@pytest.mark.slow
 @posix_only
 def test_sigkill_during_an_action_is_reported_and_the_next_action_starts_afresh(
         client: KernelClient, inbox: Inbox) -> None:
@@ -159,6 +162,7 @@ def test_the_kernel_reads_python_from_sys_executable() -> None:
     assert KernelClient(Inbox())._python == sys.executable  # noqa: SLF001
 
 
+@pytest.mark.slow
 def test_many_large_requests_in_a_row_never_deadlock(client: KernelClient,
                                                      inbox: Inbox) -> None:
     """The window sends the next request while the kernel still answers the last ones: the
@@ -193,6 +197,7 @@ def test_many_large_requests_in_a_row_never_deadlock(client: KernelClient,
         assert inbox.wait("reply", rid, timeout=60.0).data.ok
 
 
+@pytest.mark.slow
 def test_a_file_the_users_code_left_open_is_written_when_the_kernel_exits(
         client: KernelClient, inbox: Inbox, tmp_path) -> None:  # type: ignore[no-untyped-def]
     """The kernel ends with os._exit (no interpreter teardown): it flushes open files first."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 MODULES = ["gpumon.playground", "gpumon.playground.kernel.engine",
            "gpumon.playground.data.actions", "gpumon.playground.kernel.torch_devices",
            "gpumon.playground.data.values", "gpumon.playground.kernel.explain",
@@ -27,6 +29,7 @@ def test_importing_the_engine_does_not_import_torch_or_qt() -> None:
     assert out == "[]"
 
 
+@pytest.mark.slow
 def test_engine_loads_torch_on_first_action() -> None:
     out = run_fresh(
         "import sys; from gpumon.playground.kernel.engine import Engine; "
@@ -43,6 +46,7 @@ def test_memory_counters_without_torch_are_empty_and_do_not_import_it() -> None:
     assert out == "{} False"
 
 
+@pytest.mark.slow
 def test_memory_counters_leave_cuda_uninitialised() -> None:
     """With torch loaded but CUDA never used, there are no counters, and asking for them
     does not start CUDA (that would cost a context on every GPU). The figures themselves are

@@ -22,6 +22,8 @@ from scripted_http import ScriptedServer  # noqa: E402
 from gpumon.telemetry.prometheus import PrometheusSource  # noqa: E402
 from gpumon.ui.window.cluster_window import ClusterWindow  # noqa: E402
 
+pytestmark = pytest.mark.slow  # real servers or subprocesses: seconds each (README)
+
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:

@@ -11,8 +11,12 @@ import time
 from typing import Any
 
 import psutil
+import pytest
 
 from gpumon.playground.lesson.steps import LESSON
+
+# Windows and kernels in subprocesses, the whole lesson: tens of seconds (README).
+pytestmark = pytest.mark.slow
 
 PRELUDE = """
 import os, sys, time

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 
 import pyqtgraph as pg
+import pytest
 
 from gpumon.playground.data import actions as act
 from gpumon.playground.data.devices import DeviceOption, normalize_uuid
@@ -31,6 +32,7 @@ def marker_texts(panel: GpuPanel) -> list[str]:
             if isinstance(item, pg.InfiniteLine) and getattr(item, "label", None) is not None]
 
 
+@pytest.mark.slow
 def test_a_lesson_step_reaches_the_link_and_the_log_as_it_runs(qtbot, make_window):
     w = make_window()
     assert not w.tabs.is_built("Playground")

@@ -88,6 +88,7 @@ def test_esc_interrupts_a_running_loop_and_the_workspace_stays(qtbot, make_windo
     assert [e.name for e in panel.workspace_table.entries] == ["keep"]
 
 
+@pytest.mark.slow
 @posix_only
 def test_sigkill_during_an_action_shows_a_card_and_the_next_action_works(
         qtbot, make_window) -> None:
@@ -114,6 +115,7 @@ def test_sigkill_during_an_action_shows_a_card_and_the_next_action_works(
     assert read_procinfo(w.engine.kernel_pid).is_self and not read_procinfo(pid).is_self
 
 
+@pytest.mark.slow
 @posix_only
 def test_esc_while_the_kernel_is_still_starting_restarts_it_and_the_log_says_so(
         qtbot, make_window, monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]

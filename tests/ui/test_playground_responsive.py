@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import time
 
+import pytest
 from PySide6.QtCore import QTimer
 
 from gpumon.playground.data import actions as act
@@ -29,6 +30,7 @@ def matmuls_for(seconds: float) -> RunCode:
                    f"(_n, _t0, time.monotonic())")
 
 
+@pytest.mark.slow
 def test_window_keeps_sampling_and_responding_during_a_long_matmul(qtbot, make_window):
     w = make_window(interval_s=0.1)
     w.tabs.setCurrentWidget(w.playground)

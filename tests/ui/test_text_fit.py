@@ -43,6 +43,7 @@ def _pages(qtbot, make_window, zoom: float) -> dict[str, tuple[list[str], list[s
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("zoom", [1.0, 2.0])
 def test_no_text_is_cut_in_english_or_chinese(qtbot, make_window, zoom) -> None:
     english = _pages(qtbot, make_window, zoom)
