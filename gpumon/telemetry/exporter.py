@@ -29,13 +29,13 @@ from gpumon.telemetry.types import (
     SourceState,
     SourceStatus,
 )
+from gpumon.units import MIB
 
 log = logging.getLogger(__name__)
 
 DEFAULT_PORT = 9401  # beside dcgm-exporter's 9400, so both can run on one machine
 DEFAULT_LISTEN = f"127.0.0.1:{DEFAULT_PORT}"
 MAX_COMMAND_CHARS = 64  # a process's command line is cut here: labels of bounded size
-MIB = 1024**2
 
 GPU_LABELS = ("gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname")
 PROCESS_LABELS = ("gpu", "UUID", "pid", "user", "command", "Hostname")
