@@ -12,8 +12,9 @@ import time
 
 import pyqtgraph as pg
 
+from gpumon.device_ids import normalize_uuid
 from gpumon.playground.data import actions as act
-from gpumon.playground.data.devices import DeviceOption, normalize_uuid
+from gpumon.playground.data.devices import DeviceOption
 from gpumon.playground.data.outcome import Outcome
 from gpumon.playground.data.wire import Message
 from gpumon.playground.lesson.results import StepResult

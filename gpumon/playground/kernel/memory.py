@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 import psutil
 
+from gpumon.device_ids import cuda_index
 from gpumon.i18n import tr
 from gpumon.playground.data.errors import Refusal
 from gpumon.playground.data.outcome import MemoryReading
@@ -74,9 +75,8 @@ def read_memory(devices: Iterable[str]) -> tuple[MemoryReading, ...]:
             except (psutil.Error, OSError):
                 rss = None
             readings.append(MemoryReading("cpu", rss_bytes=rss))
-        elif name.startswith("cuda:"):
+        elif (index := cuda_index(name)) is not None:
             counters = torch_memory_counters()
-            index = int(name.split(":", 1)[1])
             if counters or _cuda_available():
                 alloc, reserved = counters.get(index, (0, 0))
                 readings.append(MemoryReading(name, alloc, reserved))

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gpumon.device_ids import normalize_uuid
 from gpumon.i18n import tr
 from gpumon.playground.data.devices import (
     DeviceOption,
     cpu_option,
     cuda_index_problem,
     no_such_gpu,
-    normalize_uuid,
 )
 from gpumon.playground.data.errors import Refusal
 from gpumon.playground.kernel import cuda_calls

@@ -10,6 +10,7 @@ import html
 import time
 from dataclasses import dataclass
 
+from gpumon.device_ids import cuda_index
 from gpumon.i18n import N_, ntr, tr
 from gpumon.playground.data.errors import REFUSED
 from gpumon.playground.data.outcome import MemoryReading, Outcome
@@ -64,14 +65,6 @@ def tones(dark: bool) -> Tones:
 def on_background(color: str, dark: bool) -> str:
     """``color`` as text or a line on the page: its lighter variant on a dark background."""
     return DARK_VARIANTS.get(color, color) if dark else color
-
-
-def cuda_index(device: str | None) -> int | None:
-    """``3`` for ``"cuda:3"``; None for anything else (``"cuda"`` without an index included)."""
-    if not device or not device.startswith("cuda:"):
-        return None
-    tail = device.split(":", 1)[1]
-    return int(tail) if tail.isdigit() else None
 
 
 def device_color(device: str | None) -> str:
