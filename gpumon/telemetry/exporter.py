@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from gpumon.interval import EXPORTER
 from gpumon.telemetry.sampler import Sampler
 from gpumon.telemetry.types import (
     GpuInfo,
@@ -104,7 +105,7 @@ class GpuCollector(Collector):
     exporter picks the GPUs up when the driver appears; meanwhile ``gpumon_nvml_up`` is 0.
     """
 
-    def __init__(self, source_factory: Callable[[], Source], interval_s: float = 1.0,
+    def __init__(self, source_factory: Callable[[], Source], interval_s: float = EXPORTER.default,
                  host: str | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         self._factory = source_factory
         self.interval_s = interval_s
