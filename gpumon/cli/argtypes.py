@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from gpumon import i18n
 from gpumon.i18n import tr
+from gpumon.interval import IntervalRange
 
 MAX_SIMULATED_GPUS = 16
 
@@ -23,6 +24,17 @@ def gpu_count(text: str) -> int:
             tr("must be a whole number of GPUs from 1 to {most}, got {text}",
                most=MAX_SIMULATED_GPUS, text=repr(text)))
     return n
+
+
+def seconds(interval: IntervalRange) -> Callable[[str], float]:
+    """An argument type for seconds in ``interval``'s range (interval.py); argparse's error
+    otherwise."""
+    def parse(text: str) -> float:
+        try:
+            return interval.parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    return parse
 
 
 def language(text: str) -> str:

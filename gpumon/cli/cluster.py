@@ -10,14 +10,14 @@ import argparse
 import sys
 
 from gpumon.i18n import ntr, tr
-from gpumon.telemetry.metrics import format_bytes
 from gpumon.telemetry.promapi import parse_header
 from gpumon.telemetry.prometheus import PrometheusSource
 from gpumon.telemetry.types import GpuSample, HostView, Snapshot
+from gpumon.units import NA, format_bytes
 
 
 def _num(value: float | None, unit: str) -> str:
-    return "N/A" if value is None else f"{value:.0f}{unit}"
+    return NA if value is None else f"{value:.0f}{unit}"
 
 
 def _gpu_line(sample: GpuSample, name: str, why: bool = True) -> str:
@@ -25,7 +25,7 @@ def _gpu_line(sample: GpuSample, name: str, why: bool = True) -> str:
         return f"  GPU {sample.index}  {name[:28]:<28}  LOST" + (f": {sample.message}"
                                                                if why else "")
     mem = (f"{format_bytes(sample.mem_used_bytes)} / {format_bytes(sample.mem_total_bytes)}"
-           if sample.mem_used_bytes is not None else "N/A")
+           if sample.mem_used_bytes is not None else NA)
     return (f"  GPU {sample.index}  {name[:28]:<28}  util {_num(sample.gpu_util_pct, '%'):>4}"
             f"  mem {mem:<21}  {_num(sample.temperature_c, '°C'):>5}"
             f"  {_num(sample.power_w, ' W'):>6}")

@@ -14,9 +14,10 @@ import threading
 from collections.abc import Callable
 from functools import partial
 
-from gpumon.cli.argtypes import add_lang_argument
+from gpumon.cli.argtypes import add_lang_argument, seconds
 from gpumon.cli.argtypes import gpu_count as _count
 from gpumon.i18n import tr
+from gpumon.interval import EXPORTER
 from gpumon.telemetry.exporter import DEFAULT_LISTEN, GpuCollector
 from gpumon.telemetry.types import Source
 
@@ -32,15 +33,7 @@ def parse_listen(text: str) -> tuple[str, int]:
     return host, int(port_text)
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0.1 <= value <= 60:
-        raise argparse.ArgumentTypeError(tr("must be seconds from 0.1 to 60, got {text}",
-                                            text=repr(text)))
-    return value
+_seconds = seconds(EXPORTER)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -56,7 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--simulate", type=_count, metavar="N", default=None,
                         help=tr("export N simulated GPUs, labelled simulated=\"1\""))
     parser.add_argument("--seed", type=int, default=0, help=tr("seed of the simulated GPUs"))
-    parser.add_argument("--interval", type=_seconds, default=1.0, metavar="SECONDS",
+    parser.add_argument("--interval", type=_seconds, default=EXPORTER.default,
+                        metavar="SECONDS",
                         help=tr("read the GPUs at most once per this many seconds, however "
                                 "many scrapers ask (default 1)"))
     parser.add_argument("--hostname", default=None, metavar="NAME",

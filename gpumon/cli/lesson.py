@@ -126,17 +126,17 @@ def _outcome_lines(out: Outcome, step: LessonStep) -> list[str]:
     # TRANSLATORS: the separator between the facts printed under a value.
     lines += ["    " + tr("; ").join(facts)] if facts else []
     if step.show_memory:
-        from gpumon.units import human_bytes
+        from gpumon.units import format_bytes
 
         for r in out.memory_after:
             if r.allocated_bytes is not None:
                 lines.append("    " + tr("{device}: allocated {allocated}, reserved {reserved}",
                                          device=r.device,
-                                         allocated=human_bytes(r.allocated_bytes),
-                                         reserved=human_bytes(r.reserved_bytes or 0)))
+                                         allocated=format_bytes(r.allocated_bytes),
+                                         reserved=format_bytes(r.reserved_bytes or 0)))
             elif r.rss_bytes is not None:
                 lines.append("    " + tr("{device}: this process's resident memory {rss}",
-                                         device=r.device, rss=human_bytes(r.rss_bytes)))
+                                         device=r.device, rss=format_bytes(r.rss_bytes)))
     return lines
 
 

@@ -8,36 +8,22 @@ Qt: the window module is imported only when needed.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 from typing import TYPE_CHECKING, NoReturn
 
 from gpumon import __version__, i18n
 from gpumon.cli import report
-from gpumon.cli.argtypes import MAX_SIMULATED_GPUS, add_lang_argument, lang_from_argv
+from gpumon.cli.argtypes import MAX_SIMULATED_GPUS, add_lang_argument, lang_from_argv, seconds
 from gpumon.cli.argtypes import gpu_count as _gpu_count
 from gpumon.i18n import tr
+from gpumon.interval import SAMPLING
 from gpumon.telemetry.types import Source
 
 if TYPE_CHECKING:
     from gpumon.telemetry.types import Snapshot
 
-MIN_INTERVAL_S = 0.1
-MAX_INTERVAL_S = 10.0
-
-
-
-def _interval(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not MIN_INTERVAL_S <= value <= MAX_INTERVAL_S:  # also refuses nan
-        raise argparse.ArgumentTypeError(
-            tr("must be a number of seconds from {low} to {high}, got {text}",
-               low=f"{MIN_INTERVAL_S:g}", high=f"{MAX_INTERVAL_S:g}", text=repr(text)))
-    return value
+_interval = seconds(SAMPLING)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -63,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--interval", type=_interval, metavar="SECONDS", default=None,
                         help=tr("seconds between readings, {low} to {high} (default: the last "
                                 "one used, else 1.0)",
-                                low=f"{MIN_INTERVAL_S:g}", high=f"{MAX_INTERVAL_S:g}"))
+                                low=f"{SAMPLING.low:g}", high=f"{SAMPLING.high:g}"))
     report.add_arguments(parser, _interval)
     parser.add_argument("--prometheus", metavar="URL", default=None,
                         help=tr("show every GPU a Prometheus server knows (gpumon exporters, "

@@ -19,12 +19,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
 from gpumon.i18n import tr
+from gpumon.interval import SAMPLING
 from gpumon.telemetry.types import Source, SourceState, SourceStatus
 
 if TYPE_CHECKING:
     from gpumon.telemetry.types import Snapshot
 
-DEFAULT_WATCH_S = 1.0
 OUTPUT_OPTIONS = ("query", "uuid", "json", "csv", "count")
 
 
@@ -46,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser,
                         metavar="SECONDS",
                         help=tr("print a snapshot every SECONDS (default: --interval, else "
                                 "{default}) until Ctrl+C, like nvidia-smi -l",
-                                default=f"{DEFAULT_WATCH_S:g}"))
+                                default=f"{SAMPLING.default:g}"))
     parser.add_argument("-q", "--query", action="store_true",
                         help=tr("with --once/--watch: every field of each GPU, like "
                                 "nvidia-smi -q (UUID, free memory, clocks, PCIe, "
@@ -136,7 +136,7 @@ def run(args: argparse.Namespace, make_source: Callable[[], Source],
                                      error=exc),
                                   tr("Install nvidia-ml-py, or try --simulate 4.")))
     watch = args.watch is not None
-    period = (args.watch or interval_s or DEFAULT_WATCH_S) if watch else 0.0
+    period = (args.watch or interval_s or SAMPLING.default) if watch else 0.0
     count = args.count if watch else 1
     printer = _Printer(args, sys.stdout)
     sampler = Sampler(source)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from gpumon.interval import EXPORTER
 from gpumon.telemetry.sampler import Sampler
 from gpumon.telemetry.types import (
     GpuInfo,
@@ -29,13 +30,13 @@ from gpumon.telemetry.types import (
     SourceState,
     SourceStatus,
 )
+from gpumon.units import MIB
 
 log = logging.getLogger(__name__)
 
 DEFAULT_PORT = 9401  # beside dcgm-exporter's 9400, so both can run on one machine
 DEFAULT_LISTEN = f"127.0.0.1:{DEFAULT_PORT}"
 MAX_COMMAND_CHARS = 64  # a process's command line is cut here: labels of bounded size
-MIB = 1024**2
 
 GPU_LABELS = ("gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname")
 PROCESS_LABELS = ("gpu", "UUID", "pid", "user", "command", "Hostname")
@@ -104,7 +105,7 @@ class GpuCollector(Collector):
     exporter picks the GPUs up when the driver appears; meanwhile ``gpumon_nvml_up`` is 0.
     """
 
-    def __init__(self, source_factory: Callable[[], Source], interval_s: float = 1.0,
+    def __init__(self, source_factory: Callable[[], Source], interval_s: float = EXPORTER.default,
                  host: str | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         self._factory = source_factory
         self.interval_s = interval_s

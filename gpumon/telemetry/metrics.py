@@ -5,13 +5,13 @@ and its NVML call."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from gpumon.i18n import N_
 from gpumon.telemetry.types import GpuSample
+from gpumon.units import MIB, NA, UNITS, format_bytes
 
-GIB = 1024**3
-MIB = 1024**2
 # Memory held by this process on the GPU (is_self): a series beside the metrics, in the
 # History and the CSV files; and the key of a sample's own time in History.value_at(). Here,
 # not in history.py, so the terminal outputs (--once --json, --csv) and the readouts' text do
@@ -24,9 +24,9 @@ TIME_KEY = "timestamp_s"
 class Metric:
     key: str  # a GpuSample field name
     label: str  # N_(): shown through tr() (readouts.py)
-    unit: str
+    unit: str  # a byte unit (GiB): the value is bytes, shown by units.format_bytes in it
     description: str
-    scale: float = 1.0  # value shown = raw / scale
+    scale: float = 1.0  # value shown = raw / scale (not for bytes)
     range_max: float | None = None  # fixed axis maximum, None = from data
     decimals: int = 0
     history: bool = True  # kept in the ring buffers and plottable
@@ -39,14 +39,13 @@ class Metric:
 
 METRICS: tuple[Metric, ...] = (
     Metric("mem_used_bytes", N_("Memory used"), "GiB", "Device memory in use (all processes)",
-           scale=GIB, decimals=2, panel="graph"),
+           panel="graph"),
     Metric("mem_total_bytes", N_("Memory total"), "GiB", "Device memory the driver reports",
-           scale=GIB, decimals=2, panel="graph"),
+           panel="graph"),
     Metric("mem_reserved_bytes", N_("Memory reserved"), "GiB",
-           "Memory the driver reserves for itself", scale=GIB, decimals=2),
+           "Memory the driver reserves for itself"),
     Metric("mem_free_bytes", N_("Memory free"), "GiB",
-           "Device memory neither used nor reserved (nvidia-smi -q: Free)", scale=GIB,
-           decimals=2),
+           "Device memory neither used nor reserved (nvidia-smi -q: Free)"),
     Metric("gpu_util_pct", N_("GPU util"), "%",
            "Share of the last sample period in which a kernel was running", range_max=100,
            panel="graph"),
@@ -73,8 +72,6 @@ METRICS: tuple[Metric, ...] = (
 BY_KEY: dict[str, Metric] = {m.key: m for m in METRICS}
 HISTORY_KEYS: tuple[str, ...] = tuple(m.key for m in METRICS if m.history)
 
-NA = "N/A"
-
 
 def value_of(sample: GpuSample | None, key: str) -> float | None:
     """The raw value of a metric in a sample, or None when unsupported or absent."""
@@ -85,19 +82,17 @@ def value_of(sample: GpuSample | None, key: str) -> float | None:
 
 
 def format_value(sample: GpuSample | None, key: str, with_unit: bool = True) -> str:
-    """A metric as text, ``N/A`` when the GPU does not report it."""
-    v = value_of(sample, key)
-    if v is None:
+    """A metric of a sample as text, ``N/A`` when the GPU does not report it."""
+    return format_reading(value_of(sample, key), key, with_unit)
+
+
+def format_reading(v: float | None, key: str, with_unit: bool = True) -> str:
+    """A metric's value as text in the metric's unit (memory: ``12.34 GiB``, by
+    units.format_bytes); ``N/A`` for None or nan."""
+    if v is None or not math.isfinite(v):
         return NA
     m = BY_KEY[key]
+    if m.unit in UNITS:
+        return format_bytes(v, m.unit, suffix=with_unit)
     text = f"{v / m.scale:.{m.decimals}f}"
     return f"{text} {m.unit}" if with_unit else text
-
-
-def format_bytes(n: int | float | None) -> str:
-    """Bytes as MiB or GiB, as nvidia-smi users read them."""
-    if n is None:
-        return NA
-    if abs(n) >= GIB:
-        return f"{n / GIB:.2f} GiB"
-    return f"{n / MIB:.0f} MiB"

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import pynvml
 
+from gpumon.device_ids import normalize_uuid
+
 
 def free_memory_by_uuid(uuid: str) -> int | None:
     """Free memory in bytes of the GPU whose UUID is ``uuid`` (any of NVML's or torch's
-    spellings), or None when NVML cannot say."""
-    want = _uuid_digits(uuid)
+    spellings: device_ids.normalize_uuid), or None when NVML cannot say; None for a MIG
+    instance too (NVML's GPUs by index are whole GPUs, whose UUIDs are not the instance's)."""
+    want = normalize_uuid(uuid)
     if want is None:
         return None
     try:
@@ -22,7 +25,7 @@ def free_memory_by_uuid(uuid: str) -> int | None:
     try:
         for i in range(pynvml.nvmlDeviceGetCount()):
             handle = pynvml.nvmlDeviceGetHandleByIndex(i)
-            if _uuid_digits(pynvml.nvmlDeviceGetUUID(handle)) == want:
+            if normalize_uuid(pynvml.nvmlDeviceGetUUID(handle)) == want:
                 return int(pynvml.nvmlDeviceGetMemoryInfo(handle).free)
         return None
     except (pynvml.NVMLError, OSError):
@@ -33,9 +36,3 @@ def free_memory_by_uuid(uuid: str) -> int | None:
         except (pynvml.NVMLError, OSError):
             pass
 
-
-def _uuid_digits(text: str | bytes) -> str | None:
-    """The 32 hex digits of ``GPU-5f3c...``, ``5f3c...`` or ``{5f3c-...}``; None otherwise."""
-    s = (text.decode() if isinstance(text, bytes) else str(text)).strip().lower()
-    s = s.removeprefix("gpu-").strip("{}").replace("-", "")
-    return s if len(s) == 32 and all(c in "0123456789abcdef" for c in s) else None

@@ -15,6 +15,7 @@ from typing import Any, Protocol, TypeVar
 import pynvml
 
 from gpumon.telemetry.types import GpuSample, ProcessType
+from gpumon.units import KIB
 
 T = TypeVar("T")
 
@@ -70,9 +71,9 @@ READERS: dict[str, Reader] = {
     "mem_clock_mhz": lambda s, h, mem, util: _num(
         s._call(pynvml.nvmlDeviceGetClockInfo, h, pynvml.NVML_CLOCK_MEM)),
     "pcie_rx_bytes_per_s": lambda s, h, mem, util: _num(s._call(  # KB/s
-        pynvml.nvmlDeviceGetPcieThroughput, h, pynvml.NVML_PCIE_UTIL_RX_BYTES), 1024.0),
+        pynvml.nvmlDeviceGetPcieThroughput, h, pynvml.NVML_PCIE_UTIL_RX_BYTES), KIB),
     "pcie_tx_bytes_per_s": lambda s, h, mem, util: _num(s._call(
-        pynvml.nvmlDeviceGetPcieThroughput, h, pynvml.NVML_PCIE_UTIL_TX_BYTES), 1024.0),
+        pynvml.nvmlDeviceGetPcieThroughput, h, pynvml.NVML_PCIE_UTIL_TX_BYTES), KIB),
     "encoder_util_pct": lambda s, h, mem, util: _codec(
         s._call(pynvml.nvmlDeviceGetEncoderUtilization, h)),
     "decoder_util_pct": lambda s, h, mem, util: _codec(

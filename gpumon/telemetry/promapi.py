@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from gpumon.i18n import tr
+from gpumon.units import MIB
 
 _HEADER_CHARS = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyz"
                           "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
-MAX_RESPONSE_BYTES = 64 * 1024**2  # a runaway answer is refused instead of filling memory
+MAX_RESPONSE_BYTES = 64 * MIB  # a runaway answer is refused instead of filling memory
 
 
 class PromError(Exception):
@@ -121,7 +122,7 @@ class PromClient:
         if len(body) > MAX_RESPONSE_BYTES:
             raise PromError(tr("The Prometheus server at {url} sent more than {mib} MiB for "
                                "one query.", url=self.shown_url,
-                               mib=MAX_RESPONSE_BYTES // 1024**2))
+                               mib=MAX_RESPONSE_BYTES // MIB))
         return self._decoded(body, 200, "OK")
 
     def _decoded(self, body: bytes, code: int, reason: str) -> Any:

@@ -32,8 +32,8 @@ from gpumon.telemetry.types import (
     SourceState,
     SourceStatus,
 )
+from gpumon.units import MIB
 
-MIB = 1024**2
 BACKFILL_POINTS = 720  # a range query's points per series: one hour at a 5 s step
 # Prometheus metric -> (GpuSample field, factor to the field's unit).
 FIELDS: dict[str, tuple[str, float]] = {

@@ -12,13 +12,13 @@ from gpumon.i18n import N_, ntr, tr
 from gpumon.telemetry.metrics import (
     BY_KEY,
     METRICS,
-    NA,
     SELF_MEM_KEY,
     TIME_KEY,
-    format_bytes,
+    format_reading,
     format_value,
 )
 from gpumon.telemetry.types import GpuSample, Snapshot
+from gpumon.units import NA, format_bytes
 
 READOUT_KEYS = ("mem_used_bytes", "gpu_util_pct", "mem_util_pct", "temperature_c", "power_w")
 TOOLTIP_KEYS = tuple(m.key for m in METRICS if m.panel == "tooltip")
@@ -37,10 +37,7 @@ def format_readout(gpu: int, t_now: float, values: dict[str, float]) -> str:
     clock = time.strftime("%H:%M:%S", time.localtime(t)) if math.isfinite(t) else "?"
     parts = []
     for key in READOUT_KEYS:
-        v = values.get(key, math.nan)
-        m = BY_KEY[key]
-        text = "N/A" if not math.isfinite(v) else f"{v / m.scale:.{m.decimals}f} {m.unit}"
-        parts.append(f"{tr(m.label)} {text}")
+        parts.append(f"{tr(BY_KEY[key].label)} {format_reading(values.get(key), key)}")
     for key, v in values.items():
         if key in BY_KEY or key == TIME_KEY or not math.isfinite(v):
             continue

@@ -30,8 +30,8 @@ from gpumon.telemetry.types import (
     SourceState,
     SourceStatus,
 )
+from gpumon.units import MIB
 
-MIB = 1024**2
 MAX_GPUS = 64
 PHASE_S = 60.0  # length of one workload phase
 TRANSITION_S = 8.0  # phases blend into each other over this many seconds

@@ -7,8 +7,8 @@ from __future__ import annotations
 import time
 
 from gpumon.i18n import tr
-from gpumon.telemetry.metrics import MIB, NA
 from gpumon.telemetry.types import GpuInfo, GpuSample, Snapshot
+from gpumon.units import KIB, NA, format_bytes
 
 _KEY_W = 38
 
@@ -25,7 +25,8 @@ def _num(v: float | None, unit: str, fmt: str = "{:.0f}") -> str:
 
 
 def _mib(v: int | None) -> str:
-    return NA if v is None else f"{v // MIB} MiB"
+    """``nvidia-smi -q``'s memory: ``1234 MiB``."""
+    return format_bytes(v, "MiB", decimals=0)
 
 
 def _gpu(info: GpuInfo | None, s: GpuSample | None, index: int, snap: Snapshot) -> list[str]:
@@ -54,9 +55,9 @@ def _gpu(info: GpuInfo | None, s: GpuSample | None, index: int, snap: Snapshot) 
         _line(1, "PCI"),
         _line(2, "Bus Id", bus),
         _line(2, "Tx Throughput", _num(None if s.pcie_tx_bytes_per_s is None
-                                       else s.pcie_tx_bytes_per_s / 1024, "KB/s")),
+                                       else s.pcie_tx_bytes_per_s / KIB, "KB/s")),
         _line(2, "Rx Throughput", _num(None if s.pcie_rx_bytes_per_s is None
-                                       else s.pcie_rx_bytes_per_s / 1024, "KB/s")),
+                                       else s.pcie_rx_bytes_per_s / KIB, "KB/s")),
         _line(1, "Fan Speed", _num(s.fan_pct, "%")),
         _line(1, "Temperature"),
         _line(2, "GPU Current Temp", _num(s.temperature_c, "C")),

@@ -13,7 +13,6 @@ import unicodedata
 from gpumon import __version__
 from gpumon.i18n import sentences, tr
 from gpumon.telemetry.facts import process_list_note
-from gpumon.telemetry.metrics import MIB, NA
 from gpumon.telemetry.types import (
     GpuInfo,
     GpuProcess,
@@ -22,6 +21,7 @@ from gpumon.telemetry.types import (
     Snapshot,
     SourceStatus,
 )
+from gpumon.units import NA, format_bytes
 
 # Inner widths of the three cells of a GPU block, as nvidia-smi draws them.
 _L, _M, _R = 39, 22, 20
@@ -91,8 +91,9 @@ def _num(value: float | None, unit: str = "") -> str:
     return NA if value is None else f"{value:.0f}{unit}"
 
 
-def _mib(n: int | None) -> str:
-    return NA if n is None else f"{n // MIB}MiB"
+def mib(n: int | None) -> str:
+    """Memory as nvidia-smi's table writes it: ``1234MiB`` (whole MiB, no space)."""
+    return format_bytes(n, "MiB", decimals=0, sep="")
 
 
 def _on_off(flag: bool | None) -> str:
@@ -182,7 +183,7 @@ def _gpu_block(index: int, info: GpuInfo | None, sample: GpuSample | None) -> li
     perf = sample.pstate or NA
     power = f"{_num(sample.power_w, 'W'):>5} / {_num(sample.power_limit_w, 'W'):>5}"
     second = f"{fan:>4}  {temp:>4}  {perf:>4}" + power.rjust(_L - 16)
-    memory = f"{_mib(sample.mem_used_bytes):>9} / {_mib(sample.mem_total_bytes):>9}"
+    memory = f"{mib(sample.mem_used_bytes):>9} / {mib(sample.mem_total_bytes):>9}"
     util = _num(sample.gpu_util_pct, "%")
     compute = sample.compute_mode or NA
     compute = _COMPUTE_MODES.get(compute, compute)
@@ -202,7 +203,7 @@ def _mig_table(migs: tuple[MigSample, ...]) -> list[str]:
         f"|{'=' * (_WIDTH + 2)}|",
     ]
     for m in migs:
-        memory = f"{_mib(m.mem_used_bytes)} / {_mib(m.mem_total_bytes)}"
+        memory = f"{mib(m.mem_used_bytes)} / {mib(m.mem_total_bytes)}"
         ids = [NA if v is None else str(v) for v in (m.gpu_instance_id, m.compute_instance_id)]
         lines.append(_full(f"{m.gpu_index:>5}  {ids[0]:>3}  {ids[1]:>3}  "
                            f"{_fit(m.name, name_w):<{name_w}}  {memory:>22}"))
@@ -230,7 +231,7 @@ def _process_table(processes: tuple[GpuProcess, ...], note: str = "") -> list[st
             label = f"{label} [this gpumon]"
         lines.append(_full(
             f"{p.gpu_index:>5}  {p.pid:>9}  {p.type.value:>4}  {_fit(p.user or NA, 10)}  "
-            f"{_tail(label, name_w):<{name_w}}  {_mib(p.gpu_mem_bytes):>10}"
+            f"{_tail(label, name_w):<{name_w}}  {mib(p.gpu_mem_bytes):>10}"
         ))
     lines.append(_FULL_RULE)
     return lines

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
+from gpumon.device_ids import normalize_uuid
 from gpumon.playground.data import actions as act
-from gpumon.playground.data.devices import match_cuda_to_nvml, normalize_uuid
+from gpumon.playground.data.devices import match_cuda_to_nvml
 from gpumon.playground.kernel.engine import Engine
 from gpumon.playground.kernel.memory import torch_memory_counters
 from gpumon.playground.kernel.torch_devices import list_devices

@@ -112,7 +112,7 @@ def test_a_host_size_refusal_in_chinese(chinese: None, monkeypatch: pytest.Monke
     monkeypatch.setattr(memory, "host_available_bytes", lambda: 1024**3)
     with pytest.raises(Refusal) as caught:
         memory.check_fits(2 * 1024**3, "cpu", None)
-    assert str(caught.value) == "未分配：当前可用内存只有 1.0 GiB，放不下 2.0 GiB。"
+    assert str(caught.value) == "未分配：当前可用内存只有 1.00 GiB，放不下 2.00 GiB。"
     assert caught.value.explanation == "对于空闲内存放不下的张量，gpumon 会在分配之前就拒绝。"
 
 

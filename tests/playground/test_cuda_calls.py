@@ -171,7 +171,7 @@ def test_the_fit_check_on_a_fresh_gpu_reads_no_cuda_figures(
     engine = Engine()
     big = engine.run(act.CreateFilled("x", "zeros", (4 * MiB,), dtype="uint8", device="cuda:1"))
     assert big.error is not None and big.error.type_name == REFUSED
-    assert "3.0 MiB free on cuda:1" in big.error.message, big.error.message
+    assert "3.00 MiB free on cuda:1" in big.error.message, big.error.message
     assert asked == ["00000002-0000-0000-0000-000000000002"]
     assert cuda.calls == [] and cuda.contexts == set()
     assert engine.run(act.CreateFilled("x", "zeros", (MiB,), dtype="uint8",

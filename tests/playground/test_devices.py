@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from gpumon.playground.data.devices import cuda_index_problem, match_cuda_to_nvml, normalize_uuid
+from gpumon.device_ids import normalize_uuid
+from gpumon.playground.data.devices import cuda_index_problem, match_cuda_to_nvml
 from gpumon.playground.data.errors import Refusal
 from gpumon.playground.kernel.torch_devices import list_devices, resolve_device
 

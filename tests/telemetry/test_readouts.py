@@ -6,9 +6,10 @@ import dataclasses
 import math
 import time
 
-from gpumon.telemetry.metrics import GIB, MIB, TIME_KEY
+from gpumon.telemetry.metrics import TIME_KEY
 from gpumon.telemetry.readouts import extra_readouts, format_readout
 from gpumon.telemetry.types import GpuSample, SourceState, SourceStatus
+from gpumon.units import GIB, MIB
 
 
 def test_extra_readouts_show_free_reserved_pcie_and_codecs() -> None:

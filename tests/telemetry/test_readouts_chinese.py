@@ -7,11 +7,12 @@ import dataclasses
 import math
 import time
 
-from gpumon.telemetry.metrics import GIB, MIB, TIME_KEY
+from gpumon.telemetry.metrics import TIME_KEY
 from gpumon.telemetry.readouts import extra_readouts, format_readout, readout_line, status_summary
 from gpumon.telemetry.sampler import Sampler
 from gpumon.telemetry.simulated import SimulatedFaults, SimulatedSource
 from gpumon.telemetry.types import GpuSample
+from gpumon.units import GIB, MIB
 
 
 def test_hover_readout_in_chinese(chinese: None) -> None:
@@ -22,7 +23,7 @@ def test_hover_readout_in_chinese(chinese: None) -> None:
     assert format_readout(1, t + 12.3, values) == (
         "GPU 1，14:03:12（-12.3 s）：已用显存 12.34 GiB · GPU 利用率 45 % · "
         "显存控制器利用率 N/A · 温度 61 °C · 功耗 123 W · torch 已分配 2.00 GiB · "
-        "gpumon 自身占用 512 MiB")
+        "gpumon 自身占用 512.00 MiB")
     assert format_readout(3, 0.0, {}) == "GPU 3：此时没有数据"
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 
-from gpumon.telemetry.metrics import GIB, MIB
 from gpumon.telemetry.simulated import SimulatedFaults, SimulatedSource
 from gpumon.telemetry.smi_text import render, render_status
 from gpumon.telemetry.types import (
@@ -17,6 +16,7 @@ from gpumon.telemetry.types import (
     SourceState,
     SourceStatus,
 )
+from gpumon.units import GIB, MIB
 
 _REAL = MachineInfo("box", "NVML", "550.54.15", "12.4", "12.550.54.15")
 _OK = SourceStatus(SourceState.OK, "ok")

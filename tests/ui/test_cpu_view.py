@@ -50,7 +50,7 @@ def test_no_gpu_playground_shows_the_kernels_memory_moving(qtbot, make_window):
     assert drawn is not None and np.nanmax(drawn) * 2**30 > base + 200 * MIB  # on screen
     _, tensors = view.tensor_curve.getData()
     assert tensors is not None and tensors[-1] * 2**30 == pytest.approx(256 * MIB)
-    assert "256.0 MiB" in view.readout.text() and "RSS" in view.readout.text()
+    assert "256.00 MiB" in view.readout.text() and "RSS" in view.readout.text()
     assert len(view._markers) == 1
     assert "GPU" not in " ".join(view.legend_names())
     assert f"PID {w.engine.kernel_pid}" in view.title.text()

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpumon.telemetry.metrics import GIB
 from gpumon.telemetry.types import GpuInfo, GpuSample
 from gpumon.ui.monitor.panel import GpuPanel
+from gpumon.units import GIB
 
 INFO = GpuInfo(0, "Test GPU", "GPU-0000", "00000000:01:00.0", mem_total_bytes=16 * GIB)
 

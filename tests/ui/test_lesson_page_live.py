@@ -13,16 +13,17 @@ import time
 import pyqtgraph as pg
 import pytest
 
+from gpumon.device_ids import normalize_uuid
 from gpumon.playground.data import actions as act
-from gpumon.playground.data.devices import DeviceOption, normalize_uuid
+from gpumon.playground.data.devices import DeviceOption
 from gpumon.playground.data.outcome import Outcome
 from gpumon.playground.data.wire import Message
 from gpumon.playground.lesson.results import StepResult
 from gpumon.playground.lesson.steps import LESSON
-from gpumon.telemetry.metrics import GIB
 from gpumon.ui.lesson.page import LessonPage
 from gpumon.ui.monitor.panel import GpuPanel
 from gpumon.ui.playground.style import CONTEXT_LABEL
+from gpumon.units import GIB
 
 NUMBER = {step.id: i for i, step in enumerate(LESSON, start=1)}
 

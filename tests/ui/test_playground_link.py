@@ -10,10 +10,10 @@ import time
 
 import pyqtgraph as pg
 
+from gpumon.device_ids import normalize_uuid
 from gpumon.playground.data import actions as act
-from gpumon.playground.data.devices import DeviceOption, normalize_uuid
+from gpumon.playground.data.devices import DeviceOption
 from gpumon.playground.data.outcome import Outcome
-from gpumon.telemetry.metrics import GIB
 from gpumon.telemetry.simulated import SimulatedSource
 from gpumon.ui.monitor.panel import GpuPanel
 from gpumon.ui.playground.monitor_link import (
@@ -23,6 +23,7 @@ from gpumon.ui.playground.monitor_link import (
     cuda_to_nvml,
 )
 from gpumon.ui.playground.style import device_color
+from gpumon.units import GIB
 
 
 def marker_texts(panel: GpuPanel) -> list[str]:

@@ -7,9 +7,10 @@ import dataclasses
 import pytest
 from PySide6.QtCore import QThread
 
+from gpumon.interval import SAMPLING
 from gpumon.telemetry.simulated import SimulatedSource
 from gpumon.telemetry.types import Snapshot, SourceState
-from gpumon.ui.window.workers import SamplingThread, clamp_interval
+from gpumon.ui.window.workers import SamplingThread
 
 
 def test_snapshots_arrive_in_the_gui_thread_from_another(qtbot):
@@ -120,6 +121,6 @@ def test_switch_source_pause_and_interval(qtbot):
 
 
 def test_clamp_interval():
-    assert clamp_interval(0.01) == 0.1
-    assert clamp_interval(99) == 10.0
-    assert clamp_interval(1.5) == 1.5
+    assert SAMPLING.clamp(0.01) == 0.1
+    assert SAMPLING.clamp(99) == 10.0
+    assert SAMPLING.clamp(1.5) == 1.5

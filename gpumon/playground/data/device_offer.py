@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from gpumon.device_ids import cuda_index
 from gpumon.i18n import N_, tr
 from gpumon.playground.data.devices import DeviceOption
 
@@ -24,7 +25,7 @@ def offered(torch_options: Sequence[DeviceOption], nvml_gpus: int) -> list[Devic
     """``torch_options`` (cpu, torch's cuda:i, meta...), then ``cuda:i`` for each of the
     ``nvml_gpus`` GPUs NVML sees beyond torch's, and ``cuda:0`` when torch sees none, each
     marked :data:`NOT_HERE`; cuda devices come before the other non-cpu ones."""
-    torch_cuda = [o for o in torch_options if o.name.startswith("cuda:")]
+    torch_cuda = [o for o in torch_options if cuda_index(o.name) is not None]
     have = {o.name for o in torch_cuda}
     why = (tr("PyTorch sees no CUDA device") if not torch_cuda
            else tr("PyTorch sees {n} of them", n=len(torch_cuda)))
@@ -33,11 +34,11 @@ def offered(torch_options: Sequence[DeviceOption], nvml_gpus: int) -> list[Devic
     if torch_cuda and nvml_gpus <= len(torch_cuda):
         extra = []  # every GPU NVML sees is one torch can use
     cpu = [o for o in torch_options if o.name == "cpu"]
-    rest = [o for o in torch_options if o.name != "cpu" and not o.name.startswith("cuda:")]
+    rest = [o for o in torch_options if o.name != "cpu" and cuda_index(o.name) is None]
     return [*cpu, *torch_cuda, *extra, *rest]
 
 
 def is_unavailable(option: DeviceOption) -> bool:
     """True for a cuda device offered although torch cannot use it here (whatever the
     language of its label)."""
-    return option.name.startswith("cuda:") and option.uuid is None and not option.available
+    return cuda_index(option.name) is not None and option.uuid is None and not option.available

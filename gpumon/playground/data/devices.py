@@ -1,35 +1,18 @@
 """The devices the playground offers, and how CUDA's numbering maps to NVML's.
 
 NVML numbers GPUs in PCI bus order; CUDA puts the fastest first by default and honours
-``CUDA_VISIBLE_DEVICES``, so ``cuda:0`` need not be NVML GPU 0. They are matched by UUID.
+``CUDA_VISIBLE_DEVICES``, so ``cuda:0`` need not be NVML GPU 0. They are matched by UUID
+(gpumon/device_ids.py reads every spelling of one).
 Plain data and pure helpers; torch's side (listing and resolving devices) is
 kernel/torch_devices.py.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from gpumon.device_ids import normalize_uuid
 from gpumon.i18n import tr
-
-_HEX32 = re.compile(r"[0-9a-f]{32}")
-
-
-def normalize_uuid(text: str) -> str | None:
-    """32 lowercase hex digits from ``GPU-5f3c...``, ``5F3C...``, ``{5f3c-...}``; else None.
-
-    NVML writes ``GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`` (``MIG-...`` for MIG instances);
-    torch's ``get_device_properties(i).uuid`` prints the same digits, without the prefix in
-    most versions.
-    """
-    s = str(text).strip().lower()
-    for prefix in ("gpu-", "mig-"):
-        if s.startswith(prefix):
-            s = s[len(prefix):]
-            break
-    s = s.strip("{}").replace("-", "")
-    return s if _HEX32.fullmatch(s) else None
 
 
 def match_cuda_to_nvml(cuda_uuids: list[str], nvml_uuids: list[str]) -> dict[int, int | None]:

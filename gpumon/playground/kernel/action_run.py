@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpumon.device_ids import cuda_index
 from gpumon.playground.data.errors import OperandInfo
 from gpumon.playground.kernel import cuda_calls
 from gpumon.playground.kernel.memory import read_memory
@@ -111,5 +112,5 @@ def synchronize(devices: list[str]) -> None:
     torch = sys.modules.get("torch")
     if torch is None or not torch.cuda.is_initialized():
         return
-    cuda_calls.synchronize(torch, (int(n.split(":", 1)[1]) for n in devices
-                                   if n.startswith("cuda:") and n[5:].isdigit()))
+    indices = (cuda_index(n) for n in devices)
+    cuda_calls.synchronize(torch, (i for i in indices if i is not None))

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from gpumon.device_ids import cuda_index
 from gpumon.playground.data import actions as act
 from gpumon.playground.data.actions import RunCode
 from gpumon.playground.data.outcome import Outcome
@@ -67,7 +68,8 @@ class LessonRunner:
     def cuda_device_count(self) -> int:
         """CUDA devices torch sees (imports torch on first call); 0 when torch cannot load."""
         if self._cuda is None:
-            self._cuda = sum(1 for d in self._engine.devices() if d.name.startswith("cuda:"))
+            self._cuda = sum(1 for d in self._engine.devices()
+                             if cuda_index(d.name) is not None)
         return self._cuda
 
     def reset(self) -> None:

@@ -11,11 +11,12 @@ from collections.abc import Iterable
 
 import psutil
 
+from gpumon.device_ids import cuda_index
 from gpumon.i18n import tr
 from gpumon.playground.data.errors import Refusal
 from gpumon.playground.data.outcome import MemoryReading
 from gpumon.playground.kernel.cgroup import cgroup_headroom
-from gpumon.units import human_bytes
+from gpumon.units import format_bytes
 
 #: Refuse a host tensor above this share of the memory psutil says is available.
 HOST_SHARE = 0.8
@@ -74,9 +75,8 @@ def read_memory(devices: Iterable[str]) -> tuple[MemoryReading, ...]:
             except (psutil.Error, OSError):
                 rss = None
             readings.append(MemoryReading("cpu", rss_bytes=rss))
-        elif name.startswith("cuda:"):
+        elif (index := cuda_index(name)) is not None:
             counters = torch_memory_counters()
-            index = int(name.split(":", 1)[1])
             if counters or _cuda_available():
                 alloc, reserved = counters.get(index, (0, 0))
                 readings.append(MemoryReading(name, alloc, reserved))
@@ -112,7 +112,7 @@ def check_fits(nbytes: int, device_type: str, device_index: int | None) -> None:
         if nbytes > HOST_SHARE * available:
             raise Refusal(
                 tr("Not allocated: {size} would not fit in the {available} of main memory "
-                   "available now.", size=human_bytes(nbytes), available=human_bytes(available)),
+                   "available now.", size=format_bytes(nbytes), available=format_bytes(available)),
                 tr("gpumon refuses tensors that would not fit in free memory, before "
                    "allocating."),
             )
@@ -135,7 +135,7 @@ def check_fits(nbytes: int, device_type: str, device_index: int | None) -> None:
         if nbytes > GPU_SHARE * usable:
             raise Refusal(
                 tr("Not allocated: {size} would not fit in the {free} free on {device}.",
-                   size=human_bytes(nbytes), free=human_bytes(usable), device=f"cuda:{index}"),
+                   size=format_bytes(nbytes), free=format_bytes(usable), device=f"cuda:{index}"),
                 tr("gpumon refuses tensors that would not fit in free GPU memory, before "
                    "allocating."),
             )

@@ -7,16 +7,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gpumon.device_ids import normalize_uuid
 from gpumon.i18n import tr
 from gpumon.playground.data.devices import (
     DeviceOption,
     cpu_option,
     cuda_index_problem,
     no_such_gpu,
-    normalize_uuid,
 )
 from gpumon.playground.data.errors import Refusal
 from gpumon.playground.kernel import cuda_calls
+from gpumon.units import format_bytes
 
 if TYPE_CHECKING:
     import torch
@@ -46,7 +47,7 @@ def list_devices() -> list[DeviceOption]:
             uuids.append("")
             infos.append((tr("unknown GPU"), None))
     for i, (name, total) in enumerate(infos):
-        size = "" if total is None else f" ({total / 2**30:.0f} GiB)"
+        size = "" if total is None else f" ({format_bytes(total, 'GiB', decimals=0)})"
         options.append(
             DeviceOption(f"cuda:{i}", f"cuda:{i} — {name}{size}", normalize_uuid(uuids[i]),
                          total)

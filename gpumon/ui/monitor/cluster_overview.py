@@ -15,8 +15,8 @@ from PySide6.QtGui import QColor, QFontMetrics, QHelpEvent, QMouseEvent, QPainte
 from PySide6.QtWidgets import QLabel, QScrollArea, QToolTip, QVBoxLayout, QWidget
 
 from gpumon.i18n import ntr, tr
-from gpumon.telemetry.metrics import format_bytes
 from gpumon.telemetry.types import GpuInfo, GpuSample, HostView
+from gpumon.units import format_bytes
 
 # Utilization 0..100 % -> a ramp from cool blue-grey through green and amber to red
 # (ColorBrewer-like steps, readable by people with red-green colour blindness by lightness).

@@ -47,7 +47,6 @@ from PySide6.QtWidgets import (
 
 from gpumon.i18n import tr
 from gpumon.telemetry.decimate import peak_decimate
-from gpumon.telemetry.metrics import GIB
 from gpumon.telemetry.readouts import extra_readouts, readout_line
 from gpumon.telemetry.types import GpuInfo, GpuSample
 from gpumon.ui.monitor.axis import TimeAxis
@@ -64,6 +63,7 @@ from gpumon.ui.monitor.panel_labels import (
 from gpumon.ui.monitor.plot import LitePlot, LitePlotWidget
 from gpumon.ui.monitor.runs_label import RunsLabel, TextRun, runs_width
 from gpumon.ui.theme import FILL_ATTR, MARKER_ATTR, is_dark, opaque_fill, style_marker
+from gpumon.units import GIB
 
 TOTAL_COLOR = "#7f7f7f"
 LOST_COLOR = "#c62828"

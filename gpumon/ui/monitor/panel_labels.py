@@ -5,9 +5,10 @@ they need (its minimum width) with the same runs it shows."""
 from __future__ import annotations
 
 from gpumon.i18n import tr
-from gpumon.telemetry.metrics import GIB, format_value
+from gpumon.telemetry.metrics import format_value
 from gpumon.telemetry.types import GpuSample
 from gpumon.ui.monitor.runs_label import TextRun
+from gpumon.units import GIB
 
 MEM_COLOR = "#1f77b4"
 GPU_UTIL_COLOR = "#2ca02c"
@@ -16,7 +17,7 @@ MEM_UTIL_COLOR = "#ff7f0e"
 # cut: the tooltip has it): what the panel's minimum width is measured with.
 WIDEST = GpuSample(0, 0.0, mem_used_bytes=int(99.99 * GIB), mem_total_bytes=int(99.99 * GIB),
                    gpu_util_pct=100.0, mem_util_pct=100.0)
-MEMORY_RUNS_SHOWN = 4  # the memory label's runs up to the total ("■ Memory 12.3 / 80 GiB")
+MEMORY_RUNS_SHOWN = 4  # the memory label's runs up to the total ("■ Memory 12.34 / 80.00 GiB")
 
 
 def memory_runs(s: GpuSample | None) -> list[TextRun]:

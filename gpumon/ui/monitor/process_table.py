@@ -22,9 +22,9 @@ from PySide6.QtGui import QFont, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QLabel, QWidget
 
 from gpumon.i18n import N_, tr
-from gpumon.telemetry.metrics import NA, format_bytes
 from gpumon.telemetry.types import GpuProcess
 from gpumon.ui.monitor.table_model import FittedTableView, TitledTableModel
+from gpumon.units import NA, format_bytes
 
 Index = QModelIndex | QPersistentModelIndex
 Key = tuple[int, int]

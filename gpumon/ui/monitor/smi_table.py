@@ -13,9 +13,10 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QWidget
 
 from gpumon.i18n import tr
-from gpumon.telemetry.metrics import MIB, NA
+from gpumon.telemetry.smi_text import mib
 from gpumon.telemetry.types import GpuInfo, GpuSample, Snapshot
 from gpumon.ui.monitor.table_model import FittedTableView, TitledTableModel
+from gpumon.units import NA
 
 Index = QModelIndex | QPersistentModelIndex
 Row = tuple[GpuInfo, GpuSample | None]
@@ -45,10 +46,9 @@ def _power(r: Row) -> str:
 
 def _memory(r: Row) -> str:
     s = _ok(r[1])
-    used = None if s is None or s.mem_used_bytes is None else s.mem_used_bytes / MIB
-    total_b = s.mem_total_bytes if s is not None and s.mem_total_bytes else r[0].mem_total_bytes
-    total = None if total_b is None else total_b / MIB
-    return f"{_num(used, '{:.0f}MiB')} / {_num(total, '{:.0f}MiB')}"
+    used = None if s is None else s.mem_used_bytes
+    total = s.mem_total_bytes if s is not None and s.mem_total_bytes else r[0].mem_total_bytes
+    return f"{mib(used)} / {mib(total)}"
 
 
 def _name(r: Row) -> str:
@@ -90,11 +90,9 @@ def mig_lines(snap: Snapshot) -> dict[int, list[str]]:
     """Per parent GPU, one line per MIG device: ids, name, memory, UUID."""
     lines: dict[int, list[str]] = {}
     for m in snap.migs:
-        used = NA if m.mem_used_bytes is None else f"{m.mem_used_bytes // MIB}MiB"
-        total = NA if m.mem_total_bytes is None else f"{m.mem_total_bytes // MIB}MiB"
         lines.setdefault(m.gpu_index, []).append(
             f"MIG GI {m.gpu_instance_id} CI {m.compute_instance_id}: {m.name}, "
-            f"{used} / {total}, {m.uuid}")
+            f"{mib(m.mem_used_bytes)} / {mib(m.mem_total_bytes)}, {m.uuid}")
     return lines
 
 

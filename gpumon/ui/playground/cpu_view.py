@@ -23,14 +23,13 @@ from PySide6.QtWidgets import QFrame, QSizePolicy, QVBoxLayout, QWidget
 
 from gpumon.i18n import N_, tr
 from gpumon.playground.data.outcome import Outcome, WorkspaceEntry
-from gpumon.telemetry.metrics import GIB
 from gpumon.telemetry.proc_memory import RssProbe
 from gpumon.ui.monitor.axis import TimeAxis
 from gpumon.ui.monitor.plot import LitePlotWidget
 from gpumon.ui.monitor.runs_label import RunsLabel, TextRun
 from gpumon.ui.playground.style import ERROR_COLOR, short_code
 from gpumon.ui.theme import MARKER_ATTR, is_dark, style_marker
-from gpumon.units import human_bytes
+from gpumon.units import GIB, format_bytes
 
 RSS_COLOR = "#1f77b4"
 TENSORS_COLOR = "#d62728"
@@ -153,10 +152,10 @@ class CpuMemoryView(QFrame):
             self.plot.setYRange(0, top, padding=0)
         self._set_title()
         runs = [TextRun("■", color=RSS_COLOR), TextRun(" RSS "),
-                TextRun(human_bytes(rss[-1]) if len(rss) else "N/A", bold=True),
+                TextRun(format_bytes(rss[-1] if len(rss) else None), bold=True),
                 TextRun("   "), TextRun("■", color=TENSORS_COLOR),
                 TextRun(" " + tr("named cpu tensors") + " "),
-                TextRun(human_bytes(self._tensors[-1][1]) if self._tensors else tr("none"),
+                TextRun(format_bytes(self._tensors[-1][1]) if self._tensors else tr("none"),
                         bold=True)]
         self.readout.set_runs(runs)
 

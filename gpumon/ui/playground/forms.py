@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gpumon.device_ids import cuda_index
 from gpumon.i18n import N_, tr
 from gpumon.playground.data import actions as act
 from gpumon.playground.data.device_offer import is_unavailable
@@ -128,9 +129,9 @@ class ActionForms(QTabWidget):
             combo.setCurrentIndex(-1)
             combo.setEditText(text)
         mods = [tr(AS_IS_SHOWN), ".cpu()"]
-        cudas = [o.name for o in options if o.name.startswith("cuda:")]
+        cudas = [o.name for o in options if cuda_index(o.name) is not None]
         if cudas:
-            mods += [".cuda()"] + [f".cuda({c.split(':')[1]})" for c in cudas]
+            mods += [".cuda()"] + [f".cuda({cuda_index(c)})" for c in cudas]
         mods += [f".to('{o.name}')" for o in options if o.name != "cpu"]
         if not cudas:
             mods += [".cuda()", ".to('cuda:0')"]  # to see what a CPU-only torch says

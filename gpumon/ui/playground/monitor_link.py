@@ -20,6 +20,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtGui import QColor
 
+from gpumon.device_ids import cuda_index
 from gpumon.i18n import N_, tr
 from gpumon.playground.data.devices import DeviceOption, match_cuda_to_nvml
 from gpumon.playground.data.outcome import Outcome
@@ -27,7 +28,6 @@ from gpumon.telemetry.history import SELF_MEM_KEY
 from gpumon.telemetry.types import GpuInfo, Snapshot
 from gpumon.ui.playground.style import (
     ERROR_COLOR,
-    cuda_index,
     device_color,
     marker_text,
     on_background,

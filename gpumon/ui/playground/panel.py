@@ -53,7 +53,7 @@ from gpumon.ui.playground.style import (
     tones,
 )
 from gpumon.ui.theme import is_dark
-from gpumon.units import human_bytes
+from gpumon.units import format_bytes
 
 if TYPE_CHECKING:
     from gpumon.ui.monitor.grid import GpuGrid
@@ -105,7 +105,7 @@ class WorkspaceTable(QTableWidget):
                 shape = "" if e.parameters is None else ntr(
                     "{n} parameter", "{n} parameters", e.parameters)
             kind = tr(KINDS[e.kind]) if e.kind in KINDS else e.kind
-            cells = (e.name, kind, shape, e.dtype or "", e.device, human_bytes(e.size_bytes))
+            cells = (e.name, kind, shape, e.dtype or "", e.device, format_bytes(e.size_bytes))
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if col == 4:

@@ -10,10 +10,11 @@ import html
 import time
 from dataclasses import dataclass
 
+from gpumon.device_ids import cuda_index
 from gpumon.i18n import N_, ntr, tr
 from gpumon.playground.data.errors import REFUSED
 from gpumon.playground.data.outcome import MemoryReading, Outcome
-from gpumon.units import human_bytes
+from gpumon.units import format_bytes
 
 CPU_COLOR = "#546e7a"
 META_COLOR = "#8e24aa"
@@ -64,14 +65,6 @@ def tones(dark: bool) -> Tones:
 def on_background(color: str, dark: bool) -> str:
     """``color`` as text or a line on the page: its lighter variant on a dark background."""
     return DARK_VARIANTS.get(color, color) if dark else color
-
-
-def cuda_index(device: str | None) -> int | None:
-    """``3`` for ``"cuda:3"``; None for anything else (``"cuda"`` without an index included)."""
-    if not device or not device.startswith("cuda:"):
-        return None
-    tail = device.split(":", 1)[1]
-    return int(tail) if tail.isdigit() else None
 
 
 def device_color(device: str | None) -> str:
@@ -168,8 +161,8 @@ def _reading_text(before: MemoryReading | None, after: MemoryReading) -> str:
         if b is None:
             return tr("n/a")
         if a is None or a == b:
-            return human_bytes(b)
-        return f"{human_bytes(a)} → {human_bytes(b)}"
+            return format_bytes(b)
+        return f"{format_bytes(a)} → {format_bytes(b)}"
 
     if after.device == "cpu":
         return tr("cpu RSS {rss}", rss=arrow("rss_bytes"))
@@ -178,7 +171,7 @@ def _reading_text(before: MemoryReading | None, after: MemoryReading) -> str:
 
 
 def memory_text(outcome: Outcome) -> str:
-    """``cuda:0 allocated 0 B → 12 B, reserved 0 B → 2.0 MiB · cpu RSS …``; "" when unread."""
+    """``cuda:0 allocated 0 B → 12 B, reserved 0 B → 2.00 MiB · cpu RSS …``; "" when unread."""
     parts = [_reading_text(outcome.reading(r.device, after=False), r)
              for r in outcome.memory_after]
     return " · ".join(parts)

@@ -12,6 +12,7 @@ from PySide6.QtCore import Slot
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from gpumon.i18n import N_, sentences, tr
+from gpumon.interval import SAMPLING
 from gpumon.telemetry.prometheus import PrometheusSource
 from gpumon.telemetry.types import Snapshot
 from gpumon.ui.monitor.cluster_overview import ClusterOverview
@@ -30,7 +31,7 @@ def _monitor_of(host: str) -> str:
 class ClusterWindow(MainWindow):
     """MainWindow over a PrometheusSource, with the Overview page in front."""
 
-    def __init__(self, source: PrometheusSource, interval_s: float = 1.0, *,
+    def __init__(self, source: PrometheusSource, interval_s: float = SAMPLING.default, *,
                  settings: Settings | None = None, parent: QWidget | None = None,
                  prewarm_kernel: bool = False) -> None:
         self.source = source

@@ -14,10 +14,10 @@ from PySide6.QtWidgets import (
 )
 
 from gpumon.i18n import N_, tr
+from gpumon.interval import SAMPLING
 from gpumon.telemetry.history import WINDOW_CHOICES_S
 from gpumon.telemetry.readouts import window_label
 from gpumon.ui.monitor.runs_label import RunsLabel
-from gpumon.ui.window.workers import MAX_INTERVAL_S, MIN_INTERVAL_S
 
 HOVER_HINT = N_("Hover over a graph to read its values.")
 
@@ -42,8 +42,8 @@ class Controls(QToolBar):
         self.interval_spin = QDoubleSpinBox()
         self.interval_spin.setObjectName("intervalSpin")
         self.interval_spin.setAccessibleName(tr("Sampling interval in seconds"))
-        self.interval_spin.setRange(MIN_INTERVAL_S, MAX_INTERVAL_S)
-        self.interval_spin.setDecimals(1)
+        self.interval_spin.setRange(SAMPLING.low, SAMPLING.high)
+        self.interval_spin.setDecimals(SAMPLING.decimals)
         self.interval_spin.setSingleStep(0.1)
         self.interval_spin.setSuffix(" s")
         self.interval_spin.setKeyboardTracking(False)

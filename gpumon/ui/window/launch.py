@@ -17,6 +17,7 @@ from PySide6.QtCore import QObject, QSocketNotifier
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMainWindow
 
+from gpumon.interval import SAMPLING
 from gpumon.ui.window import gcguard
 from gpumon.ui.window.language import choose, install_qt_translations
 from gpumon.ui.window.main_window import MainWindow, nvml_factory, simulated_factory
@@ -49,10 +50,10 @@ def run(simulate: int | None, interval_s: float | None = None, seed: int = 0, *,
     if interval_s is not None:
         settings.interval_s = interval_s
     if make_window is not None:
-        window = make_window(settings.interval_s or 1.0, settings)
+        window = make_window(settings.interval_s or SAMPLING.default, settings)
     else:
         factory = simulated_factory(simulate, seed) if simulate else nvml_factory()
-        window = MainWindow(factory, settings.interval_s or 1.0,
+        window = MainWindow(factory, settings.interval_s or SAMPLING.default,
                             demo_factory=simulated_factory(4, seed), settings=settings,
                             prewarm_kernel=True)
     if icon is not None:

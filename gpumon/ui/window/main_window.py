@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from gpumon.i18n import N_, tr
+from gpumon.interval import SAMPLING
 from gpumon.telemetry.facts import process_list_note
 from gpumon.telemetry.history import WINDOW_CHOICES_S, History, capacity_for
 from gpumon.telemetry.readouts import format_readout
@@ -52,7 +53,7 @@ from gpumon.ui.window.menus import Menus
 from gpumon.ui.window.presentation import Presentation
 from gpumon.ui.window.settings import Settings
 from gpumon.ui.window.status_text import StatusText
-from gpumon.ui.window.workers import SamplingThread, clamp_interval
+from gpumon.ui.window.workers import SamplingThread
 
 if TYPE_CHECKING:  # imported when first used: they pull in the playground's engine
     from gpumon.ui.lesson.page import LessonPage
@@ -88,7 +89,7 @@ class MainWindow(QMainWindow):
     def __init__(
         self,
         source_factory: Callable[[], Source],
-        interval_s: float = 1.0,
+        interval_s: float = SAMPLING.default,
         *,
         window_s: int = DEFAULT_WINDOW_S,
         demo_factory: Callable[[], Source] | None = None,
@@ -99,7 +100,7 @@ class MainWindow(QMainWindow):
         super().__init__(parent)
         self.setObjectName("mainWindow")
         self._prewarm_kernel = prewarm_kernel  # start the playground kernel after 1st frame
-        self.interval_s = clamp_interval(interval_s)
+        self.interval_s = SAMPLING.clamp(interval_s)
         self.window_s = int(window_s)
         self._demo_factory = demo_factory or simulated_factory(4)
         self.history = History(self._history_capacity())
@@ -261,9 +262,8 @@ class MainWindow(QMainWindow):
 
     @Slot(float)
     def set_interval(self, interval_s: float) -> None:
-        self.interval_s = clamp_interval(interval_s)
-        if abs(self.controls.interval_spin.value() - self.interval_s) > 1e-9:
-            self.controls.interval_spin.setValue(self.interval_s)
+        self.interval_s = SAMPLING.clamp(interval_s)
+        self.controls.interval_spin.setValue(self.interval_s)  # no signal when unchanged
         self.history.resize(self._history_capacity())
         self.sampling.set_interval(self.interval_s)
         self.status_text.restart_clock()

@@ -16,6 +16,7 @@ from pathlib import Path
 from PySide6.QtCore import QByteArray, QSettings
 
 from gpumon.i18n import LANGUAGES
+from gpumon.interval import SAMPLING
 
 ORGANISATION = "gpumon"
 APPLICATION = "gpumon"
@@ -71,7 +72,8 @@ class Settings:
     # -- typed values ----------------------------------------------------------------------
     @property
     def interval_s(self) -> float | None:
-        return _float(self._get("sampling/interval_s"))
+        v = _float(self._get("sampling/interval_s"))
+        return None if v is None else SAMPLING.clamp(v)
 
     @interval_s.setter
     def interval_s(self, value: float) -> None:

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 
 from gpumon.i18n import tr
+from gpumon.interval import SAMPLING
 from gpumon.telemetry.cadence import next_due
 from gpumon.telemetry.sampler import Sampler, unavailable_snapshot
 from gpumon.telemetry.types import Snapshot, Source, SourceState, SourceStatus
@@ -32,14 +33,6 @@ SourceFactory = Callable[[], Source]
 # Called in the worker thread after each tick; returns extra per-GPU series to record
 # beside the GPU's own metrics, e.g. {0: {"torch_allocated_bytes": 1.2e9}}.
 ExtraProvider = Callable[[Snapshot], dict[int, dict[str, float]]]
-
-MIN_INTERVAL_S = 0.1
-MAX_INTERVAL_S = 10.0
-
-
-def clamp_interval(interval_s: float) -> float:
-    return min(MAX_INTERVAL_S, max(MIN_INTERVAL_S, float(interval_s)))
-
 
 class SamplerWorker(QObject):
     """Polls a Source through a Sampler on a QTimer; lives in the sampling thread.
@@ -57,7 +50,7 @@ class SamplerWorker(QObject):
     def __init__(self, source_factory: SourceFactory, interval_s: float) -> None:
         super().__init__()
         self._factory = source_factory
-        self._interval_s = clamp_interval(interval_s)
+        self._interval_s = SAMPLING.clamp(interval_s)
         self._paused = False
         self._usable = False
         self._sampler: Sampler | None = None
@@ -90,7 +83,7 @@ class SamplerWorker(QObject):
 
     @Slot(float)
     def set_interval(self, interval_s: float) -> None:
-        self._interval_s = clamp_interval(interval_s)
+        self._interval_s = SAMPLING.clamp(interval_s)
         if self._timer is not None and self._timer.isActive():
             self._start_cadence()
         self.intervalChanged.emit(self._interval_s)
@@ -230,7 +223,8 @@ class SamplingThread(QObject):
     _req_stop = Signal()
 
     def __init__(
-        self, source_factory: SourceFactory, interval_s: float = 1.0, parent: QObject | None = None
+        self, source_factory: SourceFactory, interval_s: float = SAMPLING.default,
+        parent: QObject | None = None
     ) -> None:
         super().__init__(parent)
         self._thread = QThread()
@@ -260,7 +254,7 @@ class SamplingThread(QObject):
             self._thread.start()
 
     def set_interval(self, interval_s: float) -> None:
-        self._req_interval.emit(clamp_interval(interval_s))
+        self._req_interval.emit(SAMPLING.clamp(interval_s))
 
     def set_paused(self, paused: bool) -> None:
         self._req_paused.emit(bool(paused))

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import ExitStack
 
-from gpumon.playground.data.devices import match_cuda_to_nvml, normalize_uuid
+from gpumon.device_ids import normalize_uuid
+from gpumon.playground.data.devices import match_cuda_to_nvml
 from gpumon.telemetry.nvml import NvmlSource
 from gpumon.telemetry.types import Snapshot
 from tests.gpu.gpucheck import kernel_walk as kw
