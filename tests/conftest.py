@@ -90,3 +90,16 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
         if not pluginmanager.has_plugin(plugin):
             for key in keys:
                 parser.addini(key, f"used by {plugin}, which is not installed here")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: one worker more than this process may use CPUs. Many tests wait on a
+    child (a kernel importing torch, an exporter, a Prometheus server), so an extra worker
+    fills those waits: on 2 cores the whole suite took 202 s with 3 workers, 251 s with 2 and
+    211 s with 4 (measured in one sitting)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return cores + 1
