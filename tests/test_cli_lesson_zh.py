@@ -101,11 +101,11 @@ def test_glossary_pairs_each_chinese_term_with_the_english_word() -> None:
     lines = out.splitlines()
     assert "术语表" in lines[0]
     for pair in (("张量", "tensor"), ("设备", "device"), ("显存", "GPU memory"),
-                 ("内存", "host memory"), ("上下文", "CUDA context"),
+                 ("内存", "host memory"), ("CUDA 上下文", "CUDA context"),
                  ("缓存分配器", "caching allocator"), ("同步", "synchronize"),
                  ("异步", "asynchronous"), ("流", "stream"),
-                 ("主机/设备间复制", "host-to-device copy")):
-        row = next((line for line in lines if line.split()[:1] == [pair[0]]), "")
+                 ("主机到设备的复制", "host-to-device copy")):
+        row = next((line for line in lines if line.lstrip().startswith(pair[0] + " ")), "")
         assert pair[1] in row, (pair, row)
     assert len([line for line in lines if line.startswith("  ") and not
                 line.startswith("   ")]) >= len(GLOSSARY) + 1  # one row each, and the heading

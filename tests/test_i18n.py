@@ -366,4 +366,4 @@ def test_an_unknown_language_is_refused_with_the_ones_spoken() -> None:
 def test_no_driver_message_in_chinese_without_a_display() -> None:
     out = _gpumon(env={"LANG": "zh_CN.UTF-8"})
     assert out.returncode == 1
-    assert "没有可用的显示器" in out.stderr
+    assert "没有图形显示环境" in out.stderr

@@ -56,7 +56,7 @@ def test_once_machine_lines_in_chinese(chinese: None) -> None:
                     status=status, hosts=(up, down))
     lines = render_cluster(snap).splitlines()
     assert "node-a（模拟）：1 块 GPU" in lines
-    assert ("node-b：0 块 GPU，无法访问：Prometheus 无法抓取 node-b（node-b:9401）：抓取失败。"
+    assert ("node-b：0 块 GPU，离线：Prometheus 无法抓取 node-b（node-b:9401）：抓取失败。"
             in lines)
 
 

@@ -23,7 +23,7 @@ def test_hover_readout_in_chinese(chinese: None) -> None:
     assert format_readout(1, t + 12.3, values) == (
         "GPU 1，14:03:12（-12.3 s）：已用显存 12.34 GiB · GPU 利用率 45 % · "
         "显存控制器利用率 N/A · 温度 61 °C · 功耗 123 W · torch 已分配 2.00 GiB · "
-        "gpumon 自身占用 512.00 MiB")
+        "gpumon 自身占用的显存 512.00 MiB")
     assert format_readout(3, 0.0, {}) == "GPU 3：此时没有数据"
 
 
@@ -35,7 +35,7 @@ def test_panel_readout_line_and_tooltip_in_chinese(chinese: None) -> None:
     assert "".join(text for text, _ in readout_line(s)) == (
         "温度 61 °C · 功耗 120 / 250 W · 风扇 40 % · SM 1410 MHz · 显存 1215 MHz · 性能状态 P2")
     assert extra_readouts(s).splitlines() == [
-        "保留显存：0.50 GiB", "空闲显存：4.00 GiB", "PCIe 接收：N/A", "PCIe 发送：N/A",
+        "驱动保留显存：0.50 GiB", "空闲显存：4.00 GiB", "PCIe 接收：N/A", "PCIe 发送：N/A",
         "编码器：N/A", "解码器：N/A", "以下读数本次为 N/A，因为 NVML 读取失败：",
         "  nvmlDeviceGetEncoderUtilization: Not Supported"]  # NVML's own words stay
 

@@ -32,7 +32,7 @@ def test_lesson_tab_speaks_chinese(qtbot, make_window, chinese) -> None:
     page = _lesson(qtbot, w)
     n = len(LESSON)
     assert w.tabs.tabText(w.tabs.indexOf(page)) == "课程"
-    assert page.counter.text() == f"第 1 步，共 {n} 步"
+    assert page.counter.text() == f"第 1 步（共 {n} 步）"
     assert page.title.text() == "用 nvidia-smi 查看 GPU"
     assert page.narration.text().startswith("nvidia-smi 是 NVIDIA 驱动自带的状态报告。")
     assert "'CUDA Version'" in page.narration.text()  # nvidia-smi's own words stay
@@ -41,15 +41,15 @@ def test_lesson_tab_speaks_chinese(qtbot, make_window, chinese) -> None:
     assert page.output.placeholderText() == "按“运行”在本机上运行这一步。"
 
     page.next()  # the glossary: words to read, no code, nothing to run
-    assert page.counter.text() == f"第 2 步，共 {n} 步" and page.title.text().startswith("术语表")
+    assert page.counter.text() == f"第 2 步（共 {n} 步）" and page.title.text().startswith("术语表")
     assert not page.code.isVisible() and page.run_button.isEnabled()
     assert page.run_button.toolTip() == "术语表没有代码：“运行”只会再显示一遍。"
     lines = page.output.toPlainText().replace("\xa0", " ").splitlines()
-    for term, word in (("张量", "tensor"), ("显存", "GPU memory"), ("上下文", "CUDA context"),
+    for term, word in (("张量", "tensor"), ("显存", "GPU memory"), ("CUDA 上下文", "CUDA context"),
                        ("缓存分配器", "caching allocator"), ("流", "stream")):
         assert f"{term}   {word}" in lines  # the term, then the English word torch uses
     meaning = lines[lines.index("张量   tensor") + 1]
-    assert meaning.startswith("有形状、数据类型（dtype）")
+    assert meaning.startswith("有形状、dtype（数据类型）")
     with qtbot.waitSignal(page.stepFinished, timeout=1000):  # answered here, at once
         page.run_current()
     assert not w.engine.running and "张量" in page.output.toPlainText()

@@ -90,7 +90,7 @@ def test_monitor_tab_speaks_chinese(qtbot, make_window, chinese: None) -> None:
     assert panel.mem_label.text().startswith("■ 显存 ") and " · 空闲 " in panel.mem_label.text()
     assert re.fullmatch(r"■ GPU \d+ %   ■ 显存控制器 \d+ %", panel.util_label.text())
     assert panel.readouts.text().startswith("温度 ") and " · 性能状态 P" in panel.readouts.text()
-    assert panel.title.toolTip().startswith("保留显存：")
+    assert panel.title.toolTip().startswith("驱动保留显存：")
     assert _legend(panel) == ["NVML 已用（所有进程）", "torch 已分配"]
     assert time_label(0.0) == "现在" and time_label(-30.0) == "\u221230 s"
     assert w.controls.hover_readout.text().startswith("GPU 0，")

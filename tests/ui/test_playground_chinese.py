@@ -80,7 +80,7 @@ def test_forms_code_line_and_table_speak_chinese(zh_panel: PlaygroundPanel) -> N
     assert hint.startswith("x = torch.ones(2, 3, device='cuda:0')") and "换行" in hint
     table = zh_panel.workspace_table
     headers = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
-    assert headers == ["名称", "类别", "形状", "数据类型", "设备", "大小"]
+    assert headers == ["名称", "类别", "形状", "dtype", "设备", "大小"]
     assert "设备：" in zh_panel.status_label.text()
 
 
@@ -156,7 +156,7 @@ def test_kernel_cards_and_stop_sentences_in_chinese(chinese) -> None:
     assert card.error is not None and card.error.type_name == "KernelRestarted"
     assert card.error.message.startswith("按下“停止”后 2 s 内代码仍未停下")
     assert "pid 42" in card.error.message and "新的内核进程已就绪" in card.error.explanation
-    assert outcome_tag(card) == "内核"
+    assert outcome_tag(card) == "内核进程"
     stopped = Outcome(act.IsAvailable(), "while True: pass", False, 0.0, 0.0,
                       error=interrupted_error())
     assert outcome_tag(stopped) == "已停止"

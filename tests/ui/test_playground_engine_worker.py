@@ -143,7 +143,8 @@ def test_missing_torch_is_a_status_and_an_error_outcome(qtbot, tmp_path,
 
 @pytest.mark.parametrize(("kind", "sentence"), [
     ("interrupted", "PyTorch 没有加载：加载时按下了“停止”。运行任意操作即可重新加载。"),
-    ("internal_error", "PyTorch 没有加载：gpumon 在加载它时出错。这是 gpumon 的缺陷，请报告它。"),
+    ("internal_error",
+     "PyTorch 没有加载：gpumon 在加载它时出错。这是 gpumon 的缺陷，请报告给我们。"),
 ])
 def test_a_load_that_got_no_reply_says_why_in_a_sentence(engine: EngineThread, chinese: None,
                                                          kind: str, sentence: str) -> None:
