@@ -190,7 +190,7 @@ def main() -> int:
     # A code-line cell's print() is kept for its card (printed.py); anything else written to
     # fd 1 (a C library, a thread) goes to the kernel's stderr, never into the protocol.
     os.dup2(2, 1)
-    # The window's client reports each internal error it receives (blame.py); logging it
+    # The window's client reports each internal error it receives (kernel_client.py); logging it
     # here too would print every bug twice on the terminal.
     internal = logging.getLogger("gpumon.internal")
     internal.addHandler(logging.NullHandler())

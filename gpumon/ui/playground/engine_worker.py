@@ -71,7 +71,7 @@ def interrupted_error() -> ErrorInfo:
 
 def load_failed_text(kind: str) -> str:
     """Why torch is not there when the kernel's answer to "load" was not a reply: Stop
-    pressed while it loaded, or a bug of gpumon's (its traceback is logged, blame.py)."""
+    pressed while it loaded, or a bug of gpumon's (the kernel client logs its traceback)."""
     if kind == "interrupted":
         return tr("PyTorch did not load: Stop was pressed while it was loading. Run an "
                   "action to load it again.")
@@ -294,7 +294,7 @@ class EngineThread(QObject):
         elif kind in ("died", "restarted"):
             self._on_ended(data)
         elif message.id is None:
-            pass  # an internal error outside a request: the client logged it (blame.py)
+            pass  # an internal error outside a request: the client logged it (kernel_client.py)
         elif message.id in self._requests:
             self._answer(message.id, kind, data)
 
@@ -315,7 +315,7 @@ class EngineThread(QObject):
         elif request == "run":
             if kind == "reply":
                 outcome = data
-            else:  # an internal error was logged by the client (blame.py)
+            else:  # an internal error was logged by the client (kernel_client.py)
                 error = internal_error(data) if kind == "internal_error" else interrupted_error()
                 outcome = Outcome(what, what.code(), False, time.time(), 0.0, error=error)
             self._finish_action(rid, outcome)
@@ -324,7 +324,7 @@ class EngineThread(QObject):
             if kind == "interrupted":
                 result = KernelInterrupted(tr("Stopped by the Stop button."))
             elif kind == "internal_error":
-                result = KernelInternalError(data)  # logged by the client (blame.py)
+                result = KernelInternalError(data)  # logged by the client (kernel_client.py)
             self.callFinished.emit(rid, result)
         if was_busy and not self.busy:
             self.busyChanged.emit(False)
