@@ -15,12 +15,22 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from gpumon.interval import EXPORTER
+from gpumon.telemetry.exported import (
+    DCGM_FIELDS,
+    GPUMON_FIELDS,
+    LOST,
+    LOST_HELP,
+    NVML_UP,
+    NVML_UP_HELP,
+    PROCESS_MEMORY,
+    PSTATE,
+    PSTATE_HELP,
+)
 from gpumon.telemetry.sampler import Sampler
 from gpumon.telemetry.types import (
     GpuInfo,
@@ -30,7 +40,6 @@ from gpumon.telemetry.types import (
     SourceState,
     SourceStatus,
 )
-from gpumon.units import MIB
 
 log = logging.getLogger(__name__)
 
@@ -42,47 +51,6 @@ GPU_LABELS = ("gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname")
 PROCESS_LABELS = ("gpu", "UUID", "pid", "user", "command", "Hostname")
 
 
-@dataclass(frozen=True, slots=True)
-class Field:
-    """One exported gauge: its name, help text, the GpuSample field and the scale to its unit."""
-
-    name: str
-    help: str
-    key: str
-    scale: float = 1.0  # exported value = sample value / scale
-
-
-# dcgm-exporter's default counters that NVML gives us, with dcgm-exporter's help texts.
-DCGM_FIELDS: tuple[Field, ...] = (
-    Field("DCGM_FI_DEV_SM_CLOCK", "SM clock frequency (in MHz).", "sm_clock_mhz"),
-    Field("DCGM_FI_DEV_MEM_CLOCK", "Memory clock frequency (in MHz).", "mem_clock_mhz"),
-    Field("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).", "temperature_c"),
-    Field("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).", "power_w"),
-    Field("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).", "gpu_util_pct"),
-    Field("DCGM_FI_DEV_MEM_COPY_UTIL", "Memory utilization (in %).", "mem_util_pct"),
-    Field("DCGM_FI_DEV_ENC_UTIL", "Encoder utilization (in %).", "encoder_util_pct"),
-    Field("DCGM_FI_DEV_DEC_UTIL", "Decoder utilization (in %).", "decoder_util_pct"),
-    Field("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).", "mem_free_bytes", MIB),
-    Field("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).", "mem_used_bytes", MIB),
-)
-# What dcgm-exporter does not export by default, in base units (Prometheus's naming guide).
-GPUMON_FIELDS: tuple[Field, ...] = (
-    Field("gpumon_memory_total_bytes", "Device memory the driver reports (bytes).",
-          "mem_total_bytes"),
-    Field("gpumon_power_limit_watts", "Enforced power limit (W).", "power_limit_w"),
-    Field("gpumon_fan_speed_percent", "Fan speed as a share of its maximum (%).", "fan_pct"),
-    Field("gpumon_pcie_rx_bytes_per_second", "PCIe receive throughput (bytes/s).",
-          "pcie_rx_bytes_per_s"),
-    Field("gpumon_pcie_tx_bytes_per_second", "PCIe transmit throughput (bytes/s).",
-          "pcie_tx_bytes_per_s"),
-)
-PSTATE = "gpumon_pstate"
-LOST = "gpumon_gpu_lost"
-NVML_UP = "gpumon_nvml_up"
-PROCESS_MEMORY = "gpumon_process_gpu_memory_bytes"
-NVML_UP_HELP = "1 when the GPU driver (NVML) answers, else 0; the exporter's log says why."
-PSTATE_HELP = "Performance state, 0 (P0, fastest) to 15."
-LOST_HELP = "1 when the GPU stopped answering, else 0."
 PROCESS_HELP = ("GPU memory a process holds (bytes); the command is cut to "
                 f"{MAX_COMMAND_CHARS} characters.")
 

@@ -16,19 +16,21 @@ from collections.abc import Sequence
 
 from prometheus_client.utils import floatToGoString
 
-from gpumon.telemetry.exporter import (
+from gpumon.telemetry.exported import (
     DCGM_FIELDS,
-    GPU_LABELS,
     GPUMON_FIELDS,
     LOST,
     LOST_HELP,
     NVML_UP,
     NVML_UP_HELP,
-    PROCESS_HELP,
-    PROCESS_LABELS,
     PROCESS_MEMORY,
     PSTATE,
     PSTATE_HELP,
+)
+from gpumon.telemetry.exporter import (
+    GPU_LABELS,
+    PROCESS_HELP,
+    PROCESS_LABELS,
     GpuCollector,
     cut_command,
     gpu_label_values,

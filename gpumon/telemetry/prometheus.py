@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpumon.i18n import N_, ntr, tr
+from gpumon.telemetry.exported import NVML_UP, PROCESS_MEMORY, READ_BACK
 from gpumon.telemetry.metrics import HISTORY_KEYS
 from gpumon.telemetry.promapi import PromClient, PromError, public_url
 from gpumon.telemetry.types import (
@@ -32,33 +33,12 @@ from gpumon.telemetry.types import (
     SourceState,
     SourceStatus,
 )
-from gpumon.units import MIB
 
 BACKFILL_POINTS = 720  # a range query's points per series: one hour at a 5 s step
-# Prometheus metric -> (GpuSample field, factor to the field's unit).
-FIELDS: dict[str, tuple[str, float]] = {
-    "DCGM_FI_DEV_GPU_UTIL": ("gpu_util_pct", 1.0),
-    "DCGM_FI_DEV_MEM_COPY_UTIL": ("mem_util_pct", 1.0),
-    "DCGM_FI_DEV_FB_USED": ("mem_used_bytes", MIB),
-    "DCGM_FI_DEV_FB_FREE": ("mem_free_bytes", MIB),
-    "DCGM_FI_DEV_GPU_TEMP": ("temperature_c", 1.0),
-    "DCGM_FI_DEV_POWER_USAGE": ("power_w", 1.0),
-    "DCGM_FI_DEV_SM_CLOCK": ("sm_clock_mhz", 1.0),
-    "DCGM_FI_DEV_MEM_CLOCK": ("mem_clock_mhz", 1.0),
-    "DCGM_FI_DEV_ENC_UTIL": ("encoder_util_pct", 1.0),
-    "DCGM_FI_DEV_DEC_UTIL": ("decoder_util_pct", 1.0),
-    "gpumon_memory_total_bytes": ("mem_total_bytes", 1.0),
-    "gpumon_power_limit_watts": ("power_limit_w", 1.0),
-    "gpumon_fan_speed_percent": ("fan_pct", 1.0),
-    "gpumon_pcie_rx_bytes_per_second": ("pcie_rx_bytes_per_s", 1.0),
-    "gpumon_pcie_tx_bytes_per_second": ("pcie_tx_bytes_per_s", 1.0),
-    "gpumon_pstate": ("pstate", 1.0),
-    "gpumon_gpu_lost": ("lost", 1.0),
-}
+# Prometheus metric -> (GpuSample field, factor to the field's unit): the exporter's table.
+FIELDS: dict[str, tuple[str, float]] = READ_BACK
 _INT_FIELDS = frozenset({"mem_used_bytes", "mem_free_bytes", "mem_total_bytes"})
-NVML_UP = "gpumon_nvml_up"
 GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"  # every exporter has it: the series that names a GPU
-PROCESS_MEMORY = "gpumon_process_gpu_memory_bytes"
 SCRAPE_FAILED = N_("the scrape failed")  # when Prometheus gives no reason of its own
 
 

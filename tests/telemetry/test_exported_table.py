@@ -1,0 +1,29 @@
+"""The exporter and the cluster view share one table of series: what one sends, the other reads."""
+
+from __future__ import annotations
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from gpumon.telemetry import exported
+from gpumon.telemetry.exporter import GpuCollector
+from gpumon.telemetry.prometheus import FIELDS
+from gpumon.telemetry.simulated import SimulatedSource
+from gpumon.telemetry.types import GpuSample
+
+
+def test_every_exported_gauge_is_read_back_with_its_scale() -> None:
+    for field in exported.DCGM_FIELDS + exported.GPUMON_FIELDS:
+        assert FIELDS[field.name] == (field.key, field.scale)
+        assert field.key in GpuSample.__dataclass_fields__
+
+
+def test_what_the_exporter_sends_the_reader_knows() -> None:
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    registry = CollectorRegistry()
+    registry.register(GpuCollector(lambda: SimulatedSource(n_gpus=1), host="h"))
+    text = generate_latest(registry).decode()
+    sent = {f.name for f in text_string_to_metric_families(text)}
+    per_gpu = sent - {exported.NVML_UP, exported.PROCESS_MEMORY}
+    assert per_gpu, text
+    assert per_gpu <= set(FIELDS), per_gpu - set(FIELDS)
