@@ -1,4 +1,4 @@
-"""The bad-input corpus through the Qt-free Engine, the EngineThread, and the playground page.
+"""The bad-input corpus through the Qt-free Engine, the KernelLink, and the playground page.
 
 Every bad input must come back as ok=False with a message and an explanation and no
 Python traceback text, typed values must never be evaluated, and the engine must keep
@@ -25,7 +25,7 @@ from gpumon.playground.data.errors import ErrorInfo
 from gpumon.playground.data.outcome import Outcome
 from gpumon.playground.kernel.engine import Engine
 
-WAIT_MS = 60_000  # the first action imports torch on the engine thread
+WAIT_MS = 60_000  # the first action imports torch in the kernel
 
 
 @pytest.fixture
@@ -107,7 +107,7 @@ def test_mps_says_what_torch_says(engine: Engine) -> None:
     assert "MPS" in out.error.message or "mps" in out.error.message
 
 
-# --- through the engine thread and the playground page --------------------------------------
+# --- through the kernel and the playground page --------------------------------------
 
 def _run_all(qtbot, submit, outcomes: list[Outcome], n: int) -> None:  # type: ignore[no-untyped-def]
     for _, action in BAD:
@@ -117,9 +117,9 @@ def _run_all(qtbot, submit, outcomes: list[Outcome], n: int) -> None:  # type: i
 
 @pytest.mark.slow
 def test_corpus_through_the_engine_thread(qtbot, probe: list[int]) -> None:
-    from gpumon.ui.playground.engine_worker import EngineThread
+    from gpumon.ui.playground.kernel_link import KernelLink
 
-    engine = EngineThread()
+    engine = KernelLink()
     outcomes: list[Outcome] = []
     engine.outcomeReady.connect(outcomes.append)
     try:

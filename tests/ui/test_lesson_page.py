@@ -1,4 +1,4 @@
-"""The Lesson tab: navigation, and steps run for real on the shared engine thread."""
+"""The Lesson tab: navigation, and steps run for real on the shared kernel."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from gpumon.playground.client.kernel_client import KernelExit
 from gpumon.playground.data import actions as act
 from gpumon.playground.data.errors import REFUSED, ErrorInfo
 from gpumon.playground.data.outcome import Outcome
-from gpumon.ui.playground.engine_worker import ended_outcome, interrupted_error
+from gpumon.ui.playground.kernel_link import ended_outcome, interrupted_error
 from gpumon.ui.playground.panel import PlaygroundPanel
 from gpumon.ui.playground.style import (
     facts_text,

@@ -130,7 +130,7 @@ def test_esc_while_the_kernel_is_still_starting_restarts_it_and_the_log_says_so(
     slow = tmp_path / "slow-python"
     slow.write_text(f'#!/bin/sh\nsleep 2\nexec "{sys.executable}" "$@"\n')
     slow.chmod(0o755)
-    monkeypatch.setattr("gpumon.ui.playground.engine_worker.KernelClient",
+    monkeypatch.setattr("gpumon.ui.playground.kernel_link.KernelClient",
                         functools.partial(KernelClient, python=str(slow)))
     w, panel = _page(qtbot, make_window, wait_for_torch=False)  # shown: the warm-up starts
     assert w.engine.loading

@@ -72,7 +72,7 @@ def test_fake_cuda_outcome_marks_the_matching_gpu_and_adds_torch_curves(qtbot, m
     link.provider.counters = lambda: {0: (GIB, 2 * GIB)}
     pretend_cuda0_is_nvml_gpu(w, 2)
     assert link.nvml_index("cuda:0") == 2
-    w.engine.outcomeReady.emit(fake_cuda_outcome())  # as the engine thread would deliver it
+    w.engine.outcomeReady.emit(fake_cuda_outcome())  # as the kernel would deliver it
     panel = w.gpu_panel(2)
     assert marker_texts(panel) == ["x = x.cuda(0)"]
     line = next(i for i in panel.memory_plot.items if isinstance(i, pg.InfiniteLine)

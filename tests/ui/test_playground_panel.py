@@ -1,6 +1,6 @@
-"""The playground page: forms → engine thread → log, workspace table, busy state, order.
+"""The playground page: forms → kernel → log, workspace table, busy state, order.
 
-The panel runs real actions on the CPU build of torch through the window's EngineThread.
+The panel runs real actions on the CPU build of torch through the window's KernelLink.
 Errors are compared with the message torch itself raises in this process.
 """
 

@@ -17,7 +17,7 @@ from gpumon.playground.data import actions as act
 from gpumon.playground.data.actions import RunCode
 from gpumon.playground.data.outcome import Outcome
 
-BUSY_S = 1.5  # torch work on the engine thread, whatever the machine's speed
+BUSY_S = 1.5  # torch work in the kernel, whatever the machine's speed
 
 
 def matmuls_for(seconds: float) -> RunCode:

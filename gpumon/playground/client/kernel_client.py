@@ -1,6 +1,6 @@
 """The window's side of the playground kernel: start, request, interrupt, restart, shut down.
 
-Qt-free (the Qt wrapper is ``ui/playground/engine_worker.py``). Requests are written in order
+Qt-free (the Qt wrapper is ``ui/playground/kernel_link.py``). Requests are written in order
 and answered in order; every answer, and every event (the kernel died, was restarted, sent
 counters), reaches ``on_message`` on the client's reader thread. Like jupyter_client's
 KernelManager: an interrupt is SIGINT first and a kill plus a fresh kernel after

@@ -2,7 +2,7 @@
 MemoryReading.
 
 They hold strings, numbers and tuples only, never a tensor, so keeping an Outcome in a list
-never keeps GPU memory alive, and they can cross from the engine thread to the GUI thread.
+never keeps GPU memory alive, and they can cross from the kernel to the GUI thread.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 torch's intra-op pool takes every physical core by default. On a small machine (2 cores) a
 long matrix product then starves the GUI thread: measured, its timers paused 300-400 ms
-while the engine thread's matmul ran. So when the engine loads torch it lowers the pool to
+while the kernel's matmul ran. So when the engine loads torch it lowers the pool to
 ``cores - 1`` (never below 1, never raising it), unless the person chose a number
 themselves with ``OMP_NUM_THREADS`` or ``MKL_NUM_THREADS``, which torch honours and so do
 we. The pure :func:`plan_threads` decides; :func:`limit_torch_threads` applies it. The

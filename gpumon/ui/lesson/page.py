@@ -2,7 +2,7 @@
 
 Each step shows its narration and code; "Run" plays it with a
 :class:`~gpumon.playground.lesson.results.LessonRunner` through the engine client it is given
-(``EngineThread.run_lesson_step``), so torch runs in the playground's kernel, never in this
+(``KernelLink.run_lesson_step``), so torch runs in the playground's kernel, never in this
 process. The runner shares the playground's workspace there: the lesson's tensors appear in
 the workspace table, and jumping between steps forgets only the lesson's own names.
 The outcome shown is what torch really answered on this machine:
@@ -41,7 +41,7 @@ from gpumon.ui.lesson.narration import NarrationArea
 
 if TYPE_CHECKING:
     from gpumon.telemetry.types import Snapshot
-    from gpumon.ui.playground.engine_worker import EngineThread
+    from gpumon.ui.playground.kernel_link import KernelLink
 
 ERROR_COLOUR = "#d32f2f"
 OK_COLOUR = "#2e7d32"
@@ -136,7 +136,7 @@ class LessonPage(QWidget):
 
     stepFinished = Signal(object)  # StepResult, after it is shown
 
-    def __init__(self, engine: EngineThread, steps: tuple[LessonStep, ...] = LESSON,
+    def __init__(self, engine: KernelLink, steps: tuple[LessonStep, ...] = LESSON,
                  parent: QWidget | None = None) -> None:
         """``engine`` runs the steps; feed ``on_snapshot`` for step 1's nvidia-smi."""
         super().__init__(parent)
@@ -303,7 +303,7 @@ class LessonPage(QWidget):
     # -- running -----------------------------------------------------------------------------
     @Slot()
     def run_current(self) -> None:
-        """Run the step shown on the engine thread; the result arrives in ``_on_call_finished``."""
+        """Run the step shown in the kernel; the result arrives in ``_on_call_finished``."""
         if self.running:
             return  # "Running…": a second press (or Space) does nothing
         number = self._index + 1

@@ -1,7 +1,7 @@
 """The "Playground" page: forms, workspace table and outcome log, beside the GPU graphs.
 
 Every action goes through the engine client it is given (the window's shared
-:class:`EngineThread`), so torch never runs in the GUI thread and actions run in the order
+:class:`KernelLink`), so torch never runs in the GUI thread and actions run in the order
 they were asked for. While this page is shown (``set_shown(True)``) it borrows the monitor's
 GPU grid (and gives it back where it was when hidden), so a marker for each CUDA action
 and torch's memory curves appear next to the form that caused them. torch is imported when
@@ -42,8 +42,8 @@ from gpumon.ui.monitor.table_model import fit_rows
 from gpumon.ui.playground.code_line import CodeBar
 from gpumon.ui.playground.column_fit import fit_left_column
 from gpumon.ui.playground.cpu_view import CpuMemoryView
-from gpumon.ui.playground.engine_worker import ended_outcome
 from gpumon.ui.playground.forms import ActionForms
+from gpumon.ui.playground.kernel_link import ended_outcome
 from gpumon.ui.playground.log import OutcomeLog
 from gpumon.ui.playground.monitor_link import MonitorLink
 from gpumon.ui.playground.style import (
@@ -57,7 +57,7 @@ from gpumon.units import format_bytes
 
 if TYPE_CHECKING:
     from gpumon.ui.monitor.grid import GpuGrid
-    from gpumon.ui.playground.engine_worker import EngineThread
+    from gpumon.ui.playground.kernel_link import KernelLink
 
 WORKSPACE_COLUMNS = ("name", "kind", "shape", "dtype", "device", "size")
 BUSY_COLORS = {False: "#8a5a00", True: "#ffb74d"}  # amber on a light / a dark palette
@@ -133,7 +133,7 @@ class PlaygroundPanel(QWidget):
     """The playground page (see the module doc): actions go to ``engine``, markers and
     torch's memory curves to ``grid``'s panels (wire ``link`` to the sampler)."""
 
-    def __init__(self, engine: EngineThread, grid: GpuGrid,
+    def __init__(self, engine: KernelLink, grid: GpuGrid,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("playgroundPanel")
@@ -144,8 +144,8 @@ class PlaygroundPanel(QWidget):
         self._mine: deque[tuple[int, str]] = deque()  # (ticket, code) submitted here
         self._torch_devices: list[DeviceOption] = []  # what the kernel's torch offers
 
-        self.status_label = QLabel(tr("PyTorch loads on its own thread when the playground "
-                                      "is first used."))
+        self.status_label = QLabel(tr("PyTorch loads in the playground's own process when the "
+                                      "playground is first used."))
         self.status_label.setObjectName("playgroundStatus")
         self.status_label.setAccessibleName(tr("PyTorch status"))
         self.status_label.setWordWrap(True)
@@ -247,7 +247,7 @@ class PlaygroundPanel(QWidget):
 
     # -- public --------------------------------------------------------------------------
     def submit(self, action: Action) -> int:
-        """Queue ``action`` on the engine thread (torch loads first if needed); its ticket."""
+        """Queue ``action`` in the kernel (torch loads first if needed); its ticket."""
         ticket = self.engine.submit(action)
         if ticket >= 0:
             self._mine.append((ticket, action.code()))
@@ -326,8 +326,8 @@ class PlaygroundPanel(QWidget):
     # -- engine signals ------------------------------------------------------------------
     @Slot()
     def _on_loading_started(self) -> None:
-        self.status_label.setText(tr("loading PyTorch… (on its own thread; the graphs keep "
-                                     "updating)"))
+        self.status_label.setText(tr("loading PyTorch… (in the playground's own process; the "
+                                     "graphs keep updating)"))
         self._set_status_tone("busy")
 
     @Slot(object)

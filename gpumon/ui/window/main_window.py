@@ -57,7 +57,7 @@ from gpumon.ui.window.workers import SamplingThread
 
 if TYPE_CHECKING:  # imported when first used: they pull in the playground's engine
     from gpumon.ui.lesson.page import LessonPage
-    from gpumon.ui.playground.engine_worker import EngineThread
+    from gpumon.ui.playground.kernel_link import KernelLink
     from gpumon.ui.playground.panel import PlaygroundPanel
 
 log = logging.getLogger(__name__)
@@ -110,7 +110,7 @@ class MainWindow(QMainWindow):
         self._paused = False
 
         self.sampling = SamplingThread(source_factory, self.interval_s, self)
-        self._engine: EngineThread | None = None  # made on first use (``engine``)
+        self._engine: KernelLink | None = None  # made on first use (``engine``)
         self.controls = Controls(self.interval_s, self.window_s, self)
         self.addToolBar(self.controls)
         self.header = HeaderBar()
@@ -224,13 +224,13 @@ class MainWindow(QMainWindow):
         return page  # type: ignore[return-value]  # _make_lesson's widget
 
     @property
-    def engine(self) -> EngineThread:
-        """The one EngineThread, shared by the playground and the lesson; made when first
+    def engine(self) -> KernelLink:
+        """The one KernelLink, shared by the playground and the lesson; made when first
         asked for (its thread starts later still, on the first action)."""
         if self._engine is None:
-            from gpumon.ui.playground.engine_worker import EngineThread
+            from gpumon.ui.playground.kernel_link import KernelLink
 
-            self._engine = EngineThread(self)
+            self._engine = KernelLink(self)
         return self._engine
 
     def gpu_panel(self, index: int) -> GpuPanel | None:

@@ -1,6 +1,6 @@
 """The GUI thread's handle on the playground kernel, a child process that owns torch.
 
-``EngineThread`` keeps the signals the views were written against; behind them a
+``KernelLink`` keeps the signals the views were written against; behind them a
 :class:`~gpumon.playground.client.kernel_client.KernelClient` runs the Engine in another process
 (``python -m gpumon.playground.kernel.main``), so the window never imports torch, a long
 operation can be stopped, and a crash of torch costs the workspace, never the window.
@@ -9,7 +9,7 @@ Requests are answered in the order they were sent; the kernel starts on the firs
 
 API (every method is called from the GUI thread, every signal arrives in the GUI thread)::
 
-    engine = EngineThread(parent)               # nothing started yet
+    engine = KernelLink(parent)               # nothing started yet
     engine.loadingStarted / loadingFinished(LoadStatus) / devicesChanged(list[DeviceOption])
     engine.outcomeReady(Outcome)                # every action, whoever submitted it, and
                                                 # each action of a lesson step as it runs
@@ -144,7 +144,7 @@ class _Bridge(QObject):
     message = Signal(object)
 
 
-class EngineThread(QObject):
+class KernelLink(QObject):
     """The views' handle on the kernel (see the module doc)."""
 
     loadingStarted = Signal()

@@ -1,4 +1,4 @@
-"""EngineThread: the kernel behind the views' signals; order, busy/queue, calls, quick stop."""
+"""KernelLink: the kernel behind the views' signals; order, busy/queue, calls, quick stop."""
 
 from __future__ import annotations
 
@@ -12,22 +12,22 @@ import pytest
 from gpumon.playground.data import actions as act
 from gpumon.playground.data.actions import RunCode
 from gpumon.playground.data.outcome import Outcome
-from gpumon.ui.playground.engine_worker import EngineThread, KernelInternalError
+from gpumon.ui.playground.kernel_link import KernelInternalError, KernelLink
 
 
 @pytest.fixture
-def engine(qapp) -> Iterator[EngineThread]:  # type: ignore[no-untyped-def]
-    handle = EngineThread()
+def engine(qapp) -> Iterator[KernelLink]:  # type: ignore[no-untyped-def]
+    handle = KernelLink()
     yield handle
     assert handle.stop()
     assert not handle.running
 
 
-def test_nothing_starts_until_asked(engine: EngineThread) -> None:
+def test_nothing_starts_until_asked(engine: KernelLink) -> None:
     assert not engine.running and not engine.busy and engine.load_status is None
 
 
-def test_load_signals_in_order_then_devices(qtbot, engine: EngineThread) -> None:
+def test_load_signals_in_order_then_devices(qtbot, engine: KernelLink) -> None:
     busy: list[bool] = []
     engine.busyChanged.connect(busy.append)
     with qtbot.waitSignals([engine.loadingStarted, engine.loadingFinished,
@@ -41,7 +41,7 @@ def test_load_signals_in_order_then_devices(qtbot, engine: EngineThread) -> None
     assert busy == [True, False]
 
 
-def test_actions_run_in_order_with_queue_length_and_busy(qtbot, engine: EngineThread) -> None:
+def test_actions_run_in_order_with_queue_length_and_busy(qtbot, engine: KernelLink) -> None:
     outcomes, lengths, busy = [], [], []
     engine.outcomeReady.connect(outcomes.append)
     engine.queueLengthChanged.connect(lengths.append)
@@ -63,7 +63,7 @@ def test_actions_run_in_order_with_queue_length_and_busy(qtbot, engine: EngineTh
 
 
 def test_action_finished_carries_the_ticket_and_workspace_follows(qtbot,
-                                                                 engine: EngineThread) -> None:
+                                                                 engine: KernelLink) -> None:
     ticket = engine.submit(act.CreateFilled("m", "zeros", (2, 3)))
     with qtbot.waitSignal(engine.workspaceChanged, timeout=20000) as ws:
         pass
@@ -77,7 +77,7 @@ def test_action_finished_carries_the_ticket_and_workspace_follows(qtbot,
 
 @pytest.mark.internal_error
 def test_call_asks_the_kernel_and_returns_our_errors_as_internal(qtbot,
-                                                                engine: EngineThread) -> None:
+                                                                engine: KernelLink) -> None:
     engine.submit(act.CreateTensor("x", "[1.5]"))
     with qtbot.waitSignal(engine.callFinished, timeout=20000) as got:
         ticket = engine.call("names")
@@ -89,7 +89,7 @@ def test_call_asks_the_kernel_and_returns_our_errors_as_internal(qtbot,
 
 
 def test_stop_during_a_long_operation_ends_the_kernel_at_once(qtbot, tmp_path,
-                                                              engine: EngineThread) -> None:
+                                                              engine: KernelLink) -> None:
     """A 10 s sleep runs in the kernel while 10 more actions wait behind it; stop() ends
     the kernel within its timeout and none of the queued ones is answered."""
     outcomes: list[Outcome] = []
@@ -129,7 +129,7 @@ def test_missing_torch_is_a_status_and_an_error_outcome(qtbot, tmp_path,
     (tmp_path / "sitecustomize.py").write_text('import sys\nsys.modules["torch"] = None\n')
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path),
                                                       os.environ.get("PYTHONPATH", "")]))
-    handle = EngineThread()
+    handle = KernelLink()
     try:
         with qtbot.waitSignal(handle.outcomeReady, timeout=10000) as got:
             handle.submit(act.CreateTensor("x", "[1]"))
@@ -146,7 +146,7 @@ def test_missing_torch_is_a_status_and_an_error_outcome(qtbot, tmp_path,
     ("internal_error",
      "PyTorch 没有加载：gpumon 在加载它时出错。这是 gpumon 的缺陷，请报告给我们。"),
 ])
-def test_a_load_that_got_no_reply_says_why_in_a_sentence(engine: EngineThread, chinese: None,
+def test_a_load_that_got_no_reply_says_why_in_a_sentence(engine: KernelLink, chinese: None,
                                                          kind: str, sentence: str) -> None:
     """Not "PyTorch did not load: interrupted" (the kernel's word for its answer)."""
     finished = []
