@@ -36,17 +36,17 @@ def _run(client: KernelClient, inbox: Inbox, action: act.Action) -> Outcome:
 def test_a_request_carries_the_language_of_the_moment(monkeypatch: pytest.MonkeyPatch,
                                                       client: KernelClient,
                                                       inbox: Inbox) -> None:
-    from gpumon.playground.client import kernel_client
+    from gpumon.playground.data.wire import FrameWriter
 
     sent: list[Request] = []
-    write = kernel_client.write_frame
+    send = FrameWriter.send
 
-    def recording(stream: object, value: object) -> None:
+    def recording(self: FrameWriter, value: object) -> None:
         if isinstance(value, Request):
             sent.append(value)
-        write(stream, value)  # type: ignore[arg-type]
+        send(self, value)
 
-    monkeypatch.setattr(kernel_client, "write_frame", recording)
+    monkeypatch.setattr(FrameWriter, "send", recording)
     assert Request(1, "ping").language == "en"  # a request built by hand: English
     inbox.wait("reply", client.request("ping"))
     i18n.set_language("zh_CN")

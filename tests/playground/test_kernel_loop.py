@@ -16,7 +16,11 @@ from gpumon.playground.kernel import main as kernel_mod
 from gpumon.playground.kernel.main import Kernel
 
 
-def _messages(out: io.BytesIO) -> list[Message]:
+def _messages(out: io.BytesIO, kernel: Kernel | None = None) -> list[Message]:
+    """Every frame written to ``out`` (after the kernel's writer thread has written what it
+    was given)."""
+    if kernel is not None:
+        assert kernel.drain()
     out.seek(0)
     found = []
     while True:
@@ -58,7 +62,8 @@ def test_keyboard_interrupt_in_a_request_is_answered_as_interrupted() -> None:
     kernel._handlers["run"] = stopped  # noqa: SLF001
     kernel.answer(Request(7, "run", RunCode("1")))
     assert not kernel.busy
-    assert [(m.kind, m.id) for m in _messages(out)][:2] == [("started", 7), ("interrupted", 7)]
+    kinds = [(m.kind, m.id) for m in _messages(out, kernel)]
+    assert kinds[:2] == [("started", 7), ("interrupted", 7)]
 
 
 @pytest.fixture
@@ -96,10 +101,11 @@ def test_a_sigint_during_import_torch_waits_for_the_import_then_stops_the_code(
     kernel.answer(Request(3, "run", RunCode("x = 1")))
     assert seen == [True] and ran == []  # held back, then the code was stopped before it ran
     assert kernel.engine.is_loaded and not kernel.deferred
-    assert [(m.kind, m.id) for m in _messages(out)][:2] == [("started", 3), ("interrupted", 3)]
+    kinds = [(m.kind, m.id) for m in _messages(out, kernel)]
+    assert kinds[:2] == [("started", 3), ("interrupted", 3)]
     kernel._handlers["run"] = kernel._run  # noqa: SLF001
     kernel.answer(Request(4, "run", RunCode("torch.ones(2).sum()")))
-    assert _messages(out)[-2].data.preview == "tensor(2.)"  # torch is whole
+    assert _messages(out, kernel)[-2].data.preview == "tensor(2.)"  # torch is whole
 
 
 def test_a_sigint_during_the_warm_up_load_does_not_fail_the_load(
@@ -110,7 +116,7 @@ def test_a_sigint_during_the_warm_up_load_does_not_fail_the_load(
     seen: list[bool] = []
     _importing(kernel, on_sigint, seen)
     kernel.answer(Request(1, "load"))
-    reply = _messages(out)[0]
+    reply = _messages(out, kernel)[0]
     assert (reply.kind, reply.id) == ("reply", 1) and reply.data.ok
     assert seen == [True] and not kernel.deferred  # not kept for the user's next code
     on_sigint()  # idle (and housekeeping requests): ignored, nothing is raised
@@ -136,7 +142,7 @@ def test_counters_are_sent_when_they_change_even_while_a_request_runs(
     time.sleep(0.3)
     stop.set()
     watcher.join()
-    sent = [m.data for m in _messages(out) if m.kind == "counters"]
+    sent = [m.data for m in _messages(out, kernel) if m.kind == "counters"]
     assert sent == [{}, {0: (1, 2)}, {0: (5, 8)}]
 
 
@@ -150,5 +156,37 @@ def test_the_window_refuses_frames_that_would_import_torch() -> None:
     write_frame(buf, Message("reply", 2, "plain"))
     buf.seek(0)
     with pytest.raises(ForbiddenGlobal):
-        read_frame(buf, forbidden=("torch",))
-    assert read_frame(buf, forbidden=("torch",)) == Message("reply", 2, "plain")  # in step
+        read_frame(buf)
+    assert read_frame(buf) == Message("reply", 2, "plain")  # the frame was read whole
+
+
+class _Calls:
+    """Pickles as a call of os.system: what a hostile frame would hold."""
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        import os
+
+        return (os.system, ("echo pwned",))
+
+
+@pytest.mark.parametrize("value", [_Calls(), Message("reply", 1, _Calls()),
+                                   Message("reply", 1, [RunCode("x"), {1: _Calls()}])])
+def test_no_frame_can_make_the_reader_call_or_import_anything_outside_gpumon_data(
+        value: object) -> None:
+    from gpumon.playground.data.wire import ForbiddenGlobal
+
+    buf = io.BytesIO()
+    write_frame(buf, value)
+    buf.seek(0)
+    with pytest.raises(ForbiddenGlobal, match="os.system|posix.system|nt.system"):
+        read_frame(buf)
+
+
+def test_gpumon_values_and_plain_builtins_cross() -> None:
+    values = Message("reply", 3, {"a": (1, 2.5, 3j, None, True), "b": {1, 2},
+                                  "c": frozenset({"x"}), "d": b"bytes", "e": bytearray(b"z"),
+                                  "f": [RunCode("y = 2")], "g": range(3), "h": slice(1, 2)})
+    buf = io.BytesIO()
+    write_frame(buf, values)
+    buf.seek(0)
+    assert read_frame(buf) == values

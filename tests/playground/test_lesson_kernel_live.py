@@ -19,7 +19,7 @@ from gpumon.playground.lesson.steps import LESSON
 NUMBER = {step.id: i for i, step in enumerate(LESSON, start=1)}
 
 
-def _served(*requests: Request, forbidden: tuple[str, ...] = ()) -> list[Message]:
+def _served(*requests: Request) -> list[Message]:
     inp, out = io.BytesIO(), io.BytesIO()
     for r in (*requests, Request(0, "shutdown")):
         write_frame(inp, r)
@@ -29,7 +29,7 @@ def _served(*requests: Request, forbidden: tuple[str, ...] = ()) -> list[Message
     found = []
     while True:
         try:
-            found.append(read_frame(out, forbidden))
+            found.append(read_frame(out))  # as the window reads them: gpumon's values only
         except EOFError:
             return found
 
@@ -37,7 +37,7 @@ def _served(*requests: Request, forbidden: tuple[str, ...] = ()) -> list[Message
 def test_a_lesson_step_sends_each_outcome_before_its_reply() -> None:
     steps = tuple(LESSON)
     number = NUMBER["create-on-device"]  # not the next step: steps 1..5 are replayed quietly
-    messages = _served(Request(7, "lesson", (steps, number, None)))
+    messages = _served(Request(7, "lesson", (1, steps, number, None)))
     kinds = [m.kind for m in messages if m.id == 7]
     reply = next(m for m in messages if m.kind == "reply")
     result = reply.data
@@ -53,8 +53,8 @@ def test_every_step_s_outcomes_cross_to_the_window_as_plain_values() -> None:
     """The window refuses a frame naming a torch class: no outcome of any step may hold one
     (the versions query once sent torch's own str subclass)."""
     steps = tuple(LESSON)
-    messages = _served(*(Request(n, "lesson", (steps, n, None)) for n in range(1, len(steps) + 1)),
-                       forbidden=("torch",))  # as the window's client reads them
+    messages = _served(*(Request(n, "lesson", (1, steps, n, None))
+                         for n in range(1, len(steps) + 1)))
     replies = [m for m in messages if m.kind == "reply"]
     assert [m.id for m in replies] == list(range(1, len(steps) + 1))
     assert not [m for m in messages if m.kind == "internal_error"]
@@ -64,9 +64,9 @@ def test_every_step_s_outcomes_cross_to_the_window_as_plain_values() -> None:
 
 def test_outcomes_are_sent_with_the_id_of_their_own_request() -> None:
     steps = tuple(LESSON)
-    messages = _served(Request(1, "lesson", (steps, NUMBER["tensor-on-cpu"], None)),
+    messages = _served(Request(1, "lesson", (1, steps, NUMBER["tensor-on-cpu"], None)),
                        Request(2, "run", RunCode("q = 1")),
-                       Request(3, "lesson", (steps, NUMBER["tensor-on-cpu"] + 1, None)))
+                       Request(3, "lesson", (1, None, NUMBER["tensor-on-cpu"] + 1, None)))
     assert {m.id for m in messages if m.kind == "outcome"} == {1, 3}
     assert not any(m.kind == "outcome" and m.id == 2 for m in messages)  # a Playground run
 

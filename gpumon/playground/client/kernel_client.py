@@ -5,6 +5,13 @@ and answered in order; every answer, and every event (the kernel died, was resta
 counters), reaches ``on_message`` on the client's reader thread. Like jupyter_client's
 KernelManager: an interrupt is SIGINT first and a kill plus a fresh kernel after
 ``grace_s``; shutdown asks politely, then kills, so quitting never leaves a kernel behind.
+
+Nothing the kernel does can wedge the window: requests are written by a writer thread (the
+caller never waits on a full pipe); the reader refuses a frame over the size limit, one that
+stops half-way, and any it cannot decode, and then ends that kernel with the reason, which
+the next request replaces; a kernel that closes its output while alive is ended too. Each
+kernel runs in a process group of its own, which is killed when it ends, so a child of the
+user's code that still holds the pipes can neither keep the reader waiting nor outlive it.
 """
 
 from __future__ import annotations
@@ -15,7 +22,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -25,13 +33,47 @@ from gpumon.i18n import tr
 from gpumon.playground.client.internal import internal_errors_in
 from gpumon.playground.client.interrupt import creation_flags, interrupt_path, send_interrupt
 from gpumon.playground.data.errors import report_internal
-from gpumon.playground.data.wire import ForbiddenGlobal, Message, Request, read_frame, write_frame
+from gpumon.playground.data.wire import (
+    FrameReader,
+    FrameTooLarge,
+    FrameWriter,
+    Message,
+    ProtocolError,
+    Request,
+)
+from gpumon.playground.kernel.lifeline import FOLDER_ENV, PARENT_ENV
 
 #: Seconds an interrupted kernel has to stop before it is killed and restarted.
 INTERRUPT_GRACE_S = 2.0
 #: Requests the window makes on its own account (warming up, refreshing the table); Stop
 #: stops the user's code ("run", "lesson"), never these.
 HOUSEKEEPING = frozenset({"load", "devices", "workspace", "names", "ping"})
+#: Seconds a kernel that closed its output (while still running) has to exit on its own.
+CLOSED_OUTPUT_GRACE_S = 1.0
+ROOT = Path(__file__).resolve().parents[3]  # the folder that holds gpumon/
+
+
+def kernel_command(python: str) -> list[str]:
+    """How a kernel is started (tests put a scripted fake kernel here)."""
+    return [python, "-m", "gpumon.playground.kernel.main"]
+
+
+def descendants(pid: int) -> list[Any]:
+    """The processes ``pid`` started, and theirs (psutil.Process objects); [] if unknown."""
+    try:
+        import psutil
+
+        return list(psutil.Process(pid).children(recursive=True))
+    except Exception:  # noqa: BLE001 - gone already, or psutil cannot see it
+        return []
+
+
+def kill_all(processes: Sequence[Any]) -> None:
+    for p in processes:
+        try:
+            p.kill()
+        except Exception:  # noqa: BLE001 - gone already
+            pass
 
 
 @dataclass(frozen=True)
@@ -43,8 +85,8 @@ class KernelExit:
     lost_names: tuple[str, ...] = ()  # the workspace as last reported
     lost_requests: tuple[int, ...] = ()  # request ids that never got their answer
     reason: str = "died"  # "died", "killed after interrupt", "killed during start-up",
-    # "restarted"
-
+    # "restarted", "protocol" (it sent what the window cannot read), "closed its output"
+    detail: str = ""  # for "protocol": what was wrong with the message, a sentence
     def signal_name(self) -> str | None:
         """``SIGKILL`` when a signal ended it (POSIX), else None."""
         code = self.returncode
@@ -88,7 +130,7 @@ class _Generation:
     """One kernel process and what it owes the window."""
 
     proc: subprocess.Popen[bytes]
-    stdin: IO[bytes]
+    writer: FrameWriter
     pending: list[int] = field(default_factory=list)
     kinds: dict[int, str] = field(default_factory=dict)  # request id -> kind, while pending
     ready: bool = False  # the kernel said hello: its SIGINT handler is in place
@@ -96,11 +138,9 @@ class _Generation:
     stop_when_started: int | None = None  # Stop came before this request started
     names: tuple[str, ...] = ()  # the workspace as last reported
     ending: str = ""  # why the client ends it on purpose ("shutdown", "killed after interrupt")
+    detail: str = ""  # why the client ended it, for "protocol"
     reader: threading.Thread | None = None
-    # Held while a request is written to the kernel's stdin, never the client's own lock: a
-    # write can wait on a full pipe while the kernel waits for the reader to drain its answers,
-    # and the reader takes the client's lock for each one.
-    write_lock: threading.Lock = field(default_factory=threading.Lock)
+    lessons: dict[tuple[Any, ...], int] = field(default_factory=dict)  # steps sent -> key
 
 
 class KernelClient:
@@ -115,6 +155,10 @@ class KernelClient:
         self._next_id = 0
         self._closed = False
         self.starts = 0  # kernels started so far (tests and the log read it)
+        # Every kernel is started from this one long-lived thread: Linux sends a process's
+        # parent-death signal when the *thread* that started it ends (prctl(2)), and a
+        # restart may be asked for from a short-lived timer thread (_escalate).
+        self._spawner = ThreadPoolExecutor(1, thread_name_prefix="gpumon-kernel-spawner")
 
     # -- state -------------------------------------------------------------------------------
     @property
@@ -137,16 +181,9 @@ class KernelClient:
                 return False
             if self._gen is not None and self._gen.ending == "" and self._gen.proc.poll() is None:
                 return True
-            env = dict(os.environ)
-            root = str(Path(__file__).resolve().parents[3])  # the folder that holds gpumon/
-            env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-            proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
-                [self._python, "-m", "gpumon.playground.kernel.main"],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True,
-                creationflags=creation_flags(),
-            )
+            proc = self._spawner.submit(self._spawn).result()
             assert proc.stdin is not None and proc.stdout is not None
-            gen = _Generation(proc, proc.stdin)
+            gen = _Generation(proc, FrameWriter(proc.stdin, f"gpumon-kernel-writer-{proc.pid}"))
             self._gen = gen
             self.starts += 1
             gen.reader = threading.Thread(target=self._read, args=(gen, proc.stdout),
@@ -154,8 +191,23 @@ class KernelClient:
             gen.reader.start()
             return True
 
+    def _spawn(self) -> subprocess.Popen[bytes]:
+        """Start a kernel (on the spawner thread): in gpumon's own folder, so nothing in the
+        user's folder shadows torch or gpumon (kernel/lifeline.py), in a session of its own."""
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+        env[PARENT_ENV] = str(os.getpid())
+        env[FOLDER_ENV] = os.getcwd()
+        return subprocess.Popen(  # noqa: S603 - our own interpreter and module
+            kernel_command(self._python),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True,
+            cwd=str(ROOT), creationflags=creation_flags(), start_new_session=os.name == "posix",
+        )
+
     def request(self, kind: str, payload: Any = None) -> int:
-        """Send a request (starting a kernel if none runs); its id, or -1 once shut down."""
+        """Send a request (starting a kernel if none runs); its id, or -1 once shut down.
+        Returns at once: the writer thread writes it. A request over the frame limit is
+        answered at once with ``refused`` (data: the sentence)."""
         with self._lock:
             if not self.start():
                 return -1
@@ -163,18 +215,33 @@ class KernelClient:
             assert gen is not None
             self._next_id += 1
             rid = self._next_id
-            gen.pending.append(rid)
-            gen.kinds[rid] = kind
-            gen.write_lock.acquire()  # taken in id order, so requests reach the kernel in order
-        try:
-            # The kernel builds its sentences (explanations, refusals, the lesson's words) in
-            # the language each request carries: the window's, whatever it was at start-up.
-            write_frame(gen.stdin, Request(rid, kind, payload, i18n.language()))
-        except (BrokenPipeError, OSError, ValueError):
-            pass  # the kernel is dying: the reader reports it, with this request as lost
-        finally:
-            gen.write_lock.release()
+            if kind == "lesson":
+                payload = self._lesson_payload(gen, payload)
+            try:
+                # The kernel builds its sentences (explanations, refusals, the lesson's words)
+                # in the language each request carries: the window's, whatever it was then.
+                gen.writer.send(Request(rid, kind, payload, i18n.language()))
+            except FrameTooLarge as exc:
+                refused = Message("refused", rid, tr("The request was not sent: {why}.",
+                                                     why=str(exc)))
+            else:
+                gen.pending.append(rid)
+                gen.kinds[rid] = kind
+                return rid
+        self._on_message(refused)
         return rid
+
+    @staticmethod
+    def _lesson_payload(gen: _Generation, payload: tuple[Any, int, Any]) -> tuple[Any, ...]:
+        """A lesson's steps go to a kernel once; later requests name them by key."""
+        steps, number, snapshot = payload
+        steps = tuple(steps)
+        key = gen.lessons.get(steps)
+        if key is not None:
+            return (key, None, number, snapshot)
+        key = len(gen.lessons) + 1
+        gen.lessons[steps] = key
+        return (key, steps, number, snapshot)
 
     def interrupt(self, grace_s: float = INTERRUPT_GRACE_S) -> str:
         """Stop the user's running (or queued) code: ``"idle"`` (none), ``"signalled"``
@@ -223,32 +290,27 @@ class KernelClient:
             if gen is None:
                 return None
             gen.ending = "shutdown"
-        # Outside the client's lock (see write_lock); a write that cannot finish in time is
-        # ended by the kill below, which breaks the pipe.
-        closer = threading.Thread(target=self._send_shutdown, args=(gen,), daemon=True,
-                                  name="gpumon-kernel-shutdown")
+        # The writer thread sends it after what is queued; one that cannot finish in time
+        # is ended by the kill below, which breaks the pipe.
         deadline = time.monotonic() + timeout_s
-        closer.start()
-        closer.join(timeout_s)
+        try:
+            gen.writer.send(Request(0, "shutdown"))
+        except ProtocolError:
+            pass
+        gen.writer.close(0)
         try:
             code = gen.proc.wait(max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            gen.proc.kill()  # busy in a long torch call: SIGKILL is the only way out in time
+            # Busy in a long torch call: SIGKILL is the only way out in time.
+            self._kill(gen, "shutdown")
             code = gen.proc.wait()
+        self._end_group(gen)
         if gen.reader is not None and gen.reader is not threading.current_thread():
             gen.reader.join(1.0)
+        self._spawner.shutdown(wait=False)
         return code
 
     # -- internals ---------------------------------------------------------------------------
-    @staticmethod
-    def _send_shutdown(gen: _Generation) -> None:
-        with gen.write_lock:
-            try:
-                write_frame(gen.stdin, Request(0, "shutdown"))
-                gen.stdin.close()
-            except (BrokenPipeError, OSError, ValueError):
-                pass
-
     def _escalate(self, gen: _Generation, target: int) -> None:
         with self._lock:
             if gen is not self._gen or target not in gen.pending or gen.proc.poll() is not None:
@@ -256,25 +318,41 @@ class KernelClient:
             self._kill(gen, "killed after interrupt")
             self.start()
 
-    def _kill(self, gen: _Generation, why: str) -> None:
+    def _kill(self, gen: _Generation, why: str, detail: str = "") -> None:
+        """Kill the kernel and everything it started (found before the kill, while they
+        are still its descendants)."""
         gen.ending = why
+        gen.detail = detail
+        children = descendants(gen.proc.pid) if gen.proc.poll() is None else []
         try:
             gen.proc.kill()
         except OSError:
             pass
+        kill_all(children)
+
+    @staticmethod
+    def _end_group(gen: _Generation) -> None:
+        """Kill what is left of the kernel's process group (a child of the user's code)."""
+        if os.name != "posix" or gen.proc.poll() is None:
+            return
+        try:
+            os.killpg(gen.proc.pid, signal.SIGKILL)
+        except OSError:  # ProcessLookupError: nothing left, PermissionError: not ours
+            pass
 
     def _read(self, gen: _Generation, stdout: IO[bytes]) -> None:
-        """Reader thread: deliver each message; on EOF, report how the kernel ended."""
+        """Reader thread: deliver each message; when the stream ends or breaks, make sure
+        the kernel has ended and report how."""
+        reader = FrameReader(stdout, alive=lambda: gen.proc.poll() is None)
         while True:
             try:
-                message: Message = read_frame(stdout, forbidden=("torch",))
-            except ForbiddenGlobal as exc:  # a bug of ours: the oldest request gets the blame
-                with self._lock:
-                    rid = gen.pending.pop(0) if gen.pending else None
-                message = Message("internal_error", rid, f"{type(exc).__name__}: {exc}")
-            except (EOFError, OSError, ValueError):
+                message: Message = reader.read()
+            except (EOFError, OSError):
                 break
-            except Exception:  # noqa: BLE001 - a torn frame: the kernel is going down
+            except ProtocolError as exc:  # it cannot be followed any more: end it
+                with self._lock:
+                    if not gen.ending:
+                        self._kill(gen, "protocol", str(exc))
                 break
             if message.kind == "internal_error":
                 report_internal(str(message.data))
@@ -297,16 +375,22 @@ class KernelClient:
                 if message.kind == "workspace":
                     gen.names = tuple(e.name for e in message.data)
             self._on_message(message)
-        code = gen.proc.wait()
+        try:
+            code = gen.proc.wait(CLOSED_OUTPUT_GRACE_S)
+        except subprocess.TimeoutExpired:  # it closed its output but runs on: end it
+            with self._lock:
+                if not gen.ending:
+                    self._kill(gen, "closed its output")
+            code = gen.proc.wait()
+        self._end_group(gen)
         stdout.close()
         with self._lock:
             ending = gen.ending
-            lost = KernelExit(gen.proc.pid, code, gen.names, tuple(gen.pending), ending or "died")
+            lost = KernelExit(gen.proc.pid, code, gen.names, tuple(gen.pending),
+                              ending or "died", gen.detail)
             gen.pending.clear()
-            try:
-                gen.stdin.close()
-            except OSError:
-                pass
+        gen.writer.close(0)
         if ending == "shutdown":
             return
-        self._on_message(Message("died" if not ending else "restarted", None, lost))
+        died = not ending or ending in ("protocol", "closed its output")
+        self._on_message(Message("died" if died else "restarted", None, lost))

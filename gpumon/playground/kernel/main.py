@@ -5,7 +5,10 @@ Run as ``python -m gpumon.playground.kernel.main`` by
 frames on stdin and writes :class:`~wire.Message` frames on stdout, one request at a time,
 like a Jupyter kernel. The window never imports torch; a crash, an OOM kill or a runaway loop
 here costs the workspace, never the window. SIGINT (CTRL_BREAK on Windows) interrupts the
-running request and is ignored while idle, so it can never cut a frame in half. A side thread
+running request and is ignored while idle; frames are written by one writer thread of their
+own (wire.FrameWriter), which a KeyboardInterrupt never reaches, so no frame is ever cut in
+half. The kernel never outlives its window (``lifeline.py``): it ends, with every process it
+started, when the window's end of the pipe closes or the window's process is gone. A side thread
 sends the CUDA allocator counters every ``COUNTER_PERIOD_S`` while they change, so a training
 loop's memory is seen growing while it runs. Each request carries the window's language
 (``Request.language``): the kernel switches to it first, so every sentence it builds (an
@@ -28,7 +31,18 @@ from types import FrameType
 from typing import IO, Any
 
 from gpumon import i18n
-from gpumon.playground.data.wire import Message, Request, read_frame, write_frame
+from gpumon.playground.data.errors import ErrorInfo
+from gpumon.playground.data.outcome import Outcome
+from gpumon.playground.data.wire import (
+    FrameTooLarge,
+    FrameWriter,
+    Message,
+    ProtocolError,
+    Request,
+    encode_frame,
+    read_frame,
+)
+from gpumon.playground.kernel import lifeline
 from gpumon.playground.kernel.engine import Engine
 from gpumon.playground.kernel.lesson_runner import LessonRunner
 from gpumon.playground.kernel.memory import torch_memory_counters
@@ -45,12 +59,11 @@ class Kernel:
 
     def __init__(self, out: IO[bytes]) -> None:
         self.engine = Engine()
-        self._out = out
-        self._write_lock = threading.Lock()
+        self._writer = FrameWriter(out, "gpumon-kernel-writer")
         self.busy = False  # True while the user's code runs (SIGINT interrupts only then)
         self.importing = False  # True during ``import torch``, which must never be cut short
         self.deferred = False  # a SIGINT came during the import: raise it once torch is in
-        self._lessons: dict[tuple[LessonStep, ...], LessonRunner] = {}
+        self._lessons: dict[int, LessonRunner] = {}  # by the key the window gave the steps
         self._snapshot: Any = None
         self._request_id: int | None = None  # the request being answered
         self._handlers: dict[str, Callable[[Any], Any]] = {
@@ -64,9 +77,37 @@ class Kernel:
         }
 
     def send(self, message: Message) -> None:
-        """Write one message (from the main thread or the counters thread)."""
-        with self._write_lock:
-            write_frame(self._out, message)
+        """Queue one message for the writer thread (from any thread); encoding errors are
+        the caller's."""
+        self._writer.send(message)
+
+    def drain(self, timeout_s: float = 5.0) -> bool:
+        """Wait until every message queued so far is written."""
+        return self._writer.drain(timeout_s)
+
+    def close(self, timeout_s: float = 1.0) -> None:
+        """Write what is queued and close the pipe."""
+        self._writer.close(timeout_s)
+
+    def send_answer(self, request: Request, result: Any) -> None:
+        """The reply to ``request``; one that cannot be sent (it cannot be pickled, or is
+        over the frame limit) becomes an error the window shows, and the kernel lives on."""
+        try:
+            frame = encode_frame(Message("reply", request.id, result))
+        except Exception as exc:  # noqa: BLE001 - whatever pickling the user's values raises
+            why = f"{type(exc).__name__}: {exc}"[:500]
+            if isinstance(result, Outcome):
+                error = ErrorInfo("UnsendableResult", why, i18n.tr(
+                    "The result could not be sent to the window; the kernel and its "
+                    "workspace are kept."), by_torch=False)
+                self.send(Message("reply", request.id, Outcome(
+                    result.action, result.code, False, result.started_at, result.duration_s,
+                    error=error)))
+            else:
+                self.send(Message("internal_error", request.id,
+                                  f"the answer to {request.kind!r} could not be sent: {why}"))
+            return
+        self._writer.send_bytes(frame)
 
     def serve(self, inp: IO[bytes]) -> None:
         """Answer requests until ``shutdown`` or until the window closes its end."""
@@ -75,10 +116,17 @@ class Kernel:
             try:
                 request: Request = read_frame(inp)
             except EOFError:
-                return
+                break
+            except FrameTooLarge as exc:  # the stream cannot be followed past it
+                self.send(Message("internal_error", None, f"a request was refused: {exc}"))
+                break
+            except ProtocolError as exc:  # the frame was read whole: the next one is intact
+                self.send(Message("internal_error", None, f"a request was refused: {exc}"))
+                continue
             if request.kind == "shutdown":
-                return
+                break
             self.answer(request)
+        self.drain()
 
     def answer(self, request: Request) -> None:
         """Run one request; torch's errors are in the Outcome, ours become internal_error."""
@@ -105,7 +153,7 @@ class Kernel:
         except Exception:  # noqa: BLE001 - a bug of gpumon's: shown as one, with its traceback
             self.send(Message("internal_error", request.id, traceback.format_exc()))
             return
-        self.send(Message("reply", request.id, result))
+        self.send_answer(request, result)
         if request.kind in ("run", "lesson"):
             self._send_workspace()
 
@@ -128,15 +176,19 @@ class Kernel:
     def _run(self, action: Any) -> Any:
         return self.engine.run(action)
 
-    def _lesson(self, payload: tuple[Sequence[LessonStep], int, Any]) -> Any:
-        steps, number, snapshot = payload
-        key = tuple(steps)
+    def _lesson(self, payload: tuple[int, Sequence[LessonStep] | None, int, Any]) -> Any:
+        # The window sends a lesson's steps once per kernel, with a key; later steps of it
+        # carry only the key (kernel_client.py).
+        key, steps, number, snapshot = payload
         self._snapshot = snapshot
         runner = self._lessons.get(key)
         if runner is None:
+            if steps is None:
+                raise ValueError(f"lesson {key} was never sent to this kernel")
             # The playground's own engine: the lesson's tensors are in the one workspace, in
             # the memory lines, and can be deleted there; jumping steps forgets only its names.
-            runner = LessonRunner(self.engine, lambda: self._snapshot, key, shared=True)
+            runner = LessonRunner(self.engine, lambda: self._snapshot, tuple(steps),
+                                  shared=True)
             self._lessons[key] = runner
         rid = self._request_id
         # Each outcome goes to the window as it happens, so a step's actions are marked on
@@ -182,6 +234,8 @@ def _install_interrupt(kernel: Kernel) -> None:
 
 def main() -> int:
     """Take the protocol pipes off fds 0 and 1, so user code's print() and input() are safe."""
+    lifeline.isolate_imports()
+    lifeline.bind_to_parent()
     inp = os.fdopen(os.dup(0), "rb")
     out = os.fdopen(os.dup(1), "wb")
     devnull = os.open(os.devnull, os.O_RDONLY)
@@ -196,6 +250,8 @@ def main() -> int:
     internal.addHandler(logging.NullHandler())
     internal.propagate = False
     kernel = Kernel(out)
+    lifeline.before_exit.append(flush_open_files)
+    lifeline.watch()
     _install_interrupt(kernel)
     stop = threading.Event()
     watcher = threading.Thread(target=kernel.watch_counters, args=(stop,),
@@ -207,6 +263,8 @@ def main() -> int:
         pass
     finally:
         stop.set()
+        kernel.close()
+        lifeline.end_children()
     return 0
 
 

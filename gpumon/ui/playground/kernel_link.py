@@ -62,6 +62,10 @@ class KernelLost(Exception):
     """A call's answer when the kernel died before answering."""
 
 
+class KernelRefused(Exception):
+    """A call's answer when the request was never sent (over the size of a message)."""
+
+
 def interrupted_error() -> ErrorInfo:
     """The card of code that Stop interrupted in time."""
     return ErrorInfo("KeyboardInterrupt", tr("Stopped by the Stop button."),
@@ -86,9 +90,16 @@ def internal_error(trace: str) -> ErrorInfo:
                      by_torch=False)
 
 
+def refused_error(sentence: str) -> ErrorInfo:
+    """The card of a request that was never sent (over the size of a message)."""
+    return ErrorInfo("Refused", sentence, tr("Nothing was sent to the kernel; it and its "
+                                             "workspace are as they were."), by_torch=False)
+
+
 def lost_error(ended: KernelExit) -> ErrorInfo:
     """The card of an action whose kernel ended before answering."""
-    kind = "KernelDied" if ended.reason == "died" else "KernelRestarted"
+    kind = {"died": "KernelDied", "protocol": "KernelStopped",
+            "closed its output": "KernelStopped"}.get(ended.reason, "KernelRestarted")
     return ErrorInfo(kind, ended.sentence(),
                      tr("{lost} The next action starts a fresh kernel.",
                         lost=ended.lost_text()),
@@ -130,6 +141,21 @@ def ended_outcome(ended: KernelExit) -> Outcome:
                              "kernel is loading torch.", lost=ended.lost_text()),
                           by_torch=False)
         what = tr("Stop during start-up: the kernel was killed and restarted")
+    elif ended.reason == "protocol":
+        error = ErrorInfo("KernelStopped",
+                          tr("The playground kernel (pid {pid}) sent the window something it "
+                             "cannot read ({why}), so the kernel was stopped.", pid=ended.pid,
+                             why=ended.detail),
+                          tr("{lost} The monitor kept running; the next action starts a "
+                             "fresh kernel.", lost=ended.lost_text()), by_torch=False)
+        what = tr("the playground kernel was stopped")
+    elif ended.reason == "closed its output":
+        error = ErrorInfo("KernelStopped",
+                          tr("The playground kernel (pid {pid}) closed its connection to the "
+                             "window while still running, so it was stopped.", pid=ended.pid),
+                          tr("{lost} The monitor kept running; the next action starts a "
+                             "fresh kernel.", lost=ended.lost_text()), by_torch=False)
+        what = tr("the playground kernel was stopped")
     else:
         error = ErrorInfo("KernelRestarted",
                           tr("The kernel (pid {pid}) was restarted.", pid=ended.pid),
@@ -316,7 +342,8 @@ class KernelLink(QObject):
             if kind == "reply":
                 outcome = data
             else:  # an internal error was logged by the client (kernel_client.py)
-                error = internal_error(data) if kind == "internal_error" else interrupted_error()
+                error = internal_error(data) if kind == "internal_error" else \
+                    refused_error(data) if kind == "refused" else interrupted_error()
                 outcome = Outcome(what, what.code(), False, time.time(), 0.0, error=error)
             self._finish_action(rid, outcome)
         else:
@@ -325,6 +352,8 @@ class KernelLink(QObject):
                 result = KernelInterrupted(tr("Stopped by the Stop button."))
             elif kind == "internal_error":
                 result = KernelInternalError(data)  # logged by the client (kernel_client.py)
+            elif kind == "refused":
+                result = KernelRefused(data)
             self.callFinished.emit(rid, result)
         if was_busy and not self.busy:
             self.busyChanged.emit(False)

@@ -1,0 +1,154 @@
+"""The kernel's ties to its window: it imports what it should, and never outlives the window.
+
+**Imports.** The window starts the kernel in gpumon's own folder, never in the user's
+(kernel_client.py), so ``python -m`` puts no folder of the user's first on ``sys.path``: a
+student's ``torch.py``, ``random.py`` or ``gpumon/`` cannot stand in for the real one. The
+user's folder (:data:`FOLDER_ENV`) becomes the working folder and is appended to
+``sys.path``, after the real modules, so the user's own modules still import.
+
+**Lifetime.** Whatever ends the window (a clean quit, SIGKILL, a segfault, the OOM killer),
+the kernel and every process it started end with it:
+
+- on Linux the kernel asks for a parent-death signal (``PR_SET_PDEATHSIG``, SIGTERM, whose
+  handler ends the kernel's children and then the kernel) and becomes a child subreaper
+  (``PR_SET_CHILD_SUBREAPER``), so a process that the user's code daemonised (forked twice,
+  new session) is re-parented to the kernel and is found and ended with it;
+- everywhere, a side thread checks every :data:`WATCH_PERIOD_S` that the window's process is
+  still the kernel's parent (on Windows: still alive, with the start time it had), so this
+  works while the user's code runs in the main thread and where no such signal exists.
+
+The window's side ends the kernel's process group, too (kernel_client.py).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from types import FrameType
+
+#: The window's pid, set by the window when it starts the kernel.
+PARENT_ENV = "GPUMON_KERNEL_PARENT"
+#: The folder the user works in (the window's working folder).
+FOLDER_ENV = "GPUMON_KERNEL_FOLDER"
+#: How often the side thread looks at the window's process.
+WATCH_PERIOD_S = 0.25
+
+_PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+
+#: Run just before the kernel ends because its window is gone (main.py: flush the user's
+#: open files).
+before_exit: list[Callable[[], object]] = []
+
+
+def isolate_imports() -> None:
+    """Make the user's folder the working folder, importable after everything else."""
+    folder = os.environ.pop(FOLDER_ENV, None)
+    if not folder:
+        return
+    try:
+        os.chdir(folder)
+    except OSError:  # gone or not readable: stay where the window started us
+        return
+    if folder not in sys.path:
+        sys.path.append(folder)
+
+
+def _parent_pid() -> int | None:
+    try:
+        pid = int(os.environ.get(PARENT_ENV, ""))
+    except ValueError:
+        return None
+    return pid if pid > 0 else None
+
+
+def bind_to_parent() -> None:
+    """Ask for the parent-death signal and to be a subreaper (Linux), and end at once if the
+    window is already gone."""
+    signal.signal(signal.SIGTERM, _on_terminate)
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+            libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        except (OSError, AttributeError):  # no prctl here: the side thread still watches
+            pass
+    parent = _parent_pid()
+    if parent is not None and not _parent_alive(parent, _start_time(parent)):
+        end_now()
+
+
+def _on_terminate(_signum: int, _frame: FrameType | None) -> None:
+    end_now()
+
+
+def _start_time(pid: int) -> float | None:
+    if os.name == "posix":
+        return None  # getppid() says it: a re-parented kernel has another parent
+    try:
+        import psutil
+
+        return float(psutil.Process(pid).create_time())
+    except Exception:  # noqa: BLE001 - psutil missing, or the process is gone
+        return None
+
+
+def _parent_alive(parent: int, started: float | None) -> bool:
+    if os.name == "posix":
+        return os.getppid() == parent
+    try:
+        import psutil
+
+        proc = psutil.Process(parent)
+        return started is None or abs(proc.create_time() - started) < 1.0
+    except Exception:  # noqa: BLE001 - NoSuchProcess, AccessDenied
+        return False
+
+
+def watch() -> threading.Thread | None:
+    """Start the side thread that ends the kernel once the window's process is gone."""
+    parent = _parent_pid()
+    if parent is None:
+        return None
+    started = _start_time(parent)
+
+    def run() -> None:
+        stop = threading.Event()
+        while not stop.wait(WATCH_PERIOD_S):
+            if not _parent_alive(parent, started):
+                end_now()
+
+    thread = threading.Thread(target=run, name="gpumon-kernel-lifeline", daemon=True)
+    thread.start()
+    return thread
+
+
+def end_children() -> int:
+    """Kill every process the kernel started, and theirs (SIGKILL); how many."""
+    try:
+        import psutil
+
+        children = psutil.Process().children(recursive=True)
+    except Exception:  # noqa: BLE001 - psutil missing or /proc unreadable
+        return 0
+    for child in children:
+        try:
+            child.kill()
+        except Exception:  # noqa: BLE001 - gone already, or not ours to kill
+            pass
+    return len(children)
+
+
+def end_now() -> None:
+    """The window is gone: end the kernel's children, flush the user's files, exit."""
+    end_children()
+    for hook in before_exit:
+        try:
+            hook()
+        except Exception:  # noqa: BLE001 - nothing may keep the kernel from ending
+            pass
+    os._exit(0)
