@@ -8,6 +8,9 @@
 2. Round trip: the same small actions through the kernel (pickled over the pipes, run,
    answered) against the direct torch call in this process; medians over many repetitions.
    Overhead = kernel - direct. Target: <= 2 ms per action.
+3. Lesson request size: the bytes one lesson step's request puts on the pipe with 8
+   simulated GPUs in the snapshot, as it was (all 17 steps and the snapshot every time) and
+   as it is (the steps once per kernel, then a key).
 
 Run from the repository root: ``python benchmarks/bench_kernel.py [--quick]``.
 """
@@ -118,6 +121,23 @@ def round_trips(reps: int) -> bool:
     return ok
 
 
+def lesson_sizes() -> None:
+    from gpumon.playground.data.wire import Request, encode_frame
+    from gpumon.playground.lesson.steps import LESSON
+    from gpumon.telemetry.simulated import SimulatedSource
+
+    source = SimulatedSource(8, seed=0)
+    source.open()
+    snapshot = source.sample()
+    steps = tuple(LESSON)
+    every_time = len(encode_frame(Request(1, "lesson", (steps, 5, snapshot))))
+    first = len(encode_frame(Request(1, "lesson", (1, steps, 5, snapshot))))
+    later = len(encode_frame(Request(2, "lesson", (1, None, 6, snapshot))))
+    print(f"  before (steps every time): {every_time:7d} bytes per step")
+    print(f"  now, a lesson's first step: {first:6d} bytes; each later step: {later:6d} "
+          f"bytes ({later / every_time:.2f}x before)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -136,6 +156,8 @@ def main() -> int:
           f"({unwarmed / cold:.2f}x the baseline; for information)")
     print(f"2. round trip per action ({reps} repetitions, medians)")
     ok = round_trips(reps)
+    print("3. lesson request size (8 simulated GPUs)")
+    lesson_sizes()
     return 0 if ok else 1
 
 
