@@ -80,7 +80,7 @@ class FrameTooLarge(ProtocolError):
 
     def __init__(self, size: int) -> None:
         super().__init__(tr("a message of {size} is larger than the {limit} a playground "
-                            "message may be", size=format_bytes(size, "MiB"),
+                            "message may be", size=format_bytes(size),
                             limit=format_bytes(MAX_FRAME_BYTES, "MiB", decimals=0)))
         self.size = size
 

@@ -100,6 +100,12 @@ def lost_error(ended: KernelExit) -> ErrorInfo:
     """The card of an action whose kernel ended before answering."""
     kind = {"died": "KernelDied", "protocol": "KernelStopped",
             "closed its output": "KernelStopped"}.get(ended.reason, "KernelRestarted")
+    if kind == "KernelStopped":  # the kernel's own card (ended_outcome) says why
+        return ErrorInfo(kind, tr("The playground kernel (pid {pid}) was stopped before it "
+                                  "answered this; the kernel's own card says why.",
+                                  pid=ended.pid),
+                         tr("{lost} The next action starts a fresh kernel.",
+                            lost=ended.lost_text()), by_torch=False)
     return ErrorInfo(kind, ended.sentence(),
                      tr("{lost} The next action starts a fresh kernel.",
                         lost=ended.lost_text()),
