@@ -34,6 +34,8 @@ from gpumon.playground.client.internal import internal_errors_in
 from gpumon.playground.client.interrupt import creation_flags, interrupt_path, send_interrupt
 from gpumon.playground.data.errors import report_internal
 from gpumon.playground.data.wire import (
+    FOLDER_ENV,
+    PARENT_ENV,
     FrameReader,
     FrameTooLarge,
     FrameWriter,
@@ -41,7 +43,6 @@ from gpumon.playground.data.wire import (
     ProtocolError,
     Request,
 )
-from gpumon.playground.kernel.lifeline import FOLDER_ENV, PARENT_ENV
 
 #: Seconds an interrupted kernel has to stop before it is killed and restarted.
 INTERRUPT_GRACE_S = 2.0

@@ -41,6 +41,10 @@ FRAME_REST_S = 10.0
 #: snapshot (lesson requests carry it). Neither torch nor anything of the user's.
 ALLOWED_MODULES = ("gpumon.playground.data", "gpumon.playground.lesson",
                    "gpumon.telemetry.types")
+#: The kernel's environment, set by the window when it starts one (kernel/lifeline.py):
+#: the window's pid, and the folder the user works in.
+PARENT_ENV = "GPUMON_KERNEL_PARENT"
+FOLDER_ENV = "GPUMON_KERNEL_FOLDER"
 _ALLOWED_BUILTINS = frozenset({"complex", "set", "frozenset", "bytearray", "range", "slice"})
 
 

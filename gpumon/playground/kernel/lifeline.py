@@ -30,10 +30,8 @@ import threading
 from collections.abc import Callable
 from types import FrameType
 
-#: The window's pid, set by the window when it starts the kernel.
-PARENT_ENV = "GPUMON_KERNEL_PARENT"
-#: The folder the user works in (the window's working folder).
-FOLDER_ENV = "GPUMON_KERNEL_FOLDER"
+from gpumon.playground.data.wire import FOLDER_ENV, PARENT_ENV
+
 #: How often the side thread looks at the window's process.
 WATCH_PERIOD_S = 0.25
 
