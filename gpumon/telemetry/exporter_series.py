@@ -98,11 +98,10 @@ def families(view: View, host: str, options: Options = DEFAULT_OPTIONS) -> list[
         at = view.last_read.get(info.uuid)
         if at is not None:
             last.add_metric(gpu_label_values(info, host) + extra, at)
+    times = [last] if last.samples else []  # no GPU seen yet: no family at all
     if snap is None or not view.up:
-        out.append(last)
-        return out
-    out += _gpu_families(snap, host, labels, extra)
-    out.append(last)
+        return out + times
+    out += _gpu_families(snap, host, labels, extra) + times
     if options.processes:
         out.append(_process_family(snap, host, options.process_labels, tag, extra))
     return out

@@ -146,8 +146,12 @@ class HttpServer:
     def close(self) -> None:
         """Stop accepting, close every connection; workers finish what they write."""
         self._closing = True
-        self._wake_w.send(b"x")
+        try:
+            self._wake_w.send(b"x")
+        except OSError:
+            pass
         self._loop.join(2.0)
+        self._wake_w.close()
         for _ in self._workers:
             try:
                 self._queue.put_nowait(None)
@@ -182,6 +186,7 @@ class HttpServer:
                 self._drop(conn)
             sel.close()
             self.listener.close()
+            self._wake_r.close()
 
     def _accept(self) -> bool:
         """Accept what is waiting; False to pause accepting (no descriptor left, none idle)."""
