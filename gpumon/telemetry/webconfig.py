@@ -46,7 +46,7 @@ MAX_FILE_BYTES = 1 << 20
 MAX_CACHED_LOGINS = 256
 # What an unknown user's password is checked against, so that a wrong user name takes as
 # long as a wrong password (exporter-toolkit does the same).
-_DUMMY_HASH = b"$2b$10$" + b"." * 53
+_DUMMY_HASH = b"$2b$10$347ACj2k8e73CO7gskSyb.8/sK6aw8TcGBFHsP779KavyclXfbWvK"
 
 
 class WebConfigError(ValueError):

@@ -198,6 +198,7 @@ def test_idle_connections_beyond_the_limit_make_room_for_a_real_scrape() -> None
             assert scrape(ex.server.port) == 200
 
 
+@pytest.mark.slow  # a subprocess or a real server: seconds
 def test_a_thousand_idle_connections_neither_block_a_scrape_nor_burn_cpu() -> None:
     """In a process whose descriptors run out first (a limit of 256, as a unit might set):
     the oldest idle connections are closed to make room, and the loop does not spin."""
@@ -215,6 +216,7 @@ def test_a_thousand_idle_connections_neither_block_a_scrape_nor_burn_cpu() -> No
         assert share < 0.25, f"the exporter used {share:.0%} of a core while connections idled"
 
 
+@pytest.mark.slow  # a subprocess or a real server: seconds
 def test_forty_clients_sending_megabytes_of_headers_do_not_grow_its_memory() -> None:
     with exporter_process() as (port, proc):
         before = proc.memory_info().rss
@@ -239,6 +241,7 @@ def test_forty_clients_sending_megabytes_of_headers_do_not_grow_its_memory() -> 
     assert grown < 20 * 2**20, f"memory grew by {grown / 2**20:.0f} MiB"
 
 
+@pytest.mark.slow  # a subprocess or a real server: seconds
 def test_sigterm_ends_it_while_a_driver_call_hangs(fake_nvml_lib: Path, tmp_path: Path) -> None:
     from fakenvml import fake_driver_env
 
