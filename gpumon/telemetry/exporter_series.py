@@ -98,7 +98,7 @@ def families(view: View, host: str, options: Options = DEFAULT_OPTIONS) -> list[
         at = view.last_read.get(info.uuid)
         if at is not None:
             last.add_metric(gpu_label_values(info, host) + extra, at)
-    times = [last] if last.samples else []  # no GPU seen yet: no family at all
+    times: list[Metric] = [last] if last.samples else []  # no GPU seen yet: no family
     if snap is None or not view.up:
         return out + times
     out += _gpu_families(snap, host, labels, extra) + times
