@@ -49,9 +49,12 @@ def make_handler(pages: Pages, web: WebConfig | None = None) -> Handler:
         if request.method != "GET":
             return text_response(405, "Only GET is answered here.", ("Allow", "GET"), *extra)
         if request.path == "/metrics":
-            body = pages.current.body(request.headers.get("Accept"),
-                                      request.headers.get("Accept-Encoding"),
-                                      request.query.get("name[]", []))
+            accept = request.headers.get("Accept")
+            encoding = request.headers.get("Accept-Encoding")
+            names = request.query.get("name[]", [])
+            if not names:
+                pages.asked(accept, encoding)
+            body = pages.current.body(accept, encoding, names)
             headers = [("Content-Type", body.content_type), *extra]
             if body.gzipped:
                 headers.append(("Content-Encoding", "gzip"))

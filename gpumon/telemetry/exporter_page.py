@@ -2,9 +2,11 @@
 
 The format is prometheus_client's content negotiation (``choose_encoder``: OpenMetrics to a
 Prometheus that prefers it, the text format 0.0.4 otherwise), gzip when the client asks. A
-View is rendered once per format and encoding the first time it is asked for (the text
-format when the View is published) and every scraper until the next View gets the same
-bytes. Only a ``name[]`` filter renders per request.
+View is rendered once per format and encoding the first time it is asked for, and every
+scraper until the next View gets the same bytes. When a View is published, the format the
+last scraper asked for is rendered right away (in the reader's thread, not a scrape's): at 16
+GPUs one rendering costs a few milliseconds (``benchmarks/bench_exporter.py``), so only what
+is asked for is rendered. Only a ``name[]`` filter renders per request.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from gpumon.telemetry.exporter_series import DEFAULT_OPTIONS, Options, View, fam
 
 MAX_NAMES = 64  # name[] values honoured per request; the rest are ignored
 MAX_FORMATS = 8  # (content type, gzip) pairs kept per View: Accept headers vary
+MAX_ACCEPT_CHARS = 512  # of the Accept header remembered for the next View
 
 
 class _Families:
@@ -86,12 +89,19 @@ class Pages:
     def __init__(self, host: str | None = None, options: Options = DEFAULT_OPTIONS) -> None:
         self.host = host or socket.gethostname()
         self.options = options
+        self._accept = ""  # what the last scraper accepted: the next View is rendered so
+        self._gzip = ""
         self._page = self._make(View(None, False, "starting: not read yet", False))
         self.published = 0
 
+    def asked(self, accept: str | None, accept_encoding: str | None) -> None:
+        """A scraper's headers: the format to render the next View in."""
+        self._accept = (accept or "")[:MAX_ACCEPT_CHARS]
+        self._gzip = (accept_encoding or "")[:MAX_ACCEPT_CHARS]
+
     def _make(self, view: View) -> Page:
         page = Page(view, families(view, self.host, self.options))
-        page.body()  # the text format 0.0.4, rendered now rather than in a scrape
+        page.body(self._accept, self._gzip)  # now, rather than in the next scrape
         return page
 
     def publish(self, view: View) -> None:
