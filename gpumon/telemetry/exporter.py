@@ -130,7 +130,14 @@ class GpuReader:
         try:
             while not self._stop.is_set():
                 started = self._clock()
-                self._read_once()
+                try:
+                    self._read_once()
+                except Exception:  # a bug of ours: log it, say so, and read again
+                    log.exception("reading the GPUs failed")
+                    with self._lock:
+                        self._reading_since = None
+                        self._publish(up=False, healthy=False,
+                                      reason="reading the GPUs failed; see the exporter's log")
                 wait = self.interval_s - (self._clock() - started)
                 self._stop.wait(max(wait, 0.0))
         finally:

@@ -95,9 +95,12 @@ def parse_head(head: bytes, peer: str) -> Request | None:
         headers = http.client.parse_headers(io.BytesIO(rest))
     except (http.client.HTTPException, ValueError):
         return None
-    target = urlsplit(parts[1])
-    return Request(parts[0], unquote(target.path) or "/",
-                   parse_qs(target.query, max_num_fields=256), headers, peer)
+    try:
+        target = urlsplit(parts[1])
+        query = parse_qs(target.query, max_num_fields=256)
+    except ValueError:  # too many fields, a malformed address
+        return None
+    return Request(parts[0], unquote(target.path) or "/", query, headers, peer)
 
 
 @dataclass(eq=False)
@@ -177,7 +180,7 @@ class HttpServer:
                             sel.unregister(self.listener)
                             listening = False
                     elif key.fileobj is not self._wake_r:
-                        self._readable(key.data)
+                        self._serve_one(key.data)
                 self._expire(time.monotonic())
         except Exception:  # a bug here would stop the exporter answering: log it loudly
             log.exception("the HTTP server's loop failed")
@@ -218,6 +221,14 @@ class HttpServer:
             self._pending[conn.sock] = conn
             self._selector.register(conn.sock, selectors.EVENT_READ, conn)
         return True
+
+    def _serve_one(self, conn: _Conn) -> None:
+        """Read from one connection; a fault with it ends that connection, never the loop."""
+        try:
+            self._readable(conn)
+        except Exception:
+            log.exception("a connection from %s failed; closed", conn.peer)
+            self._drop(conn)
 
     def _readable(self, conn: _Conn) -> None:
         sock = conn.sock

@@ -44,6 +44,11 @@ UNSUPPORTED_TLS_KEYS = {"cipher_suites", "curve_preferences", "prefer_server_cip
                         "client_allowed_sans", "cert", "key"}
 MAX_FILE_BYTES = 1 << 20
 MAX_CACHED_LOGINS = 256
+# bcrypt checks at once: each takes a core for ~0.1 s, so a flood of wrong passwords could hold
+# every request thread; beyond these a login that is not remembered is refused (401) at once
+# and a remembered one (Prometheus's) never waits.
+CHECKS_AT_ONCE = 2
+_checks = threading.BoundedSemaphore(CHECKS_AT_ONCE)
 # What an unknown user's password is checked against, so that a wrong user name takes as
 # long as a wrong password (exporter-toolkit does the same).
 _DUMMY_HASH = b"$2b$10$347ACj2k8e73CO7gskSyb.8/sK6aw8TcGBFHsP779KavyclXfbWvK"
@@ -87,10 +92,14 @@ class WebConfig:
         import bcrypt
 
         known = self.users.get(user)
+        if not _checks.acquire(timeout=1.0):
+            return False
         try:
             ok = bcrypt.checkpw(password.encode(), known or _DUMMY_HASH) and known is not None
         except ValueError:
             ok = False
+        finally:
+            _checks.release()
         if ok:
             with self._lock:
                 if len(self._ok) >= MAX_CACHED_LOGINS:

@@ -278,3 +278,21 @@ def test_sigterm_ends_it_while_a_driver_call_hangs(fake_nvml_lib: Path, tmp_path
     assert "a GPU driver call still hangs; exiting without closing NVML" in out
     assert "Traceback" not in out
     assert os.path.exists(hang)
+
+
+@pytest.mark.parametrize("head", [
+    b"GET /metrics?" + b"&".join(b"a=%d" % i for i in range(400)) + b" HTTP/1.1\r\n\r\n",
+    b"GET /\xff\xfe%zz%00 HTTP/1.1\r\nHost: \xff\r\n\r\n",
+    b"GET /metrics HTTP/1.1\r\n" + b"".join(b"X-%d: y\r\n" % i for i in range(150)) + b"\r\n",
+    b"GET /metrics HTTP/1.1\r\nno colon here\r\n\r\n",
+    b"GET /metrics HTTP/9.9\r\n\r\n",
+    b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + b"\x00" * 40 + b"\r\n\r\n",  # TLS hello
+    b"\r\n\r\n",
+])
+def test_hostile_request_heads_get_an_answer_and_the_server_goes_on(head: bytes) -> None:
+    with running(SIMULATED) as ex:
+        wait_until(lambda: ex.get("/health")[0] == 200, 10, "the first reading")
+        with socket.create_connection(("127.0.0.1", ex.server.port), timeout=5) as s:
+            s.sendall(head)
+            assert status_of(read_all(s)) in (200, 400, 404, 431)
+        assert ex.get("/metrics")[0] == 200

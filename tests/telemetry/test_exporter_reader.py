@@ -112,8 +112,8 @@ def test_no_driver_is_up_0_and_503_logged_once_then_the_driver_appears(
 
 
 def test_before_the_first_reading_health_says_starting(fake_nvml: FakeNvml) -> None:
-    fake_nvml.set_delay("nvmlInit", 1500)
-    with running(NvmlSource, read_timeout_s=5.0) as ex:
+    fake_nvml.set_delay("nvmlInit", 4000)
+    with running(NvmlSource, read_timeout_s=10.0) as ex:
         assert ex.get("/health") == (503, b"starting: the GPUs have not been read yet\n")
         assert set(ex.families()) == {"gpumon_nvml_up"}
         wait_until(lambda: ex.get("/health")[0] == 200, 10, "the first reading")
