@@ -87,6 +87,11 @@ def exporter(web: Path, *args: str) -> Iterator[int]:
         assert "Traceback" not in out
 
 
+def _listening(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
 def curl(*args: str) -> tuple[int, str]:
     """curl's HTTP status (0: no HTTP answer) and body."""
     out = subprocess.run(["curl", "-sS", "--max-time", "10", "-w", "\n%{http_code}", *args],
@@ -237,3 +242,26 @@ def test_a_login_that_passed_is_remembered_and_a_wrong_one_is_not(tls_dir: Path)
     assert time.monotonic() - start < 1.0  # not 100 bcrypt checks (5 s or more)
     assert not web.authorized(bad) and not web.authorized(None)
     assert not web.authorized("Basic !!!") and not web.authorized("Bearer x")
+
+
+@pytest.mark.slow  # subprocesses: seconds
+def test_one_warning_beyond_loopback_without_tls_and_none_with_it(tls_dir: Path) -> None:
+    """Tests listen on loopback only, so the address counts as beyond it here."""
+    pretend = ("import sys; import gpumon.cli.exporter as e; e.is_loopback = lambda host: False; "
+               "sys.exit(e.main(sys.argv[1:]))")
+    for web, warned in (((), 1), (("--web.config.file", str(tls_dir / "web.yml")), 0)):
+        port = free_port()
+        proc = subprocess.Popen([sys.executable, "-c", pretend, "--simulate", "1", "--listen",
+                                 f"127.0.0.1:{port}", *web], cwd=ROOT, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        try:
+            wait_until(lambda port=port: _listening(port), 30, "the exporter to listen")
+            time.sleep(0.5)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            out, _ = proc.communicate(timeout=10)
+        lines = [line for line in out.splitlines() if "without TLS" in line]
+        assert len(lines) == warned, out
+        if warned:
+            assert lines[0] == ("gpumon exporter: listening on 127.0.0.1 without TLS: anyone who "
+                                "can reach this port reads it; see --web.config.file")
