@@ -142,6 +142,11 @@ class HttpServer:
     def port(self) -> int:
         return int(self.listener.getsockname()[1])
 
+    @property
+    def waiting(self) -> int:
+        """Complete requests waiting for a worker."""
+        return self._queue.qsize()
+
     def start(self) -> None:
         for t in (self._loop, *self._workers):
             t.start()

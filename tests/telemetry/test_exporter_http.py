@@ -296,3 +296,46 @@ def test_hostile_request_heads_get_an_answer_and_the_server_goes_on(head: bytes)
             s.sendall(head)
             assert status_of(read_all(s)) in (200, 400, 404, 431)
         assert ex.get("/metrics")[0] == 200
+
+
+def test_when_every_worker_is_busy_a_request_is_refused_at_once_with_503() -> None:
+    from gpumon.telemetry.http_server import HttpServer, Request, Response, listen
+
+    release = threading.Event()
+
+    def slow_handler(request: Request) -> Response:
+        release.wait(10)
+        return Response(200, b"done\n")
+
+    server = HttpServer(listen("127.0.0.1", 0), slow_handler, workers=1, queue_size=1)
+    server.start()
+    try:
+        with ExitStack() as stack:
+            busy = [stack.enter_context(socket.create_connection(("127.0.0.1", server.port)))
+                    for _ in range(2)]  # one with the worker, one in the queue
+            for s in busy:
+                s.sendall(SCRAPE)
+            wait_until(lambda: server.waiting == 1, 5, "the queue to fill")
+            start = time.monotonic()
+            with socket.create_connection(("127.0.0.1", server.port), timeout=5) as third:
+                third.sendall(SCRAPE)
+                answer = read_all(third)
+            assert status_of(answer) == 503 and time.monotonic() - start < 1.0
+            assert answer.endswith(b"Too many requests; try again.\n") and server.refused == 1
+            release.set()
+            assert [status_of(read_all(s)) for s in busy] == [200, 200]
+    finally:
+        release.set()
+        server.close()
+
+
+def test_a_reading_is_rendered_in_the_format_the_last_scraper_asked_for() -> None:
+    with running(SIMULATED, interval_s=60.0) as ex:
+        wait_until(lambda: ex.get("/health")[0] == 200, 10, "the first reading")
+        _get(ex, "/metrics", Accept=PROMETHEUS_ACCEPT)  # Prometheus asks for OpenMetrics
+        ex.pages.publish(ex.pages.current.view)  # the next reading
+        page = ex.pages.current
+        assert page.renders == 1  # rendered when published, in OpenMetrics
+        for _ in range(5):
+            assert _get(ex, "/metrics", Accept=PROMETHEUS_ACCEPT)[2].endswith(b"# EOF\n")
+        assert page.renders == 1
