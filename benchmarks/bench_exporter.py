@@ -53,7 +53,6 @@ from gpumon.telemetry.exporter_http import make_handler, serve  # noqa: E402
 from gpumon.telemetry.exporter_page import Pages  # noqa: E402
 from gpumon.telemetry.http_server import Handler, Request  # noqa: E402
 from gpumon.telemetry.nvml import NvmlSource  # noqa: E402
-from gpumon.telemetry.sampler import Sampler  # noqa: E402
 
 RENDER_TARGET_MS = 10.0
 CACHED_TARGET_MS = 1.0
@@ -96,14 +95,11 @@ def steady(fake: object, reps: int, rounds: int) -> bool:
         fake.set_gpu_count(n)  # type: ignore[attr-defined]
         for g in range(n):
             fake.add_process(g, os.getpid(), 2 << 30)  # type: ignore[attr-defined]
-        sampler = Sampler(NvmlSource())
-        sampler.open()
         pages = Pages("bench")
         views: list[object] = []
-        reader = GpuReader(lambda s=sampler: s._source, views.append)  # type: ignore[attr-defined]
-        reader._sampler = sampler  # one reading, made here rather than in its thread
-        reader._source = sampler._source  # type: ignore[attr-defined]
-        reader._read_once()
+        reader = GpuReader(NvmlSource, views.append, interval_s=3600.0)  # one reading
+        reader.start()
+        wait_ready(lambda reader=reader: reader.readings >= 1, 30)
         view = views[-1]
         handler = make_handler(pages)
         prom, zipped = request(PROMETHEUS_ACCEPT), request(PROMETHEUS_ACCEPT, "gzip")
@@ -147,7 +143,7 @@ def steady(fake: object, reps: int, rounds: int) -> bool:
         http: list[float] = []
         timed(lambda _i, url=url: http_get(url), reps // 5, http)
         server.close()
-        sampler.close()
+        reader.stop(5.0)
         med = {name: stats(times)[0] for name, times in results.items()}
         render_ms = render_cpu_ms
         cached_ms = med["cached"] / 1000
