@@ -1,18 +1,24 @@
-"""Cost of one scrape of ``gpumon exporter`` against the raw NVML calls it stands on.
+"""What a scrape of ``gpumon exporter`` costs, now that a scrape never reads the driver.
 
-A scrape is what the exporter's HTTP handler does for GET /metrics, without the socket: the
-exporter's WSGI app called with Prometheus's Accept header (no gzip): the NvmlSource read
-(real nvidia-ml-py binding on the fake NVML library from tests/telemetry/fakenvml) and the
-text rendered from it (``exposition.Exposition``, byte for byte what prometheus_client's
-``generate_latest`` writes for the same reading, checked here once per GPU count). The
-collector's clock advances 1 s per scrape with a 1 s interval, so every scrape reads NVML
-and renders once, and reads the slow fields every 5th, as the raw baseline does.
-Baseline, same run: the pynvml calls NvmlSource makes per tick, called directly
-(``bench_sampling.raw_step``). One process per GPU. Also printed, without a target: a whole
-scrape over loopback HTTP (``urllib``); the scrape's parts (NVML read, rendering); a second
-scrape within the interval (cached bytes); a scrape with gzip, as Prometheus asks for it; and
-prometheus_client's ``generate_latest`` over the collector, which still answers clients that
-accept only OpenMetrics or filter with ``name[]``. Target: scrape <= 3x raw.
+For 1, 8 and 16 GPUs (one process each) on the fake NVML library (the real nvidia-ml-py
+binding, tests/telemetry/fakenvml):
+
+- **render per reading**: what the reader thread does after each reading, ``Pages.publish``:
+  the metric families built and rendered by prometheus_client in the format the last scraper
+  asked for: OpenMetrics with gzip, as Prometheus asks (the text format 0.0.4 printed too).
+  Target <= 10 ms at 16 GPUs, on the CPU time a rendering takes (``time.process_time``: on a
+  busy machine the wall time also counts the waits for a core; both are printed, with the load
+  average). Baseline, same run: the raw pynvml calls of one reading (``bench_sampling.raw_step``).
+- **cached scrape**: the exporter's request handler for GET /metrics with Prometheus's Accept
+  header (OpenMetrics) once the reading is rendered: the bytes it serves. Target <= 1 ms.
+  Also printed: the same over loopback HTTP (a new connection per scrape, as the server
+  closes each), and with gzip.
+- **slow driver**: every NVML call takes 200 ms (8 GPUs; ``--quick``: 2). Scrapes over loopback
+  HTTP every 0.1 s while the reader thread reads; baseline: how long one reading takes, which
+  is what every scrape waited for when the scrape read the driver itself.
+- **beside nvitop's exporter** (``nvitop-exporter``, where installed: ``pip install -e
+  '.[bench]'``): each exporter in its own process on the same fake GPUs (the fake library
+  loaded as libnvidia-ml.so.1), scraped over loopback HTTP by urllib, medians.
 
 Run from the repository root: ``python benchmarks/bench_exporter.py [--quick]``.
 """
@@ -21,9 +27,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
+import socket
+import statistics
+import subprocess
 import sys
 import tempfile
+import time
 import urllib.request
+from email.message import Message
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -32,114 +44,244 @@ sys.path.insert(0, str(REPO / "tests" / "telemetry"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import pynvml  # noqa: E402
-from bench_sampling import FakeClock, raw_step, stats, timed  # noqa: E402
-from fakenvml import build_fake_nvml, use_fake_nvml  # noqa: E402
+from bench_sampling import raw_step, stats, timed  # noqa: E402
+from fakenvml import build_fake_nvml, fake_driver_env, use_fake_nvml  # noqa: E402
 from machine import describe  # noqa: E402
-from prometheus_client import CollectorRegistry, generate_latest  # noqa: E402
 
-from gpumon.telemetry.exporter import GpuCollector  # noqa: E402
-from gpumon.telemetry.exporter_http import App, make_app, serve  # noqa: E402
-from gpumon.telemetry.exposition import Exposition  # noqa: E402
+from gpumon.telemetry.exporter import GpuReader  # noqa: E402
+from gpumon.telemetry.exporter_http import make_handler, serve  # noqa: E402
+from gpumon.telemetry.exporter_page import Pages  # noqa: E402
+from gpumon.telemetry.http_server import Handler, Request  # noqa: E402
 from gpumon.telemetry.nvml import NvmlSource  # noqa: E402
 
-TARGET = 3.0
-# GET /metrics as Prometheus 2.x sends it, without Accept-Encoding (the gzip case is printed too).
-PROMETHEUS_GET = {
-    "REQUEST_METHOD": "GET", "PATH_INFO": "/metrics", "QUERY_STRING": "",
-    "HTTP_ACCEPT": "application/openmetrics-text;version=1.0.0,application/openmetrics-text;"
-                   "version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1",
-}
+RENDER_TARGET_MS = 10.0
+CACHED_TARGET_MS = 1.0
+PROMETHEUS_ACCEPT = ("application/openmetrics-text;version=1.0.0,application/openmetrics-text;"
+                     "version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
 
 
-def _start_response(status: str, headers: list[tuple[str, str]]) -> None:
-    """WSGI's start_response; the benchmark keeps only the body."""
+def request(accept: str, encoding: str | None = None) -> Request:
+    headers = Message()
+    headers["Accept"] = accept
+    if encoding:
+        headers["Accept-Encoding"] = encoding
+    return Request("GET", "/metrics", {}, headers, "127.0.0.1")
+
+
+def http_get(url: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=30) as r:
+        return bytes(r.read())
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_ready(check: object, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if check():  # type: ignore[operator]
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def steady(fake: object, reps: int, rounds: int) -> bool:
+    met = True
+    for n in (1, 8, 16):
+        fake.reset()  # type: ignore[attr-defined]
+        fake.set_gpu_count(n)  # type: ignore[attr-defined]
+        for g in range(n):
+            fake.add_process(g, os.getpid(), 2 << 30)  # type: ignore[attr-defined]
+        pages = Pages("bench")
+        views: list[object] = []
+        reader = GpuReader(NvmlSource, views.append, interval_s=3600.0)  # one reading
+        reader.start()
+        wait_ready(lambda reader=reader: reader.readings >= 1, 30)
+        view = views[-1]
+        handler = make_handler(pages)
+        prom, zipped = request(PROMETHEUS_ACCEPT), request(PROMETHEUS_ACCEPT, "gzip")
+
+        text_pages = Pages("bench")  # a scraper that asks for the text format 0.0.4
+        pages.asked(PROMETHEUS_ACCEPT, "gzip")  # what Prometheus asks for
+
+        def render(_i: int, pages: Pages = pages, view: object = view) -> object:
+            return pages.publish(view)  # type: ignore[arg-type]
+
+        def render_text(_i: int, pages: Pages = text_pages, view: object = view) -> object:
+            return pages.publish(view)  # type: ignore[arg-type]
+
+        def cached(_i: int, handler: Handler = handler, request: Request = prom) -> object:
+            return handler(request)
+
+        def cached_gzip(_i: int, handler: Handler = handler, request: Request = zipped
+                        ) -> object:
+            return handler(request)
+
+        pynvml.nvmlInit()
+        try:
+            handles = [pynvml.nvmlDeviceGetHandleByIndex(g) for g in range(n)]
+            steps = {"raw": raw_step(handles), "render": render, "render_text": render_text,
+                     "cached": cached, "gzip": cached_gzip}
+            results: dict[str, list[float]] = {k: [] for k in steps}
+            cpu_start = time.process_time()
+            for i in range(reps // 10 * rounds):
+                render(i)
+            render_cpu_ms = (time.process_time() - cpu_start) / (reps // 10 * rounds) * 1000
+            for step in steps.values():
+                timed(step, max(5, reps // 20), [])
+            for _ in range(rounds):
+                for name, step in steps.items():
+                    timed(step, reps // 10 if name.startswith("render") else reps,
+                          results[name])
+        finally:
+            pynvml.nvmlShutdown()
+        server = serve("127.0.0.1", 0, pages)
+        url = f"http://127.0.0.1:{server.port}/metrics"
+        http: list[float] = []
+        timed(lambda _i, url=url: http_get(url), reps // 5, http)
+        server.close()
+        reader.stop(5.0)
+        med = {name: stats(times)[0] for name, times in results.items()}
+        render_ms = render_cpu_ms
+        cached_ms = med["cached"] / 1000
+        if n == 16:
+            met &= render_ms <= RENDER_TARGET_MS
+        met &= cached_ms <= CACHED_TARGET_MS
+        size = len(pages.current.body(PROMETHEUS_ACCEPT).data)
+        print(f"{n:2d} GPUs: render per reading {render_ms:.2f} ms of CPU, "
+              f"{med['render'] / 1000:.2f} ms wall (OpenMetrics and gzip, as Prometheus asks; "
+              f"the text format 0.0.4 "
+              f"{med['render_text'] / 1000:.2f} ms wall)"
+              + (f" (target <= {RENDER_TARGET_MS:g} ms: "
+                 f"{'met' if render_ms <= RENDER_TARGET_MS else 'NOT met'})" if n == 16 else "")
+              + f"; raw NVML calls of one reading {med['raw'] / 1000:.3f} ms")
+        p95 = stats(results["cached"])[1]
+        print(f"         cached scrape {med['cached']:.1f} µs (p95 {p95:.1f}; "
+              f"target <= {CACHED_TARGET_MS * 1000:g} µs: "
+              f"{'met' if cached_ms <= CACHED_TARGET_MS else 'NOT met'}), with gzip "
+              f"{med['gzip']:.1f} µs; over loopback HTTP {stats(http)[0] / 1000:.2f} ms "
+              f"(p95 {stats(http)[1] / 1000:.2f}); /metrics {size} bytes (OpenMetrics)")
+    return met
+
+
+def slow(fake: object, n: int, seconds: float) -> float:
+    fake.reset()  # type: ignore[attr-defined]
+    fake.set_gpu_count(n)  # type: ignore[attr-defined]
+    pages = Pages("bench")
+    reader = GpuReader(NvmlSource, pages.publish, interval_s=1.0, read_timeout_s=5.0)
+    server = serve("127.0.0.1", 0, pages)
+    url = f"http://127.0.0.1:{server.port}"
+    reader.start()
+    try:
+        wait_ready(lambda: reader.readings >= 1, 30)
+        fake.set_delay("*", 200)  # type: ignore[attr-defined]
+        first = reader.readings
+        started = time.monotonic()
+        times: list[float] = []
+        up = 0
+        while time.monotonic() - started < seconds:
+            t0 = time.perf_counter()
+            body = http_get(url + "/metrics")
+            times.append(time.perf_counter() - t0)
+            up += b"gpumon_nvml_up{Hostname=\"bench\"} 1.0" in body
+            time.sleep(0.1)
+        print(f"slow driver (200 ms per NVML call, {n} GPUs): {len(times)} scrapes over "
+              f"{seconds:g} s while the reader read: median {statistics.median(times) * 1000:.2f} "
+              f"ms, max {max(times) * 1000:.2f} ms; gpumon_nvml_up 1 in {up} of them; "
+              f"{reader.readings - first} readings finished meanwhile")
+        return max(times)
+    finally:
+        fake.set_delay("", 0)  # type: ignore[attr-defined]
+        server.close()
+        reader.stop(5.0)
+
+
+def _time_reading(fake: object, n: int) -> float:
+    """How long one reading takes with 200 ms per call (what a scrape used to wait)."""
+    fake.reset()  # type: ignore[attr-defined]
+    fake.set_gpu_count(n)  # type: ignore[attr-defined]
+    source = NvmlSource()
+    source.open()
+    fake.set_delay("*", 200)  # type: ignore[attr-defined]
+    t0 = time.perf_counter()
+    source.sample(include_slow=True)
+    took = time.perf_counter() - t0
+    fake.set_delay("", 0)  # type: ignore[attr-defined]
+    source.close()
+    return took
+
+
+def over_http(name: str, command: list[str], url: str, env: dict[str, str],
+              reps: int) -> float | None:
+    """Median scrape over loopback HTTP (ms) of an exporter started by ``command``."""
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        def ok() -> bool:
+            try:
+                return b"DCGM_FI_DEV_GPU_UTIL" in http_get(url) or b"nvidia_gpu" in http_get(
+                    url) or b"gpu_utilization" in http_get(url)
+            except OSError:
+                return False
+        if not wait_ready(ok, 30):
+            print(f"{name}: did not answer")
+            return None
+        times: list[float] = []
+        timed(lambda _i: http_get(url), reps, times)
+        return stats(times)[0] / 1000
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def beside_nvitop(lib: Path, tmp: Path, reps: int) -> None:
+    """gpumon's exporter and nvitop's, each its own process on the same fake GPUs."""
+    exe = shutil.which("nvitop-exporter")
+    if exe is None:
+        print("nvitop's exporter: not installed here (pip install -e '.[bench]'); not measured")
+    for n in (1, 8, 16):
+        env = fake_driver_env(lib, tmp, gpus=str(n))
+        env["PYTHONPATH"] = str(REPO)
+        port = free_port()
+        ours = over_http("gpumon exporter", [sys.executable, "-m", "gpumon", "exporter",
+                                             "--listen", f"127.0.0.1:{port}"],
+                         f"http://127.0.0.1:{port}/metrics", env, reps)
+        theirs = None
+        if exe is not None:
+            port = free_port()
+            theirs = over_http("nvitop-exporter", [exe, "--bind-address", "127.0.0.1",
+                                                   "--port", str(port)],
+                               f"http://127.0.0.1:{port}/metrics", env, reps)
+        line = f"{n:2d} GPUs, no processes, over loopback HTTP (urllib): gpumon exporter "
+        line += f"{ours:.2f} ms" if ours is not None else "-"
+        if theirs is not None:
+            line += f", nvitop-exporter {theirs:.2f} ms"
+            if ours is not None:
+                line += f" (gpumon / nvitop = {ours / theirs:.2f})"
+        print(line)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
-    reps, rounds = (200, 3) if args.quick else (500, 5)
+    reps, rounds = (200, 3) if args.quick else (1000, 5)
     print(describe())
-    met = True
-    with tempfile.TemporaryDirectory() as tmp, use_fake_nvml(build_fake_nvml(Path(tmp))) as fake:
-        for n in (1, 8, 16):
-            fake.reset()
-            fake.set_gpu_count(n)
-            for g in range(n):
-                fake.add_process(g, os.getpid(), 2 << 30)
-            clock = FakeClock()
-            collector = GpuCollector(NvmlSource, interval_s=1.0, host="bench", clock=clock)
-            registry = CollectorRegistry()
-            registry.register(collector)
-
-            exposition = Exposition(collector)
-            app = make_app(exposition, registry)
-
-            def scrape(_i: int, clock: FakeClock = clock, app: App = app,
-                       environ: dict[str, str] = PROMETHEUS_GET) -> object:
-                clock.t += 1.0
-                return b"".join(app(dict(environ), _start_response))
-
-            def cached(_i: int, app: App = app) -> object:
-                return b"".join(app(dict(PROMETHEUS_GET), _start_response))  # same interval
-
-            def gzipped(_i: int, clock: FakeClock = clock, app: App = app) -> object:
-                clock.t += 1.0
-                return b"".join(app(dict(PROMETHEUS_GET, HTTP_ACCEPT_ENCODING="gzip"),
-                                    _start_response))
-
-            def official(_i: int, clock: FakeClock = clock,
-                         registry: CollectorRegistry = registry) -> object:
-                clock.t += 1.0
-                return generate_latest(registry)
-
-            def read(_i: int, clock: FakeClock = clock,
-                     collector: GpuCollector = collector) -> object:
-                clock.t += 1.0
-                return collector.read()
-
-            body = scrape(0)
-            assert isinstance(body, bytes) and body == generate_latest(registry)  # same reading
-            size = len(body)
-            pynvml.nvmlInit()
-            try:
-                handles = [pynvml.nvmlDeviceGetHandleByIndex(g) for g in range(n)]
-                steps = {"scrape": scrape, "raw": raw_step(handles), "read": read,
-                         "cached": cached, "gzip": gzipped, "official": official}
-                results: dict[str, list[float]] = {k: [] for k in steps}
-                for step in steps.values():
-                    timed(step, reps // 10, [])
-                for _ in range(rounds):
-                    for name, step in steps.items():
-                        timed(step, reps, results[name])
-                server, thread = serve("127.0.0.1", 0, app)
-                url = f"http://127.0.0.1:{server.server_address[1]}/metrics"
-                http: list[float] = []
-                timed(lambda _i, url=url: urllib.request.urlopen(url).read(), reps // 5, http)
-                server.shutdown()
-                server.server_close()
-                thread.join()
-            finally:
-                pynvml.nvmlShutdown()
-                collector.close()
-            med = {name: stats(times)[0] for name, times in results.items()}
-            scrape_p95 = stats(results["scrape"])[1]
-            raw_med = med["raw"]
-            ratio = med["scrape"] / raw_med
-            met &= ratio <= TARGET
-            print(f"{n:2d} GPUs: scrape {med['scrape']:7.1f} µs (p95 {scrape_p95:.1f}), "
-                  f"raw NVML {raw_med:6.1f} µs, ratio {ratio:.2f}x (target <= {TARGET:g}x: "
-                  f"{'met' if ratio <= TARGET else 'NOT met'}); /metrics {size} bytes; "
-                  f"over loopback HTTP {stats(http)[0] / 1000:.2f} ms")
-            print(f"         of which: NVML read (Sampler.tick) {med['read']:.1f} µs "
-                  f"({med['read'] / raw_med:.2f}x raw), rendering the text "
-                  f"{max(0.0, med['scrape'] - med['read']):.1f} µs")
-            print(f"         also: a second scrape in the same interval {med['cached']:.1f} µs; "
-                  f"with gzip (as Prometheus asks) {med['gzip']:.1f} µs "
-                  f"({med['gzip'] / raw_med:.2f}x raw); prometheus_client's generate_latest "
-                  f"(OpenMetrics-only clients, name[] filters) {med['official']:.1f} µs "
-                  f"({med['official'] / raw_med:.2f}x raw)")
+    print("load average: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
+    with tempfile.TemporaryDirectory() as tmp:
+        lib = build_fake_nvml(Path(tmp))
+        with use_fake_nvml(lib) as fake:
+            met = steady(fake, reps, rounds)
+            n_slow = 2 if args.quick else 8
+            reading = _time_reading(fake, n_slow)
+            print(f"slow driver: one reading of {n_slow} GPUs takes {reading:.1f} s "
+                  "(what every scrape waited for when the scrape read the driver)")
+            worst = slow(fake, n_slow, 3.0 if args.quick else 10.0)
+            print(f"         slowest scrape / one reading = {worst / reading:.4f}")
+        beside_nvitop(lib, Path(tmp), reps // 5)
     return 0 if met else 1
 
 

@@ -1,24 +1,31 @@
 """``gpumon exporter``: serve this machine's GPU numbers at /metrics for Prometheus.
 
-Loopback only unless ``--listen`` says otherwise; port 9401 by default, beside
-dcgm-exporter's 9400. Runs until SIGINT or SIGTERM. Never imports Qt or torch.
+Loopback only unless ``--listen`` says otherwise (then without a TLS web config it logs one
+warning); port 9401 by default, beside dcgm-exporter's 9400. ``--web.config.file`` takes
+exporter-toolkit's file (TLS, basic auth); a bad one stops it with a sentence. Runs until
+SIGINT or SIGTERM, which end it within about a second even while a driver call hangs.
+Never imports Qt or torch.
 """
 
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import logging
+import resource
 import signal
 import sys
 import threading
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 
 from gpumon.cli.argtypes import add_lang_argument, seconds
 from gpumon.cli.argtypes import gpu_count as _count
 from gpumon.i18n import tr
-from gpumon.interval import EXPORTER
-from gpumon.telemetry.exporter import DEFAULT_LISTEN, GpuCollector
+from gpumon.interval import EXPORTER, IntervalRange
+from gpumon.telemetry.exporter import DEFAULT_LISTEN, DEFAULT_READ_TIMEOUT_S
+from gpumon.telemetry.exporter_series import OPTIONAL_PROCESS_LABELS, Options
 from gpumon.telemetry.types import Source
 
 
@@ -33,7 +40,20 @@ def parse_listen(text: str) -> tuple[str, int]:
     return host, int(port_text)
 
 
+def parse_process_labels(text: str) -> tuple[str, ...]:
+    """``user,command`` (either, both, or empty) as a tuple; a sentence for anything else."""
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    wrong = [n for n in names if n not in OPTIONAL_PROCESS_LABELS]
+    if wrong:
+        raise argparse.ArgumentTypeError(
+            tr("must be a comma-separated list of {choices}, got {text}",
+               choices=", ".join(OPTIONAL_PROCESS_LABELS), text=repr(text)))
+    return names
+
+
 _seconds = seconds(EXPORTER)
+#: How long one read of the GPUs may stand still before the driver counts as not answering.
+READ_TIMEOUT = IntervalRange(low=0.5, high=60.0, default=DEFAULT_READ_TIMEOUT_S)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,13 +66,27 @@ def build_parser() -> argparse.ArgumentParser:
                         help=tr("address to serve on (default {listen}: this machine only; "
                                 "0.0.0.0:9401 lets a Prometheus server elsewhere scrape it)",
                                 listen=DEFAULT_LISTEN))
+    parser.add_argument("--web.config.file", dest="web_config", type=Path, default=None,
+                        metavar="FILE",
+                        help=tr("TLS and basic authentication, in the file format of "
+                                "Prometheus's exporters (exporter-toolkit)"))
     parser.add_argument("--simulate", type=_count, metavar="N", default=None,
                         help=tr("export N simulated GPUs, labelled simulated=\"1\""))
     parser.add_argument("--seed", type=int, default=0, help=tr("seed of the simulated GPUs"))
     parser.add_argument("--interval", type=_seconds, default=EXPORTER.default,
                         metavar="SECONDS",
-                        help=tr("read the GPUs at most once per this many seconds, however "
-                                "many scrapers ask (default 1)"))
+                        help=tr("read the GPUs once per this many seconds, however many "
+                                "scrapers ask (default 1)"))
+    parser.add_argument("--read-timeout", type=seconds(READ_TIMEOUT),
+                        default=READ_TIMEOUT.default, metavar="SECONDS",
+                        help=tr("after this many seconds without an answer from the driver, "
+                                "send gpumon_nvml_up 0 and no GPU values (default 5)"))
+    parser.add_argument("--process-labels", type=parse_process_labels, default=(),
+                        metavar="user,command",
+                        help=tr("also label each process's series with its user and/or "
+                                "command line (default: gpu, UUID and pid only)"))
+    parser.add_argument("--no-processes", action="store_true",
+                        help=tr("send no per-process series at all"))
     parser.add_argument("--hostname", default=None, metavar="NAME",
                         help=tr("the Hostname label (default: this machine's name)"))
     add_lang_argument(parser)
@@ -74,35 +108,73 @@ def _factory(simulate: int | None, seed: int) -> Callable[[], Source]:
     return nvml
 
 
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is only reachable from this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def raise_file_limit() -> None:
+    """Let the server keep more connections open than the usual soft limit of 1,024 file
+    descriptors allows (up to the hard limit, at most 65,536), as Go's runtime does."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = 65536 if hard == resource.RLIM_INFINITY else min(hard, 65536)
+    if soft != resource.RLIM_INFINITY and soft < want:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+        except (ValueError, OSError):
+            pass
+
+
+def _fail(text: str) -> int:
+    print("gpumon exporter: " + text, file=sys.stderr)
+    return 1
+
+
 def main(argv: list[str]) -> int:
-    """Serve until SIGINT/SIGTERM; 1 with a sentence when the address cannot be used."""
+    """Serve until SIGINT/SIGTERM; 1 with a sentence when the address or the web config
+    cannot be used."""
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="gpumon exporter: %(message)s")
-    from prometheus_client import CollectorRegistry
+    from gpumon.telemetry.exporter import GpuReader
+    from gpumon.telemetry.exporter_http import serve
+    from gpumon.telemetry.exporter_page import Pages
+    from gpumon.telemetry.webconfig import WebConfig, WebConfigError, load
 
-    from gpumon.telemetry.exporter_http import make_app, serve
-    from gpumon.telemetry.exposition import Exposition
-
-    collector = GpuCollector(_factory(args.simulate, args.seed), args.interval, args.hostname)
-    registry = CollectorRegistry()
-    registry.register(collector)  # the official client's collector; it also answers OpenMetrics
+    web = WebConfig()
+    if args.web_config is not None:
+        try:
+            web = load(args.web_config)
+        except WebConfigError as err:
+            return _fail(str(err))
+    raise_file_limit()
+    pages = Pages(args.hostname, Options(processes=not args.no_processes,
+                                         process_labels=args.process_labels))
+    reader = GpuReader(_factory(args.simulate, args.seed), pages.publish, args.interval,
+                       args.read_timeout)
     host, port = args.listen
     try:
-        server, thread = serve(host, port, make_app(Exposition(collector), registry))
+        server = serve(host, port, pages, web)
     except OSError as exc:
-        print("gpumon exporter: " + tr("cannot listen on {address} ({reason}).",
-                                       address=f"{host}:{port}", reason=exc.strerror or exc),
-              file=sys.stderr)
-        return 1
-    logging.info("serving http://%s:%d/metrics%s", host, port,
+        return _fail(tr("cannot listen on {address} ({reason}).",
+                        address=f"{host}:{port}", reason=exc.strerror or exc))
+    reader.start()
+    scheme = "https" if web.tls is not None else "http"
+    shown = f"[{host}]" if ":" in host else host
+    logging.info("serving %s://%s:%d/metrics%s", scheme, shown, port,
                  " (simulated GPUs)" if args.simulate else "")
+    if web.tls is None and not is_loopback(host):
+        logging.warning("listening on %s without TLS: anyone who can reach this port reads "
+                        "it; see --web.config.file", host)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     while not stop.wait(3600):
         pass
-    server.shutdown()
-    server.server_close()
-    thread.join(5)
-    collector.close()
+    server.close()
+    reader.stop(timeout_s=1.0)
     return 0

@@ -53,9 +53,12 @@ PSTATE = "gpumon_pstate"
 LOST = "gpumon_gpu_lost"
 NVML_UP = "gpumon_nvml_up"
 PROCESS_MEMORY = "gpumon_process_gpu_memory_bytes"
+LAST_READ = "gpumon_gpu_last_read_timestamp_seconds"
 NVML_UP_HELP = "1 when the GPU driver (NVML) answers, else 0; the exporter's log says why."
 PSTATE_HELP = "Performance state, 0 (P0, fastest) to 15."
 LOST_HELP = "1 when the GPU stopped answering, else 0."
+LAST_READ_HELP = ("When the GPU was last read (Unix time, seconds); it stops advancing while "
+                  "the driver does not answer or the GPU is lost.")
 
 # What the cluster view reads back: Prometheus metric -> (GpuSample field, factor to the
 # field's unit). Every exported field, plus the P-state and the lost mark.

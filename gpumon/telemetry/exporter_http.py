@@ -1,96 +1,81 @@
-"""The exporter's HTTP side: GET /metrics from the cached text, the rest from prometheus_client.
+"""The exporter's HTTP side: which path answers what, behind the web config's checks.
 
-A scrape that accepts Prometheus's text format 0.0.4 (Prometheus itself lists it in its Accept
-header, as does any client that sends none or ``*/*``) gets ``Exposition``'s bytes. Anything
-else (OpenMetrics only, ``name[]`` filters, other methods) goes to prometheus_client's own WSGI
-app over the same registry, so the official client still answers what it answered before.
+- ``/metrics``: the latest reading's cached bytes (``exporter_page``), ``name[]`` filters honoured;
+- ``/health``: 200 with a one-line reason while readings are fresh, 503 with the reason when
+  the driver does not answer, no driver is loaded or every GPU is lost (a probe for systemd,
+  Kubernetes or a load balancer);
+- ``/``: a small page linking to both, as Prometheus's own exporters have;
+- anything else 404; any method but GET 405. With ``basic_auth_users`` every path asks for
+  the password (401 without it), as exporter-toolkit does.
 """
 
 from __future__ import annotations
 
-import functools
-import socket
-import threading
-from collections.abc import Callable, Iterable
-from socketserver import ThreadingMixIn
-from typing import Any
-from urllib.parse import parse_qs
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+import html
+import ssl
 
-from prometheus_client import make_wsgi_app
-from prometheus_client.registry import CollectorRegistry
+from gpumon import __version__
+from gpumon.telemetry.exporter_page import Pages
+from gpumon.telemetry.http_server import (
+    Handler,
+    HttpServer,
+    Request,
+    Response,
+    listen,
+    text_response,
+)
+from gpumon.telemetry.webconfig import WebConfig
 
-from gpumon.telemetry.exposition import CONTENT_TYPE, Exposition
-
-StartResponse = Callable[..., Any]
-App = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
-
-
-@functools.lru_cache(maxsize=64)  # a scraper sends the same header every time
-def accepts_text(accept: str | None) -> bool:
-    """Whether an Accept header admits the text format 0.0.4 (none at all admits anything)."""
-    if not accept or not accept.strip():
-        return True
-    for item in accept.split(","):
-        media, *params = (part.strip() for part in item.split(";"))
-        if media.lower() not in ("text/plain", "text/*", "*/*"):
-            continue
-        options = dict(p.split("=", 1) for p in params if "=" in p)
-        if options.get("q", "1").strip() in ("0", "0.0", "0.00", "0.000"):
-            continue
-        if media.lower() == "text/plain" and options.get("version", "0.0.4") != "0.0.4":
-            continue
-        return True
-    return False
+LANDING = """<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>gpumon exporter</title></head>
+<body><h1>gpumon exporter</h1>
+<p>GPU metrics of {host} for Prometheus, with dcgm-exporter's names (gpumon {version}).</p>
+<ul><li><a href="metrics">Metrics</a></li><li><a href="health">Health</a></li></ul>
+</body></html>
+"""
 
 
-@functools.lru_cache(maxsize=64)
-def gzip_accepted(accept_encoding: str | None) -> bool:
-    """Whether an Accept-Encoding header lists gzip (as prometheus_client reads it)."""
-    return any(item.split(";")[0].strip().lower() == "gzip"
-               for item in (accept_encoding or "").split(","))
+def make_handler(pages: Pages, web: WebConfig | None = None) -> Handler:
+    """The request handler of the exporter's server (called on a worker thread)."""
+    web = web or WebConfig()
+    extra = web.headers
+    landing = LANDING.format(host=html.escape(pages.host),
+                             version=html.escape(__version__)).encode("utf-8")
+
+    def handle(request: Request) -> Response:
+        if not web.authorized(request.headers.get("Authorization")):
+            return text_response(401, "Unauthorized.",
+                                 ("WWW-Authenticate", 'Basic realm="gpumon exporter"'), *extra)
+        if request.method != "GET":
+            return text_response(405, "Only GET is answered here.", ("Allow", "GET"), *extra)
+        if request.path == "/metrics":
+            accept = request.headers.get("Accept")
+            encoding = request.headers.get("Accept-Encoding")
+            names = request.query.get("name[]", [])
+            if not names:
+                pages.asked(accept, encoding)
+            body = pages.current.body(accept, encoding, names)
+            headers = [("Content-Type", body.content_type), *extra]
+            if body.gzipped:
+                headers.append(("Content-Encoding", "gzip"))
+            return Response(200, body.data, tuple(headers))
+        if request.path == "/health":
+            view = pages.current.view
+            return text_response(200 if view.healthy else 503, view.reason, *extra)
+        if request.path == "/":
+            return Response(200, landing, (("Content-Type", "text/html; charset=utf-8"),
+                                           *extra))
+        return text_response(404, "Not found: this exporter serves /metrics and /health.",
+                             *extra)
+
+    return handle
 
 
-def make_app(exposition: Exposition, registry: CollectorRegistry) -> App:
-    """The WSGI app: fast text for Prometheus's scrapes, prometheus_client's app otherwise."""
-    fallback = make_wsgi_app(registry)
-
-    def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
-        query = environ.get("QUERY_STRING", "")
-        if (environ.get("REQUEST_METHOD") != "GET" or environ.get("PATH_INFO") == "/favicon.ico"
-                or (query and "name[]" in parse_qs(query))
-                or not accepts_text(environ.get("HTTP_ACCEPT"))):
-            return fallback(environ, start_response)
-        gzipped = gzip_accepted(environ.get("HTTP_ACCEPT_ENCODING"))
-        headers = [("Content-Type", CONTENT_TYPE)]
-        if gzipped:
-            headers.append(("Content-Encoding", "gzip"))
-        start_response("200 OK", headers)
-        return [exposition.body(gzipped)]
-
-    return app
-
-
-class _Server(ThreadingMixIn, WSGIServer):
-    """One thread per request; the threads do not hold the process open at exit."""
-
-    daemon_threads = True
-
-
-class _QuietHandler(WSGIRequestHandler):
-    """Does not log each request."""
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        """Log nothing."""
-
-
-def serve(host: str, port: int, app: App) -> tuple[WSGIServer, threading.Thread]:
-    """Serve ``app`` on host:port (IPv4 or IPv6) in a daemon thread; OSError if it cannot."""
-    family, _, _, _, sockaddr = socket.getaddrinfo(
-        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
-    server_class = type("_ExporterServer", (_Server,), {"address_family": family})
-    server: WSGIServer = make_server(str(sockaddr[0]), port, app, server_class, _QuietHandler)
-    thread = threading.Thread(target=server.serve_forever, name="gpumon-exporter-http",
-                              daemon=True)
-    thread.start()
-    return server, thread
+def serve(host: str, port: int, pages: Pages, web: WebConfig | None = None,
+          **limits: float) -> HttpServer:
+    """Serve the exporter on host:port, started; OSError if the address cannot be used."""
+    tls: ssl.SSLContext | None = web.tls if web is not None else None
+    server = HttpServer(listen(host, port), make_handler(pages, web), tls,
+                        **limits)  # type: ignore[arg-type]
+    server.start()
+    return server

@@ -86,6 +86,9 @@ class NvmlSource:
         self._last_error: int | None = None
         self._failed: list[str] = []  # "name: error" of the calls that failed on this GPU's tick
         self._procs = ProcInfoCache()
+        # NVML calls started so far: a watchdog that sees it stand still while a read is in
+        # progress knows a call hangs (the exporter's read deadline); a slow driver moves it.
+        self.calls_started = 0
 
     # --- the one guarded helper -------------------------------------------------------------
 
@@ -95,6 +98,7 @@ class NvmlSource:
         # common path it cost ~0.1 us per call, a tenth of a 1-GPU tick's overhead.
         if self._missing and (name or fn.__name__) in self._missing:
             return None
+        self.calls_started += 1
         try:
             return fn(*args)
         except (pynvml.NVMLError_NotSupported, pynvml.NVMLError_NotFound):

@@ -130,7 +130,8 @@ class FakeNvml:
             raise ValueError("too many processes")
 
     def set_delay(self, func: str, ms: int) -> None:
-        """``func`` (its C name; "nvmlInit" for both inits) sleeps ``ms`` ms per call."""
+        """``func`` (its C name; "nvmlInit" for both inits; "*" every function) sleeps ``ms``
+        ms per call; ``ms`` < 0: it hangs until ``set_delay("", 0)`` lets it return."""
         self.lib.fake_set_delay(func.encode(), ms)
 
     def set_mig_mode(self, gpu: int, mode: int) -> None:

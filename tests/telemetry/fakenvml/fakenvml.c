@@ -14,7 +14,8 @@
  * A program that loads it as libnvidia-ml.so.1 (LD_LIBRARY_PATH) without calling the
  * fake_* functions is scripted by environment variables, read when the library loads:
  *   FAKENVML_GPUS=N          the number of GPUs (default 1)
- *   FAKENVML_DELAY=func=ms   `func` sleeps ms milliseconds per call; -1: it never returns
+ *   FAKENVML_DELAY=func=ms   `func` sleeps ms milliseconds per call; -1: it never returns;
+ *                            func `*`: every function
  *   FAKENVML_HANG_FILE=path  created when a call starts to hang (a test knows it is stuck)
  *   FAKENVML_PROCS=gpu:pid:bytes,...  compute processes (tests/gpu/check.py --dry-run)
  *
@@ -194,7 +195,8 @@ FAKE_EXPORT int fake_add_mig(int gpu, int slot, unsigned int gi, unsigned int ci
     return 0;
 }
 
-/* Make `func` sleep `ms` milliseconds per call; ms < 0: the call never returns. */
+/* Make `func` (`*`: every function) sleep `ms` milliseconds per call; ms < 0: the call does
+ * not return until the delay is set again (fake_set_delay("", 0) lets a hung call return). */
 FAKE_EXPORT void fake_set_delay(const char *func, long ms)
 {
     snprintf(delay_func, sizeof delay_func, "%s", func);
@@ -207,9 +209,14 @@ static void sleep_ms(long ms)
     while (nanosleep(&t, &t) != 0) {}
 }
 
+static int delayed(const char *func)
+{
+    return delay_func[0] != '\0' && (strcmp(delay_func, "*") == 0 || strcmp(func, delay_func) == 0);
+}
+
 static void maybe_delay(const char *func)
 {
-    if (delay_func[0] == '\0' || strcmp(func, delay_func) != 0) return;
+    if (!delayed(func)) return;
     if (delay_ms >= 0) {
         sleep_ms(delay_ms);
         return;
@@ -218,7 +225,7 @@ static void maybe_delay(const char *func)
         FILE *f = fopen(hang_file, "w");
         if (f != NULL) fclose(f);
     }
-    for (;;) sleep_ms(1000);
+    while (delay_ms < 0 && delayed(func)) sleep_ms(10);  /* until a test lets it return */
 }
 
 static void setup_from_environment(void)

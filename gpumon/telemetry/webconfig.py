@@ -1,0 +1,253 @@
+"""``--web.config.file``: TLS and basic authentication in Prometheus's exporter-toolkit format.
+
+The same YAML file node_exporter reads (exporter-toolkit's ``docs/web-configuration.md``)::
+
+    tls_server_config:
+      cert_file: server.crt          # paths relative to this file
+      key_file: server.key
+      client_ca_file: clients.crt    # optional: then clients must show a certificate
+      client_auth_type: RequireAndVerifyClientCert
+      min_version: TLS12
+    basic_auth_users:
+      prometheus: $2y$10$...         # a bcrypt hash (htpasswd -nBC 10 "" | tr -d ':')
+    http_server_config:
+      headers: {X-Frame-Options: deny}
+
+Anything wrong is a ``WebConfigError`` with one sentence; the exporter then refuses to start
+rather than fall back to plain HTTP. Keys the toolkit has and gpumon cannot honour (cipher
+suites, curve preferences) are refused too, never silently ignored.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import ssl
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpumon.i18n import tr
+
+CLIENT_AUTH = {
+    "NoClientCert": ssl.CERT_NONE,
+    "VerifyClientCertIfGiven": ssl.CERT_OPTIONAL,
+    "RequireAndVerifyClientCert": ssl.CERT_REQUIRED,
+}
+TLS_VERSIONS = {"TLS10": ssl.TLSVersion.TLSv1, "TLS11": ssl.TLSVersion.TLSv1_1,
+                "TLS12": ssl.TLSVersion.TLSv1_2, "TLS13": ssl.TLSVersion.TLSv1_3}
+TLS_KEYS = {"cert_file", "key_file", "client_ca_file", "client_auth_type", "min_version",
+            "max_version"}
+UNSUPPORTED_TLS_KEYS = {"cipher_suites", "curve_preferences", "prefer_server_cipher_suites",
+                        "client_allowed_sans", "cert", "key"}
+MAX_FILE_BYTES = 1 << 20
+MAX_CACHED_LOGINS = 256
+# bcrypt checks at once: each takes a core for ~0.1 s, so a flood of wrong passwords could hold
+# every request thread; beyond these a login that is not remembered is refused (401) at once
+# and a remembered one (Prometheus's) never waits.
+CHECKS_AT_ONCE = 2
+_checks = threading.BoundedSemaphore(CHECKS_AT_ONCE)
+# What an unknown user's password is checked against, so that a wrong user name takes as
+# long as a wrong password (exporter-toolkit does the same).
+_DUMMY_HASH = b"$2b$10$347ACj2k8e73CO7gskSyb.8/sK6aw8TcGBFHsP779KavyclXfbWvK"
+
+
+class WebConfigError(ValueError):
+    """The web config file cannot be used; the message is one sentence."""
+
+
+@dataclass
+class WebConfig:
+    """What the file asks for: a TLS context or None, bcrypt hashes by user, extra headers."""
+
+    tls: ssl.SSLContext | None = None
+    users: dict[str, bytes] = field(default_factory=dict)
+    headers: tuple[tuple[str, str], ...] = ()
+    _ok: dict[bytes, bool] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def authorized(self, authorization: str | None) -> bool:
+        """Whether an Authorization header passes (always, without basic_auth_users).
+
+        A bcrypt check costs ~0.1 s by design; a pair that passed once is remembered (by its
+        SHA-256) so a scraper pays it once, as exporter-toolkit caches it."""
+        if not self.users:
+            return True
+        scheme, _, encoded = (authorization or "").partition(" ")
+        if scheme.lower() != "basic":
+            return False
+        try:
+            user, sep, password = base64.b64decode(encoded.strip(), validate=True).decode(
+                "utf-8").partition(":")
+        except (binascii.Error, UnicodeDecodeError):
+            return False
+        if not sep:
+            return False
+        key = hashlib.sha256(f"{user}\0{password}".encode()).digest()
+        with self._lock:
+            if self._ok.get(key):
+                return True
+        import bcrypt
+
+        known = self.users.get(user)
+        if not _checks.acquire(timeout=1.0):
+            return False
+        try:
+            ok = bcrypt.checkpw(password.encode(), known or _DUMMY_HASH) and known is not None
+        except ValueError:
+            ok = False
+        finally:
+            _checks.release()
+        if ok:
+            with self._lock:
+                if len(self._ok) >= MAX_CACHED_LOGINS:
+                    self._ok.clear()
+                self._ok[key] = True
+        return ok
+
+
+def load(path: Path) -> WebConfig:
+    """Read and check the file at ``path``; WebConfigError with a sentence if it is not usable."""
+    try:
+        import bcrypt  # noqa: F401
+        import yaml
+    except ImportError as err:
+        raise WebConfigError(tr("--web.config.file needs the {package} package; install it "
+                                "with pip install 'gpumon[exporter]'.", package=err.name)) from err
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_FILE_BYTES + 1)
+    except OSError as err:
+        raise WebConfigError(tr("cannot read the web config file {path} ({reason}).",
+                                path=str(path), reason=err.strerror or err)) from err
+    if len(raw) > MAX_FILE_BYTES:
+        raise WebConfigError(tr("the web config file {path} is larger than 1 MiB.",
+                                path=str(path)))
+    try:
+        doc = yaml.safe_load(raw)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        raise WebConfigError(tr("the web config file {path} is not valid YAML{where}.",
+                                path=str(path), where=where)) from err
+    if doc is None:
+        doc = {}
+    _mapping(doc, path, "")
+    unknown = set(doc) - {"tls_server_config", "basic_auth_users", "http_server_config"}
+    if unknown:
+        raise _key_error(path, sorted(map(str, unknown))[0])
+    base = Path(path).resolve().parent
+    config = WebConfig()
+    if doc.get("tls_server_config") is not None:
+        config.tls = _tls(_mapping(doc["tls_server_config"], path, "tls_server_config"),
+                          base, path)
+    config.users = _users(doc.get("basic_auth_users"), path)
+    config.headers = _headers(doc.get("http_server_config"), path)
+    return config
+
+
+def _mapping(value: Any, path: Path, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise WebConfigError(tr("in the web config file {path}, {key} must be a mapping of "
+                                "keys to values.", path=str(path), key=where or "the top level"))
+    return value
+
+
+def _key_error(path: Path, key: str) -> WebConfigError:
+    return WebConfigError(tr("the web config file {path} has a key gpumon does not know or "
+                             "support: {key}.", path=str(path), key=key))
+
+
+def _text(section: dict[str, Any], key: str, path: Path) -> str:
+    value = section.get(key, "")
+    if not isinstance(value, str):
+        raise WebConfigError(tr("in the web config file {path}, {key} must be text.",
+                                path=str(path), key=key))
+    return value
+
+
+def _tls(section: dict[str, Any], base: Path, path: Path) -> ssl.SSLContext:
+    for key in section:
+        if key not in TLS_KEYS or key in UNSUPPORTED_TLS_KEYS:
+            raise _key_error(path, f"tls_server_config.{key}")
+    cert, key = _text(section, "cert_file", path), _text(section, "key_file", path)
+    if not cert or not key:
+        raise WebConfigError(tr("in the web config file {path}, tls_server_config needs both "
+                                "cert_file and key_file.", path=str(path)))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2  # exporter-toolkit's default
+    for name in ("min_version", "max_version"):
+        if name in section:
+            version = TLS_VERSIONS.get(str(section[name]))
+            if version is None:
+                raise WebConfigError(tr("in the web config file {path}, {key} must be one of "
+                                        "{choices}.", path=str(path), key=name,
+                                        choices=", ".join(TLS_VERSIONS)))
+            setattr(context, "minimum_version" if name == "min_version" else "maximum_version",
+                    version)
+    try:
+        context.load_cert_chain(base / cert, base / key)
+    except (OSError, ssl.SSLError) as err:
+        raise WebConfigError(tr("cannot use the TLS certificate {cert} with the key {key} "
+                                "({reason}).", cert=str(base / cert), key=str(base / key),
+                                reason=getattr(err, "strerror", None) or err)) from err
+    ca = _text(section, "client_ca_file", path)
+    auth = _text(section, "client_auth_type", path) or (
+        "RequireAndVerifyClientCert" if ca else "NoClientCert")
+    if auth not in CLIENT_AUTH:
+        raise WebConfigError(tr("in the web config file {path}, client_auth_type must be one "
+                                "of {choices}.", path=str(path), choices=", ".join(CLIENT_AUTH)))
+    if CLIENT_AUTH[auth] != ssl.CERT_NONE:
+        if not ca:
+            raise WebConfigError(tr("in the web config file {path}, client_auth_type {auth} "
+                                    "needs client_ca_file.", path=str(path), auth=auth))
+        try:
+            context.load_verify_locations(cafile=base / ca)
+        except (OSError, ssl.SSLError) as err:
+            raise WebConfigError(tr("cannot use the client CA file {ca} ({reason}).",
+                                    ca=str(base / ca),
+                                    reason=getattr(err, "strerror", None) or err)) from err
+        context.verify_mode = CLIENT_AUTH[auth]
+    return context
+
+
+def _users(section: Any, path: Path) -> dict[str, bytes]:
+    if section is None:
+        return {}
+    import bcrypt
+
+    users: dict[str, bytes] = {}
+    for user, hashed in _mapping(section, path, "basic_auth_users").items():
+        if not isinstance(user, str) or not isinstance(hashed, str) or ":" in user:
+            raise WebConfigError(tr("in the web config file {path}, basic_auth_users must map "
+                                    "user names to bcrypt hashes.", path=str(path)))
+        try:
+            bcrypt.checkpw(b"", hashed.encode())
+        except ValueError as err:
+            raise WebConfigError(tr("in the web config file {path}, the password of {user} "
+                                    "is not a bcrypt hash.", path=str(path),
+                                    user=repr(user))) from err
+        users[user] = hashed.encode()
+    return users
+
+
+def _headers(section: Any, path: Path) -> tuple[tuple[str, str], ...]:
+    if section is None:
+        return ()
+    section = _mapping(section, path, "http_server_config")
+    for key in section:
+        if key not in ("headers", "http2"):
+            raise _key_error(path, f"http_server_config.{key}")
+    headers = _mapping(section.get("headers") or {}, path, "http_server_config.headers")
+    out = []
+    for name, value in headers.items():
+        if (not isinstance(name, str) or not isinstance(value, str)
+                or not name.replace("-", "").isalnum() or not name.isascii()
+                or "\r" in value or "\n" in value):
+            raise WebConfigError(tr("in the web config file {path}, http_server_config.headers "
+                                    "must map header names to one-line values.",
+                                    path=str(path)))
+        out.append((name, value))
+    return tuple(out)
