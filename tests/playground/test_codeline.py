@@ -57,3 +57,27 @@ def test_a_name_error_in_typed_code_is_python_s_not_torch_s(engine: Engine) -> N
     assert "torch wrote" not in outcome.error.explanation
     torch_error = engine.run(RunCode("torch.ones(2) @ torch.ones(3)")).error
     assert torch_error is not None and torch_error.explanation != PYTHON_FALLBACK
+
+
+def test_exit_quit_and_sys_exit_are_cards_and_the_workspace_stays(engine: Engine) -> None:
+    """As in Jupyter: exit() in a cell is reported, and the kernel and its names go on."""
+    import sys
+
+    stdin = sys.stdin
+    for code in ("a = torch.ones(2)\nexit()", "quit()", "import sys\nsys.exit(3)",
+                 "raise SystemExit"):
+        outcome = engine.run(RunCode(code))
+        assert not outcome.ok and outcome.error is not None, code
+        assert outcome.error.type_name == "SystemExit" and not outcome.error.by_torch
+        assert "workspace is kept" in outcome.error.message
+    assert "3" in engine.run(RunCode("import sys\nsys.exit(3)")).error.message  # type: ignore[union-attr]
+    assert engine.names()[0] == "a" and engine.get("a") is not None
+    assert sys.stdin is stdin and not stdin.closed  # site's exit() would have closed it
+    assert engine.run(RunCode("a + 1")).ok
+
+
+def test_a_loop_that_makes_many_names_gets_a_short_card(engine: Engine) -> None:
+    outcome = engine.run(RunCode("for i in range(5000): globals()[f'v{i}'] = i"))
+    assert outcome.ok and len(engine.names()) == 5001  # i too
+    made = dict(outcome.details)["made or changed"]
+    assert len(made) < 1000 and made.endswith("… and 4,981 more names")

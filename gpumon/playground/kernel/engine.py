@@ -22,7 +22,7 @@ from gpumon.playground.data.outcome import LoadStatus, Outcome, WorkspaceEntry
 from gpumon.playground.kernel import ops
 from gpumon.playground.kernel.action_run import ActionRun
 from gpumon.playground.kernel.blame import internal_error, is_gpumon_bug
-from gpumon.playground.kernel.codeline import run_code, syntax_error
+from gpumon.playground.kernel.codeline import exit_refused, run_code, syntax_error
 from gpumon.playground.kernel.describe import (
     dtype_name,
     model_bytes,
@@ -119,6 +119,8 @@ class Engine:
                 handler(self._values, action, run)
         except SyntaxError as exc:  # the code line's typing mistake (before anything ran)
             error = syntax_error(exc)
+        except SystemExit as exc:  # exit() typed in the code line: a card, never the kernel's end
+            error = exit_refused(exc)
         except Exception as exc:  # noqa: BLE001 - errors are content
             ours = not run.in_torch and not isinstance(action, RunCode) and is_gpumon_bug(exc)
             error = internal_error(exc) if ours else error_from_exception(exc)
