@@ -14,7 +14,7 @@ API (every method is called from the GUI thread, every signal arrives in the GUI
     engine.outcomeReady(Outcome)                # every action, whoever submitted it, and
                                                 # each action of a lesson step as it runs
     engine.actionFinished(ticket, Outcome)      # to find your own
-    engine.workspaceChanged(list[WorkspaceEntry])
+    engine.workspaceChanged(WorkspacePage)     # the first rows and the count of the rest
     engine.busyChanged(bool), engine.queueLengthChanged(int)
     engine.callFinished(ticket, result)         # a call's answer, or the exception for it
     engine.kernelStarted(pid)                   # a (fresh) kernel said hello
@@ -43,7 +43,7 @@ from gpumon.playground.client.kernel_client import KernelClient, KernelExit
 from gpumon.playground.data.actions import Action
 from gpumon.playground.data.devices import DeviceOption
 from gpumon.playground.data.errors import ErrorInfo
-from gpumon.playground.data.outcome import LoadStatus, Outcome
+from gpumon.playground.data.outcome import LoadStatus, Outcome, WorkspacePage
 from gpumon.playground.data.wire import Message
 from gpumon.playground.lesson.steps import LessonStep
 from gpumon.telemetry.procinfo import set_own_children
@@ -152,7 +152,7 @@ class KernelLink(QObject):
     devicesChanged = Signal(object)  # list[DeviceOption]
     outcomeReady = Signal(object)  # Outcome
     actionFinished = Signal(int, object)  # ticket, Outcome
-    workspaceChanged = Signal(object)  # list[WorkspaceEntry]
+    workspaceChanged = Signal(object)  # WorkspacePage
     busyChanged = Signal(bool)
     queueLengthChanged = Signal(int)
     callFinished = Signal(int, object)  # ticket, result or exception
@@ -353,7 +353,7 @@ class KernelLink(QObject):
                                                  error=lost_error(ended)))
             elif request == "call":
                 self.callFinished.emit(rid, KernelLost(ended.sentence()))
-        self.workspaceChanged.emit([])
+        self.workspaceChanged.emit(WorkspacePage())
         self.countersChanged.emit({})
         if was_busy and not self.busy:
             self.busyChanged.emit(False)
