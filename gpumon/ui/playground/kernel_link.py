@@ -11,6 +11,7 @@ API (every method is called from the GUI thread, every signal arrives in the GUI
 
     engine = KernelLink(parent)               # nothing started yet
     engine.loadingStarted / loadingFinished(LoadStatus) / devicesChanged(list[DeviceOption])
+    engine.loadingLost(KernelExit)              # the kernel ended before torch loaded
     engine.outcomeReady(Outcome)                # every action, whoever submitted it, and
                                                 # each action of a lesson step as it runs
     engine.actionFinished(ticket, Outcome)      # to find your own
@@ -38,7 +39,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
-from gpumon.i18n import tr
+from gpumon.i18n import sentences, tr
 from gpumon.playground.client.kernel_client import KernelClient, KernelExit
 from gpumon.playground.data.actions import Action
 from gpumon.playground.data.devices import DeviceOption
@@ -77,6 +78,12 @@ def load_failed_text(kind: str) -> str:
                   "action to load it again.")
     return tr("PyTorch did not load: gpumon failed while loading it. This is a bug in "
               "gpumon; please report it.")
+
+
+def load_lost_text(ended: KernelExit) -> str:
+    """The status when the kernel ended while torch was loading: no "Loading…" outlives it."""
+    return sentences(tr("PyTorch did not finish loading."), ended.sentence(),
+                     tr("The next action starts a fresh kernel and loads it again."))
 
 
 def internal_error(trace: str) -> ErrorInfo:
@@ -149,6 +156,7 @@ class KernelLink(QObject):
 
     loadingStarted = Signal()
     loadingFinished = Signal(object)  # LoadStatus
+    loadingLost = Signal(object)  # KernelExit: the kernel ended before torch loaded
     devicesChanged = Signal(object)  # list[DeviceOption]
     outcomeReady = Signal(object)  # Outcome
     actionFinished = Signal(int, object)  # ticket, Outcome
@@ -348,6 +356,7 @@ class KernelLink(QObject):
             request, what = self._requests.pop(rid)
             if request == "load":
                 self._loading = False
+                self.loadingLost.emit(ended)
             elif request == "run":
                 self._finish_action(rid, Outcome(what, what.code(), False, time.time(), 0.0,
                                                  error=lost_error(ended)))

@@ -37,7 +37,7 @@ from gpumon.ui.playground.code_line import CodeBar
 from gpumon.ui.playground.column_fit import fit_left_column
 from gpumon.ui.playground.cpu_view import CpuMemoryView
 from gpumon.ui.playground.forms import ActionForms
-from gpumon.ui.playground.kernel_link import ended_outcome
+from gpumon.ui.playground.kernel_link import ended_outcome, load_lost_text
 from gpumon.ui.playground.log import OutcomeLog
 from gpumon.ui.playground.monitor_link import MonitorLink
 from gpumon.ui.playground.style import tones
@@ -150,6 +150,7 @@ class PlaygroundPanel(QWidget):
         e = self.engine
         e.loadingStarted.connect(self._on_loading_started)
         e.loadingFinished.connect(self._on_loading_finished)
+        e.loadingLost.connect(self._on_loading_lost)
         e.devicesChanged.connect(self._on_devices)
         e.outcomeReady.connect(self._on_outcome)
         e.actionFinished.connect(self._on_action_finished)
@@ -266,6 +267,11 @@ class PlaygroundPanel(QWidget):
             why=status.message))
         self._set_status_tone("error")
         self.forms.set_runnable(False)
+
+    @Slot(object)
+    def _on_loading_lost(self, ended: KernelExit) -> None:
+        self.status_label.setText(load_lost_text(ended))
+        self._set_status_tone("error")
 
     @Slot()
     def refresh_devices(self) -> None:
