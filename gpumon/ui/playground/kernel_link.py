@@ -46,6 +46,7 @@ from gpumon.playground.data.devices import DeviceOption
 from gpumon.playground.data.errors import ErrorInfo
 from gpumon.playground.data.outcome import LoadStatus, Outcome, WorkspacePage
 from gpumon.playground.data.wire import Message
+from gpumon.playground.lesson.checkpoint_path import remove_folders_of
 from gpumon.playground.lesson.steps import LessonStep
 from gpumon.telemetry.procinfo import set_own_children
 from gpumon.telemetry.types import Snapshot
@@ -255,6 +256,7 @@ class KernelLink(QObject):
             self._client.shutdown(timeout_s=min(timeout_s, 2.0))
             if self.kernel_pid is not None:
                 set_own_children([])
+                remove_folders_of(self.kernel_pid)  # the lesson's files (checkpoint_path.py)
             was_busy = self.busy
             self._requests.clear()
             self._actions_pending = 0
@@ -347,6 +349,7 @@ class KernelLink(QObject):
         """The kernel is gone: every request it owed fails, the next one starts a fresh one."""
         self.kernel_pid = None
         set_own_children([])
+        remove_folders_of(ended.pid)  # the lesson's files went with it (checkpoint_path.py)
         self.counters = {}
         self.kernelEnded.emit(ended)
         was_busy = self.busy
