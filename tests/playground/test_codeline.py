@@ -81,3 +81,16 @@ def test_a_loop_that_makes_many_names_gets_a_short_card(engine: Engine) -> None:
     assert outcome.ok and len(engine.names()) == 5001  # i too
     made = dict(outcome.details)["made or changed"]
     assert len(made) < 1000 and made.endswith("… and 4,981 more names")
+
+
+def test_the_exit_card_and_the_count_of_names_in_chinese(engine: Engine) -> None:
+    from gpumon import i18n
+
+    i18n.set_language("zh_CN")
+    card = engine.run(RunCode("import sys\nsys.exit(3)")).error
+    assert card is not None
+    assert card.message == ("exit() 会结束练习场的内核进程：内核进程继续运行，工作区保留着。"
+                            "要求的退出状态：3。")  # no space after '。'
+    assert "os._exit() 无法拦截" in card.explanation
+    made = engine.run(RunCode("for i in range(30): globals()[f'v{i}'] = i")).details
+    assert dict(made)["新建或改动"].endswith("……另有 11 个名称")
