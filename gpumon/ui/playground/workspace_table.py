@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 from gpumon.i18n import N_, ntr, tr
 from gpumon.playground.data.outcome import WorkspaceEntry, WorkspacePage
 from gpumon.ui.monitor.table_model import FittedTableView, TitledTableModel
-from gpumon.ui.playground.style import device_color, on_background, shape_text
+from gpumon.ui.playground.style import device_color, on_background, shape_text, tones
 from gpumon.ui.theme import is_dark
 from gpumon.units import format_bytes
 
@@ -197,6 +197,20 @@ class WorkspaceView(QWidget):
         layout.setSpacing(2)
         layout.addWidget(self.table, 1)
         layout.addWidget(self.more_label)
+        self._dark: bool | None = None
+        self._restyle()
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._restyle()
+
+    def _restyle(self) -> None:
+        """The count of the rest in the faint tone of hints, for a light or dark palette."""
+        dark = is_dark(self.palette())
+        if dark != self._dark:
+            self._dark = dark
+            self.more_label.setStyleSheet(f"color: {tones(dark).faint}; padding-left: 4px;")
 
     def set_page(self, page: WorkspacePage) -> None:
         """Show the page's entries and count what it left out."""
