@@ -79,8 +79,8 @@ WORKSPACE_ROWS = 2000
 @dataclass(frozen=True)
 class WorkspacePage:
     """The workspace as the table shows it: its first ``WORKSPACE_ROWS`` entries, how many
-    there are in all, and the bytes of all its tensors on the cpu. Iterating gives the
-    entries shown."""
+    there are in all, and the bytes of all its tensors on the cpu. Iterating, ``len`` and
+    indexing give the entries shown, as the list it replaced did."""
 
     entries: tuple[WorkspaceEntry, ...] = ()
     total: int = 0  # tensors and models in the workspace, shown or not
@@ -91,6 +91,9 @@ class WorkspacePage:
 
     def __len__(self) -> int:
         return len(self.entries)
+
+    def __getitem__(self, index: int) -> WorkspaceEntry:
+        return self.entries[index]
 
     @property
     def more(self) -> int:
