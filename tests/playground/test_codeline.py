@@ -94,3 +94,14 @@ def test_the_exit_card_and_the_count_of_names_in_chinese(engine: Engine) -> None
     assert "os._exit() 无法拦截" in card.explanation
     made = engine.run(RunCode("for i in range(30): globals()[f'v{i}'] = i")).details
     assert dict(made)["新建或改动"].endswith("……另有 11 个名称")
+
+
+def test_a_refusal_in_a_big_workspace_lists_20_names_and_counts_the_rest(engine: Engine) -> None:
+    from gpumon.playground.data import actions as act
+
+    engine.run(RunCode("for i in range(5000): globals()[f'v{i}'] = torch.zeros(1)"))
+    refused = engine.run(act.Compute("y", "add", "nope", "v0")).error
+    assert refused is not None and refused.type_name == "Refused"
+    assert refused.message.startswith("There is no value named 'nope'. Names in the workspace: "
+                                      "i, v0, v1")  # i: the loop's variable, made first
+    assert refused.message.endswith("v18, … and 4,981 more names.") and len(refused.message) < 400
