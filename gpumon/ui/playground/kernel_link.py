@@ -15,7 +15,7 @@ API (every method is called from the GUI thread, every signal arrives in the GUI
     engine.outcomeReady(Outcome)                # every action, whoever submitted it, and
                                                 # each action of a lesson step as it runs
     engine.actionFinished(ticket, Outcome)      # to find your own
-    engine.workspaceChanged(WorkspacePage)     # the first rows and the count of the rest
+    engine.workspaceChanged(WorkspacePage)      # the first rows and the count of the rest
     engine.busyChanged(bool), engine.queueLengthChanged(int)
     engine.callFinished(ticket, result)         # a call's answer, or the exception for it
     engine.kernelStarted(pid)                   # a (fresh) kernel said hello
