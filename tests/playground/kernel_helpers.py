@@ -11,6 +11,7 @@ import pytest
 
 from gpumon.playground.client.kernel_client import KernelClient
 from gpumon.playground.data.wire import Message
+from gpumon.playground.lesson.checkpoint_path import remove_folders_of
 
 
 class Inbox:
@@ -57,3 +58,5 @@ def client(inbox: Inbox) -> Iterator[KernelClient]:
     assert c.shutdown(timeout_s=1.0) is not None or c._gen is None  # noqa: SLF001
     gen = c._gen  # noqa: SLF001
     assert gen is None or gen.proc.poll() is not None
+    if gen is not None:  # the window's KernelLink does this when its kernel ends
+        remove_folders_of(gen.proc.pid)

@@ -57,3 +57,51 @@ def test_a_name_error_in_typed_code_is_python_s_not_torch_s(engine: Engine) -> N
     assert "torch wrote" not in outcome.error.explanation
     torch_error = engine.run(RunCode("torch.ones(2) @ torch.ones(3)")).error
     assert torch_error is not None and torch_error.explanation != PYTHON_FALLBACK
+
+
+def test_exit_quit_and_sys_exit_are_cards_and_the_workspace_stays(engine: Engine) -> None:
+    """As in Jupyter: exit() in a cell is reported, and the kernel and its names go on."""
+    import sys
+
+    stdin = sys.stdin
+    for code in ("a = torch.ones(2)\nexit()", "quit()", "import sys\nsys.exit(3)",
+                 "raise SystemExit"):
+        outcome = engine.run(RunCode(code))
+        assert not outcome.ok and outcome.error is not None, code
+        assert outcome.error.type_name == "SystemExit" and not outcome.error.by_torch
+        assert "workspace is kept" in outcome.error.message
+    assert "3" in engine.run(RunCode("import sys\nsys.exit(3)")).error.message  # type: ignore[union-attr]
+    assert engine.names()[0] == "a" and engine.get("a") is not None
+    assert sys.stdin is stdin and not stdin.closed  # site's exit() would have closed it
+    assert engine.run(RunCode("a + 1")).ok
+
+
+def test_a_loop_that_makes_many_names_gets_a_short_card(engine: Engine) -> None:
+    outcome = engine.run(RunCode("for i in range(5000): globals()[f'v{i}'] = i"))
+    assert outcome.ok and len(engine.names()) == 5001  # i too
+    made = dict(outcome.details)["made or changed"]
+    assert len(made) < 1000 and made.endswith("… and 4,981 more names")
+
+
+def test_the_exit_card_and_the_count_of_names_in_chinese(engine: Engine) -> None:
+    from gpumon import i18n
+
+    i18n.set_language("zh_CN")
+    card = engine.run(RunCode("import sys\nsys.exit(3)")).error
+    assert card is not None
+    assert card.message == ("exit() 会结束练习场的内核进程：内核进程继续运行，工作区保留着。"
+                            "要求的退出状态：3。")  # no space after '。'
+    assert "os._exit() 无法拦截" in card.explanation
+    made = engine.run(RunCode("for i in range(30): globals()[f'v{i}'] = i")).details
+    assert dict(made)["新建或改动"].endswith("……另有 11 个名称")
+
+
+def test_a_refusal_in_a_big_workspace_lists_20_names_and_counts_the_rest(engine: Engine) -> None:
+    from gpumon.playground.data import actions as act
+
+    engine.run(RunCode("for i in range(5000): globals()[f'v{i}'] = torch.zeros(1)"))
+    refused = engine.run(act.Compute("y", "add", "nope", "v0")).error
+    assert refused is not None and refused.type_name == "Refused"
+    assert refused.message.startswith("There is no value named 'nope'. Names in the workspace: "
+                                      "i, v0, v1")  # i: the loop's variable, made first
+    assert refused.message.endswith("v18, … and 4,981 more names.") and len(refused.message) < 400

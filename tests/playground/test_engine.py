@@ -129,7 +129,7 @@ def test_delete_releases_the_tensor_and_empty_cache_names_its_devices(engine: En
 
 
 def test_workspace_entries(engine: Engine) -> None:
-    assert engine.workspace() == []
+    assert list(engine.workspace()) == []
     run_ok(engine, act.CreateFilled("x", "zeros", (2, 3), dtype="float64"))
     run_ok(engine, act.CreateModel("net", 3, 2))
     run_ok(engine, act.CreateFilled("m", "ones", (1000,), device="meta"))

@@ -79,7 +79,8 @@ def test_forms_code_line_and_table_speak_chinese(zh_panel: PlaygroundPanel) -> N
     hint = bar.edit.placeholderText()
     assert hint.startswith("x = torch.ones(2, 3, device='cuda:0')") and "换行" in hint
     table = zh_panel.workspace_table
-    headers = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
+    model = table.model()
+    headers = [model.headerData(c, Qt.Orientation.Horizontal) for c in range(model.columnCount())]
     assert headers == ["名称", "类别", "形状", "dtype", "设备", "大小"]
     assert "设备：" in zh_panel.status_label.text()
 

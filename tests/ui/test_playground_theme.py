@@ -26,15 +26,14 @@ def test_page_follows_a_theme_switch_both_ways(qtbot, make_window) -> None:  # t
     error, meta = panel.log.entries()
     assert error.tones is DARK_TONES and DARK_TONES.error in error.body.text()
     assert "mps is Apple" in error.body.text() and "not built with it" in error.body.text()
-    meta_item = panel.workspace_table.item(0, 4)
-    assert meta_item.foreground().color().name() == on_background(device_color("meta"), True)
+    assert panel.workspace_table.device_color(0) == on_background(device_color("meta"), True)
     assert window_colour(panel.forms) < 128
 
     presentation.set_theme("light")
     qtbot.waitUntil(lambda: window_colour(panel.forms) > 128, timeout=5000)
     assert error.tones is LIGHT_TONES and meta.tones is LIGHT_TONES
     assert LIGHT_TONES.error in error.body.text()
-    assert panel.workspace_table.item(0, 4).foreground().color().name() == device_color("meta")
+    assert panel.workspace_table.device_color(0) == device_color("meta")
     assert panel.status_label.palette().color(QPalette.ColorRole.WindowText).lightness() < 128
 
     presentation.set_theme("dark")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import types
 
 import pyqtgraph as pg
 import pytest
@@ -10,10 +11,13 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QColor, QPalette
 from PySide6.QtWidgets import QApplication, QLineEdit, QMessageBox, QPushButton
 
+from gpumon.playground.data.devices import DeviceOption
+from gpumon.playground.data.outcome import LoadStatus
 from gpumon.telemetry.simulated import SimulatedSource
 from gpumon.ui.theme import DARK, LIGHT
 from gpumon.ui.window.presentation import (
     SHORTCUTS,
+    about_text,
     show_about,
     versions,
 )
@@ -170,15 +174,49 @@ def test_about_box_lists_versions(qtbot, make_window):
     box2.close()
 
 
-def test_about_box_names_torch_only_once_loaded(monkeypatch) -> None:
-    """Both branches, each for certain: torch loaded (its version and build), and not."""
-    import torch
-
-    loaded = dict(versions(None))["PyTorch"]
-    assert loaded.startswith(torch.__version__ + " (")
-    assert ("CPU-only build" in loaded) == (torch.version.cuda is None)
-    monkeypatch.delitem(sys.modules, "torch")
+def test_about_box_names_torch_from_the_kernel_never_from_this_process(monkeypatch) -> None:
+    """The window never imports torch: a torch in this process's modules is not what the
+    About box reports; the kernel's answer to "load" (its version, build and devices) is."""
+    stand_in = types.ModuleType("torch")
+    stand_in.__version__ = "9.9.9"  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "torch", stand_in)
     assert dict(versions(None))["PyTorch"].startswith("not loaded yet")
+    cpu = [DeviceOption("cpu", "cpu — main memory"),
+           DeviceOption("cuda:0", "cuda:0 — not available here", available=False),
+           DeviceOption("meta", "meta — shapes only, no data (no GPU here)")]
+    facts = dict(versions(None, (LoadStatus(True, "PyTorch 2.13.0+cpu", "2.13.0+cpu"), cpu)))
+    assert facts["PyTorch"] == "2.13.0+cpu (CPU-only build)"
+    assert facts["PyTorch devices"] == ("cpu — main memory; meta — shapes only, no data "
+                                        "(no GPU here)")
+    gpu = [DeviceOption("cuda:0", "cuda:0 — NVIDIA H200 (139.8 GiB)"), cpu[0]]
+    facts = dict(versions(None, (LoadStatus(True, "PyTorch 2.13.0", "2.13.0", "12.8"), gpu)))
+    assert facts["PyTorch"] == "2.13.0 (built for CUDA 12.8)"
+    assert facts["PyTorch devices"].startswith("cuda:0 — NVIDIA H200")
+    broken = dict(versions(None, (LoadStatus(False, "No module named 'torch'"), ())))
+    assert broken["PyTorch"] == "not usable: No module named 'torch'"
+    assert "PyTorch devices" not in broken
+    assert "9.9.9" not in about_text(None)
+
+
+@pytest.mark.slow
+def test_about_box_shows_the_kernels_torch_once_loaded(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+    w = make_window()
+    _trigger(w, "actionAbout")
+    box = w.findChild(QMessageBox, "aboutDialog")
+    assert "not loaded yet" in box.text()
+    box.close()
+    w.tabs.setCurrentWidget(w.playground)  # the kernel loads torch
+    qtbot.waitUntil(lambda: bool(w.engine.device_options), timeout=60000)
+    status = w.engine.load_status
+    assert status is not None and status.ok and status.torch_version
+    qtbot.waitUntil(lambda: w.findChild(QMessageBox, "aboutDialog") is None, timeout=5000)
+    _trigger(w, "actionAbout")
+    box = w.findChild(QMessageBox, "aboutDialog")
+    text = box.text()
+    assert status.torch_version in text and "not loaded yet" not in text
+    assert ("CPU-only build" in text) == (status.cuda_version is None)
+    assert "PyTorch devices" in text and "cpu — main memory" in text
+    box.close()
 
 
 def test_help_menu_lists_every_shortcut(make_window):

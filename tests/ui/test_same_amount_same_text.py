@@ -13,8 +13,8 @@ from gpumon.playground.data.outcome import MemoryReading, Outcome, WorkspaceEntr
 from gpumon.telemetry.readouts import format_readout
 from gpumon.telemetry.types import GpuProcess, ProcessType
 from gpumon.ui.monitor.process_table import texts_of
-from gpumon.ui.playground.panel import WorkspaceTable
 from gpumon.ui.playground.style import memory_text
+from gpumon.ui.playground.workspace_table import WorkspaceTable
 
 AMOUNTS = [0, 1023, 1536, 3 * 2**20 // 2, 256 * 2**20, 3 * 2**30 // 2, int(12.34 * 2**30),
            2 * 2**40]

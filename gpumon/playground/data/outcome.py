@@ -1,5 +1,5 @@
-"""Immutable results the engine hands to the views: Outcome, WorkspaceEntry, LoadStatus,
-MemoryReading.
+"""Immutable results the engine hands to the views: Outcome, WorkspaceEntry (a
+WorkspacePage of them), LoadStatus, MemoryReading.
 
 They hold strings, numbers and tuples only, never a tensor, so keeping an Outcome in a list
 never keeps GPU memory alive, and they can cross from the kernel to the GUI thread.
@@ -7,6 +7,7 @@ never keeps GPU memory alive, and they can cross from the kernel to the GUI thre
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from gpumon.playground.data.actions import Action
@@ -68,6 +69,36 @@ class WorkspaceEntry:
     device: str  # "mixed" for a model split across devices
     size_bytes: int  # memory held (0 on meta); a model: its parameters and buffers
     parameters: int | None = None  # a model's parameter count
+
+
+#: Rows of the workspace the kernel sends (the first, in the table's order); the rest are
+#: counted. A loop can make 200,000 names: all of them as rows cost the window 7.9 s a run.
+WORKSPACE_ROWS = 2000
+
+
+@dataclass(frozen=True)
+class WorkspacePage:
+    """The workspace as the table shows it: its first ``WORKSPACE_ROWS`` entries, how many
+    there are in all, and the bytes of all its tensors on the cpu. Iterating, ``len`` and
+    indexing give the entries shown, as the list it replaced did."""
+
+    entries: tuple[WorkspaceEntry, ...] = ()
+    total: int = 0  # tensors and models in the workspace, shown or not
+    cpu_tensor_bytes: int = 0  # every tensor on the cpu, shown or not (the CPU view's line)
+
+    def __iter__(self) -> Iterator[WorkspaceEntry]:
+        return iter(self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __getitem__(self, index: int) -> WorkspaceEntry:
+        return self.entries[index]
+
+    @property
+    def more(self) -> int:
+        """Entries not sent (the table says "… and N more names")."""
+        return max(0, self.total - len(self.entries))
 
 
 @dataclass(frozen=True)

@@ -6,16 +6,20 @@ name's value when it is ``name = ...``. The card says which tensors the code mad
 and where they live; only the CUDA devices holding those are synchronised, so a context is
 never created on a GPU the code did not use. Typed code has no size guard: the kernel's
 isolation is its guard. What the code prints is kept for its card (printed.py).
+
+``exit()``, ``quit()`` and ``sys.exit()`` end a notebook cell, not the kernel: as in Jupyter
+they become a card and the workspace is kept (``os._exit`` cannot be caught; README says so).
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import time
 import types
 from typing import Any
 
-from gpumon.i18n import tr
+from gpumon.i18n import ntr, sentences, tr
 from gpumon.playground.data.actions import RunCode
 from gpumon.playground.data.errors import ErrorInfo
 from gpumon.playground.kernel.action_run import ActionRun, synchronize
@@ -23,6 +27,8 @@ from gpumon.playground.kernel.describe import model_devices
 from gpumon.playground.kernel.memory import read_memory, torch_memory_counters
 from gpumon.playground.kernel.printed import printed
 
+#: Names the card lists under "made or changed"; the rest are counted.
+MADE_LISTED = 20
 #: Names the code line provides; they are not workspace values.
 PREIMPORTED = ("torch", "nn", "F")
 
@@ -32,6 +38,30 @@ def syntax_error(exc: SyntaxError) -> ErrorInfo:
     where = f" (line {exc.lineno})" if exc.lineno else ""  # as Python words it: stays English
     return ErrorInfo("SyntaxError", f"{exc.msg}{where}",
                      tr("Python could not read this line; nothing ran."), by_torch=False)
+
+
+def exit_refused(exc: SystemExit) -> ErrorInfo:
+    """The card of ``exit()``, ``quit()``, ``sys.exit()`` or ``raise SystemExit`` in typed code:
+    the kernel goes on, with its workspace (what ran before the call is kept)."""
+    message = tr("exit() would end the playground's kernel: the kernel goes on and the "
+                 "workspace is kept.")
+    if exc.code is not None and exc.code != 0:
+        message = sentences(message, tr("Exit status asked for: {code}.",
+                                        code=repr(exc.code)[:80]))
+    return ErrorInfo("SystemExit", message,
+                     tr("Typed code runs like a notebook cell: exit(), quit() and sys.exit() "
+                        "stop the code at that line, as in Jupyter, and the lines before it "
+                        "ran. os._exit() cannot be stopped: it ends the kernel."),
+                     by_torch=False)
+
+
+def _no_exit(code: object = None) -> None:
+    """``exit``/``quit`` for typed code: site's versions also close sys.stdin (fd 0)."""
+    raise SystemExit(code)
+
+
+#: The builtins typed code sees: Python's, with an exit() and quit() that leave stdin open.
+_BUILTINS = {**vars(builtins), "exit": _no_exit, "quit": _no_exit}
 
 
 def _fingerprint(value: Any, torch: Any) -> tuple[int, int]:
@@ -53,7 +83,8 @@ def run_code(values: dict[str, Any], action: RunCode, torch: Any, run: ActionRun
     """Execute ``action.source`` on ``values`` (updated in place), filling ``run``.
 
     Raises SyntaxError before anything runs, or whatever the code raised (after the workspace
-    has kept what the lines before the error assigned, as Python would).
+    has kept what the lines before the error assigned, as Python would); SystemExit too, which
+    the engine turns into the card of :func:`exit_refused`.
     """
     tree = ast.parse(action.source, "<code line>", "exec")
     last_expr: ast.expr | None = None
@@ -68,7 +99,7 @@ def run_code(values: dict[str, Any], action: RunCode, torch: Any, run: ActionRun
     body = compile(tree, "<code line>", "exec")
     tail = compile(ast.Expression(last_expr), "<code line>", "eval") if last_expr else None
     provided = {"torch": torch, "nn": torch.nn, "F": torch.nn.functional}
-    ns: dict[str, Any] = {**provided, **values}
+    ns: dict[str, Any] = {**provided, **values, "__builtins__": _BUILTINS}
     before = {name: _fingerprint(v, torch) for name, v in values.items()}
     cuda_now = [f"cuda:{i}" for i in torch_memory_counters()]
     memory_before = read_memory(["cpu", *cuda_now])
@@ -106,7 +137,11 @@ def run_code(values: dict[str, Any], action: RunCode, torch: Any, run: ActionRun
         run.kind = "value"
     not_a_tensor = tr("not a tensor")
     made = [f"{n} ({', '.join(_devices_of(values[n], torch)) or not_a_tensor})"
-            for n in changed]
+            for n in changed[:MADE_LISTED]]
+    if len(changed) > MADE_LISTED:  # a loop that made 200,000 names: the card stays short
+        rest = len(changed) - MADE_LISTED
+        made.append(ntr("… and {count} more name", "… and {count} more names", rest,
+                        count=f"{rest:,}"))
     if made:
         run.details = ((tr("made or changed"), "; ".join(made)),)
 

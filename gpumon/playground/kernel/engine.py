@@ -18,11 +18,17 @@ from gpumon.playground.data import actions as act
 from gpumon.playground.data.actions import RunCode
 from gpumon.playground.data.devices import DeviceOption, cpu_option
 from gpumon.playground.data.errors import ErrorInfo, report_internal
-from gpumon.playground.data.outcome import LoadStatus, Outcome, WorkspaceEntry
+from gpumon.playground.data.outcome import (
+    WORKSPACE_ROWS,
+    LoadStatus,
+    Outcome,
+    WorkspaceEntry,
+    WorkspacePage,
+)
 from gpumon.playground.kernel import ops
 from gpumon.playground.kernel.action_run import ActionRun
 from gpumon.playground.kernel.blame import internal_error, is_gpumon_bug
-from gpumon.playground.kernel.codeline import run_code, syntax_error
+from gpumon.playground.kernel.codeline import exit_refused, run_code, syntax_error
 from gpumon.playground.kernel.describe import (
     dtype_name,
     model_bytes,
@@ -119,6 +125,8 @@ class Engine:
                 handler(self._values, action, run)
         except SyntaxError as exc:  # the code line's typing mistake (before anything ran)
             error = syntax_error(exc)
+        except SystemExit as exc:  # exit() typed in the code line: a card, never the kernel's end
+            error = exit_refused(exc)
         except Exception as exc:  # noqa: BLE001 - errors are content
             ours = not run.in_torch and not isinstance(action, RunCode) and is_gpumon_bug(exc)
             error = internal_error(exc) if ours else error_from_exception(exc)
@@ -165,22 +173,31 @@ class Engine:
 
     # --- workspace -------------------------------------------------------------------------
 
-    def workspace(self) -> list[WorkspaceEntry]:
-        """The named values, in creation order, for the workspace table."""
+    def workspace(self, rows: int = WORKSPACE_ROWS) -> WorkspacePage:
+        """The named tensors and models, in creation order, for the workspace table: the
+        first ``rows`` described, all of them counted (a loop can make 200,000)."""
         if self._torch is None:
-            return []
+            return WorkspacePage()
         torch = self._torch
-        entries = []
+        entries: list[WorkspaceEntry] = []
+        total = cpu_bytes = 0
         for name, value in self._values.items():
             if isinstance(value, torch.Tensor):
-                entries.append(WorkspaceEntry(name, "tensor", tuple(value.shape),
-                                              dtype_name(value.dtype), str(value.device),
-                                              tensor_bytes(value)))
+                total += 1
+                if value.device.type == "cpu":
+                    cpu_bytes += tensor_bytes(value)
+                if len(entries) < rows:
+                    entries.append(WorkspaceEntry(name, "tensor", tuple(value.shape),
+                                                  dtype_name(value.dtype), str(value.device),
+                                                  tensor_bytes(value)))
             elif isinstance(value, torch.nn.Module):
-                count = sum(p.numel() for p in value.parameters())
-                entries.append(WorkspaceEntry(name, "model", None, model_dtype(value),
-                                              model_devices(value), model_bytes(value), count))
-        return entries
+                total += 1
+                if len(entries) < rows:
+                    count = sum(p.numel() for p in value.parameters())
+                    entries.append(WorkspaceEntry(name, "model", None, model_dtype(value),
+                                                  model_devices(value), model_bytes(value),
+                                                  count))
+        return WorkspacePage(tuple(entries), total, cpu_bytes)
 
     def names(self) -> list[str]:
         """Names in the workspace, in creation order."""
@@ -201,4 +218,5 @@ class Engine:
         return value
 
 
-__all__ = ["Engine", "Outcome", "WorkspaceEntry", "LoadStatus", "torch_memory_counters"]
+__all__ = ["Engine", "Outcome", "WorkspaceEntry", "WorkspacePage", "LoadStatus",
+           "torch_memory_counters"]

@@ -11,9 +11,11 @@ from gpumon.device_ids import cuda_index
 from gpumon.playground.data import actions as act
 from gpumon.playground.data.actions import RunCode
 from gpumon.playground.data.outcome import Outcome
+from gpumon.playground.lesson.checkpoint_path import remove_lesson_folder
 from gpumon.playground.lesson.results import (
     GPU_NOT_RUN,
     META_RAN,
+    NEEDED_FAILED,
     NO_CUDA_ERROR,
     NO_CUDA_RAN,
     NO_TELEMETRY,
@@ -79,6 +81,7 @@ class LessonRunner:
             self._engine.forget(self._made)
         else:
             self._engine.clear()
+        remove_lesson_folder()  # the files the last run saved
         self._made.clear()
         self._next = 1
 
@@ -107,7 +110,7 @@ class LessonRunner:
             return
         if step.preamble:
             self._run(RunCode(step.preamble), quiet=True)
-        self._run_actions(step.actions, step.stop_at_error, quiet=True)
+        self._run_actions(step.actions, step.stop_at_error, quiet=True, needed=step.needed)
 
     def _play(self, number: int, meta: bool) -> StepResult:
         step = self._steps[number - 1]
@@ -126,7 +129,7 @@ class LessonRunner:
             outcomes: tuple[Outcome, ...] = ()
             notes.append(note(GPU_NOT_RUN, first=self._error_step))
         else:
-            outcomes = self._run_actions(step.actions, step.stop_at_error)
+            outcomes = self._run_actions(step.actions, step.stop_at_error, needed=step.needed)
             failed = any(not o.ok for o in outcomes)
             if step.needs_cuda and cuda == 0:
                 notes.append(note(NO_CUDA_ERROR if failed else NO_CUDA_RAN))
@@ -138,7 +141,8 @@ class LessonRunner:
             elif shows_gpu:
                 notes.append(note(ON_CPU))
             if len(outcomes) < len(step.actions):
-                notes.append(note(STOPPED))
+                notes.append(note(STOPPED) if step.stop_at_error
+                             else note(NEEDED_FAILED, code=outcomes[-1].code))
         if step.show_uuids:
             notes.append(nvml_uuid_note(self._safe_snapshot()))
         meta_outcomes: tuple[Outcome, ...] = ()
@@ -158,12 +162,14 @@ class LessonRunner:
         return outcome
 
     def _run_actions(self, actions: Sequence[act.Action], stop_at_error: bool,
-                     quiet: bool = False) -> tuple[Outcome, ...]:
+                     quiet: bool = False, needed: tuple[int, ...] = ()) -> tuple[Outcome, ...]:
+        """Run ``actions`` in order; stop at an error if ``stop_at_error``, or at the failure
+        of an action whose index is in ``needed`` (the save that the load after it needs)."""
         outcomes = []
-        for action in actions:
+        for i, action in enumerate(actions):
             outcome = self._run(action, quiet)
             outcomes.append(outcome)
-            if stop_at_error and not outcome.ok:
+            if not outcome.ok and (stop_at_error or i in needed):
                 break
         return tuple(outcomes)
 

@@ -5,9 +5,10 @@ refusal a sentence in the chosen language. torch is imported only when a value i
 from __future__ import annotations
 
 import keyword
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
-from gpumon.i18n import tr
+from gpumon.i18n import ntr, tr
 from gpumon.playground.data import actions as act
 from gpumon.playground.data.errors import Refusal
 
@@ -16,6 +17,8 @@ if TYPE_CHECKING:
 
 Values = dict[str, Any]
 RESERVED_NAMES = frozenset({"torch", "nn"})
+#: Names a refusal lists ("There is no value named ..."); the rest are counted.
+LISTED = 20
 
 
 def _torch() -> Any:
@@ -37,7 +40,11 @@ def check_name(name: str) -> str:
 
 def lookup(values: Values, name: str) -> Any:
     if name not in values:
-        have = ", ".join(values) or tr("none yet")
+        have = ", ".join(islice(values, LISTED)) or tr("none yet")
+        if len(values) > LISTED:  # a loop can make 200,000 names: the refusal stays short
+            rest = len(values) - LISTED
+            have += ", " + ntr("… and {count} more name", "… and {count} more names", rest,
+                               count=f"{rest:,}")
         raise Refusal(tr("There is no value named {name}. Names in the workspace: {have}.",
                          name=repr(name), have=have))
     return values[name]

@@ -89,6 +89,7 @@ GPU_NOT_RUN = N_("PyTorch here sees no CUDA GPU (the error was shown once, at st
 SECOND_GPU_ERROR = N_("This step needs two GPUs and this machine has one, so it ran anyway: "
                       "torch's own error for cuda:1 is what you see.")
 STOPPED = N_("Python stops at the first error, so the lines after it did not run.")
+NEEDED_FAILED = N_("{code} failed, so the lines that need it did not run.")
 META_RAN = N_("Below, the same rule on the meta device (shapes only, no data), which works "
               "without a GPU; its messages are worded differently from CUDA's (for example "
               "'Tensor on device cpu is not on the expected device meta!' where CUDA says "

@@ -53,6 +53,9 @@ class LessonStep:
     on_gpu: tuple[str, ...] = ()  # per action: what it shows on a CUDA GPU
     show_uuids: bool = False  # the note lists NVML's GPU UUIDs beside torch's
     replay: bool = True
+    # Actions (by index) whose failure stops the step even when stop_at_error is False:
+    # what comes after them needs them (the load needs the save).
+    needed: tuple[int, ...] = ()
 
     def code(self) -> str:
         """The Python (or shell command) the step equals: preamble, then each action's code."""
@@ -120,9 +123,9 @@ for dev in dict.fromkeys([torch.device('cpu'), device]):
         times[f'{n} x {n} on {dev}'] = f'median {m.median * 1e6:.1f} µs'
 times"""
 
-SAVE_PREAMBLE = """import os, tempfile
-from gpumon.playground.lesson.checkpoint_path import SAVED_ON_CUDA
-path = os.path.join(tempfile.gettempdir(), 'gpumon-lesson-net.pt')"""
+SAVE_PREAMBLE = """import os
+from gpumon.playground.lesson.checkpoint_path import SAVED_ON_CUDA, lesson_folder
+path = os.path.join(lesson_folder(), 'net.pt')  # a private folder made for this run"""
 
 LESSON: tuple[LessonStep, ...] = (
     LessonStep(
@@ -354,7 +357,7 @@ LESSON: tuple[LessonStep, ...] = (
         (_code("net = nn.Linear(3, 1).to(device)"), _code("torch.save(net.state_dict(), path)"),
          _code("torch.load(path, map_location=device)"), _code("torch.load(SAVED_ON_CUDA)"),
          _code("torch.load(SAVED_ON_CUDA, map_location='cpu')")),
-        preamble=SAVE_PREAMBLE, source="English edition", stop_at_error=False,
+        preamble=SAVE_PREAMBLE, source="English edition", stop_at_error=False, needed=(0, 1),
         on_gpu=("Linear(in_features=3, out_features=1, bias=True)", "None",
                 N_("(net's weight and bias, on cuda:0)"),
                 N_("(the saved weight and bias, on cuda:0)"),

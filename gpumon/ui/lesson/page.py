@@ -38,8 +38,10 @@ from gpumon.playground.lesson.results import GPU_LABEL, StepResult
 from gpumon.playground.lesson.steps import LESSON, LessonStep
 from gpumon.telemetry.facts import as_copied_at
 from gpumon.ui.lesson.narration import NarrationArea
+from gpumon.ui.playground.kernel_link import load_lost_text
 
 if TYPE_CHECKING:
+    from gpumon.playground.client.kernel_client import KernelExit
     from gpumon.telemetry.types import Snapshot
     from gpumon.ui.playground.kernel_link import KernelLink
 
@@ -212,6 +214,7 @@ class LessonPage(QWidget):
         self._engine.callFinished.connect(self._on_call_finished)
         self._engine.loadingStarted.connect(self._on_loading)
         self._engine.loadingFinished.connect(self._on_loaded)
+        self._engine.loadingLost.connect(self._on_load_lost)
         self.show_step(0)
 
     # -- navigation --------------------------------------------------------------------------
@@ -357,6 +360,13 @@ class LessonPage(QWidget):
             self.busy_label.setText(tr("{message} — running…", message=status.message))
         else:
             self._set_busy(False)
+
+    @Slot(object)
+    def _on_load_lost(self, ended: KernelExit) -> None:
+        """The kernel ended while torch loaded: say so (a running step gets its own answer,
+        KernelLost, by callFinished)."""
+        if not self.running:
+            self._set_busy(False, load_lost_text(ended))
 
     def _set_busy(self, busy: bool, text: str = "") -> None:
         self.busy_bar.setVisible(busy)

@@ -22,7 +22,7 @@ from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import QFrame, QSizePolicy, QVBoxLayout, QWidget
 
 from gpumon.i18n import N_, tr
-from gpumon.playground.data.outcome import Outcome, WorkspaceEntry
+from gpumon.playground.data.outcome import Outcome, WorkspacePage
 from gpumon.telemetry.proc_memory import RssProbe
 from gpumon.ui.monitor.axis import TimeAxis
 from gpumon.ui.monitor.plot import LitePlotWidget
@@ -109,10 +109,10 @@ class CpuMemoryView(QFrame):
         self._set_title()
 
     # -- feeding ------------------------------------------------------------------------------
-    def set_workspace(self, entries: Sequence[WorkspaceEntry]) -> None:
-        """The workspace changed: the bytes of its tensors on the cpu, from now on."""
-        total = float(sum(e.size_bytes for e in entries
-                          if e.kind == "tensor" and e.device == "cpu"))
+    def set_workspace(self, page: WorkspacePage) -> None:
+        """The workspace changed: the bytes of its tensors on the cpu (all of them, listed
+        in the table or not), from now on."""
+        total = float(page.cpu_tensor_bytes)
         self._tensors.append((time.time(), total))
         del self._tensors[:-1000]
 

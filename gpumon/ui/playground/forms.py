@@ -103,6 +103,7 @@ class ActionForms(QTabWidget):
         self._model_combos: list[QComboBox] = []
         self._any_combos: list[QComboBox] = []
         self._modifier_combos: list[QComboBox] = []
+        self._offered: tuple[list[str], list[str]] = ([], [])  # names in the combos now
         self.error_label = QLabel()
         self.error_label.setObjectName("formError")
         self.error_label.setWordWrap(True)
@@ -145,6 +146,9 @@ class ActionForms(QTabWidget):
         """Offer the workspace's names in the name combos (tensors, models, or any)."""
         tensors = [e.name for e in entries if e.kind == "tensor"]
         models = [e.name for e in entries if e.kind == "model"]
+        if (tensors, models) == self._offered:  # a run that made no tensor: combos as they are
+            return
+        self._offered = (tensors, models)
         for combos, names in ((self._tensor_combos, tensors), (self._model_combos, models),
                               (self._any_combos, tensors + models)):
             for combo in combos:

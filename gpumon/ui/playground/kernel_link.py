@@ -11,10 +11,11 @@ API (every method is called from the GUI thread, every signal arrives in the GUI
 
     engine = KernelLink(parent)               # nothing started yet
     engine.loadingStarted / loadingFinished(LoadStatus) / devicesChanged(list[DeviceOption])
+    engine.loadingLost(KernelExit)              # the kernel ended before torch loaded
     engine.outcomeReady(Outcome)                # every action, whoever submitted it, and
                                                 # each action of a lesson step as it runs
     engine.actionFinished(ticket, Outcome)      # to find your own
-    engine.workspaceChanged(list[WorkspaceEntry])
+    engine.workspaceChanged(WorkspacePage)      # the first rows and the count of the rest
     engine.busyChanged(bool), engine.queueLengthChanged(int)
     engine.callFinished(ticket, result)         # a call's answer, or the exception for it
     engine.kernelStarted(pid)                   # a (fresh) kernel said hello
@@ -38,13 +39,14 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
-from gpumon.i18n import tr
+from gpumon.i18n import sentences, tr
 from gpumon.playground.client.kernel_client import KernelClient, KernelExit
 from gpumon.playground.data.actions import Action
 from gpumon.playground.data.devices import DeviceOption
 from gpumon.playground.data.errors import ErrorInfo
-from gpumon.playground.data.outcome import LoadStatus, Outcome
+from gpumon.playground.data.outcome import LoadStatus, Outcome, WorkspacePage
 from gpumon.playground.data.wire import Message
+from gpumon.playground.lesson.checkpoint_path import remove_folders_of
 from gpumon.playground.lesson.steps import LessonStep
 from gpumon.telemetry.procinfo import set_own_children
 from gpumon.telemetry.types import Snapshot
@@ -81,6 +83,12 @@ def load_failed_text(kind: str) -> str:
                   "action to load it again.")
     return tr("PyTorch did not load: gpumon failed while loading it. This is a bug in "
               "gpumon; please report it.")
+
+
+def load_lost_text(ended: KernelExit) -> str:
+    """The status when the kernel ended while torch was loading: no "Loading…" outlives it."""
+    return sentences(tr("PyTorch did not finish loading."), ended.sentence(),
+                     tr("The next action starts a fresh kernel and loads it again."))
 
 
 def internal_error(trace: str) -> ErrorInfo:
@@ -181,10 +189,11 @@ class KernelLink(QObject):
 
     loadingStarted = Signal()
     loadingFinished = Signal(object)  # LoadStatus
+    loadingLost = Signal(object)  # KernelExit: the kernel ended before torch loaded
     devicesChanged = Signal(object)  # list[DeviceOption]
     outcomeReady = Signal(object)  # Outcome
     actionFinished = Signal(int, object)  # ticket, Outcome
-    workspaceChanged = Signal(object)  # list[WorkspaceEntry]
+    workspaceChanged = Signal(object)  # WorkspacePage
     busyChanged = Signal(bool)
     queueLengthChanged = Signal(int)
     callFinished = Signal(int, object)  # ticket, result or exception
@@ -279,6 +288,7 @@ class KernelLink(QObject):
             self._client.shutdown(timeout_s=min(timeout_s, 2.0))
             if self.kernel_pid is not None:
                 set_own_children([])
+                remove_folders_of(self.kernel_pid)  # the lesson's files (checkpoint_path.py)
             was_busy = self.busy
             self._requests.clear()
             self._actions_pending = 0
@@ -374,6 +384,7 @@ class KernelLink(QObject):
         """The kernel is gone: every request it owed fails, the next one starts a fresh one."""
         self.kernel_pid = None
         set_own_children([])
+        remove_folders_of(ended.pid)  # the lesson's files went with it (checkpoint_path.py)
         self.counters = {}
         self.kernelEnded.emit(ended)
         was_busy = self.busy
@@ -383,12 +394,13 @@ class KernelLink(QObject):
             request, what = self._requests.pop(rid)
             if request == "load":
                 self._loading = False
+                self.loadingLost.emit(ended)
             elif request == "run":
                 self._finish_action(rid, Outcome(what, what.code(), False, time.time(), 0.0,
                                                  error=lost_error(ended)))
             elif request == "call":
                 self.callFinished.emit(rid, KernelLost(ended.sentence()))
-        self.workspaceChanged.emit([])
+        self.workspaceChanged.emit(WorkspacePage())
         self.countersChanged.emit({})
         if was_busy and not self.busy:
             self.busyChanged.emit(False)

@@ -12,121 +12,43 @@ the monitor is unaffected.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Slot
-from PySide6.QtGui import QBrush, QColor, QKeySequence, QResizeEvent, QShortcut
+from PySide6.QtGui import QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QFrame,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QProgressBar,
     QScrollArea,
     QSplitter,
-    QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
-from gpumon.i18n import N_, ntr, tr
+from gpumon.i18n import tr
 from gpumon.playground.client.kernel_client import KernelExit
 from gpumon.playground.data.actions import Action, RunCode
 from gpumon.playground.data.device_offer import offered
 from gpumon.playground.data.devices import DeviceOption
-from gpumon.playground.data.outcome import LoadStatus, Outcome, WorkspaceEntry
-from gpumon.ui.monitor.table_model import fit_rows
+from gpumon.playground.data.outcome import LoadStatus, Outcome, WorkspacePage
 from gpumon.ui.playground.code_line import CodeBar
 from gpumon.ui.playground.column_fit import fit_left_column
 from gpumon.ui.playground.cpu_view import CpuMemoryView
 from gpumon.ui.playground.forms import ActionForms
-from gpumon.ui.playground.kernel_link import ended_outcome
+from gpumon.ui.playground.kernel_link import ended_outcome, load_lost_text
 from gpumon.ui.playground.log import OutcomeLog
 from gpumon.ui.playground.monitor_link import MonitorLink
-from gpumon.ui.playground.style import (
-    device_color,
-    on_background,
-    shape_text,
-    tones,
-)
+from gpumon.ui.playground.style import tones
+from gpumon.ui.playground.workspace_table import WorkspaceTable, WorkspaceView
 from gpumon.ui.theme import is_dark
-from gpumon.units import format_bytes
 
 if TYPE_CHECKING:
     from gpumon.ui.monitor.grid import GpuGrid
     from gpumon.ui.playground.kernel_link import KernelLink
 
-WORKSPACE_COLUMNS = ("name", "kind", "shape", "dtype", "device", "size")
 BUSY_COLORS = {False: "#8a5a00", True: "#ffb74d"}  # amber on a light / a dark palette
-
-#: WORKSPACE_COLUMNS as the table's header shows them, in the chosen language.
-COLUMN_TITLES = (N_("name"), N_("kind"), N_("shape"), N_("dtype"), N_("device"), N_("size"))
-#: The workspace's kinds as the table shows them (the kernel names them in English).
-KINDS = {"tensor": N_("tensor"), "model": N_("model")}
-
-
-class WorkspaceTable(QTableWidget):
-    """Named tensors and models: name, kind, shape, dtype, device (coloured), size."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(0, len(WORKSPACE_COLUMNS), parent)
-        self.setObjectName("workspaceTable")
-        self.setAccessibleName(tr("Workspace: named tensors and models"))
-        self.setHorizontalHeaderLabels([tr(c) for c in COLUMN_TITLES])
-        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.verticalHeader().hide()
-        fit_rows(self)
-        header = self.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setStretchLastSection(True)
-        self.entries: list[WorkspaceEntry] = []
-        self._dark = is_dark(self.palette())
-
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
-        """A theme switch: device colours light enough for a dark palette, or back."""
-        super().changeEvent(event)
-        if event.type() == QEvent.Type.FontChange:  # the zoom: rows as tall as the text
-            fit_rows(self)
-        if event.type() == QEvent.Type.PaletteChange and is_dark(self.palette()) != self._dark:
-            self._dark = not self._dark
-            self.set_entries(self.entries)
-
-    def set_entries(self, entries: Sequence[WorkspaceEntry]) -> None:
-        self.entries = list(entries)
-        self.setRowCount(len(self.entries))
-        for row, e in enumerate(self.entries):
-            if e.shape is not None:
-                shape = shape_text(e.shape)
-            else:
-                shape = "" if e.parameters is None else ntr(
-                    "{n} parameter", "{n} parameters", e.parameters)
-            kind = tr(KINDS[e.kind]) if e.kind in KINDS else e.kind
-            cells = (e.name, kind, shape, e.dtype or "", e.device, format_bytes(e.size_bytes))
-            for col, text in enumerate(cells):
-                item = QTableWidgetItem(text)
-                if col == 4:
-                    item.setForeground(QBrush(QColor(on_background(device_color(e.device),
-                                                                   self._dark))))
-                    font = item.font()
-                    font.setBold(True)
-                    item.setFont(font)
-                if col == 5:
-                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight
-                                          | Qt.AlignmentFlag.AlignVCenter)
-                self.setItem(row, col, item)
-
-    def row_texts(self) -> list[tuple[str, ...]]:
-        """The table as text, for tests."""
-        def text(r: int, c: int) -> str:
-            item = self.item(r, c)
-            return "" if item is None else item.text()
-
-        return [tuple(text(r, c) for c in range(self.columnCount()))
-                for r in range(self.rowCount())]
 
 
 class PlaygroundPanel(QWidget):
@@ -161,7 +83,8 @@ class PlaygroundPanel(QWidget):
         self.busy_label.setAccessibleName(tr("Running actions"))
         self.code_bar = CodeBar()
         self.forms = ActionForms()
-        self.workspace_table = WorkspaceTable()
+        self.workspace_view = WorkspaceView()
+        self.workspace_table: WorkspaceTable = self.workspace_view.table
         self.log = OutcomeLog()
         # torch's counters come from the kernel (sent while code runs), never from this process
         self.link = MonitorLink(grid, lambda: engine.counters, self)
@@ -175,7 +98,7 @@ class PlaygroundPanel(QWidget):
         left.setObjectName("playgroundLeft")
         left.addWidget(self.code_bar)
         left.addWidget(self.forms)
-        left.addWidget(self.workspace_table)
+        left.addWidget(self.workspace_view)
         left.addWidget(self.log)
         left.setChildrenCollapsible(False)
         left.setSizes([70, 150, 130, 400])
@@ -223,10 +146,11 @@ class PlaygroundPanel(QWidget):
         stop = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
         stop.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         stop.activated.connect(self.stop_code)
-        self.workspace_table.cellDoubleClicked.connect(self._use_name)
+        self.workspace_table.doubleClicked.connect(lambda i: self._use_name(i.row(), i.column()))
         e = self.engine
         e.loadingStarted.connect(self._on_loading_started)
         e.loadingFinished.connect(self._on_loading_finished)
+        e.loadingLost.connect(self._on_loading_lost)
         e.devicesChanged.connect(self._on_devices)
         e.outcomeReady.connect(self._on_outcome)
         e.actionFinished.connect(self._on_action_finished)
@@ -344,6 +268,11 @@ class PlaygroundPanel(QWidget):
         self._set_status_tone("error")
         self.forms.set_runnable(False)
 
+    @Slot(object)
+    def _on_loading_lost(self, ended: KernelExit) -> None:
+        self.status_label.setText(load_lost_text(ended))
+        self._set_status_tone("error")
+
     @Slot()
     def refresh_devices(self) -> None:
         """Offer torch's devices and the GPUs NVML sees (not simulated ones) in the forms;
@@ -384,10 +313,10 @@ class PlaygroundPanel(QWidget):
             self._mine.popleft()
 
     @Slot(object)
-    def _on_workspace(self, entries: list[WorkspaceEntry]) -> None:
-        self.workspace_table.set_entries(entries)
-        self.forms.set_workspace(entries)
-        self.cpu_view.set_workspace(entries)
+    def _on_workspace(self, page: WorkspacePage) -> None:
+        self.workspace_view.set_page(page)
+        self.forms.set_workspace(page.entries)
+        self.cpu_view.set_workspace(page)
 
     @Slot(object)
     def _on_kernel_ended(self, ended: KernelExit) -> None:

@@ -50,7 +50,7 @@ from gpumon.ui.window.controls import Controls
 from gpumon.ui.window.file_actions import FileActions
 from gpumon.ui.window.lazy_tabs import LazyTabs
 from gpumon.ui.window.menus import Menus
-from gpumon.ui.window.presentation import Presentation
+from gpumon.ui.window.presentation import Presentation, TorchFacts
 from gpumon.ui.window.settings import Settings
 from gpumon.ui.window.status_text import StatusText
 from gpumon.ui.window.workers import SamplingThread
@@ -166,7 +166,8 @@ class MainWindow(QMainWindow):
         self.menus = Menus(self, self.settings, presentation=self.presentation,
                            files=self.files, grid=self.gpu_grid, controls=self.controls,
                            toggle_pause=lambda: self.set_paused(not self._paused),
-                           latest_snapshot=lambda: self.latest_snapshot)
+                           latest_snapshot=lambda: self.latest_snapshot,
+                           torch_facts=self._torch_facts)
         self.gpuPanelsChanged.connect(self.menus.rebuild_gpu_menu)
         self.add_lazy_page(N_("Lesson"), self._make_lesson)
         for number, title in enumerate(("Monitor", "Playground", "Lesson"), start=1):
@@ -232,6 +233,11 @@ class MainWindow(QMainWindow):
 
             self._engine = KernelLink(self)
         return self._engine
+
+    def _torch_facts(self) -> TorchFacts:
+        """What the kernel said of its torch (nothing before the playground was used)."""
+        engine = self._engine
+        return (None, ()) if engine is None else (engine.load_status, engine.device_options)
 
     def gpu_panel(self, index: int) -> GpuPanel | None:
         """The panel of NVML GPU ``index``, or None when there is no such GPU (yet)."""

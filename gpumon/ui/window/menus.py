@@ -27,7 +27,12 @@ from gpumon.ui.monitor.grid import GpuGrid
 from gpumon.ui.window.controls import Controls
 from gpumon.ui.window.file_actions import FileActions
 from gpumon.ui.window.language import LanguageMenu
-from gpumon.ui.window.presentation import Presentation, show_about, show_shortcuts
+from gpumon.ui.window.presentation import (
+    Presentation,
+    TorchFacts,
+    show_about,
+    show_shortcuts,
+)
 from gpumon.ui.window.settings import Settings
 
 # Widgets that need the space bar themselves (text fields take it anyway, via Qt's
@@ -41,7 +46,8 @@ class Menus(QObject):
     def __init__(self, window: QMainWindow, settings: Settings, *,
                  presentation: Presentation, files: FileActions, grid: GpuGrid,
                  controls: Controls, toggle_pause: Callable[[], None],
-                 latest_snapshot: Callable[[], Snapshot | None]) -> None:
+                 latest_snapshot: Callable[[], Snapshot | None],
+                 torch_facts: Callable[[], TorchFacts] = lambda: (None, ())) -> None:
         """Menus of ``window``; call ``rebuild_gpu_menu`` when the GPU panels change."""
         super().__init__(window)
         self.window = window
@@ -53,6 +59,7 @@ class Menus(QObject):
         self._controls = controls
         self._toggle_pause = toggle_pause
         self._latest_snapshot = latest_snapshot
+        self._torch_facts = torch_facts  # the kernel's load answer and devices (About box)
         bar = window.menuBar()
         self._build_file(bar.addMenu(tr("&File")))
         self._build_view(bar.addMenu(tr("&View")))
@@ -131,7 +138,8 @@ class Menus(QObject):
         self._action(menu, "actionShortcuts", tr("&Keyboard shortcuts"),
                      lambda: show_shortcuts(self.window))
         about = self._action(menu, "actionAbout", tr("&About gpumon"),
-                             lambda: show_about(self.window, self._latest_snapshot()), ("F1",))
+                             lambda: show_about(self.window, self._latest_snapshot(),
+                                                self._torch_facts()), ("F1",))
         about.setMenuRole(QAction.MenuRole.AboutRole)
 
     # -- GPUs submenu ------------------------------------------------------------------------

@@ -10,7 +10,6 @@ exactly what Qt would show without gpumon touching anything.
 from __future__ import annotations
 
 import platform
-import sys
 from typing import TYPE_CHECKING
 
 import pyqtgraph as pg
@@ -26,6 +25,10 @@ from gpumon.ui.window.screen_fit import ScreenFit
 from gpumon.ui.window.settings import MAX_ZOOM, MIN_ZOOM, Settings
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from gpumon.playground.data.devices import DeviceOption
+    from gpumon.playground.data.outcome import LoadStatus
     from gpumon.telemetry.types import Snapshot
 
 ZOOM_STEPS = (0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0)
@@ -175,19 +178,31 @@ def _point_size(font: QFont) -> float:
 
 
 # -- dialogs -------------------------------------------------------------------------------
-def versions(snap: Snapshot | None) -> list[tuple[str, str]]:
-    """(component, version) for the about box; torch only if something already imported it."""
+#: What the kernel said about its torch: its load answer (None before one came) and devices.
+TorchFacts = tuple["LoadStatus | None", "Sequence[DeviceOption]"]
+
+
+def torch_text(status: LoadStatus | None) -> str:
+    """The About box's PyTorch line, from the kernel's answer to "load": the window never
+    imports torch, so it never looks for it in its own process."""
+    if status is None:
+        return tr("not loaded yet (it loads with the first playground action)")
+    if not status.ok or status.torch_version is None:
+        return tr("not usable: {why}", why=status.message)
+    if status.cuda_version:
+        return tr("{version} (built for CUDA {cuda})", version=status.torch_version,
+                  cuda=status.cuda_version)
+    return tr("{version} (CPU-only build)", version=status.torch_version)
+
+
+def versions(snap: Snapshot | None,
+             torch: TorchFacts = (None, ())) -> list[tuple[str, str]]:
+    """(component, version) for the about box; PyTorch's version, build and devices as the
+    playground's kernel reported them once it loaded torch (``torch``)."""
     import numpy
     import PySide6
 
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        cuda = getattr(getattr(torch, "version", None), "cuda", None)
-        torch_text = tr("{version} (built for CUDA {cuda})", version=torch.__version__,
-                        cuda=cuda) if cuda \
-            else tr("{version} (CPU-only build)", version=torch.__version__)
-    else:
-        torch_text = tr("not loaded yet (it loads with the first playground action)")
+    status, devices = torch
     machine = snap.machine if snap is not None else None
 
     def fact(value: str | None) -> str:
@@ -204,7 +219,9 @@ def versions(snap: Snapshot | None) -> list[tuple[str, str]]:
         ("Qt / PySide6", f"{qVersion()} / {PySide6.__version__}"),
         ("pyqtgraph", str(pg.__version__)),
         ("NumPy", str(numpy.__version__)),
-        ("PyTorch", torch_text),
+        ("PyTorch", torch_text(status)),
+        *([(tr("PyTorch devices"), "; ".join(d.label for d in devices if d.available))]
+          if devices and status is not None and status.ok else []),
         (tr("Source"), source),
         (tr("NVIDIA driver"), fact(machine.driver_version if machine else None)),
         (tr("CUDA (driver)"), fact(machine.cuda_driver_version if machine else None)),
@@ -212,19 +229,20 @@ def versions(snap: Snapshot | None) -> list[tuple[str, str]]:
     ]
 
 
-def about_text(snap: Snapshot | None) -> str:
+def about_text(snap: Snapshot | None, torch: TorchFacts = (None, ())) -> str:
     import html  # here: the About box is rare, and html.entities is a large import
 
     rows = "".join(f"<tr><td><b>{html.escape(k)}</b>&nbsp;&nbsp;</td>"
-                   f"<td>{html.escape(v)}</td></tr>" for k, v in versions(snap))
+                   f"<td>{html.escape(v)}</td></tr>" for k, v in versions(snap, torch))
     intro = html.escape(tr("A live monitor for NVIDIA GPUs, with a PyTorch device playground "
                            "for teaching."))
     return f"<h3>gpumon</h3><p>{intro}</p><table>{rows}</table>"
 
 
-def show_about(parent: QWidget, snap: Snapshot | None) -> QMessageBox:
+def show_about(parent: QWidget, snap: Snapshot | None,
+               torch: TorchFacts = (None, ())) -> QMessageBox:
     """Open (not exec) the about box and return it, so tests can read and close it."""
-    return _open_box(parent, "aboutDialog", tr("About gpumon"), about_text(snap))
+    return _open_box(parent, "aboutDialog", tr("About gpumon"), about_text(snap, torch))
 
 
 def shortcuts_html() -> str:
