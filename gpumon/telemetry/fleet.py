@@ -136,6 +136,7 @@ def from_values(index: int, t: float, values: Mapping[str, float]) -> GpuSample:
 @dataclass
 class _Machine:
     name: str
+    base: str = ""  # the host label it was split from, if it was
     readings: list[Reading] = field(default_factory=list)
     targets: set[Target] = field(default_factory=set)
 
@@ -180,10 +181,13 @@ class Fleet:
             m = machines.setdefault(host_of(labels), _Machine(host_of(labels)))
             m.targets.add(target)
         duplicates = {r.key: d for r, d in chosen}
+        drivers = {host_of(r.labels): r.labels[DRIVER_LABEL] for r in self._known.values()
+                   if r.labels.get(DRIVER_LABEL)}  # duplicates' labels count too
         views = []
         members = {}  # built aside: other threads read the last one meanwhile
         for m in _split_mixed(machines.values()):
-            views.append(self._view(m, tick, reasons, duplicates, now))
+            views.append(self._view(m, tick, reasons, duplicates, now,
+                                    drivers.get(m.base or m.name)))
             members[m.name] = {r.key: r.index for r in m.readings}
         self.members = members
         return sorted(views, key=lambda v: v.host)
@@ -208,8 +212,8 @@ class Fleet:
         return out
 
     def _view(self, m: _Machine, tick: Tick, reasons: Mapping[Target, str],
-              duplicates: Mapping[tuple[Target, str], tuple[str, ...]], now: float
-              ) -> HostView:
+              duplicates: Mapping[tuple[Target, str], tuple[str, ...]], now: float,
+              driver: str | None) -> HostView:
         down = {t for t in m.targets if tick.up.get(t) == 0.0}
         no_nvml = {t for t in m.targets if tick.nvml.get(t, (None,))[0] == 0.0}
         messages = {t: tr("Prometheus cannot scrape {host} ({instance}): {reason}.",
@@ -219,13 +223,11 @@ class Fleet:
             messages[t] = tr("The exporter on {host} cannot read its GPUs "
                              "(gpumon_nvml_up is 0); its log says why.", host=m.name)
         infos, samples, migs = [], [], []
-        driver: str | None = None
         for r in sorted(m.readings, key=lambda r: (r.index, r.target)):
             info = self._info(r, m.name, duplicates.get(r.key, ()))
             infos.append(info)
             samples.append(_sample(r, info, messages.get(r.target), now))
             migs += _migs(r, info)
-            driver = driver or r.labels.get(DRIVER_LABEL) or None
         return HostView(m.name, up=not m.targets or bool(m.targets - down),
                         message=" ".join(messages.values()), gpus=tuple(infos),
                         samples=tuple(samples), migs=tuple(migs), driver_version=driver)
@@ -265,7 +267,7 @@ def _split_mixed(machines: Iterable[_Machine]) -> list[_Machine]:
         parts: dict[Target, _Machine] = {}
         for t in m.targets:
             label = t[1] if instances.count(t[1]) == 1 else target_text(t)
-            parts[t] = _Machine(f"{m.name} ({label})", targets={t})
+            parts[t] = _Machine(f"{m.name} ({label})", m.name, targets={t})
         for r in m.readings:
             parts[r.target].readings.append(r)
         out += parts.values()
