@@ -10,6 +10,7 @@ import argparse
 import sys
 
 from gpumon.i18n import ntr, tr
+from gpumon.telemetry.fleet import duplicate_note
 from gpumon.telemetry.promapi import parse_header
 from gpumon.telemetry.prometheus import PrometheusSource
 from gpumon.telemetry.types import GpuInfo, GpuSample, HostView, MigSample, Snapshot
@@ -43,9 +44,7 @@ def render_cluster(snapshot: Snapshot) -> str:
 
 
 def _duplicate_line(info: GpuInfo) -> str:
-    return "      " + tr("also reported by {targets} (same UUID {uuid}): shown once, from "
-                         "{source}", targets=", ".join(info.duplicates), uuid=info.uuid,
-                         source=info.source)
+    return "      " + duplicate_note(info)
 
 
 def _mig_line(mig: MigSample) -> str:
