@@ -142,7 +142,6 @@ def from_values(index: int, t: float, values: Mapping[str, float]) -> GpuSample:
 @dataclass
 class _Machine:
     name: str
-    base: str = ""  # the host label it was split from, if it was
     readings: list[Reading] = field(default_factory=list)
     targets: set[Target] = field(default_factory=set)
 
@@ -187,13 +186,13 @@ class Fleet:
             m = machines.setdefault(host_of(labels), _Machine(host_of(labels)))
             m.targets.add(target)
         duplicates = {r.key: d for r, d in chosen}
-        drivers = {host_of(r.labels): r.labels[DRIVER_LABEL] for r in self._known.values()
-                   if r.labels.get(DRIVER_LABEL)}  # duplicates' labels count too
+        drivers = {r.uuid: r.labels[DRIVER_LABEL] for r in self._known.values()
+                   if r.labels.get(DRIVER_LABEL)}  # by GPU: duplicates' labels count too
         views = []
         members = {}  # built aside: other threads read the last one meanwhile
         for m in _split_mixed(machines.values()):
-            views.append(self._view(m, tick, reasons, duplicates, now,
-                                    drivers.get(m.base or m.name)))
+            driver = next((drivers[r.uuid] for r in m.readings if r.uuid in drivers), None)
+            views.append(self._view(m, tick, reasons, duplicates, now, driver))
             members[m.name] = {r.key: r.index for r in m.readings}
         self.members = members
         return sorted(views, key=lambda v: v.host)
@@ -273,7 +272,7 @@ def _split_mixed(machines: Iterable[_Machine]) -> list[_Machine]:
         parts: dict[Target, _Machine] = {}
         for t in m.targets:
             label = t[1] if instances.count(t[1]) == 1 else target_text(t)
-            parts[t] = _Machine(f"{m.name} ({label})", m.name, targets={t})
+            parts[t] = _Machine(f"{m.name} ({label})", targets={t})
         for r in m.readings:
             parts[r.target].readings.append(r)
         out += parts.values()
