@@ -26,6 +26,7 @@ from typing import Any
 
 from gpumon.i18n import N_, tr
 from gpumon.telemetry.exported import NVML_UP, READ_BACK
+from gpumon.telemetry.promapi import clean_labels
 from gpumon.telemetry.types import GpuInfo, GpuSample, HostView, MigSample
 
 Target = tuple[str, str]  # (job, instance): one scrape target
@@ -94,49 +95,77 @@ class Tick:
 
 
 def parse_tick(series: Iterable[Mapping[str, Any]]) -> Tick:
-    """Sort an instant query's series (with ``__name__``) into a Tick, in one pass."""
+    """Sort an instant query's series (with ``__name__``) into a Tick, in one pass.
+
+    Labels may be anything JSON holds (the client does not clean the tick's answer, which is
+    most of a tick's cost): a GPU's labels are checked and cleaned once, when its first series
+    is met, and the series after it are matched by their raw identifying labels."""
     tick = Tick()
-    readings = tick.readings
+    seen: dict[Any, tuple[Reading, str] | None] = {}  # raw identity -> reading, MIG id
     for s in series:
-        labels = s["metric"]
-        name = labels.get("__name__", "")
-        if name == "up":
-            tick.up[target_of(labels)] = number(s.get("value"))
-            continue
-        if name == NVML_UP:
-            tick.nvml[target_of(labels)] = (number(s.get("value")), labels)
-            continue
-        read = READ_BACK.get(name)
-        if read is None:
-            continue
-        gpu = labels.get("gpu", "")
-        if not (gpu.isascii() and gpu.isdigit() and len(gpu) <= 6):
-            continue
-        target = target_of(labels)
-        uuid = labels.get("UUID", "")
-        key = (target, uuid or f"#{gpu}")
-        r = readings.get(key)
-        if r is None:
-            r = readings[key] = Reading(target, int(gpu), uuid, labels)
-        value = number(s.get("value"))
-        mig = labels.get(MIG_ID, "")
-        values = r.values if not mig else r.migs.setdefault(mig, {})
-        if mig and mig not in r.mig_labels:
-            r.mig_labels[mig] = labels
-        if value is not None and values is not None:
-            values[read[0]] = value * read[1]
+        try:
+            labels = s["metric"]
+            name = labels.get("__name__")
+            read = READ_BACK.get(name) if name.__class__ is str else None
+            if read is None:
+                if name == "up" or name == NVML_UP:
+                    _liveness(tick, name, clean_labels(labels), s.get("value"))
+                continue
+            raw = (labels.get("job"), labels.get("instance"), labels.get("UUID"),
+                   labels.get("gpu"), labels.get(MIG_ID))
+            found = seen.get(raw, _UNSEEN)
+            if found is _UNSEEN:
+                found = seen[raw] = _reading_of(clean_labels(labels), tick.readings)
+            if found is None:
+                continue
+            value = float(s["value"][1])
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError):
+            continue  # an unhashable label, a value that is not a number: not a series
+        if value - value == 0.0:  # finite (NaN and infinities are not readings)
+            r, mig = found
+            values = r.migs[mig] if mig else r.values
+            if values is not None:
+                values[read[0]] = value * read[1]
     return tick
 
 
-def from_values(index: int, t: float, values: Mapping[str, float]) -> GpuSample:
-    """A GpuSample from READ_BACK fields (already in the sample's units)."""
+_UNSEEN: Any = object()
+
+
+def _liveness(tick: Tick, name: str, labels: dict[str, str], value: Any) -> None:
+    if name == "up":
+        tick.up[target_of(labels)] = number(value)
+    else:
+        tick.nvml[target_of(labels)] = (number(value), labels)
+
+
+def _reading_of(labels: dict[str, str], readings: dict[tuple[Target, str], Reading]
+                ) -> tuple[Reading, str] | None:
+    """The GPU (and MIG id) a series with these labels belongs to; None when it has no
+    usable ``gpu`` label."""
+    gpu = labels.get("gpu", "")
+    if not (gpu.isascii() and gpu.isdigit() and len(gpu) <= 6):
+        return None
+    target = target_of(labels)
+    uuid = labels.get("UUID", "")
+    key = (target, uuid or f"#{gpu}")
+    r = readings.get(key)
+    if r is None:
+        r = readings[key] = Reading(target, int(gpu), uuid, labels)
+    mig = labels.get(MIG_ID, "")
+    if mig and mig not in r.migs:
+        r.migs[mig], r.mig_labels[mig] = {}, labels
+    return r, mig
+
+
+def from_values(index: int, t: float, values: Mapping[str, float], **more: Any) -> GpuSample:
+    """A GpuSample from READ_BACK fields (already in the sample's units), and ``more``."""
     kwargs: dict[str, Any] = {k: (int(v) if k in _INT_FIELDS else v) for k, v in values.items()
                               if k not in ("pstate", "lost")}
-    sample = GpuSample(index=index, timestamp_s=t, **kwargs)
     pstate = values.get("pstate")
     if pstate is not None and 0 <= pstate <= 15:
-        sample = dataclasses.replace(sample, pstate=f"P{int(pstate)}")
-    return sample
+        kwargs["pstate"] = f"P{int(pstate)}"
+    return GpuSample(index=index, timestamp_s=t, **kwargs, **more)
 
 
 @dataclass
@@ -245,14 +274,17 @@ class Fleet:
         old = self._infos.get(r.key)
         if total is None and old is not None:  # a lost GPU keeps the size it had
             total = old.mem_total_bytes
-        info = GpuInfo(index=r.index, name=r.labels.get("modelName") or "GPU", uuid=r.uuid,
-                       pci_bus_id=r.labels.get("pci_bus_id", ""),
-                       mem_total_bytes=None if total is None else int(total),
-                       simulated=r.labels.get("simulated") == "1", host=host,
-                       source=target_text(r.target), duplicates=duplicates)
-        if old != info:  # one object per GPU while nothing changes
-            self._infos[r.key] = info
-        return self._infos[r.key]
+        total_bytes = None if total is None else int(total)
+        name, pci = r.labels.get("modelName") or "GPU", r.labels.get("pci_bus_id", "")
+        if (old is not None and old.mem_total_bytes == total_bytes and old.host == host
+                and old.duplicates == duplicates and old.index == r.index
+                and old.name == name and old.pci_bus_id == pci):
+            return old  # one object per GPU while nothing changes
+        info = self._infos[r.key] = GpuInfo(
+            index=r.index, name=name, uuid=r.uuid, pci_bus_id=pci, mem_total_bytes=total_bytes,
+            simulated=r.labels.get("simulated") == "1", host=host,
+            source=target_text(r.target), duplicates=duplicates)
+        return info
 
 
 def _split_mixed(machines: Iterable[_Machine]) -> list[_Machine]:
@@ -290,8 +322,7 @@ def _sample(r: Reading, info: GpuInfo, why_lost: str | None, now: float) -> GpuS
                          message=tr("The exporter reports this GPU as lost "
                                     "(gpumon_gpu_lost 1)."))
     if info.mem_total_bytes is not None and "mem_total_bytes" not in r.values:
-        return dataclasses.replace(from_values(r.index, now, r.values),
-                                   mem_total_bytes=info.mem_total_bytes)
+        return from_values(r.index, now, r.values, mem_total_bytes=info.mem_total_bytes)
     return from_values(r.index, now, r.values)
 
 

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from gpumon.i18n import tr
-from gpumon.telemetry.promhttp import MAX_RESPONSE_BYTES, Fetcher, PromError, shown
+from gpumon.telemetry.promhttp import MAX_RESPONSE_BYTES, Fetcher, PromError, TooLarge, shown
 
-__all__ = ["MAX_RESPONSE_BYTES", "PromClient", "PromError", "check_url", "parse_header",
-           "public_url"]
+__all__ = ["MAX_RESPONSE_BYTES", "PromClient", "PromError", "TooLarge", "check_url",
+           "parse_header", "public_url"]
 
 _HEADER_CHARS = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyz"
                           "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
@@ -100,6 +100,7 @@ class PromClient:
         self.shown_url = public_url(self.url)
         self.timeout_s = timeout_s
         self._fetcher = Fetcher(self.url, headers or {}, timeout_s)
+        self.fetcher = self._fetcher  # its max_bytes is the size cap of one answer
         self.answered_url = self.shown_url  # where the last answer really came from
 
     @property
@@ -110,10 +111,12 @@ class PromClient:
         return tr("{url} (redirected from {given})", url=self.answered_url,
                   given=self.shown_url)
 
-    def query(self, promql: str, at: float | None = None) -> list[dict[str, Any]]:
-        """An instant query's vector: ``[{"metric": {...}, "value": [t, "v"]}, ...]``."""
+    def query(self, promql: str, at: float | None = None, *, clean: bool = True
+              ) -> list[dict[str, Any]]:
+        """An instant query's vector: ``[{"metric": {...}, "value": [t, "v"]}, ...]``;
+        ``clean=False`` leaves the labels as the JSON had them (the caller checks them)."""
         params = {"query": promql} | ({} if at is None else {"time": f"{at:.3f}"})
-        return self._result(self.get("/api/v1/query", params), "vector")
+        return self._result(self.get("/api/v1/query", params), "vector", clean)
 
     def query_range(self, promql: str, start: float, end: float,
                     step_s: float) -> list[dict[str, Any]]:
@@ -155,14 +158,15 @@ class PromClient:
                                "{error}.", url=self.shown_url, error=str(error)[:200]))
         return answer.get("data")
 
-    def _result(self, data: Any, kind: str) -> list[dict[str, Any]]:
+    def _result(self, data: Any, kind: str, clean: bool = True) -> list[dict[str, Any]]:
         if (not isinstance(data, dict) or data.get("resultType") != kind
                 or not isinstance(data.get("result"), list)):
             raise self._not_prometheus(tr("expected a {kind} result", kind=kind))
         out = [r for r in data["result"] if isinstance(r, dict)
                and isinstance(r.get("metric"), dict)]
-        for r in out:  # in place: this answer is ours alone
-            r["metric"] = clean_labels(r["metric"])
+        if clean:
+            for r in out:  # in place: this answer is ours alone
+                r["metric"] = clean_labels(r["metric"])
         return out
 
     def _not_prometheus(self, what: str) -> PromError:

@@ -30,7 +30,7 @@ from gpumon.telemetry.fleet import (
     target_of,
 )
 from gpumon.telemetry.metrics import HISTORY_KEYS
-from gpumon.telemetry.promapi import PromClient, PromError, public_url
+from gpumon.telemetry.promapi import PromClient, PromError, TooLarge, public_url
 from gpumon.telemetry.types import (
     GpuInfo,
     GpuProcess,
@@ -46,7 +46,8 @@ BACKFILL_POINTS = 720  # a range query's points per series: one hour at a 5 s st
 # Prometheus metric -> (GpuSample field, factor to the field's unit): the exporter's table.
 FIELDS: dict[str, tuple[str, float]] = READ_BACK
 GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"  # every exporter has it: the series that names a GPU
-TICK_QUERY = '{__name__=~"' + "|".join(sorted(READ_BACK) + [NVML_UP, "up"]) + '"}'
+TICK_NAMES = (*sorted(READ_BACK), NVML_UP, "up")
+TICK_QUERY = '{__name__=~"' + "|".join(TICK_NAMES) + '"}'
 HISTORY_QUERY = '{__name__=~"' + "|".join(
     sorted(m for m, (key, _) in READ_BACK.items() if key in HISTORY_KEYS)) + '"'
 REASONS_MAX_AGE_S = 10.0  # the targets list (why a scrape failed) is asked at most this often
@@ -87,6 +88,10 @@ class PrometheusSource:
         self._reasons: dict[Target, str] = {}
         self._reasons_at = -float("inf")
         self._pool: ThreadPoolExecutor | None = None
+        # A fleet whose one answer is over the size cap (some 1,700 machines of 8 GPUs at
+        # 64 MiB) is read one metric per query from then on, four at a time.
+        self._split = False
+        self._split_pool: ThreadPoolExecutor | None = None
         self.queries = 0  # HTTP queries so far (benchmarks read it)
         self._machine = MachineInfo(host_name=tr("Prometheus at {url}",
                                                  url=public_url(self.client.url)),
@@ -109,9 +114,10 @@ class PrometheusSource:
 
     def close(self) -> None:
         self._filled_focus = None
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
+        for pool in (self._pool, self._split_pool):
+            if pool is not None:
+                pool.shutdown(wait=True)
+        self._pool = self._split_pool = None
 
     # -- focus (set from any thread) -------------------------------------------------------
     @property
@@ -169,7 +175,7 @@ class PrometheusSource:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(3, thread_name_prefix="gpumon-prometheus")
         before = self._views.get(self._current_focus(list(self._views.values())) or "")
-        tick_f = self._pool.submit(self._query, TICK_QUERY)
+        tick_f = self._pool.submit(self._tick_series)
         proc_f: Future[tuple[GpuProcess, ...]] | None = None
         back_f: Future[tuple[Snapshot, ...]] | None = None
         if before is not None and before.up:
@@ -197,9 +203,23 @@ class PrometheusSource:
                 self._filled_focus = focus
         return hosts, processes, backfill
 
-    def _query(self, promql: str, at: float | None = None) -> list[dict[str, Any]]:
+    def _tick_series(self) -> list[dict[str, Any]]:
+        """Every series a tick reads: one query, or one per metric for a fleet too large."""
+        if not self._split:
+            try:
+                return self._query(TICK_QUERY, None, False)
+            except TooLarge:
+                self._split = True
+        if self._split_pool is None:
+            self._split_pool = ThreadPoolExecutor(4, thread_name_prefix="gpumon-prometheus")
+        parts = [self._split_pool.submit(self._query, "{__name__=" + json.dumps(name) + "}",
+                                         None, False) for name in TICK_NAMES]
+        return [s for part in parts for s in part.result()]
+
+    def _query(self, promql: str, at: float | None = None, clean: bool = True
+               ) -> list[dict[str, Any]]:
         self.queries += 1
-        return self.client.query(promql, at)
+        return self.client.query(promql, at, clean=clean)
 
     def _hosts(self, series: list[dict[str, Any]], now: float) -> list[HostView]:
         tick = parse_tick(series)

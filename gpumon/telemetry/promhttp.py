@@ -31,6 +31,10 @@ class PromError(Exception):
     """A query failed; ``str()`` is the sentence to show."""
 
 
+class TooLarge(PromError):
+    """The answer was larger than ``Fetcher.max_bytes``; asking for less may work."""
+
+
 @dataclass(frozen=True, slots=True)
 class Reply:
     """An HTTP answer: status, reason, body, and the URL that gave it (after redirects)."""
@@ -69,6 +73,7 @@ class Fetcher:
         self.shown_url = shown(base_url)
         self.user_headers = dict(user_headers)
         self.timeout_s = timeout_s
+        self.max_bytes = MAX_RESPONSE_BYTES
 
     def get(self, url: str) -> Reply:
         """GET ``url`` within ``timeout_s`` overall, redirects included."""
@@ -131,7 +136,7 @@ class Fetcher:
             conn.request("GET", path, headers=dict(headers))
             response = conn.getresponse()
             body = bytearray()
-            while len(body) <= MAX_RESPONSE_BYTES:
+            while len(body) <= self.max_bytes:
                 chunk = response.read(_CHUNK)
                 if not chunk:
                     break
@@ -149,10 +154,10 @@ class Fetcher:
         finally:
             watchdog.cancel()
             conn.close()
-        if len(body) > MAX_RESPONSE_BYTES:
-            raise PromError(tr("The Prometheus server at {url} sent more than {mib} MiB for "
-                               "one query.", url=self.shown_url,
-                               mib=MAX_RESPONSE_BYTES // MIB))
+        if len(body) > self.max_bytes:
+            raise TooLarge(tr("The Prometheus server at {url} sent more than {mib} MiB for "
+                              "one query.", url=self.shown_url,
+                              mib=f"{self.max_bytes / MIB:g}"))
         return (response.status, str(response.reason)[:100],
                 response.getheader("Location", "") or "", bytes(body))
 

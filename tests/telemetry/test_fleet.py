@@ -158,3 +158,29 @@ def test_one_query_per_tick_and_one_for_the_focus() -> None:
     assert len(first) == 3 and sum("query_range" in p for p in first) == 1
     assert len(second) == 2  # the tick's query and the focus's processes, side by side
     assert any("__name__" in p for p in second) and TICK_QUERY.startswith('{__name__=~"')
+
+
+def test_a_fleet_too_large_for_one_answer_is_read_one_metric_per_query() -> None:
+    """Past the size cap of one answer the tick asks per metric (each answer smaller) and
+    stays so; a metric's answer still over the cap is the sentence."""
+    gpus = [gpu(f"n{i}", 0, f"GPU-{i}", f"10.0.0.{i}:9400", "T4") for i in range(6)]
+    series = {"DCGM_FI_DEV_GPU_UTIL": [(g, 10.0 + i) for i, g in enumerate(gpus)],
+              "DCGM_FI_DEV_GPU_TEMP": [(g, 40.0 + i) for i, g in enumerate(gpus)],
+              "up": [up(g["instance"]) for g in gpus]}
+    with scripted(series) as server:
+        source = PrometheusSource(server.url, backfill_s=3)  # a short history: a small answer
+        source.client.fetcher.max_bytes = 2048  # the whole answer is larger, each metric's not
+        snap = source.sample()
+        assert snap.status.usable, snap.status
+        assert [h.samples[0].gpu_util_pct for h in snap.hosts] == [10, 11, 12, 13, 14, 15]
+        assert [h.samples[0].temperature_c for h in snap.hosts] == [40, 41, 42, 43, 44, 45]
+        def whole() -> int:  # instant queries over every metric at once
+            return sum(p.startswith("/api/v1/query?query=%7B__name__%3D~")
+                       for p, _ in server.requests)
+        assert whole() == 1  # tried once, then one query per metric
+        source.sample()
+        assert whole() == 1
+        source.client.fetcher.max_bytes = 500
+        assert source.sample().status.message == (
+            f"The Prometheus server at {server.url} sent more than 0.000476837 MiB for one "
+            "query.")
