@@ -49,9 +49,7 @@ def main() -> None:
     args = parser.parse_args()
     servers, collectors = serve(args.machines, args.gpus)
     print(" ".join(str(s.server_address[1]) for s in servers), flush=True)
-    sys.stdin.read()  # until the parent closes our stdin
-    for s in servers:
-        s.shutdown()
+    sys.stdin.read()  # until the parent closes our stdin; the servers' threads are daemons
     for c in collectors:
         c.close()
 
