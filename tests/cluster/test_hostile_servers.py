@@ -49,7 +49,13 @@ class Logger:
 
             def do_GET(self) -> None:  # noqa: N802
                 logger.seen.append(dict(self.headers))
-                status, ctype, body, _ = answer(self.path)
+                if self.path.startswith("/old/"):  # moved on the same server
+                    self.send_response(301)
+                    self.send_header("Location", "/new/" + self.path[len("/old/"):])
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                status, ctype, body, _ = answer(self.path.removeprefix("/new"))
                 self.send_response(status)
                 self.send_header("Content-Type", ctype)
                 self.send_header("Content-Length", str(len(body)))
@@ -165,6 +171,14 @@ def test_a_redirect_without_credentials_is_followed_and_the_source_says_where(
     first = out.stdout.splitlines()[0]
     assert first.endswith(f"from {logger.url} (redirected from {redirector.url}).")
     assert logger.seen and all("Authorization" not in h for h in logger.seen)
+
+
+def test_a_redirect_on_the_same_server_keeps_the_header(logger: Logger) -> None:
+    out = once(logger.url + "/old", "--prometheus-header", f"Authorization: Bearer {TOKEN}")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[0].endswith(
+        f"from {logger.url}/new (redirected from {logger.url}/old).")
+    assert logger.seen and all(h.get("Authorization") == f"Bearer {TOKEN}" for h in logger.seen)
 
 
 def _scripted_once(answer: Answer | None = None, series: dict | None = None,
