@@ -8,7 +8,8 @@ machine's panels after a click, and the cost of a tick as the fleet grows.
     shown): per tick, the HTTP queries ``PrometheusSource.sample()`` sends and its latency, and
     the drawn frame (``_on_snapshot`` + ``processEvents()``); per click, the time from
     ``open_host`` to the machine's panels drawn with its history (one tick, not waiting for
-    the timer); RSS at the end.
+    the timer); RSS at the end. Then the same through ``slow_link.py``, a loopback proxy that
+    adds ``--delay-ms`` (10) to every request, as a remote server's round trip does.
 (b) One tick's cost without HTTP for 1,250 and 12,500 machines x 8 GPUs: a generated answer
     (every series of gpumon's exporter for each GPU, labels as Prometheus gives them) handed
     to ``PrometheusSource.sample()`` in place of the server's decoded JSON. The baseline
@@ -234,11 +235,45 @@ def child(tree: Path, *args: str) -> dict[str, Any]:
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
+def compare(old: Path, url: str, runs: int, ticks: int, clicks: int
+            ) -> dict[str, dict[str, Any]]:
+    """Both revisions' window figures on ``url``, alternated (baseline, this tree, baseline,
+    ...): a shared machine's load drifts."""
+    results: dict[str, dict[str, Any]] = {}
+    for _ in range(runs):
+        for name, tree in (("baseline", old), ("this tree", REPO)):
+            r = child(tree, "--measure", url, "--ticks", str(ticks), "--clicks", str(clicks))
+            if name in results:
+                for key, value in r.items():
+                    if isinstance(value, list):
+                        results[name][key] += value
+                results[name]["rss_mb"] = max(results[name]["rss_mb"], r["rss_mb"])
+            else:
+                results[name] = r
+    return results
+
+
+def report(results: dict[str, dict[str, Any]]) -> None:
+    med = statistics.median
+    for name, r in results.items():
+        p95 = statistics.quantiles(r["frame_ms"], n=20)[18]
+        print(f"    {name:>9}: {med(r['queries']):g} queries per tick, tick median "
+              f"{med(r['tick_ms']):.1f} ms; click to panels median {med(r['click_ms']):.0f} ms "
+              f"({med(r['click_queries']):g} queries); frame median {med(r['frame_ms']):.2f} ms, "
+              f"p95 {p95:.2f} ms; RSS {r['rss_mb']:.0f} MB ({r['gpus']} GPUs)")
+    old_r, new_r = results["baseline"], results["this tree"]
+    print(f"    tick latency {med(old_r['tick_ms']) / med(new_r['tick_ms']):.2f}x faster, "
+          f"click to panels {med(old_r['click_ms']) / med(new_r['click_ms']):.2f}x faster, "
+          f"queries per tick {med(old_r['queries']):g} -> {med(new_r['queries']):g}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--full", action="store_true", help="the baseline at 12,500 machines")
     parser.add_argument("--baseline", default=None, metavar="REV")
+    parser.add_argument("--delay-ms", type=float, default=10.0,
+                        help="the delay of the proxy that stands for a remote server")
     parser.add_argument("--measure", metavar="URL", help=argparse.SUPPRESS)
     parser.add_argument("--scale", type=int, metavar="MACHINES", help=argparse.SUPPRESS)
     parser.add_argument("--ticks", type=int, default=20, help=argparse.SUPPRESS)
@@ -283,19 +318,14 @@ def main() -> int:
             _wait(lambda: len(_query(url, "DCGM_FI_DEV_GPU_UTIL")) == 512, 60,
                   "Prometheus to scrape 512 GPUs")
             time.sleep(5)  # a few seconds of history for the panels
-            # alternated (baseline, this tree, baseline, ...): a shared machine's load drifts
-            results: dict[str, dict[str, Any]] = {}
-            for _ in range(1 if args.quick else 2):
-                for name, tree in (("baseline", old), ("this tree", REPO)):
-                    r = child(tree, "--measure", url, "--ticks", str(ticks),
-                              "--clicks", str(clicks))
-                    if name in results:
-                        for key, value in r.items():
-                            if isinstance(value, list):
-                                results[name][key] += value
-                        results[name]["rss_mb"] = max(results[name]["rss_mb"], r["rss_mb"])
-                    else:
-                        results[name] = r
+            results = compare(old, url, 1 if args.quick else 2, ticks, clicks)
+            from slow_link import SlowLink
+
+            link = SlowLink(url, args.delay_ms / 1e3)
+            try:
+                remote = compare(old, link.url, 1, ticks // 2, clicks // 2 + 1)
+            finally:
+                link.close()
         finally:
             if server is not None:
                 server.terminate()
@@ -315,16 +345,11 @@ def main() -> int:
     runs = 1 if args.quick else 2
     print(f"(a) 64 machines x 8 GPUs on a real Prometheus, {runs} x ({ticks} ticks, {clicks} "
           "clicks), alternated")
-    for name, r in results.items():
-        p95 = statistics.quantiles(r["frame_ms"], n=20)[18]
-        print(f"    {name:>9}: {med(r['queries']):g} queries per tick, tick median "
-              f"{med(r['tick_ms']):.1f} ms; click to panels median {med(r['click_ms']):.0f} ms "
-              f"({med(r['click_queries']):g} queries); frame median {med(r['frame_ms']):.2f} ms, "
-              f"p95 {p95:.2f} ms; RSS {r['rss_mb']:.0f} MB ({r['gpus']} GPUs)")
+    report(results)
+    print(f"    the same through a proxy adding {args.delay_ms:g} ms to every request "
+          f"(a remote server), 1 x ({ticks // 2} ticks, {clicks // 2 + 1} clicks)")
+    report(remote)
     old_r, new_r = results["baseline"], results["this tree"]
-    print(f"    tick latency {med(old_r['tick_ms']) / med(new_r['tick_ms']):.1f}x faster, "
-          f"click to panels {med(old_r['click_ms']) / med(new_r['click_ms']):.1f}x faster, "
-          f"queries per tick {med(old_r['queries']):g} -> {med(new_r['queries']):g}")
     print("(b) one tick without HTTP on a generated answer (8 GPUs per machine)")
     for name, by_size in scale.items():
         line = ", ".join(f"{n:,} machines ({r['series']:,} series) {r['seconds']:.2f} s"
@@ -333,7 +358,7 @@ def main() -> int:
     ours = scale["this tree"]
     growth = ours[12500]["seconds"] / ours[1250]["seconds"]
     print(f"    this tree: 12,500 / 1,250 machines = {growth:.1f}x (10x is linear); "
-          f"at 1,250 machines {scale['baseline'][1250]['seconds'] / ours[1250]['seconds']:.0f}x "
+          f"at 1,250 machines {scale['baseline'][1250]['seconds'] / ours[1250]['seconds']:.1f}x "
           "faster than the baseline")
     checks = {
         f"queries per tick <= {QUERIES_TARGET}": med(new_r["queries"]) <= QUERIES_TARGET,
