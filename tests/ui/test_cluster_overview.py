@@ -86,7 +86,9 @@ def test_a_gpu_two_exporters_report_is_named_in_the_tooltip_and_the_panel_header
     assert cell_text("vm", info, None) == f"vm · GPU 0 · NVIDIA H200\n{note}"
     panel = GpuPanel(info)
     qtbot.addWidget(panel)
-    assert note in panel.title.text()
+    assert "also reported by 10.0.0.1:9401 (gpumon)" in panel.title.text()
+    panel.update_view(GpuSample(0, 1.0, gpu_util_pct=5.0), 1.0, lambda *_: ([], []), curves=False)
+    assert panel.title.toolTip().startswith(note)
     single = GpuPanel(GpuInfo(0, "NVIDIA H200", "GPU-1", "", host="vm"))
     qtbot.addWidget(single)
     assert "also reported" not in single.title.text()
