@@ -228,7 +228,7 @@ class Fleet:
 
     def _one_per_uuid(self, tick: Tick) -> list[tuple[Reading, tuple[str, ...]]]:
         """Each GPU once: of the targets that report one UUID, the one that is up and has
-        values (then the first by name); the others are its duplicates."""
+        the most values (then the first by name); the others are its duplicates."""
         by_uuid: dict[str, list[Reading]] = {}
         out: list[tuple[Reading, tuple[str, ...]]] = []
         for r in self._known.values():
@@ -241,7 +241,7 @@ class Fleet:
                 out.append((group[0], ()))
                 continue
             group.sort(key=lambda r: (tick.up.get(r.target) == 0.0, r.values is None,
-                                      r.target))
+                                      -len(r.values or ()), r.target))
             out.append((group[0], tuple(target_text(r.target) for r in group[1:])))
         return out
 

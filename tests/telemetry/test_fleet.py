@@ -184,3 +184,15 @@ def test_a_fleet_too_large_for_one_answer_is_read_one_metric_per_query() -> None
         assert source.sample().status.message == (
             f"The Prometheus server at {server.url} sent more than 0.000476837 MiB for one "
             "query.")
+
+
+def test_of_two_targets_reporting_one_gpu_the_one_with_more_values_is_shown() -> None:
+    full = gpu("vm", 0, "GPU-1", "10.0.0.1:9401", "NVIDIA B200", job="z-full")
+    partial = gpu("vm", 0, "GPU-1", "10.0.0.1:9400", "NVIDIA B200", job="a-partial")
+    series = {"DCGM_FI_DEV_GPU_TEMP": [(full, 41.0), (partial, 41.0)],
+              "DCGM_FI_DEV_POWER_USAGE": [(full, 77.0)],
+              "up": [up("10.0.0.1:9401", job="z-full"), up("10.0.0.1:9400", job="a-partial")]}
+    with scripted(series) as server:
+        (host,) = PrometheusSource(server.url).sample().hosts
+    assert host.gpus[0].source == "10.0.0.1:9401 (z-full)"
+    assert host.samples[0].power_w == 77.0
