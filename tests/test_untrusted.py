@@ -75,3 +75,17 @@ def test_csv_rows_write_remote_names_as_text_and_json_keeps_them_raw() -> None:
     assert row[4] == "'" + HOSTILE_NAME
     (gpu,) = json.loads(snapshot_json(snap))["gpus"]
     assert gpu["name"] == HOSTILE_NAME  # raw in JSON: programs read it
+
+
+def test_the_history_csv_writes_remote_names_as_text(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from gpumon.telemetry.history import History
+    from gpumon.ui.window.exports import export_history_csv
+
+    snap = _snapshot(HOSTILE_NAME, "h")
+    history = History(100)
+    history.append(snap)
+    path = tmp_path / "history.csv"
+    assert export_history_csv(history, snap, 60.0, path) == 1
+    with path.open(newline="", encoding="utf-8") as f:
+        (row,) = list(csv.DictReader(f))
+    assert row["name"] == "'" + HOSTILE_NAME and row["uuid"] == "GPU-1"
