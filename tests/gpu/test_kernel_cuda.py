@@ -39,7 +39,11 @@ def test_the_whole_lesson_runs_on_cuda0_in_the_kernel(client: KernelClient,
         rid = client.request("lesson", (tuple(LESSON), number, None))
         result = inbox.wait("reply", rid, timeout=300).data
         step = LESSON[number - 1]
-        assert isinstance(result, StepResult) and result.ran, (number, result.note)
+        assert isinstance(result, StepResult)
+        if torch.cuda.device_count() < step.min_gpus:  # exercise 4 on one GPU: said, not run
+            assert not result.ran and result.outcomes == () and result.shows_gpu, result.note
+            continue
+        assert result.ran, (number, result.note)
         assert not result.shows_gpu and result.meta_outcomes == ()
         unexpected = [o for o in result.outcomes if not o.ok and o.error is not None
                       and not o.error.by_torch]
