@@ -347,7 +347,7 @@ LESSON: tuple[LessonStep, ...] = (
            "times each; the fastest of each counts. On a GPU, .item() at every step is the "
            "slower; on the CPU, where .item() has nothing to wait for, the two take about the "
            "same time and their difference is noise. gpumon itself synchronizes after every "
-           "action, so the time on each card includes the GPU's work."),
+           "action, so the times it shows include the GPU's work."),
         (_code("a = torch.rand(2000, 2000, device=device)"),
          _code(f"b = a @ a  # {WARM_UP_CUBLAS}"),
          _code(ASYNC_TIMING), _code(LOG_EVERY_STEP)),
@@ -360,7 +360,7 @@ LESSON: tuple[LessonStep, ...] = (
         N_("Timing GPU code needs a warm-up (the first call loads libraries), a synchronization "
            "before the clock is read, and many runs; torch.utils.benchmark.Timer does all three, "
            "on the CPU and on the GPU alike. It times a 10 x 10 and a 1000 x 1000 product here "
-           "for at least a second each, long enough to see the utilization graph rise on a GPU. "
+           "for at least a second each, long enough to see a GPU's utilization rise. "
            "Timer runs the statement on one CPU thread unless told otherwise (num_threads=1), "
            "which makes the CPU look slower by about its number of cores; the code gives it "
            "torch.get_num_threads(), the threads torch itself uses. A big product is much "
