@@ -213,7 +213,7 @@ def format_step(result: StepResult, total: int) -> str:
         if result.outcomes or not result.shows_gpu:  # else the GPU transcript has the code
             lines += _run_lines(step.actions, result.outcomes, step)
     if result.note and (step.kind != "smi" or result.smi_real):
-        lines += [""] + wrap(tr("Note: {note}", note=result.note))
+        lines += [""] * (lines[-1] != "") + wrap(tr("Note: {note}", note=result.note))
     if result.shows_gpu:
         lines += ["", "  " + tr(GPU_LABEL)] + _indent(step.gpu_text())
     if result.meta_outcomes:

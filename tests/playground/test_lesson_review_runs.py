@@ -117,6 +117,14 @@ def test_10_a_hung_nvidia_smi_is_given_up_on(only_path: Path,
     assert not result.smi_real and "no answer within" in result.note
 
 
+def test_10_nvidia_smi_s_output_is_bounded(only_path: Path) -> None:
+    fake_smi(only_path, "yes 'GPU 0: <b>x</b>' | head -c 200000")
+    result = LessonRunner(Engine(), lambda: None).run_step(1)
+    assert result.smi_real and result.smi_text is not None
+    assert len(result.smi_text) <= lesson_runner.SMI_MAX_CHARS + 2
+    assert result.smi_text.endswith("\n…")
+
+
 @pytest.mark.parametrize("language", ["en", "zh_CN"])
 def test_10_the_seed_s_columns_are_explained_a_line_each(only_path: Path, language: str) -> None:
     result = LessonRunner(Engine(), lambda: simulated()).run_step(1)
