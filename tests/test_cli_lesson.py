@@ -31,7 +31,7 @@ def gpu_rows(text: str) -> list[str]:
     return [line for line in text.splitlines() if "MiB /" in line]
 
 
-def assert_whole_lesson(out: str) -> None:
+def assert_whole_lesson(out: str, simulated: bool = False) -> None:
     for number, step in enumerate(LESSON, start=1):
         assert f"Step {number} of {len(LESSON)}: {step.title}" in out
         for action in step.actions:
@@ -41,9 +41,12 @@ def assert_whole_lesson(out: str) -> None:
                 assert f"... {line}" in out
         for line in step.preamble.splitlines():
             assert line.rstrip() in out
-    # the real nvidia-smi where it is installed, else gpumon's view, said to be so
-    assert ("$ nvidia-smi" in out) == (shutil.which("nvidia-smi") is not None)
-    assert ("nvidia-smi is not installed here" in out) == (shutil.which("nvidia-smi") is None)
+    # the real nvidia-smi where it is installed, else gpumon's view, said to be so; simulated
+    # GPUs asked for are shown as such, never nvidia-smi's output
+    installed = shutil.which("nvidia-smi") is not None
+    assert ("$ nvidia-smi" in out) == (installed and not simulated)
+    assert ("nvidia-smi is not installed here" in out) == (not installed and not simulated)
+    assert ("Simulated GPUs were asked for" in out) == simulated
     assert "Traceback" not in out
 
 
@@ -94,7 +97,7 @@ def test_lesson_in_process_with_simulated_gpus(capsys: pytest.CaptureFixture[str
     assert main(["lesson", "--simulate", "2"]) == 0
     out, err = capsys.readouterr()
     assert err == ""
-    assert_whole_lesson(out)
+    assert_whole_lesson(out, simulated=True)
     step_one = out.split("Step 2 of")[0]
     assert "SIMULATED" in step_one and len(gpu_rows(step_one)) == 2
     assert out.count("Step ") >= len(LESSON)

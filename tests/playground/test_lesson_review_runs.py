@@ -20,6 +20,7 @@ from testkit import cpu_only_build
 
 from gpumon import i18n
 from gpumon.cli.lesson import format_step
+from gpumon.cli.main import _lesson_snapshot
 from gpumon.playground.data.actions import RunCode
 from gpumon.playground.data.devices import DeviceOption
 from gpumon.playground.kernel import lesson_runner
@@ -74,9 +75,15 @@ SMI_OUTPUT = ("+---------------------------------------------------------------+
               "| GPU  Name   Persistence-M | Bus-Id   Disp.A | Volatile Uncorr. ECC |\n")
 
 
+def nvml() -> Snapshot | None:
+    """What ``gpumon lesson`` reads for step 1 without --simulate: this machine's NVML (here,
+    no driver: a snapshot that says so)."""
+    return _lesson_snapshot(None, 0)
+
+
 def test_10_the_real_nvidia_smi_is_run_and_shown_as_it_printed(only_path: Path) -> None:
     fake_smi(only_path, f"printf '%s' '{SMI_OUTPUT}'")
-    result = LessonRunner(Engine(), lambda: simulated()).run_step(1)
+    result = LessonRunner(Engine(), nvml).run_step(1)
     assert result.smi_real and result.smi_text == SMI_OUTPUT and result.note == ""
     for language, label in (("en", "nvidia-smi is not installed"), ("zh_CN", "没有安装")):
         text = in_language(language, lambda: format_step(result, TOTAL))
@@ -85,7 +92,8 @@ def test_10_the_real_nvidia_smi_is_run_and_shown_as_it_printed(only_path: Path) 
 
 
 def test_10_without_nvidia_smi_the_box_is_labelled_gpumon_s(only_path: Path) -> None:
-    snapshot = simulated()
+    snapshot = nvml()
+    assert snapshot is not None
     result = LessonRunner(Engine(), lambda: snapshot).run_step(1)
     assert not result.smi_real and result.smi_text == render(snapshot)
     en = format_step(result, TOTAL)
@@ -104,7 +112,7 @@ def test_10_without_nvidia_smi_the_box_is_labelled_gpumon_s(only_path: Path) -> 
 def test_10_a_failing_nvidia_smi_is_said_and_gpumon_s_view_shown(only_path: Path, body: str,
                                                                  said: str) -> None:
     fake_smi(only_path, body)
-    result = LessonRunner(Engine(), lambda: simulated()).run_step(1)
+    result = LessonRunner(Engine(), nvml).run_step(1)
     assert not result.smi_real and result.smi_text is not None
     assert "nvidia-smi did not answer" in result.note and said in result.note
 
@@ -123,6 +131,15 @@ def test_10_nvidia_smi_s_output_is_bounded(only_path: Path) -> None:
     assert result.smi_real and result.smi_text is not None
     assert len(result.smi_text) <= lesson_runner.SMI_MAX_CHARS + 2
     assert result.smi_text.endswith("\n…")
+
+
+def test_10_simulated_gpus_asked_for_are_shown_not_nvidia_smi(only_path: Path) -> None:
+    fake_smi(only_path, f"printf '%s' '{SMI_OUTPUT}'")
+    snapshot = simulated()
+    result = LessonRunner(Engine(), lambda: snapshot).run_step(1)
+    assert not result.smi_real and result.smi_text == render(snapshot)
+    assert result.note.startswith(results.SIMULATED_VIEW) and "simulated" in result.note
+    assert "$ nvidia-smi" not in format_step(result, TOTAL)
 
 
 @pytest.mark.parametrize("language", ["en", "zh_CN"])

@@ -30,6 +30,7 @@ from gpumon.playground.lesson.results import (
     REAL_SMI_FAILED,
     SECOND_GPU_ERROR,
     SIMULATED,
+    SIMULATED_VIEW,
     SMI_FAILED,
     STOPPED,
     TOO_FEW_GPUS,
@@ -197,23 +198,32 @@ class LessonRunner:
 
     def _smi(self, number: int, step: LessonStep) -> StepResult:
         """Step 1: the real nvidia-smi's output where it is installed and answers, else
-        gpumon's nvidia-smi-like text of the current snapshot, labelled; never raises."""
+        gpumon's nvidia-smi-like text of the current snapshot, labelled; never raises.
+        Simulated GPUs (``--simulate``) are asked for: their box is shown, said to be so."""
         from gpumon.telemetry.smi_text import render
 
-        real, failure = run_nvidia_smi()
-        if real is not None:
-            return StepResult(number, step, (), smi_text=real, smi_real=True)
-        said = note(NVML_VIEW) if failure is None else note(REAL_SMI_FAILED, error=failure)
         try:
             snapshot = self._snapshot()
             text = None if snapshot is None else render(snapshot)
         except Exception as exc:  # noqa: BLE001 - a telemetry bug must not stop the lesson
-            failed = note(SMI_FAILED, error=f"{type(exc).__name__}: {exc}")
+            snapshot, text = None, None
+            failed: Note | None = note(SMI_FAILED, error=f"{type(exc).__name__}: {exc}")
+        else:
+            failed = None
+        simulated = snapshot is not None and (snapshot.simulated or snapshot.machine.simulated)
+        if simulated:
+            said = note(SIMULATED_VIEW)
+        else:
+            real, failure = run_nvidia_smi()
+            if real is not None:
+                return StepResult(number, step, (), smi_text=real, smi_real=True)
+            said = note(NVML_VIEW) if failure is None else note(REAL_SMI_FAILED, error=failure)
+        if failed is not None:
             return StepResult(number, step, (), (said, failed), smi_text=None)
         if snapshot is None or text is None:
             return StepResult(number, step, (), (said, note(NO_TELEMETRY)), smi_text=None)
         notes: tuple[Note, ...] = (said,)
-        if snapshot.simulated or snapshot.machine.simulated:
+        if simulated:
             notes += (note(SIMULATED),)
         elif not snapshot.status.usable:
             notes += (note(UNREADABLE),)

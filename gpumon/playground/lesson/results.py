@@ -116,6 +116,8 @@ SMI_FAILED = N_("Reading the GPUs failed ({error}).")
 NVML_VIEW = N_("nvidia-smi is not installed here. Below is gpumon's own view of NVML, the "
                "library nvidia-smi reads, laid out like nvidia-smi; its header, its User "
                "column and its wording are gpumon's.")
+SIMULATED_VIEW = N_("Simulated GPUs were asked for, so below is gpumon's view of them, laid out "
+                    "like nvidia-smi; it is not nvidia-smi's output.")
 REAL_SMI_FAILED = N_("nvidia-smi did not answer ({error}); below is gpumon's own view of NVML, "
                      "laid out like nvidia-smi.")
 SIMULATED = N_("These GPUs are simulated: the numbers are not read from hardware.")
