@@ -59,6 +59,8 @@ TERMS = (
     Term("recording (to CSV)", r"\b(?:REC|[Rr]ecord(?:ing|er)?)\b", "记录", forbidden=("录制",)),
     Term("time window (of the graphs)", r"\b(?:visible|time) window\b|^Window$", "时间范围",
          forbidden=("时间段",)),
+    Term("CPU-only build", r"\bCPU-only build\b", "仅支持 CPU 的版本",
+         forbidden=("仅 CPU 版本", "只支持 CPU", "只有 CPU 的版本")),
     Term("seconds as a unit ({n} s)", r"(?:\{\}|\d) s\b", r"(?:\}|\d) s(?![A-Za-z])",
          forbidden=("秒",)),
 )
@@ -139,8 +141,40 @@ def test_the_exceptions_still_name_messages_that_use_the_term(catalog: Catalog) 
     ("Export visible window to CSV", "将可见时间段导出为 CSV"),
     ("Waiting for the NVIDIA driver: {seconds} s", "正在等待 NVIDIA 驱动：{seconds} 秒"),
     ("This operation has no kernel for this dtype on this device.", "没有针对这种 dtype 的实现。"),
+    ("{version} (CPU-only build)", "{version}（仅 CPU 版本）"),
 ])
 def test_a_second_word_for_a_term_is_caught(msgid: str, msgstr: str) -> None:
     catalog = Catalog(locale="zh_CN")
     catalog.add(msgid, msgstr)
     assert violations(catalog)
+
+
+#: A message quoted inside a sentence: English words with a space, in quotation marks.
+QUOTED_ENGLISH = re.compile(r"'([A-Za-z][^'\n]*? [^'\n]*?)'")
+#: Quoted text that is code or a command line, which keeps its ASCII quotes.
+CODE_LIKE = re.compile(r"[=/()\[\]{}]|--|^(?:Name|Authorization|docker|sudo)\b")
+
+
+def quoted_english(catalog: Catalog) -> list[str]:
+    """Translations that put an English message between ASCII quotes, not “…” (a comment in
+    a transcript, ``# ...``, quotes Python's strings as Python does)."""
+    found = []
+    for message in catalog:
+        if message.id and _forms(message.id)[0].startswith("# "):
+            continue
+        for translated in _forms(message.string) if message.id and message.string else []:
+            for quoted in QUOTED_ENGLISH.findall(translated):
+                if not CODE_LIKE.search(quoted) and re.search("[\u4e00-\u9fff]", translated):
+                    found.append(f"{_forms(message.id)[0][:60]!r}: '{quoted}'")
+    return found
+
+
+def test_quoted_english_messages_use_chinese_quotation_marks(catalog: Catalog) -> None:
+    assert not quoted_english(catalog), "\n".join(quoted_english(catalog))
+    wrong = Catalog(locale="zh_CN")
+    wrong.add("x", "报经典的 'Attempting to deserialize object on a CUDA device' 错误")
+    assert quoted_english(wrong)
+    right = Catalog(locale="zh_CN")
+    right.add("y", "报经典的 “Attempting to deserialize object on a CUDA device” 错误；"
+                   "请写 'cpu' 或运行 'docker run --gpus all'")
+    assert not quoted_english(right)

@@ -1,9 +1,11 @@
 """``gpumon lesson``'s text: each step's title, narration, code and what torch answered.
 
 Our words are in the language in use; code, torch's values and torch's messages are printed
-exactly as they are. Lines are wrapped by terminal columns (a Chinese character takes two)
-and Chinese text, which has no spaces, is broken between characters, never before a closing
-mark such as '，' or '。'. No Qt and no torch here.
+exactly as they are. Transcripts show what a Python prompt prints (lesson/transcript.py);
+gpumon's own words about a value are comments (``# device: cpu``). Lines are wrapped by
+terminal columns (a Chinese character takes two) and Chinese text, which has no spaces, is
+broken between characters, never before a closing mark such as '，' or '。'. No Qt and no
+torch here.
 """
 
 from __future__ import annotations
@@ -16,6 +18,10 @@ from typing import TYPE_CHECKING
 from gpumon.i18n import tr
 from gpumon.playground.lesson import glossary
 from gpumon.playground.lesson.results import GPU_LABEL, source_label
+from gpumon.playground.lesson.smi_columns import column_lines
+from gpumon.playground.lesson.smi_columns import heading as columns_heading
+from gpumon.playground.lesson.step_code import localize
+from gpumon.playground.lesson.transcript import comment, prompt_lines
 from gpumon.telemetry.smi_text import cells
 
 if TYPE_CHECKING:
@@ -100,20 +106,29 @@ def _indent(text: str, prefix: str = "    ") -> list[str]:
     return [(prefix + line).rstrip() for line in text.splitlines()]
 
 
-def _outcome_lines(out: Outcome, step: LessonStep) -> list[str]:
-    """The value (or error) of one action, as the lesson prints it under its code."""
+def _outcome_lines(out: Outcome, step: LessonStep, code: str) -> list[str]:
+    """The code of one action at a prompt, then its value as Python's prompt shows it (or
+    torch's error), then gpumon's facts about it as comments."""
     if out.error is not None:
         e = out.error
         who = "" if e.by_torch else " " + tr("(gpumon refused it before torch ran)")
-        lines = _indent(f"{e.type_name}: {e.message}{who}")
-        hang = "    " + " " * cells(tr("why: {explanation}", explanation=""))
-        return lines + wrap(tr("why: {explanation}", explanation=e.explanation),
-                            indent="    ", hang=hang)
+        lines = ["  " + line for line in prompt_lines(code, None)]
+        lines += _indent(f"{e.type_name}: {e.message}{who}")
+        why = comment(tr("why: {explanation}", explanation=e.explanation))
+        hang = "    # " + " " * cells(tr("why: {explanation}", explanation=""))
+        return lines + wrap(why, indent="    ", hang=hang)
     if out.shape is not None and (step.show_time or math.prod(out.shape) > BRIEF_NUMEL):
-        lines = ["    " + tr("tensor of shape {shape}, {dtype}", shape=out.shape,
-                             dtype=out.dtype)]
+        value: str | None = None
+        brief = comment(tr("tensor of shape {shape}, {dtype}", shape=out.shape,
+                           dtype=out.dtype))
     else:
-        lines = _indent(out.preview) if out.preview else []
+        value, brief = out.preview or None, ""
+    shown = prompt_lines(code, value)
+    lines = ["  " + shown[0], *(("  " if line.startswith((">>> ", "... ")) else "    ") + line
+                                for line in shown[1:])]
+    lines = [line.rstrip() for line in lines]
+    if brief:
+        lines.append("    " + brief)
     facts = [tr("device: {device}", device=out.device)] \
         if out.device and out.kind != "value" else []
     if out.grad_fn:
@@ -124,19 +139,20 @@ def _outcome_lines(out: Outcome, step: LessonStep) -> list[str]:
     if step.show_time:
         facts.append(tr("took {ms} ms", ms=f"{out.duration_s * 1e3:.3f}"))
     # TRANSLATORS: the separator between the facts printed under a value.
-    lines += ["    " + tr("; ").join(facts)] if facts else []
+    lines += ["    " + comment(tr("; ").join(facts))] if facts else []
     if step.show_memory:
         from gpumon.units import format_bytes
 
         for r in out.memory_after:
             if r.allocated_bytes is not None:
-                lines.append("    " + tr("{device}: allocated {allocated}, reserved {reserved}",
-                                         device=r.device,
-                                         allocated=format_bytes(r.allocated_bytes),
-                                         reserved=format_bytes(r.reserved_bytes or 0)))
+                lines.append("    " + comment(tr(
+                    "{device}: allocated {allocated}, reserved {reserved}", device=r.device,
+                    allocated=format_bytes(r.allocated_bytes),
+                    reserved=format_bytes(r.reserved_bytes or 0))))
             elif r.rss_bytes is not None:
-                lines.append("    " + tr("{device}: this process's resident memory {rss}",
-                                         device=r.device, rss=format_bytes(r.rss_bytes)))
+                lines.append("    " + comment(tr(
+                    "{device}: this process's resident memory {rss}", device=r.device,
+                    rss=format_bytes(r.rss_bytes))))
     return lines
 
 
@@ -144,12 +160,12 @@ def _run_lines(actions: Sequence[Action], outcomes: Sequence[Outcome],
                step: LessonStep) -> list[str]:
     lines: list[str] = []
     for i, action in enumerate(actions):
-        first, *more = action.code().splitlines() or [""]
-        lines += [f"  >>> {first}", *(f"  ... {line}" for line in more)]
+        code = localize(action.code())
         if i < len(outcomes):
-            lines += _outcome_lines(outcomes[i], step)
+            lines += _outcome_lines(outcomes[i], step, code)
         else:
-            lines.append("    " + tr("(not run)"))
+            lines += ["  " + line for line in prompt_lines(code, None)]
+            lines.append("    " + comment(tr("not run")))
     return lines
 
 
@@ -180,18 +196,24 @@ def format_step(result: StepResult, total: int) -> str:
     lines += wrap(tr(step.narration))
     lines.append("")
     if step.kind == "smi":
-        lines.append("  $ nvidia-smi")
+        if result.smi_real:
+            lines.append("  $ nvidia-smi")
+        elif result.note:  # what the box is, said above it: gpumon's view, not nvidia-smi's
+            lines += wrap(tr("Note: {note}", note=result.note)) + [""]
         if result.smi_text:
             lines += _indent(result.smi_text.rstrip("\n"))
+        lines += ["", "  " + columns_heading()]
+        lines += [line for text in column_lines()
+                  for line in wrap(text, indent="    ", hang="      ")]
     elif step.kind == "glossary":
         lines += glossary_lines()
     else:
         if step.preamble:
-            lines += _indent(step.preamble, "  ") + [""]
+            lines += _indent(localize(step.preamble), "  ") + [""]
         if result.outcomes or not result.shows_gpu:  # else the GPU transcript has the code
             lines += _run_lines(step.actions, result.outcomes, step)
-    if result.note:
-        lines += [""] + wrap(tr("Note: {note}", note=result.note))
+    if result.note and (step.kind != "smi" or result.smi_real):
+        lines += [""] * (lines[-1] != "") + wrap(tr("Note: {note}", note=result.note))
     if result.shows_gpu:
         lines += ["", "  " + tr(GPU_LABEL)] + _indent(step.gpu_text())
     if result.meta_outcomes:

@@ -11,7 +11,7 @@ import time
 import unicodedata
 
 from gpumon import __version__
-from gpumon.i18n import sentences, tr
+from gpumon.i18n import N_, sentences, tr
 from gpumon.telemetry.facts import process_list_note
 from gpumon.telemetry.types import (
     GpuInfo,
@@ -148,6 +148,15 @@ def render_status(status: SourceStatus) -> str:
     return status.message if not status.hint else f"{status.message}\n{status.hint}"
 
 
+#: The data sources whose names are words, not names (NVML and Prometheus stay as they are).
+SOURCE_WORDS = {"none": N_("none"), "simulated": N_("simulated")}
+
+
+def source_words(name: str) -> str:
+    """A data source's name as shown: "none" and "simulated" in the language in use."""
+    return tr(SOURCE_WORDS[name]) if name in SOURCE_WORDS else name
+
+
 def _header(snapshot: Snapshot) -> list[str]:
     m = snapshot.machine
     stamp = time.strftime("%a %b %d %H:%M:%S %Y", time.localtime(snapshot.timestamp_s))
@@ -160,7 +169,9 @@ def _header(snapshot: Snapshot) -> list[str]:
         f"gpumon {__version__}   Driver Version: {m.driver_version or NA}   "
         f"CUDA Version: {m.cuda_driver_version or NA}   NVML: {m.nvml_version or NA}"
     ))
-    source = f"{m.source_name} (SIMULATED)" if simulated else m.source_name
+    source = source_words(m.source_name)
+    if simulated and m.source_name != "simulated":
+        source += " " + tr("(SIMULATED)")
     lines.append(_full(tr("Host: {host}   Source: {source}", host=m.host_name, source=source)))
     return lines
 

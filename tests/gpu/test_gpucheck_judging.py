@@ -100,14 +100,18 @@ def test_lesson_problems_on_a_gpu_machine() -> None:
     refused = _lesson(f"    Refusal: no{runs.REFUSED}", "    device: cuda:0")
     assert runs.lesson_problems(refused, 1) == ["step 1: gpumon refused a line before torch ran"]
     no_cuda = _lesson("  Note: This step needs a CUDA GPU; PyTorch here\n  has none, so",
-                      "    (not run)")
+                      "    # not run")
     assert runs.lesson_problems(no_cuda, 1) == [
         "step 1: the lesson saw no CUDA GPU", "step 2: some lines did not run",
         "no result of the lesson is on cuda:0"]
-    two = _lesson("    (not run)\n  Note: This step needs two GPUs; PyTorch here has one",
-                  "    device: cuda:0")
+    two = _lesson("    # not run\n  Note: This step needs two GPUs; PyTorch here has one",
+                  "    # device: cuda:0")
     assert runs.lesson_problems(two, 1) == []
     assert runs.lesson_problems(two, 2) == ["step 1: some lines did not run"]
+    exercise = _lesson("  Note: This step needs 2 GPUs and PyTorch here sees 1, so it was not\n"
+                       "  run", "    # device: cuda:0")
+    assert runs.lesson_problems(exercise, 1) == []
+    assert runs.lesson_problems(exercise, 2) == ["step 1: it was not run"]
     assert runs.lesson_problems(no_cuda, 0) == []  # a dry run: torch's errors are the lesson
 
 

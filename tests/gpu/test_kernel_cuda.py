@@ -13,7 +13,7 @@ from gpumon.playground.client.kernel_client import KernelClient
 from gpumon.playground.data.actions import RunCode
 from gpumon.playground.data.outcome import Outcome
 from gpumon.playground.lesson.results import StepResult
-from gpumon.playground.lesson.steps import LESSON
+from gpumon.playground.lesson.steps import LESSON, is_comment
 from tests.playground.kernel_helpers import Inbox, client, inbox
 
 __all__ = ["client", "inbox"]  # the shared kernel-client fixtures
@@ -39,7 +39,11 @@ def test_the_whole_lesson_runs_on_cuda0_in_the_kernel(client: KernelClient,
         rid = client.request("lesson", (tuple(LESSON), number, None))
         result = inbox.wait("reply", rid, timeout=300).data
         step = LESSON[number - 1]
-        assert isinstance(result, StepResult) and result.ran, (number, result.note)
+        assert isinstance(result, StepResult)
+        if torch.cuda.device_count() < step.min_gpus:  # exercise 4 on one GPU: said, not run
+            assert not result.ran and result.outcomes == () and result.shows_gpu, result.note
+            continue
+        assert result.ran, (number, result.note)
         assert not result.shows_gpu and result.meta_outcomes == ()
         unexpected = [o for o in result.outcomes if not o.ok and o.error is not None
                       and not o.error.by_torch]
@@ -56,7 +60,7 @@ def test_the_whole_lesson_runs_on_cuda0_in_the_kernel(client: KernelClient,
             continue
         assert len(result.outcomes) == len(step.actions), (number, result.note)
         for out, expected in zip(result.outcomes, step.on_gpu, strict=False):
-            if expected.startswith("("):  # a description of a value that varies
+            if is_comment(expected):  # a description of a value that varies
                 continue
             shown = out.preview if out.error is None else out.error.headline()
             assert shown == expected, (number, out.code)

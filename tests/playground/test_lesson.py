@@ -20,6 +20,7 @@ from gpumon.playground.data.outcome import Outcome
 from gpumon.playground.kernel import lesson_runner as lesson
 from gpumon.playground.kernel.engine import Engine
 from gpumon.playground.kernel.explain import FALLBACK
+from gpumon.playground.lesson.results import NO_UUIDS
 from gpumon.telemetry.sampler import Sampler
 from gpumon.telemetry.simulated import SimulatedSource
 from gpumon.telemetry.smi_text import render
@@ -56,7 +57,7 @@ def results() -> list[lesson.StepResult]:
 # --- the steps as data --------------------------------------------------------------------
 
 def test_the_book_then_the_english_edition() -> None:
-    assert len(lesson.LESSON) == 17 and len(NUMBER) == 17  # ids are unique
+    assert len(lesson.LESSON) == 18 and len(NUMBER) == 18  # ids are unique
     book = [s.id for s in lesson.LESSON if s.source == "book"]
     assert book == ["nvidia-smi", "cuda-queries", "tensor-on-cpu", "to-gpu", "create-on-device",
                     "results-stay", "mixed-devices", "model-device", "model-on-gpu"]
@@ -88,8 +89,9 @@ def test_book_steps_show_the_book_code() -> None:
 
 def test_step_code_is_preamble_then_actions() -> None:
     step = lesson.LESSON[NUMBER["choose-device"] - 1]
-    assert step.code() == "\n".join([act.TRY_GPU_SOURCE, "", "try_gpu(0)", "try_gpu(10)",
-                                     "try_all_gpus()", "device = try_gpu()"])
+    assert step.code() == "\n".join([
+        act.TRY_GPU_SOURCE, "", "try_gpu(0)", "try_gpu(10)", "try_all_gpus()",
+        "torch.device('cuda' if torch.cuda.is_available() else 'cpu')", "device = try_gpu()"])
     for each in lesson.LESSON[1:]:
         compile(each.code(), "<lesson>", "exec")  # the shown code is real Python
     meta = lesson.LESSON[NUMBER["mixed-devices"] - 1].meta_code()
@@ -101,7 +103,8 @@ def test_step_code_is_preamble_then_actions() -> None:
 def test_every_step_runs_and_yields_outcomes(results: list[lesson.StepResult]) -> None:
     assert [r.number for r in results] == list(range(1, len(lesson.LESSON) + 1))
     for r in results:
-        assert r.step is lesson.LESSON[r.number - 1] and r.ran
+        assert r.step is lesson.LESSON[r.number - 1]
+        assert r.ran == (r.step.min_gpus == 0)  # exercise 4 needs two GPUs: not run here
         if r.step.kind != "torch" or (r.shows_gpu and not r.outcomes):
             continue
         assert 1 <= len(r.outcomes) <= len(r.step.actions)
@@ -115,11 +118,12 @@ def test_every_step_runs_and_yields_outcomes(results: list[lesson.StepResult]) -
 @cpu_only_build
 def test_steps_without_needs_run_on_the_cpu(results: list[lesson.StepResult]) -> None:
     """Steps written with ``device`` run on the CPU here, every line; only lines that need
-    what a CPU-only build lacks (its CUDA queries, a checkpoint saved on a GPU) fail."""
+    what a CPU-only build lacks (its CUDA queries, a checkpoint saved on a GPU) fail, and
+    .numpy() of a tensor that requires grad, which fails everywhere."""
     may_fail = {"torch.cuda.current_device()", "torch.cuda.get_device_name(0)",
-                "torch.load(SAVED_ON_CUDA)"}
+                "torch.load(SAVED_ON_CUDA)", "w.numpy()"}  # w requires grad: on every device
     for r in results:
-        if not r.step.needs_cuda and r.step.kind == "torch":
+        if not r.step.needs_cuda and r.step.kind == "torch" and not r.step.min_gpus:
             assert len(r.outcomes) == len(r.step.actions), r.step.id
             assert [o.code for o in r.outcomes if not o.ok] == \
                 [a.code() for a in r.step.actions if a.code() in may_fail], r.step.id
@@ -156,10 +160,11 @@ def test_notes_are_put_into_words_when_read_in_the_language_then_in_use() -> Non
     """A StepResult made in one language (the kernel's) reads in the window's."""
     from gpumon import i18n
 
-    result = lesson.LessonRunner(Engine(), lambda: None).run_step(1)
-    assert result.note == lesson.NO_TELEMETRY
+    result = lesson.LessonRunner(Engine(), lambda: None).run_step(NUMBER["cuda-queries"])
+    assert result.note.endswith(NO_UUIDS)
     i18n.set_language("zh_CN")
-    assert result.note == i18n.tr(lesson.NO_TELEMETRY) != lesson.NO_TELEMETRY
+    assert result.note.endswith(i18n.tr(NO_UUIDS)) and i18n.tr(NO_UUIDS) != \
+        NO_UUIDS
     uuids = lesson.nvml_uuid_note(simulated_snapshot(1))
     assert uuids.text().startswith("nvidia-smi 列出的 UUID（模拟 GPU）：GPU 0: GPU-")
     assert lesson.StepResult(1, result.step, (), (uuids, lesson.note(lesson.STOPPED))).note \
@@ -204,7 +209,7 @@ def test_the_first_cuda_step_run_shows_torchs_own_error(step_id: str) -> None:
     assert error is not None and error.by_torch
     assert (error.type_name, error.message) == direct(engine, failed[0].code)
     assert error.explanation != FALLBACK
-    assert result.note.startswith(lesson.NO_CUDA_ERROR) and not result.shows_gpu
+    assert result.note.startswith(lesson.NO_CUDA_ERROR) and result.shows_gpu  # both: error, GPU
     if len(result.outcomes) < len(result.step.actions):
         assert lesson.STOPPED in result.note
 
@@ -214,7 +219,7 @@ def test_the_error_is_shown_once_then_what_a_gpu_shows(
         results: list[lesson.StepResult]) -> None:
     cuda_results = [r for r in results if r.step.needs_cuda]
     first, later = cuda_results[0], cuda_results[1:]
-    assert first.step.id == "to-gpu" and first.errors and not first.shows_gpu
+    assert first.step.id == "to-gpu" and first.errors and first.shows_gpu
     assert later and all(r.outcomes == () and r.shows_gpu for r in later)
     for r in later:
         assert r.note.startswith(lesson.GPU_NOT_RUN.format(first=first.number))
@@ -237,7 +242,7 @@ def test_running_the_error_step_again_shows_the_error_again() -> None:
     runner = lesson.LessonRunner(Engine())
     first = runner.run_step(NUMBER["to-gpu"])
     again = runner.run_step(NUMBER["to-gpu"])
-    assert first.errors and again.errors and not again.shows_gpu
+    assert first.errors and again.errors and again.shows_gpu
     later = runner.run_step(NUMBER["model-device"])
     assert later.outcomes == () and later.shows_gpu
 
@@ -405,8 +410,9 @@ def test_step_two_lists_nvidia_smi_s_uuids_beside_torch_s() -> None:
         assert f"GPU {gpu.index}: {gpu.uuid}" in result.note
     assert "(simulated GPUs)" in result.note
     uuids = result.outcomes[-1]
-    assert uuids.code.startswith("[str(torch.cuda.get_device_properties(i).uuid)")
+    assert uuids.code.startswith("['GPU-' + str(torch.cuda.get_device_properties(i).uuid)")
     assert uuids.ok and uuids.preview == repr(
-        [str(torch.cuda.get_device_properties(i).uuid) for i in range(torch.cuda.device_count())])
+        ['GPU-' + str(torch.cuda.get_device_properties(i).uuid)
+         for i in range(torch.cuda.device_count())])
     alone = lesson.LessonRunner(Engine()).run_step(NUMBER["cuda-queries"])
     assert "nvidia-smi lists no GPU here" in alone.note

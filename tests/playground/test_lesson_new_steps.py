@@ -60,7 +60,8 @@ def test_a_model_moves_in_place_shown_on_meta() -> None:
 @cpu_only_build
 def test_copies_to_the_host_on_cpu_and_meta() -> None:
     result, engine = run("copy-to-host")
-    assert all(o.ok for o in result.outcomes), [o.error for o in result.outcomes]
+    failed = [o.code for o in result.outcomes if not o.ok]
+    assert failed == ["w.numpy()"], failed  # a tensor that requires grad, on every device
     shown = by_code(result)
     assert shown["h.sum().item()"].preview == "6.0"  # type: ignore[attr-defined]
     assert shown["h.tolist()"].preview == "[1.0, 2.0, 3.0]"  # type: ignore[attr-defined]
@@ -79,11 +80,10 @@ def test_asynchronous_step_times_with_and_without_synchronize() -> None:
     result, _ = run("asynchronous")
     assert all(o.ok for o in result.outcomes), [o.error for o in result.outcomes]
     timing, logging = result.outcomes[2].preview, result.outcomes[3].preview
-    assert re.fullmatch(r"'a @ a returned after [0-9.]+ ms; the work was done after "
-                        r"[0-9.]+ ms'", timing), timing
-    assert re.fullmatch(r"'\.item\(\) every step: [0-9.]+ ms; one copy at the end: "
-                        r"[0-9.]+ ms'", logging), logging
-    returned, done = map(float, re.findall(r"[0-9.]+(?= ms)", timing))
+    number = r"[0-9]+\.[0-9]+"  # numbers, not English sentences: they read in every language
+    assert re.fullmatch(rf"\(({number}), ({number})\)", timing), timing
+    assert re.fullmatch(rf"\(({number}), ({number})\)", logging), logging
+    returned, done = map(float, timing.strip("()").split(", "))
     assert done >= returned
 
 
@@ -93,8 +93,8 @@ def test_timing_step_gives_a_median_for_every_size_on_every_device() -> None:
     times = engine.get("times")
     devices = ["cpu"] + (["cuda:0"] if torch.cuda.device_count() else [])
     assert isinstance(times, dict)
-    assert sorted(times) == sorted(f"{n} x {n} on {d}" for d in devices for n in (10, 1000))
-    assert all(re.fullmatch(r"median [0-9.]+ µs", v) for v in times.values())
+    assert sorted(times) == sorted((n, d) for d in devices for n in (10, 1000))
+    assert all(isinstance(v, float) and v > 0 for v in times.values())
 
 
 @cpu_only_build

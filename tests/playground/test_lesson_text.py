@@ -10,7 +10,7 @@ import pytest
 from gpumon.playground.data import actions as act
 from gpumon.playground.data.actions import RunCode
 from gpumon.playground.kernel.explain import EXPLANATIONS, explain
-from gpumon.playground.lesson.steps import LESSON, LessonStep
+from gpumon.playground.lesson.steps import LESSON, LessonStep, is_comment
 
 STEP = {s.id: s for s in LESSON}
 ALL_TEXT = " ".join([s.narration for s in LESSON] + [e for _, e in EXPLANATIONS])
@@ -94,7 +94,7 @@ def test_same_device_explanation() -> None:
 
 def test_printing_item_and_tolist_copy_implicitly() -> None:
     step = STEP["copy-to-host"]
-    assert "Printing a GPU tensor, .item() and .tolist() copy" in step.narration
+    assert "whenever Python needs a number" in step.narration
     assert {"h.sum().item()", "h.tolist()", "h.numpy(force=True)"} <= set(codes(step))
 
 
@@ -109,9 +109,9 @@ def test_numpy_shares_storage_and_force_copies() -> None:
     assert "shares the CPU tensor's memory" in STEP["copy-to-host"].narration
 
 
-def test_small_copies_cost_synchronisation_not_bytes() -> None:
+def test_small_copies_cost_synchronization_not_bytes() -> None:
     text = STEP["copy-to-host"].narration
-    assert "the synchronisation, not the bytes moved" in text
+    assert "the synchronization, not the bytes moved" in text
     assert "Many small copies like these can slow a training loop a lot" not in ALL_TEXT
 
 
@@ -134,7 +134,7 @@ def test_asynchronous_execution_comes_before_any_timing() -> None:
     assert "[train_step().item() for _ in range(300)]" in step.code()  # the loss, logged
     assert "torch.stack([train_step().detach() for _ in range(300)]).tolist()" in step.code()
     assert "logging the loss with .item() at every step stalls the GPU" in step.narration
-    assert "gpumon itself synchronises after every action" in step.narration
+    assert "gpumon itself synchronizes after every action" in step.narration
 
 
 def test_timing_uses_benchmark_timer_for_every_size_on_every_device() -> None:
@@ -166,7 +166,7 @@ def test_meta_wording_differs_and_is_said() -> None:
 @pytest.mark.parametrize("step", [s for s in LESSON if s.on_gpu], ids=lambda s: s.id)
 def test_gpu_transcripts_have_one_line_per_action(step: LessonStep) -> None:
     assert len(step.on_gpu) == len(step.actions)
-    exact = [t for t in step.on_gpu if not t.startswith("(")]
+    exact = [t for t in step.on_gpu if not is_comment(t)]
     for text in exact:  # torch's reprs and messages, never a figure made up for the text
         assert re.fullmatch(r"[\w.]+Error: .+|tensor\(.+|device\(.+|\[.+\]|array\(.+|True|"
                             r"None|[\d.]+|Linear\(.+", text, re.S), text

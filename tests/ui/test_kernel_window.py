@@ -83,7 +83,8 @@ def test_torch_is_never_imported_by_the_window_in_a_playground_and_lesson_sessio
 
 # Lines of steps without needs_cuda that fail where torch has no CUDA device (test_lesson.py).
 NEED_A_GPU = {"torch.cuda.current_device()", "torch.cuda.get_device_name(0)",
-              "torch.load(SAVED_ON_CUDA)"}
+              "torch.load(SAVED_ON_CUDA)",
+              "w.numpy()"}  # not for want of a GPU: w requires grad, which fails everywhere
 
 
 def _check_lesson(results: list[dict[str, Any]], devices: list[str]) -> None:
@@ -95,7 +96,7 @@ def _check_lesson(results: list[dict[str, Any]], devices: list[str]) -> None:
     cuda = sum(d.startswith("cuda:") for d in devices)
     first_cuda_error = None
     for r, step in zip(results, LESSON, strict=True):
-        assert r["ran"], r
+        assert r["ran"] == (cuda >= step.min_gpus), r
         outcomes = r["outcomes"]
         if step.kind == "smi":  # the window's simulated GPUs, as nvidia-smi would print them
             assert r["smi_text"] and "GPU" in r["smi_text"] and "simulated" in r["note"], r
@@ -110,11 +111,13 @@ def _check_lesson(results: list[dict[str, Any]], devices: list[str]) -> None:
             assert ok == (error is None), (step.id, code, error)
             assert ok or error[1], (step.id, code, error)  # torch's error, never gpumon's
         failed = [code for code, ok, _ in outcomes if not ok]
-        if cuda == 0 and not step.needs_cuda:
+        if cuda < step.min_gpus:  # exercise 4: not run, and said why
+            assert outcomes == [] and not r["ran"] and r["shows_gpu"], r
+        elif cuda == 0 and not step.needs_cuda:
             assert len(outcomes) == len(step.actions), r
             assert set(failed) <= NEED_A_GPU, (step.id, failed)
         elif cuda == 0 and first_cuda_error is None:  # torch's error, once
-            assert failed and not r["shows_gpu"], r
+            assert failed and r["shows_gpu"], r  # the error, then what a GPU shows
             first_cuda_error = step.id
         elif cuda == 0:  # then what a GPU shows, not run
             assert outcomes == [] and r["shows_gpu"], r

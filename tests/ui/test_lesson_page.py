@@ -101,3 +101,14 @@ def test_lesson_steps_share_the_playground_workspace_and_keep_its_names(qtbot, m
     with qtbot.waitSignal(w.engine.callFinished, timeout=10000) as again:
         w.engine.call("names")
     assert again.args[1] == names
+
+
+def test_nvidia_smi_s_own_output_is_shown_as_text_not_html() -> None:
+    """Step 1's real nvidia-smi output goes into the page escaped: markup in it stays text."""
+    from gpumon.playground.lesson.results import StepResult
+    from gpumon.ui.lesson.page import result_html
+
+    shown = result_html(StepResult(1, LESSON[0], (), smi_text="| <b>GPU</b> & 0 |\n",
+                                   smi_real=True))
+    assert "$ nvidia-smi" in shown and "&lt;b&gt;GPU&lt;/b&gt; &amp; 0" in shown
+    assert "<b>GPU</b>" not in shown

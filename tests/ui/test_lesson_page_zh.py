@@ -35,7 +35,7 @@ def test_lesson_tab_speaks_chinese(qtbot, make_window, chinese) -> None:
     assert page.counter.text() == f"第 1 步（共 {n} 步）"
     assert page.title.text() == "用 nvidia-smi 查看 GPU"
     assert page.narration.text().startswith("nvidia-smi 是 NVIDIA 驱动自带的状态报告。")
-    assert "'CUDA Version'" in page.narration.text()  # nvidia-smi's own words stay
+    assert "“CUDA Version”" in page.narration.text()  # nvidia-smi's own words, quoted
     assert [b.text() for b in (page.prev_button, page.run_button, page.next_button)] == \
         ["◀ 上一步", "运行", "下一步 ▶"]
     assert page.output.placeholderText() == "按“运行”在本机上运行这一步。"

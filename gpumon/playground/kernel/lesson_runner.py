@@ -1,30 +1,41 @@
 """The GPU-computing lesson's runner: plays the steps of lesson/steps.py on an Engine, in the
 kernel process (or in-process for ``gpumon lesson``). See lesson/results.py for what it gives.
+Step 1 runs the real ``nvidia-smi`` where it is installed (bounded in time and size), else
+renders gpumon's own view of NVML, labelled as such.
 """
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from gpumon.device_ids import cuda_index
+from gpumon.i18n import tr
 from gpumon.playground.data import actions as act
 from gpumon.playground.data.actions import RunCode
 from gpumon.playground.data.outcome import Outcome
 from gpumon.playground.lesson.checkpoint_path import remove_lesson_folder
 from gpumon.playground.lesson.results import (
     GPU_NOT_RUN,
+    META_AGAIN,
     META_RAN,
     NEEDED_FAILED,
     NO_CUDA_ERROR,
     NO_CUDA_RAN,
+    NO_GPU_HERE,
     NO_TELEMETRY,
+    NVML_VIEW,
     ON_CPU,
     PREAMBLE_FAILED,
+    REAL_SMI_FAILED,
     SECOND_GPU_ERROR,
     SIMULATED,
+    SIMULATED_VIEW,
     SMI_FAILED,
     STOPPED,
+    TOO_FEW_GPUS,
     UNREADABLE,
     Note,
     StepResult,
@@ -38,6 +49,9 @@ if TYPE_CHECKING:
     from gpumon.telemetry.types import Snapshot
 
 OnOutcome = Callable[[Outcome], None]
+#: The real nvidia-smi: at most this long, and this much of its output.
+SMI_TIMEOUT_S = 15.0
+SMI_MAX_CHARS = 64_000
 
 
 class LessonRunner:
@@ -62,6 +76,7 @@ class LessonRunner:
         self._next = 1  # the step whose predecessors have run, in order
         self._cuda: int | None = None
         self._error_step: int | None = None  # no CUDA: the step that showed torch's error
+        self._meta_step: int | None = None  # the step whose note said what meta is
 
     @property
     def steps(self) -> tuple[LessonStep, ...]:
@@ -119,6 +134,10 @@ class LessonRunner:
         if step.kind == "glossary":  # words to read: no code, no torch
             return StepResult(number, step, ())
         cuda = self.cuda_device_count()
+        if cuda < step.min_gpus:  # nothing it compares can happen here: not run, and why
+            return StepResult(number, step, (), (note(TOO_FEW_GPUS, needed=step.min_gpus,
+                                                      seen=cuda),),
+                              ran=False, cuda_devices=cuda, shows_gpu=bool(step.on_gpu))
         notes: list[Note] = []
         if step.preamble:
             pre = self._run(RunCode(step.preamble), quiet=True)
@@ -135,11 +154,10 @@ class LessonRunner:
                 notes.append(note(NO_CUDA_ERROR if failed else NO_CUDA_RAN))
                 if failed:
                     self._error_step = number
-                    shows_gpu = False
             elif step.needs_two_gpus and cuda == 1:
                 notes.append(note(SECOND_GPU_ERROR))
             elif shows_gpu:
-                notes.append(note(ON_CPU))
+                notes.append(note(ON_CPU if step.uses_device else NO_GPU_HERE))
             if len(outcomes) < len(step.actions):
                 notes.append(note(STOPPED) if step.stop_at_error
                              else note(NEEDED_FAILED, code=outcomes[-1].code))
@@ -148,7 +166,12 @@ class LessonRunner:
         meta_outcomes: tuple[Outcome, ...] = ()
         if meta and step.meta_variant and cuda == 0:
             meta_outcomes = self._run_actions(step.meta_variant, step.stop_at_error)
-            notes.append(note(META_RAN))
+            # what the meta device is, said once; later steps only point to it
+            if self._meta_step in (None, number):
+                self._meta_step = number
+                notes.append(note(META_RAN))
+            else:
+                notes.append(note(META_AGAIN))
         return StepResult(number, step, outcomes, tuple(notes), True, meta_outcomes,
                           cuda_devices=cuda, shows_gpu=shows_gpu)
 
@@ -180,21 +203,59 @@ class LessonRunner:
             return None
 
     def _smi(self, number: int, step: LessonStep) -> StepResult:
-        """Step 1: the nvidia-smi-like text of the current snapshot; never raises."""
+        """Step 1: the real nvidia-smi's output where it is installed and answers, else
+        gpumon's nvidia-smi-like text of the current snapshot, labelled; never raises.
+        Simulated GPUs (``--simulate``) are asked for: their box is shown, said to be so."""
         from gpumon.telemetry.smi_text import render
 
         try:
             snapshot = self._snapshot()
             text = None if snapshot is None else render(snapshot)
         except Exception as exc:  # noqa: BLE001 - a telemetry bug must not stop the lesson
-            failed = note(SMI_FAILED, error=f"{type(exc).__name__}: {exc}")
-            return StepResult(number, step, (), (failed,), smi_text=None)
+            snapshot, text = None, None
+            failed: Note | None = note(SMI_FAILED, error=f"{type(exc).__name__}: {exc}")
+        else:
+            failed = None
+        simulated = snapshot is not None and (snapshot.simulated or snapshot.machine.simulated)
+        if simulated:
+            said = note(SIMULATED_VIEW)
+        else:
+            real, failure = run_nvidia_smi()
+            if real is not None:
+                return StepResult(number, step, (), smi_text=real, smi_real=True)
+            said = note(NVML_VIEW) if failure is None else note(REAL_SMI_FAILED, error=failure)
+        if failed is not None:
+            return StepResult(number, step, (), (said, failed), smi_text=None)
         if snapshot is None or text is None:
-            return StepResult(number, step, (), (note(NO_TELEMETRY),), smi_text=None)
-        notes: tuple[Note, ...] = ()
-        if snapshot.simulated or snapshot.machine.simulated:
-            notes = (note(SIMULATED),)
+            return StepResult(number, step, (), (said, note(NO_TELEMETRY)), smi_text=None)
+        notes: tuple[Note, ...] = (said,)
+        if simulated:
+            notes += (note(SIMULATED),)
         elif not snapshot.status.usable:
-            notes = (note(UNREADABLE),)
+            notes += (note(UNREADABLE),)
         return StepResult(number, step, (), notes, smi_text=text)
+
+
+def run_nvidia_smi(program: str = "nvidia-smi") -> tuple[str | None, str | None]:
+    """(the real nvidia-smi's output, None) where it is installed and answers; (None, None)
+    where it is not installed; (None, why) where it failed, hung or printed nothing. Its
+    output is kept as it printed it, up to :data:`SMI_MAX_CHARS` characters."""
+    path = shutil.which(program)
+    if path is None:
+        return None, None
+    try:
+        done = subprocess.run([path], capture_output=True, timeout=SMI_TIMEOUT_S, check=False,
+                              stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return None, tr("no answer within {seconds} s", seconds=f"{SMI_TIMEOUT_S:.0f}")
+    except OSError as exc:
+        return None, f"{type(exc).__name__}: {exc}"
+    out = done.stdout.decode("utf-8", "replace")
+    if done.returncode != 0 or not out.strip():
+        said = (done.stderr.decode("utf-8", "replace") or out).strip().splitlines()
+        status = tr("exit status {code}", code=done.returncode)
+        return None, status + (f": {said[0][:200]}" if said else "")
+    if len(out) > SMI_MAX_CHARS:
+        out = out[:SMI_MAX_CHARS] + "\n…"
+    return out, None
 

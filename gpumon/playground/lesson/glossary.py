@@ -49,12 +49,14 @@ GLOSSARY: tuple[Term, ...] = (
             "caching allocator holds, its cache included")),
     Term(N_("CUDA kernel"),
          N_("a function that runs on the GPU; each operation on a cuda tensor launches one "
-            "or more (not gpumon's playground kernel, which is a process)")),
+            "or more, except views (view, t(), slicing), which only describe the same memory "
+            "anew and launch none (not gpumon's playground kernel, which is a process)")),
     Term(N_("asynchronous"),
          N_("a CUDA operation queues its work and returns before the GPU has done it")),
     Term(N_("synchronize"),
-         N_("wait until the GPU has finished the work queued so far: torch.cuda.synchronize() "
-            "does it, and so do .item(), .tolist() and printing a GPU tensor")),
+         N_("wait until the GPU has finished the work queued so far: "
+            "torch.cuda.synchronize() waits for all the streams of the device; .item(), "
+            ".tolist() and printing a GPU tensor wait for the current stream")),
     Term(N_("stream"),
          N_("a queue of GPU work that runs in order; PyTorch puts its work on the current "
             "stream of each device unless told otherwise")),

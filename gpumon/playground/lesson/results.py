@@ -52,8 +52,9 @@ class StepResult:
     """What running one step gave: outcomes in action order, a plain-words note, and more.
 
     ``outcomes`` may be shorter than ``step.actions`` when the step stopped at an error, and
-    empty when it was not run (``ran`` False: two GPUs needed, one present). ``smi_text`` is
-    step 1's nvidia-smi-like text. ``meta_outcomes`` are the meta variant's, when it ran.
+    empty when it was not run (``ran`` False: more GPUs needed than present). ``smi_text`` is
+    step 1's text: the real nvidia-smi's output when ``smi_real``, else gpumon's own view of
+    NVML. ``meta_outcomes`` are the meta variant's, when it ran.
     """
 
     number: int  # 1-based, as the lesson numbers its steps
@@ -65,6 +66,7 @@ class StepResult:
     smi_text: str | None = None
     cuda_devices: int = 0  # CUDA devices torch saw on this machine
     shows_gpu: bool = False  # step.on_gpu is shown: what a GPU prints, not run here
+    smi_real: bool = False  # smi_text is what the real nvidia-smi printed
 
     @property
     def note(self) -> str:
@@ -78,22 +80,29 @@ class StepResult:
 
 
 NO_CUDA_ERROR = N_("This step needs a CUDA GPU; PyTorch here has none, so you see the error it "
-                   "really raises. The later CUDA steps show what they print on a GPU instead.")
+                   "really raises, then what the step prints on a GPU. The later CUDA steps "
+                   "show only what they print on a GPU.")
 NO_CUDA_RAN = N_("This step is meant for a CUDA GPU; PyTorch here has none, so it ran on the CPU "
                  "and shows the CPU-only answer.")
 ON_CPU = N_("PyTorch here sees no CUDA GPU, so device is the CPU and this step ran there; "
             "what it shows on a GPU is printed below, not run here.")
+NO_GPU_HERE = N_("PyTorch here sees no CUDA GPU, so this step ran without one; what it shows "
+                 "on a machine with one GPU is printed below, not run here.")
 GPU_NOT_RUN = N_("PyTorch here sees no CUDA GPU (the error was shown once, at step {first}), so "
                  "this step's GPU code is not run again: below is what it prints on a GPU with "
                  "torch 2.13, not run here.")
 SECOND_GPU_ERROR = N_("This step needs two GPUs and this machine has one, so it ran anyway: "
                       "torch's own error for cuda:1 is what you see.")
+TOO_FEW_GPUS = N_("This step needs {needed} GPUs and PyTorch here sees {seen}, so it was not run: "
+                  "what it compares cannot happen with fewer. Below is what it prints on a "
+                  "machine with {needed} GPUs.")
 STOPPED = N_("Python stops at the first error, so the lines after it did not run.")
 NEEDED_FAILED = N_("{code} failed, so the lines that need it did not run.")
 META_RAN = N_("Below, the same rule on the meta device (shapes only, no data), which works "
               "without a GPU; its messages are worded differently from CUDA's (for example "
               "'Tensor on device cpu is not on the expected device meta!' where CUDA says "
               "'Expected all tensors to be on the same device, ...').")
+META_AGAIN = N_("Below, the same rule on the meta device.")
 #: The heading of what a step prints on a GPU, where it was not run.
 GPU_LABEL = N_("On a CUDA GPU (torch 2.13), this step shows (not run here):")
 NO_TELEMETRY = N_("No GPU telemetry is available here, so there is nothing to show.")
@@ -104,6 +113,14 @@ NO_UUIDS = N_("nvidia-smi lists no GPU here, so there is no UUID to match.")
 UUIDS = N_("nvidia-smi's UUIDs: {listed}.")
 SIMULATED_UUIDS = N_("nvidia-smi's UUIDs (simulated GPUs): {listed}.")
 SMI_FAILED = N_("Reading the GPUs failed ({error}).")
+#: Step 1 where nvidia-smi is not installed: what gpumon shows instead, and what it is.
+NVML_VIEW = N_("nvidia-smi is not installed here. Below is gpumon's own view of NVML, the "
+               "library nvidia-smi reads, laid out like nvidia-smi; its header, its User "
+               "column and its wording are gpumon's.")
+SIMULATED_VIEW = N_("Simulated GPUs were asked for, so below is gpumon's view of them, laid out "
+                    "like nvidia-smi; it is not nvidia-smi's output.")
+REAL_SMI_FAILED = N_("nvidia-smi did not answer ({error}); below is gpumon's own view of NVML, "
+                     "laid out like nvidia-smi.")
 SIMULATED = N_("These GPUs are simulated: the numbers are not read from hardware.")
 UNREADABLE = N_("No GPU could be read here; the text says why.")
 

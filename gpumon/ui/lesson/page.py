@@ -35,7 +35,11 @@ from gpumon.i18n import tr
 from gpumon.playground.data.outcome import LoadStatus, Outcome
 from gpumon.playground.lesson import glossary
 from gpumon.playground.lesson.results import GPU_LABEL, StepResult
+from gpumon.playground.lesson.smi_columns import column_lines
+from gpumon.playground.lesson.smi_columns import heading as columns_heading
+from gpumon.playground.lesson.step_code import localize
 from gpumon.playground.lesson.steps import LESSON, LessonStep
+from gpumon.playground.lesson.transcript import echo, prompt_lines
 from gpumon.telemetry.facts import as_copied_at
 from gpumon.ui.lesson.narration import NarrationArea
 from gpumon.ui.playground.kernel_link import load_lost_text
@@ -58,8 +62,13 @@ def _colours() -> tuple[str, str, str]:
 
 
 def outcome_html(out: Outcome) -> str:
-    """One action: its code, then its value and device, or torch's error and why."""
-    code = f"<pre style='margin:0'>&gt;&gt;&gt; {html.escape(out.code)}</pre>"
+    """One action: its code, then its value as a Python prompt shows it (an assignment's
+    after ``>>> name``, nothing for None) and its device, or torch's error and why."""
+    lines = prompt_lines(localize(out.code), None)
+    how, name = echo(out.code)
+    if out.error is None and how == "name" and out.preview:
+        lines.append(f">>> {name}")  # asked for, as at a prompt
+    code = f"<pre style='margin:0'>{html.escape(chr(10).join(lines))}</pre>"
     error_colour, ok_colour, _ = _colours()
     if out.error is not None:
         e = out.error
@@ -79,8 +88,9 @@ def outcome_html(out: Outcome) -> str:
         facts.append(html.escape(tr("copied") if out.copied
                                  else tr("not copied (the result is the source)")))
     facts.append(f"{out.duration_s * 1e3:.3f} ms")
+    printed = out.preview and how != "nothing" and not (how == "value" and out.preview == "None")
     preview = (f"<pre style='margin:0 0 0 16px; color:{ok_colour}'>"
-               f"{html.escape(out.preview)}</pre>") if out.preview else ""
+               f"{html.escape(out.preview)}</pre>") if printed else ""
     return f"{code}{preview}<p style='margin:2px 0 8px 16px'>{' · '.join(facts)}</p>"
 
 
@@ -102,14 +112,22 @@ def result_html(result: StepResult) -> str:
     parts: list[str] = []
     if result.step.kind == "glossary":
         parts.append(glossary_html())
-    if result.smi_text:
-        parts.append(f"<pre>{html.escape(result.smi_text)}</pre>")
+    if result.step.kind == "smi":
+        if result.smi_real:
+            parts.append("<pre style='margin:0'>$ nvidia-smi</pre>")
+        elif result.note:  # what the box is, said above it: gpumon's view, not nvidia-smi's
+            note = html.escape(tr("Note:"))
+            parts.append(f"<p><b>{note}</b> {html.escape(result.note)}</p>")
+        if result.smi_text:
+            parts.append(f"<pre>{html.escape(result.smi_text)}</pre>")
+        items = "".join(f"<li>{html.escape(line)}</li>" for line in column_lines())
+        parts.append(f"<p><b>{html.escape(columns_heading())}</b></p><ul>{items}</ul>")
     for out in result.outcomes:
         parts.append(outcome_html(out))
     if not result.ran:
         not_run = html.escape(tr("This step was not run here."))
         parts.append(f"<p><i>{not_run}</i></p>")
-    if result.note:
+    if result.note and (result.step.kind != "smi" or result.smi_real):
         note = html.escape(tr("Note:"))
         parts.append(f"<p style='margin-top:6px'><b>{note}</b> "
                      f"{html.escape(result.note)}</p>")
@@ -121,6 +139,8 @@ def result_html(result: StepResult) -> str:
         same = html.escape(tr("The same on the meta device:"))
         parts.append(f"<p style='color:{_colours()[2]}'><b>{same}</b></p>")
         parts += [outcome_html(o) for o in result.meta_outcomes]
+    if result.step.window_note:
+        parts.append(f"<p><i>{html.escape(tr(result.step.window_note))}</i></p>")
     nothing = html.escape(tr("Nothing to show."))
     return "".join(parts) or f"<p><i>{nothing}</i></p>"
 

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
 from gpumon import __version__
 from gpumon.i18n import N_, tr
+from gpumon.telemetry.smi_text import source_words
 from gpumon.ui.monitor.plot import LitePlotWidget
 from gpumon.ui.theme import THEMES, Theme, palette_for, style_plot
 from gpumon.ui.window.screen_fit import ScreenFit
@@ -210,7 +211,7 @@ def versions(snap: Snapshot | None,
             return tr("no snapshot yet")
         return value or "N/A"
 
-    source = tr("no snapshot yet") if machine is None else machine.source_name + (
+    source = tr("no snapshot yet") if machine is None else source_words(machine.source_name) + (
         " " + tr("(simulated values)") if machine.simulated or snap is not None and snap.simulated
         else "")
     return [

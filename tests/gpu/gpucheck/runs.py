@@ -14,6 +14,8 @@ from tests.gpu.gpucheck.results import FAIL, PASS, Result, verdict, write_table
 
 _STEP = re.compile(r"^Step (\d+) of (\d+): ", re.MULTILINE)
 REFUSED = "(gpumon refused it before torch ran)"
+#: How the lesson marks a line it did not run (a comment, as a transcript shows gpumon's words).
+NOT_RUN = "# not run"
 
 
 def lesson_blocks(text: str) -> tuple[int, dict[int, str]]:
@@ -42,9 +44,11 @@ def lesson_problems(text: str, cuda_count: int) -> list[str]:
         flat = " ".join(block.split())
         if "PyTorch here has none" in flat:
             problems.append(f"step {n}: the lesson saw no CUDA GPU")
-        two = "needs two GPUs" in flat
-        if "(not run)" in block and not (two and cuda_count < 2):
+        two = "needs two GPUs" in flat or "needs 2 GPUs" in flat
+        if NOT_RUN in block and not (two and cuda_count < 2):
             problems.append(f"step {n}: some lines did not run")
+        if "so it was not run" in flat and not (two and cuda_count < 2):
+            problems.append(f"step {n}: it was not run")
     if cuda_count and "device: cuda:0" not in text:
         problems.append("no result of the lesson is on cuda:0")
     return problems

@@ -1,0 +1,68 @@
+"""The lesson's experiments on a real GPU, with the lesson's claims checked against the numbers
+they print: step 15's .item()-every-step loop is the slower once both are warmed up; step 16's
+big product is faster on cuda:0 than on the CPU timed on all of torch's threads; exercise 4's
+two products on two GPUs at once take less time than one after the other. Skipped elsewhere,
+with the reason."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+import torch
+
+from gpumon.playground.data.actions import RunCode
+from gpumon.playground.kernel.engine import Engine
+from gpumon.playground.kernel.lesson_runner import LessonRunner
+from gpumon.playground.lesson.step_code import BENCHMARK, LOG_EVERY_STEP, TWO_GPUS
+from gpumon.playground.lesson.steps import LESSON
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU and CUDA torch"),
+]
+NUMBER = {s.id: i for i, s in enumerate(LESSON, start=1)}
+
+
+def _on_cuda0(code: str) -> object:
+    """``code`` run by the playground's engine with ``device`` = cuda:0; its value."""
+    engine = Engine()
+    assert engine.run(RunCode("device = torch.device('cuda:0')")).ok
+    out = engine.run(RunCode(code))
+    assert out.ok, out.error
+    return ast.literal_eval(out.preview)
+
+
+def test_step_15_item_every_step_is_the_slower_on_a_gpu() -> None:
+    every_step, at_the_end = _on_cuda0(LOG_EVERY_STEP)  # type: ignore[misc]
+    print(f".item() every step: {every_step} ms; one copy at the end: {at_the_end} ms")
+    assert every_step > at_the_end
+
+
+def test_step_16_the_big_product_is_faster_on_the_gpu_than_on_all_cpu_threads() -> None:
+    times = _on_cuda0(BENCHMARK)
+    assert isinstance(times, dict)
+    print(times, f"torch CPU threads: {torch.get_num_threads()}")
+    assert times[(1000, "cuda:0")] < times[(1000, "cpu")]
+
+
+@pytest.mark.skipif(torch.cuda.device_count() >= 2,
+                    reason="with two GPUs, exercise 4 runs: the next test")
+def test_exercise_4_is_not_run_on_one_gpu_and_says_why() -> None:
+    result = LessonRunner(Engine()).run_step(NUMBER["two-gpus-at-once"])
+    assert not result.ran and result.outcomes == ()
+    assert "needs 2 GPUs and PyTorch here sees 1" in result.note
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2,
+                    reason=f"exercise 4 needs two CUDA GPUs; torch sees "
+                           f"{torch.cuda.device_count()}")
+def test_exercise_4_two_gpus_at_once_beat_one_after_the_other() -> None:
+    engine = Engine()
+    out = engine.run(RunCode(TWO_GPUS))
+    assert out.ok, out.error
+    one_after_the_other, both_at_once = ast.literal_eval(out.preview)
+    print(f"one GPU after the other: {one_after_the_other} ms; both at once: {both_at_once} ms")
+    assert both_at_once < 0.8 * one_after_the_other
+    result = LessonRunner(Engine()).run_step(NUMBER["two-gpus-at-once"])
+    assert result.ran and result.outcomes and result.outcomes[0].ok
