@@ -155,3 +155,12 @@ def test_the_fake_kernel_runs_in_its_own_session(fake: list[str]) -> None:
 
 if sys.platform == "win32":  # pragma: no cover
     pytestmark = pytest.mark.skip("the fake kernel forks")
+
+
+def test_a_lost_workspace_card_names_twenty_names_and_counts_the_rest() -> None:
+    names = tuple(f"v{i}" for i in range(20))
+    text = KernelExit(1, -9, names, (), lost_total=200_000).lost_text()
+    assert "v0, v1" in text and "v19" in text and "199,980 more" in text
+    assert len(text) < 300
+    assert KernelExit(1, -9, ("x", "y")).lost_text() == "The workspace (x, y) is gone."
+    assert "nothing was lost" in KernelExit(1, -9, (), lost_total=0).lost_text()

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from gpumon import i18n
-from gpumon.i18n import tr
+from gpumon.i18n import ntr, tr
 from gpumon.playground.client.internal import internal_errors_in
 from gpumon.playground.client.interrupt import creation_flags, interrupt_path, send_interrupt
 from gpumon.playground.data.errors import report_internal
@@ -49,6 +49,8 @@ INTERRUPT_GRACE_S = 2.0
 #: Requests the window makes on its own account (warming up, refreshing the table); Stop
 #: stops the user's code ("run", "lesson"), never these.
 HOUSEKEEPING = frozenset({"load", "devices", "workspace", "names", "ping"})
+#: How many of a lost workspace's names its card lists.
+LOST_NAMES_SHOWN = 20
 #: Seconds a kernel that closed its output (while still running) has to exit on its own.
 CLOSED_OUTPUT_GRACE_S = 1.0
 ROOT = Path(__file__).resolve().parents[3]  # the folder that holds gpumon/
@@ -83,11 +85,12 @@ class KernelExit:
 
     pid: int
     returncode: int | None  # negative: killed by that signal (POSIX)
-    lost_names: tuple[str, ...] = ()  # the workspace as last reported
+    lost_names: tuple[str, ...] = ()  # the workspace as last reported (its first names)
     lost_requests: tuple[int, ...] = ()  # request ids that never got their answer
     reason: str = "died"  # "died", "killed after interrupt", "killed during start-up",
     # "restarted", "protocol" (it sent what the window cannot read), "closed its output"
     detail: str = ""  # for "protocol": what was wrong with the message, a sentence
+    lost_total: int | None = None  # how many names the workspace had (None: len(lost_names))
     def signal_name(self) -> str | None:
         """``SIGKILL`` when a signal ended it (POSIX), else None."""
         code = self.returncode
@@ -120,10 +123,16 @@ class KernelExit:
                   pid=self.pid, code=self.returncode)
 
     def lost_text(self) -> str:
-        """``the workspace (x, y) is gone`` or ``the workspace was empty``."""
-        if not self.lost_names:
+        """``the workspace (x, y) is gone`` or ``the workspace was empty``; at most
+        :data:`LOST_NAMES_SHOWN` names, then how many more."""
+        total = len(self.lost_names) if self.lost_total is None else self.lost_total
+        if not total:
             return tr("The workspace was empty, so nothing was lost.")
-        return tr("The workspace ({names}) is gone.", names=", ".join(self.lost_names))
+        names = ", ".join(self.lost_names[:LOST_NAMES_SHOWN])
+        if total > LOST_NAMES_SHOWN:
+            names += ntr(" and {count} more", " and {count} more", total - LOST_NAMES_SHOWN,
+                         count=f"{total - LOST_NAMES_SHOWN:,}")
+        return tr("The workspace ({names}) is gone.", names=names)
 
 
 @dataclass
@@ -137,7 +146,8 @@ class _Generation:
     ready: bool = False  # the kernel said hello: its SIGINT handler is in place
     started: int | None = None  # the user request the kernel said it is running now
     stop_when_started: int | None = None  # Stop came before this request started
-    names: tuple[str, ...] = ()  # the workspace as last reported
+    names: tuple[str, ...] = ()  # the workspace as last reported (its first names)
+    total: int = 0  # how many names it had
     ending: str = ""  # why the client ends it on purpose ("shutdown", "killed after interrupt")
     detail: str = ""  # why the client ended it, for "protocol"
     reader: threading.Thread | None = None
@@ -374,7 +384,8 @@ class KernelClient:
                         send_interrupt(gen.proc, interrupt_path())
                     continue  # the client's own business: not delivered
                 if message.kind == "workspace":
-                    gen.names = tuple(e.name for e in message.data)
+                    gen.names = tuple(e.name for e in message.data)[:LOST_NAMES_SHOWN]
+                    gen.total = getattr(message.data, "total", len(message.data))
             self._on_message(message)
         try:
             code = gen.proc.wait(CLOSED_OUTPUT_GRACE_S)
@@ -388,7 +399,7 @@ class KernelClient:
         with self._lock:
             ending = gen.ending
             lost = KernelExit(gen.proc.pid, code, gen.names, tuple(gen.pending),
-                              ending or "died", gen.detail)
+                              ending or "died", gen.detail, gen.total)
             gen.pending.clear()
         gen.writer.close(0)
         if ending == "shutdown":

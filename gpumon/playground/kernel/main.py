@@ -46,6 +46,7 @@ from gpumon.playground.kernel import lifeline
 from gpumon.playground.kernel.engine import Engine
 from gpumon.playground.kernel.lesson_runner import LessonRunner
 from gpumon.playground.kernel.memory import torch_memory_counters
+from gpumon.playground.lesson.checkpoint_path import remove_lesson_folder
 from gpumon.playground.lesson.steps import LessonStep
 
 #: How often the counters thread looks at torch's allocator (only sends when they changed).
@@ -251,6 +252,7 @@ def main() -> int:
     internal.propagate = False
     kernel = Kernel(out)
     lifeline.before_exit.append(flush_open_files)
+    lifeline.before_exit.append(remove_lesson_folder)
     lifeline.watch()
     _install_interrupt(kernel)
     stop = threading.Event()
@@ -296,6 +298,7 @@ if __name__ == "__main__":
     # load, so a clean shutdown ended in a kill. The protocol pipe is flushed per frame;
     # the user's own open files are flushed here.
     flush_open_files()
+    remove_lesson_folder()  # os._exit skips atexit (checkpoint_path.py)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
