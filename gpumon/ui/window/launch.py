@@ -55,7 +55,7 @@ def run(simulate: int | None, interval_s: float | None = None, seed: int = 0, *,
         factory = simulated_factory(simulate, seed) if simulate else nvml_factory()
         window = MainWindow(factory, settings.interval_s or SAMPLING.default,
                             demo_factory=simulated_factory(4, seed), settings=settings,
-                            prewarm_kernel=True)
+                            prewarm_kernel=settings.playground_used)
     if icon is not None:
         window.setWindowIcon(icon)
     app.aboutToQuit.connect(window.close)  # quit without closing still joins the thread

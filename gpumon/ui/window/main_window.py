@@ -48,6 +48,7 @@ from gpumon.ui.monitor.smi_table import SmiTable
 from gpumon.ui.theme import Theme
 from gpumon.ui.window.controls import Controls
 from gpumon.ui.window.file_actions import FileActions
+from gpumon.ui.window.kernel_warmup import KernelWarmup
 from gpumon.ui.window.lazy_tabs import LazyTabs
 from gpumon.ui.window.menus import Menus
 from gpumon.ui.window.presentation import Presentation, TorchFacts
@@ -170,6 +171,7 @@ class MainWindow(QMainWindow):
                            torch_facts=self._torch_facts)
         self.gpuPanelsChanged.connect(self.menus.rebuild_gpu_menu)
         self.add_lazy_page(N_("Lesson"), self._make_lesson)
+        self.warmup = KernelWarmup(self)  # the kernel starts when a kernel tab is wanted
         for number, title in enumerate(("Monitor", "Playground", "Lesson"), start=1):
             key = QShortcut(QKeySequence(f"Ctrl+{number}"), self)
             key.activated.connect(lambda t=title: self.show_tab(t))

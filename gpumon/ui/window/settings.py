@@ -130,6 +130,17 @@ class Settings:
         self._set("view/language", value or "")
 
     @property
+    def playground_used(self) -> bool:
+        """Whether a session showed the Playground or Lesson tab (its kernel then starts
+        with the next window, warm for the first action)."""
+        v = self._get("playground/used")
+        return v is True or (isinstance(v, str) and v.lower() == "true")
+
+    @playground_used.setter
+    def playground_used(self, value: bool) -> None:
+        self._set("playground/used", bool(value))
+
+    @property
     def hidden_gpus(self) -> set[str]:
         """UUIDs of the GPUs whose panels the user hid."""
         v = self._get("view/hidden_gpus")

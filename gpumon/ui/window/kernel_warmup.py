@@ -1,0 +1,63 @@
+"""When the playground's kernel starts: no torch until it is wanted.
+
+A monitor-only session never starts the kernel (a process that imports torch: about 226 MB
+of memory). The kernel starts, and imports torch, when the pointer rests on the Playground
+or Lesson tab (the half second before a click is most of an import's head start), when one
+of those tabs is first shown, or right after the first frame if the last session used the
+playground (:attr:`Settings.playground_used`), so a teacher still gets a warm kernel.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QEvent, QObject, QTimer, Slot
+
+if TYPE_CHECKING:
+    from gpumon.ui.window.main_window import MainWindow
+
+#: The tabs whose pages use the kernel (LazyTabs keys).
+KERNEL_TABS = frozenset({"Playground", "Lesson"})
+#: How long the pointer rests on such a tab before the kernel starts.
+HOVER_MS = 150
+
+
+class KernelWarmup(QObject):
+    """Starts the window's kernel when a kernel tab is hovered or shown; remembers use."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self._window = window
+        self._hover = QTimer(self)
+        self._hover.setSingleShot(True)
+        self._hover.setInterval(HOVER_MS)
+        self._hover.timeout.connect(self.start_kernel)
+        bar = window.tabs.tabBar()
+        bar.setMouseTracking(True)
+        bar.installEventFilter(self)
+        window.tabs.currentChanged.connect(self._on_tab_shown)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+        kind = event.type()
+        if kind == QEvent.Type.MouseMove:
+            bar = self._window.tabs.tabBar()
+            index = bar.tabAt(event.position().toPoint())  # type: ignore[attr-defined]
+            if index >= 0 and self._window.tabs.key(index) in KERNEL_TABS:
+                if not self._hover.isActive():
+                    self._hover.start()
+            else:
+                self._hover.stop()
+        elif kind == QEvent.Type.Leave:
+            self._hover.stop()
+        return False
+
+    @Slot()
+    def start_kernel(self) -> None:
+        """Start the kernel and its ``import torch`` (nothing if it runs or is loading)."""
+        self._window.engine.load()
+
+    @Slot(int)
+    def _on_tab_shown(self, index: int) -> None:
+        if self._window.tabs.key(index) in KERNEL_TABS:
+            self._window.settings.playground_used = True
+            self.start_kernel()
