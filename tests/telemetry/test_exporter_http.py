@@ -302,8 +302,10 @@ def test_when_every_worker_is_busy_a_request_is_refused_at_once_with_503() -> No
     from gpumon.telemetry.http_server import HttpServer, Request, Response, listen
 
     release = threading.Event()
+    handling = threading.Event()
 
     def slow_handler(request: Request) -> Response:
+        handling.set()
         release.wait(10)
         return Response(200, b"done\n")
 
@@ -313,8 +315,11 @@ def test_when_every_worker_is_busy_a_request_is_refused_at_once_with_503() -> No
         with ExitStack() as stack:
             busy = [stack.enter_context(socket.create_connection(("127.0.0.1", server.port)))
                     for _ in range(2)]  # one with the worker, one in the queue
-            for s in busy:
-                s.sendall(SCRAPE)
+            busy[0].sendall(SCRAPE)
+            # The worker has taken the first before the second comes: on a loaded machine
+            # the second could otherwise find the first still queued and be refused itself.
+            assert handling.wait(5), "the worker never took the first request"
+            busy[1].sendall(SCRAPE)
             wait_until(lambda: server.waiting == 1, 5, "the queue to fill")
             start = time.monotonic()
             with socket.create_connection(("127.0.0.1", server.port), timeout=5) as third:
