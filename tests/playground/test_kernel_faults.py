@@ -164,3 +164,13 @@ def test_a_lost_workspace_card_names_twenty_names_and_counts_the_rest() -> None:
     assert len(text) < 300
     assert KernelExit(1, -9, ("x", "y")).lost_text() == "The workspace (x, y) is gone."
     assert "nothing was lost" in KernelExit(1, -9, (), lost_total=0).lost_text()
+
+
+def test_the_windows_job_is_only_for_windows() -> None:
+    from gpumon.playground.client.job import put_in_job
+
+    proc = __import__("subprocess").Popen([sys.executable, "-c", "pass"])
+    try:
+        assert put_in_job(proc) is (sys.platform == "win32")
+    finally:
+        proc.wait()

@@ -32,6 +32,7 @@ from gpumon import i18n
 from gpumon.i18n import ntr, tr
 from gpumon.playground.client.internal import internal_errors_in
 from gpumon.playground.client.interrupt import creation_flags, interrupt_path, send_interrupt
+from gpumon.playground.client.job import put_in_job
 from gpumon.playground.data.errors import report_internal
 from gpumon.playground.data.wire import (
     FOLDER_ENV,
@@ -209,11 +210,13 @@ class KernelClient:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
         env[PARENT_ENV] = str(os.getpid())
         env[FOLDER_ENV] = os.getcwd()
-        return subprocess.Popen(  # noqa: S603 - our own interpreter and module
+        proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
             kernel_command(self._python),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True,
             cwd=str(ROOT), creationflags=creation_flags(), start_new_session=os.name == "posix",
         )
+        put_in_job(proc)  # Windows: ended with the window, whatever ends it (job.py)
+        return proc
 
     def request(self, kind: str, payload: Any = None) -> int:
         """Send a request (starting a kernel if none runs); its id, or -1 once shut down.
