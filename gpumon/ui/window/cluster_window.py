@@ -96,4 +96,5 @@ def run(source: PrometheusSource, interval_s: float | None, lang: str | None = N
     from gpumon.ui.window import launch
 
     return launch.run(None, interval_s, make_window=lambda interval, settings: ClusterWindow(
-        source, interval, settings=settings, prewarm_kernel=True), lang=lang)
+        source, interval, settings=settings, prewarm_kernel=settings.playground_used),
+        lang=lang)
