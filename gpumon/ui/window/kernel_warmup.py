@@ -9,12 +9,12 @@ playground (:attr:`Settings.playground_used`), so a teacher still gets a warm ke
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QObject, QTimer, Slot
 
-if TYPE_CHECKING:
-    from gpumon.ui.window.main_window import MainWindow
+from gpumon.ui.window.lazy_tabs import LazyTabs
+from gpumon.ui.window.settings import Settings
 
 #: The tabs whose pages use the kernel (LazyTabs keys).
 KERNEL_TABS = frozenset({"Playground", "Lesson"})
@@ -25,24 +25,27 @@ HOVER_MS = 150
 class KernelWarmup(QObject):
     """Starts the window's kernel when a kernel tab is hovered or shown; remembers use."""
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self._window = window
+    def __init__(self, tabs: LazyTabs, settings: Settings, start: Callable[[], None],
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._tabs = tabs
+        self._settings = settings
+        self._start = start  # the window's engine.load (the engine made on first use)
         self._hover = QTimer(self)
         self._hover.setSingleShot(True)
         self._hover.setInterval(HOVER_MS)
         self._hover.timeout.connect(self.start_kernel)
-        bar = window.tabs.tabBar()
+        bar = tabs.tabBar()
         bar.setMouseTracking(True)
         bar.installEventFilter(self)
-        window.tabs.currentChanged.connect(self._on_tab_shown)
+        tabs.currentChanged.connect(self._on_tab_shown)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
         kind = event.type()
         if kind == QEvent.Type.MouseMove:
-            bar = self._window.tabs.tabBar()
+            bar = self._tabs.tabBar()
             index = bar.tabAt(event.position().toPoint())  # type: ignore[attr-defined]
-            if index >= 0 and self._window.tabs.key(index) in KERNEL_TABS:
+            if index >= 0 and self._tabs.key(index) in KERNEL_TABS:
                 if not self._hover.isActive():
                     self._hover.start()
             else:
@@ -54,10 +57,10 @@ class KernelWarmup(QObject):
     @Slot()
     def start_kernel(self) -> None:
         """Start the kernel and its ``import torch`` (nothing if it runs or is loading)."""
-        self._window.engine.load()
+        self._start()
 
     @Slot(int)
     def _on_tab_shown(self, index: int) -> None:
-        if self._window.tabs.key(index) in KERNEL_TABS:
-            self._window.settings.playground_used = True
+        if self._tabs.key(index) in KERNEL_TABS:
+            self._settings.playground_used = True
             self.start_kernel()

@@ -171,7 +171,8 @@ class MainWindow(QMainWindow):
                            torch_facts=self._torch_facts)
         self.gpuPanelsChanged.connect(self.menus.rebuild_gpu_menu)
         self.add_lazy_page(N_("Lesson"), self._make_lesson)
-        self.warmup = KernelWarmup(self)  # the kernel starts when a kernel tab is wanted
+        # The kernel starts when a kernel tab is wanted (kernel_warmup.py).
+        self.warmup = KernelWarmup(self.tabs, self.settings, lambda: self.engine.load(), self)
         for number, title in enumerate(("Monitor", "Playground", "Lesson"), start=1):
             key = QShortcut(QKeySequence(f"Ctrl+{number}"), self)
             key.activated.connect(lambda t=title: self.show_tab(t))
