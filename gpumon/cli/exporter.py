@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import logging
-import resource
 import signal
 import sys
 import threading
@@ -121,6 +120,10 @@ def is_loopback(host: str) -> bool:
 def raise_file_limit() -> None:
     """Let the server keep more connections open than the usual soft limit of 1,024 file
     descriptors allows (up to the hard limit, at most 65,536), as Go's runtime does."""
+    try:
+        import resource
+    except ImportError:  # Windows: no such limit to raise
+        return
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     want = 65536 if hard == resource.RLIM_INFINITY else min(hard, 65536)
     if soft != resource.RLIM_INFINITY and soft < want:

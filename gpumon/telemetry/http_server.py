@@ -19,7 +19,6 @@ import http.client
 import io
 import logging
 import queue
-import resource
 import selectors
 import socket
 import ssl
@@ -45,7 +44,12 @@ REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found",
 
 
 def connection_limit() -> int:
-    """Connections to keep open at once: what the file-descriptor limit leaves, up to 4096."""
+    """Connections to keep open at once: what the file-descriptor limit leaves, up to 4096
+    (Windows, which has no such limit but whose select() takes 512 sockets: 448)."""
+    try:
+        import resource
+    except ImportError:
+        return 448
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY:
         return 4096

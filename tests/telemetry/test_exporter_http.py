@@ -344,3 +344,18 @@ def test_a_reading_is_rendered_in_the_format_the_last_scraper_asked_for() -> Non
         for _ in range(5):
             assert _get(ex, "/metrics", Accept=PROMETHEUS_ACCEPT)[2].endswith(b"# EOF\n")
         assert page.renders == 1
+
+
+def test_the_exporter_imports_where_there_is_no_resource_module() -> None:
+    """Windows has no ``resource`` module: the exporter and its server still import."""
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['resource'] = None\n"
+            "import gpumon.cli.exporter, gpumon.telemetry.http_server as h\n"
+            "gpumon.cli.exporter.raise_file_limit()\n"
+            "print(h.connection_limit())")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "448"
