@@ -209,7 +209,10 @@ class KernelClient:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
         env[PARENT_ENV] = str(os.getpid())
-        env[FOLDER_ENV] = os.getcwd()
+        try:
+            env[FOLDER_ENV] = os.getcwd()
+        except OSError:  # the folder was deleted under the window: the user's home instead
+            env[FOLDER_ENV] = os.path.expanduser("~")
         proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
             kernel_command(self._python),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True,
@@ -238,6 +241,8 @@ class KernelClient:
             except FrameTooLarge as exc:
                 refused = Message("refused", rid, tr("The request was not sent: {why}.",
                                                      why=str(exc)))
+                if kind == "lesson" and payload[1] is not None:  # its steps never arrived
+                    gen.lessons.pop(tuple(payload[1]), None)
             else:
                 gen.pending.append(rid)
                 gen.kinds[rid] = kind
