@@ -157,3 +157,20 @@ def test_a_storm_of_interrupts_during_lesson_steps_never_desynchronises_the_stre
         assert not [m for m in inbox.seen if m.kind in ("died", "restarted")]
     finally:
         client.shutdown(timeout_s=1.0)
+
+
+def test_a_working_folder_deleted_under_the_window_starts_the_kernel_in_home(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    inbox = Inbox()
+    client = KernelClient(inbox)
+    try:
+        rid = client.request("run", RunCode("import os; os.getcwd()"))
+        reply = inbox.wait("reply", rid, timeout=60).data
+        assert reply.ok, reply.error
+        assert reply.preview == repr(os.path.expanduser("~"))
+    finally:
+        client.shutdown(timeout_s=1.0)
