@@ -9,6 +9,7 @@ import time
 from gpumon.i18n import tr
 from gpumon.telemetry.types import GpuInfo, GpuSample, Snapshot
 from gpumon.units import KIB, NA, format_bytes
+from gpumon.untrusted import for_terminal
 
 _KEY_W = 38
 
@@ -85,7 +86,7 @@ def _gpu(info: GpuInfo | None, s: GpuSample | None, index: int, snap: Snapshot) 
         out.append(_line(1, "Processes"))
         for p in procs:
             out += [_line(2, "Process ID", p.pid), _line(3, "Type", p.type.value),
-                    _line(3, "Name", p.command or p.name or NA),
+                    _line(3, "Name", for_terminal(p.command or p.name or NA)),
                     _line(3, "Used GPU Memory", _mib(p.gpu_mem_bytes))]
     return out
 
