@@ -401,5 +401,6 @@ class NvmlSource:
         return tuple(
             GpuProcess(gpu_index=gpu, pid=pid, type=kind, gpu_mem_bytes=mem,
                        name=infos[pid].name, user=infos[pid].user,
-                       command=infos[pid].command, is_self=infos[pid].is_self)
+                       command=infos[pid].command, is_self=infos[pid].is_self,
+                       container=infos[pid].container)
             for gpu, pid, kind, mem in sorted(raw, key=lambda r: (r[0], r[1])))

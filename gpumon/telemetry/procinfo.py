@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import psutil
 
+from gpumon.telemetry.cgroup_owner import owner_of
+
 #: PIDs that count as "this process" besides our own: the playground kernel, the child that
 #: holds gpumon's CUDA contexts. Replaced whole (one assignment) by :func:`set_own_children`.
 _own_children: frozenset[int] = frozenset()
@@ -45,6 +47,7 @@ class ProcInfo:
     user: str | None = None
     command: str | None = None
     exists: bool = True  # False: no such process (exited, or in another PID namespace)
+    container: str | None = None  # its container, batch job or systemd unit (cgroup_owner)
 
     @property
     def is_self(self) -> bool:
@@ -116,7 +119,20 @@ def _read(proc: psutil.Process) -> ProcInfo:
             exists = False
         except psutil.Error:
             pass
-    return ProcInfo(proc.pid, values["name"], values["user"], values["command"], exists)
+    return ProcInfo(proc.pid, values["name"], values["user"], values["command"], exists,
+                    container_of(proc.pid) if exists else None)
+
+
+def container_of(pid: int) -> str | None:
+    """The label of the container, job or unit ``/proc/<pid>/cgroup`` names; None when there
+    is none or the file cannot be read (not Linux, gone). Read once per process lifetime."""
+    try:
+        with open(f"/proc/{pid}/cgroup", encoding="utf-8", errors="replace") as f:
+            text = f.read(65536)  # a few hundred bytes in practice; capped all the same
+    except OSError:
+        return None
+    owner = owner_of(text)
+    return None if owner is None else printable(owner.label)
 
 
 class ProcInfoCache:

@@ -132,6 +132,7 @@ class GpuProcess:
     user: str | None = None
     command: str | None = None
     is_self: bool = False  # this gpumon process
+    container: str | None = None  # its container, batch job or systemd unit, when known
 
 
 class FrozenMap(Mapping[Any, Any]):
