@@ -135,6 +135,16 @@ def container_of(pid: int) -> str | None:
     return None if owner is None else printable(owner.label)
 
 
+@dataclass(frozen=True, slots=True)
+class HostUsage:
+    """A process's use of the host: CPU (percent of one core, since the last reading; None on
+    the first), resident memory, and its start as ``time.time()``."""
+
+    cpu_pct: float | None
+    rss_bytes: int | None
+    started_s: float | None
+
+
 class ProcInfoCache:
     """``lookup_many(pids, verify)`` once per tick; forgets PIDs that were not asked for."""
 
@@ -142,6 +152,29 @@ class ProcInfoCache:
         # pid -> (the process read, or None when psutil could not see it; what we know)
         self._entries: dict[int, tuple[psutil.Process | None, ProcInfo]] = {}
         self.reads = 0  # full reads done, for tests and benchmarks
+        self._cpu_since: set[psutil.Process] = set()  # processes with a CPU reading to diff
+
+    def usage(self, pids: Iterable[int]) -> dict[int, HostUsage]:
+        """CPU, RSS and start time of the cached processes among ``pids`` (one read of
+        /proc/<pid>/stat and statm each); a process gone meanwhile is left out."""
+        found: dict[int, HostUsage] = {}
+        primed: set[psutil.Process] = set()
+        for pid in set(pids):
+            entry = self._entries.get(pid)
+            proc = entry[0] if entry is not None else None
+            if proc is None:
+                continue
+            try:
+                with proc.oneshot():
+                    cpu = proc.cpu_percent(None)  # since this object's previous call
+                    rss = int(proc.memory_info().rss)
+                    started = proc.create_time()  # read when the entry was made: no I/O
+            except psutil.Error:  # exited or no permission since the last tick
+                continue
+            found[pid] = HostUsage(cpu if proc in self._cpu_since else None, rss, started)
+            primed.add(proc)
+        self._cpu_since = primed
+        return found
 
     def lookup(self, pid: int, verify: bool = True) -> ProcInfo:
         """One PID, from the cache when the same process was read before; keeps other entries.
