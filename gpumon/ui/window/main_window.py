@@ -43,7 +43,7 @@ from gpumon.telemetry.types import Snapshot, Source, SourceState, SourceStatus
 from gpumon.ui.monitor.grid import GpuGrid
 from gpumon.ui.monitor.header import HeaderBar, StatusBanner
 from gpumon.ui.monitor.panel import GpuPanel
-from gpumon.ui.monitor.process_table import ProcessTable
+from gpumon.ui.monitor.process_pane import ProcessPane
 from gpumon.ui.monitor.smi_table import SmiTable
 from gpumon.ui.theme import Theme
 from gpumon.ui.window.controls import Controls
@@ -117,13 +117,14 @@ class MainWindow(QMainWindow):
         self.banner = StatusBanner()
         self.gpu_grid = GpuGrid()
         self.smi_table = SmiTable()
-        self.process_table = ProcessTable()
+        self.process_pane = ProcessPane()
+        self.process_table = self.process_pane.table
 
         monitor = QSplitter(Qt.Orientation.Vertical)
         monitor.setObjectName("monitorPage")
         monitor.addWidget(self.gpu_grid)
         monitor.addWidget(self.smi_table)
-        monitor.addWidget(self.process_table)
+        monitor.addWidget(self.process_pane)
         monitor.setChildrenCollapsible(False)
         monitor.setSizes([560, 130, 170])  # scaled to the real height when shown
         self.tabs = LazyTabs()
@@ -156,6 +157,11 @@ class MainWindow(QMainWindow):
         # Remembered settings (in memory unless given), zoom/theme, file actions, menus.
         self.settings = settings or Settings.memory()
         self._restore_sampling()
+        hidden = self.settings.hidden_process_columns
+        if hidden is not None:
+            self.process_table.set_hidden_columns(hidden)
+        self.process_table.hiddenColumnsChanged.connect(
+            lambda titles: setattr(self.settings, "hidden_process_columns", titles))
         self.presentation = Presentation(self, self.settings)
         self.presentation.applied.connect(self._style_frame)
         self._style_frame(self.presentation.theme)
@@ -364,7 +370,7 @@ class MainWindow(QMainWindow):
         self.header.show_machine(snap.machine, snap.status, snap.simulated)
         self.gpu_grid.update_view(snap, self.history, self.window_s)
         self.smi_table.smi_model.update_snapshot(snap)
-        self.process_table.process_model.merge(snap.processes)
+        self.process_table.process_model.merge(snap.processes, snap.timestamp_s)
         self.process_table.set_note(process_list_note(snap))
         self.status_text.shown(snap)
         self.snapshotReceived.emit(snap)
