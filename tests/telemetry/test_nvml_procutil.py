@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -16,7 +17,9 @@ from fakenvml import FakeNvml
 
 from gpumon.cli.main import main
 from gpumon.telemetry.nvml import NvmlSource
-from gpumon.telemetry.types import GpuProcess
+from gpumon.telemetry.simulated import SimulatedSource
+from gpumon.telemetry.smi_detail import render_detail
+from gpumon.telemetry.types import GpuProcess, ProcessType
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "docs" / "snapshot.schema.json")
                     .read_text(encoding="utf-8"))
@@ -113,3 +116,28 @@ def test_json_lists_the_new_fields(fake_nvml: FakeNvml,
     assert proc["host_rss_bytes"] > 0 and proc["cpu_pct"] is None
     assert proc["started_epoch_s"] == pytest.approx(psutil.Process().create_time())
     assert 0 < proc["run_time_s"] < 24 * 3600
+
+
+def test_query_lists_the_new_fields(fake_nvml: FakeNvml,
+                                    capfd: pytest.CaptureFixture[str]) -> None:
+    fake_nvml.add_process(0, os.getpid(), 1 << 30)
+    fake_nvml.add_process_util(0, os.getpid(), 5_000, sm=42, mem=17, enc=1, dec=2)
+    assert main(["--once", "-q"]) == 0
+    out = capfd.readouterr().out
+    for key, value in (("SM Utilization", "42 %"), ("Memory Utilization", "17 %"),
+                       ("Encoder Utilization", "1 %"), ("Decoder Utilization", "2 %"),
+                       ("Host CPU", "N/A")):
+        assert any(line.split(":")[0].strip() == key and line.endswith(f": {value}")
+                   for line in out.splitlines()), key
+    assert "Host Memory" in out and "Run Time" in out and "Container / Job" in out
+
+
+def test_a_hostile_group_name_is_escaped_in_the_query_output() -> None:
+    # A user may name the groups of a delegated subtree at will: the label is their text.
+
+    source = SimulatedSource(1, seed=1)
+    source.open()
+    snap = source.sample()
+    hostile = GpuProcess(0, 99, ProcessType.COMPUTE, 1, container="evil\x1b[2J.scope")
+    text = render_detail(dataclasses.replace(snap, processes=(hostile,)))
+    assert "\x1b" not in text and "evil\\x1b[2J.scope" in text

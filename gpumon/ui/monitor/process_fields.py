@@ -8,27 +8,13 @@ keeps the processes on GPU N. An empty query keeps everything.
 from __future__ import annotations
 
 from gpumon.telemetry.types import GpuProcess
-from gpumon.units import NA
+from gpumon.units import NA, format_run_time
+
+__all__ = ["format_pct", "format_run_time", "matches", "run_time_s"]
 
 
 def format_pct(value: float | None) -> str:
     return NA if value is None else f"{value:.0f} %"
-
-
-def format_run_time(seconds: float | None) -> str:
-    """How long a process has run, as ``ps -o etime`` writes it: ``MM:SS``, ``H:MM:SS``,
-    ``D-HH:MM:SS``."""
-    if seconds is None:
-        return NA
-    total = max(0, int(seconds))
-    days, rest = divmod(total, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    if days:
-        return f"{days}-{hours:02d}:{minutes:02d}:{secs:02d}"
-    if hours:
-        return f"{hours}:{minutes:02d}:{secs:02d}"
-    return f"{minutes:02d}:{secs:02d}"
 
 
 def run_time_s(p: GpuProcess, now_s: float) -> float | None:
