@@ -43,6 +43,7 @@ from gpumon.telemetry.types import Snapshot, Source, SourceState, SourceStatus
 from gpumon.ui.monitor.grid import GpuGrid
 from gpumon.ui.monitor.header import HeaderBar, StatusBanner
 from gpumon.ui.monitor.panel import GpuPanel
+from gpumon.ui.monitor.process_actions import ProcessActions
 from gpumon.ui.monitor.process_pane import ProcessPane
 from gpumon.ui.monitor.smi_table import SmiTable
 from gpumon.ui.theme import Theme
@@ -119,6 +120,7 @@ class MainWindow(QMainWindow):
         self.smi_table = SmiTable()
         self.process_pane = ProcessPane()
         self.process_table = self.process_pane.table
+        self.process_actions = ProcessActions(self.process_table)
 
         monitor = QSplitter(Qt.Orientation.Vertical)
         monitor.setObjectName("monitorPage")
@@ -371,6 +373,9 @@ class MainWindow(QMainWindow):
         self.gpu_grid.update_view(snap, self.history, self.window_s)
         self.smi_table.smi_model.update_snapshot(snap)
         self.process_table.process_model.merge(snap.processes, snap.timestamp_s)
+        # Signals only for this machine's real processes (not simulated, not Prometheus).
+        self.process_actions.set_enabled(snap.machine.source_name == "NVML"
+                                          and not snap.simulated)
         self.process_table.set_note(process_list_note(snap))
         self.status_text.shown(snap)
         self.snapshotReceived.emit(snap)
