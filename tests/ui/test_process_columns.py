@@ -11,7 +11,7 @@ from gpumon.telemetry.simulated import SimulatedSource
 from gpumon.telemetry.types import GpuProcess, ProcessType
 from gpumon.ui.monitor.process_fields import format_run_time, matches
 from gpumon.ui.monitor.process_pane import ProcessPane
-from gpumon.ui.monitor.process_table import TITLES
+from gpumon.ui.monitor.process_table import TITLES, ProcessModel
 from gpumon.ui.window.main_window import MainWindow
 from gpumon.ui.window.settings import Settings
 
@@ -100,3 +100,15 @@ def test_the_last_visible_column_stays(qtbot) -> None:
     assert pane.table.hidden_columns() == [t for t in TITLES if t != "PID"]
     (pid,) = [a for a in pane.table.header_menu().actions() if a.isChecked()]
     assert pid.text() == "PID" and not pid.isEnabled()
+
+
+def test_a_running_clock_changes_only_the_run_time_cell(qtbot) -> None:
+    model = ProcessModel()
+    model.merge([proc(0, 1, started_s=100.0), proc(0, 2)], now_s=200.0)
+    cells: list[tuple[int, int, int, int]] = []
+    model.dataChanged.connect(
+        lambda tl, br, _r: cells.append((tl.row(), tl.column(), br.row(), br.column())))
+    model.merge([proc(0, 1, started_s=100.0), proc(0, 2)], now_s=201.0)
+    run = TITLES.index("Run time")
+    assert cells == [(0, run, 0, run)]
+    assert model.data(model.index(0, run)) == "01:41"

@@ -78,6 +78,7 @@ COLUMNS: tuple[tuple[str, Text, Callable[[GpuProcess], object]], ...] = (
 )
 TITLES = tuple(title for title, *_ in COLUMNS)
 MEMORY_COLUMN = TITLES.index("GPU memory")
+RUN_COLUMN = TITLES.index("Run time")
 NUMERIC_COLUMNS = frozenset({0, 1, 5, 6, 7, 8, 9, 10, 11, 12})
 OUR_TITLES = frozenset(TITLES[4:])  # User .. Command
 DEFAULT_HIDDEN = ("Encoder %", "Decoder %")  # video work is rare on compute machines
@@ -150,7 +151,11 @@ class ProcessModel(TitledTableModel):
         """dataChanged for each changed row, over the columns whose text changed."""
         for i, old in enumerate(self._rows):
             fresh = new[key_of(old)]
-            if fresh == old and before == self._now:
+            if fresh == old:  # only its run time can read differently: one cell compared
+                run = COLUMNS[RUN_COLUMN][1]
+                if run(fresh, self._now) != run(old, before):
+                    cell = self.index(i, RUN_COLUMN)
+                    self.dataChanged.emit(cell, cell)
                 continue
             self._rows[i] = fresh
             cols = [c for c, (a, b) in enumerate(zip(texts_of(fresh, self._now),
