@@ -23,7 +23,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -45,6 +45,7 @@ from gpumon.ui.monitor.header import HeaderBar, StatusBanner
 from gpumon.ui.monitor.panel import GpuPanel
 from gpumon.ui.monitor.process_actions import ProcessActions
 from gpumon.ui.monitor.process_pane import ProcessPane
+from gpumon.ui.monitor.process_view import ProcessView
 from gpumon.ui.monitor.smi_table import SmiTable
 from gpumon.ui.theme import Theme
 from gpumon.ui.window.controls import Controls
@@ -121,6 +122,7 @@ class MainWindow(QMainWindow):
         self.process_pane = ProcessPane()
         self.process_table = self.process_pane.table
         self.process_actions = ProcessActions(self.process_table)
+        self.process_table.activated.connect(self.open_process_view)  # Enter, double-click
 
         monitor = QSplitter(Qt.Orientation.Vertical)
         monitor.setObjectName("monitorPage")
@@ -393,6 +395,18 @@ class MainWindow(QMainWindow):
             tr("Sampling error: {error}", error=f"{type(exc).__name__}: {exc}"), warn=True)
 
     @Slot(int, float)
+    def open_process_view(self, index: QModelIndex) -> ProcessView:
+        """The row's process in a window of its own, fed by every snapshot from now on."""
+        table = self.process_table
+        p = table.process_model.process_at(table.proxy.mapToSource(index).row())
+        view = ProcessView(p, self.window_s, self)
+        self.snapshotReceived.connect(view.add)
+        self.controls.windowChanged.connect(view.set_window)
+        if self.latest_snapshot is not None:
+            view.add(self.latest_snapshot)
+        view.show()
+        return view
+
     def _on_hover(self, gpu: int, t: float) -> None:
         snap = self.latest_snapshot
         t_now = snap.timestamp_s if snap is not None else t
