@@ -48,3 +48,11 @@ def test_view_follows_a_process_and_stays_after_it_ends(qtbot, make_window,
     finally:
         child.kill()
         child.wait(timeout=5)
+
+
+def test_a_simulated_process_view_says_so(qtbot, make_window) -> None:
+    w = make_window()
+    qtbot.waitUntil(lambda: w.process_table.proxy.rowCount() > 0, timeout=5000)
+    view = w.open_process_view(w.process_table.proxy.index(0, 0))
+    assert view.windowTitle().endswith("[SIMULATED]") and view.status.text() == "SIMULATED"
+    view.close()

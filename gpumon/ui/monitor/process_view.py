@@ -50,21 +50,24 @@ def _xy(series: Series, now: float, scale: float) -> tuple[np.ndarray, np.ndarra
 class ProcessView(QWidget):
     """The view of one process; ``add(snapshot)`` on every tick, ``set_window(seconds)``."""
 
-    def __init__(self, process: GpuProcess, window_s: int, parent: QWidget | None = None
-                 ) -> None:
+    def __init__(self, process: GpuProcess, window_s: int, parent: QWidget | None = None,
+                 *, simulated: bool = False) -> None:
         super().__init__(parent, Qt.WindowType.Window)
         self.setObjectName("processView")
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.trace = ProcessTrace(process.pid)
         self.window_s = window_s
-        self.setWindowTitle(tr("Process {pid}", pid=process.pid))
+        self.simulated = simulated  # a simulated source's process: said in the title and view
+        self.setWindowTitle(tr("Process {pid}", pid=process.pid) + (
+            " [" + tr("SIMULATED") + "]" if simulated else ""))
         self.details = QLabel(self)
         self.details.setTextFormat(Qt.TextFormat.PlainText)
         self.details.setWordWrap(True)
         self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.status = QLabel(self)
+        self.status = QLabel(tr("SIMULATED") if simulated else "", self)
         self.status.setObjectName("processExited")
         self._parent = _parent(process.pid)
+        self._exit_shown = False
         self.plots: dict[str, LitePlotWidget] = {}
         grid = QGridLayout()
         for i, (key, title, unit) in enumerate((("gpu_mem", tr("GPU memory"), "GiB"),
@@ -97,8 +100,11 @@ class ProcessView(QWidget):
         self.trace.add(snap)
         if self.trace.latest is not None and was_running:
             self._describe(self.trace.latest)
-        if self.trace.exited_s is not None and not self.status.text():
-            self.status.setText(tr("Exited at {time}.", time=_stamp(self.trace.exited_s)))
+        if self.trace.exited_s is not None and not self._exit_shown:
+            self._exit_shown = True
+            self.status.setText(" · ".join(t for t in (
+                tr("SIMULATED") if self.simulated else "",
+                tr("Exited at {time}.", time=_stamp(self.trace.exited_s))) if t))
         self._draw(snap.timestamp_s)
 
     def _describe(self, p: GpuProcess) -> None:

@@ -399,11 +399,13 @@ class MainWindow(QMainWindow):
         """The row's process in a window of its own, fed by every snapshot from now on."""
         table = self.process_table
         p = table.process_model.process_at(table.proxy.mapToSource(index).row())
-        view = ProcessView(p, self.window_s, self)
+        snap = self.latest_snapshot
+        view = ProcessView(p, self.window_s, self, simulated=bool(snap and snap.simulated))
+        self.presentation.restyle_plots()  # its plots take the theme and zoom (a child of ours)
         self.snapshotReceived.connect(view.add)
         self.controls.windowChanged.connect(view.set_window)
-        if self.latest_snapshot is not None:
-            view.add(self.latest_snapshot)
+        if snap is not None:
+            view.add(snap)
         view.show()
         return view
 
