@@ -3,6 +3,7 @@ still there, marked exited with the time, after the process ends."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -36,6 +37,7 @@ def test_view_follows_a_process_and_stays_after_it_ends(qtbot, make_window,
         assert view.trace.gpu_mem[0][-1][1] == float(2 << 30)
         assert any(v == 33.0 for _, v in view.trace.sm_pct[0])
         assert "job.py" in view.details.text()
+        assert f"parent {os.getpid()} (" in view.details.text()  # this test started it
         assert f"User {psutil.Process(child.pid).username()} · started " in view.details.text()
         curve = view.plots["gpu_mem"].getPlotItem().listDataItems()[0]
         assert curve.getData()[1][-1] == 2.0  # GiB
@@ -55,4 +57,5 @@ def test_a_simulated_process_view_says_so(qtbot, make_window) -> None:
     qtbot.waitUntil(lambda: w.process_table.proxy.rowCount() > 0, timeout=5000)
     view = w.open_process_view(w.process_table.proxy.index(0, 0))
     assert view.windowTitle().endswith("[SIMULATED]") and view.status.text() == "SIMULATED"
+    assert view.details.text().endswith("parent N/A")  # its PID is no program of this machine
     view.close()

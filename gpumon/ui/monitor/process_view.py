@@ -48,10 +48,11 @@ def _xy(series: Series, now: float, scale: float) -> tuple[np.ndarray, np.ndarra
 
 
 class ProcessView(QWidget):
-    """The view of one process; ``add(snapshot)`` on every tick, ``set_window(seconds)``."""
+    """The view of one process; ``add(snapshot)`` on every tick, ``set_window(seconds)``.
+    ``simulated``: say so; ``local``: the process runs on this machine (NVML)."""
 
     def __init__(self, process: GpuProcess, window_s: int, parent: QWidget | None = None,
-                 *, simulated: bool = False) -> None:
+                 *, simulated: bool = False, local: bool = False) -> None:
         super().__init__(parent, Qt.WindowType.Window)
         self.setObjectName("processView")
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -66,7 +67,9 @@ class ProcessView(QWidget):
         self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.status = QLabel(tr("SIMULATED") if simulated else "", self)
         self.status.setObjectName("processExited")
-        self._parent = _parent(process.pid)
+        # Its parent from this machine's /proc: only for this machine's own processes (a
+        # simulated PID or another machine's is some other program here, or none).
+        self._parent = _parent(process.pid) if local else NA
         self._exit_shown = False
         self.plots: dict[str, LitePlotWidget] = {}
         grid = QGridLayout()

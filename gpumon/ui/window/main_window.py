@@ -400,7 +400,9 @@ class MainWindow(QMainWindow):
         table = self.process_table
         p = table.process_model.process_at(table.proxy.mapToSource(index).row())
         snap = self.latest_snapshot
-        view = ProcessView(p, self.window_s, self, simulated=bool(snap and snap.simulated))
+        real = snap is not None and snap.machine.source_name == "NVML" and not snap.simulated
+        view = ProcessView(p, self.window_s, self, simulated=bool(snap and snap.simulated),
+                           local=real)
         self.presentation.restyle_plots()  # its plots take the theme and zoom (a child of ours)
         self.snapshotReceived.connect(view.add)
         self.controls.windowChanged.connect(view.set_window)
