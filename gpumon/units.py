@@ -50,3 +50,19 @@ def format_bytes(n: float | None, unit: str | None = None, *, decimals: int = DE
     places = 0 if unit == "B" else decimals
     text = f"{n / _SIZE[unit]:.{places}f}"
     return f"{text}{sep}{unit}" if suffix else text
+
+
+def format_run_time(seconds: float | None) -> str:
+    """How long a process has run, as ``ps -o etime`` writes it: ``MM:SS``, ``H:MM:SS``,
+    ``D-HH:MM:SS``."""
+    if seconds is None:
+        return NA
+    total = max(0, int(seconds))
+    days, rest = divmod(total, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days}-{hours:02d}:{minutes:02d}:{secs:02d}"
+    if hours:
+        return f"{hours}:{minutes:02d}:{secs:02d}"
+    return f"{minutes:02d}:{secs:02d}"

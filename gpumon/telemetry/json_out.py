@@ -12,7 +12,7 @@ import math
 from typing import Any
 
 from gpumon.telemetry.csv_rows import stamps
-from gpumon.telemetry.types import GpuInfo, GpuSample, MigSample, Snapshot
+from gpumon.telemetry.types import GpuInfo, GpuProcess, GpuSample, MigSample, Snapshot
 
 SCHEMA = "gpumon.snapshot/1"
 _SAMPLE_SKIP = {"index", "timestamp_s", "lost", "message", "processes_supported", "failed_reads"}
@@ -70,13 +70,23 @@ def snapshot_dict(snap: Snapshot) -> dict[str, Any]:
         "read_duration_s": snap.read_duration_s,
         "gpus": [_gpu(infos.get(i), snap.sample_for(i), i,
                       [g for g in snap.migs if g.gpu_index == i], simulated) for i in indices],
-        "processes": [
-            {"gpu_index": p.gpu_index, "pid": p.pid, "type": p.type.value,
-             "gpu_mem_bytes": p.gpu_mem_bytes, "name": p.name, "user": p.user,
-             "command": p.command, "is_self": p.is_self} for p in snap.processes],
+        "processes": [process_dict(p, snap.timestamp_s) for p in snap.processes],
     }
 
 
 def snapshot_json(snap: Snapshot) -> str:
     """One line of JSON (no NaN: a value that is not finite is null)."""
     return json.dumps(snapshot_dict(snap), ensure_ascii=False, allow_nan=False)
+
+
+def process_dict(p: GpuProcess, now_s: float) -> dict[str, Any]:
+    """One process as ``--json`` writes it (raw text: the encoder escapes, programs read it);
+    ``now_s``: the snapshot's time, which its run time is counted to."""
+    return {"gpu_index": p.gpu_index, "pid": p.pid, "type": p.type.value,
+            "gpu_mem_bytes": p.gpu_mem_bytes, "name": p.name, "user": p.user,
+            "command": p.command, "is_self": p.is_self, "container": p.container,
+            "sm_util_pct": p.sm_util_pct, "mem_bw_util_pct": p.mem_bw_util_pct,
+            "enc_util_pct": p.enc_util_pct, "dec_util_pct": p.dec_util_pct,
+            "cpu_pct": _finite(p.cpu_pct), "host_rss_bytes": p.host_rss_bytes,
+            "started_epoch_s": p.started_s,
+            "run_time_s": None if p.started_s is None else max(0.0, now_s - p.started_s)}

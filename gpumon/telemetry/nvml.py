@@ -17,12 +17,13 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
 import pynvml
 
 from gpumon.i18n import ntr, tr
+from gpumon.telemetry.nvml_procutil import ProcessUtil, ProcessUtilReader, usage_fields
 from gpumon.telemetry.nvml_readers import (
     ALL_READERS,
     FAST_READERS,
@@ -40,7 +41,7 @@ from gpumon.telemetry.nvml_status import (
     init_error_status,
     pstate_text,
 )
-from gpumon.telemetry.procinfo import ProcInfoCache
+from gpumon.telemetry.procinfo import HostUsage, ProcInfoCache
 from gpumon.telemetry.types import (
     GpuInfo,
     GpuProcess,
@@ -69,6 +70,7 @@ class _Gpu:
     last: GpuSample | None = None
     mig: bool = False  # in MIG mode (read at open: changing it needs a GPU reset)
     mig_devices: list[tuple[Any, MigSample]] | None = None  # found on the last slow tick
+    proc_util: dict[int, ProcessUtil] = field(default_factory=dict)  # read on slow ticks
 
 
 class NvmlSource:
@@ -86,6 +88,8 @@ class NvmlSource:
         self._last_error: int | None = None
         self._failed: list[str] = []  # "name: error" of the calls that failed on this GPU's tick
         self._procs = ProcInfoCache()
+        self._util = ProcessUtilReader()
+        self._usage: dict[int, HostUsage] = {}  # per PID, read on slow ticks
         # NVML calls started so far: a watchdog that sees it stand still while a read is in
         # progress knows a call hangs (the exporter's read deadline); a slow driver moves it.
         self.calls_started = 0
@@ -202,6 +206,7 @@ class NvmlSource:
                 self._status = SourceStatus(SourceState.CLOSED, tr("The NVML source is closed."))
             self._gpus = []
             self._procs.clear()
+            self._util.forget()
 
     # --- opening -----------------------------------------------------------------------------
 
@@ -286,6 +291,8 @@ class NvmlSource:
         self._failed = []
         try:
             procs, listed = read_processes(self, g.handle)
+            if include_slow:  # per-process samples accumulate in the driver: read them seldom
+                g.proc_util = self._util.read(self._call, g.index, g.handle) if procs else {}
             sample = self._read_sample(g, include_slow, listed)
             if self._failed:
                 if every_read_failed(sample):
@@ -398,8 +405,13 @@ class NvmlSource:
         if not raw:
             return ()
         infos = self._procs.lookup_many((pid for _, pid, _, _ in raw), verify=verify)
+        if verify:  # host CPU and RSS on slow ticks too: ~40 us per process
+            self._usage = self._procs.usage(infos)
+        util = {g.index: g.proc_util for g in self._gpus}
         return tuple(
             GpuProcess(gpu_index=gpu, pid=pid, type=kind, gpu_mem_bytes=mem,
                        name=infos[pid].name, user=infos[pid].user,
-                       command=infos[pid].command, is_self=infos[pid].is_self)
+                       command=infos[pid].command, is_self=infos[pid].is_self,
+                       container=infos[pid].container,
+                       **usage_fields(util.get(gpu, {}).get(pid), self._usage.get(pid)))
             for gpu, pid, kind, mem in sorted(raw, key=lambda r: (r[0], r[1])))

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import psutil
 
+from gpumon.telemetry.cgroup_owner import owner_of
+
 #: PIDs that count as "this process" besides our own: the playground kernel, the child that
 #: holds gpumon's CUDA contexts. Replaced whole (one assignment) by :func:`set_own_children`.
 _own_children: frozenset[int] = frozenset()
@@ -45,6 +47,7 @@ class ProcInfo:
     user: str | None = None
     command: str | None = None
     exists: bool = True  # False: no such process (exited, or in another PID namespace)
+    container: str | None = None  # its container, batch job or systemd unit (cgroup_owner)
 
     @property
     def is_self(self) -> bool:
@@ -116,7 +119,30 @@ def _read(proc: psutil.Process) -> ProcInfo:
             exists = False
         except psutil.Error:
             pass
-    return ProcInfo(proc.pid, values["name"], values["user"], values["command"], exists)
+    return ProcInfo(proc.pid, values["name"], values["user"], values["command"], exists,
+                    container_of(proc.pid) if exists else None)
+
+
+def container_of(pid: int) -> str | None:
+    """The label of the container, job or unit ``/proc/<pid>/cgroup`` names; None when there
+    is none or the file cannot be read (not Linux, gone). Read once per process lifetime."""
+    try:
+        with open(f"/proc/{pid}/cgroup", encoding="utf-8", errors="replace") as f:
+            text = f.read(65536)  # a few hundred bytes in practice; capped all the same
+    except OSError:
+        return None
+    owner = owner_of(text)
+    return None if owner is None else printable(owner.label)
+
+
+@dataclass(frozen=True, slots=True)
+class HostUsage:
+    """A process's use of the host: CPU (percent of one core, since the last reading; None on
+    the first), resident memory, and its start as ``time.time()``."""
+
+    cpu_pct: float | None
+    rss_bytes: int | None
+    started_s: float | None
 
 
 class ProcInfoCache:
@@ -126,6 +152,29 @@ class ProcInfoCache:
         # pid -> (the process read, or None when psutil could not see it; what we know)
         self._entries: dict[int, tuple[psutil.Process | None, ProcInfo]] = {}
         self.reads = 0  # full reads done, for tests and benchmarks
+        self._cpu_since: set[psutil.Process] = set()  # processes with a CPU reading to diff
+
+    def usage(self, pids: Iterable[int]) -> dict[int, HostUsage]:
+        """CPU, RSS and start time of the cached processes among ``pids`` (one read of
+        /proc/<pid>/stat and statm each); a process gone meanwhile is left out."""
+        found: dict[int, HostUsage] = {}
+        primed: set[psutil.Process] = set()
+        for pid in set(pids):
+            entry = self._entries.get(pid)
+            proc = entry[0] if entry is not None else None
+            if proc is None:
+                continue
+            try:
+                with proc.oneshot():
+                    cpu = proc.cpu_percent(None)  # since this object's previous call
+                    rss = int(proc.memory_info().rss)
+                    started = proc.create_time()  # read when the entry was made: no I/O
+            except psutil.Error:  # exited or no permission since the last tick
+                continue
+            found[pid] = HostUsage(cpu if proc in self._cpu_since else None, rss, started)
+            primed.add(proc)
+        self._cpu_since = primed
+        return found
 
     def lookup(self, pid: int, verify: bool = True) -> ProcInfo:
         """One PID, from the cache when the same process was read before; keeps other entries.

@@ -8,7 +8,8 @@ import time
 
 from gpumon.i18n import tr
 from gpumon.telemetry.types import GpuInfo, GpuSample, Snapshot
-from gpumon.units import KIB, NA, format_bytes
+from gpumon.units import KIB, NA, format_bytes, format_run_time
+from gpumon.untrusted import for_terminal
 
 _KEY_W = 38
 
@@ -85,8 +86,17 @@ def _gpu(info: GpuInfo | None, s: GpuSample | None, index: int, snap: Snapshot) 
         out.append(_line(1, "Processes"))
         for p in procs:
             out += [_line(2, "Process ID", p.pid), _line(3, "Type", p.type.value),
-                    _line(3, "Name", p.command or p.name or NA),
-                    _line(3, "Used GPU Memory", _mib(p.gpu_mem_bytes))]
+                    _line(3, "Name", for_terminal(p.command or p.name or NA)),
+                    _line(3, "Used GPU Memory", _mib(p.gpu_mem_bytes)),
+                    _line(3, "SM Utilization", _num(p.sm_util_pct, "%")),
+                    _line(3, "Memory Utilization", _num(p.mem_bw_util_pct, "%")),
+                    _line(3, "Encoder Utilization", _num(p.enc_util_pct, "%")),
+                    _line(3, "Decoder Utilization", _num(p.dec_util_pct, "%")),
+                    _line(3, "Host CPU", _num(p.cpu_pct, "%")),
+                    _line(3, "Host Memory", _mib(p.host_rss_bytes)),
+                    _line(3, "Run Time", format_run_time(
+                        None if p.started_s is None else snap.timestamp_s - p.started_s)),
+                    _line(3, "Container / Job", for_terminal(p.container or NA))]
     return out
 
 

@@ -22,6 +22,7 @@ from gpumon.telemetry.types import (
     SourceStatus,
 )
 from gpumon.units import NA, format_bytes
+from gpumon.untrusted import for_terminal
 
 # Inner widths of the three cells of a GPU block, as nvidia-smi draws them.
 _L, _M, _R = 39, 22, 20
@@ -237,11 +238,12 @@ def _process_table(processes: tuple[GpuProcess, ...], note: str = "") -> list[st
     elif not processes:
         lines.append(_full("  " + tr("No running processes found")))
     for p in sorted(processes, key=lambda p: (p.gpu_index, p.pid)):
-        label = p.command or p.name or NA
+        label = for_terminal(p.command or p.name or NA)  # another user's text: escaped
         if p.is_self:
             label = f"{label} [this gpumon]"
+        user = _fit(for_terminal(p.user or NA), 10)
         lines.append(_full(
-            f"{p.gpu_index:>5}  {p.pid:>9}  {p.type.value:>4}  {_fit(p.user or NA, 10)}  "
+            f"{p.gpu_index:>5}  {p.pid:>9}  {p.type.value:>4}  {user}  "
             f"{_tail(label, name_w):<{name_w}}  {mib(p.gpu_mem_bytes):>10}"
         ))
     lines.append(_FULL_RULE)

@@ -132,6 +132,17 @@ class GpuProcess:
     user: str | None = None
     command: str | None = None
     is_self: bool = False  # this gpumon process
+    container: str | None = None  # its container, batch job or systemd unit, when known
+    # From NVML's per-process samples (percent of the GPU's time or bandwidth), newest since
+    # the previous reading; None: no sample (the process did not run) or not supported.
+    sm_util_pct: float | None = None
+    mem_bw_util_pct: float | None = None
+    enc_util_pct: float | None = None
+    dec_util_pct: float | None = None
+    # Its use of the host (psutil): CPU in percent of one core, resident memory, start time.
+    cpu_pct: float | None = None
+    host_rss_bytes: int | None = None
+    started_s: float | None = None  # time.time() when it started
 
 
 class FrozenMap(Mapping[Any, Any]):

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -43,7 +43,9 @@ from gpumon.telemetry.types import Snapshot, Source, SourceState, SourceStatus
 from gpumon.ui.monitor.grid import GpuGrid
 from gpumon.ui.monitor.header import HeaderBar, StatusBanner
 from gpumon.ui.monitor.panel import GpuPanel
-from gpumon.ui.monitor.process_table import ProcessTable
+from gpumon.ui.monitor.process_actions import ProcessActions
+from gpumon.ui.monitor.process_pane import ProcessPane
+from gpumon.ui.monitor.process_view import ProcessView
 from gpumon.ui.monitor.smi_table import SmiTable
 from gpumon.ui.theme import Theme
 from gpumon.ui.window.controls import Controls
@@ -118,13 +120,16 @@ class MainWindow(QMainWindow):
         self.banner = StatusBanner()
         self.gpu_grid = GpuGrid()
         self.smi_table = SmiTable()
-        self.process_table = ProcessTable()
+        self.process_pane = ProcessPane()
+        self.process_table = self.process_pane.table
+        self.process_actions = ProcessActions(self.process_table)
+        self.process_table.activated.connect(self.open_process_view)  # Enter, double-click
 
         monitor = QSplitter(Qt.Orientation.Vertical)
         monitor.setObjectName("monitorPage")
         monitor.addWidget(self.gpu_grid)
         monitor.addWidget(self.smi_table)
-        monitor.addWidget(self.process_table)
+        monitor.addWidget(self.process_pane)
         monitor.setChildrenCollapsible(False)
         monitor.setSizes([560, 130, 170])  # scaled to the real height when shown
         self.tabs = LazyTabs()
@@ -157,6 +162,11 @@ class MainWindow(QMainWindow):
         # Remembered settings (in memory unless given), zoom/theme, file actions, menus.
         self.settings = settings or Settings.memory()
         self._restore_sampling()
+        hidden = self.settings.hidden_process_columns
+        if hidden is not None:
+            self.process_table.set_hidden_columns(hidden)
+        self.process_table.hiddenColumnsChanged.connect(
+            lambda titles: setattr(self.settings, "hidden_process_columns", titles))
         self.presentation = Presentation(self, self.settings)
         self.presentation.applied.connect(self._style_frame)
         self._style_frame(self.presentation.theme)
@@ -367,7 +377,10 @@ class MainWindow(QMainWindow):
         self.header.show_machine(snap.machine, snap.status, snap.simulated)
         self.gpu_grid.update_view(snap, self.history, self.window_s)
         self.smi_table.smi_model.update_snapshot(snap)
-        self.process_table.process_model.merge(snap.processes)
+        self.process_table.process_model.merge(snap.processes, snap.timestamp_s)
+        # Signals only for this machine's real processes (not simulated, not Prometheus).
+        self.process_actions.set_enabled(snap.machine.source_name == "NVML"
+                                          and not snap.simulated)
         self.process_table.set_note(process_list_note(snap))
         self.status_text.shown(snap)
         self.snapshotReceived.emit(snap)
@@ -385,6 +398,22 @@ class MainWindow(QMainWindow):
             tr("Sampling error: {error}", error=f"{type(exc).__name__}: {exc}"), warn=True)
 
     @Slot(int, float)
+    def open_process_view(self, index: QModelIndex) -> ProcessView:
+        """The row's process in a window of its own, fed by every snapshot from now on."""
+        table = self.process_table
+        p = table.process_model.process_at(table.proxy.mapToSource(index).row())
+        snap = self.latest_snapshot
+        real = snap is not None and snap.machine.source_name == "NVML" and not snap.simulated
+        view = ProcessView(p, self.window_s, self, simulated=bool(snap and snap.simulated),
+                           local=real)
+        self.presentation.restyle_plots()  # its plots take the theme and zoom (a child of ours)
+        self.snapshotReceived.connect(view.add)
+        self.controls.windowChanged.connect(view.set_window)
+        if snap is not None:
+            view.add(snap)
+        view.show()
+        return view
+
     def _on_hover(self, gpu: int, t: float) -> None:
         snap = self.latest_snapshot
         t_now = snap.timestamp_s if snap is not None else t

@@ -47,6 +47,7 @@ SHORTCUTS: tuple[tuple[str, str], ...] = (
     ("Ctrl+S", N_("Save a graph as PNG or SVG")),
     ("Ctrl+R", N_("Start / stop recording to CSV")),
     ("Ctrl+E", N_("Export the visible time window to CSV")),
+    ("I / T / K", N_("On a process's row: interrupt / terminate / kill it (asks first)")),
     ("F1", N_("About gpumon (versions of everything)")),
     ("Ctrl+Q", N_("Quit")),
 )

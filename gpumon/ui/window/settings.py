@@ -152,6 +152,20 @@ class Settings:
     def hidden_gpus(self, uuids: Iterable[str]) -> None:
         self._set("view/hidden_gpus", sorted(uuids))
 
+    @property
+    def hidden_process_columns(self) -> list[str] | None:
+        """English titles of the process table's hidden columns; None: never chosen."""
+        v = self._get("view/hidden_process_columns")
+        if v is None:
+            return None
+        if isinstance(v, str):  # QSettings gives a one-element list back as a plain string
+            v = [v] if v else []
+        return [str(t) for t in v] if isinstance(v, list | tuple) else None
+
+    @hidden_process_columns.setter
+    def hidden_process_columns(self, titles: Iterable[str]) -> None:
+        self._set("view/hidden_process_columns", list(titles))
+
 
 def _float(v: object) -> float | None:
     """QSettings INI files give numbers back as strings; None for absent or nonsense."""

@@ -88,6 +88,7 @@ class FakeNvml:
 
     def reset(self) -> None:
         self.lib.fake_reset()
+        self.lib.fake_clear_process_util()
 
     def set_gpu_count(self, n: int) -> None:
         self.lib.fake_set_gpu_count(n)
@@ -146,6 +147,26 @@ class FakeNvml:
 
     def clear_processes(self) -> None:
         self.lib.fake_clear_processes()
+
+    def add_process_util(self, gpu: int, pid: int, timestamp_us: int, sm: int, mem: int = 0,
+                         enc: int = 0, dec: int = 0) -> None:
+        """A per-process utilization sample the driver holds (nvmlDeviceGetProcessUtilization
+        returns those newer than the caller's last-seen timestamp, in microseconds)."""
+        fn = self.lib.fake_add_process_util
+        fn.argtypes = [ctypes.c_int, ctypes.c_uint, ctypes.c_ulonglong, ctypes.c_uint,
+                       ctypes.c_uint, ctypes.c_uint, ctypes.c_uint]
+        if fn(gpu, pid, timestamp_us, sm, mem, enc, dec) != 0:
+            raise ValueError("too many utilization samples")
+
+    def util_last_seen(self, gpu: int) -> int:
+        """The lastSeenTimeStamp the latest nvmlDeviceGetProcessUtilization call passed."""
+        self.lib.fake_util_last_seen.restype = ctypes.c_ulonglong
+        return int(self.lib.fake_util_last_seen(gpu))
+
+    def util_calls(self, gpu: int) -> int:
+        """How many nvmlDeviceGetProcessUtilization calls reached this GPU."""
+        self.lib.fake_util_calls.restype = ctypes.c_longlong
+        return int(self.lib.fake_util_calls(gpu))
 
     def device_calls(self, gpu: int) -> int:
         """How many NVML calls reached this GPU since the last reset."""

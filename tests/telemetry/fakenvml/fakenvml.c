@@ -628,3 +628,66 @@ __attribute__((constructor)) static void fake_load(void)
     fake_reset();
     setup_from_environment();
 }
+
+/* --- per-process utilization samples (nvmlDeviceGetProcessUtilization) -------------------- */
+
+/* Samples the driver holds, each with its CPU timestamp in microseconds; a call returns the
+ * ones newer than the caller's lastSeenTimeStamp, as the real driver does (NOT_FOUND: none). */
+#define MAX_UTIL_SAMPLES 4096
+typedef struct { int gpu; nvmlProcessUtilizationSample_t s; } fake_util;
+static fake_util util_samples[MAX_UTIL_SAMPLES];
+static int n_util_samples;
+static unsigned long long util_last_seen[MAX_GPUS];  /* what the last call asked for, per GPU */
+static long long util_calls[MAX_GPUS];
+
+FAKE_EXPORT int fake_add_process_util(int gpu, unsigned int pid, unsigned long long timestamp_us,
+                                      unsigned int sm, unsigned int mem, unsigned int enc,
+                                      unsigned int dec)
+{
+    if (n_util_samples >= MAX_UTIL_SAMPLES || gpu < 0 || gpu >= MAX_GPUS) return -1;
+    util_samples[n_util_samples++] = (fake_util){gpu, {pid, timestamp_us, sm, mem, enc, dec}};
+    return 0;
+}
+
+FAKE_EXPORT void fake_clear_process_util(void)
+{
+    n_util_samples = 0;
+    memset(util_last_seen, 0, sizeof util_last_seen);
+    memset(util_calls, 0, sizeof util_calls);
+}
+
+FAKE_EXPORT unsigned long long fake_util_last_seen(int gpu)
+{
+    return gpu >= 0 && gpu < MAX_GPUS ? util_last_seen[gpu] : 0;
+}
+
+FAKE_EXPORT long long fake_util_calls(int gpu)
+{
+    return gpu >= 0 && gpu < MAX_GPUS ? util_calls[gpu] : -1;
+}
+
+nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t d,
+                                             nvmlProcessUtilizationSample_t *utilization,
+                                             unsigned int *count,
+                                             unsigned long long lastSeenTimeStamp)
+{
+    CHECK_GPU(d);
+    if (count == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    int i = d->index;
+    util_calls[i]++;
+    util_last_seen[i] = lastSeenTimeStamp;
+    unsigned int n = 0;
+    for (int k = 0; k < n_util_samples; k++)
+        if (util_samples[k].gpu == i && util_samples[k].s.timeStamp > lastSeenTimeStamp) n++;
+    if (n == 0) return NVML_ERROR_NOT_FOUND;
+    if (utilization == NULL || *count < n) {
+        *count = n;
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    unsigned int j = 0;
+    for (int k = 0; k < n_util_samples; k++)
+        if (util_samples[k].gpu == i && util_samples[k].s.timeStamp > lastSeenTimeStamp)
+            utilization[j++] = util_samples[k].s;
+    *count = n;
+    return NVML_SUCCESS;
+}

@@ -1,0 +1,63 @@
+"""One process's readings over time, for its own view: GPU memory and SM % on each GPU it
+uses, host CPU % and RSS. Qt-free.
+
+``ProcessTrace(pid, capacity)`` takes every Snapshot (``add``) and keeps at most ``capacity``
+readings per series (the oldest go first), so an open view costs bounded memory however long
+it stays. The readings start when the trace is made: the History keeps no per-process series.
+When the process is no longer listed, ``exited_s`` is the snapshot time it was first missing;
+the series stay, and a PID listed again later (reused by another program) is not followed.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from gpumon.telemetry.types import GpuProcess, Snapshot
+
+Series = deque[tuple[float, float | None]]  # (time.time(), value or None)
+
+
+@dataclass
+class ProcessTrace:
+    pid: int
+    capacity: int = 3600
+    latest: GpuProcess | None = None  # its latest row (the first GPU's, when on several)
+    exited_s: float | None = None
+    gpu_mem: dict[int, Series] = field(default_factory=dict)  # per GPU index, bytes
+    sm_pct: dict[int, Series] = field(default_factory=dict)  # per GPU index
+    cpu_pct: Series = field(init=False)
+    rss_bytes: Series = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.cpu_pct = deque(maxlen=self.capacity)
+        self.rss_bytes = deque(maxlen=self.capacity)
+
+    def add(self, snap: Snapshot) -> None:
+        """Append the process's readings of ``snap``; mark it exited when it is not listed."""
+        if self.exited_s is not None:
+            return
+        rows = [p for p in snap.processes if p.pid == self.pid]
+        if not rows:
+            if self.latest is not None:
+                self.exited_s = snap.timestamp_s
+            return
+        if self.latest is not None and self.latest.started_s is not None and (
+                rows[0].started_s not in (None, self.latest.started_s)):
+            self.exited_s = snap.timestamp_s  # the PID now belongs to another program
+            return
+        t = snap.timestamp_s
+        for p in rows:
+            self._series(self.gpu_mem, p.gpu_index).append(
+                (t, None if p.gpu_mem_bytes is None else float(p.gpu_mem_bytes)))
+            self._series(self.sm_pct, p.gpu_index).append((t, p.sm_util_pct))
+        self.cpu_pct.append((t, rows[0].cpu_pct))
+        rss = rows[0].host_rss_bytes
+        self.rss_bytes.append((t, None if rss is None else float(rss)))
+        self.latest = rows[0]
+
+    def _series(self, table: dict[int, Series], gpu: int) -> Series:
+        series = table.get(gpu)
+        if series is None:
+            series = table[gpu] = deque(maxlen=self.capacity)
+        return series

@@ -1,0 +1,81 @@
+"""Another user's command line is untrusted text: a process whose argv holds terminal escapes
+and a spreadsheet formula, read through the real binding from the fake driver and psutil.
+
+``--once``, ``-q`` and ``--watch`` print the escapes as visible text (the terminal obeys
+none of them); ``--json`` keeps the command line as it is (its readers are programs).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import psutil
+import pytest
+from fakenvml import FakeNvml
+
+from gpumon.cli.main import main
+
+# Retitles the terminal, then clears it; and a cell a spreadsheet would run.
+ESCAPES = "\x1b]0;owned\x07\x1b[2J"
+FORMULA = '=HYPERLINK("http://example.invalid/","click")'
+
+
+@pytest.fixture
+def hostile_child() -> Iterator[int]:
+    """A sleeping child whose command line holds ESCAPES and FORMULA; its PID."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)",
+                              FORMULA, ESCAPES])
+    try:
+        deadline = time.monotonic() + 5  # until /proc shows the new argv (after exec)
+        while ESCAPES not in " ".join(psutil.Process(child.pid).cmdline()):
+            assert time.monotonic() < deadline, "the child never showed its command line"
+            time.sleep(0.02)
+        yield child.pid
+    finally:
+        child.kill()
+        child.wait(timeout=5)
+
+
+def _no_control_characters(text: str) -> None:
+    assert "\x1b" not in text and "\x07" not in text
+
+
+@pytest.mark.parametrize("flags", [["--once"], ["--once", "-q"],
+                                   ["--watch", "0.1", "--count", "2"]])
+def test_terminal_outputs_show_the_escapes(fake_nvml: FakeNvml, hostile_child: int,
+                                           capfd: pytest.CaptureFixture[str],
+                                           flags: list[str]) -> None:
+    fake_nvml.add_process(0, hostile_child, 1 << 30)
+    assert main(flags) == 0
+    out = capfd.readouterr().out
+    _no_control_characters(out)
+    assert str(hostile_child) in out
+    # The table keeps the end of a long command line; -q shows it whole.
+    assert "\\x1b]0;owned\\x07\\x1b[2J" in out
+    if "-q" in flags:
+        assert f"{FORMULA} \\x1b]0;owned" in out
+
+
+def test_json_keeps_the_raw_command_line(fake_nvml: FakeNvml, hostile_child: int,
+                                         capfd: pytest.CaptureFixture[str]) -> None:
+    fake_nvml.add_process(0, hostile_child, 1 << 30)
+    assert main(["--once", "--json"]) == 0
+    out = capfd.readouterr().out
+    _no_control_characters(out)  # the JSON encoder escapes them: \u001b
+    (proc,) = json.loads(out)["processes"]
+    assert proc["command"].endswith(f"{FORMULA} {ESCAPES}")
+
+
+def test_csv_cell_opens_as_text(fake_nvml: FakeNvml,
+                                capfd: pytest.CaptureFixture[str]) -> None:
+    # No CSV output carries command lines; the GPU's name is its text cell, as hostile.
+    fake_nvml.set_name(0, FORMULA)
+    assert main(["--once", "--csv"]) == 0
+    header, row = list(csv.reader(io.StringIO(capfd.readouterr().out)))
+    assert row[header.index("name")] == "'" + FORMULA
