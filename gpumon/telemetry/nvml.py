@@ -23,6 +23,7 @@ from typing import Any, TypeVar, cast
 import pynvml
 
 from gpumon.i18n import ntr, tr
+from gpumon.telemetry.nvml_health import XidWatch, read_health
 from gpumon.telemetry.nvml_readers import (
     ALL_READERS,
     FAST_READERS,
@@ -86,6 +87,7 @@ class NvmlSource:
         self._last_error: int | None = None
         self._failed: list[str] = []  # "name: error" of the calls that failed on this GPU's tick
         self._procs = ProcInfoCache()
+        self._xids = XidWatch()
         # NVML calls started so far: a watchdog that sees it stand still while a read is in
         # progress knows a call hangs (the exporter's read deadline); a slow driver moves it.
         self.calls_started = 0
@@ -147,6 +149,7 @@ class NvmlSource:
                 count = pynvml.nvmlDeviceGetCount()
                 self._machine = self._read_machine()
                 self._gpus = [self._open_gpu(i) for i in range(count)]
+                self._xids.start({g.index: g.handle for g in self._gpus if g.handle is not None})
             except Exception as err:
                 self.close()
                 self._status = SourceStatus(
@@ -195,6 +198,7 @@ class NvmlSource:
         with self._lock:
             if self._initialized:
                 self._initialized = False
+                self._xids.stop()
                 try:
                     pynvml.nvmlShutdown()
                 except pynvml.NVMLError as err:
@@ -357,8 +361,12 @@ class NvmlSource:
             values["persistence_mode"] = None if persistence is None else bool(persistence)
             values["compute_mode"] = None if mode is None else COMPUTE_MODES.get(
                 mode, f"Mode {mode}")
+            values.update(read_health(self, h))
         else:  # reuse the last reading of SLOW_FIELDS
             values.update(zip(SLOW_FIELDS, slow_of(last), strict=True))
+        xid = self._xids.state(g.index)
+        if xid is not None:
+            values.update(xid_count=xid.count, xid_last=xid.last, xid_last_time_s=xid.last_time_s)
         # One constructor call: a dataclasses.replace() per GPU per tick cost ~4 us.
         return GpuSample(index=g.index, timestamp_s=time.time(), processes_supported=listed,
                          **values)
