@@ -49,7 +49,8 @@ def clock_reasons(mask: int | None, short: bool = False) -> list[str]:
 def held_down(mask: int | None) -> str:
     """'clocks held down: power cap, thermal' when a reason other than idle is active, else ''."""
     words = clock_reasons((mask or 0) & ~IDLE, short=True)
-    return tr("clocks held down: {reasons}", reasons=", ".join(words)) if words else ""
+    # the list separator is the language's own (Chinese enumerates with "、")
+    return tr("clocks held down: {reasons}", reasons=tr(", ").join(words)) if words else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +123,7 @@ class Health:
 
     @property
     def word(self) -> str:
-        return tr({Level.OK: N_("ok"), Level.WARNING: N_("warning"),
+        return tr({Level.OK: N_("healthy"), Level.WARNING: N_("warning"),
                    Level.ERROR: N_("error")}[self.level])
 
 

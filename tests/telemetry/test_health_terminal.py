@@ -88,3 +88,20 @@ def test_once_q_names_an_xid_with_its_meaning(fake_nvml: FakeNvml,
     assert time.monotonic() - started < 10
     assert "Since gpumon Started          : 1" in out
     assert "79 (GPU has fallen off the bus) at " in out
+
+
+def test_csv_and_history_keep_the_reasons_and_the_energy(
+        fake_nvml: FakeNvml, capsys: pytest.CaptureFixture[str]) -> None:
+    import csv
+    import io
+
+    from gpumon.telemetry.metrics import HISTORY_KEYS
+
+    assert {"clocks_event_reasons", "energy_mj", "mem_temperature_c"} <= set(HISTORY_KEYS)
+    script(fake_nvml)
+    assert main(["--once", "--csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert rows[0]["clocks_event_reasons"] == str(0x44)
+    assert int(rows[0]["energy_mj [mJ]"]) >= 12_345_000
+    assert rows[0]["mem_temperature_c [degC]"] == "71"
+    assert rows[1]["clocks_event_reasons"] == ""  # not supported: empty, never 0

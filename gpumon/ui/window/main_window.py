@@ -48,6 +48,7 @@ from gpumon.ui.monitor.smi_table import SmiTable
 from gpumon.ui.theme import Theme
 from gpumon.ui.window.controls import Controls
 from gpumon.ui.window.file_actions import FileActions
+from gpumon.ui.window.health_events import EventLog, HealthEvents
 from gpumon.ui.window.lazy_tabs import LazyTabs
 from gpumon.ui.window.menus import Menus
 from gpumon.ui.window.presentation import Presentation
@@ -168,6 +169,16 @@ class MainWindow(QMainWindow):
                            toggle_pause=lambda: self.set_paused(not self._paused),
                            latest_snapshot=lambda: self.latest_snapshot)
         self.gpuPanelsChanged.connect(self.menus.rebuild_gpu_menu)
+        # GPU health: the panels' marks, and new XID / ECC errors in the status bar and the
+        # event log (a dock at the bottom, shown when the first event comes)
+        self.event_log = EventLog()
+        self.event_dock = self.add_dock(self.event_log, tr("Event log"),
+                                        Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.event_dock.hide()
+        self.health = HealthEvents(self.gpu_grid, self.event_log,
+                                   lambda text: self.statusBar().showMessage(text),
+                                   self.event_dock.show, self)
+        self.snapshotReceived.connect(self.health.on_snapshot)
         self.add_lazy_page(N_("Lesson"), self._make_lesson)
         for number, title in enumerate(("Monitor", "Playground", "Lesson"), start=1):
             key = QShortcut(QKeySequence(f"Ctrl+{number}"), self)
