@@ -92,6 +92,9 @@ class NvmlSource:
         # progress knows a call hangs (the exporter's read deadline); a slow driver moves it.
         self.calls_started = 0
 
+    def _progress(self) -> None:
+        self.calls_started += 1  # a call made outside _call (the XID event set's)
+
     # --- the one guarded helper -------------------------------------------------------------
 
     def _call(self, fn: Callable[..., T], *args: Any, name: str | None = None) -> T | None:
@@ -149,7 +152,8 @@ class NvmlSource:
                 count = pynvml.nvmlDeviceGetCount()
                 self._machine = self._read_machine()
                 self._gpus = [self._open_gpu(i) for i in range(count)]
-                self._xids.start({g.index: g.handle for g in self._gpus if g.handle is not None})
+                self._xids.start({g.index: g.handle for g in self._gpus if g.handle is not None},
+                                 self._progress)
             except Exception as err:
                 self.close()
                 self._status = SourceStatus(

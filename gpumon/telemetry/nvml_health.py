@@ -12,6 +12,7 @@ import ctypes
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,9 +102,12 @@ class XidWatch:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def start(self, handles: dict[int, Any]) -> None:
-        """Register XID events of each GPU (index -> handle) and start waiting."""
+    def start(self, handles: dict[int, Any], progress: Callable[[], None] = lambda: None
+              ) -> None:
+        """Register XID events of each GPU (index -> handle) and start waiting;
+        ``progress`` is called before each driver call (a watchdog sees calls move)."""
         try:
+            progress()
             self._set = pynvml.nvmlEventSetCreate()  # nvmlEventSetCreate
         except pynvml.NVMLError as err:
             log.info("XID events cannot be watched: %s", err)
@@ -112,9 +116,11 @@ class XidWatch:
             try:
                 # nvmlDeviceGetSupportedEventTypes, then nvmlDeviceRegisterEvents with
                 # nvmlEventTypeXidCriticalError
+                progress()
                 supported = pynvml.nvmlDeviceGetSupportedEventTypes(handle)
                 if not supported & pynvml.nvmlEventTypeXidCriticalError:
                     continue
+                progress()
                 pynvml.nvmlDeviceRegisterEvents(handle, pynvml.nvmlEventTypeXidCriticalError,
                                                 self._set)
             except pynvml.NVMLError as err:
