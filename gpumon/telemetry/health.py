@@ -12,6 +12,7 @@ the terminal outputs, the exporter and the cluster view say the same thing.
 from __future__ import annotations
 
 import enum
+import math
 import time
 from dataclasses import dataclass
 
@@ -34,8 +35,18 @@ CLOCK_REASONS: tuple[tuple[int, str, str], ...] = (
 )
 
 
-def clock_reasons(mask: int | None, short: bool = False) -> list[str]:
+def as_mask(value: float | None) -> int | None:
+    """A reasons bitmask as an int; None for a value no bitmask can be (a remote exporter's
+    NaN, a negative or fractional number, more bits than NVML defines)."""
+    if value is None or not math.isfinite(value) or value < 0 or value != int(value) \
+            or value >= 1 << 64:
+        return None
+    return int(value)
+
+
+def clock_reasons(mask: float | None, short: bool = False) -> list[str]:
     """The active reasons of ``mask`` in words (translated), each word once; [] for None/0."""
+    mask = as_mask(mask)
     if not mask:
         return []
     words: list[str] = []
@@ -46,9 +57,9 @@ def clock_reasons(mask: int | None, short: bool = False) -> list[str]:
     return words
 
 
-def held_down(mask: int | None) -> str:
+def held_down(mask: float | None) -> str:
     """'clocks held down: power cap, thermal' when a reason other than idle is active, else ''."""
-    words = clock_reasons((mask or 0) & ~IDLE, short=True)
+    words = clock_reasons((as_mask(mask) or 0) & ~IDLE, short=True)
     # the list separator is the language's own (Chinese enumerates with "、")
     return tr("clocks held down: {reasons}", reasons=tr(", ").join(words)) if words else ""
 

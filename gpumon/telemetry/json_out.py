@@ -12,7 +12,7 @@ import math
 from typing import Any
 
 from gpumon.telemetry.csv_rows import stamps
-from gpumon.telemetry.health import CLOCK_REASONS
+from gpumon.telemetry.health import CLOCK_REASONS, as_mask
 from gpumon.telemetry.types import GpuInfo, GpuSample, MigSample, Snapshot
 
 SCHEMA = "gpumon.snapshot/1"
@@ -43,7 +43,8 @@ def _gpu(info: GpuInfo | None, sample: GpuSample | None, index: int,
     }
     for key in SAMPLE_KEYS:
         gpu[key] = None if sample is None or lost else _finite(getattr(sample, key))
-    mask = gpu["clocks_event_reasons"]
+    mask = as_mask(gpu["clocks_event_reasons"])
+    gpu["clocks_event_reasons"] = mask
     gpu["clocks_event_reason_names"] = None if mask is None else [
         name for bit, name, _ in CLOCK_REASONS if mask & bit]
     if gpu["energy_mj"] is not None:  # a whole number of mJ, as NVML counts it
