@@ -10,10 +10,12 @@ import argparse
 import sys
 
 from gpumon.i18n import ntr, tr
+from gpumon.telemetry.fleet import duplicate_note
 from gpumon.telemetry.promapi import parse_header
 from gpumon.telemetry.prometheus import PrometheusSource
-from gpumon.telemetry.types import GpuSample, HostView, Snapshot
+from gpumon.telemetry.types import GpuInfo, GpuSample, HostView, MigSample, Snapshot
 from gpumon.units import NA, format_bytes
+from gpumon.untrusted import for_terminal
 
 
 def _num(value: float | None, unit: str) -> str:
@@ -32,11 +34,24 @@ def _gpu_line(sample: GpuSample, name: str, why: bool = True) -> str:
 
 
 def render_cluster(snapshot: Snapshot) -> str:
-    """Every machine and its GPUs, one line per GPU, as ``--once`` prints them."""
+    """Every machine and its GPUs, one line per GPU, as ``--once`` prints them. Names,
+    messages and host names come from remote machines: their control characters are shown
+    as escapes, never sent to the terminal."""
     lines = [f"{snapshot.machine.host_name}: {snapshot.status.message}"]
     for host in snapshot.hosts:
         lines += [""] + _host_lines(host)
-    return "\n".join(lines) + "\n"
+    return "\n".join(for_terminal(line) for line in lines) + "\n"
+
+
+def _duplicate_line(info: GpuInfo) -> str:
+    return "      " + duplicate_note(info)
+
+
+def _mig_line(mig: MigSample) -> str:
+    gi = "?" if mig.gpu_instance_id is None else str(mig.gpu_instance_id)
+    mem = (f"{format_bytes(mig.mem_used_bytes)} / {format_bytes(mig.mem_total_bytes)}"
+           if mig.mem_used_bytes is not None else NA)
+    return f"      MIG {gi}  {mig.name[:40]:<40}  mem {mem}"
 
 
 def _host_lines(host: HostView) -> list[str]:
@@ -46,8 +61,13 @@ def _host_lines(host: HostView) -> list[str]:
     lines = [head if host.up else tr("{head}, down: {reason}", head=head, reason=host.message)]
     if host.up and host.message:
         lines.append(f"  {host.message}")
-    names = {g.index: g.name for g in host.gpus}
-    lines += [_gpu_line(s, names.get(s.index, "GPU"), why=host.up) for s in host.samples]
+    if host.driver_version:
+        lines.append("  " + tr("Driver {version}", version=host.driver_version))
+    for info, sample in zip(host.gpus, host.samples, strict=False):
+        lines.append(_gpu_line(sample, info.name, why=host.up))
+        if info.duplicates:
+            lines.append(_duplicate_line(info))
+        lines += [_mig_line(m) for m in host.migs if m.gpu_index == info.index]
     return lines
 
 

@@ -10,6 +10,7 @@ from datetime import datetime
 
 from gpumon.telemetry.metrics import METRICS, SELF_MEM_KEY, value_of
 from gpumon.telemetry.types import Snapshot
+from gpumon.untrusted import for_csv
 
 _UNITS = (("_bytes_per_s", "B/s"), ("_bytes", "B"), ("_pct", "%"), ("_mhz", "MHz"),
           ("_c", "degC"), ("_w", "W"), ("_s", "s"), ("_mj", "mJ"))
@@ -61,8 +62,8 @@ def record_rows(snap: Snapshot, extra_keys: Sequence[str] = ()) -> list[list[obj
     for s in snap.samples:
         info = infos.get(s.index)
         extra = extra_values(snap, s.index) if extra_keys and not s.lost else {}
-        rows.append([*stamps(s.timestamp_s), s.index, info.uuid if info else "",
-                     info.name if info else "", 1 if s.lost else 0,
+        rows.append([*stamps(s.timestamp_s), s.index, for_csv(info.uuid) if info else "",
+                     for_csv(info.name) if info else "", 1 if s.lost else 0,
                      *(cell(value_of(s, k)) for k in RECORD_KEYS),  # None when lost
                      *(cell(extra.get(k)) for k in extra_keys)])
     return rows

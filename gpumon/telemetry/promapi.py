@@ -1,66 +1,60 @@
-"""A small client of Prometheus's HTTP query API, on the standard library (urllib, json).
+"""A small client of Prometheus's HTTP query API, on the standard library (http.client, json).
 
 Every failure becomes a ``PromError`` whose message is one sentence a person understands:
-the server cannot be reached, did not answer in time, refused the credentials, or answered
-with something that is not Prometheus. Header values (tokens) never appear in a message.
-TLS uses the standard library's defaults (the system's certificate store, verification on).
+the server cannot be reached, did not answer in time, refused the credentials, redirected
+elsewhere, or answered with something that is not Prometheus. Header values (tokens) never
+appear in a message. TLS uses the standard library's defaults (the system's certificate store,
+verification on). Answers are untrusted: label values that are not strings are dropped, long
+ones cut, and no shape of JSON can raise anything but a PromError.
 """
 
 from __future__ import annotations
 
 import json
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from gpumon.i18n import tr
-from gpumon.units import MIB
+from gpumon.telemetry.promhttp import MAX_RESPONSE_BYTES, Fetcher, PromError, TooLarge, shown
+
+__all__ = ["MAX_RESPONSE_BYTES", "PromClient", "PromError", "TooLarge", "check_url",
+           "parse_header", "public_url"]
 
 _HEADER_CHARS = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyz"
                           "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
-MAX_RESPONSE_BYTES = 64 * MIB  # a runaway answer is refused instead of filling memory
-
-
-class PromError(Exception):
-    """A query failed; ``str()`` is the sentence to show."""
+MAX_HEADER_FILE_BYTES = 64 * 1024  # a header line is a token, not a file system
+MAX_LABEL_CHARS = 1024  # a label value longer than this is cut (a remote machine sends it)
 
 
 def public_url(url: str) -> str:
     """The URL without user:password and query string, fit to print."""
-    parts = urllib.parse.urlsplit(url)
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{host}{port}{parts.path.rstrip('/')}"
+    return shown(url)
 
 
 def check_url(url: str) -> str:
     """The base URL without a trailing slash; ValueError with a sentence when unusable."""
-    parts = urllib.parse.urlsplit(url.strip())
+    text = url.strip()
+    parts = urllib.parse.urlsplit(text)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(tr("{url} is not an http:// or https:// address of a Prometheus "
                             "server, for example http://server:9090", url=repr(url)))
+    if any(c.isspace() or not c.isprintable() for c in text):
+        raise ValueError(tr("{url} contains a space or a control character; write a space in "
+                            "a URL as %20", url=repr(url)))
     try:
         parts.port  # noqa: B018 - raises ValueError on a port that is not a number
     except ValueError:
         raise ValueError(tr("{url} has a port that is not a number", url=repr(url))) from None
-    return url.strip().rstrip("/")
+    return text.rstrip("/")
 
 
 def parse_header(text: str) -> tuple[str, str]:
     """``'Name: value'``, or ``@FILE`` holding that line, as (name, value); ValueError
     with a sentence (never quoting the value) when malformed."""
     if text.startswith("@"):
-        try:
-            text = Path(text[1:]).expanduser().read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ValueError(tr("cannot read the header file {path} ({reason})",
-                                path=repr(text[1:]),
-                                reason=getattr(exc, "strerror", None) or exc)) from None
+        text = _read_header_file(text[1:])
     name, sep, value = text.partition(":")
     name, value = name.strip(), value.strip()
     if not sep or not name or not set(name) <= _HEADER_CHARS:
@@ -71,6 +65,32 @@ def parse_header(text: str) -> tuple[str, str]:
     return name, value
 
 
+def _read_header_file(path: str) -> str:
+    """The file's text, read at most ``MAX_HEADER_FILE_BYTES`` (``@/dev/zero`` is endless)."""
+    try:
+        with Path(path).expanduser().open("rb") as f:
+            data = f.read(MAX_HEADER_FILE_BYTES + 1)
+    except OSError as exc:
+        raise ValueError(tr("cannot read the header file {path} ({reason})", path=repr(path),
+                            reason=exc.strerror or exc)) from None
+    if len(data) > MAX_HEADER_FILE_BYTES:
+        raise ValueError(tr("the header file {path} is larger than {kib} KiB; it should hold "
+                            "one line such as 'Authorization: Bearer TOKEN'", path=repr(path),
+                            kib=MAX_HEADER_FILE_BYTES // 1024))
+    try:
+        return data.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise ValueError(tr("cannot read the header file {path} ({reason})", path=repr(path),
+                            reason=tr("it is not UTF-8 text"))) from None
+
+
+def clean_labels(metric: Mapping[Any, Any]) -> dict[str, str]:
+    """A series' labels as strings: values of other types (null, numbers) dropped, long ones
+    cut to ``MAX_LABEL_CHARS``."""
+    return {k: v[:MAX_LABEL_CHARS] for k, v in metric.items()
+            if isinstance(k, str) and isinstance(v, str)}
+
+
 class PromClient:
     """GET requests to ``/api/v1/...``; answers parsed and checked."""
 
@@ -78,13 +98,25 @@ class PromClient:
                  timeout_s: float = 5.0) -> None:
         self.url = check_url(url)
         self.shown_url = public_url(self.url)
-        self._headers = {"Accept": "application/json", **(headers or {})}
         self.timeout_s = timeout_s
+        self._fetcher = Fetcher(self.url, headers or {}, timeout_s)
+        self.fetcher = self._fetcher  # its max_bytes is the size cap of one answer
+        self.answered_url = self.shown_url  # where the last answer really came from
 
-    def query(self, promql: str, at: float | None = None) -> list[dict[str, Any]]:
-        """An instant query's vector: ``[{"metric": {...}, "value": [t, "v"]}, ...]``."""
+    @property
+    def source_text(self) -> str:
+        """Where the data comes from, for the status line: the redirect's target too."""
+        if self.answered_url == self.shown_url:
+            return self.shown_url
+        return tr("{url} (redirected from {given})", url=self.answered_url,
+                  given=self.shown_url)
+
+    def query(self, promql: str, at: float | None = None, *, clean: bool = True
+              ) -> list[dict[str, Any]]:
+        """An instant query's vector: ``[{"metric": {...}, "value": [t, "v"]}, ...]``;
+        ``clean=False`` leaves the labels as the JSON had them (the caller checks them)."""
         params = {"query": promql} | ({} if at is None else {"time": f"{at:.3f}"})
-        return self._result(self.get("/api/v1/query", params), "vector")
+        return self._result(self.get("/api/v1/query", params), "vector", clean)
 
     def query_range(self, promql: str, start: float, end: float,
                     step_s: float) -> list[dict[str, Any]]:
@@ -103,33 +135,17 @@ class PromClient:
 
     def get(self, path: str, params: Mapping[str, str]) -> Any:
         """The ``data`` of a successful API answer; PromError otherwise."""
-        url = f"{self.url}{path}?{urllib.parse.urlencode(params)}"
-        request = urllib.request.Request(url, headers=self._headers)
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
-                body = response.read(MAX_RESPONSE_BYTES + 1)
-        except urllib.error.HTTPError as exc:
-            body = _read_quietly(exc)
-            return self._decoded(body, exc.code, exc.reason)
-        except TimeoutError:
-            raise PromError(self._timed_out()) from None
-        except urllib.error.URLError as exc:
-            if isinstance(exc.reason, TimeoutError):  # timed out while connecting
-                raise PromError(self._timed_out()) from None
-            raise PromError(self._unreachable(exc.reason)) from None
-        except (OSError, ValueError) as exc:  # a reset connection, a malformed answer
-            raise PromError(self._unreachable(exc)) from None
-        if len(body) > MAX_RESPONSE_BYTES:
-            raise PromError(tr("The Prometheus server at {url} sent more than {mib} MiB for "
-                               "one query.", url=self.shown_url,
-                               mib=MAX_RESPONSE_BYTES // MIB))
-        return self._decoded(body, 200, "OK")
+        reply = self._fetcher.get(f"{self.url}{path}?{urllib.parse.urlencode(params)}")
+        answered = public_url(reply.url)
+        self.answered_url = answered[:len(answered) - len(path)] if answered.endswith(
+            path) else answered
+        return self._decoded(reply.body, reply.code, reply.reason)
 
     def _decoded(self, body: bytes, code: int, reason: str) -> Any:
         try:
             answer = json.loads(body)
-        except (ValueError, UnicodeDecodeError):
-            answer = None
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            answer = None  # RecursionError: JSON nested deeper than Python's stack
         if not isinstance(answer, dict) or answer.get("status") not in ("success", "error"):
             if code in (401, 403):
                 raise PromError(tr("The server at {url} refused gpumon (HTTP {code} {reason}); "
@@ -142,30 +158,18 @@ class PromClient:
                                "{error}.", url=self.shown_url, error=str(error)[:200]))
         return answer.get("data")
 
-    def _result(self, data: Any, kind: str) -> list[dict[str, Any]]:
+    def _result(self, data: Any, kind: str, clean: bool = True) -> list[dict[str, Any]]:
         if (not isinstance(data, dict) or data.get("resultType") != kind
                 or not isinstance(data.get("result"), list)):
             raise self._not_prometheus(tr("expected a {kind} result", kind=kind))
-        return [r for r in data["result"] if isinstance(r, dict)
-                and isinstance(r.get("metric"), dict)]
+        out = [r for r in data["result"] if isinstance(r, dict)
+               and isinstance(r.get("metric"), dict)]
+        if clean:
+            for r in out:  # in place: this answer is ours alone
+                r["metric"] = clean_labels(r["metric"])
+        return out
 
     def _not_prometheus(self, what: str) -> PromError:
         return PromError(tr("{url} answered, but not as a Prometheus server does ({what}); "
                             "check the address (Prometheus usually listens on :9090).",
                             url=self.shown_url, what=what))
-
-    def _timed_out(self) -> str:
-        return tr("The Prometheus server at {url} did not answer within {seconds} s.",
-                  url=self.shown_url, seconds=f"{self.timeout_s:g}")
-
-    def _unreachable(self, reason: object) -> str:
-        text = getattr(reason, "strerror", None) or str(reason) or type(reason).__name__
-        return tr("The Prometheus server at {url} cannot be reached ({reason}).",
-                  url=self.shown_url, reason=text)
-
-
-def _read_quietly(exc: urllib.error.HTTPError) -> bytes:
-    try:
-        return exc.read(MAX_RESPONSE_BYTES)
-    except OSError:
-        return b""

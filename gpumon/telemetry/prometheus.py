@@ -1,31 +1,39 @@
 """PrometheusSource: every GPU a Prometheus server knows, from gpumon exporters or dcgm-exporters.
 
-One instant query per metric per tick covers all machines. GPUs are grouped by host (the
-``Hostname`` label, else the target's ``instance``). ``Snapshot.hosts`` carries every machine;
-``Snapshot.gpus``/``samples`` are the machine in focus (the one whose panels are open), whose
-history comes from range queries when the focus changes: gpumon keeps only what it draws.
-A target whose ``up`` is 0 keeps its last known GPUs, shown lost with the reason.
+One instant query per tick reads every metric of every machine (a ``__name__`` regex over the
+names gpumon understands, with ``up``); a second, beside it, the processes of the machine in
+focus (the one whose panels are open). How series become machines and GPUs is ``fleet.py``.
+``Snapshot.hosts`` carries every machine; ``Snapshot.gpus``/``samples`` are the machine in
+focus, whose history comes from one range query when the focus changes: gpumon keeps only
+what it draws. A target whose ``up`` is 0 keeps its last known GPUs, shown lost with the reason.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from gpumon.i18n import N_, ntr, tr
+from gpumon.i18n import ntr, tr
 from gpumon.telemetry.exported import NVML_UP, PROCESS_MEMORY, READ_BACK
+from gpumon.telemetry.fleet import (
+    SCRAPE_FAILED,
+    Fleet,
+    Target,
+    from_values,
+    number,
+    parse_tick,
+    target_of,
+)
 from gpumon.telemetry.metrics import HISTORY_KEYS
-from gpumon.telemetry.promapi import PromClient, PromError, public_url
+from gpumon.telemetry.promapi import PromClient, PromError, TooLarge, public_url
 from gpumon.telemetry.types import (
     GpuInfo,
     GpuProcess,
-    GpuSample,
     HostView,
     MachineInfo,
     ProcessType,
@@ -37,9 +45,12 @@ from gpumon.telemetry.types import (
 BACKFILL_POINTS = 720  # a range query's points per series: one hour at a 5 s step
 # Prometheus metric -> (GpuSample field, factor to the field's unit): the exporter's table.
 FIELDS: dict[str, tuple[str, float]] = READ_BACK
-_INT_FIELDS = frozenset({"mem_used_bytes", "mem_free_bytes", "mem_total_bytes"})
 GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"  # every exporter has it: the series that names a GPU
-SCRAPE_FAILED = N_("the scrape failed")  # when Prometheus gives no reason of its own
+TICK_NAMES = (*sorted(READ_BACK), NVML_UP, "up")
+TICK_QUERY = '{__name__=~"' + "|".join(TICK_NAMES) + '"}'
+HISTORY_QUERY = '{__name__=~"' + "|".join(
+    sorted(m for m, (key, _) in READ_BACK.items() if key in HISTORY_KEYS)) + '"'
+REASONS_MAX_AGE_S = 10.0  # the targets list (why a scrape failed) is asked at most this often
 
 
 def label_selector(name: str, value: str) -> str:
@@ -48,37 +59,15 @@ def label_selector(name: str, value: str) -> str:
     return "{" + name + "=" + json.dumps(value) + "}"
 
 
-def _number(value: Any) -> float | None:
-    """A sample's value (Prometheus sends numbers as strings); None when not finite."""
-    try:
-        v = float(value[1])
-    except (TypeError, ValueError, IndexError):
-        return None
-    return v if math.isfinite(v) else None
+def _regex_quote(text: str) -> str:
+    """``text`` matched literally by an RE2 regex (PromQL's ``=~``)."""
+    return "".join("\\" + c if c in "\\.+*?()|[]{}^$" else c for c in text)
 
 
-@dataclass
-class _Gpu:
-    """What the source learned about one remote GPU: its labels and this tick's values."""
-
-    host: str
-    gpu: int
-    labels: dict[str, str]
-    values: dict[str, float] = field(default_factory=dict)
-
-
-@dataclass
-class _Host:
-    """A machine's last known GPUs and how to select its series."""
-
-    name: str
-    instance: str
-    by_hostname: bool
-    gpus: tuple[GpuInfo, ...] = ()
-
-    @property
-    def selector(self) -> str:
-        return label_selector("Hostname" if self.by_hostname else "instance", self.name)
+def instances_matcher(targets: set[Target]) -> str:
+    """``instance=~"a|b"`` for these targets (the caller keeps only their jobs' series)."""
+    alternatives = "|".join(sorted({_regex_quote(t[1]) for t in targets}))
+    return "instance=~" + json.dumps(alternatives)
 
 
 class PrometheusSource:
@@ -93,8 +82,17 @@ class PrometheusSource:
         self._lock = threading.Lock()
         self._focus: str | None = None
         self._filled_focus: str | None = None  # the host whose history was last sent
-        self._hosts: dict[str, _Host] = {}
-        self._infos: dict[tuple[str, int], GpuInfo] = {}
+        self._fleet = Fleet()
+        self._views: dict[str, HostView] = {}
+        self._ghosts_asked: set[Target] = set()
+        self._reasons: dict[Target, str] = {}
+        self._reasons_at = -float("inf")
+        self._pool: ThreadPoolExecutor | None = None
+        # A fleet whose one answer is over the size cap (some 1,700 machines of 8 GPUs at
+        # 64 MiB) is read one metric per query from then on, four at a time.
+        self._split = False
+        self._split_pool: ThreadPoolExecutor | None = None
+        self.queries = 0  # HTTP queries so far (benchmarks read it)
         self._machine = MachineInfo(host_name=tr("Prometheus at {url}",
                                                  url=public_url(self.client.url)),
                                     source_name="Prometheus")
@@ -111,11 +109,15 @@ class PrometheusSource:
         return self._machine
 
     def gpus(self) -> list[GpuInfo]:
-        host = self._hosts.get(self.focus or "")
-        return list(host.gpus) if host is not None else []
+        view = self._views.get(self.focus or "")
+        return list(view.gpus) if view is not None else []
 
     def close(self) -> None:
         self._filled_focus = None
+        for pool in (self._pool, self._split_pool):
+            if pool is not None:
+                pool.shutdown(wait=True)
+        self._pool = self._split_pool = None
 
     # -- focus (set from any thread) -------------------------------------------------------
     @property
@@ -135,204 +137,185 @@ class PrometheusSource:
         start = time.monotonic()
         now = self._clock()
         try:
-            hosts = self._read_hosts(now)
-            focus = self.focus
-            if focus not in self._hosts:
-                focus = hosts[0].host if hosts else None
-            view = next((h for h in hosts if h.host == focus), None)
-            processes: tuple[GpuProcess, ...] = ()
-            if focus is not None and view is not None and view.up:
-                processes = self._processes(self._hosts[focus])
-            backfill: tuple[Snapshot, ...] = ()
-            if focus is not None and focus != self._filled_focus and view is not None:
-                backfill = self._backfill(self._hosts[focus], view, now)
-                self._filled_focus = focus
+            hosts, processes, backfill = self._read(now)
         except PromError as exc:
             self._filled_focus = None
             status = SourceStatus(SourceState.ERROR, str(exc),
                                   tr("gpumon tries again at every interval."))
             return Snapshot(timestamp_s=now, machine=self._machine, status=status,
                             read_duration_s=time.monotonic() - start)
+        view = self._views.get(self._current_focus(hosts) or "")
         n = sum(len(h.gpus) for h in hosts)
         status = SourceStatus(SourceState.OK if n else SourceState.NO_GPUS,
                               tr("{gpus} on {machines}, from {url}.",
                                  gpus=ntr("{n} GPU", "{n} GPUs", n),
                                  machines=ntr("{n} machine", "{n} machines", len(hosts)),
-                                 url=self.client.shown_url))
+                                 url=self.client.source_text))
+        machine = self._machine
+        if view is not None and view.driver_version:
+            machine = dataclasses.replace(machine, driver_version=view.driver_version)
         return Snapshot(
-            timestamp_s=now, machine=self._machine, status=status,
+            timestamp_s=now, machine=machine, status=status,
             gpus=view.gpus if view else (), samples=view.samples if view else (),
-            processes=processes, read_duration_s=time.monotonic() - start,
+            migs=view.migs if view else (), processes=processes,
+            read_duration_s=time.monotonic() - start,
             simulated=any(g.simulated for h in hosts for g in h.gpus),
             hosts=tuple(hosts), backfill=backfill)
 
-    def _read_hosts(self, now: float) -> list[HostView]:
-        gpus: dict[tuple[str, int], _Gpu] = {}
-        for metric, (key, factor) in FIELDS.items():
-            for series in self.client.query(metric):
-                g = self._gpu_of(series["metric"], gpus)
-                value = _number(series.get("value"))
-                if g is not None and value is not None:
-                    g.values[key] = value * factor
-        up = {s["metric"].get("instance", ""): _number(s.get("value"))
-              for s in self.client.query("up")}
-        nvml: dict[str, float | None] = {}
-        nvml_labels: dict[str, dict[str, str]] = {}
-        for s in self.client.query(NVML_UP):
-            host = self._host_key(s["metric"])[0]
-            nvml[host], nvml_labels[host] = _number(s.get("value")), s["metric"]
-        for host in {g.host for g in gpus.values()} | set(nvml):
-            record = self._hosts.get(host)
-            labels = next((g.labels for g in gpus.values() if g.host == host), None)
-            if labels is None:  # no GPU series now: an exporter without NVML, or down
-                if record is None:
-                    name, by_hostname = self._host_key(nvml_labels[host])
-                    self._hosts[host] = _Host(name, nvml_labels[host].get("instance", ""),
-                                              by_hostname)
-                continue
-            name, by_hostname = self._host_key(labels)
-            infos = tuple(self._info(g) for g in sorted(
-                (g for g in gpus.values() if g.host == host), key=lambda g: g.gpu))
-            self._hosts[host] = _Host(name, labels.get("instance", ""), by_hostname, infos)
-        for host in [h for h, r in self._hosts.items() if r.instance and r.instance not in up]:
-            del self._hosts[host]  # its target left the server's configuration
-        known = {r.instance for r in self._hosts.values()}
-        if any(v == 0.0 and instance not in known for instance, v in up.items()):
+    def _current_focus(self, hosts: list[HostView]) -> str | None:
+        focus = self.focus
+        if focus in self._views:
+            return focus
+        return hosts[0].host if hosts else None
+
+    def _read(self, now: float
+              ) -> tuple[list[HostView], tuple[GpuProcess, ...], tuple[Snapshot, ...]]:
+        """The tick's query, and beside it the focused machine's processes and (when the
+        focus changed) its history: the machine as the last tick knew it."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(3, thread_name_prefix="gpumon-prometheus")
+        before = self._views.get(self._current_focus(list(self._views.values())) or "")
+        tick_f = self._pool.submit(self._tick_series)
+        proc_f: Future[tuple[GpuProcess, ...]] | None = None
+        back_f: Future[tuple[Snapshot, ...]] | None = None
+        if before is not None and before.up:
+            proc_f = self._pool.submit(self._processes, self._members(before.host))
+        if before is not None and before.host != self._filled_focus:
+            back_f = self._pool.submit(self._backfill, before, self._members(before.host), now)
+        try:
+            hosts = self._hosts(tick_f.result(), now)
+            processes = proc_f.result() if proc_f else ()
+            backfill = back_f.result() if back_f else ()
+        finally:  # a failed query: the others end within their own deadlines
+            for f in (tick_f, proc_f, back_f):
+                if f is not None:
+                    f.cancel()
+        if back_f is not None and before is not None:
+            self._filled_focus = before.host
+        focus = self._current_focus(hosts)
+        view = self._views.get(focus or "")
+        if view is not None and (before is None or before.host != focus):
+            # a machine not known at the last tick (the first tick): ask now
+            members = self._members(view.host)
+            processes = self._processes(members) if view.up else ()
+            if focus != self._filled_focus:
+                backfill = self._backfill(view, members, now)
+                self._filled_focus = focus
+        return hosts, processes, backfill
+
+    def _tick_series(self) -> list[dict[str, Any]]:
+        """Every series a tick reads: one query, or one per metric for a fleet too large."""
+        if not self._split:
+            try:
+                return self._query(TICK_QUERY, None, False)
+            except TooLarge:
+                self._split = True
+        if self._split_pool is None:
+            self._split_pool = ThreadPoolExecutor(4, thread_name_prefix="gpumon-prometheus")
+        parts = [self._split_pool.submit(self._query, "{__name__=" + json.dumps(name) + "}",
+                                         None, False) for name in TICK_NAMES]
+        return [s for part in parts for s in part.result()]
+
+    def _query(self, promql: str, at: float | None = None, clean: bool = True
+               ) -> list[dict[str, Any]]:
+        self.queries += 1
+        return self.client.query(promql, at, clean=clean)
+
+    def _hosts(self, series: list[dict[str, Any]], now: float) -> list[HostView]:
+        tick = parse_tick(series)
+        down = {t for t, v in tick.up.items() if v == 0.0}
+        unknown = down - self._fleet.known_targets() - self._ghosts_asked
+        if unknown:
             self._remember_down_targets(now)
-        down = {r.instance for r in self._hosts.values() if up.get(r.instance) == 0.0}
-        errors = self._scrape_errors() if down else {}
-        return [self._view(r, gpus, up, nvml, errors, now)
-                for _, r in sorted(self._hosts.items())]
+            self._ghosts_asked |= unknown
+        relevant = down & (self._fleet.known_targets() | set(tick.nvml))
+        if relevant and time.monotonic() - self._reasons_at > REASONS_MAX_AGE_S:
+            self._reasons = self._scrape_errors()
+            self._reasons_at = time.monotonic()
+        hosts = self._fleet.update(tick, self._reasons, now)
+        self._views = {h.host: h for h in hosts}
+        return hosts
 
     def _remember_down_targets(self, now: float) -> None:
         """The GPUs of targets that are down and that this source never saw up (it started
         after they went down): their last series within ``backfill_s``, shown lost."""
-        ghosts: dict[tuple[str, int], _Gpu] = {}
         window = f"{max(60, int(self.backfill_s))}s"
-        for series in self.client.query(f"last_over_time({GPU_UTIL}[{window}]) "
-                                        "unless on(instance) (up == 1)", at=now):
-            self._gpu_of(series["metric"], ghosts)
-        for host in sorted({g.host for g in ghosts.values()} - set(self._hosts)):
-            gpus = sorted((g for g in ghosts.values() if g.host == host), key=lambda g: g.gpu)
-            name, by_hostname = self._host_key(gpus[0].labels)
-            self._hosts[host] = _Host(name, gpus[0].labels.get("instance", ""), by_hostname,
-                                      tuple(self._info(g) for g in gpus))
+        found = self._query(f"last_over_time({GPU_UTIL}[{window}]) "
+                            "unless on(job, instance) (up == 1)", at=now)
+        for s in found:
+            s["metric"]["__name__"] = GPU_UTIL  # last_over_time drops the name
+        self._fleet.remember(parse_tick(found).readings.values())
 
-    def _host_key(self, labels: Mapping[str, str]) -> tuple[str, bool]:
-        hostname = labels.get("Hostname", "")
-        return (hostname, True) if hostname else (labels.get("instance", "?"), False)
-
-    def _gpu_of(self, labels: dict[str, str], gpus: dict[tuple[str, int], _Gpu]) -> _Gpu | None:
-        host, _ = self._host_key(labels)
+    def _scrape_errors(self) -> dict[Target, str]:
         try:
-            index = int(labels.get("gpu", ""))
-        except ValueError:
-            return None
-        g = gpus.get((host, index))
-        if g is None:
-            g = gpus[(host, index)] = _Gpu(host, index, labels)
-        return g
-
-    def _info(self, g: _Gpu) -> GpuInfo:
-        total = g.values.get("mem_total_bytes")
-        if total is None and "mem_used_bytes" in g.values and "mem_free_bytes" in g.values:
-            total = g.values["mem_used_bytes"] + g.values["mem_free_bytes"]
-        info = GpuInfo(index=g.gpu, name=g.labels.get("modelName", "GPU"),
-                       uuid=g.labels.get("UUID", ""), pci_bus_id=g.labels.get("pci_bus_id", ""),
-                       mem_total_bytes=None if total is None else int(total),
-                       simulated=g.labels.get("simulated") == "1", host=g.host)
-        key = (g.host, g.gpu)
-        if self._infos.get(key) != info:  # keep one object per GPU while nothing changes
-            self._infos[key] = info
-        return self._infos[key]
-
-    def _view(self, record: _Host, gpus: dict[tuple[str, int], _Gpu],
-              up: dict[str, float | None], nvml: dict[str, float | None],
-              errors: dict[str, str], now: float) -> HostView:
-        if record.instance and up.get(record.instance) == 0.0:
-            reason = errors.get(record.instance) or tr(SCRAPE_FAILED)
-            message = tr("Prometheus cannot scrape {host} ({instance}): {reason}.",
-                         host=record.name, instance=record.instance, reason=reason)
-            lost = tuple(GpuSample(index=i.index, timestamp_s=now, lost=True, message=message)
-                         for i in record.gpus)
-            return HostView(record.name, False, message, record.gpus, lost)
-        if nvml.get(record.name) == 0.0:  # GPUs it had before, if any, are shown lost
-            message = tr("The exporter on {host} cannot read its GPUs "
-                         "(gpumon_nvml_up is 0); its log says why.", host=record.name)
-            lost = tuple(GpuSample(index=i.index, timestamp_s=now, lost=True, message=message)
-                         for i in record.gpus)
-            return HostView(record.name, True, message, record.gpus, lost)
-        samples = tuple(_sample(gpus.get((record.name, i.index)), i, now) for i in record.gpus)
-        return HostView(record.name, True, "", record.gpus, samples)
-
-    def _scrape_errors(self) -> dict[str, str]:
-        try:
+            self.queries += 1
             targets = self.client.targets()
         except PromError:
             return {}
-        return {str(t.get("labels", {}).get("instance", "")): str(t.get("lastError") or
-                                                                  tr(SCRAPE_FAILED))[:200]
-                for t in targets if t.get("health") == "down"}
+        out = {}
+        for t in targets:
+            labels = t.get("labels")
+            if t.get("health") == "down" and isinstance(labels, dict):
+                key = (str(labels.get("job", "")), str(labels.get("instance", "")))
+                out[key] = str(t.get("lastError") or tr(SCRAPE_FAILED))[:200]
+        return out
 
-    def _processes(self, record: _Host) -> tuple[GpuProcess, ...]:
+    def _members(self, host: str) -> dict[tuple[Target, str], int]:
+        return self._fleet.members.get(host, {})
+
+    def _processes(self, members: Mapping[tuple[Target, str], int]
+                   ) -> tuple[GpuProcess, ...]:
+        targets = {target for target, _ in members}
+        if not targets:
+            return ()
+        gpus = {(target, index) for (target, _), index in members.items()}
         out = []
-        for s in self.client.query(PROCESS_MEMORY + record.selector):
-            labels, value = s["metric"], _number(s.get("value"))
-            try:
-                gpu, pid = int(labels.get("gpu", "")), int(labels.get("pid", ""))
-            except ValueError:
+        for s in self._query(PROCESS_MEMORY + "{" + instances_matcher(targets) + "}"):
+            labels, value = s["metric"], number(s.get("value"))
+            gpu, pid = labels.get("gpu", ""), labels.get("pid", "")
+            if not (gpu.isascii() and gpu.isdigit() and pid.isascii() and pid.isdigit()
+                    and len(gpu) <= 6 and len(pid) <= 10):
+                continue
+            if (target_of(labels), int(gpu)) not in gpus:
                 continue
             command = labels.get("command") or None
-            out.append(GpuProcess(gpu_index=gpu, pid=pid, type=ProcessType.COMPUTE,
+            out.append(GpuProcess(gpu_index=int(gpu), pid=int(pid), type=ProcessType.COMPUTE,
                                   gpu_mem_bytes=None if value is None else int(value),
                                   name=command.split(" ")[0] if command else None,
                                   user=labels.get("user") or None, command=command))
         return tuple(sorted(out, key=lambda p: (p.gpu_index, p.pid)))
 
-    def _backfill(self, record: _Host, view: HostView, now: float) -> tuple[Snapshot, ...]:
-        """The last ``backfill_s`` seconds of the host's GPUs, one Snapshot per step."""
+    def _backfill(self, view: HostView, members: Mapping[tuple[Target, str], int],
+                  now: float) -> tuple[Snapshot, ...]:
+        """The last ``backfill_s`` seconds of the host's GPUs, one Snapshot per step, from
+        one range query over every history metric of the machine's targets."""
+        targets = {target for target, _ in members}
+        if not targets:
+            return ()
         step = max(1.0, self.backfill_s / BACKFILL_POINTS)
+        self.queries += 1
+        found = self.client.query_range(
+            HISTORY_QUERY + "," + instances_matcher(targets) + "}",
+            now - self.backfill_s, now - step, step)
         rows: dict[float, dict[int, dict[str, float]]] = {}
-        wanted = set(HISTORY_KEYS)
-        for metric, (key, factor) in FIELDS.items():
-            if key not in wanted:
+        for series in found:
+            labels = series["metric"]
+            read = READ_BACK.get(labels.get("__name__", ""))
+            uuid = labels.get("UUID", "")
+            key = (target_of(labels), uuid or "#" + labels.get("gpu", ""))
+            index = members.get(key)
+            points = series.get("values")
+            if read is None or index is None or labels.get("GPU_I_ID") or not isinstance(
+                    points, list):
                 continue
-            for series in self.client.query_range(metric + record.selector,
-                                                  now - self.backfill_s, now - step, step):
-                try:
-                    gpu = int(series["metric"].get("gpu", ""))
-                except ValueError:
-                    continue
-                for point in series.get("values") or ():
-                    v = _number(point)
-                    if v is not None:
-                        t = float(point[0])
-                        rows.setdefault(t, {}).setdefault(gpu, {})[key] = v * factor
-        infos = {i.index: i for i in view.gpus}
+            for point in points:
+                v = number(point)
+                t = number([None, point[0]]) if isinstance(point, list) and point else None
+                if v is not None and t is not None:
+                    rows.setdefault(t, {}).setdefault(index, {})[read[0]] = v * read[1]
         return tuple(
             Snapshot(timestamp_s=t, machine=self._machine,
                      status=SourceStatus(SourceState.OK, "history"), gpus=view.gpus,
-                     samples=tuple(_from_values(gpu, t, values) for gpu, values in
-                                   sorted(per_gpu.items()) if gpu in infos))
+                     samples=tuple(from_values(gpu, t, values)
+                                   for gpu, values in sorted(per_gpu.items())))
             for t, per_gpu in sorted(rows.items()))
-
-
-def _from_values(index: int, t: float, values: Mapping[str, float]) -> GpuSample:
-    kwargs: dict[str, Any] = {k: (int(v) if k in _INT_FIELDS else v) for k, v in values.items()
-                              if k not in ("pstate", "lost")}
-    return GpuSample(index=index, timestamp_s=t, **kwargs)
-
-
-def _sample(g: _Gpu | None, info: GpuInfo, now: float) -> GpuSample:
-    if g is None:  # known, but its series are gone while its target is up
-        return GpuSample(index=info.index, timestamp_s=now, lost=True,
-                         message=tr("The server has no current values for this GPU."))
-    if g.values.get("lost", 0.0) >= 1.0:
-        return GpuSample(index=g.gpu, timestamp_s=now, lost=True,
-                         message=tr("The exporter reports this GPU as lost "
-                                    "(gpumon_gpu_lost 1)."))
-    sample = _from_values(g.gpu, now, g.values)
-    pstate = g.values.get("pstate")
-    if pstate is not None and 0 <= pstate <= 15:
-        sample = dataclasses.replace(sample, pstate=f"P{int(pstate)}")
-    return sample

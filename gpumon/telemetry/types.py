@@ -63,6 +63,8 @@ class GpuInfo:
     mem_total_bytes: int | None = None
     simulated: bool = False
     host: str = ""  # the machine it is in, when read from elsewhere (a Prometheus source)
+    source: str = ""  # the scrape target it was read from (a Prometheus source)
+    duplicates: tuple[str, ...] = ()  # other scrape targets reporting this same GPU (UUID)
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +203,8 @@ class HostView:
     message: str = ""  # why not, or what the exporter says instead of GPUs
     gpus: tuple[GpuInfo, ...] = ()
     samples: tuple[GpuSample, ...] = ()
+    migs: tuple[MigSample, ...] = ()  # MIG devices of its GPUs, by parent then slot
+    driver_version: str | None = None  # when an exporter says (dcgm-exporter's label)
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,6 +22,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE_EXPORTER = Path(__file__).with_name("fake_exporter.py")
+STATIC_EXPORTER = Path(__file__).with_name("static_exporter.py")
+DCGM_PAGES = Path(__file__).with_name("dcgm_pages")
 
 
 def free_port() -> int:
@@ -78,13 +80,21 @@ class Cluster:
     def add_fake_nvml(self, host: str, library: Path, gpus: int) -> None:
         self._start(host, [sys.executable, str(FAKE_EXPORTER), str(library), str(gpus)])
 
-    def _start(self, host: str, command: list[str]) -> None:
+    def add_static(self, name: str, page: Path) -> None:
+        """A static exporter serving ``page`` (a dcgm-exporter page), known as ``name``."""
+        self._start(name, [sys.executable, str(STATIC_EXPORTER), str(page)], gpumon=False)
+
+    def instance(self, name: str) -> str:
+        """The scrape target's ``instance`` label of the exporter ``name``."""
+        return f"127.0.0.1:{self.exporters[name][1]}"
+
+    def _start(self, host: str, command: list[str], gpumon: bool = True) -> None:
         port = free_port()
         log_path = self.tmp / f"exporter-{len(self.exporters)}.log"
         log = open(log_path, "wb")  # noqa: SIM115
+        options = ["--hostname", host, "--interval", "0.5"] if gpumon else []
         proc = subprocess.Popen(
-            command + ["--hostname", host, "--interval", "0.5",
-                       "--listen", f"127.0.0.1:{port}"],
+            command + options + ["--listen", f"127.0.0.1:{port}"],
             env=_env(), stdout=log, stderr=subprocess.STDOUT)
         log.close()
         self.exporters[host] = (proc, port)
@@ -112,12 +122,13 @@ class Cluster:
         with urllib.request.urlopen(url, timeout=5) as r:
             return list(json.load(r)["data"]["result"])
 
-    def wait_scraped(self, gpus: int, timeout_s: float = 30) -> None:
-        """Until the server has every exporter up and ``gpus`` GPUs' utilization."""
+    def wait_scraped(self, gpus: int, timeout_s: float = 30,
+                     metric: str = "DCGM_FI_DEV_GPU_UTIL") -> None:
+        """Until the server has every exporter up and ``gpus`` series of ``metric``."""
         def ready() -> bool:
             try:
                 up = self.query("up")
-                util = self.query("DCGM_FI_DEV_GPU_UTIL")
+                util = self.query(metric)
             except OSError:
                 return False
             return (len(up) == len(self.exporters) and all(u["value"][1] == "1" for u in up)
@@ -150,4 +161,4 @@ class Cluster:
                     proc.wait(5)
 
 
-__all__ = ["Cluster", "free_port", "http_ok", "prometheus_binary", "wait_for"]
+__all__ = ["DCGM_PAGES", "Cluster", "free_port", "http_ok", "prometheus_binary", "wait_for"]

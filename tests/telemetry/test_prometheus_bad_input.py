@@ -9,6 +9,7 @@ import time
 
 import pytest
 from scripted_http import Answer, ScriptedServer
+from scripted_prometheus import scripted
 
 from gpumon.telemetry.promapi import PromClient, check_url, parse_header, public_url
 from gpumon.telemetry.prometheus import PrometheusSource, label_selector
@@ -110,40 +111,25 @@ def test_label_values_with_quotes_and_newlines() -> None:
     labels = {"Hostname": host, "gpu": "0", "modelName": 'Tesla "T4"\n', "UUID": "GPU-1",
               "instance": "10.0.0.1:9401"}
 
-    def answer(path: str) -> Answer:
-        if "query_range" in path:
-            return ok({"resultType": "matrix", "result": []})
-        if "query=DCGM_FI_DEV_GPU_UTIL" in path:
-            return vector([(labels, 42.0)])
-        if "query=up" in path:
-            return vector([({"instance": "10.0.0.1:9401"}, 1.0)])
-        return vector([])
-
-    with ScriptedServer(answer) as server:
+    series = {"DCGM_FI_DEV_GPU_UTIL": [(labels, 42.0)],
+              "up": [({"instance": "10.0.0.1:9401"}, 1.0)]}
+    with scripted(series) as server:
         snap = PrometheusSource(server.url).sample()
         (view,) = snap.hosts
         assert view.host == host and view.gpus[0].name == 'Tesla "T4"\n'
         assert view.samples[0].gpu_util_pct == 42.0
         process_query = next(p for p, _ in server.requests
                              if "gpumon_process_gpu_memory_bytes" in p)
-    assert "Hostname%3D%22lab+%5C%22A%5C%22%5Cnrack+%5C%5C2%22" in process_query
+    assert "instance%3D~%2210%5C%5C.0%5C%5C.0%5C%5C.1%3A9401%22" in process_query
 
 
 def test_nan_and_odd_series_are_skipped() -> None:
     good = {"Hostname": "h", "gpu": "0", "instance": "i"}
 
-    def answer(path: str) -> Answer:
-        if "query_range" in path:
-            return ok({"resultType": "matrix", "result": []})
-        if "query=DCGM_FI_DEV_GPU_UTIL" in path:
-            return vector([(good, float("nan")), ({"Hostname": "h", "gpu": "x"}, 5.0)])
-        if "query=DCGM_FI_DEV_GPU_TEMP" in path:
-            return vector([(good, 61.0)])
-        if "query=up" in path:
-            return vector([({"instance": "i"}, 1.0)])
-        return vector([])
-
-    with ScriptedServer(answer) as server:
+    series = {"DCGM_FI_DEV_GPU_UTIL": [(good, float("nan")), ({"Hostname": "h", "gpu": "x"}, 5.0)],
+              "DCGM_FI_DEV_GPU_TEMP": [(good, 61.0)],
+              "up": [({"instance": "i"}, 1.0)]}
+    with scripted(series) as server:
         (view,) = PrometheusSource(server.url).sample().hosts
     (s,) = view.samples
     assert s.gpu_util_pct is None and s.temperature_c == 61.0

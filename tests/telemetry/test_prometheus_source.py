@@ -8,20 +8,10 @@ import subprocess
 import sys
 import textwrap
 
-from scripted_http import Answer, ScriptedServer
-from test_prometheus_bad_input import ok, vector
+from scripted_prometheus import scripted
 
 from gpumon.cli.cluster import render_cluster
 from gpumon.telemetry.prometheus import PrometheusSource
-
-
-def scripted(series: dict[str, list[tuple[dict[str, str], float]]]) -> ScriptedServer:
-    def answer(path: str) -> Answer:
-        if "query_range" in path:
-            return ok({"resultType": "matrix", "result": []})
-        name = path.split("query=", 1)[1].split("&", 1)[0].split("%7B", 1)[0]
-        return vector(series.get(name, []))
-    return ScriptedServer(answer)
 
 
 def test_grouped_by_instance_without_hostname_and_dcgm_names_only() -> None:

@@ -73,3 +73,22 @@ def test_tooltips_and_colours() -> None:
     assert util_color(0) != util_color(100) and util_color(150) == util_color(100)
     assert util_color(50).getRgb()[:3] == (116, 196, 118)
     assert LOST_COLOR not in (util_color(p) for p in range(101))
+
+
+def test_a_gpu_two_exporters_report_is_named_in_the_tooltip_and_the_panel_header(
+        qtbot) -> None:  # type: ignore[no-untyped-def]
+    from gpumon.ui.monitor.panel import GpuPanel
+
+    info = GpuInfo(0, "NVIDIA H200", "GPU-1", "", 140 * GIB, host="vm",
+                   source="10.0.0.1:9400 (dcgm)", duplicates=("10.0.0.1:9401 (gpumon)",))
+    note = ("also reported by 10.0.0.1:9401 (gpumon) (same UUID GPU-1): shown once, from "
+            "10.0.0.1:9400 (dcgm)")
+    assert cell_text("vm", info, None) == f"vm · GPU 0 · NVIDIA H200\n{note}"
+    panel = GpuPanel(info)
+    qtbot.addWidget(panel)
+    assert "also reported by 10.0.0.1:9401 (gpumon)" in panel.title.text()
+    panel.update_view(GpuSample(0, 1.0, gpu_util_pct=5.0), 1.0, lambda *_: ([], []), curves=False)
+    assert panel.title.toolTip().startswith(note)
+    single = GpuPanel(GpuInfo(0, "NVIDIA H200", "GPU-1", "", host="vm"))
+    qtbot.addWidget(single)
+    assert "also reported" not in single.title.text()

@@ -96,3 +96,41 @@ def test_a_hung_server_never_freezes_the_window(qtbot) -> None:  # type: ignore[
         assert len(beats) > 20 and max(gaps) < 0.5  # the GUI thread never waited on HTTP
         assert server.url in window.overview.summary.text()
         window.close()
+
+
+def test_a_dcgm_exporter_beside_gpumon_in_the_window(qtbot, tmp_path_factory) -> None:  # type: ignore[no-untyped-def]
+    """gpumon's exporter and two real dcgm-exporter pages that report one GPU, all with the
+    host name node-a: the overview shows two machines; the dcgm machine's panel names the B200
+    with the page's numbers, its duplicate, and the driver the page's label gives."""
+    from cluster_helpers import DCGM_PAGES
+
+    prometheus_binary()
+    c = Cluster(tmp_path_factory.mktemp("cluster"))
+    try:
+        c.add_simulated("node-a", 2, seed=1)
+        c.add_static("dcgm", DCGM_PAGES / "b200_node_a.prom")
+        c.add_static("dcgm-old", DCGM_PAGES / "b200_driver_version.prom")
+        c.start_server()
+        c.wait_scraped(4, metric="DCGM_FI_DEV_GPU_TEMP")
+        window = make(qtbot, PrometheusSource(c.url, backfill_s=60))
+        heatmap = window.overview.heatmap
+        qtbot.waitUntil(lambda: len(heatmap.hosts) == 2, timeout=15000)
+        rows = [h.host for h in heatmap.hosts]
+        dcgm_row = next(i for i, h in enumerate(rows) if "NVIDIA B200" in
+                        heatmap.hosts[i].gpus[0].name)
+        assert rows[1 - dcgm_row] == f"node-a ({c.instance('node-a')})"
+        row = heatmap.row_height()
+        qtbot.mouseClick(heatmap, Qt.MouseButton.LeftButton,
+                         pos=QPoint(10, dcgm_row * row + row // 2))
+        qtbot.waitUntil(lambda: window.gpu_panel(0) is not None
+                        and "NVIDIA B200" in window.gpu_panel(0).title.text(), timeout=15000)
+        panel = window.gpu_panel(0)
+        assert "also reported by" in panel.title.text()
+        assert len(window.gpu_grid.shown_panels()) == 1
+        qtbot.waitUntil(lambda: "595.58" in window.header.machine_label.text(), timeout=15000)
+        snap = window.latest_snapshot
+        assert snap is not None and snap.samples[0].temperature_c == 41
+        assert snap.samples[0].power_w == 77 and snap.samples[0].mem_used_bytes == 1024 * 2**20
+        window.close()
+    finally:
+        c.stop()

@@ -15,6 +15,7 @@ from PySide6.QtGui import QColor, QFontMetrics, QHelpEvent, QMouseEvent, QPainte
 from PySide6.QtWidgets import QLabel, QScrollArea, QToolTip, QVBoxLayout, QWidget
 
 from gpumon.i18n import ntr, tr
+from gpumon.telemetry.fleet import duplicate_note
 from gpumon.telemetry.types import GpuInfo, GpuSample, HostView
 from gpumon.units import format_bytes
 
@@ -53,6 +54,8 @@ def cell_text(host: str, info: GpuInfo | None, sample: GpuSample | None) -> str:
     name = info.name if info is not None else "GPU"
     index = sample.index if sample is not None else (info.index if info else 0)
     head = f"{host} · GPU {index} · {name}"
+    if info is not None and info.duplicates:  # the fleet counts this GPU twice
+        head += "\n" + duplicate_note(info)
     if sample is None:
         return head
     if sample.lost:

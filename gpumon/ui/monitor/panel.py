@@ -47,6 +47,7 @@ from PySide6.QtWidgets import (
 
 from gpumon.i18n import tr
 from gpumon.telemetry.decimate import peak_decimate
+from gpumon.telemetry.fleet import duplicate_note
 from gpumon.telemetry.readouts import extra_readouts, readout_line
 from gpumon.telemetry.types import GpuInfo, GpuSample
 from gpumon.ui.monitor.axis import TimeAxis
@@ -401,6 +402,9 @@ class GpuPanel(QFrame):
                  TextRun(self.info.pci_bus_id, color="#777")]
         if self.info.simulated:
             runs.append(TextRun(" [" + tr("SIMULATED") + "]", bold=True, color="#e65100"))
+        if self.info.duplicates:  # two exporters report this GPU (the tooltip says all)
+            runs.append(TextRun(" · " + tr("also reported by {targets}", targets=", ".join(
+                self.info.duplicates)), color="#b26a00"))
         return runs
 
     def _set_curve(self, curve: pg.PlotCurveItem, series: SeriesFn, key: str,
@@ -438,6 +442,8 @@ class GpuPanel(QFrame):
         self.util_label.set_runs(util_runs(s))
         self.readouts.set_runs([TextRun(text, bold=bold) for text, bold in readout_line(s)])
         extra = extra_readouts(s)
+        if self.info.duplicates:
+            extra = f"{duplicate_note(self.info)}\n{extra}".strip()
         if extra != self.title.toolTip():  # a tooltip: no layout, no repaint per tick
             self.title.setToolTip(extra)
             self.readouts.setToolTip(extra)

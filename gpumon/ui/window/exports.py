@@ -35,6 +35,7 @@ from gpumon.telemetry.metrics import HISTORY_KEYS
 from gpumon.telemetry.smi_text import render
 from gpumon.telemetry.types import Snapshot
 from gpumon.ui.monitor.plot import LitePlot
+from gpumon.untrusted import for_csv
 
 PNG_WIDTH = 1600  # pixels: sharp on a slide; pyqtgraph scales the drawing to it
 
@@ -119,7 +120,8 @@ def history_table(history: History, snapshot: Snapshot | None, window_s: float) 
         info = gpus.get(i)
         times, _ = history.series(i, keys[0], since=since)
         columns = [history.series(i, k, since=since)[1] for k in keys]
-        blocks.append((i, info.uuid if info else "", info.name if info else "", times, columns))
+        blocks.append((i, for_csv(info.uuid) if info else "", for_csv(info.name) if info else "",
+                       times, columns))  # names may come from remote machines: never formulas
     return HistoryTable(keys, blocks)
 
 
