@@ -14,6 +14,7 @@ from __future__ import annotations
 import enum
 import math
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpumon.i18n import N_, ntr, tr
@@ -232,7 +233,10 @@ class HealthWatch:
                 else base.pcie_replays)
         events: list[HealthEvent] = []
         old_xids = (before.xid_count or 0) if before is not None else 0
-        if s.xid_count and s.xid_last is not None and s.xid_count > old_xids:
+        old_code = before.xid_last if before is not None else None
+        # a new one: the count rose, or (from an exporter, which sends no count) the code
+        if s.xid_count and s.xid_last is not None and (
+                s.xid_count > old_xids or (before is not None and s.xid_last != old_code)):
             at = s.xid_last_time_s or s.timestamp_s
             events.append(HealthEvent(s.index, at, tr(
                 "{clock} GPU {gpu}: XID {code}, {meaning}. {hint}",
@@ -246,3 +250,36 @@ class HealthWatch:
                 clock=time.strftime("%H:%M:%S", time.localtime(s.timestamp_s)), gpu=s.index,
                 n=s.ecc_uncorrected_volatile - old_unc)))
         return events
+
+
+_COUNTS = ("ecc_corrected_volatile", "ecc_uncorrected_volatile", "ecc_corrected_aggregate",
+           "ecc_uncorrected_aggregate", "remapped_rows_correctable",
+           "remapped_rows_uncorrectable", "retired_pages_sbe", "retired_pages_dbe",
+           "pcie_replay_count")
+_FLAGS = ("remap_pending", "remap_failure", "retired_pages_pending")
+# what from_exporter makes of an exporter's numbers (not taken as they are)
+HEALTH_KEYS = frozenset((*_COUNTS, *_FLAGS, "clocks_event_reasons", "xid_last"))
+
+
+def from_exporter(values: Mapping[str, float]) -> dict[str, object]:
+    """The health fields of a GpuSample from an exporter's numbers (gpumon's or
+    dcgm-exporter's, as the cluster view reads them): counts as ints, flags as bools, the
+    bitmask checked, and ``DCGM_FI_DEV_XID_ERRORS`` (the last code, 0 before any) as the last
+    XID with a count of 0 or 1 (an exporter sends no count). A number that cannot be what it
+    stands for (negative, fractional) is left out, as unsupported."""
+    out: dict[str, object] = {}
+    for key in _COUNTS:
+        v = values.get(key)
+        if v is not None and as_mask(v) is not None:
+            out[key] = int(v)
+    for key in _FLAGS:
+        v = values.get(key)
+        if v is not None and v in (0.0, 1.0):
+            out[key] = bool(v)
+    if "clocks_event_reasons" in values:
+        out["clocks_event_reasons"] = as_mask(values["clocks_event_reasons"])
+    xid = as_mask(values.get("xid_last"))
+    if xid is not None:
+        out["xid_last"] = xid or None
+        out["xid_count"] = 1 if xid else 0
+    return out

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from cluster_helpers import Cluster, wait_for
 
+DCGM_PAGES = Path(__file__).with_name("dcgm_pages")
+
 
 @pytest.mark.slow
 def test_energy_rate_is_the_power_and_an_xid_fires_the_alert(
@@ -53,3 +55,39 @@ def test_energy_rate_is_the_power_and_an_xid_fires_the_alert(
     assert {m["metric"]["__name__"] for m in meta} == {  # type: ignore[index]
         "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
         "DCGM_FI_DEV_CLOCKS_EVENT_REASONS"}
+
+
+@pytest.mark.slow
+def test_the_cluster_view_reads_health_from_gpumon_and_dcgm_exporter(
+        make_cluster: Callable[[], Cluster], fake_nvml_library: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpumon.telemetry.health import Level, assess, held_down
+    from gpumon.telemetry.prometheus import PrometheusSource
+    from gpumon.ui.monitor.cluster_overview import cell_text
+
+    monkeypatch.setenv("FAKE_VALUES", "0:clock_events=68,0:remap_pending=1,1:ecc_dbe_vol=2")
+    monkeypatch.setenv("FAKE_XIDS", "1:79:0")
+    cluster = make_cluster()
+    cluster.add_fake_nvml("node-fake", fake_nvml_library, 2)
+    cluster.add_static("dcgm", DCGM_PAGES / "b200_node_a.prom")
+    cluster.start_server()
+    cluster.wait_scraped(3)
+    wait_for(lambda: len(cluster.query("DCGM_FI_DEV_XID_ERRORS > 0")) == 1, 30, "the XID")
+    snap = PrometheusSource(cluster.url).sample()
+    views = {h.host: h for h in snap.hosts}
+    fake = views["node-fake"]
+    s0, s1 = fake.samples
+    assert s0.clocks_event_reasons == 68 and isinstance(s0.clocks_event_reasons, int)
+    assert held_down(s0.clocks_event_reasons) == "clocks held down: power cap, thermal"
+    assert s0.remap_pending is True and assess(s0).level == Level.WARNING
+    assert (s1.xid_last, s1.xid_count, s1.ecc_uncorrected_volatile) == (79, 1, 2)
+    assert assess(s1).level == Level.ERROR
+    assert s0.xid_last is None and s0.xid_count == 0  # 0 from the exporter: none yet
+    tip = cell_text("node-fake", fake.gpus[0], s0)
+    assert "clocks held down: power cap, thermal" in tip and "warning" in tip
+    assert "GPU has fallen off the bus" in cell_text("node-fake", fake.gpus[1], s1)
+    # dcgm-exporter's own page: its energy, replays and memory temperature, as it says them
+    (b200,) = next(v for k, v in views.items() if k.startswith("node-a")).samples
+    assert (b200.energy_mj, b200.pcie_replay_count, b200.mem_temperature_c) == (
+        196764132, 0, 0)
+    assert b200.xid_count is None and assess(b200).level == Level.OK

@@ -48,12 +48,14 @@ class HealthEvents(QObject):
         self._show_message = show_message
         self._reveal_log = reveal_log
         self.watch = HealthWatch()
-        self._source: tuple[str, bool] | None = None
+        self._source: tuple[object, ...] | None = None
 
     @Slot(object)
     def on_snapshot(self, snap: Snapshot) -> None:
-        source = (snap.machine.host_name, snap.simulated)
-        if source != self._source:  # another machine or source: counts start again
+        # other GPUs (another machine, source, or a cluster's machine in focus): the counts
+        # and first readings start again (a GPU is its index only within one machine)
+        source = (snap.machine.host_name, snap.simulated, *((g.host, g.uuid) for g in snap.gpus))
+        if source != self._source:
             self._source = source
             self.watch = HealthWatch()
         events: list[HealthEvent] = []
