@@ -205,12 +205,12 @@ class HeatmapView(QWidget):
                          int(Qt.AlignmentFlag.AlignCenter), text)
         level = assess(sample).level
         if level != Level.OK:  # a corner in the health mark's colour (the tooltip says why)
-            side = max(6, cell.height() // 3)
+            side = max(9, cell.height() * 3 // 5)
             corner = QPolygon([QPoint(cell.right() - side, cell.top()),
                                QPoint(cell.right(), cell.top()),
                                QPoint(cell.right(), cell.top() + side)])
             painter.save()
-            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setPen(QColor(255, 255, 255))  # seen on any utilization colour
             painter.setBrush(QColor(MARKS[level][1]))
             painter.drawPolygon(corner)
             painter.restore()
@@ -248,7 +248,10 @@ class ClusterOverview(QWidget):
                 + tr("lost") + "&nbsp;</span>")
         self.legend = QLabel(tr("Each row is a machine, each cell a GPU: colour = utilization "
                                 "{scale}, dark bar = memory used; {lost}. Click a machine to "
-                                "open its panels.", scale=scale, lost=lost))
+                                "open its panels.", scale=scale, lost=lost) + " " + tr(
+            "A corner marks a health warning ({warning}) or error ({error}); hover for why.",
+            warning=f'<span style="color:{MARKS[Level.WARNING][1]}">▲</span>',
+            error=f'<span style="color:{MARKS[Level.ERROR][1]}">▲</span>'))
         self.legend.setObjectName("clusterLegend")
         self.legend.setTextFormat(Qt.TextFormat.RichText)
         self.legend.setWordWrap(True)
