@@ -371,7 +371,8 @@ class SimulatedSource:
         values.update(self._slow_fields(gpu, busy, include_slow))
         values["clocks_event_reasons"] = clock_reasons(busy, power, m.power_limit_w, temp)
         values["energy_mj"] = round(self._energy.at(
-            gpu, t, lambda at: self._power(gpu, at), 3.6e9 * (1 + _unit(self._seed, 12, gpu))))
+            gpu, t, lambda at: self._power(gpu, at), power,
+            3.6e9 * (1 + _unit(self._seed, 12, gpu))))
         values.update(xids_by(t, tuple(self._faults.xids.get(gpu, ())), now - t))
         for name in self._faults.unsupported_on(gpu):
             values[name] = None

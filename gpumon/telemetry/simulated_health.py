@@ -60,20 +60,23 @@ STEP_S = 1.0  # the energy counter integrates the power on this grid
 class Energy:
     """Each GPU's energy counter (mJ): its power integrated from the start (trapezoids on a
     1 s grid), so a reading depends on the time only, not on how often the GPU was read.
-    Only the latest grid point is kept (time moves forward; an earlier time starts over)."""
+    Only the latest grid point is kept (time moves forward; an earlier time starts over), with
+    the power there: a tick at 1 s computes the power at one new grid point."""
 
     def __init__(self) -> None:
-        self._kept: dict[int, tuple[int, float]] = {}  # gpu -> (grid step k, mJ at k s)
+        self._kept: dict[int, tuple[int, float, float]] = {}  # gpu -> (k, mJ at k s, W at k s)
 
-    def at(self, gpu: int, t: float, power_w: Callable[[float], float], start_mj: float
-           ) -> float:
+    def at(self, gpu: int, t: float, power_w: Callable[[float], float], power_now: float,
+           start_mj: float) -> float:
+        """The counter at ``t`` s after start; ``power_now`` is ``power_w(t)``, known."""
         whole = max(0, int(t // STEP_S))
-        k, mj = self._kept.get(gpu, (0, start_mj))
-        if k > whole:
-            k, mj = 0, start_mj
+        kept = self._kept.get(gpu)
+        if kept is None or kept[0] > whole:
+            kept = (0, start_mj, power_w(0.0))
+        k, mj, p_k = kept
         while k < whole:
-            mj += (power_w(k * STEP_S) + power_w((k + 1) * STEP_S)) * STEP_S / 2 * 1000.0
-            k += 1
-        self._kept[gpu] = (k, mj)
-        rest = max(0.0, t - whole * STEP_S)
-        return mj + (power_w(whole * STEP_S) + power_w(t)) * rest / 2 * 1000.0
+            p_next = power_w((k + 1) * STEP_S)
+            mj += (p_k + p_next) * STEP_S / 2 * 1000.0
+            k, p_k = k + 1, p_next
+        self._kept[gpu] = (k, mj, p_k)
+        return mj + (p_k + power_now) * max(0.0, t - whole * STEP_S) / 2 * 1000.0
