@@ -40,9 +40,9 @@ def fake(fake_lib: Path) -> Iterator[FakeNvml]:
         yield f
 
 
-def shot(w: MainWindow, name: str) -> None:
+def shot(w: MainWindow, name: str, whole: bool = False) -> None:
     where = os.environ.get("GPUMON_SHOTS")
-    panel = w.gpu_panel(0)
+    panel = w if whole else w.gpu_panel(0)
     if where and panel is not None:
         panel.grab().save(str(Path(where) / name))
 
@@ -72,6 +72,7 @@ def run_window(qtbot, make_window, fake: FakeNvml, words: dict[str, str],  # typ
     assert w.event_dock.isVisible()
     qtbot.waitUntil(lambda: p1.health.mark.text() == words["error"], timeout=WAIT_MS)
     assert "79" in p1.health.mark.toolTip()
+    shot(w, "window_" + shot_name, whole=True)
 
     fake.set_value(0, "clock_events", 0x1)  # idle only: nothing is held down
     qtbot.waitUntil(lambda: not p0.health.held.isVisible(), timeout=WAIT_MS)

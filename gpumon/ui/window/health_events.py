@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, Slot
+from PySide6.QtCore import QObject, QSize, Slot
 from PySide6.QtWidgets import QListWidget, QWidget
 
 from gpumon.i18n import tr
@@ -26,6 +26,10 @@ class EventLog(QListWidget):
         self.setObjectName("eventLog")
         self.setAccessibleName(tr("Event log"))
         self.setWordWrap(True)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+        """Four lines tall: a dock that takes no more than it needs from the graphs."""
+        return QSize(super().sizeHint().width(), self.fontMetrics().lineSpacing() * 4 + 8)
 
     def add(self, text: str) -> None:
         self.addItem(text)
