@@ -69,3 +69,17 @@ def test_a_rise_since_start_is_a_warning_and_new_errors_are_events() -> None:
     reasons = "\n".join(watch.health(later).reasons)
     assert "1 more retired page since" in reasons and "2 more PCIe replays since" in reasons
     assert watch.update(later) == []  # nothing new
+
+
+def test_an_exporters_numbers_become_fields_and_nonsense_is_left_out() -> None:
+    from gpumon.telemetry.health import from_exporter
+
+    got = from_exporter({"ecc_uncorrected_volatile": 2.0, "remap_pending": 1.0,
+                         "clocks_event_reasons": 68.0, "xid_last": 79.0,
+                         "pcie_replay_count": -3.0, "remap_failure": 0.5,
+                         "retired_pages_sbe": 1.5})
+    assert got == {"ecc_uncorrected_volatile": 2, "remap_pending": True,
+                   "clocks_event_reasons": 68, "xid_last": 79, "xid_count": 1}
+    assert isinstance(got["ecc_uncorrected_volatile"], int)
+    assert from_exporter({"xid_last": 0.0}) == {"xid_last": None, "xid_count": 0}
+    assert from_exporter({}) == {}

@@ -95,3 +95,14 @@ def test_the_same_in_chinese(qtbot, make_window, fake: FakeNvml,  # type: ignore
         "error": "✖ 错误", "pending": "有待生效的行重映射",
         "xid": "GPU 1：XID 79", "meaning": "GPU 已从总线上掉线", "hint": "这台机器需要重启"},
         "health_panel_zh.png")
+
+
+def test_a_lost_gpu_has_no_health_mark(qtbot, make_window, fake: FakeNvml) -> None:  # type: ignore[no-untyped-def]
+    w = make_window(NvmlSource)
+    qtbot.waitUntil(lambda: w.gpu_panel(1) is not None and w.snapshot_count >= 2,
+                    timeout=WAIT_MS)
+    p1 = w.gpu_panel(1)
+    assert p1 is not None and p1.health.mark.isVisible()
+    fake.set_lost(1)
+    qtbot.waitUntil(lambda: p1.lost, timeout=WAIT_MS)
+    assert not p1.health.mark.isVisible() and not p1.health.held.isVisible()

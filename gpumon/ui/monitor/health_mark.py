@@ -42,12 +42,17 @@ class HealthMark(QWidget):
         self.mark.setFont(bold)  # measured as painted
         self.show_health("", Health(Level.OK))
 
-    def show_health(self, held: str, health: Health) -> None:
-        """Set only what changed (called every tick)."""
+    def show_health(self, held: str, health: Health | None) -> None:
+        """Set only what changed (called every tick); ``health`` None: no mark (a lost GPU,
+        whose panel says so itself)."""
         if held != self.held.text():
             self.held.set_runs([TextRun(held, bold=True, color=HELD_COLOR)] if held else [])
             self.held.setToolTip(held)
             self.held.setVisible(bool(held))
+        self.mark.setVisible(health is not None)
+        if health is None:
+            self.level = None
+            return
         symbol, color = MARKS[health.level]
         text = f"{symbol} {health.word}"
         tip = "\n".join(health.reasons) or tr("No ECC, memory repair or XID problem seen.")

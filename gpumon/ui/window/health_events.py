@@ -67,8 +67,11 @@ class HealthEvents(QObject):
             events += self.watch.update(s)
             panel = self._grid.panel(s.index)
             if panel is not None:
-                held = "" if s.lost else held_down(s.clocks_event_reasons)
-                panel.health.show_health(held, self.watch.health(s))
+                if s.lost:
+                    panel.health.show_health("", None)
+                else:
+                    panel.health.show_health(held_down(s.clocks_event_reasons),
+                                             self.watch.health(s))
         for event in events:
             self._log.add(event.text)
         if events:
