@@ -3,7 +3,8 @@ them (exporter.py) and the cluster view reads them from any exporter (prometheus
 metric added here is both sent and understood.
 
 Names, types, units and help texts of the ``DCGM_FI_*`` rows are dcgm-exporter's own, from
-NVIDIA/dcgm-exporter ``etc/default-counters.csv`` and ``etc/dcp-metrics-included.csv``
+NVIDIA/dcgm-exporter ``etc/default-counters.csv`` (read at commits 00d6d344 and b54068a9) and
+``etc/dcp-metrics-included.csv`` (at 084a245d and 99a774bb)
 (the latter adds ``DCGM_FI_DEV_FB_RESERVED`` and the ``DCGM_FI_DRIVER_VERSION`` label; both
 list the ECC and retired-page counters commented out, with these help texts). The two clock
 event reason names and ``DCGM_FI_DEV_ROW_REMAP_PENDING`` are in neither file; their help texts
