@@ -106,3 +106,19 @@ def test_a_lost_gpu_has_no_health_mark(qtbot, make_window, fake: FakeNvml) -> No
     fake.set_lost(1)
     qtbot.waitUntil(lambda: p1.lost, timeout=WAIT_MS)
     assert not p1.health.mark.isVisible() and not p1.health.held.isVisible()
+
+
+def test_a_new_uncorrected_ecc_error_reaches_the_status_bar_and_log(  # type: ignore[no-untyped-def]
+        qtbot, make_window, fake: FakeNvml) -> None:
+    w = make_window(NvmlSource)
+    qtbot.waitUntil(lambda: w.gpu_panel(1) is not None and w.snapshot_count >= 2,
+                    timeout=WAIT_MS)
+    p1 = w.gpu_panel(1)
+    assert p1 is not None and p1.health.mark.text() == "● healthy"
+    fake.set_value(1, "ecc_dbe_vol", 3)  # read on the next slow tick (every 5 s)
+    qtbot.waitUntil(lambda: w.event_log.count() == 1, timeout=15000)
+    line = w.event_log.lines()[0]
+    assert "GPU 1: 3 new uncorrected ECC error(s)." in line and "reset it" in line
+    assert w.statusBar().currentMessage() == line
+    assert p1.health.mark.text() == "✖ error"
+    assert "3 uncorrected ECC errors since the driver loaded" in p1.health.mark.toolTip()
