@@ -7,7 +7,8 @@
     handles, on the same fake library, in the same run.
 
 The sampler's clock is a fake one advanced by 1 s per tick, so the slow fields (power limit,
-pstate, persistence, compute mode, PCIe RX/TX) are read every 5th tick, as in the app at a 1 s
+pstate, persistence, compute mode, PCIe RX/TX, and the health counts: ECC, remapped rows,
+retired pages, PCIe replays) are read every 5th tick, as in the app at a 1 s
 interval; the baseline makes those calls on the same ticks. Each GPU runs 0 processes, then 1
 (this process, so psutil finds it; NvmlSource then also pays for one psutil look-up per tick,
 which the raw calls do not). Target: (b) <= 3x (c), on the median.
@@ -87,6 +88,9 @@ def raw_step(handles: list[object]) -> Callable[[int], object]:
             n.nvmlDeviceGetFanSpeed(h)
             n.nvmlDeviceGetClockInfo(h, n.NVML_CLOCK_SM)
             n.nvmlDeviceGetClockInfo(h, n.NVML_CLOCK_MEM)
+            n.nvmlDeviceGetCurrentClocksEventReasons(h)
+            n.nvmlDeviceGetTotalEnergyConsumption(h)
+            n.nvmlDeviceGetFieldValues(h, [n.NVML_FI_DEV_MEMORY_TEMP])
             if i % SLOW_EVERY == 0:
                 n.nvmlDeviceGetEnforcedPowerLimit(h)
                 n.nvmlDeviceGetPersistenceMode(h)
@@ -94,6 +98,17 @@ def raw_step(handles: list[object]) -> Callable[[int], object]:
                 n.nvmlDeviceGetPerformanceState(h)
                 n.nvmlDeviceGetPcieThroughput(h, n.NVML_PCIE_UTIL_RX_BYTES)
                 n.nvmlDeviceGetPcieThroughput(h, n.NVML_PCIE_UTIL_TX_BYTES)
+                n.nvmlDeviceGetEccMode(h)  # the health fields (nvml_health.read_health)
+                for kind in (n.NVML_MEMORY_ERROR_TYPE_CORRECTED,
+                             n.NVML_MEMORY_ERROR_TYPE_UNCORRECTED):
+                    for counter in (n.NVML_VOLATILE_ECC, n.NVML_AGGREGATE_ECC):
+                        n.nvmlDeviceGetTotalEccErrors(h, kind, counter)
+                n.nvmlDeviceGetRemappedRows(h)
+                n.nvmlDeviceGetRetiredPagesPendingStatus(h)
+                n.nvmlDeviceGetPcieReplayCounter(h)
+                n.nvmlDeviceGetRetiredPages(
+                    h, n.NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS)
+                n.nvmlDeviceGetRetiredPages(h, n.NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR)
             n.nvmlDeviceGetComputeRunningProcesses_v3(h)
             n.nvmlDeviceGetGraphicsRunningProcesses_v3(h)
         return None

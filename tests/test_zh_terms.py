@@ -55,7 +55,9 @@ TERMS = (
                      "a CPU tensor used as an index of a GPU tensor: tensor indexing, 索引",
                      "y is on the GPU and x.cpu() is a copy in main memory":
                      "a CPU tensor may index a GPU tensor: tensor indexing, 索引"}),
-    Term("down (a cluster host)", r"\bdown\b", "离线", forbidden=("无法访问",)),
+    Term("down (a cluster host)", r"\bdown\b", "离线", forbidden=("无法访问",),
+         exceptions={"clocks held down": "the clocks are lowered (a GPU's clock event "
+                                         "reasons), not a host that is offline: 压低"}),
     Term("recording (to CSV)", r"\b(?:REC|[Rr]ecord(?:ing|er)?)\b", "记录", forbidden=("录制",)),
     Term("time window (of the graphs)", r"\b(?:visible|time) window\b|^Window$", "时间范围",
          forbidden=("时间段",)),

@@ -13,7 +13,7 @@ from gpumon.telemetry.types import Snapshot
 from gpumon.untrusted import for_csv
 
 _UNITS = (("_bytes_per_s", "B/s"), ("_bytes", "B"), ("_pct", "%"), ("_mhz", "MHz"),
-          ("_c", "degC"), ("_w", "W"), ("_s", "s"))
+          ("_c", "degC"), ("_w", "W"), ("_s", "s"), ("_mj", "mJ"))
 RECORD_KEYS: tuple[str, ...] = tuple(m.key for m in METRICS)
 ID_COLUMNS = ("timestamp_iso", "timestamp_epoch_s", "gpu_index", "uuid", "name")
 

@@ -2,10 +2,15 @@
 them (exporter.py) and the cluster view reads them from any exporter (prometheus.py), so a
 metric added here is both sent and understood.
 
-Names, units and help texts of the ``DCGM_FI_*`` rows are dcgm-exporter's own
-(``etc/default-counters.csv``), so a dashboard written for dcgm-exporter reads gpumon's
-exporter. What dcgm-exporter lacks is under ``gpumon_``, in base units (Prometheus's naming
-guide).
+Names, types, units and help texts of the ``DCGM_FI_*`` rows are dcgm-exporter's own, from
+NVIDIA/dcgm-exporter ``etc/default-counters.csv`` (read at commits 00d6d344 and b54068a9) and
+``etc/dcp-metrics-included.csv`` (at 084a245d and 99a774bb)
+(the latter adds ``DCGM_FI_DEV_FB_RESERVED`` and the ``DCGM_FI_DRIVER_VERSION`` label; both
+list the ECC and retired-page counters commented out, with these help texts). The two clock
+event reason names and ``DCGM_FI_DEV_ROW_REMAP_PENDING`` are in neither file; their help texts
+are DCGM's field descriptions (dcgm_fields.h). So a dashboard or alert written for
+dcgm-exporter reads gpumon's exporter. What dcgm-exporter lacks is under ``gpumon_``, in base
+units (Prometheus's naming guide).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ class Field:
     help: str
     key: str  # a GpuSample field name
     scale: float = 1.0  # exported value = sample value / scale
+    kind: str = "gauge"  # or "counter", as dcgm-exporter types it (the name has no _total)
 
 
 # dcgm-exporter's default counters that NVML gives us, with dcgm-exporter's help texts.
@@ -37,7 +43,60 @@ DCGM_FIELDS: tuple[Field, ...] = (
     Field("DCGM_FI_DEV_DEC_UTIL", "Decoder utilization (in %).", "decoder_util_pct"),
     Field("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).", "mem_free_bytes", MIB),
     Field("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).", "mem_used_bytes", MIB),
+    # dcp-metrics-included.csv
+    Field("DCGM_FI_DEV_FB_RESERVED", "Framebuffer memory reserved (in MiB).",
+          "mem_reserved_bytes", MIB),
+    # default-counters.csv, "# Temperature" and "# Power"
+    Field("DCGM_FI_DEV_MEMORY_TEMP", "Memory temperature (in C).", "mem_temperature_c"),
+    Field("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+          "Total energy consumption since boot (in mJ).", "energy_mj", kind="counter"),
+    # default-counters.csv, "# PCIE"
+    Field("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "Total number of PCIe retries.",
+          "pcie_replay_count", kind="counter"),
+    # DCGM field 112 (DCGM_FI_DEV_CLOCKS_EVENT_REASONS, formerly
+    # DCGM_FI_DEV_CLOCK_THROTTLE_REASONS): NVML's bitmask as it is
+    Field("DCGM_FI_DEV_CLOCKS_EVENT_REASONS",
+          "Current clock event reasons (bitmask of DCGM_CLOCKS_EVENT_REASON_*)",
+          "clocks_event_reasons"),
+    Field("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS",
+          "Current clock throttle reasons (bitmask of DCGM_CLOCKS_THROTTLE_REASON_*)",
+          "clocks_event_reasons"),
+    # "# ECC" (commented out in both files: dcgm-exporter sends them when enabled)
+    Field("DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "Total number of single-bit volatile ECC errors.",
+          "ecc_corrected_volatile", kind="counter"),
+    Field("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "Total number of double-bit volatile ECC errors.",
+          "ecc_uncorrected_volatile", kind="counter"),
+    Field("DCGM_FI_DEV_ECC_SBE_AGG_TOTAL", "Total number of single-bit persistent ECC errors.",
+          "ecc_corrected_aggregate", kind="counter"),
+    Field("DCGM_FI_DEV_ECC_DBE_AGG_TOTAL", "Total number of double-bit persistent ECC errors.",
+          "ecc_uncorrected_aggregate", kind="counter"),
+    # "# Retired pages" (dcp-metrics-included.csv sends SBE and DBE)
+    Field("DCGM_FI_DEV_RETIRED_SBE", "Total number of retired pages due to single-bit errors.",
+          "retired_pages_sbe", kind="counter"),
+    Field("DCGM_FI_DEV_RETIRED_DBE", "Total number of retired pages due to double-bit errors.",
+          "retired_pages_dbe", kind="counter"),
+    Field("DCGM_FI_DEV_RETIRED_PENDING", "Total number of pages pending retirement.",
+          "retired_pages_pending", kind="counter"),
+    # "# Remapped rows"; ROW_REMAP_PENDING is DCGM field 396
+    Field("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+          "Number of remapped rows for uncorrectable errors", "remapped_rows_uncorrectable",
+          kind="counter"),
+    Field("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
+          "Number of remapped rows for correctable errors", "remapped_rows_correctable",
+          kind="counter"),
+    Field("DCGM_FI_DEV_ROW_REMAP_FAILURE", "Whether remapping of rows has failed",
+          "remap_failure"),
+    Field("DCGM_FI_DEV_ROW_REMAP_PENDING", "Whether remapping of rows is pending",
+          "remap_pending"),
 )
+# default-counters.csv, "# Errors and violations": the last XID code, with dcgm-exporter's
+# err_code and err_msg labels (err_msg: the code's meaning from gpumon's XID table, English).
+XID_ERRORS = Field("DCGM_FI_DEV_XID_ERRORS", "Value of the last XID error encountered.",
+                   "xid_last")
+XID_LABELS = ("err_code", "err_msg")
+# dcp-metrics-included.csv: "Static configuration information. These appear as labels on the
+# other metrics"
+DRIVER_LABEL = "DCGM_FI_DRIVER_VERSION"
 # What dcgm-exporter does not export by default, in base units.
 GPUMON_FIELDS: tuple[Field, ...] = (
     Field("gpumon_memory_total_bytes", "Device memory the driver reports (bytes).",
@@ -64,6 +123,7 @@ LAST_READ_HELP = ("When the GPU was last read (Unix time, seconds); it stops adv
 # field's unit). Every exported field, plus the P-state and the lost mark.
 READ_BACK: dict[str, tuple[str, float]] = {
     **{f.name: (f.key, f.scale) for f in DCGM_FIELDS + GPUMON_FIELDS},
+    XID_ERRORS.name: (XID_ERRORS.key, 1.0),
     PSTATE: ("pstate", 1.0),
     LOST: ("lost", 1.0),
 }

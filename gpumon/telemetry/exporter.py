@@ -93,6 +93,7 @@ class GpuReader:
         self._calls_seen = -1
         self._stuck = False
         self._seq = 0
+        self._driver = ""  # kept while the driver does not answer: the series keep their labels
         self._logged: str | None = None
         self.readings = 0  # readings finished so far
         self._threads = [threading.Thread(target=self._read_loop, name="gpumon-exporter-read",
@@ -214,8 +215,10 @@ class GpuReader:
     def _publish(self, up: bool, healthy: bool, reason: str) -> None:
         """Hand on a new View (the lock is held: Views leave in the order they are made)."""
         self._seq += 1
+        if self._snapshot is not None and self._snapshot.machine.driver_version:
+            self._driver = self._snapshot.machine.driver_version
         view = View(self._snapshot, up, reason, healthy, tuple(self._gpus.values()),
-                    dict(self._last_read), self._seq)
+                    dict(self._last_read), self._seq, self._driver)
         try:
             self._publish_to(view)
         except Exception:  # a bug of the renderer must not stop the reading
@@ -269,7 +272,7 @@ class GpuCollector(Collector):
             last = {} if snap is None else read_times(snap)
             self.reads += 1
             self._view = View(snap, up, "", up, snap.gpus if snap is not None else (), last,
-                              self.reads)
+                              self.reads, (snap.machine.driver_version or "") if snap else "")
             return self._view
 
     def close(self) -> None:

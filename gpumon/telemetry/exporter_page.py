@@ -14,17 +14,35 @@ from __future__ import annotations
 import gzip
 import socket
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from prometheus_client.core import Metric
 from prometheus_client.exposition import choose_encoder, gzip_accepted
 
+from gpumon.telemetry.exported import DCGM_FIELDS
 from gpumon.telemetry.exporter_series import DEFAULT_OPTIONS, Options, View, families
 
 MAX_NAMES = 64  # name[] values honoured per request; the rest are ignored
 MAX_FORMATS = 8  # (content type, gzip) pairs kept per View: Accept headers vary
 MAX_ACCEPT_CHARS = 512  # of the Accept header remembered for the next View
+
+
+# prometheus_client's text format 0.0.4 names a counter's HELP and TYPE lines "<name>_total"
+# (its OpenMetrics habit); dcgm-exporter's counters carry no such suffix, and dashboards query
+# them as they are, so their two comment lines are put back on the samples' own name.
+_COUNTER_LINES = tuple(
+    (f"# {what} {f.name}_total ".encode(), f"# {what} {f.name} ".encode())
+    for f in DCGM_FIELDS if f.kind == "counter" for what in ("HELP", "TYPE"))
+
+
+def _encode(encoder: Callable[[Any], bytes], content_type: str, families: Any) -> bytes:
+    data = encoder(families)
+    if content_type.startswith("text/plain"):
+        for wrong, right in _COUNTER_LINES:
+            data = data.replace(wrong, right, 1)
+    return data
 
 
 class _Families:
@@ -62,7 +80,8 @@ class Page:
         encoder, content_type = choose_encoder(accept or "")
         zipped = gzip_accepted(accept_encoding or "")
         if names:
-            data = encoder(_Families([m for m in self._families.collect()
+            data = _encode(encoder, content_type,
+                           _Families([m for m in self._families.collect()
                                       if m.name in set(names[:MAX_NAMES])]))
             return Body(content_type, zipped, gzip.compress(data, 1) if zipped else data)
         key = (content_type, zipped)
@@ -72,7 +91,7 @@ class Page:
                 return Body(content_type, zipped, cached)
             plain = self._cache.get((content_type, False))
             if plain is None:
-                plain = encoder(self._families)
+                plain = _encode(encoder, content_type, self._families)
                 self.renders += 1
             # level 1: 4x faster than the default, ~10 % larger
             data = gzip.compress(plain, compresslevel=1) if zipped else plain

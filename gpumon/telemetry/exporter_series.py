@@ -20,6 +20,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 
 from gpumon.telemetry.exported import (
     DCGM_FIELDS,
+    DRIVER_LABEL,
     GPUMON_FIELDS,
     LAST_READ,
     LAST_READ_HELP,
@@ -30,11 +31,15 @@ from gpumon.telemetry.exported import (
     PROCESS_MEMORY,
     PSTATE,
     PSTATE_HELP,
+    XID_ERRORS,
+    XID_LABELS,
+    Field,
 )
+from gpumon.telemetry.health import XID_TABLE
 from gpumon.telemetry.types import GpuInfo, GpuSample, Snapshot
 
 MAX_COMMAND_CHARS = 64  # a process's command line is cut here: labels of bounded size
-GPU_LABELS = ("gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname")
+GPU_LABELS = ("gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname", DRIVER_LABEL)
 # A process's series carry these always; OPTIONAL_PROCESS_LABELS only when asked for
 # (``--process-labels``): command lines carry tokens, paths and user names.
 PROCESS_LABELS = ("gpu", "UUID", "pid", "Hostname")
@@ -67,11 +72,28 @@ class View:
     gpus: tuple[GpuInfo, ...] = ()  # every GPU seen so far (kept while the driver is stuck)
     last_read: Mapping[str, float] = field(default_factory=dict)
     seq: int = 0  # grows with every new View; a page is rendered once per seq
+    driver: str = ""  # the driver version, as NVML last said it (DCGM_FI_DRIVER_VERSION)
 
 
-def gpu_label_values(info: GpuInfo, host: str) -> list[str]:
+def gpu_label_values(info: GpuInfo, host: str, driver: str = "") -> list[str]:
     """dcgm-exporter's labels of one GPU, in GPU_LABELS's order."""
-    return [str(info.index), info.uuid, info.pci_bus_id, f"nvidia{info.index}", info.name, host]
+    return [str(info.index), info.uuid, info.pci_bus_id, f"nvidia{info.index}", info.name, host,
+            driver]
+
+
+def xid_message(code: int) -> str:
+    """The err_msg label of an XID code: its meaning in English (labels are not translated:
+    the table's untranslated text), empty for a code not in the table."""
+    known = XID_TABLE.get(code)
+    return known.meaning if known else ""
+
+
+def _family(f: Field, labels: list[str]) -> Metric:
+    """A gauge, or a counter under exactly dcgm-exporter's name (no ``_total`` added to the
+    samples; exporter_page.py keeps the text format's TYPE line on that name too)."""
+    if f.kind == "counter":
+        return Metric(f.name, f.help, "counter")
+    return GaugeMetricFamily(f.name, f.help, labels=labels)
 
 
 def cut_command(command: str | None, limit: int = MAX_COMMAND_CHARS) -> str:
@@ -97,24 +119,25 @@ def families(view: View, host: str, options: Options = DEFAULT_OPTIONS) -> list[
     for info in view.gpus:
         at = view.last_read.get(info.uuid)
         if at is not None:
-            last.add_metric(gpu_label_values(info, host) + extra, at)
+            last.add_metric(gpu_label_values(info, host, view.driver) + extra, at)
     times: list[Metric] = [last] if last.samples else []  # no GPU seen yet: no family
     if snap is None or not view.up:
         return out + times
-    out += _gpu_families(snap, host, labels, extra) + times
+    out += _gpu_families(snap, host, labels, extra, view.driver) + times
     if options.processes:
         out.append(_process_family(snap, host, options.process_labels, tag, extra))
     return out
 
 
 def _gpu_families(snap: Snapshot, host: str, labels: list[str],
-                  extra: list[str]) -> list[Metric]:
-    gauges = [GaugeMetricFamily(f.name, f.help, labels=labels) for f in FIELDS]
+                  extra: list[str], driver: str) -> list[Metric]:
+    gauges = [_family(f, labels) for f in FIELDS]
     pstate = GaugeMetricFamily(PSTATE, PSTATE_HELP, labels=labels)
     lost = GaugeMetricFamily(LOST, LOST_HELP, labels=labels)
+    xid = GaugeMetricFamily(XID_ERRORS.name, XID_ERRORS.help, labels=[*labels, *XID_LABELS])
     samples = {s.index: s for s in snap.samples}
     for info in snap.gpus:
-        values = gpu_label_values(info, host) + extra
+        values = gpu_label_values(info, host, driver) + extra
         sample = samples.get(info.index)
         is_lost = sample is None or sample.lost
         lost.add_metric(values, 1.0 if is_lost else 0.0)
@@ -122,11 +145,20 @@ def _gpu_families(snap: Snapshot, host: str, labels: list[str],
             continue
         for f, gauge in zip(FIELDS, gauges, strict=True):
             value = _value(sample, f.key)
-            if value is not None:
-                gauge.add_metric(values, value / f.scale)
+            if value is None:
+                continue
+            if f.kind == "counter":
+                gauge.add_sample(f.name, dict(zip(labels, values, strict=True)), value / f.scale)
+            else:
+                gauge.add_metric(values, value / f.scale)  # type: ignore[attr-defined]
         if sample.pstate is not None and sample.pstate[1:].isdigit():
             pstate.add_metric(values, float(sample.pstate[1:]))
-    return [*gauges, pstate, lost]
+        if sample.xid_count is not None:  # XID events are watched on this GPU
+            # dcgm-exporter sends 0 until the first XID: an alert "> 0" then fires on one
+            code = sample.xid_last or 0
+            xid.add_metric([*values, str(code), xid_message(code) if code else ""],
+                           float(code))
+    return [*gauges, xid, pstate, lost]
 
 
 def _process_family(snap: Snapshot, host: str, optional: tuple[str, ...], tag: list[str],

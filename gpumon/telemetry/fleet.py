@@ -26,6 +26,7 @@ from typing import Any
 
 from gpumon.i18n import N_, tr
 from gpumon.telemetry.exported import NVML_UP, READ_BACK
+from gpumon.telemetry.health import HEALTH_KEYS, from_exporter
 from gpumon.telemetry.promapi import clean_labels
 from gpumon.telemetry.types import GpuInfo, GpuSample, HostView, MigSample
 
@@ -161,7 +162,8 @@ def _reading_of(labels: dict[str, str], readings: dict[tuple[Target, str], Readi
 def from_values(index: int, t: float, values: Mapping[str, float], **more: Any) -> GpuSample:
     """A GpuSample from READ_BACK fields (already in the sample's units), and ``more``."""
     kwargs: dict[str, Any] = {k: (int(v) if k in _INT_FIELDS else v) for k, v in values.items()
-                              if k not in ("pstate", "lost")}
+                              if k not in ("pstate", "lost") and k not in HEALTH_KEYS}
+    kwargs.update(from_exporter(values))  # counts, flags, the bitmask and the last XID
     pstate = values.get("pstate")
     if pstate is not None and 0 <= pstate <= 15:
         kwargs["pstate"] = f"P{int(pstate)}"

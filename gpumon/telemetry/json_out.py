@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 from gpumon.telemetry.csv_rows import stamps
+from gpumon.telemetry.health import CLOCK_REASONS, as_mask
 from gpumon.telemetry.types import GpuInfo, GpuProcess, GpuSample, MigSample, Snapshot
 
 SCHEMA = "gpumon.snapshot/1"
@@ -42,6 +43,12 @@ def _gpu(info: GpuInfo | None, sample: GpuSample | None, index: int,
     }
     for key in SAMPLE_KEYS:
         gpu[key] = None if sample is None or lost else _finite(getattr(sample, key))
+    mask = as_mask(gpu["clocks_event_reasons"])
+    gpu["clocks_event_reasons"] = mask
+    gpu["clocks_event_reason_names"] = None if mask is None else [
+        name for bit, name, _ in CLOCK_REASONS if mask & bit]
+    if gpu["energy_mj"] is not None:  # a whole number of mJ, as NVML counts it
+        gpu["energy_mj"] = int(gpu["energy_mj"])
     gpu["mig_devices"] = [
         {"gpu_instance_id": m.gpu_instance_id, "compute_instance_id": m.compute_instance_id,
          "uuid": m.uuid, "name": m.name, "mem_total_bytes": m.mem_total_bytes,

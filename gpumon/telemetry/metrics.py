@@ -32,7 +32,8 @@ class Metric:
     history: bool = True  # kept in the ring buffers and plottable
     # Where a GPU panel shows it: "graph" (its own labels above the graphs), "line" (the
     # readout line, as ``short``), "cap" (after the metric before it: "120 / 250 W"), or
-    # "tooltip" (the panel's tooltip, as ``label``).
+    # "tooltip" (the panel's tooltip, as ``label``), or "header" (in words, by the panel's
+    # header).
     panel: str = "tooltip"
     short: str = ""  # the name on the readout line; the label when empty
 
@@ -67,6 +68,12 @@ METRICS: tuple[Metric, ...] = (
            decimals=1),
     Metric("encoder_util_pct", N_("Encoder"), "%", "Video encoder utilization", range_max=100),
     Metric("decoder_util_pct", N_("Decoder"), "%", "Video decoder utilization", range_max=100),
+    Metric("clocks_event_reasons", N_("Clock event reasons"), "",
+           "Why the clocks are held down: NVML's clock event reasons bitmask (health.py "
+           "decodes it; the panel's header says it in words)", panel="header"),
+    Metric("energy_mj", N_("Energy"), "kJ", "Energy used since the driver loaded",
+           scale=1000.0, decimals=1),
+    Metric("mem_temperature_c", N_("Memory temp"), "°C", "Device memory temperature"),
 )
 
 BY_KEY: dict[str, Metric] = {m.key: m for m in METRICS}
@@ -95,4 +102,4 @@ def format_reading(v: float | None, key: str, with_unit: bool = True) -> str:
     if m.unit in UNITS:
         return format_bytes(v, m.unit, suffix=with_unit)
     text = f"{v / m.scale:.{m.decimals}f}"
-    return f"{text} {m.unit}" if with_unit else text
+    return f"{text} {m.unit}" if with_unit and m.unit else text

@@ -23,6 +23,7 @@ from typing import Any, TypeVar, cast
 import pynvml
 
 from gpumon.i18n import ntr, tr
+from gpumon.telemetry.nvml_health import XidWatch, read_health
 from gpumon.telemetry.nvml_procutil import ProcessUtil, ProcessUtilReader, usage_fields
 from gpumon.telemetry.nvml_readers import (
     ALL_READERS,
@@ -90,9 +91,13 @@ class NvmlSource:
         self._procs = ProcInfoCache()
         self._util = ProcessUtilReader()
         self._usage: dict[int, HostUsage] = {}  # per PID, read on slow ticks
+        self._xids = XidWatch()
         # NVML calls started so far: a watchdog that sees it stand still while a read is in
         # progress knows a call hangs (the exporter's read deadline); a slow driver moves it.
         self.calls_started = 0
+
+    def _progress(self) -> None:
+        self.calls_started += 1  # a call made outside _call (the XID event set's)
 
     # --- the one guarded helper -------------------------------------------------------------
 
@@ -151,6 +156,8 @@ class NvmlSource:
                 count = pynvml.nvmlDeviceGetCount()
                 self._machine = self._read_machine()
                 self._gpus = [self._open_gpu(i) for i in range(count)]
+                self._xids.start({g.index: g.handle for g in self._gpus if g.handle is not None},
+                                 self._progress)
             except Exception as err:
                 self.close()
                 self._status = SourceStatus(
@@ -199,6 +206,7 @@ class NvmlSource:
         with self._lock:
             if self._initialized:
                 self._initialized = False
+                self._xids.stop()
                 try:
                     pynvml.nvmlShutdown()
                 except pynvml.NVMLError as err:
@@ -364,8 +372,12 @@ class NvmlSource:
             values["persistence_mode"] = None if persistence is None else bool(persistence)
             values["compute_mode"] = None if mode is None else COMPUTE_MODES.get(
                 mode, f"Mode {mode}")
+            values.update(read_health(self, h))
         else:  # reuse the last reading of SLOW_FIELDS
             values.update(zip(SLOW_FIELDS, slow_of(last), strict=True))
+        xid = self._xids.state(g.index)
+        if xid is not None:
+            values.update(xid_count=xid.count, xid_last=xid.last, xid_last_time_s=xid.last_time_s)
         # One constructor call: a dataclasses.replace() per GPU per tick cost ~4 us.
         return GpuSample(index=g.index, timestamp_s=time.time(), processes_supported=listed,
                          **values)

@@ -24,8 +24,16 @@ NOT_AVAILABLE = 0xFFFFFFFFFFFFFFFF  # NVML_VALUE_NOT_AVAILABLE as an unsigned lo
 # Read only when sample(include_slow=True); otherwise the last reading is reused. PCIe is here
 # because NVML measures it over a ~20 ms window per call: two calls per GPU every tick would
 # stall the sampler (16 GPUs: ~0.6 s per tick).
+# The health counts (nvml_health.read_health) are here too: the ECC and retired-page queries
+# read the InfoROM, and they change rarely.
+HEALTH_FIELDS = (
+    "ecc_enabled", "ecc_corrected_volatile", "ecc_uncorrected_volatile",
+    "ecc_corrected_aggregate", "ecc_uncorrected_aggregate", "remapped_rows_correctable",
+    "remapped_rows_uncorrectable", "remap_pending", "remap_failure", "retired_pages_sbe",
+    "retired_pages_dbe", "retired_pages_pending", "pcie_replay_count")
 SLOW_FIELDS = ("persistence_mode", "compute_mode", "power_limit_w", "pstate",
-               "pcie_rx_bytes_per_s", "pcie_tx_bytes_per_s")
+               "pcie_rx_bytes_per_s", "pcie_tx_bytes_per_s", *HEALTH_FIELDS)
+XID_FIELDS = ("xid_count", "xid_last", "xid_last_time_s")  # from the XID thread, not a read
 
 
 class Guarded(Protocol):
@@ -46,6 +54,42 @@ def _milli(value: float | None) -> float | None:
 
 def _codec(value: list[int] | None) -> float | None:
     return None if value is None else float(value[0])  # [utilization, sampling period]
+
+
+_FIELD_VALUE = {  # nvmlValueType_t -> the member of c_nvmlValue_t that holds it
+    pynvml.NVML_VALUE_TYPE_DOUBLE: "dVal", pynvml.NVML_VALUE_TYPE_UNSIGNED_INT: "uiVal",
+    pynvml.NVML_VALUE_TYPE_UNSIGNED_LONG: "ulVal",
+    pynvml.NVML_VALUE_TYPE_UNSIGNED_LONG_LONG: "ullVal",
+    pynvml.NVML_VALUE_TYPE_SIGNED_LONG_LONG: "sllVal", pynvml.NVML_VALUE_TYPE_SIGNED_INT: "siVal",
+}
+
+
+def clocks_event_reasons(s: Guarded, h: Any) -> int | None:
+    # nvmlDeviceGetCurrentClocksEventReasons (driver 535 and later), else the older
+    # nvmlDeviceGetCurrentClocksThrottleReasons: the same bits.
+    value = s._first((pynvml.nvmlDeviceGetCurrentClocksEventReasons,
+                      pynvml.nvmlDeviceGetCurrentClocksThrottleReasons), h)
+    return None if value is None else int(value)
+
+
+def energy_mj(s: Guarded, h: Any) -> float | None:
+    # nvmlDeviceGetTotalEnergyConsumption: mJ since the driver was last loaded (Volta and later)
+    value = s._call(pynvml.nvmlDeviceGetTotalEnergyConsumption, h)
+    return None if value is None else float(value)
+
+
+def memory_temperature(s: Guarded, h: Any) -> float | None:
+    # nvmlDeviceGetFieldValues with NVML_FI_DEV_MEMORY_TEMP (HBM GPUs; others say not supported
+    # in the field's own nvmlReturn while the call succeeds)
+    got = s._call(pynvml.nvmlDeviceGetFieldValues, h, [pynvml.NVML_FI_DEV_MEMORY_TEMP])
+    if not got:
+        return None
+    field = got[0]
+    member = _FIELD_VALUE.get(field.valueType)
+    if field.nvmlReturn != pynvml.NVML_SUCCESS or member is None:
+        return None
+    return float(getattr(field.value, member))
+
 
 
 #: What NvmlSource reads for each metric of ``metrics.METRICS``, by key. Each reader gets the
@@ -78,6 +122,9 @@ READERS: dict[str, Reader] = {
         s._call(pynvml.nvmlDeviceGetEncoderUtilization, h)),
     "decoder_util_pct": lambda s, h, mem, util: _codec(
         s._call(pynvml.nvmlDeviceGetDecoderUtilization, h)),
+    "clocks_event_reasons": lambda s, h, mem, util: clocks_event_reasons(s, h),
+    "energy_mj": lambda s, h, mem, util: energy_mj(s, h),
+    "mem_temperature_c": lambda s, h, mem, util: memory_temperature(s, h),
 }
 ALL_READERS = tuple(READERS.items())
 FAST_READERS = tuple((k, r) for k, r in READERS.items() if k not in SLOW_FIELDS)
@@ -86,7 +133,8 @@ slow_of = operator.attrgetter(*SLOW_FIELDS)
 
 _READ_FIELDS = tuple(f.name for f in dataclasses.fields(GpuSample)
                      if f.name not in ("index", "timestamp_s", "lost", "message",
-                                       "processes_supported", "failed_reads"))
+                                       "processes_supported", "failed_reads",
+                                       *XID_FIELDS))
 
 
 def every_read_failed(sample: GpuSample) -> bool:

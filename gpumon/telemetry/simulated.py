@@ -20,6 +20,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from gpumon.i18n import ntr, tr
+from gpumon.telemetry.simulated_health import HBM, Energy, clock_reasons, slow_health, xids_by
 from gpumon.telemetry.types import (
     GpuInfo,
     GpuProcess,
@@ -113,6 +114,8 @@ class SimulatedFaults:
     lost_after_s: Mapping[int, float] = field(default_factory=dict)
     slow_sample_s: float = 0.0
     vanished_pid_after_s: float | None = None
+    # GPU index -> (seconds after open, XID code) pairs: the XID errors it raises.
+    xids: Mapping[int, tuple[tuple[float, int], ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "unsupported", _field_set(self.unsupported))
@@ -182,6 +185,7 @@ class SimulatedSource:
         self._t0: float | None = None
         self._open = False
         self._slow_cache: dict[int, dict[str, object]] = {}
+        self._energy = Energy()
         self._gpus = self._make_gpus()
         self._models = [self._model_for(i) for i in range(n_gpus)]
 
@@ -293,6 +297,12 @@ class SimulatedSource:
         b = _unit(self._seed, 8, gpu, channel, i + 1) * 2 - 1
         return a + (b - a) * _smoothstep(x - i)
 
+    def _power(self, gpu: int, t: float) -> float:
+        m = self._models[gpu]
+        power = m.idle_w + (m.power_limit_w - m.idle_w) * (0.92 * self._util(gpu, t) / 100.0)
+        power += 0.02 * m.power_limit_w * self._noise(gpu, 2, t, 1.5)
+        return max(power, m.idle_w * 0.8)
+
     def _util(self, gpu: int, t: float) -> float:
         base = self._blend(gpu, t, lambda k: self._level(gpu, k, 0, self._phase(gpu, k).util))
         burst = self._blend(gpu, t, lambda k: self._phase(gpu, k).burst)
@@ -334,8 +344,7 @@ class SimulatedSource:
         # Temperature follows power with a lag: average the load over the last half minute.
         heat = sum(self._util(gpu, t - lag) for lag in (0.0, 8.0, 16.0, 24.0, 32.0)) / 500.0
         temp = 31.0 + 4.0 * _unit(self._seed, 10, gpu) + 48.0 * heat + self._noise(gpu, 1, t, 7)
-        power = m.idle_w + (m.power_limit_w - m.idle_w) * (0.92 * util / 100.0)
-        power += 0.02 * m.power_limit_w * self._noise(gpu, 2, t, 1.5)
+        power = self._power(gpu, t)
         busy = util > 5.0
         used = self._mem_used_mib(gpu, t)
         pcie = self._blend(gpu, t, lambda k: self._phase(gpu, k).pcie_gbps) * 1e9
@@ -348,7 +357,7 @@ class SimulatedSource:
             "gpu_util_pct": round(util),
             "mem_util_pct": round(util * (0.35 + 0.2 * _unit(self._seed, 11, gpu))),
             "temperature_c": round(temp),
-            "power_w": round(max(power, m.idle_w * 0.8), 2),
+            "power_w": round(power, 2),
             "fan_pct": round(30 + max(temp - 40.0, 0.0) * 1.6) if m.has_fan else None,
             "sm_clock_mhz": round(m.max_sm_mhz - 45 * abs(self._noise(gpu, 4, t, 3)))
             if busy else 210.0,
@@ -357,8 +366,14 @@ class SimulatedSource:
             "pcie_tx_bytes_per_s": max(pcie * 0.18, 0.0),
             "encoder_util_pct": 0.0,
             "decoder_util_pct": 0.0,
+            "mem_temperature_c": round(temp + 6) if any(h in m.name for h in HBM) else None,
         }
         values.update(self._slow_fields(gpu, busy, include_slow))
+        values["clocks_event_reasons"] = clock_reasons(busy, power, m.power_limit_w, temp)
+        values["energy_mj"] = round(self._energy.at(
+            gpu, t, lambda at: self._power(gpu, at), power,
+            3.6e9 * (1 + _unit(self._seed, 12, gpu))))
+        values.update(xids_by(t, tuple(self._faults.xids.get(gpu, ())), now - t))
         for name in self._faults.unsupported_on(gpu):
             values[name] = None
         return GpuSample(index=gpu, timestamp_s=now, **values)  # type: ignore[arg-type]
@@ -373,6 +388,7 @@ class SimulatedSource:
                 "compute_mode": "Default",
                 "power_limit_w": float(m.power_limit_w),
                 "pstate": ("P0" if m.datacenter else "P2") if busy else "P8",
+                **slow_health(m.name, m.datacenter),
             }
             self._slow_cache[gpu] = cached
         return cached

@@ -1,12 +1,14 @@
 """``gpumon --once -q``: every field of a Snapshot per GPU, in the layout of
 ``nvidia-smi -q`` (UUID, memory used/reserved/free/total, utilization, encoder/decoder,
-clocks, PCIe, power), so the default table can stay as narrow as nvidia-smi's."""
+clocks, PCIe, power, clock event reasons, ECC, retired pages, remapped rows, XID errors),
+so the default table can stay as narrow as nvidia-smi's."""
 
 from __future__ import annotations
 
 import time
 
 from gpumon.i18n import tr
+from gpumon.telemetry.health import xid_meaning
 from gpumon.telemetry.types import GpuInfo, GpuSample, Snapshot
 from gpumon.units import KIB, NA, format_bytes, format_run_time
 from gpumon.untrusted import for_terminal
@@ -28,6 +30,55 @@ def _num(v: float | None, unit: str, fmt: str = "{:.0f}") -> str:
 def _mib(v: int | None) -> str:
     """``nvidia-smi -q``'s memory: ``1234 MiB``."""
     return format_bytes(v, "MiB", decimals=0)
+
+
+def _count(v: int | None) -> str:
+    return NA if v is None else str(v)
+
+
+def _yes(v: bool | None) -> str:
+    return {True: "Yes", False: "No", None: NA}[v]
+
+
+# nvidia-smi -q's "Clocks Event Reasons" rows, by bit (nvmlClocksEventReason*)
+_REASON_ROWS = ((0x1, 2, "Idle"), (0x2, 2, "Applications Clocks Setting"),
+                (0x4, 2, "SW Power Cap"), (0x8, 2, "HW Slowdown"),
+                (0x40, 3, "HW Thermal Slowdown"), (0x80, 3, "HW Power Brake Slowdown"),
+                (0x10, 2, "Sync Boost"), (0x20, 2, "SW Thermal Slowdown"),
+                (0x100, 2, "Display Clock Setting"))
+
+
+def _health(s: GpuSample) -> list[str]:
+    """Clock event reasons, ECC, retired pages, remapped rows and XID errors, as
+    ``nvidia-smi -q`` words them (the XID part is gpumon's)."""
+    mask = s.clocks_event_reasons
+    out = [_line(1, "Clocks Event Reasons")]
+    out += [_line(depth, name, NA if mask is None else "Active" if mask & bit else "Not Active")
+            for bit, depth, name in _REASON_ROWS]
+    out += [_line(1, "ECC Mode"), _line(2, "Current", {True: "Enabled", False: "Disabled",
+                                                        None: NA}[s.ecc_enabled]),
+            _line(1, "ECC Errors"),
+            _line(2, "Volatile"),
+            _line(3, "DRAM Correctable", _count(s.ecc_corrected_volatile)),
+            _line(3, "DRAM Uncorrectable", _count(s.ecc_uncorrected_volatile)),
+            _line(2, "Aggregate"),
+            _line(3, "DRAM Correctable", _count(s.ecc_corrected_aggregate)),
+            _line(3, "DRAM Uncorrectable", _count(s.ecc_uncorrected_aggregate)),
+            _line(1, "Retired Pages"),
+            _line(2, "Single Bit ECC", _count(s.retired_pages_sbe)),
+            _line(2, "Double Bit ECC", _count(s.retired_pages_dbe)),
+            _line(2, "Pending Page Blacklist", _yes(s.retired_pages_pending)),
+            _line(1, "Remapped Rows"),
+            _line(2, "Correctable Error", _count(s.remapped_rows_correctable)),
+            _line(2, "Uncorrectable Error", _count(s.remapped_rows_uncorrectable)),
+            _line(2, "Pending", _yes(s.remap_pending)),
+            _line(2, "Remapping Failure Occurred", _yes(s.remap_failure)),
+            _line(1, "XID Errors"),
+            _line(2, "Since gpumon Started", _count(s.xid_count))]
+    if s.xid_last is not None:
+        at = time.strftime("%H:%M:%S", time.localtime(s.xid_last_time_s or s.timestamp_s))
+        out.append(_line(2, "Last", f"{s.xid_last} ({xid_meaning(s.xid_last)}) at {at}"))
+    return out
 
 
 def _gpu(info: GpuInfo | None, s: GpuSample | None, index: int, snap: Snapshot) -> list[str]:
@@ -55,6 +106,7 @@ def _gpu(info: GpuInfo | None, s: GpuSample | None, index: int, snap: Snapshot) 
         _line(2, "Decoder", _num(s.decoder_util_pct, "%")),
         _line(1, "PCI"),
         _line(2, "Bus Id", bus),
+        _line(2, "Replays Since Reset", _count(s.pcie_replay_count)),
         _line(2, "Tx Throughput", _num(None if s.pcie_tx_bytes_per_s is None
                                        else s.pcie_tx_bytes_per_s / KIB, "KB/s")),
         _line(2, "Rx Throughput", _num(None if s.pcie_rx_bytes_per_s is None
@@ -62,12 +114,16 @@ def _gpu(info: GpuInfo | None, s: GpuSample | None, index: int, snap: Snapshot) 
         _line(1, "Fan Speed", _num(s.fan_pct, "%")),
         _line(1, "Temperature"),
         _line(2, "GPU Current Temp", _num(s.temperature_c, "C")),
+        _line(2, "Memory Current Temp", _num(s.mem_temperature_c, "C")),
         _line(1, "Power Readings"),
         _line(2, "Power Draw", _num(s.power_w, "W", "{:.2f}")),
         _line(2, "Current Power Limit", _num(s.power_limit_w, "W", "{:.2f}")),
+        _line(2, "Energy Since Driver Load", _num(
+            None if s.energy_mj is None else s.energy_mj / 1000, "J", "{:.3f}")),
         _line(1, "Clocks"),
         _line(2, "SM", _num(s.sm_clock_mhz, "MHz")),
         _line(2, "Memory", _num(s.mem_clock_mhz, "MHz")),
+        *_health(s),
     ]
     migs = [m for m in snap.migs if m.gpu_index == index]
     if migs:

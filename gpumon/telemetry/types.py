@@ -93,6 +93,31 @@ class GpuSample:
     decoder_util_pct: float | None = None
     persistence_mode: bool | None = None
     compute_mode: str | None = None  # "Default", "Exclusive Process", "Prohibited"
+    # Why the clocks are where they are: NVML's clock event ("throttle") reasons bitmask
+    # (telemetry/health.py decodes it into words); energy since the driver loaded (mJ).
+    clocks_event_reasons: int | None = None
+    energy_mj: float | None = None
+    mem_temperature_c: float | None = None  # HBM/GDDR temperature (an NVML field value)
+    # Health, read on slow ticks. ECC: corrected (single-bit) and uncorrected (double-bit)
+    # counts since the driver loaded (volatile) and over the GPU's life (aggregate).
+    ecc_enabled: bool | None = None
+    ecc_corrected_volatile: int | None = None
+    ecc_uncorrected_volatile: int | None = None
+    ecc_corrected_aggregate: int | None = None
+    ecc_uncorrected_aggregate: int | None = None
+    # Memory repair: rows remapped (A100 and later) or pages retired (older GPUs).
+    remapped_rows_correctable: int | None = None
+    remapped_rows_uncorrectable: int | None = None
+    remap_pending: bool | None = None
+    remap_failure: bool | None = None
+    retired_pages_sbe: int | None = None
+    retired_pages_dbe: int | None = None
+    retired_pages_pending: bool | None = None
+    pcie_replay_count: int | None = None
+    # XID errors since gpumon started (None: this GPU's XID events cannot be watched).
+    xid_count: int | None = None
+    xid_last: int | None = None
+    xid_last_time_s: float | None = None  # time.time() when the last one arrived
     message: str = ""  # why the GPU is lost, in plain words
     processes_supported: bool = True  # False: the driver gives no process list for this GPU
     # NVML calls that failed on this tick ("nvmlDeviceGetTemperature: Unknown Error"): their

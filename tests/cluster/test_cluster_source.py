@@ -145,7 +145,9 @@ def test_killed_exporter_turns_its_gpus_lost_while_others_go_on(
     head = lines.index(next(x for x in lines if x.startswith("node-a")))
     assert lines[head].startswith("node-a (simulated): 2 GPUs, down: Prometheus cannot "
                                   "scrape node-a (127.0.0.1:")
-    assert [x.split()[:2] + x.split()[-1:] for x in lines[head + 1:head + 3]] == [
+    # gpumon's exporter labels its series with the driver (DCGM_FI_DRIVER_VERSION)
+    assert lines[head + 1].split() == ["Driver", "550.54.15"]
+    assert [x.split()[:2] + x.split()[-1:] for x in lines[head + 2:head + 4]] == [
         ["GPU", "0", "LOST"], ["GPU", "1", "LOST"]]
 
 

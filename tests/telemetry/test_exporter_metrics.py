@@ -27,7 +27,8 @@ from gpumon.telemetry.simulated import SimulatedSource
 ROOT = Path(__file__).resolve().parents[2]
 MIB = 1024**2
 GIB = 1024**3
-DCGM_LABELS = {"gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname"}
+DCGM_LABELS = {"gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname",
+               "DCGM_FI_DRIVER_VERSION"}
 # dcgm-exporter's default counters (etc/default-counters.csv) that gpumon exports.
 DCGM_DEFAULTS = {
     "DCGM_FI_DEV_SM_CLOCK": "SM clock frequency (in MHz).",
@@ -75,7 +76,8 @@ def test_fake_nvml_numbers_with_dcgm_names_labels_and_units(fake_nvml: FakeNvml)
                   if s.labels["gpu"] == "1")
     assert sample.labels == {"gpu": "1", "UUID": "GPU-fa4e0000-0000-4000-8000-000000000001",
                              "pci_bus_id": "00000000:11:00.0", "device": "nvidia1",
-                             "modelName": "NVIDIA H100 80GB HBM3", "Hostname": "lab-1"}
+                             "modelName": "NVIDIA H100 80GB HBM3", "Hostname": "lab-1",
+                             "DCGM_FI_DRIVER_VERSION": "550.54.15"}
     assert values(families["DCGM_FI_DEV_GPU_UTIL"])["0"] == 87
     assert values(families["DCGM_FI_DEV_MEM_COPY_UTIL"])["0"] == 41
     assert values(families["DCGM_FI_DEV_FB_USED"])["0"] == 5 * 1024  # MiB, as dcgm-exporter

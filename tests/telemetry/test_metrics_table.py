@@ -21,7 +21,7 @@ def test_nvml_reads_exactly_the_metrics_of_the_table() -> None:
 def test_every_metric_is_a_sample_field_and_has_a_place_in_the_panel() -> None:
     fields = {f.name for f in dataclasses.fields(GpuSample)}
     assert set(KEYS) <= fields
-    assert {m.panel for m in METRICS} <= {"graph", "line", "cap", "tooltip"}
+    assert {m.panel for m in METRICS} <= {"graph", "line", "cap", "tooltip", "header"}
     for before, m in zip(METRICS, METRICS[1:], strict=False):
         if m.panel == "cap":
             assert before.panel == "line", f"{m.key} caps nothing"

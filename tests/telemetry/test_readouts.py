@@ -15,10 +15,12 @@ from gpumon.units import GIB, MIB
 def test_extra_readouts_show_free_reserved_pcie_and_codecs() -> None:
     s = GpuSample(0, 1.0, mem_total_bytes=16 * GIB, mem_free_bytes=4 * GIB,
                   mem_reserved_bytes=512 * MIB, pcie_rx_bytes_per_s=3 * MIB,
-                  pcie_tx_bytes_per_s=1.5 * MIB, encoder_util_pct=12.0, decoder_util_pct=0.0)
+                  pcie_tx_bytes_per_s=1.5 * MIB, encoder_util_pct=12.0, decoder_util_pct=0.0,
+                  energy_mj=3_456_789.0, mem_temperature_c=71.0)
     assert extra_readouts(s).splitlines() == [
         "Memory reserved: 0.50 GiB", "Memory free: 4.00 GiB", "PCIe RX: 3.0 MiB/s",
-        "PCIe TX: 1.5 MiB/s", "Encoder: 12 %", "Decoder: 0 %"]
+        "PCIe TX: 1.5 MiB/s", "Encoder: 12 %", "Decoder: 0 %", "Energy: 3456.8 kJ",
+        "Memory temp: 71 °C"]
 
 
 def test_extra_readouts_are_na_where_unsupported_or_lost() -> None:
@@ -26,7 +28,7 @@ def test_extra_readouts_are_na_where_unsupported_or_lost() -> None:
     lost = GpuSample(0, 1.0, lost=True, mem_free_bytes=GIB, encoder_util_pct=5.0)
     for s in (unsupported, lost, None):
         lines = extra_readouts(s).splitlines()
-        assert len(lines) == 6 and all(line.endswith(": N/A") for line in lines), lines
+        assert len(lines) == 8 and all(line.endswith(": N/A") for line in lines), lines
 
 
 def test_hover_readout_names_time_values_units_and_extra_series() -> None:

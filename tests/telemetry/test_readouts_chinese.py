@@ -36,7 +36,8 @@ def test_panel_readout_line_and_tooltip_in_chinese(chinese: None) -> None:
         "温度 61 °C · 功耗 120 / 250 W · 风扇 40 % · SM 1410 MHz · 显存 1215 MHz · 性能状态 P2")
     assert extra_readouts(s).splitlines() == [
         "驱动保留显存：0.50 GiB", "空闲显存：4.00 GiB", "PCIe 接收：N/A", "PCIe 发送：N/A",
-        "编码器：N/A", "解码器：N/A", "以下读数本次为 N/A，因为 NVML 读取失败：",
+        "编码器：N/A", "解码器：N/A", "能耗：N/A", "显存温度：N/A",
+        "以下读数本次为 N/A，因为 NVML 读取失败：",
         "  nvmlDeviceGetEncoderUtilization: Not Supported"]  # NVML's own words stay
 
 

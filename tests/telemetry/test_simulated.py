@@ -206,3 +206,28 @@ def test_status_sentence_agrees_in_number() -> None:
     one, four = SimulatedSource(1), SimulatedSource(4)
     assert one.open().message.startswith("This GPU is simulated;")
     assert four.open().message.startswith("These 4 GPUs are simulated;")
+
+
+def test_simulated_health_fields_follow_the_model_and_scripted_xids() -> None:
+    from gpumon.telemetry.simulated import SimulatedFaults
+    clock = [1000.0]
+    src = SimulatedSource(8, faults=SimulatedFaults(xids={1: ((5.0, 79), (6.0, 13))}),
+                          clock=lambda: clock[0])
+    src.open()
+    clock[0] += 4.0
+    first = src.sample()
+    clock[0] += 4.0
+    snap = src.sample()
+    assert snap.simulated
+    by_name = {g.index: g.name for g in snap.gpus}
+    for before, s in zip(first.samples, snap.samples, strict=True):
+        assert s.energy_mj is not None and before.energy_mj is not None
+        assert s.clocks_event_reasons is not None
+        watts = (s.energy_mj - before.energy_mj) / 1000 / 4.0  # the power of the later tick
+        assert watts == pytest.approx(s.power_w, rel=0.3)
+        name = by_name[s.index]
+        assert (s.ecc_enabled is None) == ("GeForce" in name)
+        assert (s.remap_pending is None) != any(m in name for m in ("A100", "H100", "L40S"))
+        assert (s.mem_temperature_c is None) != any(m in name for m in ("A100", "H100", "V100"))
+    assert (snap.samples[1].xid_count, snap.samples[1].xid_last) == (2, 13)
+    assert (first.samples[1].xid_count, first.samples[1].xid_last) == (0, None)

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.usefixtures("restore_app_look")
 WAIT_MS = 5000
 # English that stays on a Chinese screen: units, names of things, NVML's own words.
 KEPT = ("GPU is lost", "GPU", "NVML", "CUDA", "N/A", "GiB", "MiB", "MHz", "ms", "SM", "PCIe",
-        "torch", "gpumon")
+        "torch", "gpumon", "kJ")
 
 
 def _lost_gpu_3() -> SimulatedSource:

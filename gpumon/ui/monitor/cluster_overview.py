@@ -11,12 +11,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QFontMetrics, QHelpEvent, QMouseEvent, QPainter, QPaintEvent
+from PySide6.QtGui import (
+    QColor,
+    QFontMetrics,
+    QHelpEvent,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPolygon,
+)
 from PySide6.QtWidgets import QLabel, QScrollArea, QToolTip, QVBoxLayout, QWidget
 
 from gpumon.i18n import ntr, tr
 from gpumon.telemetry.fleet import duplicate_note
+from gpumon.telemetry.health import Level, assess, held_down
 from gpumon.telemetry.types import GpuInfo, GpuSample, HostView
+from gpumon.ui.monitor.health_mark import MARKS
 from gpumon.units import format_bytes
 
 # Utilization 0..100 % -> a ramp from cool blue-grey through green and amber to red
@@ -62,9 +72,14 @@ def cell_text(host: str, info: GpuInfo | None, sample: GpuSample | None) -> str:
         return f"{head}\n" + tr("LOST: {why}", why=sample.message)
     util = "N/A" if sample.gpu_util_pct is None else f"{sample.gpu_util_pct:.0f} %"
     total = sample.mem_total_bytes or (info.mem_total_bytes if info else None)
-    return f"{head}\n" + tr("utilization {util}\nmemory {used} of {total}", util=util,
+    text = f"{head}\n" + tr("utilization {util}\nmemory {used} of {total}", util=util,
                              used=format_bytes(sample.mem_used_bytes),
                              total=format_bytes(total))
+    health = assess(sample)  # the exporter's numbers as they are (no first reading here)
+    lines = [held_down(sample.clocks_event_reasons), *health.reasons]
+    if health.level != Level.OK:
+        lines.insert(0, health.word)
+    return "\n".join([text, *(line for line in lines if line)])
 
 
 class HeatmapView(QWidget):
@@ -188,6 +203,17 @@ class HeatmapView(QWidget):
         text = "N/A" if util is None else f"{util:.0f}%"
         painter.drawText(QRect(cell.left(), cell.top(), cell.width(), cell.height() - bar_h),
                          int(Qt.AlignmentFlag.AlignCenter), text)
+        level = assess(sample).level
+        if level != Level.OK:  # a corner in the health mark's colour (the tooltip says why)
+            side = max(9, cell.height() * 3 // 5)
+            corner = QPolygon([QPoint(cell.right() - side, cell.top()),
+                               QPoint(cell.right(), cell.top()),
+                               QPoint(cell.right(), cell.top() + side)])
+            painter.save()
+            painter.setPen(QColor(255, 255, 255))  # seen on any utilization colour
+            painter.setBrush(QColor(MARKS[level][1]))
+            painter.drawPolygon(corner)
+            painter.restore()
 
     def _show_tooltip(self, event: QHelpEvent) -> None:
         hit = self.cell_at(event.pos())
@@ -222,7 +248,10 @@ class ClusterOverview(QWidget):
                 + tr("lost") + "&nbsp;</span>")
         self.legend = QLabel(tr("Each row is a machine, each cell a GPU: colour = utilization "
                                 "{scale}, dark bar = memory used; {lost}. Click a machine to "
-                                "open its panels.", scale=scale, lost=lost))
+                                "open its panels.", scale=scale, lost=lost) + " " + tr(
+            "A corner marks a health warning ({warning}) or error ({error}); hover for why.",
+            warning=f'<span style="color:{MARKS[Level.WARNING][1]}">▲</span>',
+            error=f'<span style="color:{MARKS[Level.ERROR][1]}">▲</span>'))
         self.legend.setObjectName("clusterLegend")
         self.legend.setTextFormat(Qt.TextFormat.RichText)
         self.legend.setWordWrap(True)

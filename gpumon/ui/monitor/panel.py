@@ -52,6 +52,7 @@ from gpumon.telemetry.readouts import extra_readouts, readout_line
 from gpumon.telemetry.types import GpuInfo, GpuSample
 from gpumon.ui.monitor.axis import TimeAxis
 from gpumon.ui.monitor.curve import LiteCurve
+from gpumon.ui.monitor.health_mark import HealthMark
 from gpumon.ui.monitor.panel_labels import (
     GPU_UTIL_COLOR,
     MEM_COLOR,
@@ -147,6 +148,7 @@ class GpuPanel(QFrame):
         self.title = RunsLabel()
         self.title.setObjectName(f"panelTitle{info.index}")
         self.title.set_runs(self._title_runs())
+        self.health = HealthMark(info.index)  # clock words and health mark, set by the window
         self.lost_label = QLabel()
         self.lost_label.setObjectName(f"lostLabel{info.index}")
         # No word wrap in a panel: a height-for-width label makes the scroll area lay the
@@ -205,7 +207,10 @@ class GpuPanel(QFrame):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 4, 6, 4)
         layout.setSpacing(2)
-        layout.addWidget(self.title)
+        top = QHBoxLayout()
+        top.addWidget(self.title, 2)
+        top.addWidget(self.health, 3)
+        layout.addLayout(top)
         layout.addWidget(self.lost_label)
         layout.addWidget(self.readouts)
         layout.addLayout(plots, 1)

@@ -63,7 +63,7 @@ def build_fake_nvml(dest_dir: Path, *, old_driver: bool = False) -> Path:
         raise FakeNvmlUnavailable("nvml.h not found; install the nvidia-nvml-dev package")
     out = Path(dest_dir) / ("libfakenvml_old.so" if old_driver else "libfakenvml.so")
     cmd = [gcc, "-shared", "-fPIC", "-O1", "-Wall", "-Wextra", "-Werror",
-           f"-I{header.parent}", "-o", str(out), str(SOURCE)]
+           "-pthread", f"-I{header.parent}", "-o", str(out), str(SOURCE)]
     if old_driver:
         cmd.insert(1, "-DFAKE_OLD_DRIVER")
     result = subprocess.run(cmd, capture_output=True, text=True, check=False)
@@ -83,6 +83,8 @@ class FakeNvml:
         lib.fake_set_error.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
         lib.fake_device_calls.restype = ctypes.c_longlong
         lib.fake_set_delay.argtypes = [ctypes.c_char_p, ctypes.c_long]
+        lib.fake_set_energy.argtypes = [ctypes.c_int, ctypes.c_double]
+        lib.fake_add_xid.argtypes = [ctypes.c_int, ctypes.c_ulonglong, ctypes.c_long]
         lib.fake_add_mig.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_uint, ctypes.c_uint,
                                      ctypes.c_char_p, ctypes.c_ulonglong, ctypes.c_ulonglong]
 
@@ -111,7 +113,11 @@ class FakeNvml:
 
     def set_value(self, gpu: int, key: str, value: int) -> None:
         """One of: mem_total mem_used mem_reserved util_gpu util_mem temp power_mw limit_mw
-        fan sm_clock mem_clock pstate pcie_rx_kb pcie_tx_kb enc dec persistence compute_mode."""
+        fan sm_clock mem_clock pstate pcie_rx_kb pcie_tx_kb enc dec persistence compute_mode
+        clock_events ecc_mode ecc_sbe_vol ecc_dbe_vol ecc_sbe_agg ecc_dbe_agg remap_corr
+        remap_unc remap_pending remap_failure retired_sbe retired_dbe retired_pending
+        pcie_replay mem_temp (retired_*: that many pages; power_mw also sets how fast the
+        energy counter grows from now on)."""
         if self.lib.fake_set_value(gpu, key.encode(), value) != 0:
             raise KeyError(key)
 
@@ -144,6 +150,20 @@ class FakeNvml:
         """A MIG device in ``slot`` (0-6) of ``gpu``, named "<GPU name> MIG <profile>"."""
         if self.lib.fake_add_mig(gpu, slot, gi, ci, profile.encode(), total, used) != 0:
             raise ValueError("no such GPU or MIG slot")
+
+    def set_energy(self, gpu: int, millijoules: float) -> None:
+        """The energy counter of ``gpu`` (mJ); it grows by the power drawn from now on."""
+        self.lib.fake_set_energy(gpu, millijoules)
+
+    def add_xid(self, gpu: int, code: int, after_ms: int = 0) -> None:
+        """An XID error ``code`` on ``gpu``, due ``after_ms`` from now: a waiting event set
+        that registered XID events for that GPU receives it."""
+        if self.lib.fake_add_xid(gpu, code, after_ms) != 0:
+            raise ValueError("too many XID events")
+
+    def xids_delivered(self) -> int:
+        """XID events handed to an event set so far."""
+        return int(self.lib.fake_xids_delivered())
 
     def clear_processes(self) -> None:
         self.lib.fake_clear_processes()

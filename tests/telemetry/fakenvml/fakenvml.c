@@ -18,15 +18,22 @@
  *                            func `*`: every function
  *   FAKENVML_HANG_FILE=path  created when a call starts to hang (a test knows it is stuck)
  *   FAKENVML_PROCS=gpu:pid:bytes,...  compute processes (tests/gpu/check.py --dry-run)
+ *   FAKENVML_XIDS=gpu:code:ms,...      XID errors, each `ms` milliseconds after loading
+ *   FAKENVML_VALUES=gpu:name=value,... values as fake_set_value sets them (power_mw, ...)
+ *
+ * Health: clock event reasons, ECC mode and counts, remapped rows, retired pages, the PCIe
+ * replay counter, the memory temperature (a field value), the energy counter (integrated from
+ * the power over time) and XID events through an event set (nvmlEventSetWait_v2).
  *
  * Built with -DFAKE_OLD_DRIVER it leaves out the newer entry points (memory info v2,
- * TemperatureV, the _v3 process lists), as an older driver does; the binding then raises
+ * TemperatureV, the _v3 process lists, ClocksEventReasons), as an older driver does; the binding then raises
  * NVMLError_FunctionNotFound for them.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <pthread.h>
 
 #define NVML_NO_UNVERSIONED_FUNC_DEFS
 #include <nvml.h>
@@ -39,12 +46,17 @@
 enum {
     V_MEM_TOTAL, V_MEM_USED, V_MEM_RESERVED, V_UTIL_GPU, V_UTIL_MEM, V_TEMP, V_POWER_MW,
     V_LIMIT_MW, V_FAN, V_SM_CLOCK, V_MEM_CLOCK, V_PSTATE, V_PCIE_RX_KB, V_PCIE_TX_KB, V_ENC,
-    V_DEC, V_PERSISTENCE, V_COMPUTE_MODE, V_COUNT
+    V_DEC, V_PERSISTENCE, V_COMPUTE_MODE, V_CLOCK_EVENTS, V_ECC_MODE, V_ECC_SBE_VOL,
+    V_ECC_DBE_VOL, V_ECC_SBE_AGG, V_ECC_DBE_AGG, V_REMAP_CORR, V_REMAP_UNC, V_REMAP_PENDING,
+    V_REMAP_FAILURE, V_RETIRED_SBE, V_RETIRED_DBE, V_RETIRED_PENDING, V_PCIE_REPLAY,
+    V_MEM_TEMP, V_COUNT
 };
 static const char *value_names[V_COUNT] = {
     "mem_total", "mem_used", "mem_reserved", "util_gpu", "util_mem", "temp", "power_mw",
     "limit_mw", "fan", "sm_clock", "mem_clock", "pstate", "pcie_rx_kb", "pcie_tx_kb", "enc",
-    "dec", "persistence", "compute_mode"
+    "dec", "persistence", "compute_mode", "clock_events", "ecc_mode", "ecc_sbe_vol",
+    "ecc_dbe_vol", "ecc_sbe_agg", "ecc_dbe_agg", "remap_corr", "remap_unc", "remap_pending",
+    "remap_failure", "retired_sbe", "retired_dbe", "retired_pending", "pcie_replay", "mem_temp"
 };
 
 struct nvmlDevice_st {
@@ -78,6 +90,28 @@ static char delay_func[96];
 static long delay_ms;
 static char hang_file[512];
 
+/* Energy: mJ since load, integrated from the power each GPU draws (set at any time). */
+static double energy_mj[MAX_GPUS];
+static double energy_at[MAX_GPUS];  /* CLOCK_MONOTONIC seconds it was last brought up to date */
+
+/* XID events, due at set times, delivered through the one event set. */
+#define MAX_XIDS 256
+typedef struct { int gpu; unsigned long long code; double due; int delivered; } fake_xid;
+static fake_xid xids[MAX_XIDS];
+static int n_xids;
+static unsigned long long registered[MAX_GPUS];  /* event types registered per GPU */
+static int event_set_alive;
+struct nvmlEventSet_st { int unused; };
+static struct nvmlEventSet_st the_event_set;
+static pthread_mutex_t event_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
 /* --- scripting API ----------------------------------------------------------------------- */
 
 FAKE_EXPORT void fake_reset(void)
@@ -95,6 +129,11 @@ FAKE_EXPORT void fake_reset(void)
     snprintf(nvml_version, sizeof nvml_version, "12.550.54.15");
     memset(migs, 0, sizeof migs);
     memset(mig_mode, 0, sizeof mig_mode);
+    pthread_mutex_lock(&event_lock);
+    n_xids = 0;
+    memset(registered, 0, sizeof registered);
+    event_set_alive = 0;
+    pthread_mutex_unlock(&event_lock);
     for (int i = 0; i < MAX_GPUS; i++) {
         unsigned long long gib = 1ULL << 30;
         unsigned long long *v = values[i];
@@ -123,6 +162,12 @@ FAKE_EXPORT void fake_reset(void)
         v[V_DEC] = 0;
         v[V_PERSISTENCE] = 1;
         v[V_COMPUTE_MODE] = NVML_COMPUTEMODE_DEFAULT;
+        v[V_CLOCK_EVENTS] = 0;
+        v[V_ECC_MODE] = 1;
+        v[V_MEM_TEMP] = 50 + (unsigned long long)i;
+        for (int k = V_ECC_SBE_VOL; k <= V_PCIE_REPLAY; k++) v[k] = 0;
+        energy_mj[i] = 1e6 * (double)(i + 1);
+        energy_at[i] = now_s();
     }
 }
 
@@ -144,11 +189,20 @@ FAKE_EXPORT void fake_set_name(int gpu, const char *name)
     if (gpu >= 0 && gpu < MAX_GPUS) snprintf(names[gpu], sizeof names[gpu], "%s", name);
 }
 
+/* Bring a GPU's energy up to now at the power it has drawn since the last time. */
+static void accrue_energy(int gpu)
+{
+    double t = now_s();
+    energy_mj[gpu] += (double)values[gpu][V_POWER_MW] * (t - energy_at[gpu]);  /* mW * s */
+    energy_at[gpu] = t;
+}
+
 /* Set a value by name (see value_names); returns 0, or -1 for an unknown name. */
 FAKE_EXPORT int fake_set_value(int gpu, const char *key, unsigned long long value)
 {
     for (int k = 0; k < V_COUNT; k++) {
         if (strcmp(key, value_names[k]) == 0 && gpu >= 0 && gpu < MAX_GPUS) {
+            if (k == V_POWER_MW) accrue_energy(gpu);  /* the old power until now */
             values[gpu][k] = value;
             return 0;
         }
@@ -176,6 +230,38 @@ FAKE_EXPORT int fake_add_process(int gpu, int graphics, unsigned int pid, unsign
 }
 
 FAKE_EXPORT void fake_clear_processes(void) { n_procs = 0; }
+
+/* The energy counter of a GPU, in mJ (the power then accrues from here). */
+FAKE_EXPORT void fake_set_energy(int gpu, double mj)
+{
+    if (gpu < 0 || gpu >= MAX_GPUS) return;
+    energy_mj[gpu] = mj;
+    energy_at[gpu] = now_s();
+}
+
+/* An XID error `code` on `gpu`, delivered `after_ms` from now to a waiting event set that
+ * registered nvmlEventTypeXidCriticalError for that GPU (events due before that wait). */
+FAKE_EXPORT int fake_add_xid(int gpu, unsigned long long code, long after_ms)
+{
+    pthread_mutex_lock(&event_lock);
+    if (n_xids >= MAX_XIDS) {
+        pthread_mutex_unlock(&event_lock);
+        return -1;
+    }
+    xids[n_xids++] = (fake_xid){gpu, code, now_s() + (double)after_ms / 1000.0, 0};
+    pthread_mutex_unlock(&event_lock);
+    return 0;
+}
+
+/* XID events delivered so far (a test knows the reader has had them). */
+FAKE_EXPORT int fake_xids_delivered(void)
+{
+    int n = 0;
+    pthread_mutex_lock(&event_lock);
+    for (int x = 0; x < n_xids; x++) n += xids[x].delivered;
+    pthread_mutex_unlock(&event_lock);
+    return n;
+}
 
 /* MIG mode of a GPU: 1 enabled, 0 disabled, -1 not supported (NVML_ERROR_NOT_SUPPORTED). */
 FAKE_EXPORT void fake_set_mig_mode(int gpu, int mode) { if (gpu >= 0 && gpu < MAX_GPUS) mig_mode[gpu] = mode; }
@@ -252,6 +338,26 @@ static void setup_from_environment(void)
         int length = 0;
         if (sscanf(p, "%d:%u:%llu%n", &gpu, &pid, &used, &length) != 3) break;
         fake_add_process(gpu, 0, pid, used);
+        p += length;
+        if (*p == ',') p++;
+    }
+    p = getenv("FAKENVML_XIDS");
+    while (p != NULL && *p != '\0') {
+        int gpu, length = 0;
+        unsigned long long code;
+        long after;
+        if (sscanf(p, "%d:%llu:%ld%n", &gpu, &code, &after, &length) != 3) break;
+        fake_add_xid(gpu, code, after);
+        p += length;
+        if (*p == ',') p++;
+    }
+    p = getenv("FAKENVML_VALUES");  /* gpu:name=value,... (names as fake_set_value's) */
+    while (p != NULL && *p != '\0') {
+        int gpu, length = 0;
+        char key[32];
+        unsigned long long value;
+        if (sscanf(p, "%d:%31[a-z_]=%llu%n", &gpu, key, &value, &length) != 3) break;
+        fake_set_value(gpu, key, value);
         p += length;
         if (*p == ',') p++;
     }
@@ -620,6 +726,199 @@ nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t d, unsigned int *id)
     CHECK(d);
     if (!is_mig(d)) return NVML_ERROR_INVALID_ARGUMENT;
     *id = MIG(d)->ci;
+    return NVML_SUCCESS;
+}
+
+/* --- health ---------------------------------------------------------------------------- */
+
+static nvmlReturn_t scripted(int gpu, const char *name)
+{
+    for (int e = n_errors - 1; e >= 0; e--)
+        if ((errors[e].gpu == -1 || errors[e].gpu == gpu) && strcmp(errors[e].func, name) == 0)
+            return errors[e].code;
+    return NVML_SUCCESS;
+}
+
+static nvmlReturn_t clock_events(nvmlDevice_t d, unsigned long long *reasons)
+{
+    *reasons = V(d, V_CLOCK_EVENTS);
+    return NVML_SUCCESS;
+}
+
+#ifndef FAKE_OLD_DRIVER
+nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d, unsigned long long *reasons)
+{
+    CHECK_GPU(d);
+    return clock_events(d, reasons);
+}
+#endif
+
+nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t d, unsigned long long *reasons)
+{
+    CHECK_GPU(d);
+    return clock_events(d, reasons);
+}
+
+nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t d, nvmlEnableState_t *current,
+                                  nvmlEnableState_t *pending)
+{
+    CHECK_GPU(d);
+    *current = *pending = V(d, V_ECC_MODE) ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, nvmlMemoryErrorType_t type,
+                                         nvmlEccCounterType_t counter, unsigned long long *count)
+{
+    CHECK_GPU(d);
+    int uncorrected = type == NVML_MEMORY_ERROR_TYPE_UNCORRECTED;
+    if (counter == NVML_VOLATILE_ECC) *count = V(d, uncorrected ? V_ECC_DBE_VOL : V_ECC_SBE_VOL);
+    else if (counter == NVML_AGGREGATE_ECC) *count = V(d, uncorrected ? V_ECC_DBE_AGG : V_ECC_SBE_AGG);
+    else return NVML_ERROR_INVALID_ARGUMENT;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t d, unsigned int *corr, unsigned int *unc,
+                                       unsigned int *pending, unsigned int *failure)
+{
+    CHECK_GPU(d);
+    *corr = (unsigned int)V(d, V_REMAP_CORR);
+    *unc = (unsigned int)V(d, V_REMAP_UNC);
+    *pending = (unsigned int)V(d, V_REMAP_PENDING);
+    *failure = (unsigned int)V(d, V_REMAP_FAILURE);
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetRetiredPages(nvmlDevice_t d, nvmlPageRetirementCause_t cause,
+                                       unsigned int *count, unsigned long long *addresses)
+{
+    CHECK_GPU(d);
+    unsigned long long n;
+    if (cause == NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS) n = V(d, V_RETIRED_SBE);
+    else if (cause == NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR) n = V(d, V_RETIRED_DBE);
+    else return NVML_ERROR_INVALID_ARGUMENT;
+    if (*count < n || (n > 0 && addresses == NULL)) {
+        *count = (unsigned int)n;
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    for (unsigned long long k = 0; k < n; k++) addresses[k] = 0x1000ULL * (k + 1) + cause;
+    *count = (unsigned int)n;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t d, nvmlEnableState_t *pending)
+{
+    CHECK_GPU(d);
+    *pending = V(d, V_RETIRED_PENDING) ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t d, unsigned int *value)
+{
+    CHECK_GPU(d);
+    *value = (unsigned int)V(d, V_PCIE_REPLAY);
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d, unsigned long long *energy)
+{
+    CHECK_GPU(d);
+    accrue_energy(d->index);
+    *energy = (unsigned long long)energy_mj[d->index];
+    return NVML_SUCCESS;
+}
+
+/* Field values: only NVML_FI_DEV_MEMORY_TEMP is known; fake_set_error(gpu,
+ * "NVML_FI_DEV_MEMORY_TEMP", code) makes that one field fail (the call itself succeeds). */
+nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFieldValue_t *values_out)
+{
+    CHECK_GPU(d);
+    for (int k = 0; k < count; k++) {
+        nvmlFieldValue_t *f = &values_out[k];
+        f->timestamp = 0;
+        f->latencyUsec = 0;
+        if (f->fieldId != NVML_FI_DEV_MEMORY_TEMP) {
+            f->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+            continue;
+        }
+        f->nvmlReturn = scripted(d->index, "NVML_FI_DEV_MEMORY_TEMP");
+        f->valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
+        f->value.uiVal = (unsigned int)V(d, V_MEM_TEMP);
+    }
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set)
+{
+    if (init_count == 0) return NVML_ERROR_UNINITIALIZED;
+    pthread_mutex_lock(&event_lock);
+    event_set_alive = 1;
+    memset(registered, 0, sizeof registered);
+    pthread_mutex_unlock(&event_lock);
+    *set = &the_event_set;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t d, unsigned long long *types)
+{
+    CHECK_GPU(d);
+    *types = nvmlEventTypeXidCriticalError | nvmlEventTypeSingleBitEccError
+             | nvmlEventTypeDoubleBitEccError;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long types, nvmlEventSet_t set)
+{
+    CHECK_GPU(d);
+    if (set != &the_event_set) return NVML_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&event_lock);
+    registered[d->index] |= types;
+    pthread_mutex_unlock(&event_lock);
+    return NVML_SUCCESS;
+}
+
+/* The earliest due XID of a registered GPU; waits up to `timeout` ms for one. */
+nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeout)
+{
+    if (set != &the_event_set || data == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    double until = now_s() + (double)timeout / 1000.0;
+    for (;;) {
+        pthread_mutex_lock(&event_lock);
+        if (!event_set_alive) {
+            pthread_mutex_unlock(&event_lock);
+            return NVML_ERROR_UNINITIALIZED;
+        }
+        double t = now_s();
+        int best = -1;
+        for (int x = 0; x < n_xids; x++) {
+            fake_xid *e = &xids[x];
+            if (e->delivered || e->due > t || e->gpu < 0 || e->gpu >= gpu_count) continue;
+            if (!(registered[e->gpu] & nvmlEventTypeXidCriticalError)) continue;
+            if (best < 0 || e->due < xids[best].due) best = x;
+        }
+        if (best >= 0) {
+            xids[best].delivered = 1;
+            memset(data, 0, sizeof *data);
+            data->device = &devices[xids[best].gpu];
+            data->eventType = nvmlEventTypeXidCriticalError;
+            data->eventData = xids[best].code;
+            data->gpuInstanceId = data->computeInstanceId = 0xFFFFFFFF;
+            pthread_mutex_unlock(&event_lock);
+            return NVML_SUCCESS;
+        }
+        pthread_mutex_unlock(&event_lock);
+        if (t >= until) return NVML_ERROR_TIMEOUT;
+        sleep_ms(5);
+    }
+}
+
+nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
+{
+    if (set != &the_event_set) return NVML_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&event_lock);
+    event_set_alive = 0;
+    memset(registered, 0, sizeof registered);
+    pthread_mutex_unlock(&event_lock);
     return NVML_SUCCESS;
 }
 
