@@ -47,7 +47,6 @@ from PySide6.QtWidgets import (
 
 from gpumon.i18n import tr
 from gpumon.telemetry.decimate import peak_decimate
-from gpumon.telemetry.fleet import duplicate_note
 from gpumon.telemetry.readouts import extra_readouts, readout_line
 from gpumon.telemetry.types import GpuInfo, GpuSample
 from gpumon.ui.monitor.axis import TimeAxis
@@ -60,6 +59,8 @@ from gpumon.ui.monitor.panel_labels import (
     MEMORY_RUNS_SHOWN,
     WIDEST,
     memory_runs,
+    title_runs,
+    tooltip_text,
     util_runs,
 )
 from gpumon.ui.monitor.plot import LitePlot, LitePlotWidget
@@ -147,7 +148,7 @@ class GpuPanel(QFrame):
 
         self.title = RunsLabel()
         self.title.setObjectName(f"panelTitle{info.index}")
-        self.title.set_runs(self._title_runs())
+        self.title.set_runs(title_runs(self.info))
         self.health = HealthMark(info.index)  # clock words and health mark, set by the window
         self.lost_label = QLabel()
         self.lost_label.setObjectName(f"lostLabel{info.index}")
@@ -395,18 +396,6 @@ class GpuPanel(QFrame):
         return super().eventFilter(obj, event)
 
     # -- internals ---------------------------------------------------------------------------
-    def _title_runs(self) -> list[TextRun]:
-        """Host (on a cluster), GPU index, name, PCI bus id, and [SIMULATED] when it is."""
-        runs = [TextRun(self.info.host, bold=True), TextRun(" · ")] if self.info.host else []
-        runs += [TextRun(f"GPU {self.info.index}", bold=True), TextRun(f" · {self.info.name} "),
-                 TextRun(self.info.pci_bus_id, color="#777")]
-        if self.info.simulated:
-            runs.append(TextRun(" [" + tr("SIMULATED") + "]", bold=True, color="#e65100"))
-        if self.info.duplicates:  # two exporters report this GPU (the tooltip says all)
-            runs.append(TextRun(" · " + tr("also reported by {targets}", targets=", ".join(
-                self.info.duplicates)), color="#b26a00"))
-        return runs
-
     def _set_curve(self, curve: pg.PlotCurveItem, series: SeriesFn, key: str,
                    scale: float) -> None:
         try:
@@ -441,9 +430,7 @@ class GpuPanel(QFrame):
         self.mem_label.set_runs(memory_runs(s))
         self.util_label.set_runs(util_runs(s))
         self.readouts.set_runs([TextRun(text, bold=bold) for text, bold in readout_line(s)])
-        extra = extra_readouts(s)
-        if self.info.duplicates:
-            extra = f"{duplicate_note(self.info)}\n{extra}".strip()
+        extra = tooltip_text(self.info, extra_readouts(s))
         if extra != self.title.toolTip():  # a tooltip: no layout, no repaint per tick
             self.title.setToolTip(extra)
             self.readouts.setToolTip(extra)

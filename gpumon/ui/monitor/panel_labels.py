@@ -5,8 +5,9 @@ they need (its minimum width) with the same runs it shows."""
 from __future__ import annotations
 
 from gpumon.i18n import tr
+from gpumon.telemetry.fleet import duplicate_note
 from gpumon.telemetry.metrics import format_value
-from gpumon.telemetry.types import GpuSample
+from gpumon.telemetry.types import GpuInfo, GpuSample
 from gpumon.ui.monitor.runs_label import TextRun
 from gpumon.units import GIB
 
@@ -34,3 +35,23 @@ def util_runs(s: GpuSample | None) -> list[TextRun]:
             TextRun(format_value(s, "gpu_util_pct"), bold=True), TextRun("   "),
             TextRun("■", color=MEM_UTIL_COLOR), TextRun(" " + tr("Mem ctrl") + " "),
             TextRun(format_value(s, "mem_util_pct"), bold=True)]
+
+
+def title_runs(info: GpuInfo) -> list[TextRun]:
+    """Host (on a cluster), GPU index, name, PCI bus id, [SIMULATED] when it is, and the
+    other exporters that report it too."""
+    runs = [TextRun(info.host, bold=True), TextRun(" · ")] if info.host else []
+    runs += [TextRun(f"GPU {info.index}", bold=True), TextRun(f" · {info.name} "),
+             TextRun(info.pci_bus_id, color="#777")]
+    if info.simulated:
+        runs.append(TextRun(" [" + tr("SIMULATED") + "]", bold=True, color="#e65100"))
+    if info.duplicates:  # two exporters report this GPU (the tooltip says all)
+        runs.append(TextRun(" · " + tr("also reported by {targets}",
+                                       targets=", ".join(info.duplicates)), color="#b26a00"))
+    return runs
+
+
+def tooltip_text(info: GpuInfo, extra: str) -> str:
+    """The title's tooltip: the readings not shown above the graphs, after the duplicate
+    note when other exporters report this GPU too."""
+    return f"{duplicate_note(info)}\n{extra}".strip() if info.duplicates else extra

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, QSize, Slot
-from PySide6.QtWidgets import QListWidget, QWidget
+from PySide6.QtCore import QObject, QSize, Qt, Slot
+from PySide6.QtWidgets import QDockWidget, QListWidget, QWidget
 
 from gpumon.i18n import tr
 from gpumon.telemetry.health import HealthEvent, HealthWatch, held_down
@@ -77,3 +77,15 @@ class HealthEvents(QObject):
         if events:
             self._show_message(events[-1].text)
             self._reveal_log()
+
+
+def install(grid: GpuGrid, add_dock: Callable[[QWidget, str, Qt.DockWidgetArea], QDockWidget],
+            show_message: Callable[[str], None], parent: QObject
+            ) -> tuple[EventLog, QDockWidget, HealthEvents]:
+    """The window's health watch: the panels' marks, and new XID / ECC errors in the status
+    bar and the event log (a dock at the bottom, hidden until the first event comes).
+    Connect the returned HealthEvents' ``on_snapshot`` to the window's snapshots."""
+    log = EventLog()
+    dock = add_dock(log, tr("Event log"), Qt.DockWidgetArea.BottomDockWidgetArea)
+    dock.hide()
+    return log, dock, HealthEvents(grid, log, show_message, dock.show, parent)

@@ -48,9 +48,9 @@ from gpumon.ui.monitor.process_pane import ProcessPane
 from gpumon.ui.monitor.process_view import ProcessView
 from gpumon.ui.monitor.smi_table import SmiTable
 from gpumon.ui.theme import Theme
+from gpumon.ui.window import health_events
 from gpumon.ui.window.controls import Controls
 from gpumon.ui.window.file_actions import FileActions
-from gpumon.ui.window.health_events import EventLog, HealthEvents
 from gpumon.ui.window.kernel_warmup import KernelWarmup
 from gpumon.ui.window.lazy_tabs import LazyTabs
 from gpumon.ui.window.menus import Menus
@@ -181,15 +181,9 @@ class MainWindow(QMainWindow):
                            latest_snapshot=lambda: self.latest_snapshot,
                            torch_facts=self._torch_facts)
         self.gpuPanelsChanged.connect(self.menus.rebuild_gpu_menu)
-        # GPU health: the panels' marks, and new XID / ECC errors in the status bar and the
-        # event log (a dock at the bottom, shown when the first event comes)
-        self.event_log = EventLog()
-        self.event_dock = self.add_dock(self.event_log, tr("Event log"),
-                                        Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.event_dock.hide()
-        self.health = HealthEvents(self.gpu_grid, self.event_log,
-                                   lambda text: self.statusBar().showMessage(text),
-                                   self.event_dock.show, self)
+        # GPU health: the panels' marks, new XID / ECC errors in the status bar and a log.
+        self.event_log, self.event_dock, self.health = health_events.install(
+            self.gpu_grid, self.add_dock, lambda text: self.statusBar().showMessage(text), self)
         self.snapshotReceived.connect(self.health.on_snapshot)
         self.add_lazy_page(N_("Lesson"), self._make_lesson)
         # The kernel starts when a kernel tab is wanted (kernel_warmup.py).
