@@ -81,9 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help=tr("after this many seconds without an answer from the driver, "
                                 "send gpumon_nvml_up 0 and no GPU values (default 5)"))
     parser.add_argument("--process-labels", type=parse_process_labels, default=(),
-                        metavar="user,command",
-                        help=tr("also label each process's series with its user and/or "
-                                "command line (default: gpu, UUID and pid only)"))
+                        metavar="user,command,container",
+                        help=tr("also label each process's series with its user, command "
+                                "line and/or container or batch job (default: gpu, UUID and "
+                                "pid only)"))
     parser.add_argument("--no-processes", action="store_true",
                         help=tr("send no per-process series at all"))
     parser.add_argument("--hostname", default=None, metavar="NAME",

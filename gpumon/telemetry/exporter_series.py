@@ -43,7 +43,7 @@ GPU_LABELS = ("gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname", DR
 # A process's series carry these always; OPTIONAL_PROCESS_LABELS only when asked for
 # (``--process-labels``): command lines carry tokens, paths and user names.
 PROCESS_LABELS = ("gpu", "UUID", "pid", "Hostname")
-OPTIONAL_PROCESS_LABELS = ("user", "command")
+OPTIONAL_PROCESS_LABELS = ("user", "command", "container")
 PROCESS_HELP = "GPU memory a process holds (bytes)."
 FIELDS = DCGM_FIELDS + GPUMON_FIELDS  # every per-GPU gauge, in the order they are sent
 
@@ -170,7 +170,9 @@ def _process_family(snap: Snapshot, host: str, optional: tuple[str, ...], tag: l
     for p in snap.processes:
         if p.gpu_mem_bytes is None:
             continue
-        more = {"user": p.user or "", "command": cut_command(p.command or p.name)}
+        more = {"user": p.user or "", "command": cut_command(p.command or p.name),
+                # a delegated cgroup's name is a user's text: cut like a command line
+                "container": cut_command(p.container)}
         family.add_metric([str(p.gpu_index), uuids.get(p.gpu_index, ""), str(p.pid), host,
                            *(more[name] for name in chosen), *extra],
                           float(p.gpu_mem_bytes))

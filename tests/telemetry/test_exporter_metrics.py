@@ -171,6 +171,7 @@ def test_simulated_is_labelled_and_processes_are_bounded() -> None:
     (Options(), {"gpu", "UUID", "pid", "Hostname"}),
     (Options(process_labels=("command",)), {"gpu", "UUID", "pid", "Hostname", "command"}),
     (Options(process_labels=("user",)), {"gpu", "UUID", "pid", "Hostname", "user"}),
+    (Options(process_labels=("container",)), {"gpu", "UUID", "pid", "Hostname", "container"}),
 ])
 def test_user_and_command_only_when_asked_for(fake_nvml: FakeNvml, options: Options,
                                               labels: set[str]) -> None:
@@ -242,3 +243,17 @@ def test_exporter_serves_until_sigterm_then_exits_0() -> None:
     assert proc.returncode == 0
     assert f"gpumon exporter: serving http://127.0.0.1:{port}/metrics (simulated GPUs)" in out
     assert "Traceback" not in out
+
+
+def test_the_container_label_is_the_process_s_container_or_job(
+        fake_nvml: FakeNvml, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpumon.telemetry import procinfo
+
+    fake_nvml.add_process(0, os.getpid(), GIB)
+    monkeypatch.setattr(procinfo, "container_of", lambda pid: "slurm:4242")
+    collector = GpuCollector(NvmlSource, host="h",
+                             options=Options(process_labels=("container",)))
+    families = scrape(collector)
+    collector.close()
+    (sample,) = families["gpumon_process_gpu_memory_bytes"].samples  # type: ignore
+    assert sample.labels["container"] == "slurm:4242"
