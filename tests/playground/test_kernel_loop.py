@@ -190,3 +190,23 @@ def test_gpumon_values_and_plain_builtins_cross() -> None:
     write_frame(buf, values)
     buf.seek(0)
     assert read_frame(buf) == values
+
+
+def test_a_reply_that_cannot_be_pickled_becomes_a_card_and_the_kernel_goes_on() -> None:
+    from gpumon.playground.data.outcome import Outcome
+
+    out = io.BytesIO()
+    kernel = Kernel(out)
+    unsendable = Outcome(RunCode("x"), "x", True, 0.0, 0.0,
+                         preview=lambda: "a value pickle refuses")  # type: ignore[arg-type]
+    kernel._handlers["run"] = lambda _p: unsendable  # noqa: SLF001
+    kernel._handlers["names"] = lambda _p: [threading.Lock()]  # noqa: SLF001
+    kernel.answer(Request(1, "run", RunCode("x")))
+    kernel.answer(Request(2, "names"))
+    kernel.answer(Request(3, "ping"))
+    by_id = {(m.kind, m.id): m for m in _messages(out, kernel)}
+    card = by_id[("reply", 1)].data
+    assert not card.ok and card.error.type_name == "UnsendableResult"
+    assert "could not be sent to the window" in card.error.explanation
+    assert "could not be sent" in by_id[("internal_error", 2)].data
+    assert ("reply", 3) in by_id  # the kernel answered on
