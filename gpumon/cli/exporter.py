@@ -160,6 +160,11 @@ def main(argv: list[str]) -> int:
                                          process_labels=args.process_labels))
     reader = GpuReader(_factory(args.simulate, args.seed), pages.publish, args.interval,
                        args.read_timeout)
+    # Before the first answer: a SIGTERM that comes as soon as the port answers (a test, a
+    # quick systemd restart) must end the exporter cleanly, not by the default action.
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
     host, port = args.listen
     try:
         server = serve(host, port, pages, web)
@@ -174,9 +179,6 @@ def main(argv: list[str]) -> int:
     if web.tls is None and not is_loopback(host):
         logging.warning("listening on %s without TLS: anyone who can reach this port reads "
                         "it; see --web.config.file", host)
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
     while not stop.wait(3600):
         pass
     server.close()

@@ -257,3 +257,32 @@ def test_the_container_label_is_the_process_s_container_or_job(
     collector.close()
     (sample,) = families["gpumon_process_gpu_memory_bytes"].samples  # type: ignore
     assert sample.labels["container"] == "slurm:4242"
+
+
+@pytest.mark.slow
+def test_a_sigterm_as_soon_as_the_port_answers_still_exits_0() -> None:
+    """The handlers are in place before the server answers: a SIGTERM the moment the port
+    accepts (a quick restart) ends the exporter cleanly, never by the default action."""
+    codes = []
+    for _ in range(5):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        proc = subprocess.Popen([sys.executable, "-m", "gpumon", "exporter", "--simulate", "1",
+                                 "--listen", f"127.0.0.1:{port}"], cwd=ROOT,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    break
+                except OSError:
+                    time.sleep(0.001)
+            proc.send_signal(signal.SIGTERM)
+            codes.append(proc.wait(20))
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert codes == [0] * 5
