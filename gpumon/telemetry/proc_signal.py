@@ -64,11 +64,8 @@ def refusal(pid: int, started_s: float | None = None) -> str | None:
         if not _may_signal(proc):
             return tr("Process {pid} belongs to {user}; only that user or an administrator "
                       "may signal it.", pid=pid, user=_user(proc))
-    except psutil.NoSuchProcess:
-        return tr("Process {pid} has ended, or runs in a container whose processes are not "
-                  "visible here.", pid=pid)
-    except psutil.AccessDenied:
-        return tr("Process {pid} is not yours to signal.", pid=pid)
+    except (psutil.NoSuchProcess, psutil.AccessDenied) as exc:
+        return _unreachable(pid, exc)
     return None
 
 
@@ -83,12 +80,17 @@ def send(pid: int, action: Action, started_s: float | None = None) -> str | None
             proc.terminate()  # SIGTERM here; TerminateProcess on Windows
         else:
             proc.send_signal(action.signum)  # psutil refuses a reused PID itself
-    except psutil.NoSuchProcess:
+    except (psutil.NoSuchProcess, psutil.AccessDenied) as exc:
+        return _unreachable(pid, exc)
+    return None
+
+
+def _unreachable(pid: int, exc: Exception) -> str:
+    """The sentence for a process psutil cannot find, or may not touch."""
+    if isinstance(exc, psutil.NoSuchProcess):
         return tr("Process {pid} has ended, or runs in a container whose processes are not "
                   "visible here.", pid=pid)
-    except psutil.AccessDenied:
-        return tr("Process {pid} is not yours to signal.", pid=pid)
-    return None
+    return tr("Process {pid} is not yours to signal.", pid=pid)
 
 
 def _user(proc: psutil.Process) -> str:

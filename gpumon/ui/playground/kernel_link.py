@@ -155,18 +155,13 @@ def ended_outcome(ended: KernelExit) -> Outcome:
                              "kernel is loading torch.", lost=ended.lost_text()),
                           by_torch=False)
         what = tr("Stop during start-up: the kernel was killed and restarted")
-    elif ended.reason == "protocol":
-        error = ErrorInfo("KernelStopped",
-                          tr("The playground kernel (pid {pid}) sent the window something it "
-                             "cannot read ({why}), so the kernel was stopped.", pid=ended.pid,
-                             why=ended.detail),
-                          tr("{lost} The monitor kept running; the next action starts a "
-                             "fresh kernel.", lost=ended.lost_text()), by_torch=False)
-        what = tr("the playground kernel was stopped")
-    elif ended.reason == "closed its output":
-        error = ErrorInfo("KernelStopped",
-                          tr("The playground kernel (pid {pid}) closed its connection to the "
-                             "window while still running, so it was stopped.", pid=ended.pid),
+    elif ended.reason in ("protocol", "closed its output"):
+        headline = tr("The playground kernel (pid {pid}) sent the window something it cannot "
+                      "read ({why}), so the kernel was stopped.", pid=ended.pid,
+                      why=ended.detail) if ended.reason == "protocol" else \
+            tr("The playground kernel (pid {pid}) closed its connection to the window while "
+               "still running, so it was stopped.", pid=ended.pid)
+        error = ErrorInfo("KernelStopped", headline,
                           tr("{lost} The monitor kept running; the next action starts a "
                              "fresh kernel.", lost=ended.lost_text()), by_torch=False)
         what = tr("the playground kernel was stopped")
