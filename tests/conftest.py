@@ -35,6 +35,14 @@ def chinese() -> None:
 
 
 @pytest.fixture
+def kernels_import_torch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every kernel of the test starts the ordinary way and imports torch itself, for the
+    tests of what happens while it does: none is forked from a server that imported it
+    already (playground/client/forkserver.py)."""
+    monkeypatch.setenv("GPUMON_KERNEL_FORKSERVER", "0")
+
+
+@pytest.fixture
 def no_nvml_library(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """pynvml cannot load libnvidia-ml.so.1, as on a machine without the driver."""
     import ctypes

@@ -19,6 +19,7 @@ from gpumon.playground.data.outcome import Outcome
 from tests.playground.kernel_helpers import Inbox
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="sends POSIX signals to the kernel")
+pytestmark = pytest.mark.usefixtures("kernels_import_torch")  # the import is what is stopped
 
 
 

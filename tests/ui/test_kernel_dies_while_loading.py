@@ -11,7 +11,8 @@ import pytest
 
 from gpumon.playground.data import actions as act
 
-pytestmark = pytest.mark.skipif(os.name != "posix", reason="sends SIGKILL to the kernel")
+pytestmark = [pytest.mark.skipif(os.name != "posix", reason="sends SIGKILL to the kernel"),
+              pytest.mark.usefixtures("kernels_import_torch")]  # killed while it imports
 
 
 @pytest.mark.slow

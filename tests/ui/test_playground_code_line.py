@@ -117,6 +117,7 @@ def test_sigkill_during_an_action_shows_a_card_and_the_next_action_works(
 
 @pytest.mark.slow
 @posix_only
+@pytest.mark.usefixtures("kernels_import_torch")  # a fresh start, with its import
 def test_esc_while_the_kernel_is_still_starting_restarts_it_and_the_log_says_so(
         qtbot, make_window, monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
     """The first action typed while the fresh kernel still starts: Esc is not swallowed. The

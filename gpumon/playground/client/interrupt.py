@@ -12,7 +12,7 @@ import os
 import signal
 import subprocess
 import sys
-from typing import Literal
+from typing import Literal, Protocol
 
 InterruptPath = Literal["sigint", "ctrl_break", "none"]
 
@@ -33,7 +33,15 @@ def creation_flags(path: InterruptPath | None = None) -> int:
     return 0
 
 
-def send_interrupt(proc: subprocess.Popen[bytes], path: InterruptPath | None = None) -> bool:
+class Signalled(Protocol):
+    """A kernel process: a ``subprocess.Popen`` or a forked kernel (forkserver.py)."""
+
+    def poll(self) -> int | None: ...
+
+    def send_signal(self, sig: int) -> None: ...
+
+
+def send_interrupt(proc: Signalled, path: InterruptPath | None = None) -> bool:
     """Ask ``proc`` to stop its running code; False when no gentle way exists or it is gone."""
     chosen = path or interrupt_path()
     if proc.poll() is not None:

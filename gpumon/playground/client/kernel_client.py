@@ -30,6 +30,8 @@ from typing import IO, Any
 
 from gpumon import i18n
 from gpumon.i18n import ntr, tr
+from gpumon.playground.client import forkserver
+from gpumon.playground.client.forkserver import ForkedKernel
 from gpumon.playground.client.internal import internal_errors_in
 from gpumon.playground.client.interrupt import creation_flags, interrupt_path, send_interrupt
 from gpumon.playground.client.job import put_in_job
@@ -55,11 +57,25 @@ LOST_NAMES_SHOWN = 20
 #: Seconds a kernel that closed its output (while still running) has to exit on its own.
 CLOSED_OUTPUT_GRACE_S = 1.0
 ROOT = Path(__file__).resolve().parents[3]  # the folder that holds gpumon/
+KERNEL_MODULE = "gpumon.playground.kernel.main"
 
 
 def kernel_command(python: str) -> list[str]:
     """How a kernel is started (tests put a scripted fake kernel here)."""
-    return [python, "-m", "gpumon.playground.kernel.main"]
+    return [python, "-m", KERNEL_MODULE]
+
+
+def kernel_env() -> dict[str, str]:
+    """A new kernel's environment: this one, with gpumon's folder first on PYTHONPATH, the
+    window's pid and the user's folder (kernel/lifeline.py)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    env[PARENT_ENV] = str(os.getpid())
+    try:
+        env[FOLDER_ENV] = os.getcwd()
+    except OSError:  # the folder was deleted under the window: the user's home instead
+        env[FOLDER_ENV] = os.path.expanduser("~")
+    return env
 
 
 def descendants(pid: int) -> list[Any]:
@@ -140,7 +156,7 @@ class KernelExit:
 class _Generation:
     """One kernel process and what it owes the window."""
 
-    proc: subprocess.Popen[bytes]
+    proc: subprocess.Popen[bytes] | ForkedKernel
     writer: FrameWriter
     pending: list[int] = field(default_factory=list)
     kinds: dict[int, str] = field(default_factory=dict)  # request id -> kind, while pending
@@ -203,19 +219,18 @@ class KernelClient:
             gen.reader.start()
             return True
 
-    def _spawn(self) -> subprocess.Popen[bytes]:
+    def _spawn(self) -> subprocess.Popen[bytes] | ForkedKernel:
         """Start a kernel (on the spawner thread): in gpumon's own folder, so nothing in the
-        user's folder shadows torch or gpumon (kernel/lifeline.py), in a session of its own."""
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
-        env[PARENT_ENV] = str(os.getpid())
-        try:
-            env[FOLDER_ENV] = os.getcwd()
-        except OSError:  # the folder was deleted under the window: the user's home instead
-            env[FOLDER_ENV] = os.path.expanduser("~")
+        user's folder shadows torch or gpumon (kernel/lifeline.py), in a session of its own;
+        forked from the fork server where one is ready (forkserver.py)."""
+        env = kernel_env()
+        command = kernel_command(self._python)
+        if command == [self._python, "-m", KERNEL_MODULE]:
+            forked = forkserver.spawn(self._python, env)
+            if forked is not None:
+                return forked
         proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
-            kernel_command(self._python),
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True,
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True,
             cwd=str(ROOT), creationflags=creation_flags(), start_new_session=os.name == "posix",
         )
         put_in_job(proc)  # Windows: ended with the window, whatever ends it (job.py)

@@ -1,0 +1,230 @@
+"""Kernels forked from the fork server (Linux): they are the kernels ``python -m`` would start
+(a workspace, the user's folder, their own random state, exit codes, signals), and whatever
+ends the window or the server ends them (client/forkserver.py, kernel/forkserver.py)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from gpumon.playground.client import forkserver
+from gpumon.playground.client.forkserver import ForkedKernel, ForkServer
+from gpumon.playground.client.kernel_client import KernelClient, KernelExit, kernel_env
+from gpumon.playground.data.actions import RunCode
+from gpumon.playground.data.outcome import LoadStatus, Outcome
+from tests.playground.kernel_helpers import Inbox
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                reason="the fork server is Linux only")
+GONE_WITHIN_S = 3.0
+
+
+@pytest.fixture
+def server() -> Iterator[ForkServer]:
+    """A ready server for this process's kernels (it stays for the next tests)."""
+    started = forkserver.start_server(sys.executable, kernel_env())
+    assert started.ready.wait(60), "the fork server never said it was ready"
+    yield started
+
+
+def _run(client: KernelClient, inbox: Inbox, code: str) -> Outcome:
+    rid = client.request("run", RunCode(code))
+    reply = inbox.wait("reply", rid, timeout=30).data
+    assert isinstance(reply, Outcome)
+    return reply
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def _gone(pids: list[int], within_s: float) -> list[int]:
+    deadline = time.monotonic() + within_s
+    while True:
+        left = [p for p in pids if _alive(p)]
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.05)
+
+
+def test_a_forked_kernel_has_torch_at_once_and_keeps_its_workspace(server: ForkServer) -> None:
+    inbox = Inbox()
+    client = KernelClient(inbox)
+    try:
+        rid = client.request("load")
+        status = inbox.wait("reply", rid, timeout=10).data
+        assert isinstance(status, LoadStatus) and status.ok, status
+        assert isinstance(client._gen.proc, ForkedKernel)  # type: ignore[union-attr]
+        kernel = psutil.Process(client.pid)
+        assert kernel.ppid() == server.proc.pid  # the server's child, not the window's
+        assert os.getsid(kernel.pid) == kernel.pid  # a session of its own
+        assert status.duration_s < 0.5  # torch was imported already (a fresh import: seconds)
+        assert _run(client, inbox, "x = torch.arange(3)").ok
+        assert _run(client, inbox, "x.sum()").preview == "tensor(3)"
+    finally:
+        client.shutdown(timeout_s=2.0)
+
+
+def test_each_forked_kernel_draws_its_own_random_numbers(server: ForkServer) -> None:
+    draws = []
+    for _ in range(2):
+        inbox = Inbox()
+        client = KernelClient(inbox)
+        try:
+            draws.append(_run(client, inbox, "import random; random.random()").preview)
+            assert isinstance(client._gen.proc, ForkedKernel)  # type: ignore[union-attr]
+        finally:
+            client.shutdown(timeout_s=2.0)
+    assert draws[0] != draws[1]
+
+
+def test_a_forked_kernel_runs_in_the_user_s_folder_which_shadows_nothing(
+        server: ForkServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "torch.py").write_text("raise ImportError('the shadow torch.py')\n")
+    (tmp_path / "mymodule.py").write_text("ANSWER = 42\n")
+    monkeypatch.chdir(tmp_path)
+    inbox = Inbox()
+    client = KernelClient(inbox)
+    try:
+        reply = _run(client, inbox, "import os, mymodule; (mymodule.ANSWER, os.getcwd(), "
+                                    "torch.__file__.endswith('torch.py'))")
+        assert isinstance(client._gen.proc, ForkedKernel)  # type: ignore[union-attr]
+        assert reply.ok, reply.error
+        assert reply.preview == f"(42, {str(tmp_path)!r}, False)"
+    finally:
+        client.shutdown(timeout_s=2.0)
+
+
+def test_a_forked_kernel_killed_by_a_signal_is_reported_so_and_replaced(
+        server: ForkServer) -> None:
+    inbox = Inbox()
+    client = KernelClient(inbox)
+    try:
+        assert _run(client, inbox, "a = torch.zeros(2)").ok
+        inbox.wait("workspace")
+        pid = client.pid
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        ended = inbox.wait("died", timeout=10).data
+        assert isinstance(ended, KernelExit)
+        assert ended.pid == pid and ended.how() == "killed by SIGKILL"
+        assert ended.lost_names == ("a",)
+        assert not _run(client, inbox, "a").ok  # a fresh kernel, forked again
+        assert isinstance(client._gen.proc, ForkedKernel)  # type: ignore[union-attr]
+        assert client.pid != pid
+    finally:
+        client.shutdown(timeout_s=2.0)
+
+
+def test_an_interrupt_reaches_a_forked_kernel_and_an_exit_code_comes_back(
+        server: ForkServer) -> None:
+    inbox = Inbox()
+    client = KernelClient(inbox)
+    try:
+        assert _run(client, inbox, "x = 5").ok
+        rid = client.request("run", RunCode("n = 0\nwhile True:\n    n += 1"))
+        time.sleep(0.5)
+        assert client.interrupt(grace_s=5.0) == "signalled"
+        inbox.wait("interrupted", rid, timeout=5.0)
+        assert _run(client, inbox, "x").preview == "5"
+        proc = client._gen.proc  # type: ignore[union-attr]
+        assert isinstance(proc, ForkedKernel)
+        client.shutdown(timeout_s=2.0)
+        assert proc.wait(5) == 0  # the kernel's own exit code, through the server
+    finally:
+        client.shutdown(timeout_s=2.0)
+
+
+def test_a_changed_environment_gets_a_server_of_its_own(
+        server: ForkServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GPUMON_TEST_SOMETHING_ELSE", "1")
+    inbox = Inbox()
+    client = KernelClient(inbox)
+    try:
+        reply = _run(client, inbox, "import os; os.environ.get('GPUMON_TEST_SOMETHING_ELSE')")
+        assert reply.preview == "'1'"
+        # not forked from the server of the old environment, which is ended
+        assert not isinstance(client._gen.proc, ForkedKernel)  # type: ignore[union-attr]
+        assert server.gone.wait(5)
+    finally:
+        client.shutdown(timeout_s=2.0)
+
+
+def test_a_lost_server_ends_its_kernels_and_the_next_starts_the_ordinary_way(
+        server: ForkServer) -> None:
+    inbox = Inbox()
+    client = KernelClient(inbox)
+    try:
+        assert _run(client, inbox, "b = 2").ok
+        pid = client.pid
+        assert pid is not None
+        server.proc.kill()
+        ended = inbox.wait("died", timeout=10).data
+        assert isinstance(ended, KernelExit) and ended.pid == pid
+        assert _gone([pid], GONE_WITHIN_S) == []
+        assert _run(client, inbox, "1 + 1").preview == "2"
+        assert not isinstance(client._gen.proc, ForkedKernel)  # type: ignore[union-attr]
+    finally:
+        client.shutdown(timeout_s=2.0)
+
+
+WINDOW_LIKE = textwrap.dedent("""
+    import os, sys, time
+    from gpumon.playground.client import forkserver
+    from gpumon.playground.client.kernel_client import KernelClient, kernel_env
+    from gpumon.playground.data.actions import RunCode
+    server = forkserver.start_server(sys.executable, kernel_env())
+    assert server.ready.wait(60)
+    client = KernelClient(lambda message: None)
+    client.request("run", RunCode(
+        "import subprocess, os\\n"
+        "plain = subprocess.Popen(['sleep', '60'])\\n"
+        "daemon = subprocess.Popen(['setsid', 'sleep', '60'])\\n"
+        "open(os.environ['READY'], 'w').write("
+        "f'{os.getppid()} {os.getpid()} {plain.pid} {daemon.pid}\\\\n')\\n"
+        "x = 0\\n"
+        "while True: x = x + 1"))
+    time.sleep(600)
+""")
+
+
+@pytest.mark.slow
+def test_sigkill_of_the_window_ends_the_server_the_forked_kernel_and_what_it_started(
+        tmp_path: Path) -> None:
+    ready = tmp_path / "ready"
+    window = subprocess.Popen([sys.executable, "-c", WINDOW_LIKE],
+                              env=dict(os.environ, READY=str(ready)))
+    pids: list[int] = []
+    try:
+        deadline = time.monotonic() + 60
+        while not ready.exists() or not ready.read_text().endswith("\n"):
+            assert window.poll() is None, f"exited early with {window.returncode}"
+            assert time.monotonic() < deadline, "never got ready"
+            time.sleep(0.05)
+        pids = [int(p) for p in ready.read_text().split()]
+        server_pid, kernel_pid = pids[:2]
+        assert psutil.Process(server_pid).ppid() == window.pid  # the kernel was forked
+        assert psutil.Process(kernel_pid).ppid() == server_pid
+        assert _gone(pids, 0) == pids
+        window.kill()
+        window.wait()
+        assert _gone(pids, GONE_WITHIN_S) == []
+    finally:
+        window.kill()
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
