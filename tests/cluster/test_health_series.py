@@ -34,17 +34,18 @@ def test_energy_rate_is_the_power_and_an_xid_fires_the_alert(
     assert fired["value"][1] == "79"  # type: ignore[index]
     assert fired["metric"]["DCGM_FI_DRIVER_VERSION"] == "550.54.15"  # type: ignore[index]
 
-    # rate() divides by the whole window, so a series younger than the minute reads low:
-    # wait (bounded) until a full minute of scrapes is in it.
-    def a_full_minute() -> bool:
+    # rate() divides by the whole range, so a series younger than the range reads low: wait
+    # (bounded) until the range is full. With 1 s scrapes a 15 s range holds 15 readings,
+    # enough for the rate; dashboards scraping every 15 s take a minute for the same.
+    def a_full_range() -> bool:
         got = cluster.query("min(timestamp(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION) - "
                             "min_over_time(timestamp(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION)"
                             "[2m:1s]))")
-        return bool(got) and float(got[0]["value"][1]) >= 62  # type: ignore[index]
+        return bool(got) and float(got[0]["value"][1]) >= 17  # type: ignore[index]
 
-    wait_for(a_full_minute, 90, "a minute of energy readings")
+    wait_for(a_full_range, 60, "15 s of energy readings")
     watts = {r["metric"]["gpu"]: float(r["value"][1])  # type: ignore[index]
-             for r in cluster.query("rate(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION[1m]) / 1000")}
+             for r in cluster.query("rate(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION[15s]) / 1000")}
     assert watts["0"] == pytest.approx(100.0, rel=0.05)
     assert watts["1"] == pytest.approx(101.0, rel=0.05)
     power = {r["metric"]["gpu"]: float(r["value"][1])  # type: ignore[index]
