@@ -11,6 +11,12 @@
 3. Lesson request size: the bytes one lesson step's request puts on the pipe with 8
    simulated GPUs in the snapshot, as it was (all 17 steps and the snapshot every time) and
    as it is (the steps once per kernel, then a key).
+4. Restart: the kernel is killed (SIGKILL, as Stop not in time or a crash), then the time
+   from the kill to the Outcome of the next action that uses torch, and the new kernel's own
+   CPU time up to then; a kernel started the ordinary way (the baseline, same run) against
+   one forked from the fork server (Linux).
+
+Sections 1 and 4's baseline start every kernel the ordinary way (GPUMON_KERNEL_FORKSERVER=0).
 
 Run from the repository root: ``python benchmarks/bench_kernel.py [--quick]``.
 """
@@ -18,6 +24,7 @@ Run from the repository root: ``python benchmarks/bench_kernel.py [--quick]``.
 from __future__ import annotations
 
 import argparse
+import os
 import queue
 import statistics
 import subprocess
@@ -28,9 +35,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+import psutil  # noqa: E402
 from machine import describe  # noqa: E402 (benchmarks/machine.py, beside this script)
 
-from gpumon.playground.client.kernel_client import KernelClient  # noqa: E402
+from gpumon.playground.client import forkserver  # noqa: E402
+from gpumon.playground.client.kernel_client import KernelClient, kernel_env  # noqa: E402
 from gpumon.playground.data import actions as A  # noqa: E402
 from gpumon.playground.data.wire import Message  # noqa: E402
 
@@ -77,6 +86,32 @@ def first_action(prewarm: bool) -> float:
         return took
     finally:
         client.shutdown()
+
+
+def restart(forked: bool) -> tuple[float, float]:
+    """Seconds from a SIGKILL to the next torch action's Outcome, and the new kernel's CPU-s."""
+    os.environ[forkserver.ENABLE_ENV] = "1" if forked else "0"
+    if forked:
+        assert forkserver.start_server(sys.executable, kernel_env()).ready.wait(60)
+    waiter = Waiter()
+    client = KernelClient(lambda m: None if m.kind == "died" else waiter(m))
+    try:
+        waiter.wait(client.request("run", FIRST))
+        pid = client.pid
+        assert pid is not None
+        start = time.perf_counter()
+        os.kill(pid, 9)
+        while client.pid == pid:
+            time.sleep(0.001)
+        reply = waiter.wait(client.request("run", A.RunCode("torch.ones(3).sum()")))
+        took = time.perf_counter() - start
+        assert reply.data.ok, reply.data.error
+        assert client.pid is not None
+        times = psutil.Process(client.pid).cpu_times()
+        return took, times.user + times.system
+    finally:
+        client.shutdown()
+        forkserver.shutdown()
 
 
 def round_trips(reps: int) -> bool:
@@ -145,6 +180,7 @@ def main() -> int:
     runs = 2 if args.quick else 5
     reps = 100 if args.quick else 500
     print(describe())
+    os.environ[forkserver.ENABLE_ENV] = "0"
     print("1. first action")
     cold = statistics.median(cold_torch() for _ in range(runs))
     warm = statistics.median(first_action(prewarm=True) for _ in range(runs))
@@ -158,6 +194,17 @@ def main() -> int:
     ok = round_trips(reps)
     print("3. lesson request size (8 simulated GPUs)")
     lesson_sizes()
+    print(f"4. restart after a SIGKILL, to the next torch action's outcome ({runs} runs, medians)")
+    if sys.platform.startswith("linux"):
+        plain = [restart(forked=False) for _ in range(runs)]
+        forked = [restart(forked=True) for _ in range(runs)]
+        p_s, p_cpu = (statistics.median(v) for v in zip(*plain, strict=True))
+        f_s, f_cpu = (statistics.median(v) for v in zip(*forked, strict=True))
+        print(f"  ordinary start (baseline): {p_s * 1e3:8.1f} ms, new kernel's CPU {p_cpu:5.2f} s")
+        print(f"  forked from the server:    {f_s * 1e3:8.1f} ms, new kernel's CPU {f_cpu:5.2f} s "
+              f"({f_s / p_s:.3f}x the baseline's time)")
+    else:
+        print("  (no fork server on this platform)")
     return 0 if ok else 1
 
 
