@@ -26,14 +26,17 @@ def test_cycles_with_qt_objects_are_collected_on_the_gui_thread(qtbot) -> None: 
     weakref.finalize(holder, lambda: collected_in.append(threading.current_thread().name))
     del holder
 
+    kept: list[list[object]] = []
+
     def allocate() -> None:  # far past the generation-0 threshold, in a worker thread
-        for _ in range(20):
-            junk = [[] for _ in range(10_000)]
-            del junk
+        # kept alive: the count the threshold is checked against is allocations minus
+        # deallocations, so lists made and dropped at once would never reach it
+        kept.extend([] for _ in range(20 * gc.get_threshold()[0]))
 
     worker = threading.Thread(target=allocate, name="worker")
     worker.start()
     worker.join()
+    assert gc.get_count()[0] > gc.get_threshold()[0]  # a collection is due
     assert collected_in == []  # the worker's allocations collected nothing
     qtbot.waitUntil(lambda: bool(collected_in), timeout=5000)
     assert collected_in == [threading.current_thread().name]

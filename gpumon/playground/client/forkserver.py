@@ -246,10 +246,14 @@ def spawn(python: str, env: dict[str, str]) -> ForkedKernel | None:
 
 
 def start_server(python: str, env: dict[str, str]) -> ForkServer:
-    """Start a server for ``python`` and ``env`` now, replacing any other (tests, and a
-    window that knows it will restart kernels); it is ready when ``ready`` is set."""
+    """A server for ``python`` and ``env`` now: the running one if it is for them, else a new
+    one replacing it (tests, and a window that knows it will restart kernels); it is ready
+    when ``ready`` is set."""
     global _server
     with _lock:
+        if (_server is not None and _server.key == _key(python, env)
+                and not _server.gone.is_set()):
+            return _server
         old, _server = _server, None
         if old is not None:
             _starter.submit(old.close)
