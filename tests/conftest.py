@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -32,6 +33,18 @@ def _english_unless_a_test_says_otherwise() -> Iterator[None]:
 def chinese() -> None:
     """The test runs in Simplified Chinese (English again afterwards, as for every test)."""
     i18n.set_language(i18n.CHINESE)
+
+
+@pytest.fixture(scope="session")
+def kernel_fork_server() -> None:
+    """The kernels of this test process are forked from one server (Linux), started in the
+    background at first use: each test's kernel is then a fork, not an ``import torch``. A
+    kernel that comes before the server is ready starts the ordinary way."""
+    from gpumon.playground.client import forkserver
+    from gpumon.playground.client.kernel_client import kernel_env
+
+    if forkserver.enabled():
+        forkserver.start_server(sys.executable, kernel_env())
 
 
 @pytest.fixture

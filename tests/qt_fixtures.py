@@ -73,7 +73,7 @@ WindowFactory = Callable[..., MainWindow]
 
 
 @pytest.fixture
-def make_window(qtbot) -> Iterator[WindowFactory]:  # type: ignore[no-untyped-def]
+def make_window(qtbot, kernel_fork_server) -> Iterator[WindowFactory]:  # type: ignore[no-untyped-def]
     """Open a MainWindow on ``source`` (a factory; default 4 simulated GPUs), shown.
 
     The windows are held here until pytest-qt has closed them: a window that is only

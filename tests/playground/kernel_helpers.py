@@ -51,7 +51,7 @@ def inbox() -> Inbox:
 
 
 @pytest.fixture
-def client(inbox: Inbox) -> Iterator[KernelClient]:
+def client(inbox: Inbox, kernel_fork_server: None) -> Iterator[KernelClient]:
     """A kernel client; afterwards its kernel has exited and no process is left behind."""
     c = KernelClient(inbox)
     yield c

@@ -147,19 +147,22 @@ def test_an_interrupt_reaches_a_forked_kernel_and_an_exit_code_comes_back(
         client.shutdown(timeout_s=2.0)
 
 
-def test_a_changed_environment_gets_a_server_of_its_own(
+def test_a_kernel_for_another_environment_starts_the_ordinary_way_and_the_server_stays(
         server: ForkServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("GPUMON_TEST_SOMETHING_ELSE", "1")
-    inbox = Inbox()
-    client = KernelClient(inbox)
-    try:
-        reply = _run(client, inbox, "import os; os.environ.get('GPUMON_TEST_SOMETHING_ELSE')")
-        assert reply.preview == "'1'"
-        # not forked from the server of the old environment, which is ended
-        assert not isinstance(client._gen.proc, ForkedKernel)  # type: ignore[union-attr]
-        assert server.gone.wait(5)
-    finally:
-        client.shutdown(timeout_s=2.0)
+    def kernel() -> tuple[str, bool]:
+        inbox = Inbox()
+        client = KernelClient(inbox)
+        try:
+            reply = _run(client, inbox, "import os; os.environ.get('GPUMON_TEST_OTHER')")
+            return reply.preview, isinstance(client._gen.proc, ForkedKernel)  # type: ignore[union-attr]
+        finally:
+            client.shutdown(timeout_s=2.0)
+
+    with monkeypatch.context() as m:
+        m.setenv("GPUMON_TEST_OTHER", "1")
+        assert kernel() == ("'1'", False)  # not forked from the server of the old environment
+    assert kernel() == ("None", True)  # which still serves its own
+    assert forkserver.current() is server and not server.gone.is_set()
 
 
 def test_a_lost_server_ends_its_kernels_and_the_next_starts_the_ordinary_way(
@@ -178,6 +181,26 @@ def test_a_lost_server_ends_its_kernels_and_the_next_starts_the_ordinary_way(
         assert not isinstance(client._gen.proc, ForkedKernel)  # type: ignore[union-attr]
     finally:
         client.shutdown(timeout_s=2.0)
+
+
+@pytest.mark.slow  # three imports of torch
+def test_the_second_ordinary_start_in_a_row_starts_a_server_for_the_third(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    forkserver.shutdown()
+    monkeypatch.setenv("GPUMON_TEST_OTHER", str(os.getpid()))  # an environment of its own
+    forked = []
+    for _ in range(3):
+        server = forkserver.current()
+        if server is not None:
+            assert server.ready.wait(60)
+        inbox = Inbox()
+        client = KernelClient(inbox)
+        try:
+            assert _run(client, inbox, "torch.ones(1).sum()").preview == "tensor(1.)"
+            forked.append(isinstance(client._gen.proc, ForkedKernel))  # type: ignore[union-attr]
+        finally:
+            client.shutdown(timeout_s=2.0)
+    assert forked == [False, False, True]
 
 
 WINDOW_LIKE = textwrap.dedent("""

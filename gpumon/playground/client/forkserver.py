@@ -44,7 +44,7 @@ MODULE = "gpumon.playground.kernel.forkserver"
 
 _lock = threading.Lock()
 _server: ForkServer | None = None
-_plain_starts = 0  # kernels this process started the ordinary way
+_plain: tuple[object, int] = (None, 0)  # (key, ordinary starts in a row for that key)
 _starter = ThreadPoolExecutor(1, thread_name_prefix="gpumon-forkserver-starter")
 
 
@@ -159,6 +159,7 @@ class ForkServer:
     def _ended(self) -> None:
         """The server is gone: its kernels got its parent-death signal; make sure of it."""
         self.gone.set()
+        self._sock.close()
         with self._lock:
             kernels, self._kernels = list(self._kernels.values()), {}
             self._replied.notify_all()
@@ -225,22 +226,28 @@ def enabled() -> bool:
 
 def spawn(python: str, env: dict[str, str]) -> ForkedKernel | None:
     """A kernel forked from the server for ``python`` and ``env``; None: start it the ordinary
-    way (and, from the second such start on, the server is started for the next ones)."""
-    global _server, _plain_starts
+    way. The second ordinary start in a row for one environment starts a server for it
+    (replacing a server of another environment), for the kernels after it."""
+    global _server, _plain
     if not enabled():
         return None
+    key = _key(python, env)
     with _lock:
         server = _server
-        if server is not None and (server.key != _key(python, env) or server.gone.is_set()):
-            _server = None
-            _starter.submit(server.close)
-            server = None
-        if server is not None and server.ready.is_set():
-            kernel = server.fork(env)
-            if kernel is not None:
-                return kernel
-        _plain_starts += 1
-        if server is None and _plain_starts >= 2:
+        if server is not None and server.gone.is_set():
+            _server = server = None
+        if server is not None and server.key == key:
+            if server.ready.is_set():
+                kernel = server.fork(env)
+                if kernel is not None:
+                    return kernel
+            else:
+                return None  # still importing torch: this one starts the ordinary way
+        count = _plain[1] + 1 if _plain[0] == key else 1
+        _plain = (key, count)
+        if count >= 2:
+            if server is not None:
+                _starter.submit(server.close)
             _server = _starter.submit(ForkServer, python, env).result()
         return None
 
@@ -273,14 +280,6 @@ def shutdown() -> None:
         server, _server = _server, None
     if server is not None:
         server.close()
-
-
-def reset() -> None:
-    """Forget how many kernels started the ordinary way, and end the server (tests)."""
-    global _plain_starts
-    shutdown()
-    with _lock:
-        _plain_starts = 0
 
 
 atexit.register(shutdown)
