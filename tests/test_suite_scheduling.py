@@ -1,0 +1,40 @@
+"""The suite's own scheduling under ``-n`` (tests/conftest.py): the modules whose tests share
+a module-scoped fixture are found, so xdist keeps each of them in one worker."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from tests.conftest import modules_sharing_a_fixture
+
+
+def test_modules_defining_or_asking_for_a_module_fixture_are_grouped(tmp_path: Path) -> None:
+    root = tmp_path / "tests"
+    (root / "sub").mkdir(parents=True)
+    (root / "sub" / "conftest.py").write_text(textwrap.dedent("""
+        import pytest
+        @pytest.fixture(scope="module")
+        def server(): ...
+        @pytest.fixture
+        def cheap(): ...
+    """))
+    (root / "sub" / "test_uses.py").write_text("def test_a(server): ...\n")
+    (root / "sub" / "test_cheap.py").write_text("def test_b(cheap): ...\n")
+    (root / "test_own.py").write_text(textwrap.dedent("""
+        import pytest
+        @pytest.fixture(scope="module")
+        def run_once(): ...
+        def test_c(run_once): ...
+    """))
+    (root / "test_helper_named_server.py").write_text("def helper(server): ...\n"
+                                                         "def test_d(): ...\n")
+    assert modules_sharing_a_fixture(root) == {"tests/sub/test_uses.py", "tests/test_own.py"}
+
+
+def test_this_suite_s_costly_module_fixtures_are_found() -> None:
+    grouped = modules_sharing_a_fixture()
+    assert {"tests/test_cli_lesson.py",  # the whole lesson, run once as a program
+            "tests/cluster/test_cluster_source.py",  # conftest's Prometheus and exporters
+            "tests/playground/test_lesson.py"} <= grouped
+    assert "tests/test_untrusted.py" not in grouped
