@@ -410,7 +410,7 @@ class MainWindow(QMainWindow):
         snap = self.latest_snapshot
         real = snap is not None and snap.machine.source_name == "NVML" and not snap.simulated
         view = ProcessView(p, self.window_s, self, simulated=bool(snap and snap.simulated),
-                           local=real)
+                           local=real, history=self.history)
         self.presentation.restyle_plots()  # its plots take the theme and zoom (a child of ours)
         self.snapshotReceived.connect(view.add)
         self.controls.windowChanged.connect(view.set_window)
