@@ -39,7 +39,7 @@ _MACHINE = MachineInfo(host_name="test", source_name="test")
 _OK = SourceStatus(SourceState.OK, "ok")
 
 
-def prefilled(seconds: int, n_gpus: int = 2, seed: int = 3
+def prefilled(seconds: int, n_gpus: int = 2, seed: int = 2
               ) -> tuple[Callable[[], SimulatedSource], list[Snapshot]]:
     """A simulated source and its snapshots of the last ``seconds`` (one a second); the
     source then goes on in real time from where they end."""
@@ -95,7 +95,7 @@ def test_the_option_draws_bands_that_add_up_to_used_and_is_remembered(
     assert top[0][0] <= t[0] - w.history.latest_time() + 1.0
     assert math.isclose(top[1][-1], used[-1] / GIB, rel_tol=1e-9)
     texts = legend_texts(stack)
-    assert texts[0] == "reserved or unattributed"
+    assert texts[-1] == "unattributed"
     assert any(text.endswith(f"({p.pid})") for p in w.history.processes(0) for text in texts)
     shot(panel, "stack-panel-en-100.png")
     w.close()
@@ -178,3 +178,45 @@ def test_a_source_without_process_memory_says_so(qtbot) -> None:
     y = stack.curves[0].getData()[1]
     assert np.allclose(y, 1000 / 1024)
 
+
+
+@pytest.mark.parametrize(("lang", "zoom"), [("en", 1.0), ("en", 2.0), ("zh", 1.0),
+                                            ("zh", 2.0)])
+def test_memory_by_process_in_english_and_chinese_at_100_and_200(
+        qtbot, request: pytest.FixtureRequest, tmp_path: Path, lang: str, zoom: float) -> None:
+    if lang == "zh":
+        request.getfixturevalue("chinese")
+    settings = Settings.ini(tmp_path / "gpumon.ini")
+    settings.memory_by_process = True
+    w = open_window(qtbot, settings)
+    w.presentation.set_zoom(zoom)
+    qtbot.wait(50)
+    action = w.menus.actions["actionMemoryByProcess"]
+    assert action.text() == {"en": "Memory by &process", "zh": "按进程显示显存(&P)"}[lang]
+    stack = w.menus.memory_stacks.stacks[0]
+
+    def label_pt() -> float:
+        return float(stack.legend.items[0][1].opts["size"].removesuffix("pt"))
+
+    qtbot.waitUntil(lambda: label_pt() > 6.0 * zoom, timeout=WAIT_MS)  # follows the zoom
+    unattributed = {"en": "unattributed", "zh": "未归属任何进程"}[lang]
+    assert unattributed in legend_texts(stack) or zoom > 1  # a short graph: the largest
+    panel = w.gpu_panel(0)
+    assert panel is not None
+    shot(panel, f"stack-panel-{lang}-{int(zoom * 100)}.png")
+    table = w.process_table
+    kept = {(g, e.pid): int(np.isfinite(w.history.process_series(
+                g, e.pid, "gpu_mem_bytes")[1]).sum())
+            for g in w.history.gpu_indices() for e in w.history.processes(g)}
+    rows = [(kept.get((int(table.proxy.index(r, 0).data()),
+                       int(table.proxy.index(r, 1).data())), 0), r)
+            for r in range(table.proxy.rowCount())
+            if table.proxy.index(r, 3).data() != "Xorg"]  # one with host readings
+    points, row = max(rows)
+    view = w.open_process_view(table.proxy.index(row, 0))
+    qtbot.wait(50)
+    gpu = int(table.proxy.index(row, 0).data())
+    assert points > 10 and len(view.trace.gpu_mem[gpu]) >= points  # from before it opened
+    shot(view, f"process-view-{lang}-{int(zoom * 100)}.png")
+    view.close()
+    w.close()

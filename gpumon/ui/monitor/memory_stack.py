@@ -22,7 +22,7 @@ from collections.abc import Callable
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, QRectF, Qt
-from PySide6.QtGui import QAction, QColor, QPainter
+from PySide6.QtGui import QAction, QColor, QFont, QFontMetricsF, QPainter
 from PySide6.QtWidgets import QGraphicsSceneMouseEvent, QWidget
 
 from gpumon.i18n import N_, tr
@@ -44,9 +44,10 @@ BAND_ALPHA = 0.6  # a process band's colour over the background (the remainder: 
 NAME_CHARS = 24  # a process's name in the legend, at most
 BAND_Z = 0.5  # above the panel's "used" fill (z 0), below its lines (raised to LINE_Z)
 LINE_Z = 2.0
+LEGEND_ALPHA = 200  # the legend's box: the graph's background, a little see-through
 OPTION_TEXT = N_("Memory by &process")
 OTHERS_TEXT = N_("others")
-REMAINDER_TEXT = N_("reserved or unattributed")
+REMAINDER_TEXT = N_("unattributed")
 NONE_TEXT = N_("used (no memory by process reported)")
 
 
@@ -60,12 +61,22 @@ def legend_name(name: str | None, pid: int | None) -> str:
 
 
 class _Swatch(pg.ItemSample):
-    """A legend entry's square in its band's colour; a click does not hide the band."""
+    """A legend entry's square in its band's colour, ``side`` pixels (it follows the zoom);
+    a click does not hide the band."""
+
+    def __init__(self, item: LiteCurve, side: float) -> None:
+        super().__init__(item)
+        self.side = max(8.0, side)
+        self.setFixedWidth(self.side + 4)
+        self.setFixedHeight(self.side + 4)
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt name)
+        return QRectF(0, 0, self.side + 4, self.side + 4)
 
     def paint(self, p: QPainter, *args: object) -> None:
         p.setPen(pg.mkPen(self.item.opts["pen"]))
         p.setBrush(self.item.opts["brush"])
-        p.drawRect(QRectF(3, 4, 13, 13))
+        p.drawRect(QRectF(2, 2, self.side, self.side))
 
     def mouseClickEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802
         event.ignore()
@@ -80,11 +91,11 @@ class PanelStack:
         self.curves: list[LiteCurve] = []  # bottom band first
         self.keys: list[str] = []  # the band each curve shows
         self.colors: dict[str, str] = {}  # a process band's colour while it is kept
-        self.legend = pg.LegendItem(offset=(4, 4), labelTextSize="7pt", verSpacing=-6)
+        self.legend = pg.LegendItem(offset=(4, 4), verSpacing=-4, horSpacing=12)
         self.legend.setParentItem(panel.memory_plot.getViewBox())
         self.legend.setZValue(LINE_Z + 1)
         self._legend_texts: list[str] = []
-        self._legend_color: QColor | None = None
+        self._legend_look: tuple[str, float, int] | None = None
 
     def __call__(self, t_ref: float, window_s: float) -> None:
         plot = self.panel.memory_plot
@@ -165,6 +176,8 @@ class PanelStack:
                 item.setZValue(LINE_Z)
 
     def _set_legend(self, bands: tuple[Band, ...], attributed: bool) -> None:
+        """The bands' names, the largest process first, on the graph's background; as many
+        as fit three quarters of the graph's height (at a large zoom, the largest few)."""
         texts = []
         for band in bands:
             if band.key == REMAINDER:
@@ -173,15 +186,28 @@ class PanelStack:
                 texts.append(tr(OTHERS_TEXT))
             else:
                 texts.append(legend_name(band.name, band.pid))
+        # the axes' colour and tick size: they follow the theme and the zoom (theme.py)
         axis = self.panel.memory_plot.getAxis("left")
         color = axis.textPen().color() if axis is not None else QColor("#333333")
-        if texts == self._legend_texts and color == self._legend_color:
+        font = axis.style.get("tickFont") if axis is not None else None
+        label_font = QFont(font) if isinstance(font, QFont) else QFont()
+        pt = label_font.pointSizeF() if label_font.pointSizeF() > 0 else 8.0
+        label_font.setPointSizeF(0.9 * pt)
+        line = QFontMetricsF(label_font).height()
+        side = 0.8 * line
+        rows = max(1, int(0.75 * self.panel.memory_plot.getViewBox().height() // (line + 2)))
+        look = (color.name(), pt, rows)
+        if texts == self._legend_texts and look == self._legend_look:
             return
-        self._legend_texts, self._legend_color = texts, color
+        self._legend_texts, self._legend_look = texts, look
+        background = QColor(self.panel.memory_widget.backgroundBrush().color())
+        background.setAlpha(LEGEND_ALPHA)
         self.legend.clear()
+        self.legend.setBrush(pg.mkBrush(background))
         self.legend.setLabelTextColor(color)
-        for curve, text in reversed(list(zip(self.curves, texts, strict=False))):
-            self.legend.addItem(_Swatch(curve), text)  # the top of the stack first
+        self.legend.setLabelTextSize(f"{0.9 * pt:.1f}pt")
+        for curve, text in list(zip(self.curves, texts, strict=False))[:rows]:
+            self.legend.addItem(_Swatch(curve, side), text)
 
 
 class MemoryStacks(QObject):
@@ -212,7 +238,6 @@ class MemoryStacks(QObject):
     def attach(self) -> None:
         """Offer the option in each memory graph's context menu, and draw the bands on the
         new panels when it is on."""
-        self.stacks = {}
         for panel in self._grid.panels:
             widget = panel.memory_widget
             if self.action not in widget.actions():
@@ -229,15 +254,17 @@ class MemoryStacks(QObject):
 
     def _apply(self) -> None:
         on = self.enabled
-        for panel in self._grid.panels:
-            stack = self.stacks.pop(panel.index, None)
-            if stack is not None and not on:
+        panels = {p.index: p for p in self._grid.panels}
+        for index, stack in list(self.stacks.items()):
+            if on and panels.get(index) is stack.panel:
+                continue
+            del self.stacks[index]
+            if panels.get(index) is stack.panel:  # a panel rebuilt is gone with its items
                 stack.remove()
-            if on:
-                stack = stack if stack is not None and stack.panel is panel else PanelStack(
-                    panel, self._history)
-                self.stacks[panel.index] = stack
-            panel.stack = stack if on else None
-            t_ref = self._history.latest_time()
-            if on and stack is not None and t_ref is not None:
-                stack(t_ref, self._window_s())
+        t_ref = self._history.latest_time()
+        for panel in panels.values():
+            if on and panel.index not in self.stacks:
+                self.stacks[panel.index] = PanelStack(panel, self._history)
+                if t_ref is not None:
+                    self.stacks[panel.index](t_ref, self._window_s())
+            panel.stack = self.stacks.get(panel.index)

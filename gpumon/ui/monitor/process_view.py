@@ -99,7 +99,8 @@ class ProcessView(QWidget):
         layout.addWidget(self.status)
         layout.addLayout(grid, 1)
         self._describe(process)
-        self.resize(760, 560)
+        fm = self.fontMetrics()  # room for the text and graphs at a larger zoom
+        self.resize(max(760, 64 * fm.averageCharWidth()), max(560, 34 * fm.height()))
         if self._now is not None:
             self._draw(self._now)
 
