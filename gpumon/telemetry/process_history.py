@@ -3,7 +3,7 @@
 Each process on the GPU gets a row (a PID, told apart from a later program given the same
 PID by its start time) holding its GPU memory, SM %, host CPU % and host RSS at every slot
 of the GPU's ring: NaN where it was not listed. Rows are float32 (a byte count of up to 2^24
-MiB is exact) and grow 4, 8, 16 as processes come, never past ``MAX_PROCESSES``, so the
+MiB is exact) and grow 4 at a time as processes come, never past ``MAX_PROCESSES``, so the
 memory is bounded by capacity × rows whatever runs. A row frees itself once the process has
 been gone for a whole ring (its points all overwritten): a process that ends drops out as
 the window of time passes.
@@ -27,7 +27,7 @@ from gpumon.telemetry.types import GpuProcess
 
 MAX_PROCESSES = 16  # rows per GPU; see the module docstring for what happens beyond
 FIELDS: tuple[str, ...] = ("gpu_mem_bytes", "sm_util_pct", "cpu_pct", "host_rss_bytes")
-_FIRST_ROWS = 4
+_ROWS_STEP = 4  # rows are added 4 at a time
 
 
 @dataclass
@@ -124,7 +124,7 @@ class ProcessRing:
             if e is None:
                 return r
         if len(self.entries) < self.max_rows:
-            self._grow(min(self.max_rows, max(_FIRST_ROWS, 2 * len(self.entries))))
+            self._grow(min(self.max_rows, len(self.entries) + _ROWS_STEP))
             return self._free_row()
         # full: the row of the process gone longest, folded into "others" (not one listed now)
         gone = [(e.last_seen, r) for r, e in self.rows() if e.last_seen < self.appended]
