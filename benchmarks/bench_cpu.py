@@ -150,6 +150,8 @@ def main() -> int:
                         help="N sleeping processes listed on each fake GPU")
     parser.add_argument("--baseline", metavar="REV", help="also measure gpumon at REV")
     parser.add_argument("--rounds", type=int, default=2, help="alternations with --baseline")
+    parser.add_argument("--intervals", type=float, nargs="+", default=list(TARGETS),
+                        choices=list(TARGETS), help="only these intervals (s)")
     args = parser.parse_args()
     seconds = 15.0 if args.quick else 60.0
     ok = True
@@ -184,6 +186,8 @@ def main() -> int:
                 print("Xvfb not installed: offscreen only")
             for name, env in platforms:
                 for interval, target in TARGETS.items():
+                    if interval not in args.intervals:
+                        continue
                     cmd = [sys.executable, "-m", "gpumon", *source, "--interval", str(interval)]
                     if args.baseline:
                         ok &= compare(name, interval, cmd, env, seconds, trees, args.rounds)

@@ -178,7 +178,7 @@ class History:
             return np.empty(0), np.empty(0)
         order = ring.order()
         times = ring.times[order]
-        values = procs.data[FIELDS.index(key), row, order].astype(float)
+        values = procs.data[order, FIELDS.index(key), row].astype(float)
         if since is not None:
             keep = times >= since
             return times[keep], values[keep]
@@ -197,7 +197,7 @@ class History:
             order = order[ring.times[order] >= since]
         column = ring.values.get("mem_used_bytes")
         rows = tuple((ProcessEntry(e.pid, e.started_s, e.name, e.last_seen),
-                      procs.data[0, r, order].astype(float)) for r, e in procs.rows())
+                      procs.data[order, 0, r].astype(float)) for r, e in procs.rows())
         return ProcessMemory(ring.times[order],
                              np.full(len(order), np.nan) if column is None else column[order],
                              rows, procs.others[order].astype(float))

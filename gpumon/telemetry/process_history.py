@@ -43,9 +43,12 @@ class ProcessEntry:
         return started_s is None or self.started_s is None or started_s == self.started_s
 
 
-def _value(p: GpuProcess, key: str) -> float:
-    v = getattr(p, key)
-    return math.nan if v is None else float(v)
+def _values(p: GpuProcess) -> tuple[float, float, float, float]:
+    """``p``'s readings in the order of FIELDS, NaN for None (spelt out: this runs for every
+    process at every tick)."""
+    mem, sm, cpu, rss = p.gpu_mem_bytes, p.sm_util_pct, p.cpu_pct, p.host_rss_bytes
+    return (math.nan if mem is None else float(mem), math.nan if sm is None else float(sm),
+            math.nan if cpu is None else float(cpu), math.nan if rss is None else float(rss))
 
 
 class ProcessRing:
@@ -54,7 +57,8 @@ class ProcessRing:
     def __init__(self, capacity: int, max_rows: int = MAX_PROCESSES) -> None:
         self.capacity = int(capacity)
         self.max_rows = int(max_rows)
-        self.data = np.full((len(FIELDS), 0, self.capacity), np.nan, dtype=np.float32)
+        # slot, field, row: one tick's writes are one contiguous block
+        self.data = np.full((self.capacity, len(FIELDS), 0), np.nan, dtype=np.float32)
         self.others = np.full(self.capacity, np.nan, dtype=np.float32)
         self.entries: list[ProcessEntry | None] = []
         self._newest: dict[int, int] = {}  # PID -> the row of the newest program with it
@@ -77,13 +81,15 @@ class ProcessRing:
     def write(self, slot: int, processes: Iterable[GpuProcess]) -> None:
         """The processes listed at ``slot`` (this GPU's only); NaN for every other row."""
         self.appended += 1
-        self.data[:, :, slot] = np.nan
+        self.data[slot] = np.nan
         self.others[slot] = np.nan
         self._free_gone()
+        written: set[int] = set()
         for p in processes:
             row = self._row_for(p)
+            values = _values(p)
             if row is None:  # beyond the cap: counted, nameless, in "others"
-                mem = _value(p, "gpu_mem_bytes")
+                mem = values[0]
                 if not math.isnan(mem):
                     held = self.others[slot]
                     self.others[slot] = mem if math.isnan(held) else held + mem
@@ -92,11 +98,11 @@ class ProcessRing:
             assert entry is not None
             entry.last_seen = self.appended
             entry.name = p.name or entry.name
-            for f, key in enumerate(FIELDS):
-                v = _value(p, key)
-                held = float(self.data[f, row, slot])
-                # a PID listed twice on one GPU (compute and graphics): its largest reading
-                self.data[f, row, slot] = v if math.isnan(held) else max(held, v)
+            if row in written:  # a PID listed twice on one GPU (compute and graphics)
+                self.data[slot, :, row] = np.fmax(self.data[slot, :, row], values)
+            else:
+                self.data[slot, :, row] = values
+                written.add(row)
 
     def _free_gone(self) -> None:
         """Forget processes whose every point has been overwritten."""
@@ -135,7 +141,7 @@ class ProcessRing:
         return r
 
     def _fold(self, row: int) -> None:
-        mem = self.data[0, row]
+        mem = self.data[:, 0, row]
         has = ~np.isnan(mem)
         self.others[has] = np.where(np.isnan(self.others[has]), 0.0, self.others[has]) + mem[has]
         self._forget(row)
@@ -145,11 +151,11 @@ class ProcessRing:
         if entry is not None and self._newest.get(entry.pid) == row:
             del self._newest[entry.pid]
         self.entries[row] = None
-        self.data[:, row, :] = np.nan
+        self.data[:, :, row] = np.nan
 
     def _grow(self, rows: int) -> None:
-        grown = np.full((len(FIELDS), rows, self.capacity), np.nan, dtype=np.float32)
-        grown[:, :self.data.shape[1], :] = self.data
+        grown = np.full((self.capacity, len(FIELDS), rows), np.nan, dtype=np.float32)
+        grown[:, :, :self.data.shape[2]] = self.data
         self.data = grown
         self.entries += [None] * (rows - len(self.entries))
 
@@ -158,16 +164,16 @@ class ProcessRing:
         as the GPU's ring does in ``_Ring.resized``."""
         new = ProcessRing(capacity, self.max_rows)
         n = len(keep)
-        new.data = np.full((len(FIELDS), self.data.shape[1], capacity), np.nan,
+        new.data = np.full((capacity, len(FIELDS), self.data.shape[2]), np.nan,
                            dtype=np.float32)
-        new.data[:, :, :n] = self.data[:, :, keep]
+        new.data[:n] = self.data[keep]
         new.others[:n] = self.others[keep]
         new.appended = n
         for r, e in enumerate(self.entries):  # ages counted again from the slots kept
             age = self.appended - e.last_seen if e is not None else None
             if e is None or age is None or age >= n:
                 new.entries.append(None)
-                new.data[:, r, :] = np.nan
+                new.data[:, :, r] = np.nan
             else:
                 new.entries.append(ProcessEntry(e.pid, e.started_s, e.name, n - age))
                 if self._newest.get(e.pid) == r:
