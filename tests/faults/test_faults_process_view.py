@@ -86,6 +86,14 @@ def test_view_opens_with_the_history_and_the_panel_stacks_the_process(
         view = w.open_process_view(table.proxy.index(row, 0))
         assert opened is not None and view.trace.gpu_mem[0][0][0] == first < opened
         assert len(view.trace.gpu_mem[0]) >= 5  # before any tick after it opened
+        child.kill()
+        child.wait(timeout=5)
+        fake_nvml.clear_processes()  # gone between two reads: the ticks go on
+        qtbot.waitUntil(lambda: view.status.text().startswith("Exited at "), timeout=5000)
+        count = w.snapshot_count
+        qtbot.waitUntil(lambda: w.snapshot_count >= count + 3, timeout=5000)
+        assert any(label.text == f"{name} ({child.pid})" for _, label in stack.legend.items)
+        assert w.history.processes(0)  # its memory stays in the window of time
         view.close()
     finally:
         child.kill()
