@@ -17,6 +17,13 @@ under Xvfb no more than gpustat -i 1.
 
 Run from the repository root: ``python benchmarks/bench_cpu.py [--quick]`` (60 s per case;
 ``--quick``: 15 s).
+
+``--processes N``: N processes on each fake GPU, each a real sleeping child of this script
+(so gpumon reads their /proc: name, user, CPU, RSS, container), with 1 GiB each: what the
+per-process columns and the History's per-process series cost. ``--baseline REV``: gpumon
+at git revision REV (``git archive``) is measured too, alternating with this tree, case by
+case (``--rounds`` times each), and each case prints both and the ratio; the gpustat peer is
+left out. Target then: this tree within 10 % of the baseline (median of the rounds).
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import os
 import pty
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -35,6 +43,8 @@ import time
 from pathlib import Path
 
 import psutil
+
+GIB = 1 << 30
 
 REPO = Path(__file__).resolve().parent.parent
 TARGETS = {1.0: 2.0, 0.1: 15.0}
@@ -58,8 +68,9 @@ def start_xvfb() -> tuple[subprocess.Popen[bytes], str] | None:
     return xvfb, f":{n}"
 
 
-def fake_gpus(work: Path) -> dict[str, str] | None:
-    """Environment in which pynvml loads 8 fake GPUs; None when the fake cannot be built."""
+def fake_gpus(work: Path, pids: list[list[int]] | None = None) -> dict[str, str] | None:
+    """Environment in which pynvml loads 8 fake GPUs (``pids[g]``: the processes listed on
+    GPU g, 1 GiB each); None when the fake cannot be built."""
     sys.path.insert(0, str(REPO / "tests" / "telemetry"))
     from fakenvml import FakeNvmlUnavailable, build_fake_nvml, fake_driver_env
 
@@ -68,7 +79,24 @@ def fake_gpus(work: Path) -> dict[str, str] | None:
     except FakeNvmlUnavailable as err:
         print(f"fake NVML not available ({err}); gpumon uses --simulate {N_GPUS}, no peer")
         return None
-    return fake_driver_env(lib, work, gpus=str(N_GPUS))
+    procs = ",".join(f"{g}:{pid}:{GIB}" for g, group in enumerate(pids or []) for pid in group)
+    return fake_driver_env(lib, work, gpus=str(N_GPUS), **({"procs": procs} if procs else {}))
+
+
+def sleepers(n: int) -> list[subprocess.Popen[bytes]]:
+    """``n`` real processes that sleep (they end with this script)."""
+    return [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+            for _ in range(n)]
+
+
+def baseline_tree(rev: str, tmp: Path) -> Path:
+    """gpumon at ``rev``, unpacked from ``git archive`` into ``tmp``."""
+    tree = tmp / "baseline"
+    tree.mkdir()
+    archive = subprocess.run(["git", "archive", rev, "gpumon", "resources"], cwd=REPO,
+                             capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    return tree
 
 
 def _drain(fd: int) -> None:
@@ -78,9 +106,11 @@ def _drain(fd: int) -> None:
             pass
 
 
-def measure(cmd: list[str], env: dict[str, str], seconds: float, tty: bool = False) -> float:
-    """CPU % of one core of ``cmd`` after SETTLE_S; ``tty``: its output goes to a pseudo-
-    terminal (gpustat -i redraws a screen there, as in use; to a pipe it prints lines)."""
+def measure(cmd: list[str], env: dict[str, str], seconds: float, tty: bool = False,
+            cwd: Path = REPO) -> float:
+    """CPU % of one core of ``cmd`` after SETTLE_S, run in ``cwd``; ``tty``: its output goes
+    to a pseudo-terminal (gpustat -i redraws a screen there, as in use; to a pipe it prints
+    lines)."""
     out: int | None = subprocess.DEVNULL
     master = -1
     if tty:
@@ -88,7 +118,7 @@ def measure(cmd: list[str], env: dict[str, str], seconds: float, tty: bool = Fal
         threading.Thread(target=_drain, args=(master,), daemon=True).start()
     app = subprocess.Popen(cmd, env=dict(env, TERM="xterm-256color", COLUMNS="120",
                                          LINES="40"),
-                           cwd=REPO, stdout=out, stderr=subprocess.DEVNULL)
+                           cwd=cwd, stdout=out, stderr=subprocess.DEVNULL)
     if tty:
         assert out is not None
         os.close(out)
@@ -116,23 +146,37 @@ def measure(cmd: list[str], env: dict[str, str], seconds: float, tty: bool = Fal
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="15 s per case instead of 60")
+    parser.add_argument("--processes", type=int, default=0, metavar="N",
+                        help="N sleeping processes listed on each fake GPU")
+    parser.add_argument("--baseline", metavar="REV", help="also measure gpumon at REV")
+    parser.add_argument("--rounds", type=int, default=2, help="alternations with --baseline")
+    parser.add_argument("--intervals", type=float, nargs="+", default=list(TARGETS),
+                        choices=list(TARGETS), help="only these intervals (s)")
     args = parser.parse_args()
     seconds = 15.0 if args.quick else 60.0
     ok = True
     xvfb = start_xvfb()
+    children = sleepers(N_GPUS * args.processes)
     try:
         with tempfile.TemporaryDirectory() as config, tempfile.TemporaryDirectory() as work:
-            fake = fake_gpus(Path(work))
+            pids = [[c.pid for c in children[g * args.processes:(g + 1) * args.processes]]
+                    for g in range(N_GPUS)]
+            fake = fake_gpus(Path(work), pids)
             base = dict(fake or os.environ, XDG_CONFIG_HOME=config)
             source = [] if fake else ["--simulate", str(N_GPUS)]
-            print(f"GPUs: {N_GPUS} {'fake NVML' if fake else 'simulated'}", flush=True)
+            print(f"GPUs: {N_GPUS} {'fake NVML' if fake else 'simulated'}, "
+                  f"{args.processes if fake else 'simulated'} processes each", flush=True)
+            trees = [("this tree", REPO)]
+            if args.baseline:
+                trees.insert(0, (f"baseline {args.baseline}",
+                                 baseline_tree(args.baseline, Path(work))))
             gpustat = shutil.which("gpustat")
             peer = None
-            if fake and gpustat:
+            if fake and gpustat and not args.baseline:
                 peer = measure([gpustat, "-i", "1"], base, seconds, tty=True)
                 print(f"{'peer':11s} gpustat -i 1:        {peer:5.2f}% of one core over "
                       f"{seconds:g} s", flush=True)
-            elif fake:
+            elif fake and not args.baseline:
                 print("gpustat not installed (pip install -e '.[bench]'): no peer row")
             platforms = [("offscreen", dict(base, QT_QPA_PLATFORM="offscreen"))]
             if xvfb is not None:
@@ -142,8 +186,13 @@ def main() -> int:
                 print("Xvfb not installed: offscreen only")
             for name, env in platforms:
                 for interval, target in TARGETS.items():
+                    if interval not in args.intervals:
+                        continue
                     cmd = [sys.executable, "-m", "gpumon", *source, "--interval", str(interval)]
-                    pct = measure(cmd, env, seconds)
+                    if args.baseline:
+                        ok &= compare(name, interval, cmd, env, seconds, trees, args.rounds)
+                        continue
+                    pct = measure(cmd, dict(env, PYTHONPATH=str(REPO)), seconds)
                     met = pct <= target
                     ok &= met
                     line = (f"{name:11s} interval {interval:g} s: {pct:5.2f}% of one core over "
@@ -156,10 +205,32 @@ def main() -> int:
                                  f"{'met' if at_peer else 'NOT met'}")
                     print(line, flush=True)
     finally:
+        for child in children:
+            child.kill()
+            child.wait()
         if xvfb is not None:
             xvfb[0].terminate()
             xvfb[0].wait()
     return 0 if ok else 1
+
+
+def compare(name: str, interval: float, cmd: list[str], env: dict[str, str], seconds: float,
+            trees: list[tuple[str, Path]], rounds: int) -> bool:
+    """One case for the baseline and this tree, alternating ``rounds`` times; prints every
+    run and the ratio of the medians. True when this tree is within 10 % of the baseline."""
+    runs: dict[str, list[float]] = {label: [] for label, _ in trees}
+    for _ in range(rounds):
+        for label, tree in trees:
+            runs[label].append(measure(cmd, dict(env, PYTHONPATH=str(tree)), seconds, cwd=tree))
+    (old_label, old), (new_label, new) = runs.items()
+    ratio = statistics.median(new) / max(1e-9, statistics.median(old))
+    met = ratio <= 1.10
+    print(f"{name:11s} interval {interval:g} s: {old_label} "
+          f"{' '.join(f'{v:.2f}' for v in old)}%, {new_label} "
+          f"{' '.join(f'{v:.2f}' for v in new)}% of one core over {seconds:g} s each; "
+          f"median ratio {ratio:.2f}x (target <= 1.10x): {'met' if met else 'NOT met'}",
+          flush=True)
+    return met
 
 
 if __name__ == "__main__":

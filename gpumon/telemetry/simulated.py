@@ -321,7 +321,8 @@ class SimulatedSource:
         total = self._level(gpu, k, 1, phase.mem_frac) * self._models[gpu].mem_mib
         total *= 0.1 + 0.9 * _smoothstep(into / TRANSITION_S)
         n = 1 + _mix(self._seed, 9, gpu, k) % 2
-        return [int(total / n)] * n
+        shares = (1.0,) if n == 1 else (0.62, 0.38)  # a main job and a smaller helper
+        return [int(total * share) for share in shares]
 
     def _mem_used_mib(self, gpu: int, t: float) -> float:
         model = self._models[gpu]
@@ -395,11 +396,16 @@ class SimulatedSource:
 
     def _processes(self, gpu: int, t: float) -> list[GpuProcess]:
         k, _ = self._segment(gpu, t)
+        # the phase's start, from k alone: the same float at every tick of the phase
+        started = (self._t0 or 0.0) + (k - _unit(self._seed, 5, gpu)) * PHASE_S
+        util = self._util(gpu, t)
         result = []
-        for j, mib in enumerate(self._process_mib(gpu, t)):
+        mibs = self._process_mib(gpu, t)
+        for j, mib in enumerate(mibs):
             pick = _mix(self._seed, 12, gpu, k, j)
             name, command = _PROGRAMS[pick % len(_PROGRAMS)]
             ptype = ProcessType.COMPUTE_GRAPHICS if name == "blender" else ProcessType.COMPUTE
+            share = mib / max(1, sum(mibs))
             result.append(GpuProcess(
                 gpu_index=gpu,
                 pid=1000 + (pick >> 8) % 4_000_000,
@@ -408,6 +414,11 @@ class SimulatedSource:
                 name=name,
                 user=_USERS[(pick >> 40) % len(_USERS)],
                 command=command,
+                sm_util_pct=round(util * share, 1),
+                cpu_pct=round(20.0 + 80.0 * share * util / 100.0
+                              + 5.0 * self._noise(gpu, 5 + j, t, 3.0), 1),
+                host_rss_bytes=int((1.5 + 6.0 * _unit(self._seed, 14, gpu, k, j)) * 1024) * MIB,
+                started_s=started,
             ))
         if not self._models[gpu].datacenter:
             result.insert(0, GpuProcess(

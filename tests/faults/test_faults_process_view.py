@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import psutil
 from fakenvml import FakeNvml
 from PySide6.QtCore import Qt
@@ -59,3 +60,41 @@ def test_a_simulated_process_view_says_so(qtbot, make_window) -> None:
     assert view.windowTitle().endswith("[SIMULATED]") and view.status.text() == "SIMULATED"
     assert view.details.text().endswith("parent N/A")  # its PID is no program of this machine
     view.close()
+
+
+def test_view_opens_with_the_history_and_the_panel_stacks_the_process(
+        qtbot, make_window, fake_nvml: FakeNvml) -> None:
+    """Through the fake driver and a real child process: the History keeps its memory from
+    the first tick, the process view opened later starts with those points, and the GPU
+    panel's memory by process names it in its own band."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "job.py"])
+    try:
+        fake_nvml.add_process(0, child.pid, 3 << 30)
+        w = make_window(NvmlSource)
+        qtbot.waitUntil(lambda: len(w.history.process_series(
+            0, child.pid, "gpu_mem_bytes")[0]) >= 5, timeout=5000)
+        t, mem = w.history.process_series(0, child.pid, "gpu_mem_bytes")
+        first = float(t[~np.isnan(mem)][0])
+        w.menus.actions["actionMemoryByProcess"].trigger()
+        stack = w.menus.memory_stacks.stacks[0]
+        name = psutil.Process(child.pid).name()
+        assert any(label.text == f"{name} ({child.pid})" for _, label in stack.legend.items)
+        table = w.process_table
+        row = next(r for r in range(table.proxy.rowCount())
+                   if table.proxy.index(r, 1).data() == str(child.pid))
+        opened = w.history.latest_time()
+        view = w.open_process_view(table.proxy.index(row, 0))
+        assert opened is not None and view.trace.gpu_mem[0][0][0] == first < opened
+        assert len(view.trace.gpu_mem[0]) >= 5  # before any tick after it opened
+        child.kill()
+        child.wait(timeout=5)
+        fake_nvml.clear_processes()  # gone between two reads: the ticks go on
+        qtbot.waitUntil(lambda: view.status.text().startswith("Exited at "), timeout=5000)
+        count = w.snapshot_count
+        qtbot.waitUntil(lambda: w.snapshot_count >= count + 3, timeout=5000)
+        assert any(label.text == f"{name} ({child.pid})" for _, label in stack.legend.items)
+        assert w.history.processes(0)  # its memory stays in the window of time
+        view.close()
+    finally:
+        child.kill()
+        child.wait(timeout=5)

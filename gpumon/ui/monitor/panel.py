@@ -145,6 +145,7 @@ class GpuPanel(QFrame):
         self._series: list[_Series] = []
         self._markers: list[tuple[float, pg.InfiniteLine]] = []
         self._y_total: float | None = None  # the memory axis's top is set for this total
+        self.stack: Callable[[float, float], None] | None = None  # memory_stack.PanelStack
 
         self.title = RunsLabel()
         self.title.setObjectName(f"panelTitle{info.index}")
@@ -327,6 +328,8 @@ class GpuPanel(QFrame):
         self._set_curve(self._memu_curve, series, "mem_util_pct", 1.0)
         for s in self._series:
             self._set_curve(s.curve, series, s.key, s.scale)
+        if self.stack is not None:  # memory by process: bands drawn from the History
+            self.stack(t_ref, self._window_s)
         for t, line in self._markers:
             line.setValue(t - t_ref)
         total = sample.mem_total_bytes if sample is not None and not sample.lost else None

@@ -1,9 +1,9 @@
 """A process's own window: its command line, user, start, container or job and parent, and
 live graphs of its GPU memory and SM % on each GPU it uses, its host CPU % and host memory.
 
-It draws a ProcessTrace (telemetry/process_trace.py), fed by the window's snapshots from the
-moment it opens, over the toolbar's time window; after the process ends it stays, marked
-"exited" with the time.
+It draws a ProcessTrace (telemetry/process_trace.py) over the toolbar's time window: first
+what the History kept of the process (so it opens with the time before it opened), then the
+window's snapshots; after the process ends it stays, marked "exited" with the time.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from gpumon.i18n import tr
+from gpumon.telemetry.history import History
 from gpumon.telemetry.process_trace import ProcessTrace, Series
 from gpumon.telemetry.types import GpuProcess, Snapshot
 from gpumon.ui.monitor.plot import LitePlotWidget
@@ -49,14 +50,19 @@ def _xy(series: Series, now: float, scale: float) -> tuple[np.ndarray, np.ndarra
 
 class ProcessView(QWidget):
     """The view of one process; ``add(snapshot)`` on every tick, ``set_window(seconds)``.
-    ``simulated``: say so; ``local``: the process runs on this machine (NVML)."""
+    ``simulated``: say so; ``local``: the process runs on this machine (NVML); ``history``:
+    where its earlier points are (and how many to keep: its capacity)."""
 
     def __init__(self, process: GpuProcess, window_s: int, parent: QWidget | None = None,
-                 *, simulated: bool = False, local: bool = False) -> None:
+                 *, simulated: bool = False, local: bool = False,
+                 history: History | None = None) -> None:
         super().__init__(parent, Qt.WindowType.Window)
         self.setObjectName("processView")
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        self.trace = ProcessTrace(process.pid)
+        self.trace = ProcessTrace(process.pid, history.capacity if history else 3600)
+        if history is not None:
+            self.trace.fill_from(history, process)
+        self._now: float | None = history.latest_time() if history is not None else None
         self.window_s = window_s
         self.simulated = simulated  # a simulated source's process: said in the title and view
         self.setWindowTitle(tr("Process {pid}", pid=process.pid) + (
@@ -93,10 +99,17 @@ class ProcessView(QWidget):
         layout.addWidget(self.status)
         layout.addLayout(grid, 1)
         self._describe(process)
-        self.resize(760, 560)
+        fm = self.fontMetrics()  # room for the text and graphs at a larger zoom
+        self.resize(max(760, 64 * fm.averageCharWidth()), max(560, 34 * fm.height()))
+        if self._now is not None:
+            self._draw(self._now)
 
     def set_window(self, window_s: int) -> None:
+        """Show the last ``window_s`` seconds (now, not at the next tick: the window may be
+        paused)."""
         self.window_s = window_s
+        if self._now is not None:
+            self._draw(self._now)
 
     def add(self, snap: Snapshot) -> None:
         was_running = self.trace.exited_s is None
@@ -118,6 +131,7 @@ class ProcessView(QWidget):
                container=for_terminal(p.container or NA), parent=self._parent))))
 
     def _draw(self, now: float) -> None:
+        self._now = now
         trace = self.trace
         sets: dict[str, list[tuple[str, Series, float]]] = {
             "gpu_mem": [(f"GPU {g}", s, GIB) for g, s in sorted(trace.gpu_mem.items())],

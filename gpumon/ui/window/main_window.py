@@ -178,7 +178,7 @@ class MainWindow(QMainWindow):
         self.menus = Menus(self, self.settings, presentation=self.presentation,
                            files=self.files, grid=self.gpu_grid, controls=self.controls,
                            toggle_pause=lambda: self.set_paused(not self._paused),
-                           latest_snapshot=lambda: self.latest_snapshot,
+                           latest_snapshot=lambda: self.latest_snapshot, history=self.history,
                            torch_facts=self._torch_facts)
         self.gpuPanelsChanged.connect(self.menus.rebuild_gpu_menu)
         # GPU health: the panels' marks, new XID / ECC errors in the status bar and a log.
@@ -410,7 +410,7 @@ class MainWindow(QMainWindow):
         snap = self.latest_snapshot
         real = snap is not None and snap.machine.source_name == "NVML" and not snap.simulated
         view = ProcessView(p, self.window_s, self, simulated=bool(snap and snap.simulated),
-                           local=real)
+                           local=real, history=self.history)
         self.presentation.restyle_plots()  # its plots take the theme and zoom (a child of ours)
         self.snapshotReceived.connect(view.add)
         self.controls.windowChanged.connect(view.set_window)

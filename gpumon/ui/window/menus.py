@@ -22,8 +22,10 @@ from PySide6.QtWidgets import (
 )
 
 from gpumon.i18n import tr
+from gpumon.telemetry.history import History
 from gpumon.telemetry.types import Snapshot
 from gpumon.ui.monitor.grid import GpuGrid
+from gpumon.ui.monitor.memory_stack import MemoryStacks
 from gpumon.ui.window.controls import Controls
 from gpumon.ui.window.file_actions import FileActions
 from gpumon.ui.window.language import LanguageMenu
@@ -46,7 +48,7 @@ class Menus(QObject):
     def __init__(self, window: QMainWindow, settings: Settings, *,
                  presentation: Presentation, files: FileActions, grid: GpuGrid,
                  controls: Controls, toggle_pause: Callable[[], None],
-                 latest_snapshot: Callable[[], Snapshot | None],
+                 latest_snapshot: Callable[[], Snapshot | None], history: History,
                  torch_facts: Callable[[], TorchFacts] = lambda: (None, ())) -> None:
         """Menus of ``window``; call ``rebuild_gpu_menu`` when the GPU panels change."""
         super().__init__(window)
@@ -60,6 +62,10 @@ class Menus(QObject):
         self._toggle_pause = toggle_pause
         self._latest_snapshot = latest_snapshot
         self._torch_facts = torch_facts  # the kernel's load answer and devices (About box)
+        self.memory_stacks = MemoryStacks(
+            grid, history, lambda: float(controls.window_combo.currentData()), window,
+            on=settings.memory_by_process,
+            remember=lambda on: setattr(settings, "memory_by_process", on))
         bar = window.menuBar()
         self._build_file(bar.addMenu(tr("&File")))
         self._build_view(bar.addMenu(tr("&View")))
@@ -129,6 +135,10 @@ class Menus(QObject):
                              lambda n=name: p.set_theme(n), checkable=True)  # type: ignore[misc]
             a.setChecked(p.theme.name == name)
             group.addAction(a)
+        stack = self.memory_stacks.action
+        menu.addAction(stack)
+        self.window.addAction(stack)
+        self.actions[stack.objectName()] = stack
         self.gpu_menu = menu.addMenu(tr("&GPUs"))
         self.gpu_menu.setObjectName("gpuMenu")
         self.rebuild_gpu_menu()
@@ -161,6 +171,7 @@ class Menus(QObject):
         if not panels:
             self.gpu_menu.addAction(tr("No GPUs yet")).setEnabled(False)
         self._apply_hidden()
+        self.memory_stacks.attach()
 
     def set_gpu_shown(self, uuid: str, shown: bool) -> None:
         hidden = self.settings.hidden_gpus

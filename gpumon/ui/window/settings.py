@@ -153,6 +153,16 @@ class Settings:
         self._set("view/hidden_gpus", sorted(uuids))
 
     @property
+    def memory_by_process(self) -> bool:
+        """Whether the GPU panels draw used memory as bands, one per process."""
+        v = self._get("view/memory_by_process")
+        return v is True or (isinstance(v, str) and v.lower() == "true")
+
+    @memory_by_process.setter
+    def memory_by_process(self, value: bool) -> None:
+        self._set("view/memory_by_process", bool(value))
+
+    @property
     def hidden_process_columns(self) -> list[str] | None:
         """English titles of the process table's hidden columns; None: never chosen."""
         v = self._get("view/hidden_process_columns")

@@ -1,0 +1,49 @@
+"""A process's own view opens with what the History kept of the process (from before the
+view opened), follows the toolbar's time window at once, and marks the process exited."""
+
+from __future__ import annotations
+
+from gpumon.telemetry.history import History
+from gpumon.telemetry.types import (
+    GpuProcess,
+    GpuSample,
+    MachineInfo,
+    ProcessType,
+    Snapshot,
+    SourceState,
+    SourceStatus,
+)
+from gpumon.ui.monitor.process_view import ProcessView
+from gpumon.units import GIB
+
+_MACHINE = MachineInfo(host_name="test", source_name="test")
+_OK = SourceStatus(SourceState.OK, "ok")
+
+
+def test_a_process_view_opens_with_the_history_from_before_it_opened(qtbot) -> None:
+    history = History(capacity=600)
+    job = GpuProcess(0, 77, ProcessType.COMPUTE, 2 * GIB, name="job", cpu_pct=50.0,
+                     host_rss_bytes=GIB, sm_util_pct=40.0, started_s=10.0)
+    def sample(t: float) -> GpuSample:
+        return GpuSample(0, t, mem_used_bytes=3 * GIB)
+
+    for i in range(100):
+        t = 1000.0 + i
+        history.append(Snapshot(t, _MACHINE, _OK, samples=(sample(t),),
+                                processes=(job,) if i >= 20 else ()))
+    view = ProcessView(job, 60, history=history)
+    qtbot.addWidget(view)
+    assert view.trace.gpu_mem[0][0] == (1020.0, float(2 * GIB))  # its first point, 80 s ago
+    assert len(view.trace.cpu_pct) == 80 and view.trace.rss_bytes[-1] == (1099.0, float(GIB))
+    curve = view.plots["gpu_mem"].getPlotItem().listDataItems()[0]
+    x, y = curve.getData()
+    assert x[0] == -79.0 and y[-1] == 2.0  # drawn at once, in GiB, before any new tick
+    assert view.plots["cpu"].getPlotItem().getViewBox().viewRange()[0] == [-60, 0]
+    view.set_window(300)  # the toolbar's window, followed at once
+    assert view.plots["cpu"].getPlotItem().getViewBox().viewRange()[0] == [-300, 0]
+    view.add(Snapshot(1099.0, _MACHINE, _OK, samples=(sample(1099.0),), processes=(job,)))
+    assert len(view.trace.gpu_mem[0]) == 80  # a snapshot the History had: not twice
+    view.add(Snapshot(1100.0, _MACHINE, _OK, samples=(sample(1100.0),)))
+    assert view.status.text().startswith("Exited at ")
+    view.add(Snapshot(1101.0, _MACHINE, _OK, samples=(sample(1101.0),), processes=(job,)))
+    assert view.status.text().startswith("Exited at ") and len(view.trace.gpu_mem[0]) == 80
