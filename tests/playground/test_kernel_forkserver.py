@@ -147,6 +147,7 @@ def test_an_interrupt_reaches_a_forked_kernel_and_an_exit_code_comes_back(
         client.shutdown(timeout_s=2.0)
 
 
+@pytest.mark.slow  # a kernel that imports torch itself
 def test_a_kernel_for_another_environment_starts_the_ordinary_way_and_the_server_stays(
         server: ForkServer, monkeypatch: pytest.MonkeyPatch) -> None:
     def kernel() -> tuple[str, bool]:
@@ -165,6 +166,7 @@ def test_a_kernel_for_another_environment_starts_the_ordinary_way_and_the_server
     assert forkserver.current() is server and not server.gone.is_set()
 
 
+@pytest.mark.slow  # a kernel that imports torch itself, and a new server
 def test_a_lost_server_ends_its_kernels_and_the_next_starts_the_ordinary_way(
         server: ForkServer) -> None:
     inbox = Inbox()

@@ -19,7 +19,8 @@ from gpumon.playground.data.outcome import Outcome
 from tests.playground.kernel_helpers import Inbox
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="sends POSIX signals to the kernel")
-pytestmark = pytest.mark.usefixtures("kernels_import_torch")  # the import is what is stopped
+# The import is what is stopped: every kernel here imports torch itself (seconds each).
+pytestmark = [pytest.mark.usefixtures("kernels_import_torch"), pytest.mark.slow]
 
 
 
