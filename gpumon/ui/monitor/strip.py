@@ -1,0 +1,297 @@
+"""Strip-chart drawing for a GPU graph: keep what was drawn, slide it, paint only the new edge.
+
+A GPU graph's time axis only slides: between two ticks every curve moves left by the time
+that passed and new samples appear at the right edge. A ``StripChart`` sits in a plot's
+ViewBox, under everything else in it, and paints the plot's curves (every PlotCurveItem added
+with ``LitePlot.addItem``, filled ones included) from an image of the curves' area kept in
+device pixels. The curves stay in the plot, for the legend, auto-range, hover and the SVG
+export, but do not paint themselves (``ItemHasNoContents``). Each tick:
+
+- ``advance(t_ref)`` moves the graph's time origin by whole device pixels (rounded, so it
+  lies within half a device pixel of ``t_ref``; sub-pixel slides add up until they make a
+  pixel) and returns it: the curves' x data must be relative to it (``set_series``);
+- at the next paint the image is shifted left by those pixels and only the columns whose
+  curves changed are cleared and painted again: the new strip at the right edge, and back to
+  the last point that differs from what was drawn (the newest block, the newest sample,
+  a gap, a curve that shrank), found by comparing the new points with the drawn ones.
+
+Anything else that changes the picture repaints all of it: a new size, device pixel ratio
+or position within a pixel, x or y range (zoom, time window, a new memory total), a curve's
+pen, brush, fill level, visibility or z, a curve added or removed, the history replaced (the
+points differ from the first one compared), a shift wider than the image. The axes draw the
+grid over the ViewBox (their own cached pixmaps), and markers, the crosshair and the legend are
+other items above the StripChart, so none of them needs the image redrawn.
+
+The leftmost block (one pixel) may differ from a full redraw: there the history drops samples
+tick by tick, and the strip chart keeps the block as it was drawn whole (``GUARD_PX``).
+
+Exports draw the curves themselves: an image export or a ``scene().render()`` paints them
+through this item without the cache, the SVG export asks each curve (``generateSvg``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QImage, QPainter, QPen, QTransform
+from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
+
+from gpumon.telemetry.decimate import anchored_peak_decimate
+
+GUARD_PX = 3.0  # logical pixels at the left edge not compared (the history drops samples there)
+EPS_S = 1e-6  # two points within this many seconds are the same point
+NO_CONTENTS = QGraphicsItem.GraphicsItemFlag.ItemHasNoContents
+_enabled = True  # off: the curves paint themselves, as a plain PlotCurveItem does
+
+
+def set_strip_charts(enabled: bool) -> None:
+    """Turn strip-chart drawing on or off for the StripCharts made from now on (benchmarks
+    and tests compare the two)."""
+    global _enabled
+    _enabled = enabled
+
+
+def set_series(curve: pg.PlotCurveItem, t: np.ndarray, y: np.ndarray, t0: float,
+               block_s: float) -> None:
+    """Show ``y`` at absolute times ``t`` on ``curve``, x relative to ``t0`` (the graph's
+    origin from ``StripChart.advance``), peak-decimated in blocks of ``block_s`` seconds
+    anchored to absolute time (one block a pixel column)."""
+    if len(t) == 0:
+        curve.setData(np.empty(0), np.empty(0))
+        return
+    t, y = anchored_peak_decimate(np.asarray(t, dtype=float), np.asarray(y, dtype=float),
+                                  block_s)
+    curve.setData(t - t0, y, connect="finite", skipFiniteCheck=bool(np.isfinite(y).all()))
+
+
+def changed_from(old: tuple[np.ndarray, np.ndarray], new: tuple[np.ndarray, np.ndarray],
+                 shift_s: float, x_from: float) -> float | None:
+    """The x (new coordinates) from which curve ``new`` may look different from ``old`` moved
+    left by ``shift_s``, comparing the points right of ``x_from`` only; None when it looks
+    the same there, -inf when it differs from the first point compared (redraw it all)."""
+    (ox, oy), (nx, ny) = old, new
+    i0 = int(np.searchsorted(nx, x_from))
+    if i0 >= len(nx):  # nothing to compare: the new curve lies left of x_from or is empty
+        return None if len(ox) == 0 or ox[-1] - shift_s < x_from else -math.inf
+    ox = ox - shift_s
+    m = int(np.searchsorted(ox, nx[i0] - EPS_S))
+    n = min(len(ox) - m, len(nx) - i0)
+    a, b = oy[m:m + n], ny[i0:i0 + n]
+    same = (np.abs(ox[m:m + n] - nx[i0:i0 + n]) <= EPS_S) & ((a == b) | (np.isnan(a) & np.isnan(b)))
+    bad = np.flatnonzero(~same)
+    j = i0 + (int(bad[0]) if len(bad) else n)
+    if j == i0:
+        return -math.inf
+    if j == len(nx) and m + n == len(ox):
+        return None
+    return float(nx[j - 1])
+
+
+def _signature(curve: pg.PlotCurveItem) -> tuple[Any, ...]:
+    """What of a curve's look, besides its points, the image depends on."""
+    o = curve.opts
+    pen, brush = o.get("pen"), o.get("brush")
+    shadow = o.get("shadowPen")
+    return (id(curve), curve.isVisible(), curve.zValue(), curve.opacity(),
+            QPen(pen) if isinstance(pen, QPen) else pen,
+            QPen(shadow) if isinstance(shadow, QPen) else shadow,
+            QBrush(brush) if isinstance(brush, QBrush) else brush,
+            o.get("fillLevel"), o.get("fillOutline"), o.get("antialias"), o.get("stepMode"),
+            o.get("compositionMode"), str(o.get("connect")))
+
+
+class StripChart(pg.GraphicsObject):
+    """Paints the curves of ``plot`` from a sliding image (see the module doc)."""
+
+    def __init__(self, plot: Any) -> None:
+        super().__init__()
+        self._vb: pg.ViewBox = plot.getViewBox()
+        self.setParentItem(self._vb)
+        self.setZValue(-1e5)  # above the ViewBox's background, below its items
+        self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+        self.enabled = _enabled
+        self._curves: list[pg.PlotCurveItem] = []
+        self._image: QImage | None = None
+        self._key: tuple[Any, ...] | None = None
+        self._drawn: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # id(curve) -> its points
+        self._t0: float | None = None  # absolute time of x = 0, the image's right edge
+        self._pps = 0.0  # device pixels per second when _t0 was set
+        self._pending = 0  # whole device pixels slid since the image was painted
+        self._pending_s = 0.0  # the same in seconds
+        self.full_renders = 0  # counts, read by tests and benchmarks
+        self.strip_renders = 0
+        self._vb.sigResized.connect(self._resized)
+        plot.strip = self
+        for item in plot.items:
+            self.adopt(item)
+
+    # -- what the plot and the panel call ---------------------------------------------------
+    def adopt(self, item: QGraphicsItem) -> None:
+        """Paint ``item`` from the image if it is a curve directly in the ViewBox."""
+        if (self.enabled and isinstance(item, pg.PlotCurveItem)
+                and item.parentItem() is self._vb.childGroup and item not in self._curves):
+            self._curves.append(item)
+            item.setFlag(NO_CONTENTS, True)
+            self.invalidate()
+
+    def release(self, item: QGraphicsItem) -> None:
+        """``item`` left the plot: it paints itself again wherever it goes."""
+        if item in self._curves:
+            self._curves.remove(item)
+            item.setFlag(NO_CONTENTS, False)
+            self._drawn.pop(id(item), None)
+            self.invalidate()
+
+    def invalidate(self) -> None:
+        """Repaint the whole image at the next paint."""
+        self._key = None
+        self.update()
+
+    def advance(self, t_ref: float) -> float:
+        """The graph's new time origin for a newest sample at ``t_ref``: the old one moved by
+        a whole number of device pixels, within half a pixel of ``t_ref``."""
+        (x0, x1), width = self._vb.viewRange()[0], self._vb.width()
+        view = self._vb.getViewWidget()
+        dpr = view.devicePixelRatioF() if view is not None else 1.0
+        pps = width * dpr / (x1 - x0) if x1 > x0 and width > 0 else 0.0
+        k = math.floor((t_ref - self._t0) * pps + 0.5) if self._t0 is not None else -1
+        if self._t0 is None or pps != self._pps or pps <= 0.0 or k < 0:
+            self._t0, self._pps = t_ref, pps  # a new scale or time went back: start over
+            self._pending, self._pending_s = 0, 0.0
+            self.invalidate()
+            return t_ref
+        step = k / pps
+        self._t0 += step
+        self._pending += k
+        self._pending_s += step
+        return self._t0
+
+    # -- QGraphicsItem ----------------------------------------------------------------------
+    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt's name)
+        return QRectF(self._vb.rect())
+
+    def generateSvg(self, nodes: dict[str, Any]) -> None:  # noqa: N802 (pyqtgraph's name)
+        """Nothing of its own in an SVG export: the curves export themselves there."""
+        return None
+
+    def paint(self, p: QPainter, opt: QStyleOptionGraphicsItem,
+              widget: QWidget | None = None) -> None:
+        curves = [c for c in self._curves if c.isVisible()]
+        curves.sort(key=lambda c: c.zValue())  # stable: added order at equal z
+        if not curves:
+            return
+        dev = p.deviceTransform()
+        if (self._exportOpts is not False or widget is None or dev.isRotating()
+                or dev.m11() <= 0 or dev.m22() <= 0):
+            for c in curves:  # an export or a render elsewhere: draw them, no cache
+                p.save()
+                p.setTransform(c.itemTransform(self)[0], combine=True)
+                c.paint(p, opt, widget)
+                p.restore()
+            return
+        rect = dev.mapRect(self.boundingRect())
+        left, top = math.floor(rect.left() + 1e-6), math.floor(rect.top() + 1e-6)
+        w = math.ceil(rect.right() - 1e-6) - left
+        h = math.ceil(rect.bottom() - 1e-6) - top
+        if w <= 0 or h <= 0:
+            return
+        dpr = widget.devicePixelRatioF()
+        # device pixels of the image; its painter scales by the ratio, as the view's does
+        # (cosmetic pens are as wide in both)
+        to_image = dev * QTransform.fromTranslate(-left, -top)
+        key = (w, h, dpr, round(dev.m11(), 9), round(dev.m22(), 9), round(dev.dx() - left, 6),
+               round(dev.dy() - top, 6), tuple(map(tuple, self._vb.viewRange())),
+               tuple(_signature(c) for c in curves))
+        if key != self._key or self._image is None or self._pending >= w:
+            self._render_all(curves, to_image, w, h, dpr, opt, widget)
+            self._key = key
+        else:
+            self._render_strip(curves, to_image, w, h, opt, widget)
+        self._pending, self._pending_s = 0, 0.0
+        self._drawn = {id(c): (c.xData, c.yData) for c in curves}
+        p.save()
+        p.resetTransform()
+        inverse, _ = p.deviceTransform().inverted()  # logical -> device (ratio, redirection)
+        p.setWorldTransform(QTransform.fromTranslate(left, top) * inverse)
+        whole = QRectF(0, 0, w, h)
+        assert self._image is not None
+        p.drawImage(whole, self._image, whole)  # one device pixel to one device pixel
+        p.restore()
+
+    # -- internals --------------------------------------------------------------------------
+    def _resized(self) -> None:
+        self.prepareGeometryChange()
+        self.invalidate()
+
+    def _render_all(self, curves: list[pg.PlotCurveItem], to_image: QTransform, w: int,
+                    h: int, dpr: float, opt: QStyleOptionGraphicsItem,
+                    widget: QWidget | None) -> None:
+        self._image = QImage(w, h, QImage.Format.Format_ARGB32_Premultiplied)
+        self._image.setDevicePixelRatio(dpr)
+        self._image.fill(0)
+        self._paint_curves(curves, to_image, 0, opt, widget)
+        self.full_renders += 1
+
+    def _render_strip(self, curves: list[pg.PlotCurveItem], to_image: QTransform, w: int,
+                      h: int, opt: QStyleOptionGraphicsItem, widget: QWidget | None) -> None:
+        image = self._image
+        assert image is not None
+        shift = self._pending
+        pixels = np.ndarray((h, image.bytesPerLine() // 4), dtype=np.uint32,
+                            buffer=image.bits())
+        if shift:
+            pixels[:, :w - shift] = pixels[:, shift:w].copy()
+        (x0, x1), width = self._vb.viewRange()[0], self._vb.width()
+        x_from = x0 + GUARD_PX * (x1 - x0) / width
+        dirty = float(w - shift)
+        for c in curves:
+            old = self._drawn.get(id(c))
+            if old is None or old[0] is None or c.xData is None:
+                changed: float | None = (None if old is not None and old[0] is None
+                                         and c.xData is None else -math.inf)
+            elif old[0] is c.xData and old[1] is c.yData and not shift:
+                changed = None
+            else:
+                changed = changed_from(old, (c.xData, c.yData), self._pending_s, x_from)
+            if changed is None:
+                continue
+            if changed == -math.inf:
+                self._render_all(curves, to_image, w, h, image.devicePixelRatio(), opt, widget)
+                return
+            at = to_image.map(c.mapToItem(self, QPointF(changed, 0.0))).x()
+            pen = c.opts.get("pen")
+            margin = (pen.widthF() if isinstance(pen, QPen) else 1.0) * to_image.m11() + 2.0
+            dirty = min(dirty, at - margin)
+        start = max(0, math.floor(dirty))
+        if start >= w:
+            return
+        pixels[:, start:w] = 0
+        self._paint_curves(curves, to_image, start, opt, widget)
+        self.strip_renders += 1
+
+    def _paint_curves(self, curves: list[pg.PlotCurveItem], to_image: QTransform, start: int,
+                      opt: QStyleOptionGraphicsItem, widget: QWidget | None) -> None:
+        """Paint ``curves`` into the image from column ``start`` to its right edge."""
+        image = self._image
+        assert image is not None
+        dpr = image.devicePixelRatio()
+        painter = QPainter(image)
+        try:
+            unscale = to_image * QTransform.fromScale(1 / dpr, 1 / dpr)
+            # the new columns, and the ViewBox's own rect, which clips the curves in the view
+            painter.setClipRect(QRectF(start / dpr, 0, (image.width() - start) / dpr,
+                                       image.height() / dpr))
+            painter.setClipRect(unscale.mapRect(self.boundingRect()),
+                                Qt.ClipOperation.IntersectClip)
+            for c in curves:
+                painter.save()
+                painter.setOpacity(c.opacity())
+                painter.setTransform(c.itemTransform(self)[0] * unscale)
+                c.paint(painter, opt, widget)
+                painter.restore()
+        finally:
+            painter.end()
