@@ -52,6 +52,7 @@ from gpumon.telemetry.readouts import extra_readouts, readout_line
 from gpumon.telemetry.types import GpuInfo, GpuSample
 from gpumon.ui.monitor.axis import TimeAxis
 from gpumon.ui.monitor.curve import LiteCurve
+from gpumon.ui.monitor.field import Field
 from gpumon.ui.monitor.health_mark import HealthMark
 from gpumon.ui.monitor.panel_labels import (
     GPU_UTIL_COLOR,
@@ -198,11 +199,11 @@ class GpuPanel(QFrame):
 
         mem_box = QVBoxLayout()
         mem_box.setSpacing(0)
-        mem_box.addWidget(self.mem_label)
+        mem_box.addWidget(Field(self.mem_label))  # a new reading never relayouts (field.py)
         mem_box.addWidget(self.memory_widget, 1)
         util_box = QVBoxLayout()
         util_box.setSpacing(0)
-        util_box.addWidget(self.util_label)
+        util_box.addWidget(Field(self.util_label))
         util_box.addWidget(self.util_widget, 1)
         plots = QHBoxLayout()
         plots.setSpacing(6)
@@ -216,7 +217,7 @@ class GpuPanel(QFrame):
         top.addWidget(self.health, 3)
         layout.addLayout(top)
         layout.addWidget(self.lost_label)
-        layout.addWidget(self.readouts)
+        layout.addWidget(Field(self.readouts))
         layout.addLayout(plots, 1)
         # Made when the panel first goes stale: even disabled, an effect on every panel
         # cost ~2 ms a panel at start-up.

@@ -136,6 +136,8 @@ class StripChart(pg.GraphicsObject):
                 and item.parentItem() is self._vb.childGroup and item not in self._curves):
             self._curves.append(item)
             item.setFlag(NO_CONTENTS, True)
+            # Qt drops the update() of an item without contents: new points repaint this one
+            item.sigPlotChanged.connect(self._curve_changed)
             self.invalidate()
 
     def release(self, item: QGraphicsItem) -> None:
@@ -143,6 +145,7 @@ class StripChart(pg.GraphicsObject):
         if item in self._curves:
             self._curves.remove(item)
             item.setFlag(NO_CONTENTS, False)
+            item.sigPlotChanged.disconnect(self._curve_changed)
             self._drawn.pop(id(item), None)
             self.invalidate()
 
@@ -223,6 +226,9 @@ class StripChart(pg.GraphicsObject):
         p.restore()
 
     # -- internals --------------------------------------------------------------------------
+    def _curve_changed(self, _curve: object) -> None:
+        self.update()
+
     def _resized(self) -> None:
         self.prepareGeometryChange()
         self.invalidate()
