@@ -142,7 +142,7 @@ class StripChart(pg.GraphicsObject):
 
     def release(self, item: QGraphicsItem) -> None:
         """``item`` left the plot: it paints itself again wherever it goes."""
-        if item in self._curves:
+        if isinstance(item, pg.PlotCurveItem) and item in self._curves:
             self._curves.remove(item)
             item.setFlag(NO_CONTENTS, False)
             item.sigPlotChanged.disconnect(self._curve_changed)
