@@ -228,7 +228,7 @@ def test_hover_theme_zoom_and_export_on_a_strip_chart(qtbot, tmp_path) -> None: 
                and abs(QColor(image.pixel(x, y)).green() - blue.green()) < 30)
     assert hits > 50
     svg = save_plot(panel.memory_plot, tmp_path / "memory.svg").read_text()
-    assert svg.count(MEM_COLOR) >= 1 and "<path" in svg or "<polyline" in svg
+    assert MEM_COLOR in svg.lower() and ("<path" in svg or "<polyline" in svg)
     assert mem.full_renders == full  # exports draw the curves themselves, not the cache
 
 
@@ -271,8 +271,8 @@ def test_anchored_decimation_keeps_a_block_as_it_was_while_it_slides() -> None:
     common = (a[0] >= t[24]) & (a[0] < t[2988])
     inb = np.isin(b[0], a[0][common])
     assert np.array_equal(a[1][common], b[1][inb])
-    assert a[1].max() == y[:2999].max() or a[1][-1] == y[2999]
+    assert a[1].max() == y[:3000].max() and a[1].min() == y[:3000].min()  # the envelope
     assert (a[0][-1], a[1][-1]) == (t[2999], y[2999])  # the newest sample last
-    assert anchored_peak_decimate(t[:100], y[:100], 1.5)[0] is t[:100] or True
+    assert len(a[0]) <= 2 * 3000 / 12 + 3
     raw = anchored_peak_decimate(t[:100], y[:100], 1.5)  # under two samples a block
-    assert len(raw[0]) == 100
+    assert len(raw[0]) == 100 and np.array_equal(raw[1], y[:100])

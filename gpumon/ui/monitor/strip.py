@@ -37,10 +37,11 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QImage, QPainter, QPen, QTransform
+from PySide6.QtGui import QBrush, QColor, QImage, QPainter, QPen, QTransform
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
 from gpumon.telemetry.decimate import anchored_peak_decimate
+from gpumon.ui.monitor.curve import LiteCurve
 
 GUARD_PX = 3.0  # logical pixels at the left edge not compared (the history drops samples there)
 EPS_S = 1e-6  # two points within this many seconds are the same point
@@ -115,7 +116,10 @@ class StripChart(pg.GraphicsObject):
         self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
         self.enabled = _enabled
         self._curves: list[pg.PlotCurveItem] = []
-        self._image: QImage | None = None
+        self._image: QImage | None = None  # a ring of columns: the graph's left edge at
+        self._offset = 0  # this column, its right edge just before it
+        self._fill = QColor(0, 0, 0, 0)  # the background the image is painted on
+        self._tails: dict[int, pg.PlotCurveItem] = {}  # id(curve) -> the curve's newest part
         self._key: tuple[Any, ...] | None = None
         self._drawn: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # id(curve) -> its points
         self._t0: float | None = None  # absolute time of x = 0, the image's right edge
@@ -147,6 +151,7 @@ class StripChart(pg.GraphicsObject):
             item.setFlag(NO_CONTENTS, False)
             item.sigPlotChanged.disconnect(self._curve_changed)
             self._drawn.pop(id(item), None)
+            self._tails.pop(id(item), None)
             self.invalidate()
 
     def invalidate(self) -> None:
@@ -206,23 +211,27 @@ class StripChart(pg.GraphicsObject):
         # device pixels of the image; its painter scales by the ratio, as the view's does
         # (cosmetic pens are as wide in both)
         to_image = dev * QTransform.fromTranslate(-left, -top)
+        fill = self._background()
         key = (w, h, dpr, round(dev.m11(), 9), round(dev.m22(), 9), round(dev.dx() - left, 6),
                round(dev.dy() - top, 6), tuple(map(tuple, self._vb.viewRange())),
-               tuple(_signature(c) for c in curves))
+               fill.rgba() if fill is not None else None, tuple(_signature(c) for c in curves))
         if key != self._key or self._image is None or self._pending >= w:
-            self._render_all(curves, to_image, w, h, dpr, opt, widget)
+            self._render_all(curves, to_image, w, h, dpr, fill, opt, widget)
             self._key = key
         else:
-            self._render_strip(curves, to_image, w, h, opt, widget)
+            self._render_strip(curves, to_image, w, opt, widget)
         self._pending, self._pending_s = 0, 0.0
         self._drawn = {id(c): (c.xData, c.yData) for c in curves}
         p.save()
         p.resetTransform()
         inverse, _ = p.deviceTransform().inverted()  # logical -> device (ratio, redirection)
         p.setWorldTransform(QTransform.fromTranslate(left, top) * inverse)
-        whole = QRectF(0, 0, w, h)
-        assert self._image is not None
-        p.drawImage(whole, self._image, whole)  # one device pixel to one device pixel
+        image, at = self._image, self._offset
+        assert image is not None
+        # One device pixel to one device pixel: the ring's two parts, oldest columns first.
+        p.drawImage(QRectF(0, 0, w - at, h), image, QRectF(at, 0, w - at, h))
+        if at:
+            p.drawImage(QRectF(w - at, 0, at, h), image, QRectF(0, 0, at, h))
         p.restore()
 
     # -- internals --------------------------------------------------------------------------
@@ -233,24 +242,35 @@ class StripChart(pg.GraphicsObject):
         self.prepareGeometryChange()
         self.invalidate()
 
+    def _background(self) -> QColor | None:
+        """The opaque colour under the curves (the image is painted on it: an opaque image
+        is copied to the screen, not blended), or None to keep the image transparent."""
+        view = self._vb.getViewWidget()
+        if self._vb.background.isVisible() or view is None:
+            return None
+        brush = view.backgroundBrush()
+        colour = brush.color()
+        solid = brush.style() == Qt.BrushStyle.SolidPattern and colour.alpha() == 255
+        return colour if solid else None
+
     def _render_all(self, curves: list[pg.PlotCurveItem], to_image: QTransform, w: int,
-                    h: int, dpr: float, opt: QStyleOptionGraphicsItem,
+                    h: int, dpr: float, fill: QColor | None, opt: QStyleOptionGraphicsItem,
                     widget: QWidget | None) -> None:
-        self._image = QImage(w, h, QImage.Format.Format_ARGB32_Premultiplied)
+        opaque = QImage.Format.Format_RGB32
+        self._image = QImage(w, h, QImage.Format.Format_ARGB32_Premultiplied
+                             if fill is None else opaque)
         self._image.setDevicePixelRatio(dpr)
-        self._image.fill(0)
+        self._fill = fill if fill is not None else QColor(0, 0, 0, 0)
+        self._offset = 0
         self._paint_curves(curves, to_image, 0, opt, widget)
         self.full_renders += 1
 
     def _render_strip(self, curves: list[pg.PlotCurveItem], to_image: QTransform, w: int,
-                      h: int, opt: QStyleOptionGraphicsItem, widget: QWidget | None) -> None:
+                      opt: QStyleOptionGraphicsItem, widget: QWidget | None) -> None:
         image = self._image
         assert image is not None
         shift = self._pending
-        pixels = np.ndarray((h, image.bytesPerLine() // 4), dtype=np.uint32,
-                            buffer=image.bits())
-        if shift:
-            pixels[:, :w - shift] = pixels[:, shift:w].copy()
+        self._offset = (self._offset + shift) % w  # the ring: the oldest columns go first
         (x0, x1), width = self._vb.viewRange()[0], self._vb.width()
         x_from = x0 + GUARD_PX * (x1 - x0) / width
         dirty = float(w - shift)
@@ -266,38 +286,73 @@ class StripChart(pg.GraphicsObject):
             if changed is None:
                 continue
             if changed == -math.inf:
-                self._render_all(curves, to_image, w, h, image.devicePixelRatio(), opt, widget)
+                fill = self._fill if self._fill.alpha() else None
+                self._render_all(curves, to_image, w, image.height(),
+                                 image.devicePixelRatio(), fill, opt, widget)
                 return
             at = to_image.map(c.mapToItem(self, QPointF(changed, 0.0))).x()
             pen = c.opts.get("pen")
             margin = (pen.widthF() if isinstance(pen, QPen) else 1.0) * to_image.m11() + 2.0
             dirty = min(dirty, at - margin)
         start = max(0, math.floor(dirty))
-        if start >= w:
-            return
-        pixels[:, start:w] = 0
-        self._paint_curves(curves, to_image, start, opt, widget)
-        self.strip_renders += 1
+        if start < w:
+            self._paint_curves(curves, to_image, start, opt, widget, tails=True)
+            self.strip_renders += 1
+
+    def _tail(self, curve: pg.PlotCurveItem, to_graph: QTransform, start: int
+              ) -> pg.PlotCurveItem:
+        """``curve`` from two points before graph column ``start`` on: the same options and
+        drawing code on a few points, for a strip (building a path of every point cost more
+        than painting the strip)."""
+        x, y = curve.xData, curve.yData
+        inverse, ok = to_graph.inverted()
+        if not ok or x is None or y is None or len(x) < 3:
+            return curve
+        i = max(0, int(np.searchsorted(x, inverse.map(QPointF(start, 0.0)).x())) - 2)
+        if i == 0:
+            return curve
+        tail = self._tails.get(id(curve))
+        if tail is None:
+            tail = self._tails[id(curve)] = LiteCurve()
+        tail.opts = curve.opts  # shared, read only: setData(x, y) does not write to it
+        tail.setData(x[i:], y[i:])
+        return tail
 
     def _paint_curves(self, curves: list[pg.PlotCurveItem], to_image: QTransform, start: int,
-                      opt: QStyleOptionGraphicsItem, widget: QWidget | None) -> None:
-        """Paint ``curves`` into the image from column ``start`` to its right edge."""
+                      opt: QStyleOptionGraphicsItem, widget: QWidget | None,
+                      tails: bool = False) -> None:
+        """Clear and paint the graph's columns from ``start`` to its right edge (``tails``:
+        from the curves' points near them only): in the ring they are one or two runs of
+        the image's columns."""
         image = self._image
         assert image is not None
+        w, h, at = image.width(), image.height(), self._offset
+        runs = [(start, w)] if start + at >= w else [(start, w - at), (w - at, w)]
         dpr = image.devicePixelRatio()
         painter = QPainter(image)
         try:
-            unscale = to_image * QTransform.fromScale(1 / dpr, 1 / dpr)
-            # the new columns, and the ViewBox's own rect, which clips the curves in the view
-            painter.setClipRect(QRectF(start / dpr, 0, (image.width() - start) / dpr,
-                                       image.height() / dpr))
-            painter.setClipRect(unscale.mapRect(self.boundingRect()),
-                                Qt.ClipOperation.IntersectClip)
-            for c in curves:
-                painter.save()
-                painter.setOpacity(c.opacity())
-                painter.setTransform(c.itemTransform(self)[0] * unscale)
-                c.paint(painter, opt, widget)
-                painter.restore()
+            for g0, g1 in runs:
+                if g1 <= g0:
+                    continue
+                dx = at if g0 < w - at else at - w  # graph column g is image column g + dx
+                unscale = (to_image * QTransform.fromTranslate(dx, 0)
+                           * QTransform.fromScale(1 / dpr, 1 / dpr))
+                painter.setClipping(False)
+                painter.resetTransform()
+                painter.setCompositionMode(QPainter.CompositionMode.CompositionMode_Source)
+                painter.fillRect(QRectF((g0 + dx) / dpr, 0, (g1 - g0) / dpr, h / dpr), self._fill)
+                painter.setCompositionMode(QPainter.CompositionMode.CompositionMode_SourceOver)
+                # these columns, and the ViewBox's own rect, which clips the curves in the view
+                painter.setClipRect(QRectF((g0 + dx) / dpr, 0, (g1 - g0) / dpr, h / dpr))
+                painter.setClipRect(unscale.mapRect(self.boundingRect()),
+                                    Qt.ClipOperation.IntersectClip)
+                for c in curves:
+                    to_curve = c.itemTransform(self)[0]
+                    drawn = self._tail(c, to_curve * to_image, start) if tails else c
+                    painter.save()
+                    painter.setOpacity(c.opacity())
+                    painter.setTransform(to_curve * unscale)
+                    drawn.paint(painter, opt, widget)
+                    painter.restore()
         finally:
             painter.end()
