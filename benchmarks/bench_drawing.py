@@ -18,10 +18,11 @@ Run from the repository root: ``python benchmarks/bench_drawing.py [--quick] [--
 tables and header: a GpuGrid of 1, 8 and 16 simulated GPUs (1400 x 900, offscreen) with a
 1-minute, 5-minute and 1-hour window, its History full, sampled at 1 s; a tick is
 ``grid.update_view`` (readouts, curves) plus the paint it causes (``processEvents()``), timed
-together; mean, median and p95 per tick over 120 ticks (``--quick``: 40). Each tree of
-gpumon runs in its own process (``--base DIR``: another checkout, e.g. ``git archive
-main``), alternately, ``--rounds`` times; the table gives each tree's mean per tick and the
-ratio this tree / base.
+together, over 120 ticks (``--quick``: 40). Each tree of gpumon runs in its own process
+(``--base DIR``: another checkout, e.g. ``git archive main``), alternately, ``--rounds``
+times: this tree with its strip charts on and off (``strip.set_strip_charts``; off, the
+default: the curves paint themselves). The table gives the mean CPU time per tick (wall
+time in brackets: the machine may be shared) and the ratios to base.
 """
 
 from __future__ import annotations
@@ -165,6 +166,9 @@ def grid_child(frames: int) -> None:
     from gpumon.ui.monitor.grid import GpuGrid
 
     app = QApplication.instance() or QApplication(sys.argv)
+    if "BENCH_STRIPS" in os.environ:  # this tree, strip charts on ("1") or off ("0")
+        from gpumon.ui.monitor import strip
+        strip.set_strip_charts(os.environ["BENCH_STRIPS"] == "1")
     clock = FakeClock()
     source = SimulatedSource(max(GRID_GPUS), seed=0, clock=clock)
     sampler = Sampler(source, clock=clock, wall_clock=clock)
@@ -194,17 +198,19 @@ def grid_child(frames: int) -> None:
             grid.update_view(first, history, window_s)
             for _ in range(5):
                 app.processEvents()
-            times = []
+            times, cpu = [], []
             for snap in subset[start + window_s + 1:]:
                 history.append(snap)
-                a = time.perf_counter()
+                a, c = time.perf_counter(), time.process_time()
                 grid.update_view(snap, history, window_s)
                 app.processEvents()
                 times.append((time.perf_counter() - a) * 1e3)
+                cpu.append((time.process_time() - c) * 1e3)
             top.close()
             top.deleteLater()
             app.processEvents()
-            print(json.dumps({"gpus": n, "window": window_s, "ms": times}), flush=True)
+            print(json.dumps({"gpus": n, "window": window_s, "ms": times, "cpu": cpu}),
+                  flush=True)
 
 
 def _only(snap: Snapshot, n: int) -> Snapshot:
@@ -219,33 +225,36 @@ def grid_compare(base: Path | None, rounds: int, frames: int) -> int:
     import json
     import subprocess
 
-    trees = {"this tree": REPO} | ({"base": base} if base else {})
+    trees = {"strips on": (REPO, "1"), "strips off": (REPO, "0")} | (
+        {"base": (base, "")} if base else {})
     results: dict[tuple[str, int, int], list[float]] = {}
+    cpus: dict[tuple[str, int, int], list[float]] = {}
     for n in range(rounds):
         order = list(trees.items()) if n % 2 == 0 else list(reversed(trees.items()))
-        for name, root in order:
+        for name, (root, strips) in order:
             env = dict(os.environ, BENCH_TREE=str(root), QT_QPA_PLATFORM="offscreen")
+            if strips:
+                env["BENCH_STRIPS"] = strips
             out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--grid-child",
                                   str(frames)], env=env, cwd=root, capture_output=True,
                                  text=True, check=True, timeout=900)
             for line in out.stdout.splitlines():
                 row = json.loads(line)
                 results.setdefault((name, row["gpus"], row["window"]), []).extend(row["ms"])
+                cpus.setdefault((name, row["gpus"], row["window"]), []).extend(row["cpu"])
             print(f"round {n + 1}: {name} done", flush=True)
-    print(f"\n{'GPUs':>4s} {'window':>7s}  " + "  ".join(
-        f"{name + ' mean / median / p95 ms':>38s}" for name in trees)
-        + ("   this / base (mean)" if base else ""))
+    print("\nms per tick, mean over all ticks and rounds: CPU time of the process (wall "
+          "time in brackets)")
+    print(f"{'GPUs':>4s} {'window':>7s}" + "".join(f"{name:>22s}" for name in trees)
+          + ("    on/base   off/base" if base else ""))
     for gpus in GRID_GPUS:
         for window_s in GRID_WINDOWS:
-            cells, means = [], []
-            for name in trees:
-                ms = sorted(results[(name, gpus, window_s)])
-                mean = statistics.fmean(ms)
-                means.append(mean)
-                cells.append(f"{mean:12.2f} / {statistics.median(ms):6.2f} / "
-                             f"{ms[int(0.95 * (len(ms) - 1))]:6.2f}")
-            ratio = f"   {means[0] / means[1]:6.2f}x" if base else ""
-            print(f"{gpus:4d} {window_s:6d}s  " + "  ".join(f"{c:>38s}" for c in cells) + ratio)
+            means = {name: statistics.fmean(cpus[(name, gpus, window_s)]) for name in trees}
+            walls = {name: statistics.fmean(results[(name, gpus, window_s)]) for name in trees}
+            cells = [f"{means[name]:9.2f} ({walls[name]:6.2f})" for name in trees]
+            ratio = (f"   {means['strips on'] / means['base']:8.2f}x "
+                     f"{means['strips off'] / means['base']:8.2f}x" if base else "")
+            print(f"{gpus:4d} {window_s:6d}s" + "".join(f"{c:>22s}" for c in cells) + ratio)
     return 0
 
 

@@ -57,11 +57,11 @@ def style(panel: GpuPanel, theme: str, zoom: float) -> None:
 
 
 def make_panel(theme: str, zoom: float, window_s: float, *, strips: bool) -> GpuPanel:
-    strip.set_strip_charts(strips)
+    before = strip.set_strip_charts(strips)
     try:
         panel = GpuPanel(INFO, window_s=window_s)
     finally:
-        strip.set_strip_charts(True)
+        strip.set_strip_charts(before)
     style(panel, theme, zoom)
     panel.resize(640, 300)
     panel.show()

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +34,14 @@ sys.path.insert(0, str(Path(__file__).parent))
 import strip_shots as shots  # noqa: E402
 
 TOLERANCE = 0.001  # of the pixels may differ: the leftmost block and the right edge's column
+
+
+@pytest.fixture(autouse=True)
+def _strip_charts_on() -> Iterator[None]:
+    """Strip charts are off by default (strip.py says why); these tests turn them on."""
+    before = strip.set_strip_charts(True)
+    yield
+    strip.set_strip_charts(before)
 
 
 @pytest.mark.parametrize("zoom", [1.0, 2.0])
@@ -151,8 +160,10 @@ def test_a_hidden_graph_is_not_painted_and_is_complete_when_shown(qtbot, monkeyp
     sampler.close()
 
 
-def test_no_graph_is_painted_more_often_than_it_moves_a_pixel(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """0.1 s sampling, a 1-hour window: 1500 ticks move the curves by a few pixels."""
+@pytest.mark.parametrize("strips", [True, False])
+def test_no_graph_is_painted_more_often_than_it_moves_a_pixel(qtbot, monkeypatch, strips) -> None:  # type: ignore[no-untyped-def]
+    """0.1 s sampling, a 1-hour window: 1500 ticks move the curves by a few pixels. (The
+    StripChart is painted whenever its graph is, strip charts on or off.)"""
     painted: list[StripChart] = []
     original = StripChart.paint
 
@@ -161,7 +172,7 @@ def test_no_graph_is_painted_more_often_than_it_moves_a_pixel(qtbot, monkeypatch
         return original(self, *args)
 
     monkeypatch.setattr(StripChart, "paint", counting)
-    panel = shots.make_panel("light", 1.0, 3600.0, strips=True)
+    panel = shots.make_panel("light", 1.0, 3600.0, strips=strips)
     qtbot.addWidget(panel)
     t = shots.T0 + 1000.0
     panel.update_view(GpuSample(0, t), t, shots.history(t, 3600.0, 0.1))
@@ -181,7 +192,7 @@ def test_no_graph_is_painted_more_often_than_it_moves_a_pixel(qtbot, monkeypatch
     assert 5 < moved_px < 30
     mem_paints = sum(1 for s in painted if s is mem)
     assert 0 < mem_paints <= moved_px + 2, (mem_paints, moved_px)
-    assert mem.full_renders == full
+    assert mem.full_renders == full and (mem.strip_renders > 0) == strips
 
 
 def test_hover_theme_zoom_and_export_on_a_strip_chart(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]

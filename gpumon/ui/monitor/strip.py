@@ -46,14 +46,22 @@ from gpumon.ui.monitor.curve import LiteCurve
 GUARD_PX = 3.0  # logical pixels at the left edge not compared (the history drops samples there)
 EPS_S = 1e-6  # two points within this many seconds are the same point
 NO_CONTENTS = QGraphicsItem.GraphicsItemFlag.ItemHasNoContents
-_enabled = True  # off: the curves paint themselves, as a plain PlotCurveItem does
+# Off: the curves paint themselves, as plain PlotCurveItems. Off by default because it did
+# not pay here: the curves are already cheap to paint (1 px aliased pens, an opaque fill,
+# two points a pixel column), while a strip chart still copies the whole plot area to the
+# screen each tick and adds its Python work. Measured in the same runs (offscreen, CPU time
+# per tick of the drawing, benchmarks/bench_drawing.py --grid): 8 GPUs, 5-minute window,
+# 16.3 ms with strip charts, 14.1 ms without; under Xvfb at 1 s (bench_cpu.py --peers), 8
+# GPUs on the Monitor tab, 1.9-2.1 % of a core with, 1.7 % without.
+_enabled = False
 
 
-def set_strip_charts(enabled: bool) -> None:
-    """Turn strip-chart drawing on or off for the StripCharts made from now on (benchmarks
-    and tests compare the two)."""
+def set_strip_charts(enabled: bool) -> bool:
+    """Turn strip-chart drawing on or off for the StripCharts made from now on; returns the
+    setting it replaces (tests and benchmarks compare the two)."""
     global _enabled
-    _enabled = enabled
+    before, _enabled = _enabled, enabled
+    return before
 
 
 def set_series(curve: pg.PlotCurveItem, t: np.ndarray, y: np.ndarray, t0: float,
