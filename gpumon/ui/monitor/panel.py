@@ -2,8 +2,8 @@
 
 The x axis is seconds relative to the newest snapshot (0 = now, -60 = a minute ago).
 Curves are created once and fed with ``setData`` on every refresh (pyqtgraph's
-scrollingPlots example); a ``strip.StripChart`` in each plot paints them from an image that
-slides by whole device pixels, so a tick paints only the new strip at the right edge. What
+scrollingPlots example); a ``strip.StripChart`` in each plot can paint them from an image
+that slides by whole device pixels (off by default: strip.py says why). What
 keeps a redraw cheap on a software raster (measured in ``benchmarks/bench_drawing.py``):
 ``anchored_peak_decimate``, a min and a max per pixel column like pyqtgraph's "peak" mode
 but always drawing the newest sample, fed to plain PlotCurveItems
