@@ -24,6 +24,15 @@ per-process columns and the History's per-process series cost. ``--baseline REV`
 at git revision REV (``git archive``) is measured too, alternating with this tree, case by
 case (``--rounds`` times each), and each case prints both and the ratio; the gpustat peer is
 left out. Target then: this tree within 10 % of the baseline (median of the rounds).
+
+``--peers [--base DIR] [--rounds N]``: instead, gpumon beside gpustat ``-i 1`` and nvitop
+``--interval 1`` in one run, all at 1 s on the same 8 fake GPUs under Xvfb: gpumon on its
+Monitor tab, and with no graph visible (the Lesson tab brought in front with Ctrl+3 through
+xdotool; its kernel starts then, so the row waits 15 s more before measuring). CPU of the
+process tree (the app and its children: gpumon's kernel, nvitop's none). ``--base DIR``:
+the same two gpumon rows for another checkout of gpumon (e.g. ``git archive main``), run
+alternately with this one in each round, so both see the same machine. Targets (issue 30):
+gpumon <= 1.0x gpustat on the Monitor tab, <= 0.5x with no graph visible.
 """
 
 from __future__ import annotations
@@ -106,11 +115,34 @@ def _drain(fd: int) -> None:
             pass
 
 
+def tree_cpu_s(proc: psutil.Process) -> dict[int, float]:
+    """User + system CPU seconds of ``proc`` and each of its descendants, by pid."""
+    out = {}
+    for p in [proc, *proc.children(recursive=True)]:
+        with contextlib.suppress(psutil.Error):
+            t = p.cpu_times()
+            out[p.pid] = t.user + t.system
+    return out
+
+
+def show_lesson_tab(pid: int, display: str) -> None:
+    """Bring gpumon's Lesson tab in front (Ctrl+3) in its window on ``display``."""
+    env = dict(os.environ, DISPLAY=display)
+    found = subprocess.run(["xdotool", "search", "--sync", "--onlyvisible", "--pid", str(pid)],
+                           env=env, capture_output=True, text=True, timeout=20)
+    for window in found.stdout.split():
+        subprocess.run(["xdotool", "windowfocus", "--sync", window], env=env, timeout=10,
+                       check=False)
+        subprocess.run(["xdotool", "key", "--clearmodifiers", "ctrl+3"], env=env, timeout=10,
+                       check=False)
+
+
 def measure(cmd: list[str], env: dict[str, str], seconds: float, tty: bool = False,
-            cwd: Path = REPO) -> float:
-    """CPU % of one core of ``cmd`` after SETTLE_S, run in ``cwd``; ``tty``: its output goes
-    to a pseudo-terminal (gpustat -i redraws a screen there, as in use; to a pipe it prints
-    lines)."""
+            tree: bool = False, lesson_on: str | None = None, cwd: Path = REPO) -> float:
+    """CPU % of one core of ``cmd`` after SETTLE_S; ``tty``: its output goes to a pseudo-
+    terminal (gpustat -i redraws a screen there, as in use; to a pipe it prints lines);
+    ``tree``: its children's CPU too; ``lesson_on``: the X display on which its Lesson tab
+    is brought in front first (then 15 s more to settle: its kernel starts)."""
     out: int | None = subprocess.DEVNULL
     master = -1
     if tty:
@@ -118,15 +150,25 @@ def measure(cmd: list[str], env: dict[str, str], seconds: float, tty: bool = Fal
         threading.Thread(target=_drain, args=(master,), daemon=True).start()
     app = subprocess.Popen(cmd, env=dict(env, TERM="xterm-256color", COLUMNS="120",
                                          LINES="40"),
-                           cwd=cwd, stdout=out, stderr=subprocess.DEVNULL)
+                           cwd=cwd, stdout=out, stderr=subprocess.DEVNULL,
+                           stdin=out if tty else subprocess.DEVNULL)  # nvitop reads keys
     if tty:
         assert out is not None
         os.close(out)
     try:
         proc = psutil.Process(app.pid)
         time.sleep(SETTLE_S)
+        if lesson_on is not None:
+            show_lesson_tab(app.pid, lesson_on)
+            time.sleep(15.0)
         if app.poll() is not None:
             raise RuntimeError(f"{cmd[0]} exited early ({app.returncode})")
+        if tree:
+            b0, t0 = tree_cpu_s(proc), time.monotonic()
+            time.sleep(seconds)
+            b1, t1 = tree_cpu_s(proc), time.monotonic()
+            used = sum(b1[pid] - b0.get(pid, 0.0) for pid in b1)
+            return 100.0 * used / (t1 - t0)
         c0, t0 = proc.cpu_times(), time.monotonic()
         time.sleep(seconds)
         c1, t1 = proc.cpu_times(), time.monotonic()
@@ -143,17 +185,90 @@ def measure(cmd: list[str], env: dict[str, str], seconds: float, tty: bool = Fal
             os.close(master)
 
 
+def peers(seconds: float, base_dir: Path | None, rounds: int) -> int:
+    """gpumon beside gpustat and nvitop (see the module doc); 0 when the targets are met."""
+    xvfb = start_xvfb()
+    if xvfb is None or shutil.which("xdotool") is None:
+        print("--peers needs Xvfb and xdotool")
+        return 2
+    rows: dict[str, list[float]] = {}
+    try:
+        with tempfile.TemporaryDirectory() as work:
+            fake = fake_gpus(Path(work))
+            if fake is None:
+                return 2
+            tools = {"gpustat -i 1": shutil.which("gpustat"), "nvitop --interval 1":
+                     shutil.which("nvitop")}
+            trees = {"this tree": REPO} | ({"base": base_dir} if base_dir else {})
+            # this tree once more with its strip charts on (off by default), on the Monitor tab
+            strips_on = ("import sys; from gpumon.ui.monitor import strip; "
+                         "strip.set_strip_charts(True); from gpumon.cli.main import main; "
+                         "sys.exit(main(sys.argv[1:]))")
+            for n in range(rounds):
+                for name, tool in tools.items():
+                    if tool is None:
+                        print(f"{name.split()[0]} not installed (pip install -e '.[bench]')")
+                        continue
+                    args = name.split()[1:]
+                    pct = measure([tool, *args], fake, seconds, tty=True, tree=True)
+                    rows.setdefault(name, []).append(pct)
+                    print(f"round {n + 1}: {name:48s} {pct:5.2f}%", flush=True)
+                variants = [(t, r, False, False) for t, r in trees.items()] + [
+                    ("this tree, strips on", REPO, False, True)] + [
+                    (t, r, True, False) for t, r in trees.items()]
+                for tree_name, root, lesson, on in variants:
+                    with tempfile.TemporaryDirectory() as config:
+                        env = dict(fake, XDG_CONFIG_HOME=config, QT_QPA_PLATFORM="xcb",
+                                   DISPLAY=xvfb[1], PYTHONPATH=str(root))
+                        cmd = [sys.executable, *(["-c", strips_on] if on else
+                                                 ["-m", "gpumon"]), "--interval", "1"]
+                        pct = measure(cmd, env, seconds, tree=True, cwd=root,
+                                      lesson_on=xvfb[1] if lesson else None)
+                    name = (f"gpumon ({tree_name}), "
+                            f"{'no graph visible' if lesson else 'Monitor tab'}")
+                    rows.setdefault(name, []).append(pct)
+                    print(f"round {n + 1}: {name:48s} {pct:5.2f}%", flush=True)
+    finally:
+        xvfb[0].terminate()
+        xvfb[0].wait()
+    print(f"\n{'process tree, % of one core, 1 s':50s} " + " ".join(
+        f"{'run ' + str(i + 1):>6s}" for i in range(rounds)) + "   median")
+    for name, values in rows.items():
+        med = statistics.median(values)
+        print(f"{name:50s} " + " ".join(f"{v:6.2f}" for v in values) + f"   {med:6.2f}")
+    gpustat = rows.get("gpustat -i 1")
+    ok = True
+    if gpustat:
+        ref = statistics.median(gpustat)
+        for name, values in rows.items():
+            if name.startswith("gpumon"):
+                ratio = statistics.median(values) / ref
+                target = 0.5 if "no graph" in name else 1.0
+                met = ratio <= target
+                ok &= met or "base" in name or "strips on" in name
+                print(f"{name:50s} {ratio:5.2f}x gpustat (target <= {target:g}x): "
+                      f"{'met' if met else 'NOT met'}")
+    return 0 if ok else 1
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="15 s per case instead of 60")
     parser.add_argument("--processes", type=int, default=0, metavar="N",
                         help="N sleeping processes listed on each fake GPU")
     parser.add_argument("--baseline", metavar="REV", help="also measure gpumon at REV")
-    parser.add_argument("--rounds", type=int, default=2, help="alternations with --baseline")
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="alternations with --baseline, repetitions with --peers")
     parser.add_argument("--intervals", type=float, nargs="+", default=list(TARGETS),
                         choices=list(TARGETS), help="only these intervals (s)")
+    parser.add_argument("--peers", action="store_true",
+                        help="gpumon beside gpustat and nvitop at 1 s (module doc)")
+    parser.add_argument("--base", type=Path, default=None, metavar="DIR",
+                        help="with --peers: also measure the gpumon checked out in DIR")
     args = parser.parse_args()
     seconds = 15.0 if args.quick else 60.0
+    if args.peers:
+        return peers(seconds, args.base, max(1, args.rounds))
     ok = True
     xvfb = start_xvfb()
     children = sleepers(N_GPUS * args.processes)

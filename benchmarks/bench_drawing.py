@@ -13,6 +13,16 @@ snapshot each. Baseline, same run: a bare window of 16 pyqtgraph PlotWidgets (2 
 3600-point curve each, pyqtgraph defaults), same size, setData + processEvents per frame.
 
 Run from the repository root: ``python benchmarks/bench_drawing.py [--quick] [--profile]``.
+
+``--grid [--base DIR] [--rounds N] [--quick]``: the drawing alone, without the window's
+tables and header: a GpuGrid of 1, 8 and 16 simulated GPUs (1400 x 900, offscreen) with a
+1-minute, 5-minute and 1-hour window, its History full, sampled at 1 s; a tick is
+``grid.update_view`` (readouts, curves) plus the paint it causes (``processEvents()``), timed
+together, over 120 ticks (``--quick``: 40). Each tree of gpumon runs in its own process
+(``--base DIR``: another checkout, e.g. ``git archive main``), alternately, ``--rounds``
+times: this tree with its strip charts on and off (``strip.set_strip_charts``; off, the
+default: the curves paint themselves). The table gives the mean CPU time per tick (wall
+time in brackets: the machine may be shared) and the ratios to base.
 """
 
 from __future__ import annotations
@@ -28,7 +38,8 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+# --grid runs each tree of gpumon in a child process that imports it from BENCH_TREE
+sys.path.insert(0, os.environ.get("BENCH_TREE", str(REPO)))
 
 import numpy as np  # noqa: E402
 import pyqtgraph as pg  # noqa: E402
@@ -143,11 +154,125 @@ def report(name: str, update_ms: list[float], frame_ms: list[float],
     return med
 
 
+GRID_GPUS = (1, 8, 16)
+GRID_WINDOWS = (60, 300, 3600)
+
+
+def grid_child(frames: int) -> None:
+    """In a process of one tree: a JSON line per (GPUs, window) with the tick times in ms."""
+    import json
+
+    from gpumon.telemetry.history import History, capacity_for
+    from gpumon.ui.monitor.grid import GpuGrid
+
+    app = QApplication.instance() or QApplication(sys.argv)
+    if "BENCH_STRIPS" in os.environ:  # this tree, strip charts on ("1") or off ("0")
+        from gpumon.ui.monitor import strip
+        strip.set_strip_charts(os.environ["BENCH_STRIPS"] == "1")
+    clock = FakeClock()
+    source = SimulatedSource(max(GRID_GPUS), seed=0, clock=clock)
+    sampler = Sampler(source, clock=clock, wall_clock=clock)
+    sampler.open()
+    snaps = []
+    for _ in range(max(GRID_WINDOWS) + frames + 1):
+        clock.t += 1.0
+        snaps.append(sampler.tick())
+    sampler.close()
+    for n in GRID_GPUS:
+        subset = [_only(s, n) for s in snaps]
+        for window_s in GRID_WINDOWS:
+            top = QWidget()
+            layout = QGridLayout(top)
+            grid = GpuGrid()
+            layout.addWidget(grid)
+            top.resize(1400, 900)
+            top.show()
+            history = History(capacity_for(window_s, 1.0))
+            start = len(subset) - frames - window_s - 1
+            for snap in subset[start:start + window_s + 1]:
+                history.append(snap)
+            first = subset[start + window_s]
+            grid.set_gpus(first.gpus, window_s)
+            for _ in range(5):
+                app.processEvents()
+            grid.update_view(first, history, window_s)
+            for _ in range(5):
+                app.processEvents()
+            times, cpu = [], []
+            for snap in subset[start + window_s + 1:]:
+                history.append(snap)
+                a, c = time.perf_counter(), time.process_time()
+                grid.update_view(snap, history, window_s)
+                app.processEvents()
+                times.append((time.perf_counter() - a) * 1e3)
+                cpu.append((time.process_time() - c) * 1e3)
+            top.close()
+            top.deleteLater()
+            app.processEvents()
+            print(json.dumps({"gpus": n, "window": window_s, "ms": times, "cpu": cpu}),
+                  flush=True)
+
+
+def _only(snap: Snapshot, n: int) -> Snapshot:
+    """``snap`` with its first ``n`` GPUs only."""
+    import dataclasses
+
+    return dataclasses.replace(snap, gpus=snap.gpus[:n], samples=snap.samples[:n])
+
+
+def grid_compare(base: Path | None, rounds: int, frames: int) -> int:
+    """Run ``grid_child`` for this tree and ``base``, alternately; print the table."""
+    import json
+    import subprocess
+
+    trees = {"strips on": (REPO, "1"), "strips off": (REPO, "0")} | (
+        {"base": (base, "")} if base else {})
+    results: dict[tuple[str, int, int], list[float]] = {}
+    cpus: dict[tuple[str, int, int], list[float]] = {}
+    for n in range(rounds):
+        order = list(trees.items()) if n % 2 == 0 else list(reversed(trees.items()))
+        for name, (root, strips) in order:
+            env = dict(os.environ, BENCH_TREE=str(root), QT_QPA_PLATFORM="offscreen")
+            if strips:
+                env["BENCH_STRIPS"] = strips
+            out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--grid-child",
+                                  str(frames)], env=env, cwd=root, capture_output=True,
+                                 text=True, check=True, timeout=900)
+            for line in out.stdout.splitlines():
+                row = json.loads(line)
+                results.setdefault((name, row["gpus"], row["window"]), []).extend(row["ms"])
+                cpus.setdefault((name, row["gpus"], row["window"]), []).extend(row["cpu"])
+            print(f"round {n + 1}: {name} done", flush=True)
+    print("\nms per tick, mean over all ticks and rounds: CPU time of the process (wall "
+          "time in brackets)")
+    print(f"{'GPUs':>4s} {'window':>7s}" + "".join(f"{name:>22s}" for name in trees)
+          + ("    on/base   off/base" if base else ""))
+    for gpus in GRID_GPUS:
+        for window_s in GRID_WINDOWS:
+            means = {name: statistics.fmean(cpus[(name, gpus, window_s)]) for name in trees}
+            walls = {name: statistics.fmean(results[(name, gpus, window_s)]) for name in trees}
+            cells = [f"{means[name]:9.2f} ({walls[name]:6.2f})" for name in trees]
+            ratio = (f"   {means['strips on'] / means['base']:8.2f}x "
+                     f"{means['strips off'] / means['base']:8.2f}x" if base else "")
+            print(f"{gpus:4d} {window_s:6d}s" + "".join(f"{c:>22s}" for c in cells) + ratio)
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="60 timed frames instead of 300")
     parser.add_argument("--profile", action="store_true", help="print cProfile's top 25")
+    parser.add_argument("--grid", action="store_true", help="the drawing alone (module doc)")
+    parser.add_argument("--base", type=Path, default=None, metavar="DIR",
+                        help="with --grid: also measure the gpumon checked out in DIR")
+    parser.add_argument("--rounds", type=int, default=1, help="with --grid: repetitions")
+    parser.add_argument("--grid-child", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.grid_child is not None:
+        grid_child(args.grid_child)
+        return 0
+    if args.grid:
+        return grid_compare(args.base, max(1, args.rounds), 40 if args.quick else 120)
     frames = 60 if args.quick else 300
 
     app = QApplication.instance() or QApplication(sys.argv)

@@ -28,3 +28,25 @@ def peak_decimate(x: np.ndarray, y: np.ndarray, columns: float
     ys[0::2] = yb.min(axis=1)  # NaN in a block: a NaN here, and a gap in the curve
     ys[1::2] = yb.max(axis=1)
     return (np.concatenate((x[:start], xs, x[-1:])), np.concatenate((y[:start], ys, y[-1:])))
+
+
+def anchored_peak_decimate(t: np.ndarray, y: np.ndarray, block_s: float
+                           ) -> tuple[np.ndarray, np.ndarray]:
+    """Like :func:`peak_decimate`, but the blocks are fixed spans of absolute time,
+    ``[k * block_s, (k + 1) * block_s)``, not counts of samples back from the newest. A block
+    is then decimated the same way on every tick until it scrolls out, so a strip chart that
+    keeps what it drew and a full redraw from the history draw the same points (counted from
+    the newest sample, every block's min and max moved with each new sample). The newest
+    sample is always the last point; a NaN in a block makes the block a gap. Drawn as is
+    when the samples lie at least half a block apart on average (or ``block_s`` <= 0)."""
+    n = len(t)
+    if n < 3 or not block_s > 0 or 2.0 * (t[-1] - t[0]) / (n - 1) >= block_s:
+        return t, y
+    bins = np.floor(t[:-1] / block_s)
+    starts = np.concatenate(([0], np.flatnonzero(np.diff(bins)) + 1))
+    ends = np.concatenate((starts[1:], [n - 1]))
+    xs = np.repeat(t[(starts + ends - 1) // 2], 2)
+    ys = np.empty(2 * len(starts))
+    ys[0::2] = np.minimum.reduceat(y[:-1], starts)  # NaN in a block: a gap
+    ys[1::2] = np.maximum.reduceat(y[:-1], starts)
+    return np.concatenate((xs, t[-1:])), np.concatenate((ys, y[-1:]))

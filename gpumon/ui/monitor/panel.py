@@ -2,9 +2,11 @@
 
 The x axis is seconds relative to the newest snapshot (0 = now, -60 = a minute ago).
 Curves are created once and fed with ``setData`` on every refresh (pyqtgraph's
-scrollingPlots example). What keeps a redraw cheap on a software raster (measured in
-``benchmarks/bench_drawing.py``): ``peak_decimate``, a min and a max per pixel column like
-pyqtgraph's "peak" mode but always drawing the newest sample, fed to plain PlotCurveItems
+scrollingPlots example); a ``strip.StripChart`` in each plot can paint them from an image
+that slides by whole device pixels (off by default: strip.py says why). What
+keeps a redraw cheap on a software raster (measured in ``benchmarks/bench_drawing.py``):
+``anchored_peak_decimate``, a min and a max per pixel column like pyqtgraph's "peak" mode
+but always drawing the newest sample, fed to plain PlotCurveItems
 (a PlotDataItem also builds a scatter item and a display pipeline per curve), 1 px pens, a
 grid of major and minor ticks only, axes and grid cached as pixmaps (they change only with
 the ranges, the size, the theme or the zoom), an opaque fill under the memory curve (the
@@ -46,11 +48,11 @@ from PySide6.QtWidgets import (
 )
 
 from gpumon.i18n import tr
-from gpumon.telemetry.decimate import peak_decimate
 from gpumon.telemetry.readouts import extra_readouts, readout_line
 from gpumon.telemetry.types import GpuInfo, GpuSample
 from gpumon.ui.monitor.axis import TimeAxis
 from gpumon.ui.monitor.curve import LiteCurve
+from gpumon.ui.monitor.field import Field
 from gpumon.ui.monitor.health_mark import HealthMark
 from gpumon.ui.monitor.panel_labels import (
     GPU_UTIL_COLOR,
@@ -65,6 +67,7 @@ from gpumon.ui.monitor.panel_labels import (
 )
 from gpumon.ui.monitor.plot import LitePlot, LitePlotWidget
 from gpumon.ui.monitor.runs_label import RunsLabel, TextRun, runs_width
+from gpumon.ui.monitor.strip import StripChart, set_series
 from gpumon.ui.theme import FILL_ATTR, MARKER_ATTR, is_dark, opaque_fill, style_marker
 from gpumon.units import GIB
 
@@ -175,6 +178,7 @@ class GpuPanel(QFrame):
         self.util_plot.setYRange(0, 100, padding=0.02)
         self.util_plot.getViewBox().setLimits(yMin=-2, yMax=102)
         self.memory_plot.getViewBox().enableAutoRange(y=False)
+        self._strips = (StripChart(self.memory_plot), StripChart(self.util_plot))
 
         self._mem_curve = _curve(self.memory_plot, MEM_COLOR, tr("used"), fill=True)
         self._total_line = pg.InfiniteLine(
@@ -196,11 +200,11 @@ class GpuPanel(QFrame):
 
         mem_box = QVBoxLayout()
         mem_box.setSpacing(0)
-        mem_box.addWidget(self.mem_label)
+        mem_box.addWidget(Field(self.mem_label))  # a new reading never relayouts (field.py)
         mem_box.addWidget(self.memory_widget, 1)
         util_box = QVBoxLayout()
         util_box.setSpacing(0)
-        util_box.addWidget(self.util_label)
+        util_box.addWidget(Field(self.util_label))
         util_box.addWidget(self.util_widget, 1)
         plots = QHBoxLayout()
         plots.setSpacing(6)
@@ -214,7 +218,7 @@ class GpuPanel(QFrame):
         top.addWidget(self.health, 3)
         layout.addLayout(top)
         layout.addWidget(self.lost_label)
-        layout.addWidget(self.readouts)
+        layout.addWidget(Field(self.readouts))
         layout.addLayout(plots, 1)
         # Made when the panel first goes stale: even disabled, an effect on every panel
         # cost ~2 ms a panel at start-up.
@@ -320,18 +324,19 @@ class GpuPanel(QFrame):
         if not curves or not self._moved_enough(t_ref):
             return
         self._drawn = True
-        self._t_ref = t_ref
+        self._t_ref = self._strips[0].advance(t_ref)  # whole device pixels on, as drawn
+        util_t0 = self._strips[1].advance(t_ref)  # the same within a pixel
         if self._hover_x is not None:  # a still pointer: the time under it moved on
             self.hovered.emit(self.index, self._t_ref + self._hover_x)
         self._set_curve(self._mem_curve, series, "mem_used_bytes", GIB)
-        self._set_curve(self._gpu_curve, series, "gpu_util_pct", 1.0)
-        self._set_curve(self._memu_curve, series, "mem_util_pct", 1.0)
+        self._set_curve(self._gpu_curve, series, "gpu_util_pct", 1.0, util_t0)
+        self._set_curve(self._memu_curve, series, "mem_util_pct", 1.0, util_t0)
         for s in self._series:
             self._set_curve(s.curve, series, s.key, s.scale)
         if self.stack is not None:  # memory by process: bands drawn from the History
             self.stack(t_ref, self._window_s)
         for t, line in self._markers:
-            line.setValue(t - t_ref)
+            line.setValue(t - self._t_ref)
         total = sample.mem_total_bytes if sample is not None and not sample.lost else None
         if total is None:
             total = self.info.mem_total_bytes
@@ -350,13 +355,11 @@ class GpuPanel(QFrame):
     def curve_lag(self, t_ref: float) -> float:
         """How many pixels the newest sample at ``t_ref`` lies right of the newest one drawn
         (timer jitter included); ``inf`` when the curves must be drawn anyway (never drawn
-        since the last change of layout, window or series, or time went backwards)."""
-        if not self._drawn or t_ref < self._t_ref:
-            return float("inf")
+        since the last change of layout, window or series, or time went backwards: the
+        drawn origin may lie up to half a device pixel ahead of the newest sample)."""
         px_per_s = self.pixels_per_s()
-        if px_per_s <= 0.0:
-            return float("inf")
-        return (t_ref - self._t_ref + JITTER_S) * px_per_s
+        lag = (t_ref - self._t_ref + JITTER_S) * px_per_s
+        return lag if self._drawn and px_per_s > 0.0 and lag > -1.0 else float("inf")
 
     def pixels_per_s(self) -> float:
         """Width of one second on the time axis, in pixels (0 before the first layout)."""
@@ -400,20 +403,14 @@ class GpuPanel(QFrame):
 
     # -- internals ---------------------------------------------------------------------------
     def _set_curve(self, curve: pg.PlotCurveItem, series: SeriesFn, key: str,
-                   scale: float) -> None:
+                   scale: float, t0: float | None = None) -> None:
         try:
             t, v = series(self.index, key)
         except KeyError:
             t, v = np.empty(0), np.empty(0)
-        if len(t) == 0:
-            curve.setData([], [])
-            return
-        x = np.asarray(t, dtype=float) - self._t_ref
-        y = np.asarray(v, dtype=float) / scale
-        # the pixel columns the data spans: a window's worth of data spans the whole plot
-        columns = self.memory_plot.getViewBox().width() * (x[-1] - x[0]) / self._window_s
-        x, y = peak_decimate(x, y, columns)
-        curve.setData(x, y, connect="finite", skipFiniteCheck=bool(np.isfinite(y).all()))
+        px_per_s = self.pixels_per_s()  # one block of the decimation a pixel column
+        set_series(curve, t, np.asarray(v, dtype=float) / scale,
+                   self._t_ref if t0 is None else t0, 1.0 / px_per_s if px_per_s > 0 else 0.0)
 
     def _update_labels(self, s: GpuSample | None) -> None:
         lost = s is not None and s.lost

@@ -72,6 +72,7 @@ class LitePlot(pg.GraphicsWidget):
         self.legend: pg.LegendItem | None = None
         self._downsample: tuple[int | None, bool, str] = (None, False, "peak")
         self._clip_to_view = False
+        self.strip: Any = None  # a strip.StripChart painting the curves, when one was made
 
     # -- what PlotItem offers -----------------------------------------------------------------
     def getViewBox(self) -> pg.ViewBox:  # noqa: N802 (pyqtgraph's name)
@@ -92,6 +93,8 @@ class LitePlot(pg.GraphicsWidget):
             return
         self.items.append(item)
         self.vb.addItem(item, ignoreBounds=ignoreBounds)
+        if self.strip is not None:
+            self.strip.adopt(item)
         if isinstance(item, pg.PlotDataItem):
             ds, auto, method = self._downsample
             item.setDownsampling(ds, auto, method)
@@ -104,6 +107,8 @@ class LitePlot(pg.GraphicsWidget):
             return
         self.items.remove(item)
         self.vb.removeItem(item)
+        if self.strip is not None:
+            self.strip.release(item)
         if self.legend is not None and isinstance(item, DataItem):
             self.legend.removeItem(item)
 

@@ -1,0 +1,73 @@
+"""A changing reading never lays the panel out again: the readout labels sit in fields whose
+size does not follow their text (field.py), so a tick only repaints them."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QEvent, QObject
+
+from gpumon.telemetry.types import GpuInfo, GpuSample
+from gpumon.ui.monitor.panel import GpuPanel
+from gpumon.units import GIB
+
+INFO = GpuInfo(0, "Test GPU", "GPU-0000", "00000000:01:00.0", mem_total_bytes=16 * GIB)
+
+
+def _series(_gpu: int, _key: str) -> tuple[np.ndarray, np.ndarray]:
+    return np.array([1.0, 2.0]), np.array([1.0, 2.0])
+
+
+class LayoutRequests(QObject):
+    """Counts the LayoutRequest events a widget receives (each is a relayout)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+        if event.type() == QEvent.Type.LayoutRequest:
+            self.count += 1
+        return False
+
+
+def _sample(n: int) -> GpuSample:
+    return GpuSample(0, float(n), mem_used_bytes=int((1 + n * 0.37) * GIB),
+                     mem_total_bytes=16 * GIB, gpu_util_pct=float(n * 7 % 101),
+                     mem_util_pct=float(n * 13 % 101), temperature_c=40.0 + n,
+                     power_w=100.0 + 3 * n)
+
+
+def test_changing_readings_never_relayout_the_panel(qtbot) -> None:  # type: ignore[no-untyped-def]
+    panel = GpuPanel(INFO)
+    qtbot.addWidget(panel)
+    panel.resize(640, 300)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.update_view(_sample(0), 0.0, _series)
+    qtbot.wait(50)
+    requests = LayoutRequests()
+    panel.installEventFilter(requests)
+    texts = set()
+    for n in range(1, 21):
+        panel.update_view(_sample(n), float(n), _series, curves=False)
+        texts.add(panel.util_label.text() + panel.mem_label.text() + panel.readouts.text())
+        qtbot.wait(5)  # the event loop runs: a posted LayoutRequest would arrive
+    assert len(texts) == 20  # every tick changed the readings
+    assert requests.count == 0
+    assert "GPU 39 %" in panel.util_label.text()  # the last reading (20 * 7 % 101)
+    field = panel.util_label.parentWidget()
+    assert field is not None and panel.util_label.geometry() == field.rect()  # fills it
+
+
+def test_fields_follow_the_font(qtbot) -> None:  # type: ignore[no-untyped-def]
+    panel = GpuPanel(INFO)
+    qtbot.addWidget(panel)
+    panel.update_view(_sample(1), 1.0, _series)
+    field = panel.util_label.parentWidget()
+    assert field is not panel and field is not None
+    before = field.sizeHint().height()
+    font = panel.font()
+    font.setPointSizeF(font.pointSizeF() * 2)
+    panel.setFont(font)
+    qtbot.wait(20)
+    assert field.sizeHint().height() > 1.5 * before  # the zoom still makes room for the text
