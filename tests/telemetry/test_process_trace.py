@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from gpumon.telemetry.process_trace import ProcessTrace
-from gpumon.telemetry.types import (
+import pytest
+
+# The process view's trace reads the History, which needs numpy (a GPU machine may lack it).
+pytest.importorskip("numpy", reason="numpy is not installed (the process view needs it)")
+
+from gpumon.telemetry.process_trace import ProcessTrace  # noqa: E402
+from gpumon.telemetry.types import (  # noqa: E402
     GpuProcess,
     MachineInfo,
     ProcessType,
