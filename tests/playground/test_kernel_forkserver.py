@@ -36,6 +36,14 @@ def server() -> Iterator[ForkServer]:
     yield started
 
 
+@pytest.fixture
+def server_back() -> Iterator[None]:
+    """The test ends or replaces this process's server: start the one for this environment
+    again afterwards, so the next tests' kernels do not start the ordinary way."""
+    yield
+    forkserver.start_server(sys.executable, kernel_env())
+
+
 def _run(client: KernelClient, inbox: Inbox, code: str) -> Outcome:
     rid = client.request("run", RunCode(code))
     reply = inbox.wait("reply", rid, timeout=30).data
@@ -168,7 +176,7 @@ def test_a_kernel_for_another_environment_starts_the_ordinary_way_and_the_server
 
 @pytest.mark.slow  # a kernel that imports torch itself, and a new server
 def test_a_lost_server_ends_its_kernels_and_the_next_starts_the_ordinary_way(
-        server: ForkServer) -> None:
+        server: ForkServer, server_back: None) -> None:
     inbox = Inbox()
     client = KernelClient(inbox)
     try:
@@ -187,7 +195,7 @@ def test_a_lost_server_ends_its_kernels_and_the_next_starts_the_ordinary_way(
 
 @pytest.mark.slow  # three imports of torch
 def test_the_second_ordinary_start_in_a_row_starts_a_server_for_the_third(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        server_back: None, monkeypatch: pytest.MonkeyPatch) -> None:  # env undone first
     forkserver.shutdown()
     monkeypatch.setenv("GPUMON_TEST_OTHER", str(os.getpid()))  # an environment of its own
     forked = []

@@ -48,6 +48,12 @@ def preload() -> None:
         import torch  # noqa: F401
         import torch.nn  # noqa: F401
     except Exception:  # noqa: BLE001 - each kernel then reports it as it would unforked
+        return
+    try:
+        # torch imports it at a kernel's first operation on the meta device (the lesson has
+        # several): over a second of CPU that every forked kernel would pay again.
+        import torch._dynamo  # noqa: F401
+    except Exception:  # noqa: BLE001 - then a kernel imports it when it needs it, as before
         pass
 
 
