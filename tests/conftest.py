@@ -40,14 +40,15 @@ def chinese() -> None:
 
 @pytest.fixture(scope="session")
 def kernel_fork_server() -> None:
-    """The kernels of this test process are forked from one server (Linux), started in the
-    background at first use: each test's kernel is then a fork, not an ``import torch``. A
-    kernel that comes before the server is ready starts the ordinary way."""
+    """The kernels of this test process are forked from one server (Linux), started at first
+    use: each test's kernel is then a fork, not an ``import torch``. Waiting for it once
+    costs what one kernel of its own would; the kernels that would start the ordinary way
+    while it imports would each cost as much."""
     from gpumon.playground.client import forkserver
     from gpumon.playground.client.kernel_client import kernel_env
 
     if forkserver.enabled():
-        forkserver.start_server(sys.executable, kernel_env())
+        forkserver.start_server(sys.executable, kernel_env()).ready.wait(60)
 
 
 @pytest.fixture
