@@ -195,22 +195,34 @@ def test_a_lost_server_ends_its_kernels_and_the_next_starts_the_ordinary_way(
 
 @pytest.mark.slow  # three imports of torch
 def test_the_second_ordinary_start_in_a_row_starts_a_server_for_the_third(
-        server_back: None, monkeypatch: pytest.MonkeyPatch) -> None:  # env undone first
-    forkserver.shutdown()
-    monkeypatch.setenv("GPUMON_TEST_OTHER", str(os.getpid()))  # an environment of its own
-    forked = []
-    for _ in range(3):
-        server = forkserver.current()
-        if server is not None:
-            assert server.ready.wait(60)
-        inbox = Inbox()
-        client = KernelClient(inbox)
-        try:
-            assert _run(client, inbox, "torch.ones(1).sum()").preview == "tensor(1.)"
-            forked.append(isinstance(client._gen.proc, ForkedKernel))  # type: ignore[union-attr]
-        finally:
-            client.shutdown(timeout_s=2.0)
-    assert forked == [False, False, True]
+        server: ForkServer, server_back: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The replaced server forks no more, and its kernel in use goes on until it ends."""
+    kept_inbox = Inbox()
+    kept = KernelClient(kept_inbox)  # a kernel of the current server, in use throughout
+    try:
+        assert _run(kept, kept_inbox, "k = 7").ok
+        assert isinstance(kept._gen.proc, ForkedKernel)  # type: ignore[union-attr]
+        monkeypatch.setenv("GPUMON_TEST_OTHER", str(os.getpid()))  # an environment of its own
+        forked = []
+        for _ in range(3):
+            current = forkserver.current()
+            if current is not None and current is not server:
+                assert current.ready.wait(60)
+            inbox = Inbox()
+            client = KernelClient(inbox)
+            try:
+                assert _run(client, inbox, "torch.ones(1).sum()").preview == "tensor(1.)"
+                forked.append(isinstance(client._gen.proc, ForkedKernel))  # type: ignore[union-attr]
+            finally:
+                client.shutdown(timeout_s=2.0)
+        assert forked == [False, False, True]
+        assert forkserver.current() is not server
+        assert not server.gone.is_set() and server.proc.poll() is None  # its kernel runs
+        assert _run(kept, kept_inbox, "k").preview == "7"
+    finally:
+        kept.shutdown(timeout_s=2.0)
+    assert server.gone.wait(5)  # retired, it ended with its last kernel
+    assert server.proc.wait(5) is not None
 
 
 WINDOW_LIKE = textwrap.dedent("""

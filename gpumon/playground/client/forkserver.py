@@ -110,6 +110,7 @@ class ForkServer:
         self._replies: dict[int, dict[str, Any]] = {}
         self._replied = threading.Condition(self._lock)
         self._kernels: dict[int, ForkedKernel] = {}
+        self._retired = False  # replaced: it forks no more and ends with its last kernel
         self._early_exits: dict[int, int] = {}  # exits that came before the fork's reply
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._sock = ours
@@ -147,8 +148,11 @@ class ForkServer:
                     kernel = self._kernels.pop(pid, None)
                     if kernel is None:
                         self._early_exits[pid] = code
+                    done = self._retired and not self._kernels
                 if kernel is not None:
                     kernel._set_exit(code)  # noqa: SLF001 - its owner
+                if done:
+                    break  # retired, and its last kernel has ended
             elif "id" in message:
                 with self._lock:
                     if isinstance(message["id"], int):
@@ -173,6 +177,8 @@ class ForkServer:
 
     def fork(self, env: dict[str, str]) -> ForkedKernel | None:
         """A new kernel with ``env``, or None if the server could not make one."""
+        if self._retired:
+            return None
         in_r, in_w = os.pipe()
         out_r, out_w = os.pipe()
         try:
@@ -205,6 +211,15 @@ class ForkServer:
             for fd in (in_r, out_w, in_w, out_r):
                 if fd >= 0:
                     os.close(fd)
+
+    def retire(self) -> None:
+        """Fork no more; end once the kernels it forked have ended (at once if none runs), so
+        a kernel in use never ends because another server replaced this one."""
+        with self._lock:
+            self._retired = True
+            idle = not self._kernels
+        if idle:
+            _starter.submit(self.close)
 
     def close(self) -> None:
         """End the server (and so any kernel it still has)."""
@@ -247,7 +262,7 @@ def spawn(python: str, env: dict[str, str]) -> ForkedKernel | None:
         _plain = (key, count)
         if count >= 2:
             if server is not None:
-                _starter.submit(server.close)
+                server.retire()
             _server = _starter.submit(ForkServer, python, env).result()
         return None
 
@@ -263,7 +278,7 @@ def start_server(python: str, env: dict[str, str]) -> ForkServer:
             return _server
         old, _server = _server, None
         if old is not None:
-            _starter.submit(old.close)
+            old.retire()
         server = _server = _starter.submit(ForkServer, python, env).result()
     return server
 
