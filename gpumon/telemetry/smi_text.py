@@ -224,12 +224,14 @@ def _mig_table(migs: tuple[MigSample, ...]) -> list[str]:
 
 
 def _process_table(processes: tuple[GpuProcess, ...], note: str = "") -> list[str]:
-    name_w = _WIDTH - 48
+    """nvidia-smi's process table, with each process's SM % (NVML's per-process samples) and
+    host CPU % beside its GPU memory; the other per-process fields are in ``-q`` and JSON."""
+    name_w = _WIDTH - 61
     lines = [
         _FULL_RULE,
         _full(tr("Processes:")),
         _full(f"{'GPU':>5}  {'PID':>9}  {'Type':>4}  {'User':<10}  {'Process name':<{name_w}}"
-              f"  {'GPU Memory':>10}"),
+              f"  {'SM':>4}  {'CPU':>5}  {'GPU Memory':>10}"),
         _full(f"{'Usage':>{_WIDTH}}"),
         f"|{'=' * (_WIDTH + 2)}|",
     ]
@@ -244,7 +246,8 @@ def _process_table(processes: tuple[GpuProcess, ...], note: str = "") -> list[st
         user = _fit(for_terminal(p.user or NA), 10)
         lines.append(_full(
             f"{p.gpu_index:>5}  {p.pid:>9}  {p.type.value:>4}  {user}  "
-            f"{_tail(label, name_w):<{name_w}}  {mib(p.gpu_mem_bytes):>10}"
+            f"{_tail(label, name_w):<{name_w}}  {_num(p.sm_util_pct, '%'):>4}  "
+            f"{_num(p.cpu_pct, '%'):>5}  {mib(p.gpu_mem_bytes):>10}"
         ))
     lines.append(_FULL_RULE)
     return lines

@@ -39,7 +39,7 @@ def _full_sample(i: int) -> GpuSample:
 
 def test_columns_values_and_processes() -> None:
     proc = GpuProcess(0, 4242, ProcessType.COMPUTE, 1000 * MIB, "python", "alice",
-                      "python train.py")
+                      "python train.py", sm_util_pct=71.0, cpu_pct=250.0)
     snap = Snapshot(0.0, _REAL, _OK, gpus=(_gpu(0),), samples=(_full_sample(0),),
                     processes=(proc,))
     text = render(snap)
@@ -51,6 +51,8 @@ def test_columns_values_and_processes() -> None:
                   "Host: box", "Source: NVML", "4242", "alice", "python train.py", "1000MiB"):
         assert value in text, value
     assert "SIMULATED" not in text and "N/A" not in text
+    row = next(line for line in text.splitlines() if "4242" in line)
+    assert re.search(r"python train\.py +71%  +250%  +1000MiB \|$", row), row  # SM, CPU
     widths = {len(line) for line in text.splitlines()[1:] if line}
     assert widths == {91}, "every box line has the same width"
 
@@ -88,7 +90,7 @@ def test_vanished_process_and_self_are_marked() -> None:
     text = render(Snapshot(0.0, _REAL, _OK, gpus=(_gpu(0),), samples=(_full_sample(0),),
                            processes=procs))
     vanished = next(line for line in text.splitlines() if "     7 " in line)
-    assert vanished.count("N/A") == 3  # user, name, memory
+    assert vanished.count("N/A") == 5  # user, name, SM, CPU, memory
     assert "[this gpumon]" in text
 
 
@@ -98,7 +100,7 @@ def test_long_command_keeps_its_end() -> None:
     text = render(Snapshot(0.0, _REAL, _OK, gpus=(_gpu(0),), samples=(_full_sample(0),),
                            processes=(proc,)))
     row = next(line for line in text.splitlines() if "--the-end" in line)
-    assert re.search(r"  \.\.\.x+ --the-end +1MiB \|$", row), row
+    assert re.search(r"  \.\.\.x+ --the-end +N/A +N/A +1MiB \|$", row), row
     assert "python" not in row
 
 
