@@ -5,6 +5,7 @@ no signals at all."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import subprocess
@@ -18,6 +19,8 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from gpumon.telemetry.nvml import NvmlSource
 from gpumon.telemetry.proc_signal import TERMINATE, refusal
+from gpumon.telemetry.simulated import SimulatedSource
+from gpumon.telemetry.types import GpuProcess, MachineInfo, ProcessType, Snapshot
 from gpumon.ui.window.main_window import MainWindow
 
 GIB = 1 << 30
@@ -145,3 +148,35 @@ def test_kill_rule_for_a_user_who_is_not_root(monkeypatch: pytest.MonkeyPatch,
     assert why is not None and why.startswith(f"Process {child.pid} belongs to ")
     monkeypatch.setattr(os, "getuid", lambda: owner)  # a real uid equal to its owner's
     assert refusal(child.pid) is None
+
+
+class PrometheusLike(SimulatedSource):
+    """Snapshots as a Prometheus source gives them: not simulated, another machine's PIDs;
+    here the PID of a real child of this test, which a signal would reach."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(1, seed=1)
+        self.pid = pid
+
+    def machine(self) -> MachineInfo:
+        return dataclasses.replace(super().machine(), source_name="Prometheus",
+                                   simulated=False)
+
+    def sample(self, include_slow: bool = True) -> Snapshot:
+        snap = super().sample(include_slow)
+        process = GpuProcess(0, self.pid, ProcessType.COMPUTE, GIB, "python", "someone",
+                             "python train.py")
+        return dataclasses.replace(snap, machine=self.machine(), simulated=False,
+                                   processes=(process,))
+
+
+def test_a_prometheus_source_s_processes_are_never_offered(
+        qtbot, make_window, child: subprocess.Popen[bytes]) -> None:  # type: ignore[no-untyped-def]
+    w = make_window(lambda: PrometheusLike(child.pid))
+    qtbot.waitUntil(_shows(w, child.pid), timeout=5000)
+    p = next(p for p in w.process_table.process_model.processes if p.pid == child.pid)
+    assert not w.process_actions.enabled and w.process_actions.menu_for(p) is None
+    _select(w, child.pid)
+    qtbot.keyClick(w.process_table, Qt.Key.Key_T)  # nothing asks, nothing is sent
+    assert QApplication.activeModalWidget() is None
+    assert child.poll() is None
