@@ -48,7 +48,7 @@ def kernel_fork_server() -> None:
     from gpumon.playground.client.kernel_client import kernel_env
 
     if forkserver.enabled():
-        forkserver.start_server(sys.executable, kernel_env()).ready.wait(60)
+        forkserver.start_server(sys.executable, kernel_env()).wait_ready(60)
 
 
 @pytest.fixture

@@ -32,7 +32,7 @@ GONE_WITHIN_S = 3.0
 def server() -> Iterator[ForkServer]:
     """A ready server for this process's kernels (it stays for the next tests)."""
     started = forkserver.start_server(sys.executable, kernel_env())
-    assert started.ready.wait(60), "the fork server never said it was ready"
+    assert started.wait_ready(60), "the fork server never said it was ready"
     yield started
 
 
@@ -223,6 +223,39 @@ def test_the_second_ordinary_start_in_a_row_starts_a_server_for_the_third(
         kept.shutdown(timeout_s=2.0)
     assert server.gone.wait(5)  # retired, it ended with its last kernel
     assert server.proc.wait(5) is not None
+
+
+def test_a_server_that_ends_before_it_is_ready_is_not_started_again(
+        server_back: None, monkeypatch: pytest.MonkeyPatch) -> None:  # env undone first
+    """As one that found CUDA initialised after its imports does (kernel/forkserver.py)."""
+    monkeypatch.setattr(forkserver, "MODULE", "gpumon.no_such_module")  # exits at once
+    monkeypatch.setenv("GPUMON_TEST_OTHER", f"refused-{os.getpid()}")
+    env = kernel_env()
+    assert forkserver.spawn(sys.executable, env) is None  # the first: the ordinary way
+    assert forkserver.spawn(sys.executable, env) is None  # the second starts a server ...
+    failed = forkserver.current()
+    assert failed is not None and not failed.wait_ready(30) and failed.gone.is_set()
+    for _ in range(2):  # ... which ended before it was ready: none is started again
+        assert forkserver.spawn(sys.executable, env) is None
+        assert forkserver.current() is None
+
+
+def test_a_server_where_cuda_was_initialised_would_not_serve(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpumon.playground.kernel import forkserver as server_side
+
+    class Cuda:
+        initialised = False
+
+        def is_initialized(self) -> bool:
+            return self.initialised
+
+    fake = type(sys)("torch")
+    fake.cuda = Cuda()  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    assert server_side.cuda_untouched()
+    fake.cuda.initialised = True  # type: ignore[attr-defined]
+    assert not server_side.cuda_untouched()
 
 
 WINDOW_LIKE = textwrap.dedent("""

@@ -27,6 +27,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, Any
@@ -45,6 +46,7 @@ MODULE = "gpumon.playground.kernel.forkserver"
 _lock = threading.Lock()
 _server: ForkServer | None = None
 _plain: tuple[object, int] = (None, 0)  # (key, ordinary starts in a row for that key)
+_refused: set[object] = set()  # keys whose server ended before it was ready
 _starter = ThreadPoolExecutor(1, thread_name_prefix="gpumon-forkserver-starter")
 
 
@@ -127,6 +129,14 @@ class ForkServer:
         self._reader = threading.Thread(target=self._read, daemon=True,
                                         name="gpumon-forkserver-reader")
         self._reader.start()
+
+    def wait_ready(self, timeout_s: float) -> bool:
+        """Wait until it is ready (True), or has ended or ``timeout_s`` passed (False)."""
+        end = time.monotonic() + timeout_s
+        while not self.ready.wait(0.05):
+            if self.gone.is_set() or time.monotonic() > end:
+                return False
+        return True
 
     def _read(self) -> None:
         while True:
@@ -250,7 +260,11 @@ def spawn(python: str, env: dict[str, str]) -> ForkedKernel | None:
     with _lock:
         server = _server
         if server is not None and server.gone.is_set():
+            if not server.ready.is_set():
+                _refused.add(server.key)  # it ended before it could serve: not again
             _server = server = None
+        if key in _refused:
+            return None
         if server is not None and server.key == key:
             if server.ready.is_set():
                 kernel = server.fork(env)

@@ -45,16 +45,27 @@ def preload() -> None:
     import gpumon.playground.kernel.main  # noqa: F401 - imported for the forks
 
     try:
-        import torch  # noqa: F401
+        import torch
         import torch.nn  # noqa: F401
     except Exception:  # noqa: BLE001 - each kernel then reports it as it would unforked
         return
+    if torch.version.cuda is not None or torch.version.hip is not None:
+        return  # a GPU build: only what a plain ``import torch`` does, known to fork safely
     try:
         # torch imports it at a kernel's first operation on the meta device (the lesson has
         # several): over a second of CPU that every forked kernel would pay again.
         import torch._dynamo  # noqa: F401
     except Exception:  # noqa: BLE001 - then a kernel imports it when it needs it, as before
         pass
+
+
+def cuda_untouched() -> bool:
+    """False if CUDA was initialised here: a forked child could not use it."""
+    torch = sys.modules.get("torch")
+    try:
+        return torch is None or not torch.cuda.is_initialized()
+    except Exception:  # noqa: BLE001 - a torch without that call cannot have done it
+        return True
 
 
 def _send(sock: socket.socket, message: dict[str, Any]) -> None:
@@ -183,6 +194,8 @@ def main() -> int:
         return 1
     lifeline.bind_to_parent()  # the parent-death signal; no side thread: forks follow
     preload()
+    if not cuda_untouched():
+        return 1  # never ready: the window starts its kernels the ordinary way
     serve(sock, window)
     return 0
 
