@@ -6,6 +6,8 @@ is a child process; these tests ask torch in this process only whether CUDA exis
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 import torch
 
@@ -21,6 +23,10 @@ __all__ = ["client", "inbox"]  # the shared kernel-client fixtures
 pytestmark = [
     pytest.mark.gpu,
     pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU and CUDA torch"),
+    # The kernels here start the ordinary way, as a window's first kernel does; the forked
+    # kernel (client/forkserver.py) has a test of its own below, so a fault there is one
+    # failure with its name, not every test of the file.
+    pytest.mark.usefixtures("kernels_import_torch"),
 ]
 
 
@@ -183,3 +189,24 @@ def test_a_kernel_that_only_lists_devices_holds_no_context(client: KernelClient,
     assert all(d.uuid for d in devices if d.name.startswith("cuda:"))
     assert _contexts(client, inbox) == repr([False] * torch.cuda.device_count())
     assert _gpus_holding(client.pid or -1) == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fork server is Linux only")
+def test_a_kernel_forked_from_the_fork_server_runs_on_cuda0(monkeypatch: pytest.MonkeyPatch
+                                                            ) -> None:
+    """The server imports torch without touching CUDA, so its forks can use it."""
+    from gpumon.playground.client import forkserver
+    from gpumon.playground.client.forkserver import ForkedKernel
+    from gpumon.playground.client.kernel_client import kernel_env
+
+    monkeypatch.setenv(forkserver.ENABLE_ENV, "1")
+    server = forkserver.start_server(sys.executable, kernel_env())
+    assert server.wait_ready(120), "the fork server never said it was ready"
+    inbox = Inbox()
+    client = KernelClient(inbox)
+    try:
+        out = _code(client, inbox, "x = torch.ones(2, device='cuda:0'); x.sum().item()")
+        assert isinstance(client._gen.proc, ForkedKernel)  # type: ignore[union-attr]
+        assert out.ok and out.preview == "2.0", out.error
+    finally:
+        client.shutdown(timeout_s=5.0)
