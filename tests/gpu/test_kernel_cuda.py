@@ -23,11 +23,7 @@ __all__ = ["client", "inbox"]  # the shared kernel-client fixtures
 pytestmark = [
     pytest.mark.gpu,
     pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU and CUDA torch"),
-    # The kernels here start the ordinary way, as a window's first kernel does; the forked
-    # kernel (client/forkserver.py) has a test of its own below, so a fault there is one
-    # failure with its name, not every test of the file.
-    pytest.mark.usefixtures("kernels_import_torch"),
-]
+]  # the kernels start the ordinary way (conftest.py), but in the fork server's own test
 
 
 def _code(client: KernelClient, inbox: Inbox, source: str) -> Outcome:
