@@ -145,7 +145,8 @@ def test_no_driver_banner_and_switch_to_simulated(qtbot, make_window):
     qtbot.waitUntil(lambda: w.banner.isVisible(), timeout=5000)
     text = w.banner.text()
     assert len(text.split()) >= 5 and "." in text  # a sentence, not a code
-    assert "NVML" in w.findChild(QLabel, "sourceBadge").text()
+    # the banner comes with the status, the badge with the first snapshot after it
+    qtbot.waitUntil(lambda: "NVML" in w.findChild(QLabel, "sourceBadge").text(), timeout=5000)
     assert "(simulated)" not in w.windowTitle()
     assert not w.stale
     qtbot.mouseClick(w.findChild(QPushButton, "simulateButton"), Qt.MouseButton.LeftButton)
