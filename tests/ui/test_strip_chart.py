@@ -44,6 +44,7 @@ def _strip_charts_on() -> Iterator[None]:
     strip.set_strip_charts(before)
 
 
+@pytest.mark.slow  # seconds of rendering, for a path that is off by default (strip.py)
 @pytest.mark.parametrize("zoom", [1.0, 2.0])
 @pytest.mark.parametrize("theme", ["light", "dark"])
 def test_strip_chart_paints_what_a_full_redraw_paints(qtbot, theme, zoom) -> None:  # type: ignore[no-untyped-def]
@@ -195,6 +196,7 @@ def test_no_graph_is_painted_more_often_than_it_moves_a_pixel(qtbot, monkeypatch
     assert mem.full_renders == full and (mem.strip_renders > 0) == strips
 
 
+@pytest.mark.slow  # the same
 def test_hover_theme_zoom_and_export_on_a_strip_chart(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
     panel = shots.make_panel("light", 1.0, 300.0, strips=True)
     qtbot.addWidget(panel)
