@@ -51,6 +51,29 @@ def kernel_fork_server() -> None:
         forkserver.start_server(sys.executable, kernel_env()).wait_ready(60)
 
 
+#: The time budget of ``torch.utils.benchmark``'s ``blocked_autorange`` in this process's
+#: lesson tests (``quick_benchmarks``).
+QUICK_BENCHMARK_S = 0.05
+
+
+@pytest.fixture(scope="module")
+def quick_benchmarks() -> Iterator[None]:
+    """The module's tests run the lesson's timing step in this process with a budget of
+    QUICK_BENCHMARK_S a case instead of the 1 s its code asks (2 s of both cores each time):
+    what they check, a median for every size on every device, does not depend on it. Kernels
+    are other processes and keep the full budget."""
+    from torch.utils import benchmark
+
+    real = benchmark.Timer.blocked_autorange
+
+    def quick(self: Any, callback: Any = None, min_run_time: float = 0.2) -> Any:
+        return real(self, callback, min_run_time=min(min_run_time, QUICK_BENCHMARK_S))
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(benchmark.Timer, "blocked_autorange", quick)
+        yield
+
+
 @pytest.fixture
 def kernels_import_torch(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every kernel of the test starts the ordinary way and imports torch itself, for the

@@ -26,6 +26,9 @@ from gpumon.telemetry.simulated import SimulatedSource
 from gpumon.telemetry.smi_text import render
 from gpumon.telemetry.types import Snapshot
 
+# The timing step in this process: a short budget (tests/conftest.py says why).
+pytestmark = pytest.mark.usefixtures("quick_benchmarks")
+
 NUMBER = {step.id: i for i, step in enumerate(lesson.LESSON, start=1)}
 
 
@@ -50,7 +53,7 @@ def step_alone(step_id: str, meta: bool = True) -> tuple[lesson.StepResult, Engi
 
 
 @pytest.fixture(scope="module")
-def results() -> list[lesson.StepResult]:
+def results(quick_benchmarks: None) -> list[lesson.StepResult]:
     return list(lesson.LessonRunner(Engine(), simulated_snapshot).run_all())
 
 

@@ -18,6 +18,9 @@ from gpumon.playground.lesson.checkpoint_path import SAVED_ON_CUDA
 from gpumon.playground.lesson.results import StepResult
 from gpumon.playground.lesson.steps import LESSON
 
+# The timing step in this process: a short budget (tests/conftest.py says why).
+pytestmark = pytest.mark.usefixtures("quick_benchmarks")
+
 NUMBER = {step.id: i for i, step in enumerate(LESSON, start=1)}
 
 
