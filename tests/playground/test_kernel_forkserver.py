@@ -258,6 +258,29 @@ def test_a_server_where_cuda_was_initialised_would_not_serve(
     assert not server_side.cuda_untouched()
 
 
+@pytest.mark.slow  # a kernel that imports torch itself
+def test_a_stopped_server_costs_a_request_at_most_the_fork_timeout_and_is_retired(
+        server: ForkServer, server_back: None) -> None:
+    os.kill(server.proc.pid, signal.SIGSTOP)
+    try:
+        inbox = Inbox()
+        client = KernelClient(inbox)
+        try:
+            start = time.monotonic()
+            client.start()  # what the window's first request does, on the GUI thread
+            waited = time.monotonic() - start
+            assert not isinstance(client._gen.proc, ForkedKernel)  # type: ignore[union-attr]
+            assert waited < forkserver.FORK_TIMEOUT_S + 2.0  # not the 5 s it once was
+            assert _run(client, inbox, "1 + 1").preview == "2"
+            assert server.fork(kernel_env()) is None  # retired: never asked again
+        finally:
+            client.shutdown(timeout_s=2.0)
+    finally:
+        if server.proc.poll() is None:
+            os.kill(server.proc.pid, signal.SIGCONT)
+    assert server.gone.wait(10)  # retired with no kernel: ended (killed if still stopped)
+
+
 WINDOW_LIKE = textwrap.dedent("""
     import os, sys, time
     from gpumon.playground.client import forkserver

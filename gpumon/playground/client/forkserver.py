@@ -38,8 +38,9 @@ from gpumon.playground.data.wire import FOLDER_ENV, PARENT_ENV
 SOCKET_ENV = "GPUMON_FORKSERVER_FD"
 #: Set to "0" to start every kernel the ordinary way.
 ENABLE_ENV = "GPUMON_KERNEL_FORKSERVER"
-#: Seconds the server has to answer a fork request before the kernel starts the ordinary way.
-FORK_TIMEOUT_S = 5.0
+#: Seconds the server has to answer a fork request (a fork takes milliseconds) before the
+#: kernel starts the ordinary way and the server is retired: the caller may be the GUI thread.
+FORK_TIMEOUT_S = 1.0
 ROOT = Path(__file__).resolve().parents[3]  # the folder that holds gpumon/
 MODULE = "gpumon.playground.kernel.forkserver"
 
@@ -95,9 +96,6 @@ class ForkedKernel:
 
     def kill(self) -> None:
         self.send_signal(signal.SIGKILL)
-
-    def terminate(self) -> None:
-        self.send_signal(signal.SIGTERM)
 
 
 class ForkServer:
@@ -202,9 +200,12 @@ class ForkServer:
             except OSError:
                 return None
             with self._lock:
-                if not self._replied.wait_for(
-                        lambda: ident in self._replies or self.gone.is_set(), FORK_TIMEOUT_S):
-                    return None
+                answered = self._replied.wait_for(
+                    lambda: ident in self._replies or self.gone.is_set(), FORK_TIMEOUT_S)
+            if not answered:  # stopped or stuck: never wait on it again
+                self.retire()
+                return None
+            with self._lock:
                 reply = self._replies.pop(ident, None)
                 if reply is None or "pid" not in reply:
                     return None
