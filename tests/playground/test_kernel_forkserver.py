@@ -240,6 +240,23 @@ def test_a_server_that_ends_before_it_is_ready_is_not_started_again(
         assert forkserver.current() is None
 
 
+@pytest.mark.parametrize("first", [0, 1], ids=["a JSON list", "an exit with no number"])
+def test_a_server_that_says_garbage_is_ended_and_never_used(
+        first: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    script = Path(__file__).with_name("garbage_forkserver.py").read_text()
+    if first:  # the second message alone
+        script = script.replace('sock.send(b"[1, 2]")\n', "")
+    (tmp_path / "garbage_server.py").write_text(script)
+    env = dict(kernel_env(), PYTHONPATH=f"{tmp_path}{os.pathsep}{kernel_env()['PYTHONPATH']}")
+    monkeypatch.setattr(forkserver, "MODULE", "garbage_server")
+    server = ForkServer(sys.executable, env)
+    try:
+        assert server.gone.wait(10)  # the reader stopped, with no exception in its thread
+        assert not server.ready.is_set() and server.fork(env) is None
+    finally:
+        server.close()
+
+
 def test_a_server_where_cuda_was_initialised_would_not_serve(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from gpumon.playground.kernel import forkserver as server_side

@@ -146,12 +146,15 @@ class ForkServer:
                 break
             try:
                 message = json.loads(data)
-            except ValueError:
-                break  # not the server we started: stop using it
+                if not isinstance(message, dict):
+                    raise ValueError(message)
+                if "exit" in message:
+                    pid, code = int(message["exit"]), int(message["code"])
+            except (ValueError, TypeError, KeyError):
+                break  # not what our server says: stop using it (its kernels are ended)
             if message.get("ready"):
                 self.ready.set()
             elif "exit" in message:
-                pid, code = int(message["exit"]), int(message["code"])
                 with self._lock:
                     kernel = self._kernels.pop(pid, None)
                     if kernel is None:
