@@ -19,6 +19,15 @@ from typing import Any
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Every process the tests start, this one included, runs the lesson's timing step on a short
+# budget (quick_benchmark/sitecustomize.py); xdist's workers are started after these lines.
+_QUICK = str(Path(__file__).resolve().parent / "quick_benchmark")
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    p for p in (_QUICK, os.environ.get("PYTHONPATH")) if p)
+sys.path.insert(0, _QUICK)
+import sitecustomize  # noqa: E402, F401 - a worker has it already; this process then too
+
+sys.path.remove(_QUICK)
 
 from gpumon import i18n  # noqa: E402
 
@@ -49,29 +58,6 @@ def kernel_fork_server() -> None:
 
     if forkserver.enabled():
         forkserver.start_server(sys.executable, kernel_env()).wait_ready(60)
-
-
-#: The time budget of ``torch.utils.benchmark``'s ``blocked_autorange`` in this process's
-#: lesson tests (``quick_benchmarks``).
-QUICK_BENCHMARK_S = 0.05
-
-
-@pytest.fixture(scope="module")
-def quick_benchmarks() -> Iterator[None]:
-    """The module's tests run the lesson's timing step in this process with a budget of
-    QUICK_BENCHMARK_S a case instead of the 1 s its code asks (2 s of both cores each time):
-    what they check, a median for every size on every device, does not depend on it. Kernels
-    are other processes and keep the full budget."""
-    from torch.utils import benchmark
-
-    real = benchmark.Timer.blocked_autorange
-
-    def quick(self: Any, callback: Any = None, min_run_time: float = 0.2) -> Any:
-        return real(self, callback, min_run_time=min(min_run_time, QUICK_BENCHMARK_S))
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(benchmark.Timer, "blocked_autorange", quick)
-        yield
 
 
 @pytest.fixture

@@ -16,7 +16,6 @@ from gpumon.cli.main import main
 from gpumon.playground.lesson.steps import LESSON
 
 # The timing step in this process: a short budget (tests/conftest.py says why).
-pytestmark = pytest.mark.usefixtures("quick_benchmarks")
 
 NOT_COMPILED = "Torch not compiled with CUDA enabled"
 NUMBER = {step.id: i for i, step in enumerate(LESSON, start=1)}

@@ -27,7 +27,8 @@ def _check(out: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str
         [sys.executable, str(REPO / "tests" / "gpu" / "check.py"), "--dry-run", "--out",
          str(out), *args],
         cwd=REPO, capture_output=True, text=True, timeout=280, check=False,
-        env={**os.environ, "PYTHONPATH": str(REPO), **env})
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(  # tests/conftest.py's path kept
+            filter(None, [str(REPO), os.environ.get("PYTHONPATH")])), **env})
 
 
 def test_the_dry_run_passes_what_it_can_and_skips_the_gpu_checks(tmp_path: Path) -> None:

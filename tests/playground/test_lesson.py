@@ -27,7 +27,6 @@ from gpumon.telemetry.smi_text import render
 from gpumon.telemetry.types import Snapshot
 
 # The timing step in this process: a short budget (tests/conftest.py says why).
-pytestmark = pytest.mark.usefixtures("quick_benchmarks")
 
 NUMBER = {step.id: i for i, step in enumerate(lesson.LESSON, start=1)}
 
@@ -53,7 +52,7 @@ def step_alone(step_id: str, meta: bool = True) -> tuple[lesson.StepResult, Engi
 
 
 @pytest.fixture(scope="module")
-def results(quick_benchmarks: None) -> list[lesson.StepResult]:
+def results() -> list[lesson.StepResult]:
     return list(lesson.LessonRunner(Engine(), simulated_snapshot).run_all())
 
 

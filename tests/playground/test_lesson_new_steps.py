@@ -19,7 +19,6 @@ from gpumon.playground.lesson.results import StepResult
 from gpumon.playground.lesson.steps import LESSON
 
 # The timing step in this process: a short budget (tests/conftest.py says why).
-pytestmark = pytest.mark.usefixtures("quick_benchmarks")
 
 NUMBER = {step.id: i for i, step in enumerate(LESSON, start=1)}
 

@@ -35,7 +35,6 @@ from gpumon.telemetry.smi_text import render
 from gpumon.telemetry.types import Snapshot
 
 # The timing step in this process: a short budget (tests/conftest.py says why).
-pytestmark = pytest.mark.usefixtures("quick_benchmarks")
 
 NUMBER = {s.id: i for i, s in enumerate(LESSON, start=1)}
 TOTAL = len(LESSON)
@@ -160,7 +159,7 @@ def test_10_the_seed_s_columns_are_explained_a_line_each(only_path: Path, langua
 # 11, 12, 13, 19: the whole lesson as the terminal prints it, in both languages ---------------
 
 @pytest.fixture(scope="module")
-def printed(quick_benchmarks: None) -> dict[str, str]:
+def printed() -> dict[str, str]:
     runner = LessonRunner(Engine(), lambda: simulated())
     steps = list(runner.run_all())
     return {language: in_language(language, lambda: "".join(format_step(r, TOTAL)
