@@ -1,4 +1,4 @@
-"""`gpumon lesson` in Chinese, as a program: the system locale or --lang chooses Chinese; our
+"""`gpumon lesson` in Chinese: the system locale (in a program) or --lang chooses Chinese; our
 narration, notes and glossary are Chinese, while code and torch's own values and messages
 are printed exactly as torch wrote them. Wrapping by terminal columns is checked too."""
 
@@ -18,6 +18,7 @@ from testkit import torch_error
 
 from gpumon import i18n
 from gpumon.cli.lesson import CLOSING, OPENING, WIDTH, wrap
+from gpumon.cli.main import main
 from gpumon.playground.lesson.glossary import GLOSSARY
 from gpumon.playground.lesson.steps import LESSON
 from gpumon.telemetry.smi_text import cells
@@ -32,14 +33,22 @@ def lesson(*args: str, lang: str | None = None) -> str:
     """``gpumon [--lang] lesson ARGS`` in a fresh process, LANG=zh_CN.UTF-8 unless ``lang``."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")}
-    env.update(LANG="zh_CN.UTF-8" if lang is None else "C.UTF-8", PYTHONPATH=str(ROOT),
-               PYTHONIOENCODING="utf-8")
+    env.update(LANG="zh_CN.UTF-8" if lang is None else "C.UTF-8", PYTHONIOENCODING="utf-8",
+               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")])))
     argv = ["--lang", lang] if lang else []
     done = subprocess.run([sys.executable, "-m", "gpumon", *argv, "lesson", *args],
                           capture_output=True, text=True, encoding="utf-8", env=env,
                           timeout=120, check=False)
     assert done.returncode == 0 and done.stderr == "", done.stderr
     return done.stdout
+
+
+def lesson_here(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    """``gpumon --lang zh_CN lesson ARGS`` in this process (torch is imported here already)."""
+    assert main(["--lang", "zh_CN", "lesson", *args]) == 0
+    out, err = capsys.readouterr()
+    assert err == "", err
+    return out
 
 
 def chinese(message: str, **fields: object) -> str:
@@ -82,10 +91,9 @@ def test_the_system_locale_chooses_chinese_narration_with_torchs_own_error() -> 
     assert "原因：" in out and "why: " not in out
 
 
-@pytest.mark.slow
-def test_lang_option_and_an_error_torch_raises_here() -> None:
+def test_lang_option_and_an_error_torch_raises_here(capsys: pytest.CaptureFixture[str]) -> None:
     """`gpumon --lang zh_CN lesson`: the step that meets torch's error first on this machine."""
-    out = lesson("--step", str(NUMBER["to-gpu"]), lang="zh_CN")
+    out = lesson_here(capsys, "--step", str(NUMBER["to-gpu"]))
     assert out.startswith(f"第 {NUMBER['to-gpu']} 步（共 {TOTAL} 步）：把张量复制到 GPU")
     assert flat(chinese(STEP["to-gpu"].narration)) in flat(out)
     if torch.cuda.is_available():
@@ -122,9 +130,10 @@ def test_english_glossary_has_each_term_with_its_meaning() -> None:
 
 
 @pytest.mark.slow
-def test_the_whole_chinese_lesson_keeps_within_the_terminal_width() -> None:
+def test_the_whole_chinese_lesson_keeps_within_the_terminal_width(
+        capsys: pytest.CaptureFixture[str]) -> None:
     """Our wrapped text stays within 88 columns (code and torch's lines are printed whole)."""
-    out = lesson("--simulate", "1")
+    out = lesson_here(capsys, "--simulate", "1")
     for number in range(1, TOTAL + 1):
         assert f"第 {number} 步（共 {TOTAL} 步）" in out
     narration = [line for line in out.splitlines() if line.startswith("  ")
