@@ -63,8 +63,14 @@ def _env() -> dict[str, str]:
     return env
 
 
+#: How often the test server scrapes (Prometheus' own default is a minute; 1 s dashboards
+#: exist). Short, so that a test waits little for each new scrape; the first scrape of a new
+#: server still comes about 5 s after it starts (its target discovery runs every 5 s).
+SCRAPE_S = 0.25
+
+
 class Cluster:
-    """Exporters (by host name) and one Prometheus server scraping them every second."""
+    """Exporters (by host name) and one Prometheus server scraping them every SCRAPE_S."""
 
     def __init__(self, tmp: Path) -> None:
         self.tmp = tmp
@@ -77,8 +83,10 @@ class Cluster:
         self._start(host, [sys.executable, "-m", "gpumon", "exporter", "--simulate",
                            str(gpus), "--seed", str(seed)])
 
-    def add_fake_nvml(self, host: str, library: Path, gpus: int) -> None:
-        self._start(host, [sys.executable, str(FAKE_EXPORTER), str(library), str(gpus)])
+    def add_fake_nvml(self, host: str, library: Path, gpus: int, interval_s: float = 0.5
+                      ) -> None:
+        self._start(host, [sys.executable, str(FAKE_EXPORTER), str(library), str(gpus)],
+                    interval_s=interval_s)
 
     def add_static(self, name: str, page: Path) -> None:
         """A static exporter serving ``page`` (a dcgm-exporter page), known as ``name``."""
@@ -88,11 +96,12 @@ class Cluster:
         """The scrape target's ``instance`` label of the exporter ``name``."""
         return f"127.0.0.1:{self.exporters[name][1]}"
 
-    def _start(self, host: str, command: list[str], gpumon: bool = True) -> None:
+    def _start(self, host: str, command: list[str], gpumon: bool = True,
+               interval_s: float = 0.5) -> None:
         port = free_port()
         log_path = self.tmp / f"exporter-{len(self.exporters)}.log"
         log = open(log_path, "wb")  # noqa: SIM115
-        options = ["--hostname", host, "--interval", "0.5"] if gpumon else []
+        options = ["--hostname", host, "--interval", str(interval_s)] if gpumon else []
         proc = subprocess.Popen(
             command + options + ["--listen", f"127.0.0.1:{port}"],
             env=_env(), stdout=log, stderr=subprocess.STDOUT)
@@ -105,7 +114,8 @@ class Cluster:
     def start_server(self) -> None:
         targets = ", ".join(f"'127.0.0.1:{port}'" for _, port in self.exporters.values())
         config = self.tmp / "prometheus.yml"
-        config.write_text("global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\n"
+        ms = round(SCRAPE_S * 1000)
+        config.write_text(f"global:\n  scrape_interval: {ms}ms\n  scrape_timeout: {ms - 50}ms\n"
                           "scrape_configs:\n  - job_name: gpumon\n"
                           f"    static_configs:\n      - targets: [{targets}]\n")
         log = open(self.tmp / "prometheus.log", "ab")  # noqa: SIM115

@@ -42,7 +42,7 @@ def make_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory, fake_nvml_library: Path
             ) -> Iterator[Cluster]:
-    """Three machines scraped every second: two simulated (2 and 3 GPUs), one on fake NVML
+    """Three machines scraped every SCRAPE_S: two simulated (2 and 3 GPUs), one on fake NVML
     (2 GPUs, one process)."""
     prometheus_binary()
     c = Cluster(tmp_path_factory.mktemp("cluster"))
