@@ -3,6 +3,8 @@
 - ``vanished_pid()``: the PID of a process that has exited and been reaped.
 - ``torch_error(fn)``: what torch raises for ``fn()`` here, to compare with an Outcome.
 - ``cpu_only_build``: skip marker for tests of a CPU-only torch build's errors.
+- ``TEST_MACHINE``, ``STATUS_OK``, ``snapshot(t, *samples, ...)``: a reading of a machine
+  named "test" whose source is fine, for the History's and the views' tests.
 """
 
 from __future__ import annotations
@@ -12,6 +14,25 @@ import sys
 from collections.abc import Callable
 
 import pytest
+
+from gpumon.telemetry.types import (
+    GpuProcess,
+    GpuSample,
+    MachineInfo,
+    Snapshot,
+    SourceState,
+    SourceStatus,
+)
+
+TEST_MACHINE = MachineInfo(host_name="test", source_name="test")
+STATUS_OK = SourceStatus(SourceState.OK, "ok")
+
+
+def snapshot(t: float, *samples: GpuSample, processes: tuple[GpuProcess, ...] = (),
+             extra: dict[int, dict[str, float]] | None = None) -> Snapshot:
+    """A reading at ``t`` of TEST_MACHINE with ``samples`` and ``processes``."""
+    return Snapshot(t, TEST_MACHINE, STATUS_OK, samples=samples, processes=processes,
+                    extra=extra or {})
 
 
 def vanished_pid() -> int:

@@ -7,6 +7,7 @@ import math
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from testkit import snapshot as snap
 
 # The window's History needs numpy; a GPU machine with torch and NVML only may lack it.
 np = pytest.importorskip("numpy", reason="numpy is not installed (the window's History needs it)")
@@ -22,20 +23,8 @@ from gpumon.telemetry.metrics import HISTORY_KEYS  # noqa: E402
 from gpumon.telemetry.types import (  # noqa: E402
     GpuProcess,
     GpuSample,
-    MachineInfo,
     ProcessType,
-    Snapshot,
-    SourceState,
-    SourceStatus,
 )
-
-_MACHINE = MachineInfo(host_name="test", source_name="test")
-_OK = SourceStatus(SourceState.OK, "ok")
-
-
-def snap(t: float, *samples: GpuSample, processes: tuple[GpuProcess, ...] = (),
-         extra: dict[int, dict[str, float]] | None = None) -> Snapshot:
-    return Snapshot(t, _MACHINE, _OK, samples=samples, processes=processes, extra=extra or {})
 
 
 def sample(index: int, t: float, util: float | None = 50.0, **kw: object) -> GpuSample:

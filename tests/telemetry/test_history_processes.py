@@ -8,6 +8,7 @@ import dataclasses
 import math
 
 import pytest
+from testkit import STATUS_OK, TEST_MACHINE
 
 np = pytest.importorskip("numpy", reason="numpy is not installed (the window's History needs it)")
 
@@ -16,16 +17,11 @@ from gpumon.telemetry.process_history import FIELDS  # noqa: E402
 from gpumon.telemetry.types import (  # noqa: E402
     GpuProcess,
     GpuSample,
-    MachineInfo,
     ProcessType,
     Snapshot,
-    SourceState,
-    SourceStatus,
 )
 
 MIB = 1024**2
-_MACHINE = MachineInfo(host_name="test", source_name="test")
-_OK = SourceStatus(SourceState.OK, "ok")
 
 
 def proc(pid: int, mib: float | None, gpu: int = 0, **kw: object) -> GpuProcess:
@@ -38,7 +34,7 @@ def tick(h: History, t: float, *processes: GpuProcess, used_mib: float = 4096,
          gpus: tuple[int, ...] = (0,)) -> None:
     samples = tuple(GpuSample(index=g, timestamp_s=t, mem_used_bytes=int(used_mib * MIB))
                     for g in gpus)
-    h.append(Snapshot(t, _MACHINE, _OK, samples=samples, processes=processes))
+    h.append(Snapshot(t, TEST_MACHINE, STATUS_OK, samples=samples, processes=processes))
 
 
 def test_series_are_aligned_with_the_gpus_times_and_nan_where_not_listed() -> None:

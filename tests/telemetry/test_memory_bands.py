@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from testkit import STATUS_OK, TEST_MACHINE
 
 np = pytest.importorskip("numpy", reason="numpy is not installed (the window's History needs it)")
 
@@ -14,16 +15,11 @@ from gpumon.telemetry.memory_bands import OTHERS, REMAINDER, memory_bands  # noq
 from gpumon.telemetry.types import (  # noqa: E402
     GpuProcess,
     GpuSample,
-    MachineInfo,
     ProcessType,
     Snapshot,
-    SourceState,
-    SourceStatus,
 )
 
 MIB = 1024**2
-_MACHINE = MachineInfo(host_name="test", source_name="test")
-_OK = SourceStatus(SourceState.OK, "ok")
 
 
 def memory(used: list[float], others: list[float] | None = None,
@@ -82,7 +78,7 @@ def test_bands_from_a_history_sum_to_used_at_every_tick() -> None:
         procs = [GpuProcess(0, int(p), ProcessType.COMPUTE, int(rng.integers(1, 500)) * MIB)
                  for p in pids]
         used = sum(p.gpu_mem_bytes or 0 for p in procs) + int(rng.integers(0, 300)) * MIB
-        h.append(Snapshot(float(i), _MACHINE, _OK, processes=tuple(procs),
+        h.append(Snapshot(float(i), TEST_MACHINE, STATUS_OK, processes=tuple(procs),
                           samples=(GpuSample(0, float(i), mem_used_bytes=used),)))
     mem = h.process_memory(0, since=80.0)
     bands = memory_bands(mem)

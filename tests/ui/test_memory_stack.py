@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from testkit import STATUS_OK, TEST_MACHINE
 
 from gpumon.telemetry.history import History
 from gpumon.telemetry.simulated import SimulatedSource
@@ -20,11 +21,8 @@ from gpumon.telemetry.types import (
     GpuInfo,
     GpuProcess,
     GpuSample,
-    MachineInfo,
     ProcessType,
     Snapshot,
-    SourceState,
-    SourceStatus,
 )
 from gpumon.ui.monitor.memory_stack import NAME_CHARS, PanelStack
 from gpumon.ui.monitor.panel import GpuPanel
@@ -35,8 +33,6 @@ from gpumon.units import GIB
 pytestmark = pytest.mark.usefixtures("restore_app_look")
 MIB = 1024**2
 WAIT_MS = 5000
-_MACHINE = MachineInfo(host_name="test", source_name="test")
-_OK = SourceStatus(SourceState.OK, "ok")
 
 
 def prefilled(seconds: int, n_gpus: int = 2, seed: int = 2
@@ -127,7 +123,7 @@ def _panel(qtbot) -> tuple[GpuPanel, History]:  # type: ignore[no-untyped-def]
 def _tick(panel: GpuPanel, history: History, t: float, used_mib: int,
           *procs: GpuProcess) -> None:
     sample = GpuSample(0, t, mem_used_bytes=used_mib * MIB, mem_total_bytes=16 * GIB)
-    history.append(Snapshot(t, _MACHINE, _OK, samples=(sample,), processes=procs))
+    history.append(Snapshot(t, TEST_MACHINE, STATUS_OK, samples=(sample,), processes=procs))
     panel.update_view(sample, t, lambda g, k: history.series(g, k, since=t - 60))
 
 

@@ -3,21 +3,17 @@ view opened), follows the toolbar's time window at once, and marks the process e
 
 from __future__ import annotations
 
+from testkit import STATUS_OK, TEST_MACHINE
+
 from gpumon.telemetry.history import History
 from gpumon.telemetry.types import (
     GpuProcess,
     GpuSample,
-    MachineInfo,
     ProcessType,
     Snapshot,
-    SourceState,
-    SourceStatus,
 )
 from gpumon.ui.monitor.process_view import ProcessView
 from gpumon.units import GIB
-
-_MACHINE = MachineInfo(host_name="test", source_name="test")
-_OK = SourceStatus(SourceState.OK, "ok")
 
 
 def test_a_process_view_opens_with_the_history_from_before_it_opened(qtbot) -> None:
@@ -29,7 +25,7 @@ def test_a_process_view_opens_with_the_history_from_before_it_opened(qtbot) -> N
 
     for i in range(100):
         t = 1000.0 + i
-        history.append(Snapshot(t, _MACHINE, _OK, samples=(sample(t),),
+        history.append(Snapshot(t, TEST_MACHINE, STATUS_OK, samples=(sample(t),),
                                 processes=(job,) if i >= 20 else ()))
     view = ProcessView(job, 60, history=history)
     qtbot.addWidget(view)
@@ -41,9 +37,9 @@ def test_a_process_view_opens_with_the_history_from_before_it_opened(qtbot) -> N
     assert view.plots["cpu"].getPlotItem().getViewBox().viewRange()[0] == [-60, 0]
     view.set_window(300)  # the toolbar's window, followed at once
     assert view.plots["cpu"].getPlotItem().getViewBox().viewRange()[0] == [-300, 0]
-    view.add(Snapshot(1099.0, _MACHINE, _OK, samples=(sample(1099.0),), processes=(job,)))
+    view.add(Snapshot(1099.0, TEST_MACHINE, STATUS_OK, samples=(sample(1099.0),), processes=(job,)))
     assert len(view.trace.gpu_mem[0]) == 80  # a snapshot the History had: not twice
-    view.add(Snapshot(1100.0, _MACHINE, _OK, samples=(sample(1100.0),)))
+    view.add(Snapshot(1100.0, TEST_MACHINE, STATUS_OK, samples=(sample(1100.0),)))
     assert view.status.text().startswith("Exited at ")
-    view.add(Snapshot(1101.0, _MACHINE, _OK, samples=(sample(1101.0),), processes=(job,)))
+    view.add(Snapshot(1101.0, TEST_MACHINE, STATUS_OK, samples=(sample(1101.0),), processes=(job,)))
     assert view.status.text().startswith("Exited at ") and len(view.trace.gpu_mem[0]) == 80
