@@ -5,6 +5,7 @@ screenshots of a panel are written where GPUMON_SHOTS points, to look at."""
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Iterator
@@ -17,6 +18,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "telemetry"))
 from fakenvml import FakeNvml, FakeNvmlUnavailable, build_fake_nvml, use_fake_nvml  # noqa: E402
 
 from gpumon.telemetry.nvml import NvmlSource  # noqa: E402
+from gpumon.telemetry.sampler import Sampler  # noqa: E402
+from gpumon.ui.window import workers  # noqa: E402
 from gpumon.ui.window.main_window import MainWindow  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("restore_app_look")
@@ -109,14 +112,16 @@ def test_a_lost_gpu_has_no_health_mark(qtbot, make_window, fake: FakeNvml) -> No
 
 
 def test_a_new_uncorrected_ecc_error_reaches_the_status_bar_and_log(  # type: ignore[no-untyped-def]
-        qtbot, make_window, fake: FakeNvml) -> None:
+        qtbot, make_window, fake: FakeNvml, monkeypatch: pytest.MonkeyPatch) -> None:
+    # ECC counters are slow fields, read every 5 s; here every 0.5 s (the path is the test).
+    monkeypatch.setattr(workers, "Sampler", functools.partial(Sampler, slow_every_s=0.5))
     w = make_window(NvmlSource)
     qtbot.waitUntil(lambda: w.gpu_panel(1) is not None and w.snapshot_count >= 2,
                     timeout=WAIT_MS)
     p1 = w.gpu_panel(1)
     assert p1 is not None and p1.health.mark.text() == "● healthy"
-    fake.set_value(1, "ecc_dbe_vol", 3)  # read on the next slow tick (every 5 s)
-    qtbot.waitUntil(lambda: w.event_log.count() == 1, timeout=15000)
+    fake.set_value(1, "ecc_dbe_vol", 3)  # read on the next slow tick
+    qtbot.waitUntil(lambda: w.event_log.count() == 1, timeout=WAIT_MS)
     line = w.event_log.lines()[0]
     assert "GPU 1: 3 new uncorrected ECC error(s)." in line and "reset it" in line
     assert w.statusBar().currentMessage() == line
