@@ -47,17 +47,31 @@ def chinese() -> None:
     i18n.set_language(i18n.CHINESE)
 
 
-@pytest.fixture(scope="session")
-def kernel_fork_server() -> None:
-    """The kernels of this test process are forked from one server (Linux), started at first
-    use: each test's kernel is then a fork, not an ``import torch``. Waiting for it once
-    costs what one kernel of its own would; the kernels that would start the ordinary way
-    while it imports would each cost as much."""
+def _start_fork_server() -> Any:
+    """This process's kernels' fork server (started now if it is not running), or None."""
     from gpumon.playground.client import forkserver
     from gpumon.playground.client.kernel_client import kernel_env
 
-    if forkserver.enabled():
-        forkserver.start_server(sys.executable, kernel_env()).wait_ready(60)
+    return forkserver.start_server(sys.executable, kernel_env()) if forkserver.enabled() else None
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """A pytest-xdist worker runs a share of the whole suite, kernels included: it starts its
+    fork server at once, so that the server's ``import torch`` runs while the worker collects
+    the tests instead of while its first kernel test waits."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        _start_fork_server()
+
+
+@pytest.fixture(scope="session")
+def kernel_fork_server() -> None:
+    """The kernels of this test process are forked from one server (Linux), started at first
+    use (in a pytest-xdist worker, at its start): each test's kernel is then a fork, not an
+    ``import torch``. Waiting for it once costs what one kernel of its own would; the kernels
+    that would start the ordinary way while it imports would each cost as much."""
+    server = _start_fork_server()
+    if server is not None:
+        server.wait_ready(60)
 
 
 @pytest.fixture
