@@ -60,6 +60,12 @@ def test_a_curve_redraw_does_not_repaint_the_axes(qtbot, monkeypatch) -> None:  
             break
     else:
         raise AssertionError(f"the axes kept repainting: {painted}")
+    # One tick drawn at once before counting: a relayout still pending on a busy machine (the
+    # axis narrowing) happens in it, not in the ticks counted.
+    panel.update_view(GpuSample(0, 30.0), 30.0, _ramp(30.0))
+    panel.memory_widget.viewport().repaint()
+    panel.util_widget.viewport().repaint()
+    qtbot.wait(50)
     painted.clear()
     for t in (60.0, 120.0, 180.0):  # each tick moves the curves by more than a pixel
         panel.update_view(GpuSample(0, t), t, _ramp(t))
