@@ -65,7 +65,7 @@ class Logger:
         self.httpd = ThreadingHTTPServer((ELSEWHERE, 0), Handler)
         self.httpd.daemon_threads = True
         self.url = f"http://{ELSEWHERE}:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        threading.Thread(target=self.httpd.serve_forever, args=(0.02,), daemon=True).start()
 
     def close(self) -> None:
         self.httpd.shutdown()
@@ -92,7 +92,7 @@ class Redirector:
         if tls is not None:
             self.httpd.socket = tls.wrap_socket(self.httpd.socket, server_side=True)
         self.url = f"{scheme}://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        threading.Thread(target=self.httpd.serve_forever, args=(0.02,), daemon=True).start()
 
     def close(self) -> None:
         self.httpd.shutdown()

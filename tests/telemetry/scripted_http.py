@@ -41,7 +41,9 @@ class ScriptedServer:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        # shutdown() waits for the serving loop's next poll: 0.5 s by default, at each test's end
+        self._thread = threading.Thread(target=self.httpd.serve_forever, args=(0.02,),
+                                        daemon=True)
 
     def __enter__(self) -> ScriptedServer:
         self._thread.start()
