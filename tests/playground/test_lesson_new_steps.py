@@ -107,7 +107,8 @@ def test_memory_step_moves_this_process_s_memory_on_the_cpu() -> None:
     before, after = made.reading("cpu", after=False), made.reading("cpu")
     assert before is not None and after is not None
     assert before.rss_bytes is not None and after.rss_bytes is not None
-    assert after.rss_bytes - before.rss_bytes >= 60 * 2**20  # 64 MiB of ones, touched
+    assert after.rss_bytes - before.rss_bytes >= 60 * 2**20, (  # 64 MiB of ones, touched
+        made.code, made.device, made.devices, before, after)
     gone = deleted.reading("cpu")
     assert gone is not None and gone.rss_bytes is not None
     assert after.rss_bytes - gone.rss_bytes >= 60 * 2**20  # del gives it back (a big block)
