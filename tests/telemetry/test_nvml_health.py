@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pynvml
 import pytest
 from fakenvml import FakeNvml
 
 from gpumon.telemetry.nvml import NvmlSource
+from gpumon.telemetry.nvml_health import XID_WAIT_MS
 from gpumon.telemetry.nvml_readers import HEALTH_FIELDS
 
 HEALTH_CALLS = {  # each NVML function -> the fields it alone gives
@@ -178,3 +180,27 @@ def test_close_stops_the_xid_thread_and_frees_the_set(fake_nvml: FakeNvml,
     fake_nvml.add_xid(0, 31)
     wait_for(lambda: fake_nvml.xids_delivered() == 1)
     assert source.sample().samples[0].xid_last == 31
+
+
+def _switches(native_id: int) -> int:
+    """Context switches of this process's thread ``native_id`` so far (Linux /proc)."""
+    status = Path(f"/proc/self/task/{native_id}/status").read_text()
+    return sum(int(line.split()[1]) for line in status.splitlines()
+               if "ctxt_switches:" in line)
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads Linux /proc")
+def test_the_xid_watch_sleeps_while_no_event_comes(fake_nvml: FakeNvml,
+                                                   source: NvmlSource) -> None:
+    """The wait sleeps in nvmlEventSetWait as the driver's does (the fake polled every 5 ms:
+    about 200 wakeups a second of a monitor that is otherwise idle) and wakes for an XID."""
+    import threading
+    source.open()
+    xid = next(t for t in threading.enumerate() if t.name == "gpumon-xid")
+    assert xid.native_id is not None
+    time.sleep(0.2)
+    before = _switches(xid.native_id)
+    time.sleep(1.0)
+    assert _switches(xid.native_id) - before <= 1000 / XID_WAIT_MS * 2 + 5
+    fake_nvml.add_xid(0, 79)  # and an event still wakes it at once
+    wait_for(lambda: fake_nvml.xids_delivered() == 1)
