@@ -3,9 +3,11 @@
 Columns follow the square root of the GPU count, capped by how many panels fit the width,
 so 4 GPUs make a 2×2 grid and 16 make 4×4 on a wide screen or scroll on a narrow one.
 
-Only panels on screen redraw their curves each tick; one scrolled out of view, hidden with
-View ▸ GPUs, or on a tab that is not shown updates its readouts only, and its curves catch
-up from the History as soon as it shows again (scroll, resize, tab change).
+Only panels on screen are updated each tick; one scrolled out of view, hidden with View ▸
+GPUs, or on a tab that is not shown is not touched at all (no readout text, no tooltip, no
+curve: a hidden readout's new text and tooltip still cost Qt events, a third of an idle
+window's work with the Lesson tab in front), and its readouts and curves catch up from the
+latest snapshot and the History as soon as it shows again (scroll, resize, tab change).
 
 A panel redraws its curves when they have moved at least half a pixel (``GpuPanel.curve_lag``).
 With a long window that is every few ticks, and since all panels move at the same speed they
@@ -123,8 +125,8 @@ class GpuGrid(QScrollArea):
         return [p for p in self.panels if p.index not in self._hidden]
 
     def update_view(self, snap: Snapshot, history: History, window_s: float) -> None:
-        """Readouts of every panel; curves of the panels on screen that are due this tick
-        (see the module doc)."""
+        """Readouts and curves of the panels on screen, the curves when due this tick (see
+        the module doc); the others are left as they are until they show again."""
         self._latest = (snap, history, window_s)
         series = self._series_fn(snap, history, window_s)
         t = snap.timestamp_s
@@ -132,14 +134,15 @@ class GpuGrid(QScrollArea):
         self._last_t = t
         on_screen = [p for p in self.panels if self._on_screen(p)]
         draw = self._due(on_screen, t, dt)
-        for panel in self.panels:
+        for panel in on_screen:
             panel.update_view(snap.sample_for(panel.index), t, series,
                               curves=panel.index in draw)
-            if panel in on_screen:
-                self._behind.discard(panel.index)
-            else:
-                self._behind.add(panel.index)
-        self._queue_catch_up()  # new panels are laid out (and so on screen) only later
+            self._behind.discard(panel.index)
+        shown = {p.index for p in on_screen}
+        fell_behind = {p.index for p in self.panels} - shown - self._behind
+        if fell_behind:  # new panels are laid out (and so on screen) only later
+            self._behind |= fell_behind
+            self._queue_catch_up()
 
     @staticmethod
     def _due(panels: Sequence[GpuPanel], t: float, dt: float) -> set[int]:
@@ -156,7 +159,8 @@ class GpuGrid(QScrollArea):
         return {i for n, (lag, i) in enumerate(due) if lag >= 1.0 or n < max(1, budget)}
 
     def catch_up(self) -> None:
-        """Redraw the curves of panels that skipped ticks off screen and are on screen now."""
+        """Bring the panels that skipped ticks off screen and are on screen now up to date:
+        the latest readouts, the curves drawn whole from the History."""
         self._catch_up_queued = False
         if not self._behind or self._latest is None:
             return
