@@ -112,7 +112,7 @@ def _parent_alive(parent: int, started: float | None) -> bool:
         return False
 
 
-def _parent_end_fd(parent: int) -> int | None:
+def parent_end_fd(parent: int) -> int | None:
     """A pidfd of ``parent`` while it is still the kernel's parent (Linux), else None."""
     if os.name != "posix":
         return None
@@ -138,7 +138,7 @@ def watch() -> threading.Thread | None:
     started = _start_time(parent)
 
     def run() -> None:
-        ended = _parent_end_fd(parent)
+        ended = parent_end_fd(parent)
         stop = threading.Event()
         while True:
             if ended is None:
