@@ -3,11 +3,12 @@
 Columns follow the square root of the GPU count, capped by how many panels fit the width,
 so 4 GPUs make a 2×2 grid and 16 make 4×4 on a wide screen or scroll on a narrow one.
 
-Only panels on screen are updated each tick; one scrolled out of view, hidden with View ▸
-GPUs, or on a tab that is not shown is not touched at all (no readout text, no tooltip, no
-curve: a hidden readout's new text and tooltip still cost Qt events, a third of an idle
-window's work with the Lesson tab in front), and its readouts and curves catch up from the
-latest snapshot and the History as soon as it shows again (scroll, resize, tab change).
+Only panels on screen redraw their curves each tick; one scrolled out of view (or not laid
+out yet) updates its readouts only, and one hidden with View ▸ GPUs or on a tab that is not
+shown is not touched at all (no readout text, no tooltip: a hidden readout's new text and
+tooltip still cost Qt events, a third of an idle window's work with the Lesson tab in
+front). Each catches up, readouts from the latest snapshot and curves from the History, as
+soon as it is on screen again (scroll, resize, tab change).
 
 A panel redraws its curves when they have moved at least half a pixel (``GpuPanel.curve_lag``).
 With a long window that is every few ticks, and since all panels move at the same speed they
@@ -125,8 +126,8 @@ class GpuGrid(QScrollArea):
         return [p for p in self.panels if p.index not in self._hidden]
 
     def update_view(self, snap: Snapshot, history: History, window_s: float) -> None:
-        """Readouts and curves of the panels on screen, the curves when due this tick (see
-        the module doc); the others are left as they are until they show again."""
+        """Readouts and due curves of the panels on screen; readouts only of the panels
+        shown but not on screen; nothing of the hidden ones (see the module doc)."""
         self._latest = (snap, history, window_s)
         series = self._series_fn(snap, history, window_s)
         t = snap.timestamp_s
@@ -134,14 +135,20 @@ class GpuGrid(QScrollArea):
         self._last_t = t
         on_screen = [p for p in self.panels if self._on_screen(p)]
         draw = self._due(on_screen, t, dt)
-        for panel in on_screen:
-            panel.update_view(snap.sample_for(panel.index), t, series,
-                              curves=panel.index in draw)
-            self._behind.discard(panel.index)
-        shown = {p.index for p in on_screen}
-        fell_behind = {p.index for p in self.panels} - shown - self._behind
-        if fell_behind:  # new panels are laid out (and so on screen) only later
-            self._behind |= fell_behind
+        catch_up = False
+        for panel in self.panels:
+            if panel in on_screen:
+                panel.update_view(snap.sample_for(panel.index), t, series,
+                                  curves=panel.index in draw)
+                self._behind.discard(panel.index)
+                continue
+            if panel.isVisible():  # scrolled away, or new and not laid out yet
+                panel.update_view(snap.sample_for(panel.index), t, series, curves=False)
+                catch_up = True  # it may be laid out (and so on screen) only later
+            elif panel.index not in self._behind:
+                catch_up = True  # hidden from now on: caught up when it shows again
+            self._behind.add(panel.index)
+        if catch_up:
             self._queue_catch_up()
 
     @staticmethod
