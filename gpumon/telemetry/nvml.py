@@ -186,6 +186,7 @@ class NvmlSource:
             samples: list[GpuSample] = []
             raw: list[tuple[int, int, ProcessType, int | None]] = []
             migs: list[MigSample] = []
+            self._xids.take(self._progress)  # the XIDs since the last reading
             for g in self._gpus:
                 samples.append(self._sample_gpu(g, include_slow, raw))
                 if g.mig and not samples[-1].lost:

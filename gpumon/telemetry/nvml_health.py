@@ -1,6 +1,6 @@
 """The health fields of a GpuSample through NVML: ECC, remapped rows, retired pages and PCIe
 replays (slow ticks: the ECC and page queries read the InfoROM), and XID errors through an
-event set that a thread of its own waits on (``XidWatch``). The clock event reasons, energy
+event set that each reading empties (``XidWatch``). The clock event reasons, energy
 and memory temperature are metrics, read every tick by nvml_readers.py.
 
 Every call goes through NvmlSource's guarded helper: "not supported" is None, never 0.
@@ -22,8 +22,8 @@ from gpumon.telemetry.nvml_readers import Guarded
 
 log = logging.getLogger(__name__)
 
-XID_WAIT_MS = 100  # one nvmlEventSetWait: closing waits up to this long for the thread (at 250
-# ms, closing took 250 ms and `gpumon --once` as much longer, on the fake library)
+#: The most XID events one reading takes from the event set (the rest wait for the next).
+XID_EVENTS_PER_READ = 64
 
 
 def _flag(value: int | None) -> bool | None:
@@ -89,8 +89,12 @@ def _address(handle: Any) -> int | None:
 
 
 class XidWatch:
-    """XID errors of every GPU, from one NVML event set that a daemon thread waits on.
+    """XID errors of every GPU, from one NVML event set that ``take()`` empties.
 
+    The driver keeps the events of a registered set until they are waited for, so each
+    reading takes what came since the last one with ``nvmlEventSetWait`` and no wait (a
+    thread of its own waited 100 ms at a time: ten wakeups a second, a third of an idle
+    window's CPU, and a close that waited for it). An event's time is the reading's.
     ``state(index)`` is None for a GPU whose XID events cannot be watched (not supported, no
     permission, lost when registering), else its count since start and last code and time.
     """
@@ -100,13 +104,11 @@ class XidWatch:
         self._states: dict[int, XidState] = {}
         self._by_address: dict[int, int] = {}
         self._set: Any = None
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
     def start(self, handles: dict[int, Any], progress: Callable[[], None] = lambda: None
               ) -> None:
-        """Register XID events of each GPU (index -> handle) and start waiting;
-        ``progress`` is called before each driver call (a watchdog sees calls move)."""
+        """Register XID events of each GPU (index -> handle); ``progress`` is called before
+        each driver call (a watchdog sees calls move)."""
         try:
             progress()
             self._set = pynvml.nvmlEventSetCreate()  # nvmlEventSetCreate
@@ -133,10 +135,6 @@ class XidWatch:
                 self._states[index] = XidState()
         if not self._states:
             self._free()
-            return
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._wait_loop, name="gpumon-xid", daemon=True)
-        self._thread.start()
 
     def state(self, index: int) -> XidState | None:
         with self._lock:
@@ -144,17 +142,22 @@ class XidWatch:
             return None if known is None else XidState(known.count, known.last,
                                                        known.last_time_s)
 
-    def _wait_loop(self) -> None:
-        while not self._stop.is_set():
+    def take(self, progress: Callable[[], None] = lambda: None) -> int:
+        """Count the XID events that came since the last call (at most
+        :data:`XID_EVENTS_PER_READ`); how many were taken."""
+        taken = 0
+        while self._set is not None and taken < XID_EVENTS_PER_READ:
             try:
-                # nvmlEventSetWait (nvmlEventSetWait_v2): NVML_ERROR_TIMEOUT when none came
-                data = pynvml.nvmlEventSetWait(self._set, XID_WAIT_MS)
+                progress()
+                # nvmlEventSetWait (nvmlEventSetWait_v2), no wait: NVML_ERROR_TIMEOUT when
+                # no event is left
+                data = pynvml.nvmlEventSetWait(self._set, 0)
             except pynvml.NVMLError_Timeout:
-                continue
+                break
             except pynvml.NVMLError as err:  # a GPU lost, or NVML shut down under us
-                log.info("waiting for XID events: %s", err)
-                self._stop.wait(1.0)
-                continue
+                log.info("reading XID events: %s", err)
+                break
+            taken += 1
             if data.eventType != pynvml.nvmlEventTypeXidCriticalError:
                 continue
             index = self._by_address.get(_address(data.device) or 0)
@@ -165,17 +168,10 @@ class XidWatch:
                 st.count += 1
                 st.last, st.last_time_s = int(data.eventData), time.time()
             log.warning("GPU %d: XID %d", index, int(data.eventData))
+        return taken
 
     def stop(self) -> None:
-        """Stop waiting and free the event set (before nvmlShutdown)."""
-        self._stop.set()
-        thread, self._thread = self._thread, None
-        if thread is not None:
-            thread.join(XID_WAIT_MS / 1000 * 4)
-            if thread.is_alive():  # a hung driver call: leave the set to the process's end
-                log.warning("the XID thread is still in a driver call; not freeing its set")
-                self._set = None
-                return
+        """Free the event set (before nvmlShutdown)."""
         self._free()
 
     def _free(self) -> None:

@@ -33,7 +33,7 @@ HEALTH_FIELDS = (
     "retired_pages_dbe", "retired_pages_pending", "pcie_replay_count")
 SLOW_FIELDS = ("persistence_mode", "compute_mode", "power_limit_w", "pstate",
                "pcie_rx_bytes_per_s", "pcie_tx_bytes_per_s", *HEALTH_FIELDS)
-XID_FIELDS = ("xid_count", "xid_last", "xid_last_time_s")  # from the XID thread, not a read
+XID_FIELDS = ("xid_count", "xid_last", "xid_last_time_s")  # from the XID event set
 
 
 class Guarded(Protocol):

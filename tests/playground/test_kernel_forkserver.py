@@ -346,3 +346,18 @@ def test_sigkill_of_the_window_ends_the_server_the_forked_kernel_and_what_it_sta
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
+
+
+def test_an_idle_server_sleeps_until_it_is_asked_or_its_window_ends(server: ForkServer) -> None:
+    """Its loop woke four times a second to look at its parent; a pidfd wakes it now."""
+    pid = server.proc.pid
+    time.sleep(0.3)
+
+    def switches() -> int:
+        status = Path(f"/proc/{pid}/task/{pid}/status").read_text()
+        return sum(int(line.split()[1]) for line in status.splitlines()
+                   if "ctxt_switches:" in line)
+
+    before = switches()
+    time.sleep(2.0)
+    assert switches() - before <= 2  # every 0.25 s: 8

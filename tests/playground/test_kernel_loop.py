@@ -135,7 +135,7 @@ def test_counters_are_sent_when_they_change_even_while_a_request_runs(
     monkeypatch.setattr(kernel_mod, "COUNTER_PERIOD_S", 0.01)
     out = io.BytesIO()
     kernel = Kernel(out)
-    kernel.busy = True
+    kernel.busy = kernel.answering = True
     stop = threading.Event()
     watcher = threading.Thread(target=kernel.watch_counters, args=(stop,))
     watcher.start()
@@ -144,6 +144,36 @@ def test_counters_are_sent_when_they_change_even_while_a_request_runs(
     watcher.join()
     sent = [m.data for m in _messages(out, kernel) if m.kind == "counters"]
     assert sent == [{}, {0: (1, 2)}, {0: (5, 8)}]
+
+
+def test_the_counters_thread_sleeps_until_a_request_while_cuda_has_not_started(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the user's code starts CUDA: an idle kernel without it does not look four
+    times a second at counters that cannot change; a request wakes it at once."""
+    looks: list[float] = []
+
+    def counters() -> dict[int, tuple[int, int]]:
+        looks.append(time.monotonic())
+        return {}
+
+    monkeypatch.setattr(kernel_mod, "torch_memory_counters", counters)
+    monkeypatch.setattr(kernel_mod, "COUNTER_PERIOD_S", 0.01)
+    kernel = Kernel(io.BytesIO())
+    stop = threading.Event()
+    watcher = threading.Thread(target=kernel.watch_counters, args=(stop,))
+    watcher.start()
+    time.sleep(0.5)
+    assert looks == []  # every 0.01 s: about 50 looks
+    began = time.monotonic()
+    kernel.answer(Request(1, "ping"))
+    deadline = time.monotonic() + 2.0
+    while not looks and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert looks and looks[0] >= began  # woken by the request
+    stop.set()
+    kernel.request_began.set()
+    watcher.join(2.0)
+    assert not watcher.is_alive()
 
 
 def test_the_window_refuses_frames_that_would_import_torch() -> None:

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pynvml
 import pytest
 from fakenvml import FakeNvml
 
 from gpumon.telemetry.nvml import NvmlSource
+from gpumon.telemetry.nvml_health import XID_EVENTS_PER_READ
 from gpumon.telemetry.nvml_readers import HEALTH_FIELDS
 
 HEALTH_CALLS = {  # each NVML function -> the fields it alone gives
@@ -147,12 +149,24 @@ def test_xid_events_arrive_through_the_event_set(fake_nvml: FakeNvml,
     fake_nvml.add_xid(1, 79, after_ms=100)
     fake_nvml.add_xid(1, 48, after_ms=300)
     fake_nvml.add_xid(2, 13, after_ms=0)
-    wait_for(lambda: fake_nvml.xids_delivered() == 3)
-    s0, s1, s2 = source.sample().samples
+    s0, s1, s2 = source.sample().samples  # only what came before this reading
+    assert (s1.xid_count, s2.xid_count, s2.xid_last) == (0, 1, 13)
+    time.sleep(0.35)
+    s0, s1, s2 = source.sample().samples  # the rest came meanwhile: taken now
+    assert fake_nvml.xids_delivered() == 3
     assert (s0.xid_count, s0.xid_last) == (0, None)
     assert (s1.xid_count, s1.xid_last) == (2, 48)
     assert (s2.xid_count, s2.xid_last) == (1, 13)
     assert s1.xid_last_time_s is not None and before <= s1.xid_last_time_s <= time.time()
+
+
+def test_a_burst_of_xids_is_taken_over_a_few_readings(fake_nvml: FakeNvml,
+                                                      source: NvmlSource) -> None:
+    source.open()
+    for n in range(XID_EVENTS_PER_READ + 6):
+        fake_nvml.add_xid(0, 31 + n % 2)
+    assert source.sample().samples[0].xid_count == XID_EVENTS_PER_READ
+    assert source.sample().samples[0].xid_count == XID_EVENTS_PER_READ + 6
 
 
 def test_xid_not_supported_or_lost_at_registration_is_none(fake_nvml: FakeNvml,
@@ -166,15 +180,46 @@ def test_xid_not_supported_or_lost_at_registration_is_none(fake_nvml: FakeNvml,
     assert s2.xid_count == 0
 
 
-def test_close_stops_the_xid_thread_and_frees_the_set(fake_nvml: FakeNvml,
-                                                      source: NvmlSource) -> None:
+def test_no_thread_waits_for_xids_and_close_frees_the_set(fake_nvml: FakeNvml,
+                                                          source: NvmlSource) -> None:
+    """A thread that waited 100 ms at a time woke ten times a second in an idle window."""
     import threading
+    threads = set(threading.enumerate())
     source.open()
-    assert any(t.name == "gpumon-xid" for t in threading.enumerate())
+    assert set(threading.enumerate()) == threads
     source.close()
-    wait_for(lambda: not any(t.name == "gpumon-xid" for t in threading.enumerate()))
     assert fake_nvml.init_count() == 0
     source.open()  # a second open watches again
     fake_nvml.add_xid(0, 31)
-    wait_for(lambda: fake_nvml.xids_delivered() == 1)
     assert source.sample().samples[0].xid_last == 31
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads Linux /proc")
+def test_the_fake_event_wait_sleeps_until_an_xid_comes(fake_nvml: FakeNvml) -> None:
+    """The fake's nvmlEventSetWait sleeps as the driver's does (it polled every 5 ms, about
+    200 wakeups a second charged to whoever waits) and wakes for an XID."""
+    import threading
+
+    pynvml.nvmlInit()
+    event_set = pynvml.nvmlEventSetCreate()
+    try:
+        pynvml.nvmlDeviceRegisterEvents(pynvml.nvmlDeviceGetHandleByIndex(0),
+                                        pynvml.nvmlEventTypeXidCriticalError, event_set)
+        native_id = threading.get_native_id()
+        status = Path(f"/proc/self/task/{native_id}/status")
+
+        def switches() -> int:
+            return sum(int(line.split()[1]) for line in status.read_text().splitlines()
+                       if "ctxt_switches:" in line)
+
+        before = switches()
+        with pytest.raises(pynvml.NVMLError_Timeout):
+            pynvml.nvmlEventSetWait(event_set, 500)
+        assert switches() - before <= 5  # polling: about 100
+        fake_nvml.add_xid(0, 79, after_ms=200)
+        started = time.monotonic()
+        assert pynvml.nvmlEventSetWait(event_set, 5000).eventData == 79
+        assert time.monotonic() - started < 2.0  # woken by the XID, not the timeout
+    finally:
+        pynvml.nvmlEventSetFree(event_set)
+        pynvml.nvmlShutdown()

@@ -71,3 +71,39 @@ def test_fields_follow_the_font(qtbot) -> None:  # type: ignore[no-untyped-def]
     panel.setFont(font)
     qtbot.wait(20)
     assert field.sizeHint().height() > 1.5 * before  # the zoom still makes room for the text
+
+
+def test_a_new_status_text_lays_out_the_header_only_when_it_needs_more_room(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The status line changes with each reading's duration; right-aligned as before."""
+    from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+    from gpumon.ui.monitor.header import HeaderBar
+
+    top = QWidget()  # the header in a window, as in the main window
+    header = HeaderBar()
+    QVBoxLayout(top).addWidget(header)
+    qtbot.addWidget(top)
+    top.resize(1800, 60)  # room for either text: the status line shares it with the machine
+    header.set_status_text("2 GPUs · read in 12 ms · every 1 s")
+    top.show()
+    qtbot.waitExposed(top)
+    qtbot.wait(20)
+    requests = LayoutRequests()
+    header.installEventFilter(requests)
+    top.installEventFilter(requests)
+    label = header.status_line
+    for n in range(20):
+        header.set_status_text(f"2 GPUs · read in {n % 10} ms · every 1 s")
+        qtbot.wait(5)
+        assert label.text() == f"2 GPUs · read in {n % 10} ms · every 1 s"
+    assert requests.count == 0
+    field = label.parentWidget()
+    assert field is not None and field is not header
+    assert label.geometry().right() == field.rect().right()  # against the right edge
+    assert label.width() == min(field.width(), label.sizeHint().width())
+    assert not label.is_elided()
+    header.set_status_text("data is stale (last update 12 s ago) and much longer than before",
+                           warn=True)
+    qtbot.waitUntil(lambda: requests.count > 0, timeout=2000)  # more room: laid out once
+    qtbot.waitUntil(lambda: not label.is_elided(), timeout=2000)
+    assert label.geometry().right() == field.rect().right()

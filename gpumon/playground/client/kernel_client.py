@@ -377,39 +377,42 @@ class KernelClient:
     def _read(self, gen: _Generation, stdout: IO[bytes]) -> None:
         """Reader thread: deliver each message; when the stream ends or breaks, make sure
         the kernel has ended and report how."""
-        reader = FrameReader(stdout, alive=lambda: gen.proc.poll() is None)
-        while True:
-            try:
-                message: Message = reader.read()
-            except (EOFError, OSError):
-                break
-            except ProtocolError as exc:  # it cannot be followed any more: end it
+        reader = FrameReader(stdout, alive=lambda: gen.proc.poll() is None, pid=gen.proc.pid)
+        try:
+            while True:
+                try:
+                    message: Message = reader.read()
+                except (EOFError, OSError):
+                    break
+                except ProtocolError as exc:  # it cannot be followed any more: end it
+                    with self._lock:
+                        if not gen.ending:
+                            self._kill(gen, "protocol", str(exc))
+                    break
+                if message.kind == "internal_error":
+                    report_internal(str(message.data))
+                elif message.kind == "reply":
+                    for trace in internal_errors_in(message.data):
+                        report_internal(trace)
                 with self._lock:
-                    if not gen.ending:
-                        self._kill(gen, "protocol", str(exc))
-                break
-            if message.kind == "internal_error":
-                report_internal(str(message.data))
-            elif message.kind == "reply":
-                for trace in internal_errors_in(message.data):
-                    report_internal(trace)
-            with self._lock:
-                if message.kind in ("reply", "interrupted", "internal_error") and \
-                        message.id in gen.pending:
-                    gen.pending.remove(message.id)
-                    gen.kinds.pop(message.id, None)
-                if message.kind == "hello":
-                    gen.ready = True
-                if message.kind == "started":
-                    gen.started = message.id
-                    if gen.stop_when_started == message.id:
-                        gen.stop_when_started = None
-                        send_interrupt(gen.proc, interrupt_path())
-                    continue  # the client's own business: not delivered
-                if message.kind == "workspace":
-                    gen.names = tuple(e.name for e in message.data)[:LOST_NAMES_SHOWN]
-                    gen.total = getattr(message.data, "total", len(message.data))
-            self._on_message(message)
+                    if message.kind in ("reply", "interrupted", "internal_error") and \
+                            message.id in gen.pending:
+                        gen.pending.remove(message.id)
+                        gen.kinds.pop(message.id, None)
+                    if message.kind == "hello":
+                        gen.ready = True
+                    if message.kind == "started":
+                        gen.started = message.id
+                        if gen.stop_when_started == message.id:
+                            gen.stop_when_started = None
+                            send_interrupt(gen.proc, interrupt_path())
+                        continue  # the client's own business: not delivered
+                    if message.kind == "workspace":
+                        gen.names = tuple(e.name for e in message.data)[:LOST_NAMES_SHOWN]
+                        gen.total = getattr(message.data, "total", len(message.data))
+                self._on_message(message)
+        finally:
+            reader.close()  # its pidfd
         try:
             code = gen.proc.wait(CLOSED_OUTPUT_GRACE_S)
         except subprocess.TimeoutExpired:  # it closed its output but runs on: end it

@@ -151,6 +151,19 @@ def _read_exactly(stream: IO[bytes], n: int) -> bytes:
     return b"".join(chunks)
 
 
+def process_end_fd(pid: int) -> int | None:
+    """A file descriptor that becomes readable when process ``pid`` ends (a Linux pidfd,
+    5.3 and later), or None where there is none (other systems, an older kernel, a process
+    already gone). The caller closes it."""
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None:
+        return None
+    try:
+        return int(opener(pid))
+    except OSError:
+        return None
+
+
 class FrameReader:
     """Reads frames from a pipe without ever waiting on a dead or wedged writer.
 
@@ -159,19 +172,32 @@ class FrameReader:
     says False and nothing is left to read); ProtocolError when a frame cannot be decoded,
     is announced over the size limit, or stops half-way for :data:`FRAME_REST_S`. Elsewhere
     (Windows pipes cannot be polled) it reads blocking, with the same checks on each frame.
+
+    Given the writer's ``pid`` where the system has pidfds (Linux), the wait sleeps until
+    the pipe or the process's end wakes it (and asks ``alive()`` every :data:`SLEEP_S`
+    all the same); without one it asks ``alive()`` every :data:`POLL_S` (an idle window's
+    reader woke five times a second for that). ``close()`` lets the pidfd go.
     """
 
     POLL_S = 0.2
+    SLEEP_S = 5.0
 
     def __init__(self, stream: IO[bytes], alive: Callable[[], bool],
-                 rest_within_s: float | None = None) -> None:
+                 rest_within_s: float | None = None, pid: int | None = None) -> None:
         self._stream = stream
         self._alive = alive
         self._rest_s = FRAME_REST_S if rest_within_s is None else rest_within_s
         self._fd = stream.fileno()
         self._poll = select.poll() if hasattr(select, "poll") else None
+        self._ended: int | None = None  # the writer's pidfd, while it has not ended
         if self._poll is not None:
             self._poll.register(self._fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+            ended = process_end_fd(pid) if pid is not None else None
+            if ended is not None and not alive():  # gone, maybe its pid taken: no use
+                os.close(ended)
+            elif ended is not None:
+                self._ended = ended
+                self._poll.register(ended, select.POLLIN)
         self._buffer = bytearray()
 
     def read(self) -> Any:
@@ -183,12 +209,35 @@ class FrameReader:
             raise FrameTooLarge(length)
         return decode_body(self._take(length, deadline=time.monotonic() + self._rest_s))
 
+    def close(self) -> None:
+        """Let the pidfd go (the pipe is the caller's)."""
+        self._forget_end()
+
+    def _forget_end(self) -> None:
+        ended, self._ended = self._ended, None
+        if ended is not None:
+            if self._poll is not None:
+                self._poll.unregister(ended)
+            os.close(ended)
+
+    def _wait_ms(self, deadline: float | None) -> int:
+        """How long a poll may sleep before ``alive()`` and the deadline are looked at:
+        :data:`POLL_S`, or with a pidfd to wake it :data:`SLEEP_S` or until the deadline."""
+        if self._ended is None:
+            return round(self.POLL_S * 1000)
+        wait_s = self.SLEEP_S if deadline is None else min(
+            self.SLEEP_S, max(0.0, deadline - time.monotonic()) + 0.001)
+        return round(wait_s * 1000)
+
     def _take(self, n: int, deadline: float | None) -> bytes:
         assert self._poll is not None
         while len(self._buffer) < n:
             if deadline is None and self._buffer:  # a frame has begun
                 deadline = time.monotonic() + self._rest_s
-            if not self._poll.poll(self.POLL_S * 1000):
+            ready = {fd for fd, _ in self._poll.poll(self._wait_ms(deadline))}
+            if self._ended is not None and self._ended in ready:
+                self._forget_end()  # it ended: from now on ask alive() (it may lag)
+            if self._fd not in ready:
                 if not self._alive():  # ended; a child of its keeps the pipe open
                     raise EOFError("the kernel ended; the pipe is held by a process it started")
                 if deadline is not None and time.monotonic() > deadline:

@@ -138,15 +138,20 @@ def serve(sock: socket.socket, window: int | None) -> None:
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     children: set[int] = set()
+    # The window's end wakes the loop through a pidfd (Linux): it looked four times a second.
+    ended = lifeline.parent_end_fd(window) if window is not None else None
+    watched = [sock.fileno(), wake_r, *([ended] if ended is not None else [])]
+    period = lifeline.WATCH_PERIOD_S if ended is None else lifeline.SLEEP_S
     _send(sock, {"ready": True})
     while True:
         if window is not None and os.getppid() != window:
             break  # the window is gone (the parent-death signal may not have come)
         try:
-            readable, _, _ = select.select([sock.fileno(), wake_r], [], [],
-                                           lifeline.WATCH_PERIOD_S)
+            readable, _, _ = select.select(watched, [], [], period)
         except InterruptedError:
             continue
+        if ended is not None and ended in readable:
+            break  # the window is gone
         if wake_r in readable:
             os.read(wake_r, 4096)
         _reap(sock, children)
@@ -176,7 +181,7 @@ def serve(sock: socket.socket, window: int | None) -> None:
             _send(sock, {"id": ident, "error": f"fork failed: {exc}"})
         else:
             if pid == 0:
-                _run_kernel(env, fds, server_pid, [sock.fileno(), wake_r, wake_w])
+                _run_kernel(env, fds, server_pid, [*watched, wake_w])
             children.add(pid)
             _send(sock, {"id": ident, "pid": pid})
         for fd in fds:

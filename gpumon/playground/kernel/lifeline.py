@@ -15,7 +15,9 @@ the kernel and every process it started end with it:
   new session) is re-parented to the kernel and is found and ended with it;
 - everywhere, a side thread checks every :data:`WATCH_PERIOD_S` that the window's process is
   still the kernel's parent (on Windows: still alive, with the start time it had), so this
-  works while the user's code runs in the main thread and where no such signal exists.
+  works while the user's code runs in the main thread and where no such signal exists. On
+  Linux the thread sleeps on a pidfd of the parent instead, woken by its end (and looks
+  every :data:`SLEEP_S` all the same): an idle kernel's thread woke four times a second.
 
 The window's side ends the kernel's process group, too (kernel_client.py).
 """
@@ -24,16 +26,19 @@ from __future__ import annotations
 
 import ctypes
 import os
+import select
 import signal
 import sys
 import threading
 from collections.abc import Callable
 from types import FrameType
 
-from gpumon.playground.data.wire import FOLDER_ENV, PARENT_ENV
+from gpumon.playground.data.wire import FOLDER_ENV, PARENT_ENV, process_end_fd
 
 #: How often the side thread looks at the window's process.
 WATCH_PERIOD_S = 0.25
+#: How often it looks while a pidfd wakes it when the window's process ends (Linux).
+SLEEP_S = 5.0
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
@@ -107,6 +112,24 @@ def _parent_alive(parent: int, started: float | None) -> bool:
         return False
 
 
+def parent_end_fd(parent: int) -> int | None:
+    """A pidfd of ``parent`` while it is still the kernel's parent (Linux), else None."""
+    if os.name != "posix":
+        return None
+    ended = process_end_fd(parent)
+    if ended is not None and not _parent_alive(parent, None):  # gone meanwhile: not ours
+        os.close(ended)
+        return None
+    return ended
+
+
+def _sleep(fd: int, period_s: float) -> bool:
+    """Sleep until ``fd`` is readable (True) or ``period_s`` has passed (False)."""
+    poll = select.poll()
+    poll.register(fd, select.POLLIN)
+    return bool(poll.poll(round(period_s * 1000)))
+
+
 def watch() -> threading.Thread | None:
     """Start the side thread that ends the kernel once the window's process is gone."""
     parent = _parent_pid()
@@ -115,8 +138,13 @@ def watch() -> threading.Thread | None:
     started = _start_time(parent)
 
     def run() -> None:
+        ended = parent_end_fd(parent)
         stop = threading.Event()
-        while not stop.wait(WATCH_PERIOD_S):
+        while True:
+            if ended is None:
+                stop.wait(WATCH_PERIOD_S)
+            elif _sleep(ended, SLEEP_S):
+                end_now()  # the pidfd says the window's process ended
             if not _parent_alive(parent, started):
                 end_now()
 

@@ -10,10 +10,11 @@ own (wire.FrameWriter), which a KeyboardInterrupt never reaches, so no frame is 
 half. The kernel never outlives its window (``lifeline.py``): it ends, with every process it
 started, when the window's end of the pipe closes or the window's process is gone. A side thread
 sends the CUDA allocator counters every ``COUNTER_PERIOD_S`` while they change, so a training
-loop's memory is seen growing while it runs. Each request carries the window's language
-(``Request.language``): the kernel switches to it first, so every sentence it builds (an
-explanation, a refusal, the lesson's words) is in the window's language, while torch's own
-messages stay exactly as torch wrote them.
+loop's memory is seen growing while it runs; until CUDA has started it looks only while a
+request runs (only the user's code starts CUDA) and every ``COUNTER_IDLE_S`` besides. Each
+request carries the window's language (``Request.language``): the kernel switches to it
+first, so every sentence it builds (an explanation, a refusal, the lesson's words) is in the
+window's language, while torch's own messages stay exactly as torch wrote them.
 """
 
 from __future__ import annotations
@@ -51,6 +52,9 @@ from gpumon.playground.lesson.steps import LessonStep
 
 #: How often the counters thread looks at torch's allocator (only sends when they changed).
 COUNTER_PERIOD_S = 0.25
+#: How often it looks while no request runs and CUDA has not started (an idle kernel's
+#: thread woke four times a second for counters that cannot change).
+COUNTER_IDLE_S = 5.0
 #: Requests that run the user's code: only these can be interrupted.
 USER_CODE = frozenset({"run", "lesson"})
 
@@ -67,6 +71,8 @@ class Kernel:
         self._lessons: dict[int, LessonRunner] = {}  # by the key the window gave the steps
         self._snapshot: Any = None
         self._request_id: int | None = None  # the request being answered
+        self.request_began = threading.Event()  # wakes the counters thread
+        self.answering = False  # True while any request is answered
         self._handlers: dict[str, Callable[[Any], Any]] = {
             "load": lambda _p: self.engine.ensure_loaded(),
             "devices": lambda _p: self.engine.devices(),
@@ -134,6 +140,8 @@ class Kernel:
         handler = self._handlers.get(request.kind)
         if request.language != i18n.language():  # the window's language, for every sentence
             i18n.set_language(request.language)
+        self.answering = True
+        self.request_began.set()
         try:
             try:
                 self.busy = request.kind in USER_CODE
@@ -147,6 +155,7 @@ class Kernel:
                 result = handler(request.payload)
             finally:
                 self.busy = False
+                self.answering = False
         except KeyboardInterrupt:
             self.send(Message("interrupted", request.id))
             self._send_workspace()
@@ -206,9 +215,18 @@ class Kernel:
         self.send(Message("workspace", None, entries))
 
     def watch_counters(self, stop: threading.Event) -> None:
-        """Send the allocator counters whenever they change (counters thread)."""
+        """Send the allocator counters whenever they change (counters thread); ``stop``
+        ends it (with ``request_began`` set, to wake it)."""
         last: dict[int, tuple[int, int]] | None = None
-        while not stop.wait(COUNTER_PERIOD_S):
+        counters: dict[int, tuple[int, int]] = {}
+        while True:
+            if counters or self.answering:  # CUDA started, or code runs that may start it
+                stop.wait(COUNTER_PERIOD_S)
+            else:
+                self.request_began.wait(COUNTER_IDLE_S)
+            self.request_began.clear()
+            if stop.is_set():
+                return
             counters = torch_memory_counters()  # {} until CUDA is initialised: no context made
             if counters != last:
                 last = counters
@@ -265,6 +283,7 @@ def main() -> int:
         pass
     finally:
         stop.set()
+        kernel.request_began.set()
         kernel.close()
         lifeline.end_children()
     return 0

@@ -3,9 +3,12 @@
 Columns follow the square root of the GPU count, capped by how many panels fit the width,
 so 4 GPUs make a 2×2 grid and 16 make 4×4 on a wide screen or scroll on a narrow one.
 
-Only panels on screen redraw their curves each tick; one scrolled out of view, hidden with
-View ▸ GPUs, or on a tab that is not shown updates its readouts only, and its curves catch
-up from the History as soon as it shows again (scroll, resize, tab change).
+Only panels on screen redraw their curves each tick; one scrolled out of view (or not laid
+out yet) updates its readouts only, and one hidden with View ▸ GPUs or on a tab that is not
+shown is not touched at all (no readout text, no tooltip: a hidden readout's new text and
+tooltip still cost Qt events, a third of an idle window's work with the Lesson tab in
+front). Each catches up, readouts from the latest snapshot and curves from the History, as
+soon as it is on screen again (scroll, resize, tab change).
 
 A panel redraws its curves when they have moved at least half a pixel (``GpuPanel.curve_lag``).
 With a long window that is every few ticks, and since all panels move at the same speed they
@@ -123,8 +126,8 @@ class GpuGrid(QScrollArea):
         return [p for p in self.panels if p.index not in self._hidden]
 
     def update_view(self, snap: Snapshot, history: History, window_s: float) -> None:
-        """Readouts of every panel; curves of the panels on screen that are due this tick
-        (see the module doc)."""
+        """Readouts and due curves of the panels on screen; readouts only of the panels
+        shown but not on screen; nothing of the hidden ones (see the module doc)."""
         self._latest = (snap, history, window_s)
         series = self._series_fn(snap, history, window_s)
         t = snap.timestamp_s
@@ -132,14 +135,21 @@ class GpuGrid(QScrollArea):
         self._last_t = t
         on_screen = [p for p in self.panels if self._on_screen(p)]
         draw = self._due(on_screen, t, dt)
+        catch_up = False
         for panel in self.panels:
-            panel.update_view(snap.sample_for(panel.index), t, series,
-                              curves=panel.index in draw)
             if panel in on_screen:
+                panel.update_view(snap.sample_for(panel.index), t, series,
+                                  curves=panel.index in draw)
                 self._behind.discard(panel.index)
-            else:
-                self._behind.add(panel.index)
-        self._queue_catch_up()  # new panels are laid out (and so on screen) only later
+                continue
+            if panel.isVisible():  # scrolled away, or new and not laid out yet
+                panel.update_view(snap.sample_for(panel.index), t, series, curves=False)
+                catch_up = True  # it may be laid out (and so on screen) only later
+            elif panel.index not in self._behind:
+                catch_up = True  # hidden from now on: caught up when it shows again
+            self._behind.add(panel.index)
+        if catch_up:
+            self._queue_catch_up()
 
     @staticmethod
     def _due(panels: Sequence[GpuPanel], t: float, dt: float) -> set[int]:
@@ -156,7 +166,8 @@ class GpuGrid(QScrollArea):
         return {i for n, (lag, i) in enumerate(due) if lag >= 1.0 or n < max(1, budget)}
 
     def catch_up(self) -> None:
-        """Redraw the curves of panels that skipped ticks off screen and are on screen now."""
+        """Bring the panels that skipped ticks off screen and are on screen now up to date:
+        the latest readouts, the curves drawn whole from the History."""
         self._catch_up_queued = False
         if not self._behind or self._latest is None:
             return

@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLay
 
 from gpumon.i18n import tr
 from gpumon.telemetry.types import MachineInfo, SourceStatus
+from gpumon.ui.monitor.field import RightField
 from gpumon.ui.monitor.runs_label import RunsLabel, TextRun
 
 # Sizes in em, not px: the badge grows with the zoom (the window re-polishes styled widgets
@@ -51,7 +52,7 @@ class HeaderBar(QFrame):
         layout.setContentsMargins(6, 2, 6, 2)
         layout.addWidget(self.source_badge)
         layout.addWidget(self.machine_label, 1)
-        layout.addWidget(self.status_line, 1, Qt.AlignmentFlag.AlignRight)
+        layout.addWidget(RightField(self.status_line), 1, Qt.AlignmentFlag.AlignRight)
         self._set_badge(tr("NO SOURCE"), NONE_BG)
 
     def show_machine(self, machine: MachineInfo, status: SourceStatus, simulated: bool) -> None:

@@ -2,13 +2,17 @@
 
 The text is the sampling summary, "Paused", "No GPU data", a count while a driver is slow to
 give its first reading, or that the data is stale: a watchdog marks it so when no snapshot
-came for ``STALE_FACTOR`` intervals. The title names the machine, and says when its GPUs are
-simulated or unreadable. The window tells ``StatusText`` what happened; it reads the rest
-(paused, interval, source status, latest snapshot) from the window when it needs it.
+came for ``STALE_FACTOR`` intervals. The watchdog wakes when the data would turn stale (each
+snapshot moves that moment on), not four times a second; it wakes every :data:`WATCHDOG_MS`
+only while the text counts seconds (waiting, stale). The title names the machine, and says
+when its GPUs are simulated or unreadable. The window tells ``StatusText`` what happened; it
+reads the rest (paused, interval, source status, latest snapshot) from the window when it
+needs it.
 """
 
 from __future__ import annotations
 
+import math
 import socket
 import time
 from collections.abc import Callable
@@ -54,18 +58,37 @@ class StatusText(QObject):
         self._opening_since: float | None = None  # a source is being opened since then
         self._title_key: tuple[str, bool, bool, bool] | None = None
         self._watchdog = QTimer(self)
-        self._watchdog.setInterval(WATCHDOG_MS)
+        self._watchdog.setSingleShot(True)
         self._watchdog.timeout.connect(self._check_stale)
+        self._watching = False
 
     def start(self, opening: bool) -> None:
         """Sampling starts; ``opening``: no reading yet, so count while the source opens."""
         if opening:
             self._opening_since = time.monotonic()
-        if not self._watchdog.isActive():
-            self._watchdog.start()
+        if not self._watching:
+            self._watching = True
+            self._arm()
 
     def stop(self) -> None:
+        self._watching = False
         self._watchdog.stop()
+
+    def _stale_after_s(self) -> float:
+        return max(STALE_FACTOR * self._window.interval_s, MIN_STALE_S)
+
+    def _arm(self) -> None:
+        """Wake at the moment the data turns stale; in :data:`WATCHDOG_MS` while a count
+        of seconds is shown, nothing came yet, or that moment passed without staleness
+        (paused, no usable source)."""
+        if not self._watching:
+            return
+        due_ms = WATCHDOG_MS
+        if self._opening_since is None and not self.stale and self._last_arrival is not None:
+            due = self._last_arrival + self._stale_after_s() - time.monotonic()
+            if due > 0.0:
+                due_ms = math.ceil(due * 1000) + 1
+        self._watchdog.start(due_ms)
 
     def arrived(self) -> None:
         """A snapshot came: no more waiting (the grid's empty text is its own again)."""
@@ -73,6 +96,7 @@ class StatusText(QObject):
             self._opening_since = None
             self._grid.set_empty_text()
         self._last_arrival = time.monotonic()
+        self._arm()
 
     def shown(self, snap: Snapshot) -> None:
         """The views show ``snap``: fresh data, its summary and its machine in the title."""
@@ -85,6 +109,7 @@ class StatusText(QObject):
         if fresh:
             self.set_stale(False)
         self._last_arrival = time.monotonic()
+        self._arm()
 
     def refresh(self) -> None:
         w = self._window
@@ -119,6 +144,12 @@ class StatusText(QObject):
 
     @Slot()
     def _check_stale(self) -> None:
+        try:
+            self._look()
+        finally:
+            self._arm()
+
+    def _look(self) -> None:
         if self._opening_since is not None:
             self._show_waiting(time.monotonic() - self._opening_since)
             return
@@ -126,7 +157,7 @@ class StatusText(QObject):
         if w.paused or not w.source_status.usable or self._last_arrival is None:
             return
         age = time.monotonic() - self._last_arrival
-        if age > max(STALE_FACTOR * w.interval_s, MIN_STALE_S):
+        if age > self._stale_after_s():
             self.set_stale(True)
             self._header.set_status_text(
                 tr("data is stale (last update {age} s ago)", age=f"{age:.0f}"), warn=True)

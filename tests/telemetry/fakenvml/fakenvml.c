@@ -104,6 +104,11 @@ static int event_set_alive;
 struct nvmlEventSet_st { int unused; };
 static struct nvmlEventSet_st the_event_set;
 static pthread_mutex_t event_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Signalled on every change a waiting nvmlEventSetWait must see (an XID added, the set
+ * freed, a GPU registered or the count changed): the wait sleeps until then, its timeout or
+ * the next XID's due time, as the driver's wait sleeps until an event arrives (no polling:
+ * a polling fake would charge every watcher's CPU figure with its own wakeups). */
+static pthread_cond_t event_changed;
 
 static double now_s(void)
 {
@@ -133,6 +138,7 @@ FAKE_EXPORT void fake_reset(void)
     n_xids = 0;
     memset(registered, 0, sizeof registered);
     event_set_alive = 0;
+    pthread_cond_broadcast(&event_changed);
     pthread_mutex_unlock(&event_lock);
     for (int i = 0; i < MAX_GPUS; i++) {
         unsigned long long gib = 1ULL << 30;
@@ -171,7 +177,13 @@ FAKE_EXPORT void fake_reset(void)
     }
 }
 
-FAKE_EXPORT void fake_set_gpu_count(int n) { gpu_count = n < 0 ? 0 : (n > MAX_GPUS ? MAX_GPUS : n); }
+FAKE_EXPORT void fake_set_gpu_count(int n)
+{
+    pthread_mutex_lock(&event_lock);
+    gpu_count = n < 0 ? 0 : (n > MAX_GPUS ? MAX_GPUS : n);
+    pthread_cond_broadcast(&event_changed);
+    pthread_mutex_unlock(&event_lock);
+}
 FAKE_EXPORT void fake_set_init_error(int code) { init_error = (nvmlReturn_t)code; }
 FAKE_EXPORT void fake_set_lost(int gpu, int is_lost) { if (gpu >= 0 && gpu < MAX_GPUS) lost[gpu] = is_lost; }
 FAKE_EXPORT long long fake_device_calls(int gpu) { return gpu >= 0 && gpu < MAX_GPUS ? calls[gpu] : -1; }
@@ -249,6 +261,7 @@ FAKE_EXPORT int fake_add_xid(int gpu, unsigned long long code, long after_ms)
         return -1;
     }
     xids[n_xids++] = (fake_xid){gpu, code, now_s() + (double)after_ms / 1000.0, 0};
+    pthread_cond_broadcast(&event_changed);
     pthread_mutex_unlock(&event_lock);
     return 0;
 }
@@ -854,6 +867,7 @@ nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set)
     pthread_mutex_lock(&event_lock);
     event_set_alive = 1;
     memset(registered, 0, sizeof registered);
+    pthread_cond_broadcast(&event_changed);
     pthread_mutex_unlock(&event_lock);
     *set = &the_event_set;
     return NVML_SUCCESS;
@@ -873,26 +887,34 @@ nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long types, 
     if (set != &the_event_set) return NVML_ERROR_INVALID_ARGUMENT;
     pthread_mutex_lock(&event_lock);
     registered[d->index] |= types;
+    pthread_cond_broadcast(&event_changed);
     pthread_mutex_unlock(&event_lock);
     return NVML_SUCCESS;
 }
 
-/* The earliest due XID of a registered GPU; waits up to `timeout` ms for one. */
+/* The earliest due XID of a registered GPU; sleeps up to `timeout` ms for one (until the
+ * timeout, the next XID's due time or a change, whichever comes first). */
 nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeout)
 {
     if (set != &the_event_set || data == NULL) return NVML_ERROR_INVALID_ARGUMENT;
     double until = now_s() + (double)timeout / 1000.0;
+    pthread_mutex_lock(&event_lock);
     for (;;) {
-        pthread_mutex_lock(&event_lock);
         if (!event_set_alive) {
             pthread_mutex_unlock(&event_lock);
             return NVML_ERROR_UNINITIALIZED;
         }
         double t = now_s();
+        double wake = until;
         int best = -1;
         for (int x = 0; x < n_xids; x++) {
             fake_xid *e = &xids[x];
-            if (e->delivered || e->due > t || e->gpu < 0 || e->gpu >= gpu_count) continue;
+            if (e->delivered) continue;
+            if (e->due > t) {
+                if (e->due < wake) wake = e->due;
+                continue;
+            }
+            if (e->gpu < 0 || e->gpu >= gpu_count) continue;
             if (!(registered[e->gpu] & nvmlEventTypeXidCriticalError)) continue;
             if (best < 0 || e->due < xids[best].due) best = x;
         }
@@ -906,9 +928,15 @@ nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsi
             pthread_mutex_unlock(&event_lock);
             return NVML_SUCCESS;
         }
-        pthread_mutex_unlock(&event_lock);
-        if (t >= until) return NVML_ERROR_TIMEOUT;
-        sleep_ms(5);
+        if (t >= until) {
+            pthread_mutex_unlock(&event_lock);
+            return NVML_ERROR_TIMEOUT;
+        }
+        struct timespec at;
+        at.tv_sec = (time_t)wake;
+        at.tv_nsec = (long)((wake - (double)at.tv_sec) * 1e9);
+        if (at.tv_nsec >= 1000000000L) at.tv_nsec = 999999999L;
+        pthread_cond_timedwait(&event_changed, &event_lock, &at);  /* CLOCK_MONOTONIC */
     }
 }
 
@@ -918,12 +946,18 @@ nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
     pthread_mutex_lock(&event_lock);
     event_set_alive = 0;
     memset(registered, 0, sizeof registered);
+    pthread_cond_broadcast(&event_changed);
     pthread_mutex_unlock(&event_lock);
     return NVML_SUCCESS;
 }
 
 __attribute__((constructor)) static void fake_load(void)
 {
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);  /* now_s()'s clock */
+    pthread_cond_init(&event_changed, &attr);
+    pthread_condattr_destroy(&attr);
     fake_reset();
     setup_from_environment();
 }

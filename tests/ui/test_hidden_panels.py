@@ -1,0 +1,110 @@
+"""A GPU panel that no one sees is not touched on a tick (no readout text, no tooltip, no
+paint), while sampling and the History go on; shown again, it has the latest readouts and its
+curves reach "now", drawn from the History."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtWidgets import QApplication, QTabWidget, QWidget
+
+from gpumon.telemetry.history import History, capacity_for
+from gpumon.telemetry.sampler import Sampler
+from gpumon.telemetry.simulated import SimulatedSource
+from gpumon.ui.monitor.grid import GpuGrid
+from gpumon.ui.monitor.panel_labels import memory_runs, util_runs
+from gpumon.ui.monitor.runs_label import RunsLabel
+
+WINDOW_S = 300.0
+
+
+class Touches(QObject):
+    """Counts the paints and tooltip changes of ``root``'s widgets, application-wide."""
+
+    KINDS = (QEvent.Type.Paint, QEvent.Type.ToolTipChange, QEvent.Type.LayoutRequest)
+
+    def __init__(self, root: QWidget) -> None:
+        super().__init__()
+        self.root = root
+        self.events: list[tuple[str, str]] = []
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+        if event.type() in self.KINDS and isinstance(obj, QWidget) and \
+                self.root.isAncestorOf(obj):
+            self.events.append((event.type().name, obj.objectName()))
+        return False
+
+
+def _fed_grid(qtbot, n_gpus: int = 2):  # type: ignore[no-untyped-def]
+    """A grid on the first of two tabs, fed by a simulated source on a fake clock."""
+    clock = [1_700_000_000.0]
+    source = SimulatedSource(n_gpus, seed=0, clock=lambda: clock[0])
+    sampler = Sampler(source, clock=lambda: clock[0], wall_clock=lambda: clock[0])
+    sampler.open()
+    history = History(capacity_for(WINDOW_S, 1.0))
+    tabs = QTabWidget()
+    qtbot.addWidget(tabs)
+    grid = GpuGrid()
+    tabs.addTab(grid, "graphs")
+    tabs.addTab(QWidget(), "other")
+    tabs.resize(900, 700)
+    tabs.show()
+    qtbot.waitExposed(tabs)
+    snaps = []
+
+    def tick() -> None:
+        clock[0] += 1.0
+        snap = sampler.tick()
+        history.append(snap)
+        grid.set_gpus(snap.gpus, WINDOW_S)
+        grid.update_view(snap, history, WINDOW_S)
+        snaps.append(snap)
+
+    return tabs, grid, tick, sampler, history, snaps
+
+
+def test_a_hidden_panel_gets_no_update_and_catches_up_when_shown(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    set_runs: list[RunsLabel] = []
+    original = RunsLabel.set_runs
+
+    def counting(self, runs):  # type: ignore[no-untyped-def]
+        set_runs.append(self)
+        original(self, runs)
+
+    monkeypatch.setattr(RunsLabel, "set_runs", counting)
+    tabs, grid, tick, sampler, history, snaps = _fed_grid(qtbot)
+    for _ in range(20):
+        tick()
+        qtbot.wait(1)
+    panel = grid.panels[0]
+    assert set_runs and panel.util_label.text()  # on screen: updated every tick
+    tabs.setCurrentIndex(1)
+    qtbot.wait(50)
+    touches = Touches(grid)
+    QApplication.instance().installEventFilter(touches)
+    set_runs.clear()
+    shown_text = panel.util_label.text(), panel.mem_label.text(), panel.title.toolTip()
+    newest_drawn = panel._mem_curve.xData[-1]
+    try:
+        for _ in range(30):
+            tick()
+            qtbot.wait(5)  # posted events (a paint, a layout request) would arrive
+    finally:
+        QApplication.instance().removeEventFilter(touches)
+    assert set_runs == [] and touches.events == []  # 30 ticks, not touched
+    assert (panel.util_label.text(), panel.mem_label.text(),
+            panel.title.toolTip()) == shown_text
+    assert len(history.series(0, "mem_used_bytes")[0]) == 50  # sampling went on
+
+    tabs.setCurrentIndex(0)
+    qtbot.waitUntil(lambda: panel._mem_curve.xData[-1] != newest_drawn, timeout=3000)
+    latest = snaps[-1].sample_for(0)
+    for p in grid.panels:  # every panel shows the latest readings ...
+        sample = snaps[-1].sample_for(p.index)
+        assert p.util_label.text() == "".join(r.text for r in util_runs(sample))
+        assert p.mem_label.text() == "".join(r.text for r in memory_runs(sample))
+    # ... and its curves reach "now", with the 30 hidden ticks in them.
+    assert abs(panel._mem_curve.xData[-1]) <= 1.0 / max(panel.pixels_per_s(), 1e-9)
+    assert latest is not None
+    assert panel._mem_curve.yData[-1] * (1 << 30) == latest.mem_used_bytes
+    assert len(panel._mem_curve.xData) >= 40  # 50 samples, a block a pixel
+    sampler.close()
