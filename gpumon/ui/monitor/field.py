@@ -44,25 +44,12 @@ class Field(QWidget):
             self.updateGeometry()  # a new font: new hints, the panel lays out once
 
 
-class RightField(QWidget):
+class RightField(Field):
     """Holds ``label`` at its text's width against the right edge (as a label laid out with
     ``AlignRight`` sits), and lays its parent out again only when a new text no longer fits:
     the header's status line changes with each reading's duration ("read in 2 ms"), and each
     change laid out the whole window (the header's size hint changed with it), a tenth of an
     idle window's work. A shorter text keeps the field's width, so nothing else moves."""
-
-    def __init__(self, label: QLabel, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.label = label
-        label.setParent(self)
-        self.setSizePolicy(label.sizePolicy())
-        self.setObjectName(f"{label.objectName() or 'label'}Field")
-
-    def sizeHint(self) -> QSize:  # noqa: N802 (Qt name)
-        return self.label.sizeHint()
-
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt name)
-        return self.label.minimumSizeHint()
 
     def event(self, event: QEvent) -> bool:
         if event.type() == QEvent.Type.LayoutRequest:  # the label's text changed
@@ -74,11 +61,6 @@ class RightField(QWidget):
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt name)
         self._place()
-
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
-        super().changeEvent(event)
-        if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
-            self.updateGeometry()
 
     def _place(self) -> None:
         width = min(self.width(), self.label.sizeHint().width())
