@@ -9,9 +9,12 @@ provokes one on purpose says so with ``@pytest.mark.internal_error``.
 from __future__ import annotations
 
 import ast
+import getpass
 import logging
 import os
+import re
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,9 +24,21 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # Every process the tests start, this one included, runs the lesson's timing step on a short
 # budget (quick_benchmark/sitecustomize.py); xdist's workers are started after these lines.
+# Each change of the environment would cost the kernels a fork server (one per environment:
+# playground/client/forkserver.py), so these lines leave it as they find it when they run again
+# (a test imports this module as tests.conftest).
 _QUICK = str(Path(__file__).resolve().parent / "quick_benchmark")
-os.environ["PYTHONPATH"] = os.pathsep.join(
-    p for p in (_QUICK, os.environ.get("PYTHONPATH")) if p)
+if _QUICK not in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        p for p in (_QUICK, os.environ.get("PYTHONPATH")) if p)
+# torch sets this the first time code compiles (the lesson's torch.compile, in this process):
+# set beforehand to the folder torch would choose, it never changes during the session.
+try:
+    _USER = getpass.getuser()
+except (KeyError, OSError):  # no name for this uid (a container without it in /etc/passwd)
+    _USER = f"uid_{os.getuid()}"
+os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(
+    tempfile.gettempdir(), "torchinductor_" + re.sub(r'[\\/:*?"<>|]', "_", _USER)))
 sys.path.insert(0, _QUICK)
 import sitecustomize  # noqa: E402, F401 - a worker has it already; this process then too
 

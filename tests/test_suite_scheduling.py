@@ -38,3 +38,22 @@ def test_this_suite_s_costly_module_fixtures_are_found() -> None:
             "tests/cluster/test_cluster_source.py",  # conftest's Prometheus and exporters
             "tests/playground/test_lesson.py"} <= grouped
     assert "tests/test_untrusted.py" not in grouped
+
+
+def test_the_kernels_environment_stays_the_same_all_session() -> None:
+    """One fork server serves a worker's kernels only while their environment is the one it
+    was started for: running the conftest again (a module imports it as tests.conftest) and
+    torch's first compile (it records its cache folder in os.environ) must not change it, or
+    the next kernels import torch again and a new server is started."""
+    import runpy
+    import sys
+
+    import torch._inductor.runtime.cache_dir_utils as inductor_cache
+
+    from gpumon.playground.client import forkserver
+    from gpumon.playground.client.kernel_client import kernel_env
+
+    before = forkserver._key(sys.executable, kernel_env())
+    runpy.run_path(str(Path(__file__).with_name("conftest.py")))
+    inductor_cache.cache_dir()
+    assert forkserver._key(sys.executable, kernel_env()) == before

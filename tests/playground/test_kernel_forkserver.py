@@ -41,7 +41,9 @@ def server_back() -> Iterator[None]:
     """The test ends or replaces this process's server: start the one for this environment
     again afterwards, so the next tests' kernels do not start the ordinary way."""
     yield
-    forkserver.start_server(sys.executable, kernel_env())
+    # ready before the next test: a kernel asked for while it imports starts the ordinary way
+    # (another import of torch, beside the server's)
+    forkserver.start_server(sys.executable, kernel_env()).wait_ready(60)
 
 
 def _run(client: KernelClient, inbox: Inbox, code: str) -> Outcome:
