@@ -290,6 +290,32 @@ def test_size_guard_counts_the_result_of_pow(engine: Engine,
     assert engine.run(act.Compute("r", "pow", "u", exponent=2)).ok  # uint8 stays 3 kB
 
 
+def test_size_guard_counts_a_broadcast_and_a_promoted_result(
+        engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """(3000, 1) + (1, 3000) of uint8 is 9 MB of uint8; u * f of uint8 and float64 is
+    float64: each result is sized as torch makes it, and refused before it runs."""
+    engine.run(act.CreateFilled("col", "zeros", (3000, 1), dtype="uint8"))  # 3 kB
+    engine.run(act.CreateFilled("row", "zeros", (1, 3000), dtype="uint8"))
+    engine.run(act.CreateFilled("f", "zeros", (3000, 1), dtype="float64"))  # 24 kB
+    monkeypatch.setattr(memory, "host_available_bytes", lambda: 100_000)  # room for 80 kB
+    out = engine.run(act.Compute("r", "add", "col", "row"))
+    assert out.error is not None and out.error.type_name == REFUSED
+    assert "8.58 MiB" in out.error.message, out.error.message  # 3000 * 3000 bytes
+    assert engine.run(act.Compute("r", "mul", "col", "col")).ok  # 3 kB of uint8
+    assert engine.run(act.Compute("r", "mul", "col", "f")).dtype == "float64"  # 24 kB
+    monkeypatch.setattr(memory, "host_available_bytes", lambda: 25_000)  # room for 20 kB
+    out = engine.run(act.Compute("r", "mul", "col", "f"))  # 24 kB of float64, not 3 kB
+    assert out.error is not None and out.error.type_name == REFUSED
+    bad = engine.run(act.Compute("r", "add", "col", engine_shape_mismatch(engine)))
+    assert bad.error is not None and bad.error.type_name == "RuntimeError"  # torch's own
+
+
+def engine_shape_mismatch(engine: Engine) -> str:
+    """A tensor that does not broadcast with (3000, 1): torch raises, the guard stays out."""
+    engine.run(act.CreateFilled("odd", "zeros", (2, 7), dtype="uint8"))
+    return "odd"
+
+
 def test_cuda_move_between_gpus_is_checked_like_a_copy(monkeypatch: pytest.MonkeyPatch) -> None:
     """.cuda(1) of a tensor on cuda:0 allocates on cuda:1: the guard must see it (a fake
     tensor on cuda:0 and a recording check_fits stand in for two GPUs)."""

@@ -30,13 +30,20 @@ def test_importing_the_engine_does_not_import_torch_or_qt() -> None:
 
 
 @pytest.mark.slow
-def test_engine_loads_torch_on_first_action() -> None:
+def test_engine_loads_torch_on_first_action_and_its_first_ops_stay_light() -> None:
+    """The size guards of a + b, a * b and a ** 2 work out the result without meta tensors:
+    the first elementwise op on a meta tensor imports torch._dynamo (over a second of CPU,
+    in the first such action of every kernel)."""
     out = run_fresh(
         "import sys; from gpumon.playground.kernel.engine import Engine; "
-        "from gpumon.playground.data.actions import IsAvailable; e = Engine(); "
-        "a = 'torch' in sys.modules; o = e.run(IsAvailable()); "
-        "print(a, e.is_loaded, 'torch' in sys.modules, o.ok)")
-    assert out == "False True True True"
+        "from gpumon.playground.data import actions as act; e = Engine(); "
+        "a = 'torch' in sys.modules; o = e.run(act.IsAvailable()); "
+        "print(a, e.is_loaded, 'torch' in sys.modules, o.ok); "
+        "e.run(act.CreateTensor('x', '[1, 2, 3]')); "
+        "ok = [e.run(act.Compute('y', op, 'x', 'x')).ok for op in ('add', 'mul')]; "
+        "ok.append(e.run(act.Compute('y', 'pow', 'x', exponent=2)).ok); "
+        "print(ok, 'torch._dynamo' in sys.modules)")
+    assert out.splitlines() == ["False True True True", "[True, True, True] False"]
 
 
 def test_memory_counters_without_torch_are_empty_and_do_not_import_it() -> None:

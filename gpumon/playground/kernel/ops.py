@@ -144,6 +144,22 @@ def guard_result(meta_fn: Callable[[], Any], device: torch.device, copies: int =
         check_fits(result.numel() * result.element_size() + copies, device.type, device.index)
 
 
+def guard_elementwise(a: torch.Tensor, b: torch.Tensor | float, device: torch.device,
+                      copies: int = 0) -> None:
+    """``guard_result`` for an elementwise op (``a + b``, ``a * b``, ``a ** b``): the result's
+    shape by broadcasting and its dtype by type promotion, as torch makes them, without a
+    meta tensor. The first elementwise op on meta tensors imports torch._dynamo, over a
+    second of CPU in the kernel's first such action."""
+    torch = _torch()
+    try:
+        shape = torch.broadcast_shapes(a.shape, b.shape) if isinstance(b, torch.Tensor) \
+            else a.shape
+        dtype = torch.result_type(a, b)
+    except Exception:  # noqa: BLE001 - the real call will raise torch's own error
+        return
+    check_fits(math.prod(shape) * dtype.itemsize + copies, device.type, device.index)
+
+
 # --- handlers ----------------------------------------------------------------------------
 
 
@@ -252,10 +268,12 @@ def compute(values: Values, action: act.Compute, run: ActionRun) -> None:
             raise Refusal(tr("{op} needs a second operand.", op=action.op))
         b = operand(values, action.b, run)
         binary = _BINARY[action.op]
+        copies = sum(o.nbytes() for o in (a, b) if o.device == a.device)
         if action.op == "matmul":
             check_matmul_meta(a, b)  # type: ignore[arg-type]  # reads .device and .dim()
-        guard_result(lambda: binary(a.meta(), b.meta()), a.device,
-                     sum(o.nbytes() for o in (a, b) if o.device == a.device))
+            guard_result(lambda: binary(a.meta(), b.meta()), a.device, copies)
+        else:
+            guard_elementwise(a.source, b.source, a.device, copies)
         fn: Callable[[], Any] = lambda: binary(a.get(), b.get())  # noqa: E731
     elif action.op == "pow":
         exponent = action.exponent
@@ -263,7 +281,7 @@ def compute(values: Values, action: act.Compute, run: ActionRun) -> None:
             raise Refusal(tr("The exponent must be a finite number; got {value}.",
                              value=repr(exponent)))
         # The result counts too: x ** 0.5 of a uint8 tensor is float32, four times its size.
-        guard_result(lambda: a.meta() ** exponent, a.device, a.nbytes())
+        guard_elementwise(a.source, exponent, a.device, a.nbytes())
         fn = lambda: a.get() ** exponent  # noqa: E731
     else:
         fn = lambda: a.get().sum()  # noqa: E731
