@@ -60,7 +60,9 @@ def test_quit_while_a_driver_call_hangs(fake_nvml_lib: Path, tmp_path: Path,
         app = subprocess.Popen([sys.executable, "-m", "gpumon", "--interval", "0.2"],
                                env=env, stdout=subprocess.DEVNULL, stderr=err)
     try:
-        _run_until(app, hang if delay == "-1" else None, 1.0 if delay == "-1" else 8.0)
+        # until a delayed call has begun (the window is up, sampling), then a while more: a
+        # call that never returns, or readings of 8 GPUs x 200 ms one after the other
+        _run_until(app, hang, 1.0 if delay == "-1" else 3.0)
         took, _ = _quit(app, err_path)
     finally:
         if app.poll() is None:

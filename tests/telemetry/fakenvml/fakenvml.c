@@ -16,7 +16,8 @@
  *   FAKENVML_GPUS=N          the number of GPUs (default 1)
  *   FAKENVML_DELAY=func=ms   `func` sleeps ms milliseconds per call; -1: it never returns;
  *                            func `*`: every function
- *   FAKENVML_HANG_FILE=path  created when a call starts to hang (a test knows it is stuck)
+ *   FAKENVML_HANG_FILE=path  created when a delayed call starts: one that hangs (a test
+ *                            knows it is stuck) or a slow one (it knows one is under way)
  *   FAKENVML_PROCS=gpu:pid:bytes,...  compute processes (tests/gpu/check.py --dry-run)
  *   FAKENVML_XIDS=gpu:code:ms,...      XID errors, each `ms` milliseconds after loading
  *   FAKENVML_VALUES=gpu:name=value,... values as fake_set_value sets them (power_mw, ...)
@@ -316,13 +317,13 @@ static int delayed(const char *func)
 static void maybe_delay(const char *func)
 {
     if (!delayed(func)) return;
-    if (delay_ms >= 0) {
-        sleep_ms(delay_ms);
-        return;
-    }
     if (hang_file[0] != '\0') {
         FILE *f = fopen(hang_file, "w");
         if (f != NULL) fclose(f);
+    }
+    if (delay_ms >= 0) {
+        sleep_ms(delay_ms);
+        return;
     }
     while (delay_ms < 0 && delayed(func)) sleep_ms(10);  /* until a test lets it return */
 }
