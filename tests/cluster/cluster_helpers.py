@@ -6,12 +6,14 @@ every process it started. Tests skip, saying why, only where the prometheus bina
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.parse
 import urllib.request
@@ -64,9 +66,67 @@ def _env() -> dict[str, str]:
 
 
 #: How often the test server scrapes (Prometheus' own default is a minute; 1 s dashboards
-#: exist). Short, so that a test waits little for each new scrape; the first scrape of a new
-#: server still comes about 5 s after it starts (its target discovery runs every 5 s).
+#: exist). Short, so that a test waits little for each new scrape.
 SCRAPE_S = 0.25
+
+
+def _launch_server(folder: Path, port: int) -> subprocess.Popen[bytes]:
+    """Prometheus on ``port``, its data in ``folder``, scraping the targets listed in
+    ``folder/targets.json`` (file discovery: written later, they are read at once)."""
+    targets = folder / "targets.json"
+    if not targets.exists():
+        targets.write_text("[]")
+    config = folder / "prometheus.yml"
+    ms = round(SCRAPE_S * 1000)
+    config.write_text(f"global:\n  scrape_interval: {ms}ms\n  scrape_timeout: {ms - 50}ms\n"
+                      "scrape_configs:\n  - job_name: gpumon\n"
+                      f"    file_sd_configs:\n      - files: ['{targets}']\n")
+    with open(folder / "prometheus.log", "ab") as log:
+        return subprocess.Popen(
+            [prometheus_binary(), f"--config.file={config}",
+             f"--storage.tsdb.path={folder / 'data'}",
+             f"--web.listen-address=127.0.0.1:{port}"],
+            stdout=log, stderr=subprocess.STDOUT)
+
+
+class _Spare:
+    """One server started ahead for this process's next cluster. Prometheus hands new
+    targets to its scrapers on a 5 s tick from its start, so a new server's first scrape
+    comes 5 s after it starts; a server that has been running takes new targets at its next
+    tick, 2.5 s later on average. Each cluster still gets a server of its own, with no
+    series of another test's."""
+
+    server: tuple[subprocess.Popen[bytes], int, Path] | None = None
+
+    @classmethod
+    def take(cls) -> tuple[subprocess.Popen[bytes], int, Path] | None:
+        spare, cls.server = cls.server, None
+        if spare is not None and spare[0].poll() is not None:
+            shutil.rmtree(spare[2], ignore_errors=True)
+            return None
+        return spare
+
+    @classmethod
+    def start_next(cls) -> None:
+        if cls.server is None:
+            folder = Path(tempfile.mkdtemp(prefix="gpumon-test-prometheus-"))
+            port = free_port()
+            cls.server = (_launch_server(folder, port), port, folder)
+
+    @classmethod
+    def stop(cls) -> None:
+        spare, cls.server = cls.server, None
+        if spare is not None:
+            spare[0].terminate()
+            try:
+                spare[0].wait(15)
+            except subprocess.TimeoutExpired:
+                spare[0].kill()
+                spare[0].wait(5)
+            shutil.rmtree(spare[2], ignore_errors=True)
+
+
+atexit.register(_Spare.stop)
 
 
 class Cluster:
@@ -76,8 +136,10 @@ class Cluster:
         self.tmp = tmp
         self.exporters: dict[str, tuple[subprocess.Popen[bytes], int]] = {}
         self.server: subprocess.Popen[bytes] | None = None
-        self.port = free_port()
+        self.port = free_port()  # the spare server's, when this cluster takes it
         self.url = f"http://127.0.0.1:{self.port}"
+        self.folder = tmp  # the server's configuration, targets and data
+        self._started = False
 
     def add_simulated(self, host: str, gpus: int, seed: int = 0) -> None:
         self._start(host, [sys.executable, "-m", "gpumon", "exporter", "--simulate",
@@ -112,20 +174,26 @@ class Cluster:
         assert proc.poll() is None, log_path.read_text(errors="replace")
 
     def start_server(self) -> None:
-        targets = ", ".join(f"'127.0.0.1:{port}'" for _, port in self.exporters.values())
-        config = self.tmp / "prometheus.yml"
-        ms = round(SCRAPE_S * 1000)
-        config.write_text(f"global:\n  scrape_interval: {ms}ms\n  scrape_timeout: {ms - 50}ms\n"
-                          "scrape_configs:\n  - job_name: gpumon\n"
-                          f"    static_configs:\n      - targets: [{targets}]\n")
-        log = open(self.tmp / "prometheus.log", "ab")  # noqa: SIM115
-        self.server = subprocess.Popen(
-            [prometheus_binary(), f"--config.file={config}",
-             f"--storage.tsdb.path={self.tmp / 'data'}",
-             f"--web.listen-address=127.0.0.1:{self.port}"],
-            stdout=log, stderr=subprocess.STDOUT)
-        log.close()
+        """The server, scraping every exporter added so far: at first the spare one this
+        process started ahead (its URL then becomes this cluster's); started again after
+        ``stop_server``, a new one at the same URL on the same data."""
+        spare = None if self._started else _Spare.take()
+        if spare is not None:
+            self.server, self.port, self.folder = spare
+            self.url = f"http://127.0.0.1:{self.port}"
+        self._write_targets()
+        if spare is None:
+            self.server = _launch_server(self.folder, self.port)
+        self._started = True
+        _Spare.start_next()  # for the next cluster of this process
         wait_for(lambda: http_ok(f"{self.url}/-/ready"), 30, "Prometheus to be ready")
+
+    def _write_targets(self) -> None:
+        targets = [f"127.0.0.1:{port}" for _, port in self.exporters.values()]
+        path = self.folder / "targets.json"
+        part = path.with_suffix(".part")
+        part.write_text(json.dumps([{"targets": targets}]))
+        part.replace(path)  # whole: the server never reads half a file
 
     def query(self, promql: str) -> list[dict[str, object]]:
         url = f"{self.url}/api/v1/query?" + urllib.parse.urlencode({"query": promql})
@@ -161,6 +229,8 @@ class Cluster:
 
     def stop(self) -> None:
         self.stop_server()
+        if self.folder != self.tmp:  # the spare's folder: not under pytest's tmp_path
+            shutil.rmtree(self.folder, ignore_errors=True)
         for proc, _ in self.exporters.values():
             if proc.poll() is None:
                 proc.terminate()
