@@ -31,8 +31,8 @@ _QUICK = str(Path(__file__).resolve().parent / "quick_benchmark")
 if _QUICK not in os.environ.get("PYTHONPATH", "").split(os.pathsep):
     os.environ["PYTHONPATH"] = os.pathsep.join(
         p for p in (_QUICK, os.environ.get("PYTHONPATH")) if p)
-# torch sets this the first time code compiles (the lesson's torch.compile, in this process):
-# set beforehand to the folder torch would choose, it never changes during the session.
+# torch sets this when it first imports torch._dynamo (a lesson step on a meta tensor, run in
+# this process): set beforehand to the folder torch would choose, it never changes.
 try:
     _USER = getpass.getuser()
 except (KeyError, OSError):  # no name for this uid (a container without it in /etc/passwd)

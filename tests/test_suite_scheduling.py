@@ -43,8 +43,9 @@ def test_this_suite_s_costly_module_fixtures_are_found() -> None:
 def test_the_kernels_environment_stays_the_same_all_session() -> None:
     """One fork server serves a worker's kernels only while their environment is the one it
     was started for: running the conftest again (a module imports it as tests.conftest) and
-    torch's first compile (it records its cache folder in os.environ) must not change it, or
-    the next kernels import torch again and a new server is started."""
+    torch's first import of torch._dynamo (it records its compiler's cache folder in
+    os.environ) must not change it, or the next kernels import torch again and a new server
+    is started."""
     import runpy
     import sys
 
