@@ -306,14 +306,9 @@ def test_size_guard_counts_a_broadcast_and_a_promoted_result(
     monkeypatch.setattr(memory, "host_available_bytes", lambda: 25_000)  # room for 20 kB
     out = engine.run(act.Compute("r", "mul", "col", "f"))  # 24 kB of float64, not 3 kB
     assert out.error is not None and out.error.type_name == REFUSED
-    bad = engine.run(act.Compute("r", "add", "col", engine_shape_mismatch(engine)))
+    engine.run(act.CreateFilled("odd", "zeros", (2, 7), dtype="uint8"))  # no broadcast
+    bad = engine.run(act.Compute("r", "add", "col", "odd"))  # the guard stays out of it
     assert bad.error is not None and bad.error.type_name == "RuntimeError"  # torch's own
-
-
-def engine_shape_mismatch(engine: Engine) -> str:
-    """A tensor that does not broadcast with (3000, 1): torch raises, the guard stays out."""
-    engine.run(act.CreateFilled("odd", "zeros", (2, 7), dtype="uint8"))
-    return "odd"
 
 
 def test_cuda_move_between_gpus_is_checked_like_a_copy(monkeypatch: pytest.MonkeyPatch) -> None:
