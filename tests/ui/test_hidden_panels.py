@@ -4,6 +4,7 @@ curves reach "now", drawn from the History."""
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QApplication, QTabWidget, QWidget
 
@@ -62,7 +63,23 @@ def _fed_grid(qtbot, n_gpus: int = 2):  # type: ignore[no-untyped-def]
     return tabs, grid, tick, sampler, history, snaps
 
 
-def test_a_hidden_panel_gets_no_update_and_catches_up_when_shown(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def _away(tabs: QTabWidget, how: str) -> None:
+    """Take the grid out of sight: another tab in front, or its window minimised."""
+    if how == "tab":
+        tabs.setCurrentIndex(1)
+    else:
+        tabs.showMinimized()
+
+
+def _back(tabs: QTabWidget, how: str) -> None:
+    if how == "tab":
+        tabs.setCurrentIndex(0)
+    else:
+        tabs.showNormal()
+
+
+@pytest.mark.parametrize("how", ["tab", "minimised"])
+def test_a_hidden_panel_gets_no_update_and_catches_up_when_shown(qtbot, monkeypatch, how) -> None:  # type: ignore[no-untyped-def]
     set_runs: list[RunsLabel] = []
     original = RunsLabel.set_runs
 
@@ -77,8 +94,9 @@ def test_a_hidden_panel_gets_no_update_and_catches_up_when_shown(qtbot, monkeypa
         qtbot.wait(1)
     panel = grid.panels[0]
     assert set_runs and panel.util_label.text()  # on screen: updated every tick
-    tabs.setCurrentIndex(1)
+    _away(tabs, how)
     qtbot.wait(50)
+    assert panel.isVisible() or how == "tab"  # minimised: Qt still calls it visible
     touches = Touches(grid)
     QApplication.instance().installEventFilter(touches)
     set_runs.clear()
@@ -95,7 +113,7 @@ def test_a_hidden_panel_gets_no_update_and_catches_up_when_shown(qtbot, monkeypa
             panel.title.toolTip()) == shown_text
     assert len(history.series(0, "mem_used_bytes")[0]) == 50  # sampling went on
 
-    tabs.setCurrentIndex(0)
+    _back(tabs, how)
     qtbot.waitUntil(lambda: panel._mem_curve.xData[-1] != newest_drawn, timeout=3000)
     latest = snaps[-1].sample_for(0)
     for p in grid.panels:  # every panel shows the latest readings ...

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+from PySide6.QtWidgets import QTabWidget, QWidget
+
 from gpumon.telemetry.sampler import Sampler
 from gpumon.telemetry.simulated import SimulatedFaults, SimulatedSource
-from gpumon.ui.monitor.smi_table import COLUMNS, LOST_TEXT, SmiTableModel
+from gpumon.ui.monitor.smi_table import COLUMNS, LOST_TEXT, SmiTable, SmiTableModel
 
 
 def snapshot(faults: SimulatedFaults | None = None, clock: float = 100.0):  # type: ignore[no-untyped-def]
@@ -71,3 +74,53 @@ def widths_of(snap, column: int) -> int:  # type: ignore[no-untyped-def]
     model = SmiTableModel()
     model.update_snapshot(snap)
     return max(len(model.data(model.index(r, column))) for r in range(model.rowCount()))
+
+
+@pytest.mark.parametrize("how", ["tab", "minimised"])
+def test_an_unseen_table_keeps_the_latest_snapshot_and_shows_it_when_seen(qtbot, how):  # type: ignore[no-untyped-def]
+    clock = [1_700_000_000.0]
+    source = SimulatedSource(3, seed=4, clock=lambda: clock[0])
+    sampler = Sampler(source, clock=lambda: clock[0], wall_clock=lambda: clock[0])
+    sampler.open()
+    tabs = QTabWidget()
+    qtbot.addWidget(tabs)
+    table = SmiTable()
+    tabs.addTab(table, "table")
+    tabs.addTab(QWidget(), "other")
+    with qtbot.waitExposed(tabs):
+        tabs.show()
+    model = table.smi_model
+
+    def tick():  # type: ignore[no-untyped-def]
+        clock[0] += 7.0  # the simulated power and memory move every reading
+        snap = sampler.tick()
+        table.show_snapshot(snap)
+        return snap
+
+    def texts():  # type: ignore[no-untyped-def]
+        return [[model.data(model.index(r, c)) for c in range(model.columnCount())]
+                for r in range(model.rowCount())]
+
+    tick()
+    seen = texts()
+    assert len(seen) == 3
+    if how == "tab":
+        tabs.setCurrentIndex(1)
+    else:
+        tabs.showMinimized()
+    qtbot.wait(20)
+    with qtbot.assertNotEmitted(model.dataChanged), qtbot.assertNotEmitted(model.modelReset):
+        for _ in range(5):
+            latest = tick()
+    assert texts() == seen  # nothing done while no one sees it
+
+    if how == "tab":
+        tabs.setCurrentIndex(0)
+    else:
+        tabs.showNormal()
+    expected = SmiTableModel()
+    expected.update_snapshot(latest)
+    qtbot.waitUntil(lambda: texts() != seen, timeout=3000)
+    assert texts() == [[expected.data(expected.index(r, c)) for c in range(len(COLUMNS))]
+                       for r in range(3)]
+    sampler.close()

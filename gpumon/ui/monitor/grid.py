@@ -4,11 +4,12 @@ Columns follow the square root of the GPU count, capped by how many panels fit t
 so 4 GPUs make a 2×2 grid and 16 make 4×4 on a wide screen or scroll on a narrow one.
 
 Only panels on screen redraw their curves each tick; one scrolled out of view (or not laid
-out yet) updates its readouts only, and one hidden with View ▸ GPUs or on a tab that is not
-shown is not touched at all (no readout text, no tooltip: a hidden readout's new text and
-tooltip still cost Qt events, a third of an idle window's work with the Lesson tab in
-front). Each catches up, readouts from the latest snapshot and curves from the History, as
-soon as it is on screen again (scroll, resize, tab change).
+out yet) updates its readouts only, and one hidden with View ▸ GPUs, on a tab that is not
+shown, or in a window that is minimised or not exposed (``seen.py``) is not touched at all
+(no readout text, no tooltip: a hidden readout's new text and tooltip still cost Qt events,
+a third of an idle window's work with the Lesson tab in front). Each catches up, readouts
+from the latest snapshot and curves from the History, as soon as it is on screen again
+(scroll, resize, tab change, the window restored or exposed).
 
 A panel redraws its curves when they have moved at least half a pixel (``GpuPanel.curve_lag``).
 With a long window that is every few ticks, and since all panels move at the same speed they
@@ -32,6 +33,7 @@ from gpumon.i18n import N_, tr
 from gpumon.telemetry.history import History
 from gpumon.telemetry.types import GpuInfo, Snapshot
 from gpumon.ui.monitor.panel import GpuPanel
+from gpumon.ui.monitor.seen import SeenWatch, window_seen
 
 PANEL_MIN_WIDTH = 430
 PANEL_MIN_HEIGHT = 240
@@ -80,6 +82,7 @@ class GpuGrid(QScrollArea):
         self.viewport().installEventFilter(self)
         self.verticalScrollBar().valueChanged.connect(self._queue_catch_up)
         self.horizontalScrollBar().valueChanged.connect(self._queue_catch_up)
+        self._seen_watch = SeenWatch(self, self._queue_catch_up)  # restored, exposed again
 
     def panel(self, index: int) -> GpuPanel | None:
         for p in self.panels:
@@ -133,7 +136,8 @@ class GpuGrid(QScrollArea):
         t = snap.timestamp_s
         dt = t - self._last_t if self._last_t is not None else 0.0
         self._last_t = t
-        on_screen = [p for p in self.panels if self._on_screen(p)]
+        seen = window_seen(self)
+        on_screen = [p for p in self.panels if seen and self._on_screen(p)]
         draw = self._due(on_screen, t, dt)
         catch_up = False
         for panel in self.panels:
@@ -142,7 +146,7 @@ class GpuGrid(QScrollArea):
                                   curves=panel.index in draw)
                 self._behind.discard(panel.index)
                 continue
-            if panel.isVisible():  # scrolled away, or new and not laid out yet
+            if seen and panel.isVisible():  # scrolled away, or new and not laid out yet
                 panel.update_view(snap.sample_for(panel.index), t, series, curves=False)
                 catch_up = True  # it may be laid out (and so on screen) only later
             elif panel.index not in self._behind:
@@ -171,6 +175,8 @@ class GpuGrid(QScrollArea):
         self._catch_up_queued = False
         if not self._behind or self._latest is None:
             return
+        if not window_seen(self):
+            return  # minimised or unmapped again meanwhile: SeenWatch calls back
         snap, history, window_s = self._latest
         series = self._series_fn(snap, history, window_s)
         for panel in self.panels:
