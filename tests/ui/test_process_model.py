@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
 from PySide6.QtCore import QItemSelectionModel, Qt
+from PySide6.QtWidgets import QTabWidget, QWidget
 
 from gpumon.telemetry.types import GpuProcess, ProcessType
 from gpumon.ui.monitor.process_table import SELF_SUFFIX, ProcessModel, ProcessTable
@@ -162,3 +164,34 @@ def test_pid_and_gpu_sort_numerically_across_2_31():
     shown = [table.process_model.processes[table.proxy.mapToSource(
         table.proxy.index(r, 0)).row()].pid for r in range(table.proxy.rowCount())]
     assert shown == sorted(pids)
+
+
+@pytest.mark.parametrize("how", ["tab", "minimised"])
+def test_an_unseen_process_table_merges_only_the_latest_list_when_seen(qtbot, how):  # type: ignore[no-untyped-def]
+    tabs = QTabWidget()
+    qtbot.addWidget(tabs)
+    table = ProcessTable()
+    tabs.addTab(table, "processes")
+    tabs.addTab(QWidget(), "other")
+    with qtbot.waitExposed(tabs):
+        tabs.show()
+    model = table.process_model
+    table.show_processes([proc(0, 1), proc(0, 2)], 100.0)
+    assert rows(model) == [(0, 1), (0, 2)]
+    if how == "tab":
+        tabs.setCurrentIndex(1)
+    else:
+        tabs.showMinimized()
+    qtbot.wait(20)
+    signals = (model.rowsInserted, model.rowsRemoved, model.dataChanged, model.modelReset)
+    with qtbot.assertNotEmitted(signals[0]), qtbot.assertNotEmitted(signals[1]), \
+            qtbot.assertNotEmitted(signals[2]), qtbot.assertNotEmitted(signals[3]):
+        for t in range(5):  # processes come and go while no one sees the table
+            table.show_processes([proc(0, 2, 100 + t), proc(1, 10 + t)], 101.0 + t)
+    assert rows(model) == [(0, 1), (0, 2)]
+    if how == "tab":
+        tabs.setCurrentIndex(0)
+    else:
+        tabs.showNormal()
+    qtbot.waitUntil(lambda: rows(model) == [(0, 2), (1, 14)], timeout=3000)
+    assert model.processes[0].gpu_mem_bytes == 104 * MIB

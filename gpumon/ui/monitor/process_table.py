@@ -11,7 +11,7 @@ Columns are fitted to their contents only when a column's longest text changes
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from PySide6.QtCore import (
     QModelIndex,
@@ -242,6 +242,10 @@ class ProcessTable(FittedTableView):
         self.note.hide()
         self.process_model.rowsInserted.connect(self._place_note)
         self.process_model.rowsRemoved.connect(self._place_note)
+
+    def show_processes(self, processes: Sequence[GpuProcess], now_s: float) -> None:
+        """The rows become ``processes`` now, or when the table is seen again."""
+        self.when_seen(lambda: self.process_model.merge(processes, now_s))
 
     def set_note(self, text: str) -> None:
         """Show ``text`` in the table (centred when it has no rows, at its foot otherwise);

@@ -64,6 +64,8 @@ class SeenWatch(QObject):
                 handle.installEventFilter(self)
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+        if "_on_seen" not in self.__dict__:
+            return False  # being taken apart (PySide): nothing to watch
         kind = event.type()
         if obj is self._widget and kind in (QEvent.Type.Show, QEvent.Type.ParentChange):
             self._attach()

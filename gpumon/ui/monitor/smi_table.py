@@ -18,7 +18,6 @@ from PySide6.QtWidgets import QWidget
 from gpumon.i18n import tr
 from gpumon.telemetry.smi_text import mib
 from gpumon.telemetry.types import GpuInfo, GpuSample, Snapshot
-from gpumon.ui.monitor.seen import SeenWatch, window_seen
 from gpumon.ui.monitor.table_model import FittedTableView, TitledTableModel
 from gpumon.units import NA
 
@@ -179,20 +178,7 @@ class SmiTable(FittedTableView):
         self.smi_model = SmiTableModel(self)
         self.setModel(self.smi_model)
         self.watch_widths(self.smi_model)
-        self._pending: Snapshot | None = None  # the latest, kept while no one sees the table
-        self._seen_watch = SeenWatch(self, self._catch_up)
 
     def show_snapshot(self, snap: Snapshot) -> None:
-        """Show ``snap`` now if the table can be seen; else keep it (only the latest) and
-        show it when the table is seen again (tab shown, window restored or exposed)."""
-        if self.isVisible() and window_seen(self):
-            self._pending = None
-            self.smi_model.update_snapshot(snap)
-        else:
-            self._pending = snap
-
-    def _catch_up(self) -> None:
-        snap = self._pending
-        if snap is not None and self.isVisible() and window_seen(self):
-            self._pending = None
-            self.smi_model.update_snapshot(snap)
+        """Show ``snap`` now, or when the table is seen again (``when_seen``)."""
+        self.when_seen(lambda: self.smi_model.update_snapshot(snap))

@@ -1,12 +1,13 @@
 """What the GPU table and the process table share: a flat model with titled columns that
-reports which columns' longest text changed, and a view that fits only those columns.
+reports which columns' longest text changed, and a view that fits only those columns and
+is updated only while it can be seen (``FittedTableView.when_seen``).
 
 A header in ResizeToContents mode measures every cell of a column (every role) on every
 dataChanged; with a table updated every tick that was ~1000 ``data()`` calls a tick."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence, Sized
+from collections.abc import Callable, Sequence, Sized
 
 from PySide6.QtCore import (
     QAbstractTableModel,
@@ -19,6 +20,8 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+
+from gpumon.ui.monitor.seen import SeenWatch, window_seen
 
 Index = QModelIndex | QPersistentModelIndex
 ROW_PADDING_PX = 6  # above and below the text: 22 px rows at 100 % with a 16 px font
@@ -90,6 +93,24 @@ class FittedTableView(QTableView):
         header = self.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
+        self._pending: Callable[[], None] | None = None  # the latest update, kept unseen
+        self._seen_watch = SeenWatch(self, self._catch_up)
+
+    def when_seen(self, update: Callable[[], None]) -> None:
+        """Run ``update`` (one tick's change of the model) now if the table can be seen;
+        else keep it, replacing the one kept, and run it when the table is seen again (its
+        tab shown, its window restored or exposed): no one pays for rows no one sees."""
+        if self.isVisible() and window_seen(self):
+            self._pending = None
+            update()
+        else:
+            self._pending = update
+
+    def _catch_up(self) -> None:
+        update = self._pending
+        if update is not None and self.isVisible() and window_seen(self):
+            self._pending = None
+            update()
 
     def watch_widths(self, model: TitledTableModel) -> None:
         model.widthsChanged.connect(self.fit_columns)

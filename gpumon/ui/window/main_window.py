@@ -382,7 +382,7 @@ class MainWindow(QMainWindow):
         self.header.show_machine(snap.machine, snap.status, snap.simulated)
         self.gpu_grid.update_view(snap, self.history, self.window_s)
         self.smi_table.show_snapshot(snap)
-        self.process_table.process_model.merge(snap.processes, snap.timestamp_s)
+        self.process_table.show_processes(snap.processes, snap.timestamp_s)
         # Signals only for this machine's real processes (not simulated, not Prometheus).
         self.process_actions.set_enabled(snap.machine.source_name == "NVML"
                                           and not snap.simulated)
