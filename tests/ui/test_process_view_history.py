@@ -3,6 +3,8 @@ view opened), follows the toolbar's time window at once, and marks the process e
 
 from __future__ import annotations
 
+import dataclasses
+
 from testkit import STATUS_OK, TEST_MACHINE
 
 from gpumon.telemetry.history import History
@@ -43,3 +45,30 @@ def test_a_process_view_opens_with_the_history_from_before_it_opened(qtbot) -> N
     assert view.status.text().startswith("Exited at ")
     view.add(Snapshot(1101.0, TEST_MACHINE, STATUS_OK, samples=(sample(1101.0),), processes=(job,)))
     assert view.status.text().startswith("Exited at ") and len(view.trace.gpu_mem[0]) == 80
+
+
+def test_a_minimised_process_view_draws_when_restored(qtbot) -> None:
+    history = History(capacity=600)
+    job = GpuProcess(0, 77, ProcessType.COMPUTE, 2 * GIB, name="job", cpu_pct=50.0,
+                     host_rss_bytes=GIB, sm_util_pct=40.0, started_s=10.0)
+    for i in range(10):
+        t = 1000.0 + i
+        history.append(Snapshot(t, TEST_MACHINE, STATUS_OK,
+                                samples=(GpuSample(0, t, mem_used_bytes=3 * GIB),),
+                                processes=(job,)))
+    view = ProcessView(job, 60, history=history)
+    qtbot.addWidget(view)
+    with qtbot.waitExposed(view):
+        view.show()
+    curve = view.plots["gpu_mem"].getPlotItem().listDataItems()[0]
+    assert curve.getData()[0][0] == -9.0
+    view.showMinimized()
+    qtbot.wait(20)
+    grown = dataclasses.replace(job, gpu_mem_bytes=3 * GIB)
+    for i in range(10, 15):
+        view.add(Snapshot(1000.0 + i, TEST_MACHINE, STATUS_OK, processes=(grown,)))
+    assert len(view.trace.gpu_mem[0]) == 15  # the trace grew ...
+    assert curve.getData()[0][0] == -9.0 and curve.getData()[1][-1] == 2.0  # ... not drawn
+    view.showNormal()
+    qtbot.waitUntil(lambda: curve.getData()[0][0] == -14.0, timeout=3000)
+    assert curve.getData()[1][-1] == 3.0  # the newest reading, drawn on restore

@@ -3,7 +3,9 @@ live graphs of its GPU memory and SM % on each GPU it uses, its host CPU % and h
 
 It draws a ProcessTrace (telemetry/process_trace.py) over the toolbar's time window: first
 what the History kept of the process (so it opens with the time before it opened), then the
-window's snapshots; after the process ends it stays, marked "exited" with the time.
+window's snapshots; after the process ends it stays, marked "exited" with the time. While
+its window is minimised the trace grows but the graphs wait; they are drawn when it is
+restored.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from gpumon.telemetry.history import History
 from gpumon.telemetry.process_trace import ProcessTrace, Series
 from gpumon.telemetry.types import GpuProcess, Snapshot
 from gpumon.ui.monitor.plot import LitePlotWidget
+from gpumon.ui.monitor.seen import SeenWatch, window_seen
 from gpumon.units import GIB, NA
 from gpumon.untrusted import for_terminal
 
@@ -101,6 +104,8 @@ class ProcessView(QWidget):
         self._describe(process)
         fm = self.fontMetrics()  # room for the text and graphs at a larger zoom
         self.resize(max(760, 64 * fm.averageCharWidth()), max(560, 34 * fm.height()))
+        self._behind = False  # ticks came while no one could see the graphs
+        self._seen_watch = SeenWatch(self, self._catch_up)
         if self._now is not None:
             self._draw(self._now)
 
@@ -121,7 +126,14 @@ class ProcessView(QWidget):
             self.status.setText(" · ".join(t for t in (
                 tr("SIMULATED") if self.simulated else "",
                 tr("Exited at {time}.", time=_stamp(self.trace.exited_s))) if t))
+        if self.isVisible() and not window_seen(self):  # minimised: drawn when restored
+            self._now, self._behind = snap.timestamp_s, True
+            return
         self._draw(snap.timestamp_s)
+
+    def _catch_up(self) -> None:
+        if self._behind and self._now is not None and window_seen(self):
+            self._draw(self._now)
 
     def _describe(self, p: GpuProcess) -> None:
         self.details.setText("\n".join((
@@ -131,7 +143,7 @@ class ProcessView(QWidget):
                container=for_terminal(p.container or NA), parent=self._parent))))
 
     def _draw(self, now: float) -> None:
-        self._now = now
+        self._now, self._behind = now, False
         trace = self.trace
         sets: dict[str, list[tuple[str, Series, float]]] = {
             "gpu_mem": [(f"GPU {g}", s, GIB) for g, s in sorted(trace.gpu_mem.items())],
