@@ -38,7 +38,13 @@ def test_cycles_with_qt_objects_are_collected_on_the_gui_thread(qtbot) -> None: 
     worker.join()
     assert gc.get_count()[0] > gc.get_threshold()[0]  # a collection is due
     assert collected_in == []  # the worker's allocations collected nothing
-    qtbot.waitUntil(lambda: bool(collected_in), timeout=5000)
+    timer = gcguard._timer
+    assert timer is not None
+    timer.start(200)  # no snapshots here: the timer collects (200 ms: the test's)
+    try:
+        qtbot.waitUntil(lambda: bool(collected_in), timeout=5000)
+    finally:
+        timer.start(gcguard.INTERVAL_MS)
     assert collected_in == [threading.current_thread().name]
 
 
@@ -48,3 +54,41 @@ def test_collect_follows_the_interpreters_thresholds() -> None:
     holders = [Holder() for _ in range(gc.get_threshold()[0] + 10)]
     del holders
     assert gcguard.collect() >= 1  # generation 0 was due and found the cycles
+
+
+def test_each_snapshot_collects_and_puts_the_timer_off(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The collection rides on the snapshots' wake-up: the timer, which would wake the
+    GUI thread on its own, fires only when no snapshot came for its whole interval."""
+    from gpumon.telemetry.simulated import SimulatedSource
+    from gpumon.ui.window.workers import SamplingThread
+
+    assert gcguard.installed()
+    timer = gcguard._timer
+    assert timer is not None and timer.interval() == gcguard.INTERVAL_MS
+    fired: list[int] = []
+
+    def count() -> None:
+        fired.append(1)
+
+    timer.timeout.connect(count)
+    timer.setInterval(400)  # the test's: shorter, the same rule
+    sampling = SamplingThread(lambda: SimulatedSource(1, seed=3), 0.1)
+    collected_in: list[str] = []
+    try:
+        with qtbot.waitSignal(sampling.snapshot, timeout=5000):
+            sampling.start()
+        gc.collect()
+        holders = [Holder() for _ in range(gc.get_threshold()[0] + 10)]
+        weakref.finalize(holders[0], lambda: collected_in.append("collected"))
+        del holders  # cycles only: due for generation 0 now
+        with qtbot.waitSignal(sampling.snapshot, timeout=5000):
+            pass
+        assert collected_in == ["collected"]  # by the snapshot's delivery
+        qtbot.wait(800)  # eight snapshots, no timeout
+        assert fired == []
+        assert sampling.stop()
+        qtbot.waitUntil(lambda: bool(fired), timeout=3000)  # no snapshots now: the timer
+    finally:
+        sampling.stop()
+        timer.timeout.disconnect(count)
+        timer.setInterval(gcguard.INTERVAL_MS)

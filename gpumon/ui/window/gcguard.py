@@ -8,10 +8,16 @@ and then waits for the GIL to ask PySide about Python overrides, while the GUI t
 the GIL and waits for the same lock to connect a signal. Both wait forever: the window
 freezes. (Seen as a rare hang of the test suite; a native stack showed exactly that.)
 
-``install()`` turns automatic collection off and collects from a QTimer on the GUI thread
-instead, generation by generation with the interpreter's own thresholds: pyqtgraph's
-``util.garbage_collector.GarbageCollector`` does the same, for the same reason. Reference
-counting still frees everything that is not in a cycle at once, in any thread.
+``install()`` turns automatic collection off and collects on the GUI thread instead,
+generation by generation with the interpreter's own thresholds: pyqtgraph's
+``util.garbage_collector.GarbageCollector`` does the same from a timer, for the same reason.
+Reference counting still frees everything that is not in a cycle at once, in any thread.
+
+Here the collection rides on a wake-up the GUI thread has anyway: ``tick()`` after each
+snapshot (``workers.SamplingThread``). The timer only stands in when no snapshot came for
+``INTERVAL_MS`` (sampling paused, a long interval, no source). An idle window woke three
+times a second, twice for the timer; the timer's wake-ups were a sixth of the whole idle
+app's CPU (1.6-1.9 against 2.1-2.2 ms/s, 8 GPUs, window unmapped).
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ import gc
 
 from PySide6.QtCore import QCoreApplication, QThread, QTimer
 
-INTERVAL_MS = 500
+INTERVAL_MS = 2000  # the timer: only when no tick() came for this long
 
 _timer: QTimer | None = None
 
@@ -44,6 +50,16 @@ def install(interval_ms: int = INTERVAL_MS) -> bool:
 
 def installed() -> bool:
     return _timer is not None and _timer.isActive() and not gc.isenabled()
+
+
+def tick() -> int:
+    """``collect()`` now, from a GUI-thread wake-up that comes anyway, and the timer put
+    off by its whole interval; returns the objects collected. Nothing without ``install()``
+    (the interpreter collects by itself then)."""
+    if _timer is None or not _timer.isActive() or gc.isenabled():
+        return 0
+    _timer.start()  # restarts: it fires only after INTERVAL_MS without a tick
+    return collect()
 
 
 def collect() -> int:

@@ -26,6 +26,7 @@ from gpumon.interval import SAMPLING
 from gpumon.telemetry.cadence import next_due
 from gpumon.telemetry.sampler import Sampler, unavailable_snapshot
 from gpumon.telemetry.types import Snapshot, Source, SourceState, SourceStatus
+from gpumon.ui.window import gcguard
 
 log = logging.getLogger(__name__)
 
@@ -286,6 +287,7 @@ class SamplingThread(QObject):
     def _on_snapshot(self, snap: Snapshot) -> None:
         if not self._stopped:
             self.snapshot.emit(snap)
+        gcguard.tick()  # collects here, on this wake-up, not on a timer's (gcguard.py)
 
     @Slot(object)
     def _on_status(self, status: SourceStatus) -> None:
