@@ -31,11 +31,13 @@ left out. Target then: this tree within 10 % of the baseline (median of the roun
 on its Monitor tab; with no graph visible (the Lesson tab brought in front with Ctrl+3
 through xdotool; its kernel starts then, so the row waits 15 s more before measuring); and
 on its Monitor tab with its window unmapped (``xdotool windowunmap``: what a window manager
-does to a minimised window; Xvfb has none). CPU of the process tree (the app and its
-children: gpumon's kernel, nvitop's none). ``--base DIR``: the same gpumon rows for another
-checkout of gpumon (e.g. ``git archive main``), run alternately with this one in each round,
-so both see the same machine. Targets (issue 30): gpumon <= 1.0x gpustat on the Monitor tab,
-<= 0.5x with no graph visible (the Lesson tab, or the window unmapped).
+does to a minimised window; Xvfb has none). Beside them, gpumon's reading alone: its Sampler
+on the same GPUs every 1 s in a plain process, no Qt (the floor of every gpumon row). CPU of
+the process tree (the app and its children: gpumon's kernel, nvitop's none). ``--base
+DIR``: the same gpumon rows for another checkout of gpumon (e.g. ``git archive main``), run
+alternately with this one in each round, so both see the same machine. Targets (issue 30):
+gpumon <= 1.0x gpustat on the Monitor tab, <= 0.5x with no graph visible (the Lesson tab,
+or the window unmapped).
 """
 
 from __future__ import annotations
@@ -63,6 +65,23 @@ REPO = Path(__file__).resolve().parent.parent
 TARGETS = {1.0: 2.0, 0.1: 15.0}
 SETTLE_S = 5.0
 N_GPUS = 8
+
+
+# gpumon's reading alone, no window: the Sampler on NvmlSource every 1 s, on a grid as the
+# app's sampling thread keeps it (the floor of any gpumon row that samples at 1 s)
+SAMPLER_ONLY = """
+import time
+from gpumon.telemetry.nvml import NvmlSource
+from gpumon.telemetry.sampler import Sampler
+sampler = Sampler(NvmlSource())
+sampler.open()
+start = time.monotonic()
+n = 0
+while True:
+    sampler.tick()
+    n += 1
+    time.sleep(max(0.0, start + n - time.monotonic()))
+"""
 
 
 def start_xvfb() -> tuple[subprocess.Popen[bytes], str] | None:
@@ -241,7 +260,7 @@ def peers(seconds: float, base_dir: Path | None, rounds: int) -> int:
             if fake is None:
                 return 2
             tools = {"gpustat -i 1": shutil.which("gpustat"), "nvitop --interval 1":
-                     shutil.which("nvitop")}
+                     shutil.which("nvitop"), "Sampler alone (gpumon's reading, no Qt)": "-c"}
             trees = {"this tree": REPO} | ({"base": base_dir} if base_dir else {})
             # this tree once more with its strip charts on (off by default), on the Monitor tab
             strips_on = ("import sys; from gpumon.ui.monitor import strip; "
@@ -252,8 +271,12 @@ def peers(seconds: float, base_dir: Path | None, rounds: int) -> int:
                     if tool is None:
                         print(f"{name.split()[0]} not installed (pip install -e '.[bench]')")
                         continue
-                    args = name.split()[1:]
-                    pct = measure([tool, *args], fake, seconds, tty=True, tree=True)
+                    if tool == "-c":
+                        cmd = [sys.executable, "-c", SAMPLER_ONLY]
+                        env = dict(fake, PYTHONPATH=str(REPO))
+                    else:
+                        cmd, env = [tool, *name.split()[1:]], fake
+                    pct = measure(cmd, env, seconds, tty=True, tree=True)
                     rows.setdefault(name, []).append(pct)
                     print(f"round {n + 1}: {name:48s} {pct:5.2f}%", flush=True)
                 variants = [(t, r, "", False) for t, r in trees.items()] + [
@@ -287,6 +310,9 @@ def peers(seconds: float, base_dir: Path | None, rounds: int) -> int:
     if gpustat:
         ref = statistics.median(gpustat)
         for name, values in rows.items():
+            if name.startswith("Sampler"):
+                print(f"{name:50s} {statistics.median(values) / ref:5.2f}x gpustat (the floor "
+                      "of every gpumon row)")
             if name.startswith("gpumon"):
                 ratio = statistics.median(values) / ref
                 target = 1.0 if "Monitor tab" in name else 0.5
