@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +22,8 @@ from tests.faults.test_xvfb_smoke import display  # noqa: F401 (the Xvfb fixture
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("Xvfb") is None,
+                       reason="Xvfb is not installed (CI installs it: see .ci/run)"),
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X11 test"),
 ]
 

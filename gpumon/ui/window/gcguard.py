@@ -16,8 +16,8 @@ Reference counting still frees everything that is not in a cycle at once, in any
 Here the collection rides on a wake-up the GUI thread has anyway: ``tick()`` after each
 snapshot (``workers.SamplingThread``). The timer only stands in when no snapshot came for
 ``INTERVAL_MS`` (sampling paused, a long interval, no source). An idle window woke three
-times a second, twice for the timer; the timer's wake-ups were a sixth of the whole idle
-app's CPU (1.6-1.9 against 2.1-2.2 ms/s, 8 GPUs, window unmapped).
+times a second, twice for the timer; the timer's wake-ups were about a fifth of the whole
+idle app's CPU (1.6-1.9 against 2.1-2.2 ms/s, 8 GPUs, window unmapped).
 """
 
 from __future__ import annotations
