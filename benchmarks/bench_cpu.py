@@ -172,12 +172,18 @@ def tree_cpu_s(proc: psutil.Process) -> dict[int, float]:
     return out
 
 
-def show_lesson_tab(pid: int, display: str) -> None:
-    """Bring gpumon's Lesson tab in front (Ctrl+3) in its window on ``display``."""
+def _windows(pid: int, display: str) -> tuple[dict[str, str], list[str]]:
+    """The environment for ``display`` and the ids of process ``pid``'s visible windows."""
     env = dict(os.environ, DISPLAY=display)
     found = subprocess.run(["xdotool", "search", "--sync", "--onlyvisible", "--pid", str(pid)],
                            env=env, capture_output=True, text=True, timeout=20)
-    for window in found.stdout.split():
+    return env, found.stdout.split()
+
+
+def show_lesson_tab(pid: int, display: str) -> None:
+    """Bring gpumon's Lesson tab in front (Ctrl+3) in its window on ``display``."""
+    env, windows = _windows(pid, display)
+    for window in windows:
         subprocess.run(["xdotool", "windowfocus", "--sync", window], env=env, timeout=10,
                        check=False)
         subprocess.run(["xdotool", "key", "--clearmodifiers", "ctrl+3"], env=env, timeout=10,
@@ -187,10 +193,8 @@ def show_lesson_tab(pid: int, display: str) -> None:
 def unmap_window(pid: int, display: str) -> None:
     """Unmap gpumon's window on ``display``, as a window manager does to a minimised one
     (Xvfb has no window manager to minimise it)."""
-    env = dict(os.environ, DISPLAY=display)
-    found = subprocess.run(["xdotool", "search", "--sync", "--onlyvisible", "--pid", str(pid)],
-                           env=env, capture_output=True, text=True, timeout=20)
-    for window in found.stdout.split():
+    env, windows = _windows(pid, display)
+    for window in windows:
         subprocess.run(["xdotool", "windowunmap", "--sync", window], env=env, timeout=10,
                        check=False)
 

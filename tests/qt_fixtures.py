@@ -17,7 +17,7 @@ import pyqtgraph as pg
 import pytest
 import shiboken6
 from PySide6.QtCore import QThread, QTimer
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QTabWidget, QWidget
 
 from gpumon.telemetry.simulated import SimulatedSource
 from gpumon.telemetry.types import Source
@@ -122,3 +122,31 @@ def activate(qtbot, w) -> None:  # type: ignore[no-untyped-def]
         return w.isActiveWindow()
 
     qtbot.waitUntil(active, timeout=5000)
+
+
+def first_of_two_tabs(qtbot, widget: QWidget) -> QTabWidget:  # type: ignore[no-untyped-def]
+    """``widget`` on the first of two tabs, shown and exposed (for ``out_of_sight``)."""
+    tabs = QTabWidget()
+    qtbot.addWidget(tabs)
+    tabs.addTab(widget, "first")
+    tabs.addTab(QWidget(), "other")
+    with qtbot.waitExposed(tabs):
+        tabs.show()
+    return tabs
+
+
+def out_of_sight(tabs: QTabWidget, how: str) -> None:
+    """Take the first tab's widget out of sight: ``how`` "tab" puts the other tab in front,
+    "minimised" minimises the window (Qt still calls its widgets visible then)."""
+    if how == "tab":
+        tabs.setCurrentIndex(1)
+    else:
+        tabs.showMinimized()
+
+
+def back_in_sight(tabs: QTabWidget, how: str) -> None:
+    """Undo ``out_of_sight(tabs, how)``."""
+    if how == "tab":
+        tabs.setCurrentIndex(0)
+    else:
+        tabs.showNormal()

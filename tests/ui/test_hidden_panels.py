@@ -14,6 +14,7 @@ from gpumon.telemetry.simulated import SimulatedSource
 from gpumon.ui.monitor.grid import GpuGrid
 from gpumon.ui.monitor.panel_labels import memory_runs, util_runs
 from gpumon.ui.monitor.runs_label import RunsLabel
+from tests.qt_fixtures import back_in_sight, out_of_sight
 
 WINDOW_S = 300.0
 
@@ -63,21 +64,6 @@ def _fed_grid(qtbot, n_gpus: int = 2):  # type: ignore[no-untyped-def]
     return tabs, grid, tick, sampler, history, snaps
 
 
-def _away(tabs: QTabWidget, how: str) -> None:
-    """Take the grid out of sight: another tab in front, or its window minimised."""
-    if how == "tab":
-        tabs.setCurrentIndex(1)
-    else:
-        tabs.showMinimized()
-
-
-def _back(tabs: QTabWidget, how: str) -> None:
-    if how == "tab":
-        tabs.setCurrentIndex(0)
-    else:
-        tabs.showNormal()
-
-
 @pytest.mark.parametrize("how", ["tab", "minimised"])
 def test_a_hidden_panel_gets_no_update_and_catches_up_when_shown(qtbot, monkeypatch, how) -> None:  # type: ignore[no-untyped-def]
     set_runs: list[RunsLabel] = []
@@ -94,7 +80,7 @@ def test_a_hidden_panel_gets_no_update_and_catches_up_when_shown(qtbot, monkeypa
         qtbot.wait(1)
     panel = grid.panels[0]
     assert set_runs and panel.util_label.text()  # on screen: updated every tick
-    _away(tabs, how)
+    out_of_sight(tabs, how)
     qtbot.wait(50)
     assert panel.isVisible() or how == "tab"  # minimised: Qt still calls it visible
     touches = Touches(grid)
@@ -113,7 +99,7 @@ def test_a_hidden_panel_gets_no_update_and_catches_up_when_shown(qtbot, monkeypa
             panel.title.toolTip()) == shown_text
     assert len(history.series(0, "mem_used_bytes")[0]) == 50  # sampling went on
 
-    _back(tabs, how)
+    back_in_sight(tabs, how)
     qtbot.waitUntil(lambda: panel._mem_curve.xData[-1] != newest_drawn, timeout=3000)
     latest = snaps[-1].sample_for(0)
     for p in grid.panels:  # every panel shows the latest readings ...

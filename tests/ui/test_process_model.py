@@ -6,10 +6,10 @@ import dataclasses
 
 import pytest
 from PySide6.QtCore import QItemSelectionModel, Qt
-from PySide6.QtWidgets import QTabWidget, QWidget
 
 from gpumon.telemetry.types import GpuProcess, ProcessType
 from gpumon.ui.monitor.process_table import SELF_SUFFIX, ProcessModel, ProcessTable
+from tests.qt_fixtures import back_in_sight, first_of_two_tabs, out_of_sight
 
 MIB = 1024**2
 
@@ -168,20 +168,12 @@ def test_pid_and_gpu_sort_numerically_across_2_31():
 
 @pytest.mark.parametrize("how", ["tab", "minimised"])
 def test_an_unseen_process_table_merges_only_the_latest_list_when_seen(qtbot, how):  # type: ignore[no-untyped-def]
-    tabs = QTabWidget()
-    qtbot.addWidget(tabs)
     table = ProcessTable()
-    tabs.addTab(table, "processes")
-    tabs.addTab(QWidget(), "other")
-    with qtbot.waitExposed(tabs):
-        tabs.show()
+    tabs = first_of_two_tabs(qtbot, table)
     model = table.process_model
     table.show_processes([proc(0, 1), proc(0, 2)], 100.0)
     assert rows(model) == [(0, 1), (0, 2)]
-    if how == "tab":
-        tabs.setCurrentIndex(1)
-    else:
-        tabs.showMinimized()
+    out_of_sight(tabs, how)
     qtbot.wait(20)
     signals = (model.rowsInserted, model.rowsRemoved, model.dataChanged, model.modelReset)
     with qtbot.assertNotEmitted(signals[0]), qtbot.assertNotEmitted(signals[1]), \
@@ -189,9 +181,6 @@ def test_an_unseen_process_table_merges_only_the_latest_list_when_seen(qtbot, ho
         for t in range(5):  # processes come and go while no one sees the table
             table.show_processes([proc(0, 2, 100 + t), proc(1, 10 + t)], 101.0 + t)
     assert rows(model) == [(0, 1), (0, 2)]
-    if how == "tab":
-        tabs.setCurrentIndex(0)
-    else:
-        tabs.showNormal()
+    back_in_sight(tabs, how)
     qtbot.waitUntil(lambda: rows(model) == [(0, 2), (1, 14)], timeout=3000)
     assert model.processes[0].gpu_mem_bytes == 104 * MIB

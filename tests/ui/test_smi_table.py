@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from PySide6.QtWidgets import QTabWidget, QWidget
 
 from gpumon.telemetry.sampler import Sampler
 from gpumon.telemetry.simulated import SimulatedFaults, SimulatedSource
 from gpumon.ui.monitor.smi_table import COLUMNS, LOST_TEXT, SmiTable, SmiTableModel
+from tests.qt_fixtures import back_in_sight, first_of_two_tabs, out_of_sight
 
 
 def snapshot(faults: SimulatedFaults | None = None, clock: float = 100.0):  # type: ignore[no-untyped-def]
@@ -82,13 +82,8 @@ def test_an_unseen_table_keeps_the_latest_snapshot_and_shows_it_when_seen(qtbot,
     source = SimulatedSource(3, seed=4, clock=lambda: clock[0])
     sampler = Sampler(source, clock=lambda: clock[0], wall_clock=lambda: clock[0])
     sampler.open()
-    tabs = QTabWidget()
-    qtbot.addWidget(tabs)
     table = SmiTable()
-    tabs.addTab(table, "table")
-    tabs.addTab(QWidget(), "other")
-    with qtbot.waitExposed(tabs):
-        tabs.show()
+    tabs = first_of_two_tabs(qtbot, table)
     model = table.smi_model
 
     def tick():  # type: ignore[no-untyped-def]
@@ -104,20 +99,14 @@ def test_an_unseen_table_keeps_the_latest_snapshot_and_shows_it_when_seen(qtbot,
     tick()
     seen = texts()
     assert len(seen) == 3
-    if how == "tab":
-        tabs.setCurrentIndex(1)
-    else:
-        tabs.showMinimized()
+    out_of_sight(tabs, how)
     qtbot.wait(20)
     with qtbot.assertNotEmitted(model.dataChanged), qtbot.assertNotEmitted(model.modelReset):
         for _ in range(5):
             latest = tick()
     assert texts() == seen  # nothing done while no one sees it
 
-    if how == "tab":
-        tabs.setCurrentIndex(0)
-    else:
-        tabs.showNormal()
+    back_in_sight(tabs, how)
     expected = SmiTableModel()
     expected.update_snapshot(latest)
     qtbot.waitUntil(lambda: texts() != seen, timeout=3000)
