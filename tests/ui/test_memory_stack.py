@@ -102,7 +102,9 @@ def test_the_option_draws_bands_that_add_up_to_used_and_is_remembered(
     assert w2.menus.actions["actionMemoryByProcess"].isChecked()
     assert all(p.stack is not None for p in w2.gpu_grid.panels)
     stack2 = w2.menus.memory_stacks.stacks[0]
-    assert len(w2.gpu_panel(0).memory_plot.listDataItems()) > 1  # type: ignore[union-attr]
+    # drawn from the History once the window is exposed (not before: no one would see it)
+    qtbot.waitUntil(lambda: len(w2.gpu_panel(0).memory_plot.listDataItems()) > 1,  # type: ignore[union-attr]
+                    timeout=WAIT_MS)
     w2.menus.actions["actionMemoryByProcess"].trigger()  # off: the bands go
     panel2 = w2.gpu_panel(0)
     assert panel2 is not None and panel2.stack is None and not again.memory_by_process
