@@ -1,10 +1,12 @@
 """A window the X server no longer shows (unmapped, as a window manager does to a minimised
-window) gets no readout, curve or table update on a tick, and is whole again when mapped.
+window) gets no readout, curve, table or CPU-graph update, and is whole again when mapped.
 
 This needs a real X server: Qt's offscreen platform never unexposes a shown window. A small
-program runs the GPU grid and the nvidia-smi table on Xvfb (xcb), feeds them simulated
-snapshots, and unmaps and maps its own window from a second X connection (``xcb_unmap_window``
-through ctypes, what ``xdotool windowunmap`` sends); it prints what it counted as JSON.
+program runs the GPU grid, the nvidia-smi table and the Playground's CPU graph on Xvfb
+(xcb), feeds them simulated snapshots, and unmaps and maps its own window from a second X
+connection (``xcb_unmap_window`` through ctypes, what ``xdotool windowunmap`` sends); it
+prints what it counted as JSON. (Minimised through a window manager, Qt also sends hide
+events; unmapped without one, as here, only the exposure changes.)
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ pytestmark = [
 ]
 
 PROGRAM = r"""
-import ctypes, json, sys, time
+import ctypes, json, os, sys, time
 from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget
 from gpumon.telemetry.history import History, capacity_for
 from gpumon.telemetry.sampler import Sampler
@@ -36,6 +38,7 @@ from gpumon.telemetry.simulated import SimulatedSource
 from gpumon.ui.monitor.grid import GpuGrid
 from gpumon.ui.monitor.runs_label import RunsLabel
 from gpumon.ui.monitor.smi_table import SmiTable, SmiTableModel
+from gpumon.ui.playground.cpu_view import REDRAW_MS, CpuMemoryView
 
 app = QApplication(sys.argv)
 set_runs = []
@@ -53,8 +56,12 @@ history = History(capacity_for(300.0, 1.0))
 window = QWidget()
 layout = QVBoxLayout(window)
 grid, table = GpuGrid(), SmiTable()
+cpu = CpuMemoryView(os.getpid)  # the Playground's graph without a GPU: its own timer
 layout.addWidget(grid, 3)
 layout.addWidget(table, 1)
+layout.addWidget(cpu, 1)
+redraws = []
+cpu.redraw = lambda: redraws.append(1)
 window.resize(1000, 800)
 window.show()
 changed = []
@@ -98,10 +105,14 @@ out["visible_while_unmapped"] = grid.panels[0].isVisible()
 set_runs.clear(); changed.clear()
 newest_drawn = float(grid.panels[0]._mem_curve.xData[-1])
 latest = tick(5)
-out["unseen"] = {"set_runs": len(set_runs), "table_changes": len(changed)}
+redraws.clear()
+wait(lambda: False, 3 * REDRAW_MS / 1000)
+out["unseen"] = {"set_runs": len(set_runs), "table_changes": len(changed),
+                 "cpu_redraws": len(redraws)}
 xcb.xcb_map_window(conn, wid)
 xcb.xcb_flush(conn)
 out["exposed_again"] = wait(exposed)
+out["cpu_redrawn"] = wait(lambda: bool(redraws), 3 * REDRAW_MS / 1000)
 panel = grid.panels[0]
 out["curve_moved"] = wait(lambda: float(panel._mem_curve.xData[-1]) != newest_drawn)
 sample = latest.sample_for(0)
@@ -130,7 +141,7 @@ def test_an_unmapped_window_is_not_updated_and_is_whole_when_mapped(
     assert out["seen"]["set_runs"] > 0 and out["seen"]["table_changes"] > 0
     assert out["unexposed"], "the X server did not unmap the window"
     assert out["visible_while_unmapped"]  # Qt still calls it visible: only exposure tells
-    assert out["unseen"] == {"set_runs": 0, "table_changes": 0}, out
-    assert out["exposed_again"] and out["curve_moved"], out
+    assert out["unseen"] == {"set_runs": 0, "table_changes": 0, "cpu_redraws": 0}, out
+    assert out["exposed_again"] and out["curve_moved"] and out["cpu_redrawn"], out
     assert out["curve_last_gib"] == pytest.approx(out["latest_gib"]), out
     assert out["table_is_latest"], out

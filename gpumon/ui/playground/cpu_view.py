@@ -27,6 +27,7 @@ from gpumon.telemetry.proc_memory import RssProbe
 from gpumon.ui.monitor.axis import TimeAxis
 from gpumon.ui.monitor.plot import LitePlotWidget
 from gpumon.ui.monitor.runs_label import RunsLabel, TextRun
+from gpumon.ui.monitor.seen import window_seen
 from gpumon.ui.playground.style import ERROR_COLOR, short_code
 from gpumon.ui.theme import MARKER_ATTR, is_dark, style_marker
 from gpumon.units import GIB, format_bytes
@@ -105,7 +106,7 @@ class CpuMemoryView(QFrame):
         layout.addWidget(self.widget, 1)
         self._timer = QTimer(self)
         self._timer.setInterval(REDRAW_MS)
-        self._timer.timeout.connect(self.redraw)
+        self._timer.timeout.connect(self._on_timer)
         self._set_title()
 
     # -- feeding ------------------------------------------------------------------------------
@@ -134,6 +135,10 @@ class CpuMemoryView(QFrame):
         self.redraw()
 
     # -- drawing ------------------------------------------------------------------------------
+    def _on_timer(self) -> None:
+        if window_seen(self):  # minimised: the next tick after it is restored draws
+            self.redraw()
+
     def redraw(self) -> None:
         """Curves, markers and the readout, relative to now."""
         now = time.time()
