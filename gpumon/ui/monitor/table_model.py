@@ -94,12 +94,14 @@ class FittedTableView(QTableView):
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
         self._pending: Callable[[], None] | None = None  # the latest update, kept unseen
-        self._seen_watch = SeenWatch(self, self._catch_up)
+        self._seen_watch: SeenWatch | None = None  # made by the first when_seen
 
     def when_seen(self, update: Callable[[], None]) -> None:
         """Run ``update`` (one tick's change of the model) now if the table can be seen;
         else keep it, replacing the one kept, and run it when the table is seen again (its
         tab shown, its window restored or exposed): no one pays for rows no one sees."""
+        if self._seen_watch is None:
+            self._seen_watch = SeenWatch(self, self._catch_up)
         if self.isVisible() and window_seen(self):
             self._pending = None
             update()
