@@ -32,7 +32,9 @@ on its Monitor tab; with no graph visible (the Lesson tab brought in front with 
 through xdotool; its kernel starts then, so the row waits 15 s more before measuring); and
 on its Monitor tab with its window unmapped (``xdotool windowunmap``: what a window manager
 does to a minimised window; Xvfb has none). Beside them, gpumon's reading alone: its Sampler
-on the same GPUs every 1 s in a plain process, no Qt (the floor of every gpumon row). CPU of
+on the same GPUs every 1 s in a plain process, no Qt (the floor of every gpumon row), and a
+bare Qt window of gpumon's size repainted once a second, white or with 16 prepared polylines
+(the floor of any window that redraws its graphs every second). CPU of
 the process tree (the app and its children: gpumon's kernel, nvitop's none). ``--base
 DIR``: the same gpumon rows for another checkout of gpumon (e.g. ``git archive main``), run
 alternately with this one in each round, so both see the same machine. Targets (issue 30):
@@ -81,6 +83,43 @@ while True:
     sampler.tick()
     n += 1
     time.sleep(max(0.0, start + n - time.monotonic()))
+"""
+
+
+# A bare Qt window of gpumon's size, repainted once a second: white only, or with 16
+# polylines of 300 points made once (the paint and the X flush are what is measured). No
+# pyqtgraph, no NVML: the floor of any window that redraws graphs every second.
+BARE_WINDOW = """
+import math, sys
+from PySide6.QtCore import QPointF, QTimer
+from PySide6.QtGui import QColor, QPainter, QPen, QPolygonF
+from PySide6.QtWidgets import QApplication, QWidget
+app = QApplication(sys.argv)
+LINES = sys.argv[1] == "lines"
+W, H = 350, 225
+POLYS = [[QPolygonF([QPointF((k % 4) * W + i * (W - 4) / 299, (k // 4) * H + H / 2
+                             + H / 3 * math.sin((i + n) / 9 + k)) for i in range(300)])
+          for k in range(16)] for n in range(8)]
+class Window(QWidget):
+    n = 0
+    def paintEvent(self, event):
+        p = QPainter(self)
+        p.fillRect(self.rect(), QColor("white"))
+        if LINES:
+            p.setPen(QPen(QColor("#1f77b4"), 1))
+            for poly in POLYS[self.n % 8]:
+                p.drawPolyline(poly)
+        p.end()
+window = Window()
+window.resize(1400, 900)
+window.show()
+def tick():
+    window.n += 1
+    window.update()
+timer = QTimer()
+timer.timeout.connect(tick)
+timer.start(1000)
+app.exec()
 """
 
 
@@ -264,7 +303,9 @@ def peers(seconds: float, base_dir: Path | None, rounds: int) -> int:
             if fake is None:
                 return 2
             tools = {"gpustat -i 1": shutil.which("gpustat"), "nvitop --interval 1":
-                     shutil.which("nvitop"), "Sampler alone (gpumon's reading, no Qt)": "-c"}
+                     shutil.which("nvitop"), "Sampler alone (gpumon's reading, no Qt)": "-c",
+                     "Qt window repainted each 1 s, white": "white",
+                     "Qt window repainted each 1 s, 16 polylines": "lines"}
             trees = {"this tree": REPO} | ({"base": base_dir} if base_dir else {})
             # this tree once more with its strip charts on (off by default), on the Monitor tab
             strips_on = ("import sys; from gpumon.ui.monitor import strip; "
@@ -278,6 +319,9 @@ def peers(seconds: float, base_dir: Path | None, rounds: int) -> int:
                     if tool == "-c":
                         cmd = [sys.executable, "-c", SAMPLER_ONLY]
                         env = dict(fake, PYTHONPATH=str(REPO))
+                    elif tool in ("white", "lines"):
+                        cmd = [sys.executable, "-c", BARE_WINDOW, tool]
+                        env = dict(fake, QT_QPA_PLATFORM="xcb", DISPLAY=xvfb[1])
                     else:
                         cmd, env = [tool, *name.split()[1:]], fake
                     pct = measure(cmd, env, seconds, tty=True, tree=True)
@@ -314,9 +358,8 @@ def peers(seconds: float, base_dir: Path | None, rounds: int) -> int:
     if gpustat:
         ref = statistics.median(gpustat)
         for name, values in rows.items():
-            if name.startswith("Sampler"):
-                print(f"{name:50s} {statistics.median(values) / ref:5.2f}x gpustat (the floor "
-                      "of every gpumon row)")
+            if name.startswith(("Sampler", "Qt window")):
+                print(f"{name:50s} {statistics.median(values) / ref:5.2f}x gpustat (a floor)")
             if name.startswith("gpumon"):
                 ratio = statistics.median(values) / ref
                 target = 1.0 if "Monitor tab" in name else 0.5
