@@ -95,7 +95,7 @@ from PySide6.QtCore import QPointF, QTimer
 from PySide6.QtGui import QColor, QPainter, QPen, QPolygonF
 from PySide6.QtWidgets import QApplication, QWidget
 app = QApplication(sys.argv)
-LINES = sys.argv[1] == "lines"
+LINES = sys.argv[1] == "polylines"
 W, H = 350, 225
 POLYS = [[QPolygonF([QPointF((k % 4) * W + i * (W - 4) / 299, (k // 4) * H + H / 2
                              + H / 3 * math.sin((i + n) / 9 + k)) for i in range(300)])
@@ -302,29 +302,28 @@ def peers(seconds: float, base_dir: Path | None, rounds: int) -> int:
             fake = fake_gpus(Path(work))
             if fake is None:
                 return 2
-            tools = {"gpustat -i 1": shutil.which("gpustat"), "nvitop --interval 1":
-                     shutil.which("nvitop"), "Sampler alone (gpumon's reading, no Qt)": "-c",
-                     "Qt window repainted each 1 s, white": "white",
-                     "Qt window repainted each 1 s, 16 polylines": "lines"}
+            # the peers and the floors: name -> (command, environment), None: not installed
+            qt = dict(fake, QT_QPA_PLATFORM="xcb", DISPLAY=xvfb[1])
+            others: dict[str, tuple[list[str], dict[str, str]] | None] = {
+                name: ([tool, *name.split()[1:]], fake) if tool else None
+                for name, tool in (("gpustat -i 1", shutil.which("gpustat")),
+                                   ("nvitop --interval 1", shutil.which("nvitop")))}
+            others["Sampler alone (gpumon's reading, no Qt)"] = (
+                [sys.executable, "-c", SAMPLER_ONLY], dict(fake, PYTHONPATH=str(REPO)))
+            for paint in ("white", "16 polylines"):
+                others[f"Qt window repainted each 1 s, {paint}"] = (
+                    [sys.executable, "-c", BARE_WINDOW, paint.split()[-1]], qt)
             trees = {"this tree": REPO} | ({"base": base_dir} if base_dir else {})
             # this tree once more with its strip charts on (off by default), on the Monitor tab
             strips_on = ("import sys; from gpumon.ui.monitor import strip; "
                          "strip.set_strip_charts(True); from gpumon.cli.main import main; "
                          "sys.exit(main(sys.argv[1:]))")
             for n in range(rounds):
-                for name, tool in tools.items():
-                    if tool is None:
+                for name, run in others.items():
+                    if run is None:
                         print(f"{name.split()[0]} not installed (pip install -e '.[bench]')")
                         continue
-                    if tool == "-c":
-                        cmd = [sys.executable, "-c", SAMPLER_ONLY]
-                        env = dict(fake, PYTHONPATH=str(REPO))
-                    elif tool in ("white", "lines"):
-                        cmd = [sys.executable, "-c", BARE_WINDOW, tool]
-                        env = dict(fake, QT_QPA_PLATFORM="xcb", DISPLAY=xvfb[1])
-                    else:
-                        cmd, env = [tool, *name.split()[1:]], fake
-                    pct = measure(cmd, env, seconds, tty=True, tree=True)
+                    pct = measure(*run, seconds, tty=True, tree=True)
                     rows.setdefault(name, []).append(pct)
                     print(f"round {n + 1}: {name:48s} {pct:5.2f}%", flush=True)
                 variants = [(t, r, "", False) for t, r in trees.items()] + [

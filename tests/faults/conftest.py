@@ -3,14 +3,17 @@
 The fixtures of ``tests/telemetry/conftest.py`` (fake NVML) and ``tests/ui/conftest.py``
 (windows; no QThread or QTimer left running) are loaded here from their files under
 private module names: conftest modules share one basename, so they cannot be imported by
-name. Every fault test also fails if a traceback reached stderr or the log.
+name. Every fault test also fails if a traceback reached stderr or the log. ``display``: a
+fresh Xvfb for the tests on a real X server.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import logging
+import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -63,3 +66,36 @@ def no_traceback_reaches_the_user(
                  for r in caplog.records if "Traceback" in r.getMessage()]
     if problems:
         pytest.fail("a traceback reached the user:\n" + "\n".join(problems), pytrace=False)
+
+
+def _free_display() -> int:
+    for n in range(99, 400):
+        if not Path(f"/tmp/.X11-unix/X{n}").exists() and not Path(f"/tmp/.X{n}-lock").exists():
+            return n
+    raise RuntimeError("no free X display number")
+
+
+@pytest.fixture(scope="module")
+def display() -> Iterator[str]:
+    """A fresh Xvfb on a free display number, for the tests that need a real X server."""
+    n = _free_display()
+    xvfb = subprocess.Popen(
+        # -noreset: by default Xvfb resets when its last client leaves, and an app
+        # starting during that reset cannot connect ("could not connect to display").
+        ["Xvfb", f":{n}", "-screen", "0", "1280x1024x24", "-nolisten", "tcp", "-noreset"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    socket_path = Path(f"/tmp/.X11-unix/X{n}")
+    deadline = time.monotonic() + 15
+    while not socket_path.exists():
+        if xvfb.poll() is not None or time.monotonic() > deadline:
+            xvfb.kill()
+            err = xvfb.communicate()[1].decode(errors="replace")
+            pytest.skip(f"Xvfb :{n} did not start: {err.strip()[:300]}")
+        time.sleep(0.05)
+    yield f":{n}"
+    xvfb.terminate()
+    try:
+        xvfb.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        xvfb.kill()
+        xvfb.communicate()

@@ -43,38 +43,6 @@ print(image.width(), image.height(), len(colors))
 """
 
 
-def _free_display() -> int:
-    for n in range(99, 400):
-        if not Path(f"/tmp/.X11-unix/X{n}").exists() and not Path(f"/tmp/.X{n}-lock").exists():
-            return n
-    raise RuntimeError("no free X display number")
-
-
-@pytest.fixture(scope="module")
-def display() -> Iterator[str]:
-    n = _free_display()
-    xvfb = subprocess.Popen(
-        # -noreset: by default Xvfb resets when its last client leaves, and an app
-        # starting during that reset cannot connect ("could not connect to display").
-        ["Xvfb", f":{n}", "-screen", "0", "1280x1024x24", "-nolisten", "tcp", "-noreset"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    socket_path = Path(f"/tmp/.X11-unix/X{n}")
-    deadline = time.monotonic() + 15
-    while not socket_path.exists():
-        if xvfb.poll() is not None or time.monotonic() > deadline:
-            xvfb.kill()
-            err = xvfb.communicate()[1].decode(errors="replace")
-            pytest.skip(f"Xvfb :{n} did not start: {err.strip()[:300]}")
-        time.sleep(0.05)
-    yield f":{n}"
-    xvfb.terminate()
-    try:
-        xvfb.communicate(timeout=10)
-    except subprocess.TimeoutExpired:
-        xvfb.kill()
-        xvfb.communicate()
-
-
 def _env(display: str, config: Path) -> dict[str, str]:
     env = dict(os.environ, DISPLAY=display, QT_QPA_PLATFORM="xcb", XDG_CONFIG_HOME=str(config))
     env.pop("WAYLAND_DISPLAY", None)

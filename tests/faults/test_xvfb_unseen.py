@@ -20,8 +20,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults.test_xvfb_smoke import display  # noqa: F401 (the Xvfb fixture)
-
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(shutil.which("Xvfb") is None,
@@ -129,7 +127,7 @@ print(json.dumps(out))
 
 
 def test_an_unmapped_window_is_not_updated_and_is_whole_when_mapped(
-        display: str, tmp_path: Path) -> None:  # noqa: F811 (the fixture)
+        display: str, tmp_path: Path) -> None:
     env = dict(os.environ, DISPLAY=display, QT_QPA_PLATFORM="xcb",
                XDG_CONFIG_HOME=str(tmp_path))
     env.pop("WAYLAND_DISPLAY", None)
