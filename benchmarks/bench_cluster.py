@@ -16,7 +16,7 @@ machine's panels after a click, and the cost of a tick as the fleet grows.
     revision at 12,500 machines took minutes; it runs only with ``--full``.
 
 Baseline: the revision before the cluster view's identity rework (``--baseline REV``;
-default: the parent of the commit that added gpumon/telemetry/fleet.py), extracted with
+default: the parent of the commit that added gpumon/telemetry/cluster/fleet.py), extracted with
 ``git archive`` and run the same way in the same run, alternating with this tree (twice each
 unless ``--quick``): the load of a shared machine drifts.
 Targets: (a) at most 2 queries per tick; click-to-panels no slower than the baseline; frame
@@ -53,7 +53,7 @@ def _count_queries() -> list[int]:
     """Counts PromClient.get calls (every HTTP query, from any thread) into the list."""
     import threading
 
-    from gpumon.telemetry import promapi
+    from gpumon.telemetry.cluster import promapi
 
     count, lock, original = [0], threading.Lock(), promapi.PromClient.get
 
@@ -71,7 +71,7 @@ def measure_window(url: str, ticks: int, clicks: int) -> dict[str, Any]:
     import psutil
     from PySide6.QtWidgets import QApplication
 
-    from gpumon.telemetry.prometheus import PrometheusSource
+    from gpumon.telemetry.cluster.prometheus import PrometheusSource
     from gpumon.ui.window.cluster_window import ClusterWindow
 
     count = _count_queries()
@@ -125,7 +125,7 @@ def generated(machines: int, gpus: int) -> dict[str, list[dict[str, Any]]]:
     """Every series gpumon's exporter sends, for ``machines`` x ``gpus``, by metric name, as
     a Prometheus answer's ``result`` entries (label dicts shared where Prometheus's JSON
     would give equal ones)."""
-    from gpumon.telemetry.exported import NVML_UP, READ_BACK
+    from gpumon.telemetry.model.exported import NVML_UP, READ_BACK
 
     out: dict[str, list[dict[str, Any]]] = {name: [] for name in [*READ_BACK, "up", NVML_UP]}
     t = time.time()
@@ -149,8 +149,8 @@ def generated(machines: int, gpus: int) -> dict[str, list[dict[str, Any]]]:
 
 def measure_scale(machines: int, gpus: int, repeats: int) -> dict[str, Any]:
     """Median seconds of one ``sample()`` on a generated answer (no HTTP, no JSON)."""
-    from gpumon.telemetry import promapi
-    from gpumon.telemetry.prometheus import PrometheusSource
+    from gpumon.telemetry.cluster import promapi
+    from gpumon.telemetry.cluster.prometheus import PrometheusSource
 
     series = generated(machines, gpus)
     everything = [s for found in series.values() for s in found]
@@ -213,7 +213,7 @@ def _query(url: str, promql: str) -> list[Any]:
 def baseline_tree(rev: str | None, tmp: Path) -> tuple[str, Path]:
     if rev is None:
         added = subprocess.run(["git", "log", "--diff-filter=A", "--format=%H", "--",
-                                "gpumon/telemetry/fleet.py"], cwd=REPO, capture_output=True,
+                                "gpumon/telemetry/cluster/fleet.py"], cwd=REPO, capture_output=True,
                                text=True, check=True).stdout.split()
         if not added:
             raise SystemExit("no baseline: give --baseline REV")

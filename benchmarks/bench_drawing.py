@@ -20,8 +20,7 @@ tables and header: a GpuGrid of 1, 8 and 16 simulated GPUs (1400 x 900, offscree
 ``grid.update_view`` (readouts, curves) plus the paint it causes (``processEvents()``), timed
 together, over 120 ticks (``--quick``: 40). Each tree of gpumon runs in its own process
 (``--base DIR``: another checkout, e.g. ``git archive main``), alternately, ``--rounds``
-times: this tree with its strip charts on and off (``strip.set_strip_charts``; off, the
-default: the curves paint themselves). The table gives the mean CPU time per tick (wall
+times. The table gives the mean CPU time per tick (wall
 time in brackets: the machine may be shared) and the ratios to base.
 """
 
@@ -45,9 +44,9 @@ import numpy as np  # noqa: E402
 import pyqtgraph as pg  # noqa: E402
 from PySide6.QtWidgets import QApplication, QGridLayout, QWidget  # noqa: E402
 
-from gpumon.telemetry.sampler import Sampler  # noqa: E402
-from gpumon.telemetry.simulated import SimulatedSource  # noqa: E402
-from gpumon.telemetry.types import Snapshot  # noqa: E402
+from gpumon.telemetry.model.types import Snapshot  # noqa: E402
+from gpumon.telemetry.sources.sampler import Sampler  # noqa: E402
+from gpumon.telemetry.sources.simulated import SimulatedSource  # noqa: E402
 from gpumon.ui.window.main_window import MainWindow  # noqa: E402
 
 TARGET_MS = 8.0
@@ -162,13 +161,10 @@ def grid_child(frames: int) -> None:
     """In a process of one tree: a JSON line per (GPUs, window) with the tick times in ms."""
     import json
 
-    from gpumon.telemetry.history import History, capacity_for
+    from gpumon.telemetry.history.store import History, capacity_for
     from gpumon.ui.monitor.grid import GpuGrid
 
     app = QApplication.instance() or QApplication(sys.argv)
-    if "BENCH_STRIPS" in os.environ:  # this tree, strip charts on ("1") or off ("0")
-        from gpumon.ui.monitor import strip
-        strip.set_strip_charts(os.environ["BENCH_STRIPS"] == "1")
     clock = FakeClock()
     source = SimulatedSource(max(GRID_GPUS), seed=0, clock=clock)
     sampler = Sampler(source, clock=clock, wall_clock=clock)
@@ -225,16 +221,13 @@ def grid_compare(base: Path | None, rounds: int, frames: int) -> int:
     import json
     import subprocess
 
-    trees = {"strips on": (REPO, "1"), "strips off": (REPO, "0")} | (
-        {"base": (base, "")} if base else {})
+    trees = {"this tree": REPO} | ({"base": base} if base else {})
     results: dict[tuple[str, int, int], list[float]] = {}
     cpus: dict[tuple[str, int, int], list[float]] = {}
     for n in range(rounds):
         order = list(trees.items()) if n % 2 == 0 else list(reversed(trees.items()))
-        for name, (root, strips) in order:
+        for name, root in order:
             env = dict(os.environ, BENCH_TREE=str(root), QT_QPA_PLATFORM="offscreen")
-            if strips:
-                env["BENCH_STRIPS"] = strips
             out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--grid-child",
                                   str(frames)], env=env, cwd=root, capture_output=True,
                                  text=True, check=True, timeout=900)
@@ -246,14 +239,13 @@ def grid_compare(base: Path | None, rounds: int, frames: int) -> int:
     print("\nms per tick, mean over all ticks and rounds: CPU time of the process (wall "
           "time in brackets)")
     print(f"{'GPUs':>4s} {'window':>7s}" + "".join(f"{name:>22s}" for name in trees)
-          + ("    on/base   off/base" if base else ""))
+          + ("   this/base" if base else ""))
     for gpus in GRID_GPUS:
         for window_s in GRID_WINDOWS:
             means = {name: statistics.fmean(cpus[(name, gpus, window_s)]) for name in trees}
             walls = {name: statistics.fmean(results[(name, gpus, window_s)]) for name in trees}
             cells = [f"{means[name]:9.2f} ({walls[name]:6.2f})" for name in trees]
-            ratio = (f"   {means['strips on'] / means['base']:8.2f}x "
-                     f"{means['strips off'] / means['base']:8.2f}x" if base else "")
+            ratio = f"   {means['this tree'] / means['base']:8.2f}x" if base else ""
             print(f"{gpus:4d} {window_s:6d}s" + "".join(f"{c:>22s}" for c in cells) + ratio)
     return 0
 

@@ -48,11 +48,11 @@ from bench_sampling import raw_step, stats, timed  # noqa: E402
 from fakenvml import build_fake_nvml, fake_driver_env, use_fake_nvml  # noqa: E402
 from machine import describe  # noqa: E402
 
-from gpumon.telemetry.exporter import GpuReader  # noqa: E402
-from gpumon.telemetry.exporter_http import make_handler, serve  # noqa: E402
-from gpumon.telemetry.exporter_page import Pages  # noqa: E402
-from gpumon.telemetry.http_server import Handler, Request  # noqa: E402
-from gpumon.telemetry.nvml import NvmlSource  # noqa: E402
+from gpumon.telemetry.exporter.page import Pages  # noqa: E402
+from gpumon.telemetry.exporter.reader import GpuReader  # noqa: E402
+from gpumon.telemetry.exporter.routes import make_handler, serve  # noqa: E402
+from gpumon.telemetry.exporter.server import Handler, Request  # noqa: E402
+from gpumon.telemetry.nvml.source import NvmlSource  # noqa: E402
 
 RENDER_TARGET_MS = 10.0
 CACHED_TARGET_MS = 1.0

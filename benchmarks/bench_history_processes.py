@@ -24,9 +24,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from gpumon.telemetry.history import MAX_PROCESSES, History, capacity_for  # noqa: E402
-from gpumon.telemetry.process_history import FIELDS  # noqa: E402
-from gpumon.telemetry.types import (  # noqa: E402
+from gpumon.telemetry.history.process_history import FIELDS  # noqa: E402
+from gpumon.telemetry.history.store import MAX_PROCESSES, History, capacity_for  # noqa: E402
+from gpumon.telemetry.model.types import (  # noqa: E402
     GpuProcess,
     GpuSample,
     MachineInfo,

@@ -159,7 +159,7 @@ def round_trips(reps: int) -> bool:
 def lesson_sizes() -> None:
     from gpumon.playground.data.wire import Request, encode_frame
     from gpumon.playground.lesson.steps import LESSON
-    from gpumon.telemetry.simulated import SimulatedSource
+    from gpumon.telemetry.sources.simulated import SimulatedSource
 
     source = SimulatedSource(8, seed=0)
     source.open()

@@ -26,9 +26,9 @@ sys.path.insert(0, str(REPO))
 
 from machine import describe  # noqa: E402 (benchmarks/machine.py, beside this script)
 
-from gpumon.telemetry.history import History, capacity_for  # noqa: E402
-from gpumon.telemetry.sampler import Sampler  # noqa: E402
-from gpumon.telemetry.simulated import SimulatedSource  # noqa: E402
+from gpumon.telemetry.history.store import History, capacity_for  # noqa: E402
+from gpumon.telemetry.sources.sampler import Sampler  # noqa: E402
+from gpumon.telemetry.sources.simulated import SimulatedSource  # noqa: E402
 
 TARGET_MB = 5.0
 WARMUP_TICKS = 1000

@@ -91,7 +91,7 @@ def responsiveness(seconds: float) -> bool:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from gpumon.telemetry.simulated import SimulatedSource
+    from gpumon.telemetry.sources.simulated import SimulatedSource
     from gpumon.ui.window.main_window import MainWindow
 
     app = QApplication.instance() or QApplication(sys.argv)

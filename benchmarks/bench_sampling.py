@@ -36,9 +36,9 @@ import pynvml  # noqa: E402
 from fakenvml import FakeNvml, build_fake_nvml, use_fake_nvml  # noqa: E402
 from machine import describe  # noqa: E402 (benchmarks/machine.py, beside this script)
 
-from gpumon.telemetry.nvml import NvmlSource  # noqa: E402
-from gpumon.telemetry.sampler import Sampler  # noqa: E402
-from gpumon.telemetry.simulated import SimulatedSource  # noqa: E402
+from gpumon.telemetry.nvml.source import NvmlSource  # noqa: E402
+from gpumon.telemetry.sources.sampler import Sampler  # noqa: E402
+from gpumon.telemetry.sources.simulated import SimulatedSource  # noqa: E402
 
 TARGET_RATIO = 3.0
 SLOW_EVERY = 5  # ticks between slow-field reads (slow_every_s=5 at a 1 s interval)
@@ -98,7 +98,7 @@ def raw_step(handles: list[object]) -> Callable[[int], object]:
                 n.nvmlDeviceGetPerformanceState(h)
                 n.nvmlDeviceGetPcieThroughput(h, n.NVML_PCIE_UTIL_RX_BYTES)
                 n.nvmlDeviceGetPcieThroughput(h, n.NVML_PCIE_UTIL_TX_BYTES)
-                n.nvmlDeviceGetEccMode(h)  # the health fields (nvml_health.read_health)
+                n.nvmlDeviceGetEccMode(h)  # the health fields (health.read_health)
                 for kind in (n.NVML_MEMORY_ERROR_TYPE_CORRECTED,
                              n.NVML_MEMORY_ERROR_TYPE_UNCORRECTED):
                     for counter in (n.NVML_VOLATILE_ECC, n.NVML_AGGREGATE_ECC):

@@ -50,7 +50,7 @@ def pump(app: QApplication, seconds: float) -> None:
 
 
 def after(app: QApplication) -> bool:
-    from gpumon.telemetry.simulated import SimulatedSource
+    from gpumon.telemetry.sources.simulated import SimulatedSource
     from gpumon.ui.window.main_window import MainWindow
 
     w = MainWindow(lambda: SimulatedSource(2), 0.5)

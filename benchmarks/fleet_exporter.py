@@ -19,8 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from prometheus_client import CollectorRegistry, make_wsgi_app  # noqa: E402
 
-from gpumon.telemetry.exporter import GpuCollector  # noqa: E402
-from gpumon.telemetry.simulated import SimulatedSource  # noqa: E402
+from gpumon.telemetry.exporter.reader import GpuCollector  # noqa: E402
+from gpumon.telemetry.sources.simulated import SimulatedSource  # noqa: E402
 
 
 class _Quiet(WSGIRequestHandler):

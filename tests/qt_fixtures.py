@@ -19,9 +19,9 @@ import shiboken6
 from PySide6.QtCore import QThread, QTimer
 from PySide6.QtWidgets import QApplication, QTabWidget, QWidget
 
-from gpumon.telemetry.simulated import SimulatedSource
-from gpumon.telemetry.types import Source
-from gpumon.ui.theme import LIGHT
+from gpumon.telemetry.model.types import Source
+from gpumon.telemetry.sources.simulated import SimulatedSource
+from gpumon.ui.widgets.theme import LIGHT
 from gpumon.ui.window import gcguard
 from gpumon.ui.window.main_window import MainWindow
 from gpumon.ui.window.presentation import base_font_and_palette

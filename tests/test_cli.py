@@ -70,7 +70,7 @@ def test_real_source_reports_library_not_found_without_gpu() -> None:
         pynvml.nvmlShutdown()
         pytest.skip("NVML works here")
     from gpumon.cli.main import make_source
-    from gpumon.telemetry.types import SourceState
+    from gpumon.telemetry.model.types import SourceState
 
     source = make_source(None)
     status = source.open()

@@ -21,7 +21,7 @@ from gpumon.cli.lesson import CLOSING, OPENING, WIDTH, wrap
 from gpumon.cli.main import main
 from gpumon.playground.lesson.glossary import GLOSSARY
 from gpumon.playground.lesson.steps import LESSON
-from gpumon.telemetry.smi_text import cells
+from gpumon.text.smi_text import cells
 
 ROOT = Path(__file__).resolve().parent.parent
 NUMBER = {step.id: i for i, step in enumerate(LESSON, start=1)}

@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 
 from gpumon.cli.main import main
-from gpumon.telemetry.csv_rows import record_header
+from gpumon.telemetry.history.csv_rows import record_header
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "docs" / "snapshot.schema.json")
                     .read_text(encoding="utf-8"))
@@ -42,7 +42,7 @@ def test_once_json_matches_the_schema_and_says_simulated(
 
 
 def test_schema_names_every_key_json_writes() -> None:
-    from gpumon.telemetry.json_out import SAMPLE_KEYS
+    from gpumon.text.json_out import SAMPLE_KEYS
 
     gpu = SCHEMA["$defs"]["gpu"]
     assert set(SAMPLE_KEYS) <= set(gpu["required"]) == set(gpu["properties"])

@@ -22,8 +22,8 @@ from babel.messages.mofile import read_mo
 from babel.messages.pofile import read_po
 
 from gpumon import i18n
-from gpumon.telemetry.smi_text import cells, no_gpus_hint, render, wrap_cells
-from gpumon.telemetry.types import SourceState, SourceStatus
+from gpumon.telemetry.model.types import SourceState, SourceStatus
+from gpumon.text.smi_text import cells, no_gpus_hint, render, wrap_cells
 
 ROOT = Path(__file__).resolve().parent.parent
 ZH_PO = ROOT / "resources" / "locale" / "zh_CN" / "LC_MESSAGES" / "gpumon.po"
@@ -314,8 +314,8 @@ def test_sentences_are_joined_as_each_language_writes_them(chinese: None) -> Non
 
 
 def test_chinese_table_keeps_its_box_aligned(chinese: None) -> None:
-    from gpumon.telemetry.sampler import Sampler
-    from gpumon.telemetry.simulated import SimulatedSource
+    from gpumon.telemetry.sources.sampler import Sampler
+    from gpumon.telemetry.sources.simulated import SimulatedSource
 
     sampler = Sampler(SimulatedSource(n_gpus=2, seed=0))
     sampler.open()

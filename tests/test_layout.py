@@ -93,3 +93,44 @@ def test_importing_every_window_module_loads_no_kernel_module_and_no_torch(
     assert int(count) >= (30 if package == "gpumon.ui" else 2)
     assert [m for m in loaded if _in(m, (KERNEL,))] == []
     assert "torch" not in loaded
+
+
+# telemetry/'s rooms and the rooms each may import: the model is the floor everything stands
+# on; nothing below the views imports the exporter or the cluster client.
+TELEMETRY_ROOMS: dict[str, set[str]] = {
+    "model": set(),
+    "procs": set(),
+    "nvml": {"model", "procs"},
+    "sources": {"model"},
+    "history": {"model"},
+    "exporter": {"model", "sources"},
+    "cluster": {"model"},
+}
+
+
+def _telemetry_room(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if len(parts) > 3 and parts[:2] == ["gpumon", "telemetry"] else None
+
+
+def test_telemetry_rooms_import_only_the_rooms_below_them() -> None:
+    graph = import_graph(ROOT, "gpumon")
+    rooms = {r for r in map(_telemetry_room, graph) if r}
+    assert rooms == set(TELEMETRY_ROOMS)  # every room is named, and no other exists
+    wrong = {f"{m} -> {d}" for m, deps in graph.items() for d in deps
+             if (room := _telemetry_room(m)) and (other := _telemetry_room(d))
+             and other != room and other not in TELEMETRY_ROOMS[room]}
+    assert wrong == set()
+
+
+def test_telemetry_keeps_at_most_eight_modules_at_its_top() -> None:
+    top = sorted(p.name for p in (ROOT / "gpumon" / "telemetry").glob("*.py"))
+    assert len(top) <= 8, top
+    assert all((ROOT / "gpumon" / "telemetry" / room / "__init__.py").is_file()
+               for room in TELEMETRY_ROOMS)
+
+
+def test_telemetry_and_text_import_no_view() -> None:
+    graph = import_graph(ROOT, "gpumon")
+    assert offending_imports(graph, ("gpumon.telemetry", "gpumon.text"),
+                             ("gpumon.ui", "gpumon.cli", "gpumon.playground")) == {}

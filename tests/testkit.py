@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import pytest
 
-from gpumon.telemetry.types import (
+from gpumon.telemetry.model.types import (
     GpuProcess,
     GpuSample,
     MachineInfo,

@@ -10,10 +10,10 @@ import argparse
 import sys
 
 from gpumon.i18n import ntr, tr
-from gpumon.telemetry.fleet import duplicate_note
-from gpumon.telemetry.promapi import parse_header
-from gpumon.telemetry.prometheus import PrometheusSource
-from gpumon.telemetry.types import GpuInfo, GpuSample, HostView, MigSample, Snapshot
+from gpumon.telemetry.cluster.fleet import duplicate_note
+from gpumon.telemetry.cluster.promapi import parse_header
+from gpumon.telemetry.cluster.prometheus import PrometheusSource
+from gpumon.telemetry.model.types import GpuInfo, GpuSample, HostView, MigSample, Snapshot
 from gpumon.units import NA, format_bytes
 from gpumon.untrusted import for_terminal
 

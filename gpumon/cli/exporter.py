@@ -23,9 +23,9 @@ from gpumon.cli.argtypes import add_lang_argument, seconds
 from gpumon.cli.argtypes import gpu_count as _count
 from gpumon.i18n import tr
 from gpumon.interval import EXPORTER, IntervalRange
-from gpumon.telemetry.exporter import DEFAULT_LISTEN, DEFAULT_READ_TIMEOUT_S
-from gpumon.telemetry.exporter_series import OPTIONAL_PROCESS_LABELS, Options
-from gpumon.telemetry.types import Source
+from gpumon.telemetry.exporter.reader import DEFAULT_LISTEN, DEFAULT_READ_TIMEOUT_S
+from gpumon.telemetry.exporter.series import OPTIONAL_PROCESS_LABELS, Options
+from gpumon.telemetry.model.types import Source
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -96,12 +96,12 @@ def build_parser() -> argparse.ArgumentParser:
 def _factory(simulate: int | None, seed: int) -> Callable[[], Source]:
     """Simulated GPUs, or NVML (imported when first opened: a missing binding is a status)."""
     if simulate is not None:
-        from gpumon.telemetry.simulated import SimulatedSource
+        from gpumon.telemetry.sources.simulated import SimulatedSource
 
         return partial(SimulatedSource, n_gpus=simulate, seed=seed)
 
     def nvml() -> Source:
-        from gpumon.telemetry.nvml import NvmlSource
+        from gpumon.telemetry.nvml.source import NvmlSource
 
         return NvmlSource()
 
@@ -144,10 +144,10 @@ def main(argv: list[str]) -> int:
     cannot be used."""
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="gpumon exporter: %(message)s")
-    from gpumon.telemetry.exporter import GpuReader
-    from gpumon.telemetry.exporter_http import serve
-    from gpumon.telemetry.exporter_page import Pages
-    from gpumon.telemetry.webconfig import WebConfig, WebConfigError, load
+    from gpumon.telemetry.exporter.page import Pages
+    from gpumon.telemetry.exporter.reader import GpuReader
+    from gpumon.telemetry.exporter.routes import serve
+    from gpumon.telemetry.exporter.webconfig import WebConfig, WebConfigError, load
 
     web = WebConfig()
     if args.web_config is not None:

@@ -22,7 +22,7 @@ from gpumon.playground.lesson.smi_columns import column_lines
 from gpumon.playground.lesson.smi_columns import heading as columns_heading
 from gpumon.playground.lesson.step_code import localize
 from gpumon.playground.lesson.transcript import comment, prompt_lines
-from gpumon.telemetry.smi_text import cells
+from gpumon.text.smi_text import cells
 
 if TYPE_CHECKING:
     from gpumon.playground.data.actions import Action

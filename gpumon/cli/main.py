@@ -18,10 +18,10 @@ from gpumon.cli.argtypes import MAX_SIMULATED_GPUS, add_lang_argument, lang_from
 from gpumon.cli.argtypes import gpu_count as _gpu_count
 from gpumon.i18n import tr
 from gpumon.interval import SAMPLING
-from gpumon.telemetry.types import Source
+from gpumon.telemetry.model.types import Source
 
 if TYPE_CHECKING:
-    from gpumon.telemetry.types import Snapshot
+    from gpumon.telemetry.model.types import Snapshot
 
 _interval = seconds(SAMPLING)
 
@@ -82,17 +82,17 @@ def build_parser() -> argparse.ArgumentParser:
 def make_source(simulate: int | None, seed: int = 0) -> Source:
     """The simulated source when ``simulate`` is a GPU count, else the real NVML one."""
     if simulate is not None:
-        from gpumon.telemetry.simulated import SimulatedSource
+        from gpumon.telemetry.sources.simulated import SimulatedSource
 
         return SimulatedSource(n_gpus=simulate, seed=seed)
-    from gpumon.telemetry.nvml import NvmlSource
+    from gpumon.telemetry.nvml.source import NvmlSource
 
     return NvmlSource()
 
 
 def _lesson_snapshot(simulate: int | None, seed: int) -> Snapshot | None:
     """One telemetry Snapshot for the lesson's step 1; None when NVML support cannot load."""
-    from gpumon.telemetry.sampler import Sampler
+    from gpumon.telemetry.sources.sampler import Sampler
 
     try:
         source = make_source(simulate, seed)

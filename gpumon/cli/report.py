@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, TextIO
 
 from gpumon.i18n import tr
 from gpumon.interval import SAMPLING
-from gpumon.telemetry.types import Source, SourceState, SourceStatus
+from gpumon.telemetry.model.types import Source, SourceState, SourceStatus
 
 if TYPE_CHECKING:
-    from gpumon.telemetry.types import Snapshot
+    from gpumon.telemetry.model.types import Snapshot
 
 OUTPUT_OPTIONS = ("query", "uuid", "json", "csv", "count")
 
@@ -92,22 +92,22 @@ class _Printer:
     def write(self, snap: Snapshot) -> None:
         args, out = self.args, self.out
         if args.json:
-            from gpumon.telemetry.json_out import snapshot_json
+            from gpumon.text.json_out import snapshot_json
 
             out.write(snapshot_json(snap) + "\n")
         elif args.csv:
-            from gpumon.telemetry.csv_rows import record_header, record_rows
+            from gpumon.telemetry.history.csv_rows import record_header, record_rows
 
             writer = csv.writer(out, lineterminator="\n")
             if self._rows == 0:
                 writer.writerow(record_header())
             writer.writerows(record_rows(snap))
         elif args.query:
-            from gpumon.telemetry.smi_detail import render_detail
+            from gpumon.text.smi_detail import render_detail
 
             out.write(("\n" if self._rows else "") + render_detail(snap))
         else:
-            from gpumon.telemetry.smi_text import render
+            from gpumon.text.smi_text import render
 
             out.write(("\n" if self._rows else "") + render(snap, show_uuid=args.uuid))
         self._rows += 1
@@ -115,7 +115,7 @@ class _Printer:
 
 
 def _fail(status: SourceStatus) -> int:
-    from gpumon.telemetry.smi_text import render_status
+    from gpumon.text.smi_text import render_status
 
     print(f"gpumon: {render_status(status)}", file=sys.stderr)
     return 1
@@ -125,8 +125,8 @@ def run(args: argparse.Namespace, make_source: Callable[[], Source],
         interval_s: float | None = None) -> int:
     """``--once`` or ``--watch``: 0 when every snapshot was printed (or Ctrl+C ended the
     watch), 1 with a short reason on stderr when the GPUs cannot be read."""
-    from gpumon.telemetry.cadence import next_due
-    from gpumon.telemetry.sampler import Sampler
+    from gpumon.telemetry.model.cadence import next_due
+    from gpumon.telemetry.sources.sampler import Sampler
 
     try:
         source = make_source()

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from cluster_helpers import DCGM_PAGES, ROOT, Cluster, wait_for
 
-from gpumon.telemetry.prometheus import PrometheusSource
-from gpumon.telemetry.types import HostView
+from gpumon.telemetry.cluster.prometheus import PrometheusSource
+from gpumon.telemetry.model.types import HostView
 
 pytestmark = pytest.mark.slow  # real servers and subprocesses: seconds each (README)
 MIB = 2**20

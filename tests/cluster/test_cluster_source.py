@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from cluster_helpers import ROOT, Cluster, wait_for
 
-from gpumon.telemetry.prometheus import PrometheusSource
-from gpumon.telemetry.types import SourceState
+from gpumon.telemetry.cluster.prometheus import PrometheusSource
+from gpumon.telemetry.model.types import SourceState
 
 pytestmark = pytest.mark.slow  # real servers or subprocesses: seconds each (README)
 

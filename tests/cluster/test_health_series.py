@@ -64,8 +64,8 @@ def test_energy_rate_is_the_power_and_an_xid_fires_the_alert(
 def test_the_cluster_view_reads_health_from_gpumon_and_dcgm_exporter(
         make_cluster: Callable[[], Cluster], fake_nvml_library: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from gpumon.telemetry.health import Level, assess, held_down
-    from gpumon.telemetry.prometheus import PrometheusSource
+    from gpumon.telemetry.cluster.prometheus import PrometheusSource
+    from gpumon.telemetry.model.health import Level, assess, held_down
     from gpumon.ui.monitor.cluster_overview import cell_text
 
     monkeypatch.setenv("FAKE_VALUES", "0:clock_events=68,0:remap_pending=1,1:ecc_dbe_vol=2")

@@ -10,8 +10,8 @@ import pytest
 from PySide6.QtCore import Qt
 
 from gpumon.cli.main import main
-from gpumon.telemetry.simulated import SimulatedFaults, SimulatedSource
-from gpumon.telemetry.types import Source
+from gpumon.telemetry.model.types import Source
+from gpumon.telemetry.sources.simulated import SimulatedFaults, SimulatedSource
 from gpumon.ui.window.main_window import MainWindow
 
 _TAG = re.compile(r"<[^>]+>")

@@ -10,7 +10,7 @@ import pynvml
 import pytest
 from fakenvml import FakeNvml
 
-from gpumon.telemetry.nvml import NvmlSource
+from gpumon.telemetry.nvml.source import NvmlSource
 from gpumon.ui.window.workers import SamplingThread
 
 INTERVAL_S = 0.2

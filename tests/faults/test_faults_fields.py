@@ -15,8 +15,8 @@ import pytest
 from faults_helpers import once_gpu_block, panel_text, run_once, smi_row
 
 import gpumon.cli.main
-from gpumon.telemetry.history import HISTORY_KEYS
-from gpumon.telemetry.simulated import FAULTABLE_FIELDS, SimulatedFaults, SimulatedSource
+from gpumon.telemetry.history.store import HISTORY_KEYS
+from gpumon.telemetry.sources.simulated import FAULTABLE_FIELDS, SimulatedFaults, SimulatedSource
 
 SEED = 9  # two desktop cards: both have fans, so fan_pct has a control too
 WAIT_MS = 5000

@@ -6,7 +6,7 @@ import pytest
 from fakenvml import FakeNvml
 from faults_helpers import run_once, smi_row
 
-from gpumon.telemetry.nvml import NvmlSource
+from gpumon.telemetry.nvml.source import NvmlSource
 
 GIB = 1024**3
 MIB = 1024**2

@@ -6,7 +6,7 @@ import pytest
 from fakenvml import FakeNvml
 from faults_helpers import run_once
 
-from gpumon.telemetry.nvml import NvmlSource
+from gpumon.telemetry.nvml.source import NvmlSource
 
 
 def test_once_with_zero_gpus_prints_the_hint(fake_nvml: FakeNvml,

@@ -14,7 +14,7 @@ import pytest
 from fakenvml import FakeNvml
 from faults_helpers import once_gpu_block, panel_text, run_once, smi_row
 
-from gpumon.telemetry.nvml import NvmlSource
+from gpumon.telemetry.nvml.source import NvmlSource
 
 WAIT_MS = 5000
 

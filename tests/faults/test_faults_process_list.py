@@ -6,8 +6,8 @@ import pytest
 from fakenvml import FakeNvml
 from faults_helpers import run_once
 
-from gpumon.telemetry.facts import process_list_note
-from gpumon.telemetry.nvml import NvmlSource
+from gpumon.telemetry.model.facts import process_list_note
+from gpumon.telemetry.nvml.source import NvmlSource
 
 LISTS = ("nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2",
          "nvmlDeviceGetGraphicsRunningProcesses_v3", "nvmlDeviceGetGraphicsRunningProcesses_v2")

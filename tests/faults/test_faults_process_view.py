@@ -12,8 +12,8 @@ import psutil
 from fakenvml import FakeNvml
 from PySide6.QtCore import Qt
 
-from gpumon.telemetry.nvml import NvmlSource
-from gpumon.ui.monitor.process_view import ProcessView
+from gpumon.telemetry.nvml.source import NvmlSource
+from gpumon.ui.monitor.process.view import ProcessView
 
 
 def test_view_follows_a_process_and_stays_after_it_ends(qtbot, make_window,

@@ -23,7 +23,7 @@ from faults_helpers import panel_text, process_rows, run_once
 from PySide6.QtCore import QTimer
 from testkit import vanished_pid
 
-from gpumon.telemetry.nvml import NvmlSource
+from gpumon.telemetry.nvml.source import NvmlSource
 
 GIB = 1024**3
 WAIT_MS = 5000

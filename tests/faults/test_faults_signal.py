@@ -17,10 +17,10 @@ from fakenvml import FakeNvml
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from gpumon.telemetry.nvml import NvmlSource
-from gpumon.telemetry.proc_signal import TERMINATE, refusal
-from gpumon.telemetry.simulated import SimulatedSource
-from gpumon.telemetry.types import GpuProcess, MachineInfo, ProcessType, Snapshot
+from gpumon.telemetry.model.types import GpuProcess, MachineInfo, ProcessType, Snapshot
+from gpumon.telemetry.nvml.source import NvmlSource
+from gpumon.telemetry.procs.signals import TERMINATE, refusal
+from gpumon.telemetry.sources.simulated import SimulatedSource
 from gpumon.ui.window.main_window import MainWindow
 
 GIB = 1 << 30
@@ -114,7 +114,7 @@ def test_simulated_processes_are_never_offered(qtbot, make_window) -> None:
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
                     reason="needs root to run the check as another user")
 def test_another_users_process_is_refused(child: subprocess.Popen[bytes]) -> None:
-    code = ("import sys; from gpumon.telemetry.proc_signal import refusal; "
+    code = ("import sys; from gpumon.telemetry.procs.signals import refusal; "
             f"print(refusal({child.pid}))")
     try:
         done = subprocess.run([sys.executable, "-c", code], user=65534, capture_output=True,

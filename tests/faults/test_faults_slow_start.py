@@ -6,7 +6,7 @@ import re
 
 from fakenvml import FakeNvml
 
-from gpumon.telemetry.nvml import NvmlSource
+from gpumon.telemetry.nvml.source import NvmlSource
 
 
 def test_slow_driver_start_says_waiting_and_counts(qtbot, make_window,  # type: ignore[no-untyped-def]

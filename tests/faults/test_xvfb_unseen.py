@@ -30,11 +30,11 @@ pytestmark = [
 PROGRAM = r"""
 import ctypes, json, os, sys, time
 from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget
-from gpumon.telemetry.history import History, capacity_for
-from gpumon.telemetry.sampler import Sampler
-from gpumon.telemetry.simulated import SimulatedSource
+from gpumon.telemetry.history.store import History, capacity_for
+from gpumon.telemetry.sources.sampler import Sampler
+from gpumon.telemetry.sources.simulated import SimulatedSource
 from gpumon.ui.monitor.grid import GpuGrid
-from gpumon.ui.monitor.runs_label import RunsLabel
+from gpumon.ui.widgets.runs_label import RunsLabel
 from gpumon.ui.monitor.smi_table import SmiTable, SmiTableModel
 from gpumon.ui.playground.cpu_view import REDRAW_MS, CpuMemoryView
 
@@ -101,7 +101,7 @@ xcb.xcb_flush(conn)
 out["unexposed"] = wait(lambda: not exposed())
 out["visible_while_unmapped"] = grid.panels[0].isVisible()
 set_runs.clear(); changed.clear()
-newest_drawn = float(grid.panels[0]._mem_curve.xData[-1])
+newest_drawn = grid.panels[0]._t_ref  # the time of the newest sample drawn
 latest = tick(5)
 redraws.clear()
 wait(lambda: False, 3 * REDRAW_MS / 1000)
@@ -112,7 +112,7 @@ xcb.xcb_flush(conn)
 out["exposed_again"] = wait(exposed)
 out["cpu_redrawn"] = wait(lambda: bool(redraws), 3 * REDRAW_MS / 1000)
 panel = grid.panels[0]
-out["curve_moved"] = wait(lambda: float(panel._mem_curve.xData[-1]) != newest_drawn)
+out["curve_moved"] = wait(lambda: panel._t_ref != newest_drawn)
 sample = latest.sample_for(0)
 out["curve_last_gib"] = float(panel._mem_curve.yData[-1])
 out["latest_gib"] = sample.mem_used_bytes / (1 << 30)

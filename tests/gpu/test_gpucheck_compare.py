@@ -7,12 +7,12 @@ from __future__ import annotations
 import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 
-from gpumon.telemetry.exporter import GpuCollector
-from gpumon.telemetry.json_out import snapshot_json
-from gpumon.telemetry.sampler import Sampler
-from gpumon.telemetry.simulated import SimulatedSource
-from gpumon.telemetry.smi_text import render
-from gpumon.telemetry.types import Snapshot
+from gpumon.telemetry.exporter.reader import GpuCollector
+from gpumon.telemetry.model.types import Snapshot
+from gpumon.telemetry.sources.sampler import Sampler
+from gpumon.telemetry.sources.simulated import SimulatedSource
+from gpumon.text.json_out import snapshot_json
+from gpumon.text.smi_text import render
 from tests.gpu.gpucheck import compare as cmp
 from tests.gpu.gpucheck import readings
 

@@ -109,7 +109,7 @@ def _gpus_holding(pid: int) -> list[str]:
     names it: in a container NVML gives the host's PID)."""
     import pynvml
 
-    from gpumon.telemetry.procinfo import nspids
+    from gpumon.telemetry.procs.procinfo import nspids
 
     try:
         with open(f"/proc/{pid}/status", encoding="utf-8") as f:

@@ -11,7 +11,7 @@ from gpumon.playground.data.devices import match_cuda_to_nvml
 from gpumon.playground.kernel.engine import Engine
 from gpumon.playground.kernel.memory import torch_memory_counters
 from gpumon.playground.kernel.torch_devices import list_devices
-from gpumon.telemetry.procinfo import self_pids
+from gpumon.telemetry.procs.procinfo import self_pids
 
 pytestmark = [
     pytest.mark.gpu,

@@ -29,7 +29,7 @@ def window(qtbot, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-d
     # The lesson's timing loop keeps the budget its code asks, in the kernel too (the suite
     # cuts it short elsewhere: tests/quick_benchmark): it must show on the utilization graph.
     monkeypatch.setenv("GPUMON_TEST_FULL_BENCHMARKS", "1")
-    from gpumon.telemetry.nvml import NvmlSource
+    from gpumon.telemetry.nvml.source import NvmlSource
     from gpumon.ui.window.main_window import MainWindow
 
     w = MainWindow(NvmlSource, 0.2, window_s=60)

@@ -33,7 +33,7 @@ def test_the_blocker_hides_qt_and_keeps_the_rest() -> None:
             "    try:\n        importlib.import_module(m)\n"
             "    except ModuleNotFoundError:\n        pass\n"
             "    else:\n        raise SystemExit(m + ' was imported')\n"
-            "import pynvml, psutil, prometheus_client, gpumon.telemetry.nvml\n")
+            "import pynvml, psutil, prometheus_client, gpumon.telemetry.nvml.source\n")
     proc = subprocess.run([sys.executable, "-c", code], env=_env(), capture_output=True,
                           text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr

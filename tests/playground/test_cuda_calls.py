@@ -159,7 +159,7 @@ def test_the_fit_check_on_a_fresh_gpu_reads_no_cuda_figures(
         cuda: FakeCuda, monkeypatch: pytest.MonkeyPatch) -> None:
     """Before cuda:1 has a context, mem_get_info(1) would create one: the guard asks NVML by
     UUID (or, without NVML, counts the GPU's total), and refuses what cannot fit."""
-    import gpumon.telemetry.nvml_free as nvml_free
+    import gpumon.telemetry.nvml.free as nvml_free
 
     asked: list[str] = []
 

@@ -21,10 +21,10 @@ from gpumon.playground.kernel import lesson_runner as lesson
 from gpumon.playground.kernel.engine import Engine
 from gpumon.playground.kernel.explain import FALLBACK
 from gpumon.playground.lesson.results import NO_UUIDS
-from gpumon.telemetry.sampler import Sampler
-from gpumon.telemetry.simulated import SimulatedSource
-from gpumon.telemetry.smi_text import render
-from gpumon.telemetry.types import Snapshot
+from gpumon.telemetry.model.types import Snapshot
+from gpumon.telemetry.sources.sampler import Sampler
+from gpumon.telemetry.sources.simulated import SimulatedSource
+from gpumon.text.smi_text import render
 
 # The timing step in this process: a short budget (tests/conftest.py says why).
 

@@ -29,10 +29,10 @@ from gpumon.playground.kernel.lesson_runner import LessonRunner
 from gpumon.playground.lesson import results
 from gpumon.playground.lesson.step_code import MINIBATCHES
 from gpumon.playground.lesson.steps import LESSON
-from gpumon.telemetry.sampler import Sampler
-from gpumon.telemetry.simulated import SimulatedSource
-from gpumon.telemetry.smi_text import render
-from gpumon.telemetry.types import Snapshot
+from gpumon.telemetry.model.types import Snapshot
+from gpumon.telemetry.sources.sampler import Sampler
+from gpumon.telemetry.sources.simulated import SimulatedSource
+from gpumon.text.smi_text import render
 
 # The timing step in this process: a short budget (tests/conftest.py says why).
 

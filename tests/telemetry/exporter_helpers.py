@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from gpumon.telemetry.exporter import GpuReader
-from gpumon.telemetry.exporter_http import serve
-from gpumon.telemetry.exporter_page import Pages
-from gpumon.telemetry.http_server import HttpServer
-from gpumon.telemetry.types import Source
+from gpumon.telemetry.exporter.page import Pages
+from gpumon.telemetry.exporter.reader import GpuReader
+from gpumon.telemetry.exporter.routes import serve
+from gpumon.telemetry.exporter.server import HttpServer
+from gpumon.telemetry.model.types import Source
 
 
 @dataclass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpumon.telemetry.cadence import next_due
+from gpumon.telemetry.model.cadence import next_due
 
 
 def test_on_time_ticks_follow_the_grid() -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gpumon.telemetry.cgroup_owner import Owner, owner_of, owner_of_path
+from gpumon.telemetry.procs.cgroup_owner import Owner, owner_of, owner_of_path
 
 # Docker, cgroup v1 controllers and the v2 line on a hybrid host (ctrsploit/ctrsploit issue
 # 280, "parse container-id from /proc/1/cgroup").

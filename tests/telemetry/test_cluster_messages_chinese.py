@@ -10,9 +10,9 @@ import socket
 import pytest
 
 from gpumon.cli.cluster import render_cluster
-from gpumon.telemetry.promapi import PromClient, PromError, check_url
-from gpumon.telemetry.prometheus import PrometheusSource
-from gpumon.telemetry.types import (
+from gpumon.telemetry.cluster.promapi import PromClient, PromError, check_url
+from gpumon.telemetry.cluster.prometheus import PrometheusSource
+from gpumon.telemetry.model.types import (
     GpuInfo,
     GpuSample,
     HostView,

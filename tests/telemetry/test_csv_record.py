@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from gpumon.telemetry.csv_record import CsvRecordWriter
-from gpumon.telemetry.types import GpuSample, MachineInfo, Snapshot, SourceState, SourceStatus
+from gpumon.telemetry.history.csv_record import CsvRecordWriter
+from gpumon.telemetry.model.types import GpuSample, MachineInfo, Snapshot, SourceState, SourceStatus
 
 
 def _snap(t: float) -> Snapshot:

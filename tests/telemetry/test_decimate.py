@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 # The window's graphs need numpy; a GPU machine with torch and NVML only may lack it.
 np = pytest.importorskip("numpy", reason="numpy is not installed (the window's graphs need it)")
 
-from gpumon.telemetry.decimate import anchored_peak_decimate, peak_decimate  # noqa: E402
+from gpumon.telemetry.history.decimate import anchored_peak_decimate, peak_decimate  # noqa: E402
 
 
 def test_peak_decimate_keeps_envelope_newest_sample_and_gaps() -> None:
@@ -56,7 +56,8 @@ def test_anchored_blocks_stay_put_while_the_window_slides() -> None:
     y = np.sin(t / 3.0)
     a = anchored_peak_decimate(t[:1993], y[:1993], 10.0)
     b = anchored_peak_decimate(t[7:], y[7:], 10.0)  # seven ticks later
-    # The blocks both hold whole are decimated alike: a strip chart's old columns stay true.
+    # The blocks both hold whole are decimated alike: a scrolling curve's old columns keep
+    # their shape.
     both = (t[20], t[1980])
     ka, kb = (a[0] >= both[0]) & (a[0] < both[1]), (b[0] >= both[0]) & (b[0] < both[1])
     assert np.array_equal(a[0][ka], b[0][kb]) and np.array_equal(a[1][ka], b[1][kb])

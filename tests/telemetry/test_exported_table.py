@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from gpumon.telemetry import exported
-from gpumon.telemetry.exporter import GpuCollector
-from gpumon.telemetry.prometheus import FIELDS
-from gpumon.telemetry.simulated import SimulatedSource
-from gpumon.telemetry.types import GpuSample
+from gpumon.telemetry.cluster.prometheus import FIELDS
+from gpumon.telemetry.exporter.reader import GpuCollector
+from gpumon.telemetry.model import exported
+from gpumon.telemetry.model.types import GpuSample
+from gpumon.telemetry.sources.simulated import SimulatedSource
 
 
 def test_every_exported_gauge_is_read_back_with_its_scale() -> None:

@@ -9,10 +9,10 @@ import time
 from fakenvml import FakeNvml
 from prometheus_client.parser import text_string_to_metric_families
 
-from gpumon.telemetry.exporter import GpuCollector
-from gpumon.telemetry.exporter_page import Page
-from gpumon.telemetry.exporter_series import families
-from gpumon.telemetry.nvml import NvmlSource
+from gpumon.telemetry.exporter.page import Page
+from gpumon.telemetry.exporter.reader import GpuCollector
+from gpumon.telemetry.exporter.series import families
+from gpumon.telemetry.nvml.source import NvmlSource
 
 # name -> (type, help), as dcgm-exporter's CSV files have them (the clock event reasons and
 # ROW_REMAP_PENDING: DCGM's field descriptions)

@@ -23,7 +23,7 @@ import pytest
 from exporter_helpers import Running, running, wait_until
 from prometheus_client.parser import text_string_to_metric_families
 
-from gpumon.telemetry.simulated import SimulatedSource
+from gpumon.telemetry.sources.simulated import SimulatedSource
 
 ROOT = Path(__file__).resolve().parents[2]
 SIMULATED = partial(SimulatedSource, n_gpus=2, seed=1)
@@ -299,7 +299,7 @@ def test_hostile_request_heads_get_an_answer_and_the_server_goes_on(head: bytes)
 
 
 def test_when_every_worker_is_busy_a_request_is_refused_at_once_with_503() -> None:
-    from gpumon.telemetry.http_server import HttpServer, Request, Response, listen
+    from gpumon.telemetry.exporter.server import HttpServer, Request, Response, listen
 
     release = threading.Event()
     handling = threading.Event()
@@ -352,7 +352,7 @@ def test_the_exporter_imports_where_there_is_no_resource_module() -> None:
     import sys
 
     code = ("import sys; sys.modules['resource'] = None\n"
-            "import gpumon.cli.exporter, gpumon.telemetry.http_server as h\n"
+            "import gpumon.cli.exporter, gpumon.telemetry.exporter.server as h\n"
             "gpumon.cli.exporter.raise_file_limit()\n"
             "print(h.connection_limit())")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

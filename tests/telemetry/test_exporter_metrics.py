@@ -19,10 +19,10 @@ from fakenvml import FakeNvml
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from gpumon.telemetry.exporter import GpuCollector
-from gpumon.telemetry.exporter_series import MAX_COMMAND_CHARS, Options, cut_command
-from gpumon.telemetry.nvml import NvmlSource
-from gpumon.telemetry.simulated import SimulatedSource
+from gpumon.telemetry.exporter.reader import GpuCollector
+from gpumon.telemetry.exporter.series import MAX_COMMAND_CHARS, Options, cut_command
+from gpumon.telemetry.nvml.source import NvmlSource
+from gpumon.telemetry.sources.simulated import SimulatedSource
 
 ROOT = Path(__file__).resolve().parents[2]
 MIB = 1024**2
@@ -247,7 +247,7 @@ def test_exporter_serves_until_sigterm_then_exits_0() -> None:
 
 def test_the_container_label_is_the_process_s_container_or_job(
         fake_nvml: FakeNvml, monkeypatch: pytest.MonkeyPatch) -> None:
-    from gpumon.telemetry import procinfo
+    from gpumon.telemetry.procs import procinfo
 
     fake_nvml.add_process(0, os.getpid(), GIB)
     monkeypatch.setattr(procinfo, "container_of", lambda pid: "slurm:4242")

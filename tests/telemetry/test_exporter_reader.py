@@ -13,7 +13,7 @@ import pytest
 from exporter_helpers import running, wait_until
 from fakenvml import FakeNvml
 
-from gpumon.telemetry.nvml import NvmlSource
+from gpumon.telemetry.nvml.source import NvmlSource
 
 GPU_SERIES = "DCGM_FI_DEV_GPU_UTIL"
 LAST_READ = "gpumon_gpu_last_read_timestamp_seconds"
@@ -96,7 +96,7 @@ def test_a_lost_gpu_is_reported_lost_while_the_others_keep_their_series(
 def test_no_driver_is_up_0_and_503_logged_once_then_the_driver_appears(
         fake_nvml: FakeNvml, caplog: pytest.LogCaptureFixture) -> None:
     fake_nvml.set_init_error(pynvml.NVML_ERROR_DRIVER_NOT_LOADED)
-    with caplog.at_level(logging.WARNING, "gpumon.telemetry.exporter"), \
+    with caplog.at_level(logging.WARNING, "gpumon.telemetry.exporter.reader"), \
             running(NvmlSource, interval_s=0.1) as ex:
         wait_until(lambda: ex.reader.readings >= 3, 10, "three readings")
         status, reason = ex.get("/health")

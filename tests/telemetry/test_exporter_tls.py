@@ -21,7 +21,7 @@ import pytest
 from exporter_helpers import wait_until
 
 from gpumon.cli.exporter import is_loopback
-from gpumon.telemetry.webconfig import WebConfigError, load
+from gpumon.telemetry.exporter.webconfig import WebConfigError, load
 
 ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "s3cret pass"

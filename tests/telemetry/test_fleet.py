@@ -6,7 +6,7 @@ from __future__ import annotations
 from scripted_prometheus import scripted
 
 from gpumon.cli.cluster import render_cluster
-from gpumon.telemetry.prometheus import TICK_QUERY, PrometheusSource
+from gpumon.telemetry.cluster.prometheus import TICK_QUERY, PrometheusSource
 
 
 def gpu(host: str, index: int, uuid: str, instance: str, model: str, label: str = "Hostname",

@@ -92,7 +92,7 @@ def test_csv_and_history_keep_the_reasons_and_the_energy(
     import csv
     import io
 
-    from gpumon.telemetry.metrics import HISTORY_KEYS
+    from gpumon.telemetry.model.metrics import HISTORY_KEYS
 
     assert {"clocks_event_reasons", "energy_mj", "mem_temperature_c"} <= set(HISTORY_KEYS)
     script(fake_nvml)

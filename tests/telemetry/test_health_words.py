@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from gpumon.telemetry.health import (
+from gpumon.telemetry.model.health import (
     XID_TABLE,
     HealthWatch,
     Level,
@@ -17,7 +17,7 @@ from gpumon.telemetry.health import (
     held_down,
     xid_meaning,
 )
-from gpumon.telemetry.types import GpuSample
+from gpumon.telemetry.model.types import GpuSample
 
 
 def test_reasons_in_words_idle_alone_holds_nothing_down() -> None:
@@ -72,7 +72,7 @@ def test_a_rise_since_start_is_a_warning_and_new_errors_are_events() -> None:
 
 
 def test_an_exporters_numbers_become_fields_and_nonsense_is_left_out() -> None:
-    from gpumon.telemetry.health import from_exporter
+    from gpumon.telemetry.model.health import from_exporter
 
     got = from_exporter({"ecc_uncorrected_volatile": 2.0, "remap_pending": 1.0,
                          "clocks_event_reasons": 68.0, "xid_last": 79.0,

@@ -12,15 +12,15 @@ from testkit import snapshot as snap
 # The window's History needs numpy; a GPU machine with torch and NVML only may lack it.
 np = pytest.importorskip("numpy", reason="numpy is not installed (the window's History needs it)")
 
-from gpumon.telemetry.history import (  # noqa: E402
+from gpumon.telemetry.history.store import (  # noqa: E402
     MAX_CAPACITY,
     SELF_MEM_KEY,
     WINDOW_CHOICES_S,
     History,
     capacity_for,
 )
-from gpumon.telemetry.metrics import HISTORY_KEYS  # noqa: E402
-from gpumon.telemetry.types import (  # noqa: E402
+from gpumon.telemetry.model.metrics import HISTORY_KEYS  # noqa: E402
+from gpumon.telemetry.model.types import (  # noqa: E402
     GpuProcess,
     GpuSample,
     ProcessType,

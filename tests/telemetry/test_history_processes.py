@@ -12,9 +12,9 @@ from testkit import STATUS_OK, TEST_MACHINE
 
 np = pytest.importorskip("numpy", reason="numpy is not installed (the window's History needs it)")
 
-from gpumon.telemetry.history import MAX_PROCESSES, History  # noqa: E402
-from gpumon.telemetry.process_history import FIELDS  # noqa: E402
-from gpumon.telemetry.types import (  # noqa: E402
+from gpumon.telemetry.history.process_history import FIELDS  # noqa: E402
+from gpumon.telemetry.history.store import MAX_PROCESSES, History  # noqa: E402
+from gpumon.telemetry.model.types import (  # noqa: E402
     GpuProcess,
     GpuSample,
     ProcessType,

@@ -10,9 +10,9 @@ from testkit import STATUS_OK, TEST_MACHINE
 
 np = pytest.importorskip("numpy", reason="numpy is not installed (the window's History needs it)")
 
-from gpumon.telemetry.history import History, ProcessEntry, ProcessMemory  # noqa: E402
-from gpumon.telemetry.memory_bands import OTHERS, REMAINDER, memory_bands  # noqa: E402
-from gpumon.telemetry.types import (  # noqa: E402
+from gpumon.telemetry.history.memory_bands import OTHERS, REMAINDER, memory_bands  # noqa: E402
+from gpumon.telemetry.history.store import History, ProcessEntry, ProcessMemory  # noqa: E402
+from gpumon.telemetry.model.types import (  # noqa: E402
     GpuProcess,
     GpuSample,
     ProcessType,

@@ -10,9 +10,9 @@ np = pytest.importorskip("numpy", reason="numpy is not installed (the window's H
 
 from scripted_prometheus import scripted  # noqa: E402
 
-from gpumon.telemetry.history import History  # noqa: E402
-from gpumon.telemetry.memory_bands import REMAINDER, memory_bands  # noqa: E402
-from gpumon.telemetry.prometheus import PrometheusSource  # noqa: E402
+from gpumon.telemetry.cluster.prometheus import PrometheusSource  # noqa: E402
+from gpumon.telemetry.history.memory_bands import REMAINDER, memory_bands  # noqa: E402
+from gpumon.telemetry.history.store import History  # noqa: E402
 
 MIB = 1024**2
 GPU = {"Hostname": "node1", "gpu": "0", "UUID": "GPU-1", "instance": "node1:9835"}

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from gpumon.telemetry.metrics import METRICS
-from gpumon.telemetry.nvml_readers import READERS
-from gpumon.telemetry.readouts import extra_readouts, readout_line
-from gpumon.telemetry.types import GpuSample
+from gpumon.telemetry.model.metrics import METRICS
+from gpumon.telemetry.model.readouts import extra_readouts, readout_line
+from gpumon.telemetry.model.types import GpuSample
+from gpumon.telemetry.nvml.readers import READERS
 from gpumon.units import GIB
 
 KEYS = [m.key for m in METRICS]

@@ -15,8 +15,8 @@ import pynvml
 import pytest
 from fakenvml import FakeNvml
 
-from gpumon.telemetry.nvml import NvmlSource
-from gpumon.telemetry.types import SourceState
+from gpumon.telemetry.model.types import SourceState
+from gpumon.telemetry.nvml.source import NvmlSource
 
 GIB = 1024**3
 

@@ -16,9 +16,9 @@ import pytest
 from fakenvml import FakeNvml
 from testkit import vanished_pid
 
-from gpumon.telemetry.nvml import NvmlSource
-from gpumon.telemetry.nvml_readers import NOT_AVAILABLE
-from gpumon.telemetry.types import ProcessType, SourceState
+from gpumon.telemetry.model.types import ProcessType, SourceState
+from gpumon.telemetry.nvml.readers import NOT_AVAILABLE
+from gpumon.telemetry.nvml.source import NvmlSource
 
 GIB = 1024**3
 FAKE_C = Path(__file__).resolve().parent / "fakenvml" / "fakenvml.c"
@@ -188,7 +188,7 @@ def test_other_device_error_is_none_and_logged_once(fake_nvml: FakeNvml, source:
                                                    caplog: pytest.LogCaptureFixture) -> None:
     fake_nvml.set_error("nvmlDeviceGetEnforcedPowerLimit", pynvml.NVML_ERROR_NO_PERMISSION)
     source.open()
-    with caplog.at_level(logging.WARNING, logger="gpumon.telemetry.nvml"):
+    with caplog.at_level(logging.WARNING, logger="gpumon.telemetry.nvml.source"):
         samples = [source.sample().samples[0] for _ in range(3)]
     assert all(s.power_limit_w is None and not s.lost and s.power_w == 100.0 for s in samples)
     assert len([r for r in caplog.records if "EnforcedPowerLimit" in r.getMessage()]) == 1
@@ -208,7 +208,7 @@ def test_old_driver_falls_back_and_logs_each_missing_function_once(
     fake_nvml_old.set_value(0, "temp", 63)
     source = NvmlSource()
     try:
-        with caplog.at_level(logging.INFO, logger="gpumon.telemetry.nvml"):
+        with caplog.at_level(logging.INFO, logger="gpumon.telemetry.nvml.source"):
             assert source.open().state is SourceState.OK
             snaps = [source.sample() for _ in range(3)]
     finally:
@@ -252,7 +252,7 @@ def test_known_processes_are_verified_only_on_slow_ticks(
             made.append(pid)
             super().__init__(pid)
 
-    monkeypatch.setattr("gpumon.telemetry.procinfo.psutil.Process", CountingProcess)
+    monkeypatch.setattr("gpumon.telemetry.procs.procinfo.psutil.Process", CountingProcess)
     me = os.getpid()
     fake_nvml.set_gpu_count(2)
     fake_nvml.add_process(0, me, GIB)

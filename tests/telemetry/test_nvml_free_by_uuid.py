@@ -6,7 +6,7 @@ from __future__ import annotations
 import pynvml
 from fakenvml import FakeNvml
 
-from gpumon.telemetry.nvml_free import free_memory_by_uuid
+from gpumon.telemetry.nvml.free import free_memory_by_uuid
 
 GiB = 2**30
 

@@ -13,9 +13,9 @@ import pynvml
 import pytest
 from fakenvml import FakeNvml
 
-from gpumon.telemetry.nvml import NvmlSource
-from gpumon.telemetry.nvml_health import XID_EVENTS_PER_READ
-from gpumon.telemetry.nvml_readers import HEALTH_FIELDS
+from gpumon.telemetry.nvml.health import XID_EVENTS_PER_READ
+from gpumon.telemetry.nvml.readers import HEALTH_FIELDS
+from gpumon.telemetry.nvml.source import NvmlSource
 
 HEALTH_CALLS = {  # each NVML function -> the fields it alone gives
     "nvmlDeviceGetCurrentClocksEventReasons": ("clocks_event_reasons",),

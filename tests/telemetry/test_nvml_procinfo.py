@@ -12,7 +12,7 @@ import psutil
 import pytest
 from testkit import vanished_pid
 
-from gpumon.telemetry.procinfo import ProcInfoCache, read_procinfo
+from gpumon.telemetry.procs.procinfo import ProcInfoCache, read_procinfo
 
 
 class CountingProcess(psutil.Process):
@@ -55,7 +55,7 @@ def made(monkeypatch: pytest.MonkeyPatch) -> list[int | None]:
     """PIDs for which procinfo constructed a psutil.Process, in order."""
     CountingProcess.made = []
     RebornProcess.generation = 0
-    monkeypatch.setattr("gpumon.telemetry.procinfo.psutil.Process", RebornProcess)
+    monkeypatch.setattr("gpumon.telemetry.procs.procinfo.psutil.Process", RebornProcess)
     return CountingProcess.made
 
 

@@ -16,10 +16,10 @@ import pytest
 from fakenvml import FakeNvml
 
 from gpumon.cli.main import main
-from gpumon.telemetry.nvml import NvmlSource
-from gpumon.telemetry.simulated import SimulatedSource
-from gpumon.telemetry.smi_detail import render_detail
-from gpumon.telemetry.types import GpuProcess, ProcessType
+from gpumon.telemetry.model.types import GpuProcess, ProcessType
+from gpumon.telemetry.nvml.source import NvmlSource
+from gpumon.telemetry.sources.simulated import SimulatedSource
+from gpumon.text.smi_detail import render_detail
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "docs" / "snapshot.schema.json")
                     .read_text(encoding="utf-8"))

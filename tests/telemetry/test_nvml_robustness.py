@@ -14,9 +14,9 @@ import psutil
 import pytest
 from fakenvml import FakeNvml
 
-from gpumon.telemetry.nvml import NvmlSource
-from gpumon.telemetry.procinfo import nspids
-from gpumon.telemetry.smi_text import render
+from gpumon.telemetry.nvml.source import NvmlSource
+from gpumon.telemetry.procs.procinfo import nspids
+from gpumon.text.smi_text import render
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -72,7 +72,7 @@ import sys
 sys.path.insert(0, sys.argv[1])
 from pathlib import Path
 from fakenvml import use_fake_nvml
-from gpumon.telemetry.nvml import NvmlSource
+from gpumon.telemetry.nvml.source import NvmlSource
 host_pid = int(sys.stdin.readline())
 with use_fake_nvml(Path(sys.argv[2])) as fake:
     fake.add_process(0, host_pid, 1 << 30)

@@ -11,7 +11,7 @@ import pytest
 np = pytest.importorskip("numpy", reason="numpy is not installed (the CPU view's memory "
                                           "line needs it)")
 
-from gpumon.telemetry.proc_memory import RssProbe, rss_of  # noqa: E402
+from gpumon.telemetry.procs.rss import RssProbe, rss_of  # noqa: E402
 
 
 def test_reads_a_live_process_and_nothing_for_a_missing_one() -> None:

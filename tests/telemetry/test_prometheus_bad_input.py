@@ -11,9 +11,9 @@ import pytest
 from scripted_http import Answer, ScriptedServer
 from scripted_prometheus import scripted
 
-from gpumon.telemetry.promapi import PromClient, check_url, parse_header, public_url
-from gpumon.telemetry.prometheus import PrometheusSource, label_selector
-from gpumon.telemetry.types import SourceState
+from gpumon.telemetry.cluster.promapi import PromClient, check_url, parse_header, public_url
+from gpumon.telemetry.cluster.prometheus import PrometheusSource, label_selector
+from gpumon.telemetry.model.types import SourceState
 
 TOKEN = "s3cr3t-t0ken"
 

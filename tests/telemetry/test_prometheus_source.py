@@ -11,7 +11,7 @@ import textwrap
 from scripted_prometheus import scripted
 
 from gpumon.cli.cluster import render_cluster
-from gpumon.telemetry.prometheus import PrometheusSource
+from gpumon.telemetry.cluster.prometheus import PrometheusSource
 
 
 def test_grouped_by_instance_without_hostname_and_dcgm_names_only() -> None:

@@ -6,9 +6,9 @@ import dataclasses
 import math
 import time
 
-from gpumon.telemetry.metrics import TIME_KEY
-from gpumon.telemetry.readouts import extra_readouts, format_readout
-from gpumon.telemetry.types import GpuSample, SourceState, SourceStatus
+from gpumon.telemetry.model.metrics import TIME_KEY
+from gpumon.telemetry.model.readouts import extra_readouts, format_readout
+from gpumon.telemetry.model.types import GpuSample, SourceState, SourceStatus
 from gpumon.units import GIB, MIB
 
 
@@ -49,8 +49,8 @@ def test_hover_readout_without_data_says_so() -> None:
 
 
 def test_status_line_counts_gpus_and_lost_ones_or_says_why_not() -> None:
-    from gpumon.telemetry.readouts import status_summary
-    from gpumon.telemetry.simulated import SimulatedSource
+    from gpumon.telemetry.model.readouts import status_summary
+    from gpumon.telemetry.sources.simulated import SimulatedSource
 
     src = SimulatedSource(3, seed=1)
     src.open()
@@ -66,8 +66,8 @@ def test_status_line_counts_gpus_and_lost_ones_or_says_why_not() -> None:
 
 
 def test_window_labels_of_every_choice() -> None:
-    from gpumon.telemetry.history import WINDOW_CHOICES_S
-    from gpumon.telemetry.readouts import window_label
+    from gpumon.telemetry.history.store import WINDOW_CHOICES_S
+    from gpumon.telemetry.model.readouts import window_label
 
     labels = [window_label(s) for s in WINDOW_CHOICES_S]
     assert len(set(labels)) == len(labels)  # no two choices read the same

@@ -7,11 +7,16 @@ import dataclasses
 import math
 import time
 
-from gpumon.telemetry.metrics import TIME_KEY
-from gpumon.telemetry.readouts import extra_readouts, format_readout, readout_line, status_summary
-from gpumon.telemetry.sampler import Sampler
-from gpumon.telemetry.simulated import SimulatedFaults, SimulatedSource
-from gpumon.telemetry.types import GpuSample
+from gpumon.telemetry.model.metrics import TIME_KEY
+from gpumon.telemetry.model.readouts import (
+    extra_readouts,
+    format_readout,
+    readout_line,
+    status_summary,
+)
+from gpumon.telemetry.model.types import GpuSample
+from gpumon.telemetry.sources.sampler import Sampler
+from gpumon.telemetry.sources.simulated import SimulatedFaults, SimulatedSource
 from gpumon.units import GIB, MIB
 
 

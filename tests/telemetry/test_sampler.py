@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 
-from gpumon.telemetry.sampler import Sampler, unavailable_snapshot
-from gpumon.telemetry.simulated import SimulatedSource
-from gpumon.telemetry.types import (
+from gpumon.telemetry.model.types import (
     GpuInfo,
     MachineInfo,
     Snapshot,
     SourceState,
     SourceStatus,
 )
+from gpumon.telemetry.sources.sampler import Sampler, unavailable_snapshot
+from gpumon.telemetry.sources.simulated import SimulatedSource
 
 _MACHINE = MachineInfo(host_name="test", source_name="fake")
 _OK = SourceStatus(SourceState.OK, "ok")

@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from gpumon.telemetry.simulated import MODELS, SimulatedFaults, SimulatedSource
-from gpumon.telemetry.types import SourceState
+from gpumon.telemetry.model.types import SourceState
+from gpumon.telemetry.sources.simulated import MODELS, SimulatedFaults, SimulatedSource
 
 
 class FakeClock:
@@ -209,7 +209,7 @@ def test_status_sentence_agrees_in_number() -> None:
 
 
 def test_simulated_health_fields_follow_the_model_and_scripted_xids() -> None:
-    from gpumon.telemetry.simulated import SimulatedFaults
+    from gpumon.telemetry.sources.simulated import SimulatedFaults
     clock = [1000.0]
     src = SimulatedSource(8, faults=SimulatedFaults(xids={1: ((5.0, 79), (6.0, 13))}),
                           clock=lambda: clock[0])

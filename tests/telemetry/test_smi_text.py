@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import re
 
-from gpumon.telemetry.simulated import SimulatedFaults, SimulatedSource
-from gpumon.telemetry.smi_text import render, render_status
-from gpumon.telemetry.types import (
+from gpumon.telemetry.model.types import (
     GpuInfo,
     GpuProcess,
     GpuSample,
@@ -16,6 +14,8 @@ from gpumon.telemetry.types import (
     SourceState,
     SourceStatus,
 )
+from gpumon.telemetry.sources.simulated import SimulatedFaults, SimulatedSource
+from gpumon.text.smi_text import render, render_status
 from gpumon.units import GIB, MIB
 
 _REAL = MachineInfo("box", "NVML", "550.54.15", "12.4", "12.550.54.15")

@@ -31,8 +31,8 @@ def pynvml_importers(root: Path) -> set[str]:
 
 def test_only_the_nvml_modules_import_pynvml() -> None:
     found = pynvml_importers(ROOT)
-    assert "gpumon/telemetry/nvml.py" in found  # the scan reads the files
-    assert [f for f in found if not fnmatch(f, "gpumon/telemetry/nvml*.py")] == []
+    assert "gpumon/telemetry/nvml/source.py" in found  # the scan reads the files
+    assert [f for f in found if not fnmatch(f, "gpumon/telemetry/nvml/*.py")] == []
 
 
 def _modules_after(code: str) -> set[str]:
@@ -46,8 +46,9 @@ def _modules_after(code: str) -> set[str]:
 def test_qt_free_modules_import_no_qt_torch_or_pynvml() -> None:
     loaded = _modules_after("""
         import gpumon.telemetry
-        import gpumon.telemetry.types, gpumon.telemetry.metrics, gpumon.telemetry.simulated
-        import gpumon.telemetry.history, gpumon.telemetry.sampler, gpumon.telemetry.smi_text
+        import gpumon.telemetry.model.types, gpumon.telemetry.model.metrics
+        import gpumon.telemetry.sources.simulated, gpumon.telemetry.sources.sampler
+        import gpumon.telemetry.history.store, gpumon.text.smi_text
         import gpumon.cli.main
         """)
     assert "gpumon" in loaded

@@ -34,8 +34,8 @@ def test_once_loads_no_numpy(args: list[str]) -> None:
 def test_an_exporter_scrape_loads_no_numpy() -> None:
     assert not _loads_numpy("""
         from prometheus_client import CollectorRegistry, generate_latest
-        from gpumon.telemetry.exporter import GpuCollector
-        from gpumon.telemetry.simulated import SimulatedSource
+        from gpumon.telemetry.exporter.reader import GpuCollector
+        from gpumon.telemetry.sources.simulated import SimulatedSource
         collector = GpuCollector(lambda: SimulatedSource(n_gpus=2), 1.0, "h")
         registry = CollectorRegistry()
         registry.register(collector)

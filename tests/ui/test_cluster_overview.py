@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QFont
 
-from gpumon.telemetry.types import GpuInfo, GpuSample, HostView
+from gpumon.telemetry.model.types import GpuInfo, GpuSample, HostView
 from gpumon.ui.monitor.cluster_overview import (
     LOST_COLOR,
     NA_COLOR,

@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "telemetry"))
 from cluster_helpers import Cluster, prometheus_binary  # noqa: E402
 from scripted_http import ScriptedServer  # noqa: E402
 
-from gpumon.telemetry.prometheus import PrometheusSource  # noqa: E402
+from gpumon.telemetry.cluster.prometheus import PrometheusSource  # noqa: E402
 from gpumon.ui.window.cluster_window import ClusterWindow  # noqa: E402
 
 pytestmark = pytest.mark.slow  # real servers or subprocesses: seconds each (README)

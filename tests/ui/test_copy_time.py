@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication
 
-from gpumon.telemetry.facts import as_copied_at
+from gpumon.telemetry.model.facts import as_copied_at
 
 STAMP = "%a %b %d %H:%M:%S %Y"
 
@@ -20,7 +20,7 @@ def _stamp_of(text: str) -> float:
 
 
 def test_no_driver_copy_shows_the_time_of_the_copy(qtbot, make_window):
-    from gpumon.telemetry.nvml import NvmlSource
+    from gpumon.telemetry.nvml.source import NvmlSource
 
     w = make_window(NvmlSource)
     qtbot.waitUntil(lambda: w.latest_snapshot is not None, timeout=5000)

@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox
 
-from gpumon.telemetry.proc_memory import rss_of
+from gpumon.telemetry.procs.rss import rss_of
 from gpumon.ui.playground.cpu_view import steps
 
 MIB = 2**20
@@ -20,7 +20,7 @@ def test_steps_jump_at_each_change() -> None:
 
 
 def test_no_gpu_playground_shows_the_kernels_memory_moving(qtbot, make_window):
-    from gpumon.telemetry.nvml import NvmlSource
+    from gpumon.telemetry.nvml.source import NvmlSource
 
     w = make_window(NvmlSource)
     qtbot.waitUntil(lambda: w.latest_snapshot is not None, timeout=5000)

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-import gpumon.telemetry.csv_rows as csv_rows
-from gpumon.telemetry.history import History
-from gpumon.telemetry.types import (
+import gpumon.telemetry.history.csv_rows as csv_rows
+from gpumon.telemetry.history.store import History
+from gpumon.telemetry.model.types import (
     GpuInfo,
     GpuProcess,
     GpuSample,

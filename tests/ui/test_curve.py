@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 
-from gpumon.telemetry.types import GpuInfo
-from gpumon.ui.monitor.curve import LiteCurve
+from gpumon.telemetry.model.types import GpuInfo
 from gpumon.ui.monitor.panel import GpuPanel
-from gpumon.ui.monitor.plot import LitePlotWidget
+from gpumon.ui.widgets.curve import LiteCurve
+from gpumon.ui.widgets.plot import LitePlotWidget
 
 
 def _plot(qtbot):  # type: ignore[no-untyped-def]

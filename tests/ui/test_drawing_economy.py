@@ -10,11 +10,11 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QColor, QImage
 
-from gpumon.telemetry.types import GpuInfo, GpuSample
+from gpumon.telemetry.model.types import GpuInfo, GpuSample
 from gpumon.ui.monitor.grid import GpuGrid
 from gpumon.ui.monitor.panel import FILL_ALPHA, MEM_COLOR, GpuPanel
-from gpumon.ui.monitor.runs_label import RunsLabel, TextRun
-from gpumon.ui.theme import DARK, LIGHT, opaque_fill, style_plot
+from gpumon.ui.widgets.runs_label import RunsLabel, TextRun
+from gpumon.ui.widgets.theme import DARK, LIGHT, opaque_fill, style_plot
 from gpumon.units import GIB
 
 INFO = GpuInfo(0, "Test GPU", "GPU-0000", "00000000:01:00.0", mem_total_bytes=16 * GIB)

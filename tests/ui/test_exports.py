@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtGui import QAction, QImage
 from PySide6.QtWidgets import QApplication, QLabel, QMessageBox
 
-from gpumon.telemetry.simulated import SimulatedFaults, SimulatedSource
+from gpumon.telemetry.sources.simulated import SimulatedFaults, SimulatedSource
 from gpumon.ui.window.exports import column
 
 

@@ -6,8 +6,8 @@ import csv
 from datetime import datetime
 from pathlib import Path
 
-from gpumon.telemetry.simulated import SimulatedSource
-from gpumon.telemetry.types import GpuSample, MachineInfo, Snapshot, SourceState, SourceStatus
+from gpumon.telemetry.model.types import GpuSample, MachineInfo, Snapshot, SourceState, SourceStatus
+from gpumon.telemetry.sources.simulated import SimulatedSource
 from gpumon.ui.window.exports import CsvRecorder
 
 MEMORY = ("mem_used_bytes [B]", "mem_reserved_bytes [B]", "mem_free_bytes [B]",

@@ -59,7 +59,7 @@ def test_collect_follows_the_interpreters_thresholds() -> None:
 def test_each_snapshot_collects_and_puts_the_timer_off(qtbot) -> None:  # type: ignore[no-untyped-def]
     """The collection rides on the snapshots' wake-up: the timer, which would wake the
     GUI thread on its own, fires only when no snapshot came for its whole interval."""
-    from gpumon.telemetry.simulated import SimulatedSource
+    from gpumon.telemetry.sources.simulated import SimulatedSource
     from gpumon.ui.window.workers import SamplingThread
 
     assert gcguard.installed()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpumon.telemetry.types import GpuInfo, GpuSample
+from gpumon.telemetry.model.types import GpuInfo, GpuSample
 from gpumon.ui.monitor.panel import GpuPanel
 from gpumon.units import GIB
 

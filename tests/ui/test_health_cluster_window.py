@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "telemetry"))
 from cluster_helpers import Cluster, prometheus_binary, wait_for  # noqa: E402
 from fakenvml import FakeNvmlUnavailable, build_fake_nvml  # noqa: E402
 
-from gpumon.telemetry.prometheus import PrometheusSource  # noqa: E402
+from gpumon.telemetry.cluster.prometheus import PrometheusSource  # noqa: E402
 from gpumon.ui.window.cluster_window import ClusterWindow  # noqa: E402
 
 pytestmark = pytest.mark.slow  # a real Prometheus and an exporter process

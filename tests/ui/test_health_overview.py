@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from PySide6.QtGui import QColor
 
-from gpumon.telemetry.health import Level
-from gpumon.telemetry.types import GpuInfo, GpuSample, HostView
+from gpumon.telemetry.model.health import Level
+from gpumon.telemetry.model.types import GpuInfo, GpuSample, HostView
 from gpumon.ui.monitor.cluster_overview import HeatmapView, cell_text
 from gpumon.ui.monitor.health_mark import MARKS
 

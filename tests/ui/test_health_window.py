@@ -17,8 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "telemetry"))
 
 from fakenvml import FakeNvml, FakeNvmlUnavailable, build_fake_nvml, use_fake_nvml  # noqa: E402
 
-from gpumon.telemetry.nvml import NvmlSource  # noqa: E402
-from gpumon.telemetry.sampler import Sampler  # noqa: E402
+from gpumon.telemetry.nvml.source import NvmlSource  # noqa: E402
+from gpumon.telemetry.sources.sampler import Sampler  # noqa: E402
 from gpumon.ui.window import workers  # noqa: E402
 from gpumon.ui.window.main_window import MainWindow  # noqa: E402
 

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from gpumon.telemetry.types import SourceState, SourceStatus
+from gpumon.telemetry.model.types import SourceState, SourceStatus
 from gpumon.ui.monitor.grid import GpuGrid
 from gpumon.ui.monitor.header import HeaderBar
 from gpumon.ui.window.status_text import StatusText

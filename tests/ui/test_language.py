@@ -13,7 +13,7 @@ from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QApplication
 
 from gpumon import i18n
-from gpumon.telemetry.simulated import SimulatedSource
+from gpumon.telemetry.sources.simulated import SimulatedSource
 from gpumon.ui.window.language import RESTART_NOTE, choose, install_qt_translations
 from gpumon.ui.window.main_window import MainWindow
 from gpumon.ui.window.settings import Settings

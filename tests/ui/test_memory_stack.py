@@ -15,15 +15,15 @@ import numpy as np
 import pytest
 from testkit import STATUS_OK, TEST_MACHINE
 
-from gpumon.telemetry.history import History
-from gpumon.telemetry.simulated import SimulatedSource
-from gpumon.telemetry.types import (
+from gpumon.telemetry.history.store import History
+from gpumon.telemetry.model.types import (
     GpuInfo,
     GpuProcess,
     GpuSample,
     ProcessType,
     Snapshot,
 )
+from gpumon.telemetry.sources.simulated import SimulatedSource
 from gpumon.ui.monitor.memory_stack import NAME_CHARS, PanelStack
 from gpumon.ui.monitor.panel import GpuPanel
 from gpumon.ui.window.main_window import MainWindow

@@ -13,12 +13,12 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel
 
-from gpumon.telemetry.nvml import NvmlSource
-from gpumon.telemetry.simulated import SimulatedFaults, SimulatedSource
-from gpumon.ui.monitor.axis import time_label
+from gpumon.telemetry.nvml.source import NvmlSource
+from gpumon.telemetry.sources.simulated import SimulatedFaults, SimulatedSource
 from gpumon.ui.monitor.panel import GpuPanel
 from gpumon.ui.monitor.panel_labels import MEMORY_RUNS_SHOWN
-from gpumon.ui.monitor.runs_label import RunsLabel, runs_width
+from gpumon.ui.widgets.axis import time_label
+from gpumon.ui.widgets.runs_label import RunsLabel, runs_width
 from gpumon.ui.window.main_window import MainWindow
 
 pytestmark = pytest.mark.usefixtures("restore_app_look")

@@ -9,7 +9,7 @@ import time
 import pytest
 from PySide6.QtCore import Qt
 
-from gpumon.telemetry.procinfo import read_procinfo
+from gpumon.telemetry.procs.procinfo import read_procinfo
 from gpumon.ui.playground.code_line import History
 from tests.qt_fixtures import activate
 

@@ -14,7 +14,7 @@ from gpumon.device_ids import normalize_uuid
 from gpumon.playground.data import actions as act
 from gpumon.playground.data.devices import DeviceOption
 from gpumon.playground.data.outcome import Outcome
-from gpumon.telemetry.simulated import SimulatedSource
+from gpumon.telemetry.sources.simulated import SimulatedSource
 from gpumon.ui.monitor.panel import GpuPanel
 from gpumon.ui.playground.monitor_link import (
     ALLOCATED_KEY,

@@ -68,7 +68,7 @@ def test_every_widget_has_a_stable_name(make_window) -> None:  # type: ignore[no
 def test_window_opens_without_importing_torch() -> None:
     code = ("import os, sys; os.environ['QT_QPA_PLATFORM'] = 'offscreen';"
             "from PySide6.QtWidgets import QApplication; app = QApplication([]);"
-            "from gpumon.telemetry.simulated import SimulatedSource;"
+            "from gpumon.telemetry.sources.simulated import SimulatedSource;"
             "from gpumon.ui.window.main_window import MainWindow;"
             "w = MainWindow(lambda: SimulatedSource(2)); w.show(); app.processEvents();"
             "print('torch' in sys.modules, w.playground.objectName()); w.close()")

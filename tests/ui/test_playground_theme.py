@@ -70,7 +70,7 @@ def test_a_long_message_is_cut_in_the_log_but_whole_in_the_copy(qtbot) -> None: 
 
 
 def test_markers_follow_the_theme_old_and_new(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
-    from gpumon.ui.theme import DARK, LIGHT
+    from gpumon.ui.widgets.theme import DARK, LIGHT
 
     w = make_window()
     qtbot.waitUntil(lambda: w.gpu_panel(0) is not None, timeout=5000)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 
-from gpumon.ui.monitor.plot import LitePlot, LitePlotWidget
+from gpumon.ui.widgets.plot import LitePlot, LitePlotWidget
 
 
 def test_items_legend_and_axes(qtbot) -> None:  # type: ignore[no-untyped-def]

@@ -13,8 +13,8 @@ from PySide6.QtWidgets import QApplication, QLineEdit, QMessageBox, QPushButton
 
 from gpumon.playground.data.devices import DeviceOption
 from gpumon.playground.data.outcome import LoadStatus
-from gpumon.telemetry.simulated import SimulatedSource
-from gpumon.ui.theme import DARK, LIGHT
+from gpumon.telemetry.sources.simulated import SimulatedSource
+from gpumon.ui.widgets.theme import DARK, LIGHT
 from gpumon.ui.window.presentation import (
     SHORTCUTS,
     about_text,

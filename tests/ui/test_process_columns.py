@@ -7,11 +7,11 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 
-from gpumon.telemetry.simulated import SimulatedSource
-from gpumon.telemetry.types import GpuProcess, ProcessType
-from gpumon.ui.monitor.process_fields import format_run_time, matches
-from gpumon.ui.monitor.process_pane import ProcessPane
-from gpumon.ui.monitor.process_table import TITLES, ProcessModel
+from gpumon.telemetry.model.types import GpuProcess, ProcessType
+from gpumon.telemetry.sources.simulated import SimulatedSource
+from gpumon.ui.monitor.process.fields import format_run_time, matches
+from gpumon.ui.monitor.process.pane import ProcessPane
+from gpumon.ui.monitor.process.table import TITLES, ProcessModel
 from gpumon.ui.window.main_window import MainWindow
 from gpumon.ui.window.settings import Settings
 

@@ -7,8 +7,8 @@ import dataclasses
 import pytest
 from PySide6.QtCore import QItemSelectionModel, Qt
 
-from gpumon.telemetry.types import GpuProcess, ProcessType
-from gpumon.ui.monitor.process_table import SELF_SUFFIX, ProcessModel, ProcessTable
+from gpumon.telemetry.model.types import GpuProcess, ProcessType
+from gpumon.ui.monitor.process.table import SELF_SUFFIX, ProcessModel, ProcessTable
 from tests.qt_fixtures import back_in_sight, first_of_two_tabs, out_of_sight
 
 MIB = 1024**2

@@ -7,14 +7,14 @@ import dataclasses
 
 from testkit import STATUS_OK, TEST_MACHINE
 
-from gpumon.telemetry.history import History
-from gpumon.telemetry.types import (
+from gpumon.telemetry.history.store import History
+from gpumon.telemetry.model.types import (
     GpuProcess,
     GpuSample,
     ProcessType,
     Snapshot,
 )
-from gpumon.ui.monitor.process_view import ProcessView
+from gpumon.ui.monitor.process.view import ProcessView
 from gpumon.units import GIB
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import QEvent, QObject
 
-from gpumon.telemetry.types import GpuInfo, GpuSample
+from gpumon.telemetry.model.types import GpuInfo, GpuSample
 from gpumon.ui.monitor.panel import GpuPanel
 from gpumon.units import GIB
 

@@ -10,9 +10,9 @@ import pytest
 
 from gpumon.playground.data.actions import CreateFilled
 from gpumon.playground.data.outcome import MemoryReading, Outcome, WorkspaceEntry
-from gpumon.telemetry.readouts import format_readout
-from gpumon.telemetry.types import GpuProcess, ProcessType
-from gpumon.ui.monitor.process_table import texts_of
+from gpumon.telemetry.model.readouts import format_readout
+from gpumon.telemetry.model.types import GpuProcess, ProcessType
+from gpumon.ui.monitor.process.table import texts_of
 from gpumon.ui.playground.style import memory_text
 from gpumon.ui.playground.workspace_table import WorkspaceTable
 

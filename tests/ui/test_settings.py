@@ -9,8 +9,8 @@ import pytest
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication
 
-from gpumon.telemetry.simulated import SimulatedSource
-from gpumon.ui.theme import LIGHT
+from gpumon.telemetry.sources.simulated import SimulatedSource
+from gpumon.ui.widgets.theme import LIGHT
 from gpumon.ui.window.main_window import MainWindow
 from gpumon.ui.window.presentation import base_font_and_palette
 from gpumon.ui.window.settings import Settings

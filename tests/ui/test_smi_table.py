@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpumon.telemetry.sampler import Sampler
-from gpumon.telemetry.simulated import SimulatedFaults, SimulatedSource
+from gpumon.telemetry.sources.sampler import Sampler
+from gpumon.telemetry.sources.simulated import SimulatedFaults, SimulatedSource
 from gpumon.ui.monitor.smi_table import COLUMNS, LOST_TEXT, SmiTable, SmiTableModel
 from tests.qt_fixtures import back_in_sight, first_of_two_tabs, out_of_sight
 

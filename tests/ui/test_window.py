@@ -8,8 +8,8 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QPushButton, QTableView, QWidget
 
-from gpumon.telemetry.simulated import SimulatedFaults, SimulatedSource
-from gpumon.telemetry.types import Source
+from gpumon.telemetry.model.types import Source
+from gpumon.telemetry.sources.simulated import SimulatedFaults, SimulatedSource
 
 
 def simulated(n: int = 4, faults: SimulatedFaults | None = None) -> Callable[[], Source]:
@@ -139,7 +139,7 @@ def test_slow_calls_keep_window_responsive_and_show_stale(qtbot, make_window):
 
 
 def test_no_driver_banner_and_switch_to_simulated(qtbot, make_window):
-    from gpumon.telemetry.nvml import NvmlSource
+    from gpumon.telemetry.nvml.source import NvmlSource
 
     w = make_window(NvmlSource)
     qtbot.waitUntil(lambda: w.banner.isVisible(), timeout=5000)

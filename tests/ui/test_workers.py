@@ -8,8 +8,8 @@ import pytest
 from PySide6.QtCore import QThread
 
 from gpumon.interval import SAMPLING
-from gpumon.telemetry.simulated import SimulatedSource
-from gpumon.telemetry.types import Snapshot, SourceState
+from gpumon.telemetry.model.types import Snapshot, SourceState
+from gpumon.telemetry.sources.simulated import SimulatedSource
 from gpumon.ui.window.workers import SamplingThread
 
 
@@ -72,7 +72,7 @@ def test_a_provider_that_raises_keeps_the_snapshot_and_the_others_extras(qtbot):
 def test_snapshot_extra_is_read_only_and_survives_pickling() -> None:
     import pickle
 
-    from gpumon.telemetry.types import FrozenMap
+    from gpumon.telemetry.model.types import FrozenMap
 
     src = SimulatedSource(1, seed=3)
     src.open()

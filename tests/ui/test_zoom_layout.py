@@ -10,9 +10,9 @@ from PySide6.QtCore import QRectF, QSize
 from PySide6.QtGui import QFontMetricsF, QImage, QPainter
 from PySide6.QtWidgets import QApplication, QTableView
 
-from gpumon.ui.monitor.axis import next_nice, thinned_spacing, time_label
-from gpumon.ui.monitor.runs_label import RunsLabel, TextRun
-from gpumon.ui.window.screen_fit import fitted_size
+from gpumon.ui.widgets.axis import next_nice, thinned_spacing, time_label
+from gpumon.ui.widgets.runs_label import RunsLabel, TextRun
+from gpumon.ui.widgets.screen_fit import fitted_size
 
 ZOOMS = (1.0, 2.0, 3.0)
 
@@ -133,7 +133,7 @@ def test_fitted_size_grows_to_the_minimum_and_stays_on_the_screen() -> None:
 
 
 def test_playground_at_300_percent_keeps_the_window_on_its_screen(qtbot, make_window):
-    from gpumon.telemetry.nvml import NvmlSource
+    from gpumon.telemetry.nvml.source import NvmlSource
 
     w = make_window(NvmlSource)  # no driver here: banner, and the CPU view on the right
     w.resize(780, 760)

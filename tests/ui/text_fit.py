@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpumon.ui.monitor.runs_label import RunsLabel
+from gpumon.ui.widgets.runs_label import RunsLabel
 
 
 def _shown(w: QWidget) -> bool:

@@ -40,7 +40,7 @@ FRAME_REST_S = 10.0
 #: The only modules a frame may name: gpumon's data, the lesson's values, the monitor's
 #: snapshot (lesson requests carry it). Neither torch nor anything of the user's.
 ALLOWED_MODULES = ("gpumon.playground.data", "gpumon.playground.lesson",
-                   "gpumon.telemetry.types")
+                   "gpumon.telemetry.model.types")
 #: The kernel's environment, set by the window when it starts one (kernel/lifeline.py):
 #: the window's pid, and the folder the user works in.
 PARENT_ENV = "GPUMON_KERNEL_PARENT"

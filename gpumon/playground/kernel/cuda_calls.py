@@ -78,7 +78,7 @@ def free_bytes(torch: Any, index: int) -> tuple[int | None, str]:
     if has_context(torch, index):
         free, _total = torch.cuda.mem_get_info(index)  # a context exists: creates none
         return int(free), "cuda"
-    from gpumon.telemetry.nvml_free import free_memory_by_uuid
+    from gpumon.telemetry.nvml.free import free_memory_by_uuid
 
     try:
         uuid = str(properties(torch, index).uuid)

@@ -46,7 +46,7 @@ from gpumon.playground.lesson.steps import LESSON, LessonStep
 
 if TYPE_CHECKING:
     from gpumon.playground.kernel.engine import Engine
-    from gpumon.telemetry.types import Snapshot
+    from gpumon.telemetry.model.types import Snapshot
 
 OnOutcome = Callable[[Outcome], None]
 #: The real nvidia-smi: at most this long, and this much of its output.
@@ -206,7 +206,7 @@ class LessonRunner:
         """Step 1: the real nvidia-smi's output where it is installed and answers, else
         gpumon's nvidia-smi-like text of the current snapshot, labelled; never raises.
         Simulated GPUs (``--simulate``) are asked for: their box is shown, said to be so."""
-        from gpumon.telemetry.smi_text import render
+        from gpumon.text.smi_text import render
 
         try:
             snapshot = self._snapshot()

@@ -25,7 +25,7 @@ from gpumon.playground.data.outcome import Outcome
 from gpumon.playground.lesson.steps import SOURCE_LABELS, LessonStep
 
 if TYPE_CHECKING:
-    from gpumon.telemetry.types import Snapshot
+    from gpumon.telemetry.model.types import Snapshot
 
 @dataclass(frozen=True)
 class Note:

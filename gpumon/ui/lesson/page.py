@@ -40,13 +40,13 @@ from gpumon.playground.lesson.smi_columns import heading as columns_heading
 from gpumon.playground.lesson.step_code import localize
 from gpumon.playground.lesson.steps import LESSON, LessonStep
 from gpumon.playground.lesson.transcript import echo, prompt_lines
-from gpumon.telemetry.facts import as_copied_at
+from gpumon.telemetry.model.facts import as_copied_at
 from gpumon.ui.lesson.narration import NarrationArea
 from gpumon.ui.playground.kernel_link import load_lost_text
 
 if TYPE_CHECKING:
     from gpumon.playground.client.kernel_client import KernelExit
-    from gpumon.telemetry.types import Snapshot
+    from gpumon.telemetry.model.types import Snapshot
     from gpumon.ui.playground.kernel_link import KernelLink
 
 ERROR_COLOUR = "#d32f2f"

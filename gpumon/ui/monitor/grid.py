@@ -30,10 +30,10 @@ from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QGridLayout, QLabel, QScrollArea, QWidget
 
 from gpumon.i18n import N_, tr
-from gpumon.telemetry.history import History
-from gpumon.telemetry.types import GpuInfo, Snapshot
+from gpumon.telemetry.history.store import History
+from gpumon.telemetry.model.types import GpuInfo, Snapshot
 from gpumon.ui.monitor.panel import GpuPanel
-from gpumon.ui.monitor.seen import SeenWatch, window_seen
+from gpumon.ui.widgets.seen import SeenWatch, window_seen
 
 PANEL_MIN_WIDTH = 430
 PANEL_MIN_HEIGHT = 240

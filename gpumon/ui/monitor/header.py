@@ -8,9 +8,9 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from gpumon.i18n import tr
-from gpumon.telemetry.types import MachineInfo, SourceStatus
-from gpumon.ui.monitor.field import RightField
-from gpumon.ui.monitor.runs_label import RunsLabel, TextRun
+from gpumon.telemetry.model.types import MachineInfo, SourceStatus
+from gpumon.ui.widgets.field import RightField
+from gpumon.ui.widgets.runs_label import RunsLabel, TextRun
 
 # Sizes in em, not px: the badge grows with the zoom (the window re-polishes styled widgets
 # when the font changes, presentation.py); bold comes from the widget's font.

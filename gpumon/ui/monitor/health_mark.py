@@ -1,6 +1,6 @@
 """A GPU panel's health line beside its title: why the clocks are held down, in words
 ("clocks held down: power cap, thermal"), and a health mark (ok / warning / error) whose
-tooltip gives the reasons. The words come from telemetry/health.py; this only shows them."""
+tooltip gives the reasons. The words come from telemetry/model/health.py; this only shows them."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QHBoxLayout, QSizePolicy, QWidget
 
 from gpumon.i18n import tr
-from gpumon.telemetry.health import Health, Level
-from gpumon.ui.monitor.runs_label import RunsLabel, TextRun
+from gpumon.telemetry.model.health import Health, Level
+from gpumon.ui.widgets.runs_label import RunsLabel, TextRun
 
 HELD_COLOR = "#e65100"
 MARKS = {Level.OK: ("●", "#2e7d32"), Level.WARNING: ("▲", "#ef6c00"),

@@ -26,14 +26,14 @@ from PySide6.QtGui import QAction, QColor, QFont, QFontMetricsF, QPainter
 from PySide6.QtWidgets import QGraphicsSceneMouseEvent, QWidget
 
 from gpumon.i18n import N_, tr
-from gpumon.telemetry.decimate import peak_decimate
-from gpumon.telemetry.history import History
-from gpumon.telemetry.memory_bands import OTHERS, REMAINDER, Band, memory_bands
-from gpumon.ui.monitor.curve import LiteCurve
+from gpumon.telemetry.history.decimate import peak_decimate
+from gpumon.telemetry.history.memory_bands import OTHERS, REMAINDER, Band, memory_bands
+from gpumon.telemetry.history.store import History
 from gpumon.ui.monitor.grid import GpuGrid
 from gpumon.ui.monitor.panel import FILL_ALPHA, GpuPanel
 from gpumon.ui.monitor.panel_labels import MEM_COLOR
-from gpumon.ui.theme import FILL_ATTR, opaque_fill
+from gpumon.ui.widgets.curve import LiteCurve
+from gpumon.ui.widgets.theme import FILL_ATTR, opaque_fill
 from gpumon.units import GIB
 from gpumon.untrusted import for_terminal
 

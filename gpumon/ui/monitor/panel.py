@@ -2,9 +2,8 @@
 
 The x axis is seconds relative to the newest snapshot (0 = now, -60 = a minute ago).
 Curves are created once and fed with ``setData`` on every refresh (pyqtgraph's
-scrollingPlots example); a ``strip.StripChart`` in each plot can paint them from an image
-that slides by whole device pixels (off by default: strip.py says why). What
-keeps a redraw cheap on a software raster (measured in ``benchmarks/bench_drawing.py``):
+scrollingPlots example). What keeps a redraw cheap on a software raster (measured in
+``benchmarks/bench_drawing.py``):
 ``anchored_peak_decimate``, a min and a max per pixel column like pyqtgraph's "peak" mode
 but always drawing the newest sample, fed to plain PlotCurveItems
 (a PlotDataItem also builds a scatter item and a display pipeline per curve), 1 px pens, a
@@ -48,11 +47,8 @@ from PySide6.QtWidgets import (
 )
 
 from gpumon.i18n import tr
-from gpumon.telemetry.readouts import extra_readouts, readout_line
-from gpumon.telemetry.types import GpuInfo, GpuSample
-from gpumon.ui.monitor.axis import TimeAxis
-from gpumon.ui.monitor.curve import LiteCurve
-from gpumon.ui.monitor.field import Field
+from gpumon.telemetry.model.readouts import extra_readouts, readout_line
+from gpumon.telemetry.model.types import GpuInfo, GpuSample
 from gpumon.ui.monitor.health_mark import HealthMark
 from gpumon.ui.monitor.panel_labels import (
     GPU_UTIL_COLOR,
@@ -65,10 +61,12 @@ from gpumon.ui.monitor.panel_labels import (
     tooltip_text,
     util_runs,
 )
-from gpumon.ui.monitor.plot import LitePlot, LitePlotWidget
-from gpumon.ui.monitor.runs_label import RunsLabel, TextRun, runs_width
-from gpumon.ui.monitor.strip import StripChart, set_series
-from gpumon.ui.theme import FILL_ATTR, MARKER_ATTR, is_dark, opaque_fill, style_marker
+from gpumon.ui.widgets.axis import TimeAxis
+from gpumon.ui.widgets.curve import LiteCurve, set_series
+from gpumon.ui.widgets.field import Field
+from gpumon.ui.widgets.plot import LitePlot, LitePlotWidget
+from gpumon.ui.widgets.runs_label import RunsLabel, TextRun, runs_width
+from gpumon.ui.widgets.theme import FILL_ATTR, MARKER_ATTR, is_dark, opaque_fill, style_marker
 from gpumon.units import GIB
 
 TOTAL_COLOR = "#7f7f7f"
@@ -178,7 +176,6 @@ class GpuPanel(QFrame):
         self.util_plot.setYRange(0, 100, padding=0.02)
         self.util_plot.getViewBox().setLimits(yMin=-2, yMax=102)
         self.memory_plot.getViewBox().enableAutoRange(y=False)
-        self._strips = (StripChart(self.memory_plot), StripChart(self.util_plot))
 
         self._mem_curve = _curve(self.memory_plot, MEM_COLOR, tr("used"), fill=True)
         self._total_line = pg.InfiniteLine(
@@ -324,13 +321,12 @@ class GpuPanel(QFrame):
         if not curves or not self._moved_enough(t_ref):
             return
         self._drawn = True
-        self._t_ref = self._strips[0].advance(t_ref)  # whole device pixels on, as drawn
-        util_t0 = self._strips[1].advance(t_ref)  # the same within a pixel
+        self._t_ref = t_ref
         if self._hover_x is not None:  # a still pointer: the time under it moved on
             self.hovered.emit(self.index, self._t_ref + self._hover_x)
         self._set_curve(self._mem_curve, series, "mem_used_bytes", GIB)
-        self._set_curve(self._gpu_curve, series, "gpu_util_pct", 1.0, util_t0)
-        self._set_curve(self._memu_curve, series, "mem_util_pct", 1.0, util_t0)
+        self._set_curve(self._gpu_curve, series, "gpu_util_pct", 1.0)
+        self._set_curve(self._memu_curve, series, "mem_util_pct", 1.0)
         for s in self._series:
             self._set_curve(s.curve, series, s.key, s.scale)
         if self.stack is not None:  # memory by process: bands drawn from the History
@@ -403,14 +399,14 @@ class GpuPanel(QFrame):
 
     # -- internals ---------------------------------------------------------------------------
     def _set_curve(self, curve: pg.PlotCurveItem, series: SeriesFn, key: str,
-                   scale: float, t0: float | None = None) -> None:
+                   scale: float) -> None:
         try:
             t, v = series(self.index, key)
         except KeyError:
             t, v = np.empty(0), np.empty(0)
         px_per_s = self.pixels_per_s()  # one block of the decimation a pixel column
-        set_series(curve, t, np.asarray(v, dtype=float) / scale,
-                   self._t_ref if t0 is None else t0, 1.0 / px_per_s if px_per_s > 0 else 0.0)
+        set_series(curve, t, np.asarray(v, dtype=float) / scale, self._t_ref,
+                   1.0 / px_per_s if px_per_s > 0 else 0.0)
 
     def _update_labels(self, s: GpuSample | None) -> None:
         lost = s is not None and s.lost

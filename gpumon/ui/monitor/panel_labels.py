@@ -5,10 +5,10 @@ they need (its minimum width) with the same runs it shows."""
 from __future__ import annotations
 
 from gpumon.i18n import tr
-from gpumon.telemetry.fleet import duplicate_note
-from gpumon.telemetry.metrics import format_value
-from gpumon.telemetry.types import GpuInfo, GpuSample
-from gpumon.ui.monitor.runs_label import TextRun
+from gpumon.telemetry.cluster.fleet import duplicate_note
+from gpumon.telemetry.model.metrics import format_value
+from gpumon.telemetry.model.types import GpuInfo, GpuSample
+from gpumon.ui.widgets.runs_label import TextRun
 from gpumon.units import GIB
 
 MEM_COLOR = "#1f77b4"

@@ -16,9 +16,9 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QWidget
 
 from gpumon.i18n import tr
-from gpumon.telemetry.smi_text import mib
-from gpumon.telemetry.types import GpuInfo, GpuSample, Snapshot
-from gpumon.ui.monitor.table_model import FittedTableView, TitledTableModel
+from gpumon.telemetry.model.types import GpuInfo, GpuSample, Snapshot
+from gpumon.text.smi_text import mib
+from gpumon.ui.widgets.table_model import FittedTableView, TitledTableModel
 from gpumon.units import NA
 
 Index = QModelIndex | QPersistentModelIndex

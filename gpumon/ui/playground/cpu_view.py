@@ -6,7 +6,7 @@ where torch runs, and the bytes of the named tensors on the cpu in its workspace
 not report its CPU allocator; the workspace sizes are what the kernel reports), with a
 marker for each action at the moment it ran: creating a big CPU tensor visibly lifts both
 lines, as ``x.cuda(0)`` lifts the GPU lines on a GPU machine. It is titled as the CPU,
-never as a GPU. RSS is read by :class:`~gpumon.telemetry.proc_memory.RssProbe` on its own
+never as a GPU. RSS is read by :class:`~gpumon.telemetry.procs.rss.RssProbe` on its own
 thread; this view only draws, every ``REDRAW_MS`` while shown.
 """
 
@@ -23,13 +23,13 @@ from PySide6.QtWidgets import QFrame, QSizePolicy, QVBoxLayout, QWidget
 
 from gpumon.i18n import N_, tr
 from gpumon.playground.data.outcome import Outcome, WorkspacePage
-from gpumon.telemetry.proc_memory import RssProbe
-from gpumon.ui.monitor.axis import TimeAxis
-from gpumon.ui.monitor.plot import LitePlotWidget
-from gpumon.ui.monitor.runs_label import RunsLabel, TextRun
-from gpumon.ui.monitor.seen import window_seen
+from gpumon.telemetry.procs.rss import RssProbe
 from gpumon.ui.playground.style import ERROR_COLOR, short_code
-from gpumon.ui.theme import MARKER_ATTR, is_dark, style_marker
+from gpumon.ui.widgets.axis import TimeAxis
+from gpumon.ui.widgets.plot import LitePlotWidget
+from gpumon.ui.widgets.runs_label import RunsLabel, TextRun
+from gpumon.ui.widgets.seen import window_seen
+from gpumon.ui.widgets.theme import MARKER_ATTR, is_dark, style_marker
 from gpumon.units import GIB, format_bytes
 
 RSS_COLOR = "#1f77b4"

@@ -48,8 +48,8 @@ from gpumon.playground.data.outcome import LoadStatus, Outcome, WorkspacePage
 from gpumon.playground.data.wire import Message
 from gpumon.playground.lesson.checkpoint_path import remove_folders_of
 from gpumon.playground.lesson.steps import LessonStep
-from gpumon.telemetry.procinfo import set_own_children
-from gpumon.telemetry.types import Snapshot
+from gpumon.telemetry.model.types import Snapshot
+from gpumon.telemetry.procs.procinfo import set_own_children
 
 
 class KernelInterrupted(Exception):

@@ -36,7 +36,7 @@ from gpumon.ui.playground.style import (
     outcome_tag,
     tones,
 )
-from gpumon.ui.theme import is_dark
+from gpumon.ui.widgets.theme import is_dark
 
 MAX_ENTRIES = 1000
 

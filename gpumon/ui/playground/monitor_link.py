@@ -24,8 +24,8 @@ from gpumon.device_ids import cuda_index
 from gpumon.i18n import N_, tr
 from gpumon.playground.data.devices import DeviceOption, match_cuda_to_nvml
 from gpumon.playground.data.outcome import Outcome
-from gpumon.telemetry.history import SELF_MEM_KEY
-from gpumon.telemetry.types import GpuInfo, Snapshot
+from gpumon.telemetry.history.store import SELF_MEM_KEY
+from gpumon.telemetry.model.types import GpuInfo, Snapshot
 from gpumon.ui.playground.style import (
     ERROR_COLOR,
     device_color,

@@ -42,7 +42,7 @@ from gpumon.ui.playground.log import OutcomeLog
 from gpumon.ui.playground.monitor_link import MonitorLink
 from gpumon.ui.playground.style import tones
 from gpumon.ui.playground.workspace_table import WorkspaceTable, WorkspaceView
-from gpumon.ui.theme import is_dark
+from gpumon.ui.widgets.theme import is_dark
 
 if TYPE_CHECKING:
     from gpumon.ui.monitor.grid import GpuGrid

@@ -21,9 +21,9 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from gpumon.i18n import N_, ntr, tr
 from gpumon.playground.data.outcome import WorkspaceEntry, WorkspacePage
-from gpumon.ui.monitor.table_model import FittedTableView, TitledTableModel
 from gpumon.ui.playground.style import device_color, on_background, shape_text, tones
-from gpumon.ui.theme import is_dark
+from gpumon.ui.widgets.table_model import FittedTableView, TitledTableModel
+from gpumon.ui.widgets.theme import is_dark
 from gpumon.units import format_bytes
 
 Index = QModelIndex | QPersistentModelIndex

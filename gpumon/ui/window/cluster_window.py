@@ -13,8 +13,8 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from gpumon.i18n import N_, sentences, tr
 from gpumon.interval import SAMPLING
-from gpumon.telemetry.prometheus import PrometheusSource
-from gpumon.telemetry.types import Snapshot
+from gpumon.telemetry.cluster.prometheus import PrometheusSource
+from gpumon.telemetry.model.types import Snapshot
 from gpumon.ui.monitor.cluster_overview import ClusterOverview
 from gpumon.ui.window.main_window import MainWindow
 from gpumon.ui.window.settings import Settings

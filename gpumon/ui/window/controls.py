@@ -15,9 +15,9 @@ from PySide6.QtWidgets import (
 
 from gpumon.i18n import N_, tr
 from gpumon.interval import SAMPLING
-from gpumon.telemetry.history import WINDOW_CHOICES_S
-from gpumon.telemetry.readouts import window_label
-from gpumon.ui.monitor.runs_label import RunsLabel
+from gpumon.telemetry.history.store import WINDOW_CHOICES_S
+from gpumon.telemetry.model.readouts import window_label
+from gpumon.ui.widgets.runs_label import RunsLabel
 
 HOVER_HINT = N_("Hover over a graph to read its values.")
 

@@ -22,19 +22,19 @@ from PySide6.QtGui import QGuiApplication, QPainter
 from PySide6.QtWidgets import QApplication, QStatusBar
 
 from gpumon.i18n import tr
-from gpumon.telemetry.csv_record import FLUSH_EVERY_S, CsvRecordWriter
-from gpumon.telemetry.csv_rows import (
+from gpumon.telemetry.history.csv_record import FLUSH_EVERY_S, CsvRecordWriter
+from gpumon.telemetry.history.csv_rows import (
     ID_COLUMNS,
     cell,
     column,
     stamps,
 )
-from gpumon.telemetry.facts import as_copied_at
-from gpumon.telemetry.history import SELF_MEM_KEY, History
-from gpumon.telemetry.metrics import HISTORY_KEYS
-from gpumon.telemetry.smi_text import render
-from gpumon.telemetry.types import Snapshot
-from gpumon.ui.monitor.plot import LitePlot
+from gpumon.telemetry.history.store import SELF_MEM_KEY, History
+from gpumon.telemetry.model.facts import as_copied_at
+from gpumon.telemetry.model.metrics import HISTORY_KEYS
+from gpumon.telemetry.model.types import Snapshot
+from gpumon.text.smi_text import render
+from gpumon.ui.widgets.plot import LitePlot
 from gpumon.untrusted import for_csv
 
 PNG_WIDTH = 1600  # pixels: sharp on a slide; pyqtgraph scales the drawing to it

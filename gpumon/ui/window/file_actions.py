@@ -23,10 +23,10 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QLabel, QMainWindow, QMessageBox
 
 from gpumon.i18n import N_, ntr, tr
-from gpumon.telemetry.history import History
-from gpumon.telemetry.types import Snapshot
+from gpumon.telemetry.history.store import History
+from gpumon.telemetry.model.types import Snapshot
 from gpumon.ui.monitor.grid import GpuGrid
-from gpumon.ui.monitor.plot import LitePlot
+from gpumon.ui.widgets.plot import LitePlot
 
 if TYPE_CHECKING:
     from types import ModuleType

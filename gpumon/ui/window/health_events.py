@@ -11,8 +11,8 @@ from PySide6.QtCore import QObject, QSize, Qt, Slot
 from PySide6.QtWidgets import QDockWidget, QListWidget, QWidget
 
 from gpumon.i18n import tr
-from gpumon.telemetry.health import HealthEvent, HealthWatch, held_down
-from gpumon.telemetry.types import Snapshot
+from gpumon.telemetry.model.health import HealthEvent, HealthWatch, held_down
+from gpumon.telemetry.model.types import Snapshot
 from gpumon.ui.monitor.grid import GpuGrid
 
 MAX_EVENTS = 500  # lines kept in the log; the oldest go first

@@ -35,19 +35,19 @@ from PySide6.QtWidgets import (
 
 from gpumon.i18n import N_, tr
 from gpumon.interval import SAMPLING
-from gpumon.telemetry.facts import process_list_note
-from gpumon.telemetry.history import WINDOW_CHOICES_S, History, capacity_for
-from gpumon.telemetry.readouts import format_readout
-from gpumon.telemetry.smi_text import no_gpus_hint
-from gpumon.telemetry.types import Snapshot, Source, SourceState, SourceStatus
+from gpumon.telemetry.history.store import WINDOW_CHOICES_S, History, capacity_for
+from gpumon.telemetry.model.facts import process_list_note
+from gpumon.telemetry.model.readouts import format_readout
+from gpumon.telemetry.model.types import Snapshot, Source, SourceState, SourceStatus
+from gpumon.text.smi_text import no_gpus_hint
 from gpumon.ui.monitor.grid import GpuGrid
 from gpumon.ui.monitor.header import HeaderBar, StatusBanner
 from gpumon.ui.monitor.panel import GpuPanel
-from gpumon.ui.monitor.process_actions import ProcessActions
-from gpumon.ui.monitor.process_pane import ProcessPane
-from gpumon.ui.monitor.process_view import ProcessView
+from gpumon.ui.monitor.process.actions import ProcessActions
+from gpumon.ui.monitor.process.pane import ProcessPane
+from gpumon.ui.monitor.process.view import ProcessView
 from gpumon.ui.monitor.smi_table import SmiTable
-from gpumon.ui.theme import Theme
+from gpumon.ui.widgets.theme import Theme
 from gpumon.ui.window import health_events
 from gpumon.ui.window.controls import Controls
 from gpumon.ui.window.file_actions import FileActions
@@ -73,13 +73,13 @@ DEFAULT_WINDOW_S = 300
 
 
 def simulated_factory(n_gpus: int = 4, seed: int = 0) -> Callable[[], Source]:
-    from gpumon.telemetry.simulated import SimulatedSource
+    from gpumon.telemetry.sources.simulated import SimulatedSource
 
     return partial(SimulatedSource, n_gpus=n_gpus, seed=seed)
 
 
 def nvml_factory() -> Callable[[], Source]:
-    from gpumon.telemetry.nvml import NvmlSource
+    from gpumon.telemetry.nvml.source import NvmlSource
 
     return NvmlSource
 

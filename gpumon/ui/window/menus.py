@@ -22,8 +22,8 @@ from PySide6.QtWidgets import (
 )
 
 from gpumon.i18n import tr
-from gpumon.telemetry.history import History
-from gpumon.telemetry.types import Snapshot
+from gpumon.telemetry.history.store import History
+from gpumon.telemetry.model.types import Snapshot
 from gpumon.ui.monitor.grid import GpuGrid
 from gpumon.ui.monitor.memory_stack import MemoryStacks
 from gpumon.ui.window.controls import Controls

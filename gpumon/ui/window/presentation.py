@@ -19,10 +19,10 @@ from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
 from gpumon import __version__
 from gpumon.i18n import N_, tr
-from gpumon.telemetry.smi_text import source_words
-from gpumon.ui.monitor.plot import LitePlotWidget
-from gpumon.ui.theme import THEMES, Theme, palette_for, style_plot
-from gpumon.ui.window.screen_fit import ScreenFit
+from gpumon.text.smi_text import source_words
+from gpumon.ui.widgets.plot import LitePlotWidget
+from gpumon.ui.widgets.screen_fit import ScreenFit
+from gpumon.ui.widgets.theme import THEMES, Theme, palette_for, style_plot
 from gpumon.ui.window.settings import MAX_ZOOM, MIN_ZOOM, Settings
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from gpumon.playground.data.devices import DeviceOption
     from gpumon.playground.data.outcome import LoadStatus
-    from gpumon.telemetry.types import Snapshot
+    from gpumon.telemetry.model.types import Snapshot
 
 ZOOM_STEPS = (0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0)
 

@@ -21,8 +21,8 @@ from typing import Protocol
 from PySide6.QtCore import QObject, QTimer, Slot
 
 from gpumon.i18n import tr
-from gpumon.telemetry.readouts import status_summary
-from gpumon.telemetry.types import Snapshot, SourceStatus
+from gpumon.telemetry.model.readouts import status_summary
+from gpumon.telemetry.model.types import Snapshot, SourceStatus
 from gpumon.ui.monitor.grid import GpuGrid
 from gpumon.ui.monitor.header import HeaderBar
 

@@ -23,9 +23,9 @@ from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 
 from gpumon.i18n import tr
 from gpumon.interval import SAMPLING
-from gpumon.telemetry.cadence import next_due
-from gpumon.telemetry.sampler import Sampler, unavailable_snapshot
-from gpumon.telemetry.types import Snapshot, Source, SourceState, SourceStatus
+from gpumon.telemetry.model.cadence import next_due
+from gpumon.telemetry.model.types import Snapshot, Source, SourceState, SourceStatus
+from gpumon.telemetry.sources.sampler import Sampler, unavailable_snapshot
 from gpumon.ui.window import gcguard
 
 log = logging.getLogger(__name__)

@@ -8,8 +8,8 @@ from contextlib import ExitStack
 
 from gpumon.device_ids import normalize_uuid
 from gpumon.playground.data.devices import match_cuda_to_nvml
-from gpumon.telemetry.nvml import NvmlSource
-from gpumon.telemetry.types import Snapshot
+from gpumon.telemetry.model.types import Snapshot
+from gpumon.telemetry.nvml.source import NvmlSource
 from tests.gpu.gpucheck import kernel_walk as kw
 from tests.gpu.gpucheck.context import Context, environ
 from tests.gpu.gpucheck.results import FAIL, SKIP, Known, Result, verdict, write_table

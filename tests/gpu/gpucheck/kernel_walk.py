@@ -20,7 +20,7 @@ from gpumon.playground.data.actions import RunCode
 from gpumon.playground.data.devices import DeviceOption
 from gpumon.playground.data.outcome import LoadStatus, Outcome
 from gpumon.playground.data.wire import Message
-from gpumon.telemetry.types import Snapshot
+from gpumon.telemetry.model.types import Snapshot
 
 #: The kernel's allocator counters, as the window's memory lines get them.
 COUNTERS_CODE = ("__import__('gpumon.playground.kernel.memory', fromlist=['_'])"

@@ -16,7 +16,7 @@ MIB = 2**20
 
 Readings = dict[int, dict[str, object]]
 
-# nvidia-smi-like rows of gpumon's table (gpumon/telemetry/smi_text.py):
+# nvidia-smi-like rows of gpumon's table (gpumon/text/smi_text.py):
 # |   0  NVIDIA H200                     On |       00000000:17:00.0 |                      |
 # |  N/A   32C    P0           76W /  700W |       1MiB / 143771MiB |       0%     Default |
 _FIRST = re.compile(r"^\|\s+(\d+)\s+.*?\s(On|Off|N/A)\s+\|\s+(\S+)\s+\|\s+\|$")

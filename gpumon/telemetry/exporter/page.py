@@ -1,0 +1,133 @@
+"""The exporter's /metrics bytes: each View rendered by prometheus_client once, then served.
+
+The format is prometheus_client's content negotiation (``choose_encoder``: OpenMetrics to a
+Prometheus that prefers it, the text format 0.0.4 otherwise), gzip when the client asks. A
+View is rendered once per format and encoding the first time it is asked for, and every
+scraper until the next View gets the same bytes. When a View is published, the format the
+last scraper asked for is rendered right away (in the reader's thread, not a scrape's): at 16
+GPUs one rendering costs a few milliseconds (``benchmarks/bench_exporter.py``), so only what
+is asked for is rendered. Only a ``name[]`` filter renders per request.
+"""
+
+from __future__ import annotations
+
+import gzip
+import socket
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from prometheus_client.core import Metric
+from prometheus_client.exposition import choose_encoder, gzip_accepted
+
+from gpumon.telemetry.exporter.series import DEFAULT_OPTIONS, Options, View, families
+from gpumon.telemetry.model.exported import DCGM_FIELDS
+
+MAX_NAMES = 64  # name[] values honoured per request; the rest are ignored
+MAX_FORMATS = 8  # (content type, gzip) pairs kept per View: Accept headers vary
+MAX_ACCEPT_CHARS = 512  # of the Accept header remembered for the next View
+
+
+# prometheus_client's text format 0.0.4 names a counter's HELP and TYPE lines "<name>_total"
+# (its OpenMetrics habit); dcgm-exporter's counters carry no such suffix, and dashboards query
+# them as they are, so their two comment lines are put back on the samples' own name.
+_COUNTER_LINES = tuple(
+    (f"# {what} {f.name}_total ".encode(), f"# {what} {f.name} ".encode())
+    for f in DCGM_FIELDS if f.kind == "counter" for what in ("HELP", "TYPE"))
+
+
+def _encode(encoder: Callable[[Any], bytes], content_type: str, families: Any) -> bytes:
+    data = encoder(families)
+    if content_type.startswith("text/plain"):
+        for wrong, right in _COUNTER_LINES:
+            data = data.replace(wrong, right, 1)
+    return data
+
+
+class _Families:
+    """A fixed list of families, as prometheus_client's encoders want a collector."""
+
+    def __init__(self, metrics: Sequence[Metric]) -> None:
+        self._metrics = metrics
+
+    def collect(self) -> Iterable[Metric]:
+        return self._metrics
+
+
+@dataclass(frozen=True)
+class Body:
+    """One answer to a GET /metrics."""
+
+    content_type: str
+    gzipped: bool
+    data: bytes
+
+
+class Page:
+    """One View, rendered lazily per format and kept."""
+
+    def __init__(self, view: View, metrics: Sequence[Metric]) -> None:
+        self.view = view
+        self._families = _Families(metrics)
+        self._lock = threading.Lock()
+        self._cache: dict[tuple[str, bool], bytes] = {}
+        self.renders = 0  # encodings made of this View (not counting name[] filters)
+
+    def body(self, accept: str | None = None, accept_encoding: str | None = None,
+             names: Sequence[str] = ()) -> Body:
+        """What to answer a scraper that sent these headers and ``name[]`` values."""
+        encoder, content_type = choose_encoder(accept or "")
+        zipped = gzip_accepted(accept_encoding or "")
+        if names:
+            data = _encode(encoder, content_type,
+                           _Families([m for m in self._families.collect()
+                                      if m.name in set(names[:MAX_NAMES])]))
+            return Body(content_type, zipped, gzip.compress(data, 1) if zipped else data)
+        key = (content_type, zipped)
+        with self._lock:
+            cached = self._cache.get(key)
+            if cached is not None:
+                return Body(content_type, zipped, cached)
+            plain = self._cache.get((content_type, False))
+            if plain is None:
+                plain = _encode(encoder, content_type, self._families)
+                self.renders += 1
+            # level 1: 4x faster than the default, ~10 % larger
+            data = gzip.compress(plain, compresslevel=1) if zipped else plain
+            if len(self._cache) >= MAX_FORMATS:
+                self._cache.clear()
+            self._cache[(content_type, False)] = plain
+            self._cache[key] = data
+        return Body(content_type, zipped, data)
+
+
+class Pages:
+    """The latest Page; ``publish`` is GpuReader's hand-off (it renders the text format)."""
+
+    def __init__(self, host: str | None = None, options: Options = DEFAULT_OPTIONS) -> None:
+        self.host = host or socket.gethostname()
+        self.options = options
+        self._accept = ""  # what the last scraper accepted: the next View is rendered so
+        self._gzip = ""
+        self._page = self._make(View(None, False, "starting: not read yet", False))
+        self.published = 0
+
+    def asked(self, accept: str | None, accept_encoding: str | None) -> None:
+        """A scraper's headers: the format to render the next View in."""
+        self._accept = (accept or "")[:MAX_ACCEPT_CHARS]
+        self._gzip = (accept_encoding or "")[:MAX_ACCEPT_CHARS]
+
+    def _make(self, view: View) -> Page:
+        page = Page(view, families(view, self.host, self.options))
+        page.body(self._accept, self._gzip)  # now, rather than in the next scrape
+        return page
+
+    def publish(self, view: View) -> None:
+        page = self._make(view)
+        self._page = page  # one reference assignment: scrapers see the old or the new page
+        self.published += 1
+
+    @property
+    def current(self) -> Page:
+        return self._page

@@ -1,0 +1,3 @@
+"""What gpumon keeps over time: per-GPU rings, per-process series, memory bands, decimation, CSV
+rows and recording.
+"""

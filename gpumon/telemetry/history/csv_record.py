@@ -1,0 +1,141 @@
+"""The window's CSV recording, Qt-free: rows are written on a worker thread of their own.
+
+``CsvRecordWriter`` opens the file and writes its header at once (so a path that cannot be
+written fails where the user picked it), then takes snapshots from any thread and writes
+them on its thread, flushing about once a second. Columns follow the history export: the
+metrics, this process's memory, then every extra series (torch's allocator counters). A
+series that appears later starts a new *section*: an empty line, then the header again with
+the new columns at its end; the columns before keep their places. A write error stops the
+recording and is handed to ``on_error`` as a sentence, never raised.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import queue
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO
+
+from gpumon.i18n import tr
+from gpumon.telemetry.history.csv_rows import extra_values, record_header, record_rows
+from gpumon.telemetry.model.metrics import SELF_MEM_KEY
+from gpumon.telemetry.model.types import Snapshot
+
+FLUSH_EVERY_S = 1.0
+_FLUSH = object()  # a request to flush now
+_STOP = object()  # the end of the recording
+
+
+def reason(exc: OSError) -> str:
+    """The short reason of an OSError ("No space left on device")."""
+    return exc.strerror or str(exc)
+
+
+class CsvRecordWriter:
+    """One recording: a file, a queue of snapshots and the thread that writes them."""
+
+    def __init__(self, path: str | Path, on_error: Callable[[str], None],
+                 flush_every_s: float = FLUSH_EVERY_S) -> None:
+        """Create (truncate) ``path`` and write the header; OSError if it cannot."""
+        self.path = Path(path)
+        self.rows = 0  # rows written so far (read from any thread)
+        self.keys: list[str] = [SELF_MEM_KEY]  # the columns after the metrics
+        self.sections = 1
+        self._on_error = on_error
+        self._flush_every_s = flush_every_s
+        f = self.path.open("w", newline="", encoding="utf-8")
+        try:
+            self._csv = csv.writer(f)
+            self._csv.writerow(record_header(self.keys))
+            f.flush()
+        except OSError:
+            with contextlib.suppress(OSError):
+                f.close()
+            raise
+        self._file: IO[str] | None = f
+        self._last_flush = time.monotonic()
+        self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name="gpumon-csv-record",
+                                        daemon=True)
+        self._thread.start()
+
+    @property
+    def failed(self) -> bool:
+        """Whether a write error ended the recording early."""
+        return self._file is None
+
+    def add(self, snap: Snapshot) -> None:
+        """Queue one snapshot (any thread; nothing when the recording has failed)."""
+        if self._file is not None:
+            self._queue.put(snap)
+
+    def flush(self) -> None:
+        """Ask the worker to flush the file now."""
+        self._queue.put(_FLUSH)
+
+    def close(self, timeout_s: float = 10.0) -> None:
+        """Write what is queued, close the file and end the thread (waits for it)."""
+        self._queue.put(_STOP)
+        self._thread.join(timeout_s)
+
+    @property
+    def thread(self) -> threading.Thread:
+        return self._thread
+
+    # -- the worker thread ---------------------------------------------------------------------
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is _STOP:
+                self._finish()
+                return
+            if self._file is None:
+                continue  # failed: drop what is still queued
+            try:
+                if item is _FLUSH:
+                    self._flush()
+                elif isinstance(item, Snapshot):
+                    self._write(item)
+                    if time.monotonic() - self._last_flush >= self._flush_every_s:
+                        self._flush()
+            except OSError as exc:
+                self._fail(tr("Recording to {path} stopped: {reason}.", path=self.path,
+                              reason=reason(exc)))
+
+    def _write(self, snap: Snapshot) -> None:
+        new = [k for s in snap.samples if not s.lost
+               for k in extra_values(snap, s.index) if k not in self.keys]
+        if new:
+            self.keys += list(dict.fromkeys(new))
+            self._csv.writerow([])  # a new section: an empty line, then the wider header
+            self._csv.writerow(record_header(self.keys))
+            self.sections += 1
+        rows = record_rows(snap, self.keys)
+        self._csv.writerows(rows)
+        self.rows += len(rows)
+
+    def _flush(self) -> None:
+        if self._file is not None:
+            self._file.flush()
+        self._last_flush = time.monotonic()
+
+    def _fail(self, sentence: str) -> None:
+        f, self._file = self._file, None
+        if f is not None:
+            with contextlib.suppress(OSError):
+                f.close()  # what could not be written is lost; the rows before it stay
+        self._on_error(sentence)
+
+    def _finish(self) -> None:
+        f, self._file = self._file, None
+        if f is None:
+            return
+        try:
+            f.close()
+        except OSError as exc:
+            self._on_error(tr("The recording could not be finished ({reason}).",
+                              reason=reason(exc)))

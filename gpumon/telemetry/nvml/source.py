@@ -1,0 +1,431 @@
+"""NvmlSource: live readings of NVIDIA GPUs through NVML (the nvidia-ml-py binding).
+
+Only the modules of ``telemetry/nvml/`` import ``pynvml``: this one, status.py (what
+NVML's errors mean, in sentences), readers.py (one reader per metric, the slow-tick
+fields, the process lists), health.py, procutil.py and free.py (a GPU's free memory by UUID,
+for the playground's kernel). Every NVML call of the source goes through one guarded helper,
+``NvmlSource.call`` (with ``first`` for a function with several versions; the other
+modules of the room use both through ``readers.Guarded``): "not supported" becomes None (shown as N/A), a function the driver
+lacks is logged once and never called again, and an error that means the GPU stopped
+answering marks only that GPU as lost while the others keep updating.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import socket
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar, cast
+
+import pynvml
+
+from gpumon.i18n import ntr, tr
+from gpumon.telemetry.model.types import (
+    GpuInfo,
+    GpuProcess,
+    GpuSample,
+    MachineInfo,
+    MigSample,
+    ProcessType,
+    Snapshot,
+    SourceState,
+    SourceStatus,
+)
+from gpumon.telemetry.nvml.health import XidWatch, read_health
+from gpumon.telemetry.nvml.procutil import ProcessUtil, ProcessUtilReader, usage_fields
+from gpumon.telemetry.nvml.readers import (
+    ALL_READERS,
+    FAST_READERS,
+    SLOW_FIELDS,
+    every_read_failed,
+    read_processes,
+    slow_of,
+)
+from gpumon.telemetry.nvml.status import (
+    COMPUTE_MODES,
+    LOST_WORDS,
+    SIMULATE_HINT,
+    GpuLost,
+    cuda_version_text,
+    init_error_status,
+    pstate_text,
+)
+from gpumon.telemetry.procs.procinfo import HostUsage, ProcInfoCache
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+@dataclass
+class _Gpu:
+    """What NvmlSource keeps per GPU between ticks."""
+
+    index: int
+    handle: Any
+    info: GpuInfo
+    lost_message: str = ""
+    recheck_at: float = 0.0  # time.monotonic() of the next cheap re-check while lost
+    mem_v2: bool = True  # nvmlDeviceGetMemoryInfo_v2 works on this GPU
+    last: GpuSample | None = None
+    mig: bool = False  # in MIG mode (read at open: changing it needs a GPU reset)
+    mig_devices: list[tuple[Any, MigSample]] | None = None  # found on the last slow tick
+    proc_util: dict[int, ProcessUtil] = field(default_factory=dict)  # read on slow ticks
+
+
+class NvmlSource:
+    """The real GPUs, read through NVML. Plain blocking calls; callers choose the thread."""
+
+    def __init__(self, recheck_lost_s: float = 5.0) -> None:
+        self.recheck_lost_s = recheck_lost_s
+        self._lock = threading.RLock()
+        self._status = SourceStatus(SourceState.CLOSED, tr("The NVML source has not been opened."))
+        self._machine = MachineInfo(host_name=socket.gethostname(), source_name="NVML")
+        self._gpus: list[_Gpu] = []
+        self._initialized = False
+        self._missing: set[str] = set()  # functions this driver lacks
+        self._logged: set[tuple[str, int]] = set()
+        self._last_error: int | None = None
+        self._failed: list[str] = []  # "name: error" of the calls that failed on this GPU's tick
+        self._procs = ProcInfoCache()
+        self._util = ProcessUtilReader()
+        self._usage: dict[int, HostUsage] = {}  # per PID, read on slow ticks
+        self._xids = XidWatch()
+        # NVML calls started so far: a watchdog that sees it stand still while a read is in
+        # progress knows a call hangs (the exporter's read deadline); a slow driver moves it.
+        self.calls_started = 0
+
+    def _progress(self) -> None:
+        self.calls_started += 1  # a call made outside call() (the XID event set's)
+
+    # --- the one guarded helper -------------------------------------------------------------
+
+    def call(self, fn: Callable[..., T], *args: Any, name: str | None = None) -> T | None:
+        """Call an NVML function; None when not supported or missing, GpuLost when lost."""
+        # The name is looked up only when a function has gone missing or failed: on the
+        # common path it cost ~0.1 us per call, a tenth of a 1-GPU tick's overhead.
+        if self._missing and (name or fn.__name__) in self._missing:
+            return None
+        self.calls_started += 1
+        try:
+            return fn(*args)
+        except (pynvml.NVMLError_NotSupported, pynvml.NVMLError_NotFound):
+            return None  # NotFound: no such thing (an empty MIG slot, say)
+        except UnicodeDecodeError as err:  # the binding decodes strict UTF-8 (a GPU name)
+            return cast(T, bytes(err.object).decode("utf-8", errors="replace"))
+        except pynvml.NVMLError_FunctionNotFound:
+            name = name or fn.__name__
+            self._missing.add(name)
+            log.info("NVML function %s is not in this driver; gpumon will not call it again",
+                     name)
+            return None
+        except pynvml.NVMLError as err:
+            self._last_error = err.value
+            if err.value in LOST_WORDS:
+                raise GpuLost(err.value) from err
+            name = name or fn.__name__
+            self._failed.append(f"{name}: {err}")
+            if (name, err.value) not in self._logged:
+                self._logged.add((name, err.value))
+                log.warning("NVML %s failed: %s", name, err)
+            return None
+
+    def first(self, fns: Sequence[Callable[..., T]], *args: Any) -> T | None:
+        """The first of several versions of a function that this driver has."""
+        for fn in fns:
+            value = self.call(fn, *args)
+            if value is not None or fn.__name__ not in self._missing:
+                return value
+        return None
+
+    # --- Source protocol ---------------------------------------------------------------------
+
+    def open(self) -> SourceStatus:
+        """Initialise NVML and cache device handles; never raises."""
+        with self._lock:
+            self.close()
+            try:
+                pynvml.nvmlInit()
+            except Exception as err:  # NVMLError, or anything odd from loading the library
+                self._status = init_error_status(err)
+                log.info("NVML unavailable: %s", self._status.message)
+                return self._status
+            self._initialized = True
+            try:
+                count = pynvml.nvmlDeviceGetCount()
+                self._machine = self._read_machine()
+                self._gpus = [self._open_gpu(i) for i in range(count)]
+                self._xids.start({g.index: g.handle for g in self._gpus if g.handle is not None},
+                                 self._progress)
+            except Exception as err:
+                self.close()
+                self._status = SourceStatus(
+                    SourceState.ERROR,
+                    tr("NVML started but could not list the GPUs: {error}.", error=err),
+                    tr("Check that 'nvidia-smi' works."))
+                return self._status
+            self._status = self._open_status()
+            return self._status
+
+    def machine(self) -> MachineInfo:
+        return self._machine
+
+    def gpus(self) -> list[GpuInfo]:
+        with self._lock:
+            return [g.info for g in self._gpus]
+
+    def status(self) -> SourceStatus:
+        return self._status
+
+    def sample(self, include_slow: bool = True) -> Snapshot:
+        """Read all GPUs and their processes; never raises."""
+        with self._lock:
+            start = time.perf_counter()
+            now = time.time()
+            samples: list[GpuSample] = []
+            raw: list[tuple[int, int, ProcessType, int | None]] = []
+            migs: list[MigSample] = []
+            self._xids.take(self._progress)  # the XIDs since the last reading
+            for g in self._gpus:
+                samples.append(self._sample_gpu(g, include_slow, raw))
+                if g.mig and not samples[-1].lost:
+                    migs += self._read_migs(g, include_slow)
+            return Snapshot(
+                timestamp_s=now,
+                machine=self._machine,
+                status=self._status,
+                gpus=tuple([g.info for g in self._gpus]),  # a list is ~0.5 us faster
+                samples=tuple(samples),
+                processes=self._describe(raw, verify=include_slow),
+                read_duration_s=time.perf_counter() - start,
+                migs=tuple(migs),
+            )
+
+    def close(self) -> None:
+        """Shut NVML down (once) and forget handles. open() may be called again."""
+        with self._lock:
+            if self._initialized:
+                self._initialized = False
+                self._xids.stop()
+                try:
+                    pynvml.nvmlShutdown()
+                except pynvml.NVMLError as err:
+                    log.debug("nvmlShutdown failed: %s", err)
+                self._status = SourceStatus(SourceState.CLOSED, tr("The NVML source is closed."))
+            self._gpus = []
+            self._procs.clear()
+            self._util.forget()
+
+    # --- opening -----------------------------------------------------------------------------
+
+    def _system(self, fn: Callable[[], T]) -> T | None:
+        try:
+            return self.call(fn)
+        except GpuLost:  # an "unknown error" from a system call concerns no GPU
+            return None
+
+    def _read_machine(self) -> MachineInfo:
+        return MachineInfo(
+            host_name=socket.gethostname(),
+            source_name="NVML",
+            driver_version=self._system(pynvml.nvmlSystemGetDriverVersion),
+            cuda_driver_version=cuda_version_text(
+                self._system(pynvml.nvmlSystemGetCudaDriverVersion)),
+            nvml_version=self._system(pynvml.nvmlSystemGetNVMLVersion),
+        )
+
+    def _open_gpu(self, index: int) -> _Gpu:
+        unknown = GpuInfo(index=index, name="Unknown GPU", uuid="", pci_bus_id="")
+        self._last_error = None
+        try:
+            handle = self.call(pynvml.nvmlDeviceGetHandleByIndex, index)
+            if handle is None:
+                why = "gpumon may not read this GPU (NVML gave no handle for it)."
+                if self._last_error == pynvml.NVML_ERROR_NO_PERMISSION:
+                    why = "gpumon is not allowed to read this GPU (insufficient permissions)."
+                return _Gpu(index, None, unknown, lost_message=why, recheck_at=float("inf"))
+            gpu = _Gpu(index, handle, unknown)
+            gpu.info = self._read_info(gpu)
+            mode = self.call(pynvml.nvmlDeviceGetMigMode, handle)
+            gpu.mig = mode is not None and mode[0] == pynvml.NVML_DEVICE_MIG_ENABLE
+        except GpuLost as lost:
+            return _Gpu(index, None, unknown, lost_message=lost.message,
+                        recheck_at=time.monotonic() + self.recheck_lost_s)
+        return gpu
+
+    def _read_info(self, g: _Gpu) -> GpuInfo:
+        pci = self.call(pynvml.nvmlDeviceGetPciInfo_v3, g.handle)
+        mem = self._memory(g)
+        return GpuInfo(
+            index=g.index,
+            name=self.call(pynvml.nvmlDeviceGetName, g.handle) or "Unknown GPU",
+            uuid=self.call(pynvml.nvmlDeviceGetUUID, g.handle) or "",
+            pci_bus_id=pci.busId if pci is not None else "",
+            mem_total_bytes=None if mem is None else mem.total,
+        )
+
+    def _open_status(self) -> SourceStatus:
+        n = len(self._gpus)
+        if n == 0:
+            return SourceStatus(
+                SourceState.NO_GPUS, tr("The NVIDIA driver is running but reports no GPUs."),
+                tr("Check that the GPU is seated and powered; in a container, pass the GPUs "
+                   "through (e.g. 'docker run --gpus all'), {simulate_hint}.",
+                   simulate_hint=tr(SIMULATE_HINT)))
+        if all(g.handle is None for g in self._gpus) and (
+                self._last_error == pynvml.NVML_ERROR_NO_PERMISSION):
+            return SourceStatus(
+                SourceState.NO_PERMISSION,
+                tr("gpumon is not allowed to read any of the GPUs (insufficient permissions)."),
+                tr("Check that your user may open /dev/nvidia*, or that the container was "
+                   "given the GPUs."))
+        m = self._machine
+        stack = ", ".join(p for p in (
+            m.driver_version and tr("driver {version}", version=m.driver_version),
+            m.cuda_driver_version and f"CUDA {m.cuda_driver_version}") if p)
+        if stack:
+            return SourceStatus(SourceState.OK, ntr("NVML sees {n} GPU ({stack}).",
+                                                    "NVML sees {n} GPUs ({stack}).", n,
+                                                    stack=stack))
+        return SourceStatus(SourceState.OK, ntr("NVML sees {n} GPU.", "NVML sees {n} GPUs.", n))
+
+    # --- sampling ----------------------------------------------------------------------------
+
+    def _sample_gpu(self, g: _Gpu, include_slow: bool,
+                    raw: list[tuple[int, int, ProcessType, int | None]]) -> GpuSample:
+        if g.lost_message and not self._recheck(g):
+            return GpuSample(index=g.index, timestamp_s=time.time(), lost=True,
+                             message=g.lost_message)
+        self._failed = []
+        try:
+            procs, listed = read_processes(self, g.handle)
+            if include_slow:  # per-process samples accumulate in the driver: read them seldom
+                g.proc_util = self._util.read(self.call, g.index, g.handle) if procs else {}
+            sample = self._read_sample(g, include_slow, listed)
+            if self._failed:
+                if every_read_failed(sample):
+                    raise GpuLost(0, tr("The GPU stopped answering: every NVML read of it "
+                                         "failed ({error}).",
+                                         error=self._failed[-1].split(': ', 1)[-1]))
+                sample = dataclasses.replace(sample, failed_reads=tuple(self._failed))
+        except GpuLost as lost:
+            log.warning("GPU %d (%s): %s", g.index, g.info.uuid, lost.message)
+            g.lost_message = lost.message
+            g.recheck_at = time.monotonic() + self.recheck_lost_s
+            return GpuSample(index=g.index, timestamp_s=time.time(), lost=True,
+                             message=lost.message)
+        except Exception as err:  # a bug or an odd binding; keep the other GPUs going
+            if ("_sample", g.index) not in self._logged:
+                self._logged.add(("_sample", g.index))
+                log.exception("GPU %d could not be read", g.index)
+            return GpuSample(index=g.index, timestamp_s=time.time(), lost=True,
+                             message=tr("gpumon could not read this GPU: {error}", error=err))
+        g.last = sample
+        raw.extend((g.index, pid, kind, mem) for pid, (kind, mem) in procs.items())
+        return sample
+
+    def _recheck(self, g: _Gpu) -> bool:
+        """Cheap test whether a lost GPU answers again; at most once per recheck_lost_s."""
+        now = time.monotonic()
+        if now < g.recheck_at:
+            return False
+        g.recheck_at = now + self.recheck_lost_s
+        try:
+            handle = self.call(pynvml.nvmlDeviceGetHandleByIndex, g.index)
+            uuid = None if handle is None else self.call(pynvml.nvmlDeviceGetUUID, handle)
+        except GpuLost:
+            return False
+        if uuid is None or (g.info.uuid and uuid != g.info.uuid):
+            return False
+        g.handle, g.lost_message, g.last = handle, "", None
+        if not g.info.uuid:
+            try:
+                g.info = self._read_info(g)
+            except GpuLost:
+                return False
+        log.info("GPU %d answers again", g.index)
+        return True
+
+    def _memory(self, g: _Gpu) -> Any:
+        if g.mem_v2:
+            mem = self.call(pynvml.nvmlDeviceGetMemoryInfo, g.handle, pynvml.nvmlMemory_v2,
+                             name="nvmlDeviceGetMemoryInfo_v2")
+            if mem is not None:
+                return mem
+            g.mem_v2 = False
+        return self.call(pynvml.nvmlDeviceGetMemoryInfo, g.handle)
+
+    def _read_sample(self, g: _Gpu, include_slow: bool, listed: bool = True) -> GpuSample:
+        """Every metric of the table (``READERS``), then the fields that are not metrics;
+        on a tick without ``include_slow`` the last reading of ``SLOW_FIELDS`` is reused.
+        ``listed``: whether the driver gave this GPU's process list."""
+        h, c, last = g.handle, self.call, g.last
+        mem = self._memory(g)  # each serves several metrics: asked once
+        util = c(pynvml.nvmlDeviceGetUtilizationRates, h)
+        fresh = include_slow or last is None
+        values: dict[str, Any] = {key: read(self, h, mem, util)
+                                  for key, read in (ALL_READERS if fresh else FAST_READERS)}
+        if fresh:
+            persistence = c(pynvml.nvmlDeviceGetPersistenceMode, h)
+            mode = c(pynvml.nvmlDeviceGetComputeMode, h)
+            values["pstate"] = pstate_text(c(pynvml.nvmlDeviceGetPerformanceState, h))
+            values["persistence_mode"] = None if persistence is None else bool(persistence)
+            values["compute_mode"] = None if mode is None else COMPUTE_MODES.get(
+                mode, f"Mode {mode}")
+            values.update(read_health(self, h))
+        else:  # reuse the last reading of SLOW_FIELDS
+            values.update(zip(SLOW_FIELDS, slow_of(last), strict=True))
+        xid = self._xids.state(g.index)
+        if xid is not None:
+            values.update(xid_count=xid.count, xid_last=xid.last, xid_last_time_s=xid.last_time_s)
+        # One constructor call: a dataclasses.replace() per GPU per tick cost ~4 us.
+        return GpuSample(index=g.index, timestamp_s=time.time(), processes_supported=listed,
+                         **values)
+
+    def _read_migs(self, g: _Gpu, include_slow: bool) -> list[MigSample]:
+        """The MIG devices of a GPU in MIG mode, with their memory. Which devices exist is
+        read again on slow ticks only (they change when an admin creates or destroys one)."""
+        try:
+            if include_slow or g.mig_devices is None:
+                g.mig_devices = []
+                for slot in range(self.call(pynvml.nvmlDeviceGetMaxMigDeviceCount, g.handle)
+                                  or 0):
+                    h = self.call(pynvml.nvmlDeviceGetMigDeviceHandleByIndex, g.handle, slot)
+                    if h is not None:
+                        g.mig_devices.append((h, MigSample(
+                            g.index, self.call(pynvml.nvmlDeviceGetGpuInstanceId, h),
+                            self.call(pynvml.nvmlDeviceGetComputeInstanceId, h),
+                            self.call(pynvml.nvmlDeviceGetUUID, h) or "",
+                            self.call(pynvml.nvmlDeviceGetName, h) or "MIG device")))
+            found = []
+            for h, known in g.mig_devices:
+                mem = self.call(pynvml.nvmlDeviceGetMemoryInfo, h)
+                found.append(MigSample(
+                    known.gpu_index, known.gpu_instance_id, known.compute_instance_id,
+                    known.uuid, known.name, None if mem is None else int(mem.total),
+                    None if mem is None else int(mem.used)))
+            return found
+        except GpuLost:  # the parent's next tick marks it lost
+            g.mig_devices = None
+            return []
+
+    def _describe(self, raw: list[tuple[int, int, ProcessType, int | None]], verify: bool
+                  ) -> tuple[GpuProcess, ...]:
+        # Who each PID is. A PID seen on the last tick is trusted without reading /proc
+        # except on slow ticks (verify), when psutil checks that it is still the same
+        # process; see gpumon/telemetry/procs/procinfo.py for the trade-off.
+        if not raw:
+            return ()
+        infos = self._procs.lookup_many((pid for _, pid, _, _ in raw), verify=verify)
+        if verify:  # host CPU and RSS on slow ticks too: ~40 us per process
+            self._usage = self._procs.usage(infos)
+        util = {g.index: g.proc_util for g in self._gpus}
+        return tuple(
+            GpuProcess(gpu_index=gpu, pid=pid, type=kind, gpu_mem_bytes=mem,
+                       name=infos[pid].name, user=infos[pid].user,
+                       command=infos[pid].command, is_self=infos[pid].is_self,
+                       container=infos[pid].container,
+                       **usage_fields(util.get(gpu, {}).get(pid), self._usage.get(pid)))
+            for gpu, pid, kind, mem in sorted(raw, key=lambda r: (r[0], r[1])))

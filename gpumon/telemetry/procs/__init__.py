@@ -1,0 +1,3 @@
+"""Processes on the GPUs: who they are, their container or job, their host memory, and signals sent
+to them.
+"""

@@ -1,0 +1,3 @@
+"""Snapshots as text for terminals and files: the nvidia-smi box, the ``-q`` detail and the JSON
+document. Qt-free.
+"""

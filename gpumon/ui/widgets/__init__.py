@@ -1,0 +1,3 @@
+"""Generic Qt pieces the monitor, the playground and the window share: plots, curves, axes, labels,
+tables, theme, visibility and screen fit.
+"""
