@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from gpumon import extras
 from gpumon.i18n import ntr, tr
 from gpumon.telemetry.cluster.fleet import duplicate_note
 from gpumon.telemetry.cluster.promapi import parse_header
@@ -96,8 +97,9 @@ def main(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     try:
         from gpumon.ui.window import cluster_window
     except ImportError as exc:
-        print("gpumon: " + tr("cannot open the window ({error}).", error=exc) + "\n"
-              + tr("Try `gpumon --prometheus URL --once` for a text snapshot."),
+        print("gpumon: " + (extras.window_needs(exc) or (
+            tr("cannot open the window ({error}).", error=exc) + "\n"
+            + tr("Try `gpumon --prometheus URL --once` for a text snapshot."))),
               file=sys.stderr)
         return 1
     return cluster_window.run(source, args.interval, lang=args.lang)

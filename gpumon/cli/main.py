@@ -8,11 +8,12 @@ Qt: the window module is imported only when needed.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import sys
 from typing import TYPE_CHECKING, NoReturn
 
-from gpumon import __version__, i18n
+from gpumon import __version__, extras, i18n
 from gpumon.cli import report
 from gpumon.cli.argtypes import MAX_SIMULATED_GPUS, add_lang_argument, lang_from_argv, seconds
 from gpumon.cli.argtypes import gpu_count as _gpu_count
@@ -114,6 +115,9 @@ def _run_lesson(parser: argparse.ArgumentParser, simulate: int | None, seed: int
     from gpumon.playground.lesson.steps import LESSON
 
     total = len(LESSON)
+    if importlib.util.find_spec("torch") is None:  # a plain install: no playground extra
+        print("gpumon: " + extras.lesson_needs_torch(), file=sys.stderr)
+        return 1
     if step is not None and not 1 <= step <= total:
         parser.exit(2, "gpumon lesson: error: "
                     + tr("--step must be from 1 to {total}, got {step}", total=total, step=step)
@@ -157,25 +161,34 @@ def main(argv: list[str] | None = None) -> int:
                                          for name in report.OUTPUT_OPTIONS):
             parser.error(tr("with --prometheus, --once prints the cluster snapshot; "
                             "-l, --json, --csv, -q and --uuid read this machine's GPUs only"))
-        if not args.once and not _has_display():
-            print("gpumon: " + tr("no display: set DISPLAY or use --once"), file=sys.stderr)
+        if not args.once and (why := _no_window()):
+            print("gpumon: " + why, file=sys.stderr)
             return 1
         from gpumon.cli import cluster as cluster_cli
 
         return cluster_cli.main(parser, args)
     if args.once or args.watch is not None:
         return report.run(args, lambda: make_source(args.simulate, seed), args.interval)
-    if not _has_display():
-        print("gpumon: " + tr("no display: set DISPLAY or use --once"), file=sys.stderr)
+    if why := _no_window():
+        print("gpumon: " + why, file=sys.stderr)
         return 1
     try:
         import gpumon.ui.window.launch as ui_launch
     except ImportError as exc:
-        print("gpumon: " + tr("cannot open the window ({error}).", error=exc) + "\n"
-              + tr("Try `gpumon --once` for a text snapshot."), file=sys.stderr)
+        print("gpumon: " + (extras.window_needs(exc) or (
+            tr("cannot open the window ({error}).", error=exc) + "\n"
+            + tr("Try `gpumon --once` for a text snapshot."))), file=sys.stderr)
         return 1
     return int(ui_launch.run(simulate=args.simulate, interval_s=args.interval, seed=seed,
                              lang=args.lang))
+
+
+def _no_window() -> str | None:
+    """Why the window cannot open here, before anything is loaded: the gui extra is not
+    installed, or there is no display. None when it can try."""
+    if missing := extras.gui_missing():
+        return missing
+    return None if _has_display() else tr("no display: set DISPLAY or use --once")
 
 
 def _has_display() -> bool:

@@ -13,6 +13,7 @@ import traceback
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from gpumon import extras
 from gpumon.i18n import tr
 from gpumon.playground.data import actions as act
 from gpumon.playground.data.actions import RunCode
@@ -71,9 +72,10 @@ class Engine:
             import torch
             import torch.nn  # noqa: F401 - models need it; import it with torch
         except Exception as exc:  # noqa: BLE001 - an import can fail many ways
-            return LoadStatus(False, tr("PyTorch could not be imported: {error}",
-                                        error=f"{type(exc).__name__}: {exc}"),
-                              duration_s=time.perf_counter() - start)
+            message = (extras.playground_needs_torch() if extras.torch_missing(exc) else
+                       tr("PyTorch could not be imported: {error}",
+                          error=f"{type(exc).__name__}: {exc}"))
+            return LoadStatus(False, message, duration_s=time.perf_counter() - start)
         self._torch = torch
         try:  # leave the window a core (see threads.py); a failure only loses the note
             plan = limit_torch_threads(torch)

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpumon import extras
 from gpumon.i18n import tr
 
 CLIENT_AUTH = {
@@ -113,9 +114,10 @@ def load(path: Path) -> WebConfig:
     try:
         import bcrypt  # noqa: F401
         import yaml
-    except ImportError as err:
-        raise WebConfigError(tr("--web.config.file needs the {package} package; install it "
-                                "with pip install 'gpumon[exporter]'.", package=err.name)) from err
+    except ImportError as err:  # not installed: which extra; installed but broken: why
+        raise WebConfigError(extras.web_config_needs(err) or tr(
+            "--web.config.file cannot load {package} ({error}).", package=err.name or "?",
+            error=err)) from err
     try:
         with open(path, "rb") as f:
             raw = f.read(MAX_FILE_BYTES + 1)
