@@ -18,7 +18,7 @@ from gpumon.playground.data import actions as act
 from gpumon.playground.kernel import ops
 from gpumon.playground.kernel.engine import Engine
 
-pytestmark = pytest.mark.slow  # real servers or subprocesses: seconds each (README)
+pytestmark = pytest.mark.slow  # real servers or subprocesses: seconds each (docs/development.md)
 
 
 def broken(values, action, run):

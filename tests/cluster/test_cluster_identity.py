@@ -16,7 +16,7 @@ from cluster_helpers import DCGM_PAGES, ROOT, Cluster, wait_for
 from gpumon.telemetry.cluster.prometheus import PrometheusSource
 from gpumon.telemetry.model.types import HostView
 
-pytestmark = pytest.mark.slow  # real servers and subprocesses: seconds each (README)
+pytestmark = pytest.mark.slow  # real servers and subprocesses: seconds each (docs/development.md)
 MIB = 2**20
 
 

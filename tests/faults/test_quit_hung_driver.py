@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from fakenvml import fake_driver_env
 
-pytestmark = pytest.mark.slow  # real servers or subprocesses: seconds each (README)
+pytestmark = pytest.mark.slow  # real servers or subprocesses: seconds each (docs/development.md)
 
 QUIT_WITHIN_S = 3.0
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow  # real servers or subprocesses: seconds each (README)
+pytestmark = pytest.mark.slow  # real servers or subprocesses: seconds each (docs/development.md)
 
 REPO = Path(__file__).resolve().parents[2]
 NOQT = REPO / "tests" / "gpu" / "noqt"

@@ -20,7 +20,7 @@ from gpumon.playground.data.actions import RunCode
 from gpumon.playground.lesson.steps import LESSON
 from tests.playground.kernel_helpers import Inbox
 
-pytestmark = [pytest.mark.slow,  # real kernels and subprocesses: seconds each (README)
+pytestmark = [pytest.mark.slow,  # real kernels and subprocesses: seconds each (docs/development.md)
               pytest.mark.skipif(os.name != "posix", reason="signals and fork are POSIX")]
 GONE_WITHIN_S = 2.0
 

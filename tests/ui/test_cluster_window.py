@@ -22,7 +22,7 @@ from scripted_http import ScriptedServer  # noqa: E402
 from gpumon.telemetry.cluster.prometheus import PrometheusSource  # noqa: E402
 from gpumon.ui.window.cluster_window import ClusterWindow  # noqa: E402
 
-pytestmark = pytest.mark.slow  # real servers or subprocesses: seconds each (README)
+pytestmark = pytest.mark.slow  # real servers or subprocesses: seconds each (docs/development.md)
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ import pytest
 
 from gpumon.playground.lesson.steps import LESSON
 
-# Windows and kernels in subprocesses, the whole lesson: tens of seconds (README).
+# Windows and kernels in subprocesses, the whole lesson: tens of seconds (docs/development.md).
 pytestmark = pytest.mark.slow
 
 PRELUDE = """

@@ -1,7 +1,7 @@
 """Steps 1, 15 and 16 of the Lesson tab run for real in the window, in English and Chinese,
-and photographed (set GPUMON_LESSON_SHOTS=DIR to keep the pictures; docs/ has them): step 1's
-box of the window's simulated GPUs said to be gpumon's view, with the seed's columns explained;
-steps 15 and 16 with their numbers, which read the same in both languages."""
+and photographed (set GPUMON_LESSON_SHOTS=DIR to keep the pictures; docs/images has them):
+step 1's box of the window's simulated GPUs said to be gpumon's view, with the seed's columns
+explained; steps 15 and 16 with their numbers, which read the same in both languages."""
 
 from __future__ import annotations
 

@@ -8,7 +8,8 @@ never created on a GPU the code did not use. Typed code has no size guard: the k
 isolation is its guard. What the code prints is kept for its card (printed.py).
 
 ``exit()``, ``quit()`` and ``sys.exit()`` end a notebook cell, not the kernel: as in Jupyter
-they become a card and the workspace is kept (``os._exit`` cannot be caught; README says so).
+they become a card and the workspace is kept (``os._exit`` cannot be caught;
+docs/playground-and-lesson.md says so).
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 ZOOM_STEPS = (0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0)
 
-# (keys as shown, what they do): the Help menu and the README show this same list.
+# (keys as shown, what they do): the Help menu and docs/user-guide.md show this same list.
 SHORTCUTS: tuple[tuple[str, str], ...] = (
     ("Space", N_("Pause / resume sampling (not while typing in a text field)")),
     ("Ctrl++ / Ctrl+=", N_("Zoom in (fonts, graph labels, curve widths)")),
