@@ -41,6 +41,22 @@ def test_every_relative_link_leads_to_a_file(page: Path) -> None:
     assert broken == []
 
 
+def anchors(page: Path) -> set[str]:
+    """The anchors GitHub makes of a page's headings: lower case, punctuation dropped, spaces
+    as hyphens."""
+    headings = re.findall(r"^#+ (.+)$", page.read_text(encoding="utf-8"), re.MULTILINE)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(ROOT).as_posix() for p in PAGES])
+def test_every_link_to_a_heading_finds_it(page: Path) -> None:
+    targets = [t.split("#", 1) for t in relative_links(page) if "#" in t]
+    targets += [["", m[1]] for m in re.finditer(r"\]\(#([^)\s]+)\)", page.read_text("utf-8"))]
+    missing = [f"{path}#{anchor}" for path, anchor in targets
+               if anchor not in anchors(page.parent / path if path else page)]
+    assert missing == []
+
+
 def test_every_picture_is_shown_by_a_page() -> None:
     shown = {(page.parent / t.split("#")[0]).resolve() for page in PAGES
              for t in relative_links(page)}
