@@ -27,13 +27,15 @@ ACTION = """
     print(o.error.message)
     print(o.error.explanation)
     print([d.name for d in e.devices()])
+    print(e.ensure_loaded().torch_missing)
 """
 
 
 def test_engine_without_torch_returns_an_outcome_with_a_sentence() -> None:
     proc = _run(ACTION)
     assert proc.returncode == 0, proc.stderr
-    message, explanation, devices = proc.stdout.splitlines()
+    message, explanation, devices, missing = proc.stdout.splitlines()
+    assert missing == "True"
     assert message == ("The playground needs PyTorch, which comes with the playground extra: "
                        "pip install 'gpumon[playground]'")
     assert "not installed" in explanation
@@ -50,7 +52,8 @@ def test_a_torch_that_fails_to_load_is_named_with_its_error(tmp_path: Path) -> N
         p for p in (str(tmp_path), os.environ.get("PYTHONPATH")) if p)}
     proc = _run(ACTION, block="", env=env)
     assert proc.returncode == 0, proc.stderr
-    message, explanation, devices = proc.stdout.splitlines()
+    message, explanation, devices, missing = proc.stdout.splitlines()
+    assert missing == "False"
     assert message == ("PyTorch could not be imported: OSError: libcudart.so.12: cannot open "
                        "shared object file")
     assert "failed to load" in explanation

@@ -113,6 +113,8 @@ class LoadStatus:
     torch_threads: int | None = None  # torch's CPU threads after loading
     cores: int | None = None  # CPUs this process may use
     threads_note: str = ""  # "1 of 2 cores for torch, so the window stays responsive"
+    # torch is not installed (not broken): ``message`` then names the extra that brings it
+    torch_missing: bool = False
 
     def status_text(self) -> str:
         """The status line: ``PyTorch 2.13.0+cpu · CPU-only build · 1 of 2 cores for torch…``."""

@@ -72,10 +72,12 @@ class Engine:
             import torch
             import torch.nn  # noqa: F401 - models need it; import it with torch
         except Exception as exc:  # noqa: BLE001 - an import can fail many ways
-            message = (extras.playground_needs_torch() if extras.torch_missing(exc) else
+            missing = extras.torch_missing(exc)
+            message = (extras.playground_needs_torch() if missing else
                        tr("PyTorch could not be imported: {error}",
                           error=f"{type(exc).__name__}: {exc}"))
-            return LoadStatus(False, message, duration_s=time.perf_counter() - start)
+            return LoadStatus(False, message, duration_s=time.perf_counter() - start,
+                              torch_missing=missing)
         self._torch = torch
         try:  # leave the window a core (see threads.py); a failure only loses the note
             plan = limit_torch_threads(torch)

@@ -261,7 +261,8 @@ class PlaygroundPanel(QWidget):
             self._set_status_tone("")
             self.forms.set_runnable(True)
             return
-        self.status_label.setText(tr(
+        # Not installed: the kernel's one sentence names the extra. Installed but broken: why.
+        self.status_label.setText(status.message if status.torch_missing else tr(
             "The playground needs PyTorch, which is not usable here ({why}). The monitor "
             "keeps working; install PyTorch and restart gpumon to use the playground.",
             why=status.message))
