@@ -82,7 +82,8 @@ def test_perf_says_desktop_gpus_drop_and_data_centre_gpus_often_stay_at_p0() -> 
     assert "drops to a high number" not in perf
     assert "desktop GPU drops to a higher number such as P8" in perf
     assert "data-centre GPUs often stay at P0" in perf and "measured on an idle H200" in perf
-    assert "台式机 GPU" in zh(perf) and "P8" in zh(perf) and "数据中心 GPU 往往一直保持 P0" in zh(perf)
+    cn = zh(perf)
+    assert "台式机 GPU" in cn and "P8" in cn and "数据中心 GPU 往往一直保持 P0" in cn
 
 
 @pytest.mark.parametrize(("column", "needles"), [
@@ -188,7 +189,7 @@ def test_measured_figures_are_printed_under_the_machine_they_were_measured_on() 
 
 def test_step_14_says_three_numbers_the_workspace_and_the_oom_advice() -> None:
     step = STEP["memory"]
-    for needle in ("Three numbers", "NVML's figure for the process", "memory_reserved",
+    for needle in ("Three numbers", "figure for the process (NVML's)", "memory_reserved",
                    "memory_allocated", "no leak", "cuBLAS's workspace", "expandable_segments"):
         assert needle in step.narration, needle
     for needle in ("610 MiB", "678 MiB", "96.01 to 32.01 MiB", "98.00 MiB", "34 MiB",
@@ -265,7 +266,7 @@ def test_without_a_gpu_the_out_of_memory_line_is_shown_not_run() -> None:
     assert ">>> twice" not in text.split("On a CUDA GPU")[0]
 
 
-# Should fix: step 12 --------------------------------------------------------------------------------
+# Should fix: step 12 --------------------------------------------------------------------
 
 def test_step_12_s_why_says_the_footer_does_not_apply() -> None:
     why = explain("torch.AcceleratorError", ORDINAL)
@@ -284,7 +285,7 @@ def test_step_12_on_one_gpu_runs_to_torch_s_error_then_shows_two_gpus(
     assert zh(results.MORE_GPUS_LABEL, count=2) == "在有 2 块 GPU 的机器上，预期输出如下："
 
 
-# Should fix: steps 16, 8, 13 and the glossary ---------------------------------------------------------
+# Should fix: steps 16, 8, 13 and the glossary ------------------------------------------
 
 def test_step_16_prints_its_threads_and_measures_precision() -> None:
     step = STEP["timing"]
@@ -317,11 +318,12 @@ def test_every_error_the_lesson_shows_here_is_explained() -> None:
 
 def test_the_glossary_says_when_the_meta_device_appears() -> None:
     meaning = {t.term: t.meaning for t in glossary.GLOSSARY}["meta device"]
-    assert "where PyTorch sees no CUDA GPU" in meaning and "with a GPU it does not appear" in meaning
+    assert "where PyTorch sees no CUDA GPU" in meaning
+    assert "with a GPU it does not appear" in meaning
     assert "有 GPU 时不会出现" in zh(meaning)
 
 
-# Chinese ------------------------------------------------------------------------------------------------
+# Chinese --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("message", "wanted", "gone"), [
     (results.UNREADABLE, "原因见下面的框", "上面的文本"),
@@ -330,7 +332,8 @@ def test_the_glossary_says_when_the_meta_device_appears() -> None:
     (STEP["model-on-gpu"].narration, "指出不在该设备上的那个输入（mat1）", "那个参数（mat1）"),
     (STEP["asynchronous"].narration,
      "只有在 torch.cuda.synchronize() 等 GPU 算完之后再停表，量到的才是真实时间", "时间才真实"),
-    (STEP["copy-to-host"].narration, "规则只有一条：Python 需要用到某个数值时", "只要 Python 需要一个数值"),
+    (STEP["copy-to-host"].narration, "规则只有一条：Python 需要用到某个数值时",
+     "只要 Python 需要一个数值"),
 ])
 def test_the_chinese_sentences_the_review_corrected(message: str, wanted: str, gone: str) -> None:
     assert wanted in zh(message) and gone not in zh(message)

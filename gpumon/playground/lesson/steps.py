@@ -13,9 +13,10 @@ never in the narration, which must hold on every machine. Transcripts show only 
 Python prompt prints (lesson/transcript.py). No torch import.
 
 Adding a step: a ``LessonStep`` in ``LESSON`` (its place is its number), its narration of two
-to five sentences, ``on_gpu`` with one entry per action, and its messages in the catalogue
-(tools/catalogue.py, then the zh_CN translations). README's "The lesson" section says which
-tests and transcripts follow a step's number.
+to five sentences true on every machine, ``on_gpu`` with one entry per action, figures a real
+GPU measured in lesson/measured.py (``measured``), and its messages in the catalogue
+(tools/catalogue.py, then the zh_CN translations). Tests find steps by id, the transcripts'
+checker (tests/gpu/gpucheck/lesson_claims.py) by title, so no number needs changing there.
 """
 
 from __future__ import annotations
@@ -247,21 +248,17 @@ LESSON: tuple[LessonStep, ...] = (
                       _code("hm.cpu()"), _code("hm.sum().item()"))),
     LessonStep(
         "memory", N_("Memory: the context, the cache, del and empty_cache()"),
-        N_("Three numbers say where a process's GPU memory goes: NVML's figure for the process, "
-           "the one nvidia-smi lists, then torch's memory_reserved, all its caching allocator "
-           "holds, and memory_allocated, what tensors occupy; the first is about the CUDA "
-           "context, a few hundred MiB made at the first CUDA operation and kept until the "
-           "process exits, plus what torch reserved, so nvidia-smi showing more than torch is "
-           "no leak. After del of a 64 MiB tensor, allocated drops but reserved and nvidia-smi "
-           "do not: the allocator keeps the block for reuse, and del removes a name, the tensor "
-           "going with its last reference (in Jupyter, Out[n] and _ keep a displayed one "
-           "alive). The first matrix product also allocates cuBLAS's workspace, which stays "
-           "allocated for the next. empty_cache() returns unused cached blocks to the driver, "
-           "for other processes and nvidia-smi to see, but gives PyTorch itself no more "
-           "memory: the allocator empties its cache and retries before it raises an "
-           "out-of-memory error, whose message says what this process holds and suggests "
-           "expandable_segments when much is reserved but unallocated. A model is memory too: "
-           "nn.Linear(4096, 4096) holds 64 MiB."),
+        N_("Three numbers tell where GPU memory goes. nvidia-smi's figure for the process "
+           "(NVML's) is about its CUDA context, a few hundred MiB kept until the process exits, "
+           "plus torch's memory_reserved, what its caching allocator holds, of which "
+           "memory_allocated is what tensors occupy: more in nvidia-smi than in torch is no "
+           "leak. del removes a name, and the tensor goes with its last reference (in Jupyter, "
+           "Out[n] and _ keep a displayed one alive): allocated drops, reserved does not, as "
+           "the allocator keeps the block for reuse; the first matrix product also allocated "
+           "cuBLAS's workspace, which stays. empty_cache() gives unused cached blocks back to "
+           "the driver for other processes, but gives PyTorch itself no more memory: the "
+           "allocator empties its cache and retries before an out-of-memory error, whose "
+           "message says what the process holds and suggests expandable_segments."),
         (_code("big = torch.ones(4096, 4096, device=device)"),
          _code("torch.cuda.memory_allocated(), torch.cuda.memory_reserved()"),
          act.Delete("big"),
@@ -287,21 +284,18 @@ LESSON: tuple[LessonStep, ...] = (
                    "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"))),
     LessonStep(
         "asynchronous", N_("GPU work is asynchronous"),
-        N_("A CUDA operation only queues its work and returns at once while the GPU computes "
-           "in the background, so a clock stopped right after twenty products of a @ a "
-           "measures the queueing; only if the clock is stopped after torch.cuda.synchronize() "
-           "has waited for the GPU is the time real, and on the CPU both times are the same, "
-           "since CPU work is done before the call returns. Anything that needs a value on the "
-           "host waits too, so logging the loss with .item() at every step stalls the GPU each "
-           "time, while keeping the losses on the GPU and copying once at the end does not "
-           "(the book's exercise). Both loops run once before any clock starts, since first "
-           "calls pay one-time costs, and then in turn, three times each; the fastest of each "
-           "counts, and the last figure says how much slower .item() at every step was. On a "
-           "GPU the sizes are big enough for a step's work to outlast its launch, and .item() "
-           "at every step is the slower; on the CPU, where the sizes are small to stay quick "
-           "and .item() has nothing to wait for, the two take about the same time and their "
-           "difference is noise. gpumon itself synchronizes after every action, so the times "
-           "it shows include the GPU's work."),
+        N_("A CUDA operation only queues its work and returns, while the GPU computes in the "
+           "background: a clock stopped right after twenty products measures the queueing, one "
+           "stopped after torch.cuda.synchronize() has waited for the GPU measures the work, "
+           "and on the CPU the two are the same. Anything that needs a value on the host waits "
+           "too, so logging the loss with .item() at every step stalls the GPU each time, "
+           "while copying the losses once at the end does not (the book's exercise). Both "
+           "loops run once before any clock starts, as first calls pay one-time costs, then in "
+           "turn, three times each; the fastest counts, and the last figure is how much slower "
+           ".item() at every step was. On a GPU, with sizes that make a step's work outlast "
+           "its launch, it is the slower; on the CPU, with small sizes and nothing for .item() "
+           "to wait for, the difference is noise. gpumon itself synchronizes after every "
+           "action, so the times it shows include the GPU's work."),
         (_code(ASYNC_N), _code("a = torch.rand(n, n, device=device)"),
          _code(f"b = a @ a  # {WARM_UP_CUBLAS}"),
          _code(ASYNC_TIMING), _code(LOG_EVERY_STEP)),
@@ -312,20 +306,19 @@ LESSON: tuple[LessonStep, ...] = (
                 N_("# two times in ms and how much slower .item() every step was"))),
     LessonStep(
         "timing", N_("Time the products properly, on every device"),
-        N_("Timing GPU code needs a warm-up (the first call loads libraries), a synchronization "
-           "before the clock is read, and many runs; torch.utils.benchmark.Timer does all "
-           "three, on the CPU and on the GPU alike, and times a 10 x 10 and a 1000 x 1000 "
-           "product here for at least a second each, long enough to see a GPU's utilization "
-           "rise. Timer runs the statement on one CPU thread unless told otherwise "
-           "(num_threads=1), which makes the CPU look slower by about its number of cores; the "
-           "code gives it torch.get_num_threads(), the threads torch itself uses, printed "
-           "first. A big product is much faster on a GPU; a small one is not, because launching "
-           "work on a GPU has a fixed cost. By default a float32 product on an NVIDIA GPU runs "
-           "on its ordinary float32 units: torch.set_float32_matmul_precision('high') lets it "
-           "use TF32 on the tensor cores (on GPUs since Ampere), and bfloat16 halves the bytes "
-           "as well; the last line gives TFLOP/s, 2n³ operations over the time of a product, to "
-           "compare with the GPU's datasheet (what a CPU gains from these depends on the "
-           "processor)."),
+        N_("Timing GPU code needs a warm-up (the first call loads libraries), a "
+           "synchronization before the clock is read, and many runs: "
+           "torch.utils.benchmark.Timer does all three on any device, here for at least a "
+           "second for each of a 10 x 10 and a 1000 x 1000 product, long enough to see a GPU's "
+           "utilization rise. Timer uses one CPU thread unless told otherwise (num_threads=1), "
+           "which makes the CPU look slower by about its number of cores, so the code gives it "
+           "torch.get_num_threads(), printed first. A big product is much faster on a GPU; a "
+           "small one is not, because launching work on a GPU has a fixed cost. By default an "
+           "NVIDIA GPU multiplies float32 on its ordinary float32 units; "
+           "torch.set_float32_matmul_precision('high') lets it use TF32 on the tensor cores "
+           "(since Ampere), and bfloat16 also halves the bytes: the last line gives TFLOP/s, "
+           "2n³ operations over the time, to compare with the GPU's datasheet (on a CPU, the "
+           "gain depends on the processor)."),
         (_code("torch.get_num_threads()"), _code(BENCHMARK), _code(PRECISION)),
         source="English edition", replay=False, measured=measured.TIMING,
         on_gpu=(N_("# the number of CPU threads torch uses"),
