@@ -74,6 +74,7 @@ def test_the_system_locale_chooses_chinese_narration_with_torchs_own_error() -> 
                                   number=NUMBER["mixed-devices"], total=TOTAL,
                                   title=chinese(step.title), source=chinese("book")))
     assert out.startswith(f"第 {NUMBER['mixed-devices']} 步（共 {TOTAL} 步）：操作数在不同设备上")
+    assert "[中文版]" in out.splitlines()[0] and "原书" not in out  # 原书 reads as the original
     assert chinese(step.narration) != step.narration
     assert flat(chinese(step.narration)) in flat(out)
     assert flat(step.narration) not in flat(out)
@@ -82,11 +83,12 @@ def test_the_system_locale_chooses_chinese_narration_with_torchs_own_error() -> 
     if torch.cuda.is_available():  # the real error, as torch writes it
         y = x.cuda() ** 2
         error = torch_error(lambda: y + x.cpu())
-    else:  # torch's error on the meta device, and the GPU's shown as torch 2.13 prints it
+    else:  # torch's error on the meta device, and what a GPU prints, headed as such
         m = torch.tensor([1, 2, 3], device="meta")
         error = torch_error(lambda: m ** 2 + x.cpu())
         assert step.on_gpu[0] in out
-        assert chinese("On a CUDA GPU (torch 2.13), this step shows (not run here):") in out
+        assert chinese("On a CUDA GPU, this step shows (not run here):") in out
+        assert "在 CUDA GPU 上，这一步的输出如下（并未在这里运行）：" in out
     assert error is not None and f"{error[0]}: {error[1]}" in out
     assert "原因：" in out and "why: " not in out
 

@@ -63,6 +63,7 @@ TERMS = (
          forbidden=("时间段",)),
     Term("CPU-only build", r"\bCPU-only build\b", "仅支持 CPU 的版本",
          forbidden=("仅 CPU 版本", "只支持 CPU", "只有 CPU 的版本")),
+    Term("playground (the PyTorch tab)", r"\b[Pp]layground\b", "演练场", forbidden=("练习场",)),
     Term("seconds as a unit ({n} s)", r"(?:\{\}|\d) s\b", r"(?:\}|\d) s(?![A-Za-z])",
          forbidden=("秒",)),
 )
@@ -144,6 +145,7 @@ def test_the_exceptions_still_name_messages_that_use_the_term(catalog: Catalog) 
     ("Waiting for the NVIDIA driver: {seconds} s", "正在等待 NVIDIA 驱动：{seconds} 秒"),
     ("This operation has no kernel for this dtype on this device.", "没有针对这种 dtype 的实现。"),
     ("{version} (CPU-only build)", "{version}（仅 CPU 版本）"),
+    ("The playground kernel (pid {pid}) ended.", "练习场的内核进程（pid {pid}）已结束。"),
 ])
 def test_a_second_word_for_a_term_is_caught(msgid: str, msgstr: str) -> None:
     catalog = Catalog(locale="zh_CN")

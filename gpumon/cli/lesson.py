@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from gpumon.i18n import tr
 from gpumon.playground.lesson import glossary
-from gpumon.playground.lesson.results import GPU_LABEL, source_label
+from gpumon.playground.lesson.results import source_label
 from gpumon.playground.lesson.smi_columns import column_lines
 from gpumon.playground.lesson.smi_columns import heading as columns_heading
 from gpumon.playground.lesson.step_code import localize
@@ -144,7 +144,14 @@ def _outcome_lines(out: Outcome, step: LessonStep, code: str) -> list[str]:
         from gpumon.units import format_bytes
 
         for r in out.memory_after:
-            if r.allocated_bytes is not None:
+            if r.process_bytes is not None:  # the three numbers, largest first
+                lines.append("    " + comment(tr(
+                    "{device}: this process {process} (NVML, as nvidia-smi lists it), "
+                    "reserved {reserved}, allocated {allocated}", device=r.device,
+                    process=format_bytes(r.process_bytes),
+                    reserved=format_bytes(r.reserved_bytes or 0),
+                    allocated=format_bytes(r.allocated_bytes or 0))))
+            elif r.allocated_bytes is not None:
                 lines.append("    " + comment(tr(
                     "{device}: allocated {allocated}, reserved {reserved}", device=r.device,
                     allocated=format_bytes(r.allocated_bytes),
@@ -211,11 +218,13 @@ def format_step(result: StepResult, total: int) -> str:
         if step.preamble:
             lines += _indent(localize(step.preamble), "  ") + [""]
         if result.outcomes or not result.shows_gpu:  # else the GPU transcript has the code
-            lines += _run_lines(step.actions, result.outcomes, step)
+            lines += _run_lines(result.actions, result.outcomes, step)
     if result.note and (step.kind != "smi" or result.smi_real):
         lines += [""] * (lines[-1] != "") + wrap(tr("Note: {note}", note=result.note))
     if result.shows_gpu:
-        lines += ["", "  " + tr(GPU_LABEL)] + _indent(step.gpu_text())
+        lines += ["", "  " + result.gpu_heading()] + _indent(step.gpu_text())
+    if result.measured_text():
+        lines += [""] + wrap(result.measured_text())
     if result.meta_outcomes:
         lines += ["", "  " + tr("The same rule on the meta device:")]
         lines += _run_lines(step.meta_variant, result.meta_outcomes, step)

@@ -63,6 +63,7 @@ REAL: list[tuple[str, Callable[[], object]]] = [
     ("negative power", lambda: torch.tensor([2]) ** -1),
     ("overflow", lambda: torch.tensor([2**64])),
     ("negative size", lambda: torch.zeros(-1)),
+    ("numpy of a tensor that requires grad", lambda: torch.ones(2, requires_grad=True).numpy()),
 ]
 
 #: torch's words for errors only a CUDA machine (or another backend) raises.
@@ -76,6 +77,8 @@ QUOTED: list[tuple[str, str, str]] = [
      "11040). ... CUDA driver version is insufficient for CUDA runtime version"),
     ("xla", "RuntimeError", "PyTorch is not linked with support for xla devices"),
     ("ordinal", "torch.AcceleratorError", "CUDA error: invalid device ordinal"),
+    # torch/cuda/__init__.py, where a device index is checked before CUDA is asked (no footer)
+    ("device id", "AssertionError", "Invalid device id"),
     ("oom", "torch.OutOfMemoryError", "CUDA out of memory. Tried to allocate 20.00 GiB. GPU 0 "
      "has a total capacity of 79.11 GiB of which 1.19 GiB is free."),
     ("cuda numpy", "TypeError", "can't convert cuda:0 device type tensor to numpy. Use "

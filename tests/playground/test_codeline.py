@@ -89,7 +89,7 @@ def test_the_exit_card_and_the_count_of_names_in_chinese(engine: Engine) -> None
     i18n.set_language("zh_CN")
     card = engine.run(RunCode("import sys\nsys.exit(3)")).error
     assert card is not None
-    assert card.message == ("exit() 会结束练习场的内核进程：内核进程继续运行，工作区保留着。"
+    assert card.message == ("exit() 会结束演练场的内核进程：内核进程继续运行，工作区保留着。"
                             "要求的退出状态：3。")  # no space after '。'
     assert "os._exit() 无法拦截" in card.explanation
     made = engine.run(RunCode("for i in range(30): globals()[f'v{i}'] = i")).details

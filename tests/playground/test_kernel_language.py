@@ -100,7 +100,7 @@ def test_a_dead_kernel_is_told_in_chinese(chinese: None, client: KernelClient,
     os.kill(pid, signal.SIGKILL)
     died = inbox.wait("died", timeout=10.0).data
     assert isinstance(died, KernelExit)
-    assert died.sentence() == f"练习场的内核进程（pid {pid}）被 SIGKILL 终止。"
+    assert died.sentence() == f"演练场的内核进程（pid {pid}）被 SIGKILL 终止。"
     assert died.lost_text() == "工作区中的内容（a）已丢失。"
     assert died.how() == "被 SIGKILL 终止"
 
@@ -111,7 +111,7 @@ def test_kernel_exit_sentences_in_both_languages() -> None:
     assert KernelExit(12, None).sentence() == "The playground kernel (pid 12) ended."
     assert KernelExit(12, -9).sentence() == "The playground kernel (pid 12) was killed by SIGKILL."
     i18n.set_language("zh_CN")
-    assert exited.sentence() == "练习场的内核进程（pid 12）已退出，退出码为 3。"
+    assert exited.sentence() == "演练场的内核进程（pid 12）已退出，退出码为 3。"
     assert exited.how() == "以退出码 3 退出"
     assert KernelExit(12, None, ("x", "y")).lost_text() == "工作区中的内容（x, y）已丢失。"
     assert exited.lost_text() == "工作区原本是空的，所以没有丢失任何东西。"

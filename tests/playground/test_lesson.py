@@ -109,9 +109,8 @@ def test_every_step_runs_and_yields_outcomes(results: list[lesson.StepResult]) -
         assert r.ran == (r.step.min_gpus == 0)  # exercise 4 needs two GPUs: not run here
         if r.step.kind != "torch" or (r.shows_gpu and not r.outcomes):
             continue
-        assert 1 <= len(r.outcomes) <= len(r.step.actions)
-        assert [o.code for o in r.outcomes] == [a.code() for a in r.step.actions][
-            :len(r.outcomes)]
+        assert 1 <= len(r.outcomes) <= len(r.actions)
+        assert [o.code for o in r.outcomes] == [a.code() for a in r.actions][:len(r.outcomes)]
         for o in r.outcomes:
             assert o.ok == (o.error is None)
             assert o.ok or (o.error is not None and o.error.message)
@@ -119,16 +118,18 @@ def test_every_step_runs_and_yields_outcomes(results: list[lesson.StepResult]) -
 
 @cpu_only_build
 def test_steps_without_needs_run_on_the_cpu(results: list[lesson.StepResult]) -> None:
-    """Steps written with ``device`` run on the CPU here, every line; only lines that need
-    what a CPU-only build lacks (its CUDA queries, a checkpoint saved on a GPU) fail, and
-    .numpy() of a tensor that requires grad, which fails everywhere."""
+    """Steps written with ``device`` run on the CPU here, every line but those marked as
+    needing a GPU (shown from ``on_gpu``); only lines that need what a CPU-only build lacks
+    (its CUDA queries, a checkpoint saved on a GPU) fail, and .numpy() of a tensor that
+    requires grad, which fails everywhere."""
     may_fail = {"torch.cuda.current_device()", "torch.cuda.get_device_name(0)",
                 "torch.load(SAVED_ON_CUDA)", "w.numpy()"}  # w requires grad: on every device
     for r in results:
         if not r.step.needs_cuda and r.step.kind == "torch" and not r.step.min_gpus:
-            assert len(r.outcomes) == len(r.step.actions), r.step.id
+            here = [a for i, a in enumerate(r.step.actions) if i not in r.step.gpu_only]
+            assert r.actions == tuple(here) and len(r.outcomes) == len(here), r.step.id
             assert [o.code for o in r.outcomes if not o.ok] == \
-                [a.code() for a in r.step.actions if a.code() in may_fail], r.step.id
+                [a.code() for a in here if a.code() in may_fail], r.step.id
             assert r.shows_gpu == bool(r.step.on_gpu)
 
 
@@ -315,7 +316,10 @@ def test_one_gpu_runs_the_two_gpu_step_for_torchs_own_error() -> None:
     step = result.step
     assert result.ran and engine.ran and engine.ran[0] == step.actions[0]
     assert lesson.SECOND_GPU_ERROR in result.note and "one" in result.note
-    assert result.cuda_devices == 1 and not result.shows_gpu
+    assert "so it ran anyway" not in result.note  # it runs to show torch's error, and says so
+    # what two GPUs print is shown, headed as such, never as what "a CUDA GPU" shows
+    assert result.cuda_devices == 1 and result.shows_gpu
+    assert result.gpu_heading() == "On a machine with 2 GPUs, expect:"
 
 
 def test_with_cuda_no_meta_variant_and_no_gpu_transcript() -> None:

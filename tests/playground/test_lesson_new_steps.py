@@ -79,14 +79,24 @@ def test_copies_to_the_host_on_cpu_and_meta() -> None:
 
 
 def test_asynchronous_step_times_with_and_without_synchronize() -> None:
-    result, _ = run("asynchronous")
+    result, engine = run("asynchronous")
     assert all(o.ok for o in result.outcomes), [o.error for o in result.outcomes]
-    timing, logging = result.outcomes[2].preview, result.outcomes[3].preview
+    size, timing, logging = result.outcomes[0].preview, result.outcomes[3].preview, \
+        result.outcomes[4].preview
+    assert size == ("4096" if torch.cuda.device_count() else "256")  # the CPU's: quick
     number = r"[0-9]+\.[0-9]+"  # numbers, not English sentences: they read in every language
-    assert re.fullmatch(rf"\(({number}), ({number})\)", timing), timing
-    assert re.fullmatch(rf"\(({number}), ({number})\)", logging), logging
-    returned, done = map(float, timing.strip("()").split(", "))
-    assert done >= returned
+    match = re.fullmatch(rf"\(({number}), ({number}), '(\d+)%'\)", timing)
+    assert match, timing
+    returned, done, share = float(match[1]), float(match[2]), int(match[3])
+    assert done >= returned and share == round(100 * returned / done)  # the share it prints
+    match = re.fullmatch(rf"\(({number}), ({number}), '([+-]\d+)%'\)", logging)
+    assert match, logging
+    every, end, slower = float(match[1]), float(match[2]), int(match[3])
+    assert abs(slower - 100 * (every / end - 1)) <= 1  # printed rounded, from its two times
+    # the loop's model is small on the CPU and the H200's measured size on a GPU
+    model = engine.get("model")
+    assert isinstance(model, torch.nn.Linear)
+    assert model.in_features == (2048 if torch.cuda.device_count() else 64)
 
 
 def test_timing_step_gives_a_median_for_every_size_on_every_device() -> None:
@@ -97,6 +107,22 @@ def test_timing_step_gives_a_median_for_every_size_on_every_device() -> None:
     assert isinstance(times, dict)
     assert sorted(times) == sorted((n, d) for d in devices for n in (10, 1000))
     assert all(isinstance(v, float) and v > 0 for v in times.values())
+    threads = result.outcomes[0]
+    assert threads.code == "torch.get_num_threads()" and threads.preview == \
+        str(torch.get_num_threads())  # the engine's own, what Timer is given
+
+
+def test_timing_step_measures_tflops_per_precision_and_restores_the_default() -> None:
+    assert torch.get_float32_matmul_precision() == "highest"
+    result, engine = run("timing")
+    precision = result.outcomes[2]
+    assert precision.ok, precision.error
+    speeds = engine.get("speeds")
+    assert isinstance(speeds, dict) and list(speeds) == ["float32", "tf32", "bfloat16"]
+    assert all(isinstance(v, float) and v > 0 for v in speeds.values())
+    assert engine.get("n") == (8192 if torch.cuda.device_count() else 512)
+    # TF32 was allowed for one measurement only: later code gets float32 products again
+    assert torch.get_float32_matmul_precision() == "highest"
 
 
 @cpu_only_build

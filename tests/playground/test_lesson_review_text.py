@@ -111,7 +111,8 @@ def test_6_one_rule_for_when_values_come_back() -> None:
     assert "unless you ask" not in results_stay[0] and "除非你主动要求" not in results_stay[1]
     assert "without being asked" not in copies[0] and "没有明说" not in copies[1]
     en, cn = copies
-    assert "whenever Python needs a number" in en and "只要 Python 需要一个数值" in cn
+    assert "whenever Python needs a number" in en
+    assert "规则只有一条：Python 需要用到某个数值时" in cn
     for needle in ("printing a tensor", ".item()", ".tolist()", ".numpy()", "(if t:)",
                    "nonzero()", "mask", "waits for the GPU"):
         assert needle in en, needle
@@ -236,6 +237,11 @@ def test_14_exercise_4_is_the_last_step_and_needs_two_gpus() -> None:
     step = LESSON[-1]
     assert step.id == "two-gpus-at-once" and step.min_gpus == 2
     code = step.code()
-    assert "a0 @ a0" in code and "a1 @ a1" in code and "torch.cuda.synchronize('cuda:0')" in code
+    assert "a0 @ a0" in code and "a1 @ a1" in code and "torch.cuda.synchronize(first)" in code
+    assert "first, second = 'cuda:0', 'cuda:1'" in code
     en, cn = both("two-gpus-at-once")
     assert "asynchronous" in en and "two GPUs" in en and "异步" in cn
+    # one GPU: both loops on cuda:0, where "at once" brings nothing, and the text says so
+    assert "first, second = 'cuda:0', 'cuda:0'" in step.one_gpu_variant[0].code()
+    assert "with one GPU both products go to cuda:0 and 'at once' brings nothing" in en
+    assert "“同时”带不来任何好处" in cn

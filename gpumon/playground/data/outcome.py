@@ -22,6 +22,9 @@ class MemoryReading:
     allocated_bytes: int | None = None  # torch.cuda.memory_allocated
     reserved_bytes: int | None = None  # torch.cuda.memory_reserved
     rss_bytes: int | None = None  # psutil: resident memory of this process
+    # NVML: this process's memory on that GPU, as nvidia-smi lists it (the lesson's memory step
+    # reads it; None elsewhere, and where NVML does not list this process)
+    process_bytes: int | None = None
 
 
 @dataclass(frozen=True)

@@ -90,6 +90,11 @@ EXPLANATIONS: tuple[tuple[str, str], ...] = (
     (r"device type at start of device string",
      N_("Unknown device type: a device name starts with cpu, cuda, meta, mps... ('gpu' is "
         "not one).")),
+    (r"CUDA error: invalid device ordinal",
+     N_("There is no GPU with that index: torch numbers the visible GPUs from 0. The last "
+        "lines, about CUDA_LAUNCH_BLOCKING and TORCH_USE_CUDA_DSA, are the footer "
+        "torch puts under every CUDA error, for errors inside GPU kernels; they do not apply "
+        "to this one.")),
     (r"invalid device ordinal|Invalid device id|Invalid device argument",
      N_("There is no GPU with that index: torch numbers the visible GPUs from 0.")),
     (r"CUDA out of memory|OutOfMemoryError", _OOM),
@@ -107,6 +112,11 @@ EXPLANATIONS: tuple[tuple[str, str], ...] = (
     (r"same dtype|expected scalar type|dtype mismatch",
      N_("The operands have different dtypes and this operation does not convert them: make them "
         "match with .to(dtype) or .float().")),
+    (r"Can't call numpy\(\) on Tensor that requires grad",
+     N_("Autograd records what is done with a tensor that requires grad, and an array from "
+        ".numpy() would share its memory out of autograd's sight, so torch refuses. "
+        ".detach() gives a tensor with the same data that autograd does not track, and its "
+        ".numpy() works: x.detach().numpy() (x.detach().cpu().numpy() for a GPU tensor).")),
     (r"can't convert meta device type tensor to numpy", _META_NUMPY),
     (r"can't convert .* to numpy", _NUMPY),
     (r"Cannot copy out of meta tensor",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gpumon.device_ids import cuda_index
@@ -16,18 +17,22 @@ from gpumon.i18n import tr
 from gpumon.playground.data import actions as act
 from gpumon.playground.data.actions import RunCode
 from gpumon.playground.data.outcome import Outcome
+from gpumon.playground.kernel.memory import with_process_memory
 from gpumon.playground.lesson.checkpoint_path import remove_lesson_folder
 from gpumon.playground.lesson.results import (
     GPU_NOT_RUN,
+    GPU_ONLY_NOT_RUN,
     META_AGAIN,
     META_RAN,
     NEEDED_FAILED,
     NO_CUDA_ERROR,
     NO_CUDA_RAN,
     NO_GPU_HERE,
+    NO_PROCESS_FIGURE,
     NO_TELEMETRY,
     NVML_VIEW,
     ON_CPU,
+    ONE_GPU_RAN,
     PREAMBLE_FAILED,
     REAL_SMI_FAILED,
     SECOND_GPU_ERROR,
@@ -125,7 +130,8 @@ class LessonRunner:
             return
         if step.preamble:
             self._run(RunCode(step.preamble), quiet=True)
-        self._run_actions(step.actions, step.stop_at_error, quiet=True, needed=step.needed)
+        self._run_actions(step.actions_for(self.cuda_device_count()), step.stop_at_error,
+                          quiet=True, needed=step.needed)
 
     def _play(self, number: int, meta: bool) -> StepResult:
         step = self._steps[number - 1]
@@ -134,21 +140,27 @@ class LessonRunner:
         if step.kind == "glossary":  # words to read: no code, no torch
             return StepResult(number, step, ())
         cuda = self.cuda_device_count()
-        if cuda < step.min_gpus:  # nothing it compares can happen here: not run, and why
+        # What a GPU prints is shown where this machine could not run it: without CUDA, or
+        # with fewer GPUs than a two-GPU step's (never "On a CUDA GPU" where there is one).
+        two = step.needs_two_gpus or step.min_gpus > 1
+        shows_gpu = bool(step.on_gpu) and (cuda == 0 or (two and cuda < 2))
+        actions = step.actions_for(cuda)
+        played = None if actions == step.actions else actions
+        if cuda < step.min_gpus and actions is step.actions:  # nothing it compares can happen
             return StepResult(number, step, (), (note(TOO_FEW_GPUS, needed=step.min_gpus,
                                                       seen=cuda),),
-                              ran=False, cuda_devices=cuda, shows_gpu=bool(step.on_gpu))
+                              ran=False, cuda_devices=cuda, shows_gpu=shows_gpu)
         notes: list[Note] = []
         if step.preamble:
             pre = self._run(RunCode(step.preamble), quiet=True)
             if pre.error is not None:
                 notes.append(note(PREAMBLE_FAILED, error=pre.error.headline()))
-        shows_gpu = cuda == 0 and bool(step.on_gpu)
         if step.needs_cuda and cuda == 0 and self._error_step not in (None, number):
             outcomes: tuple[Outcome, ...] = ()
             notes.append(note(GPU_NOT_RUN, first=self._error_step))
         else:
-            outcomes = self._run_actions(step.actions, step.stop_at_error, needed=step.needed)
+            outcomes = self._run_actions(actions, step.stop_at_error, needed=step.needed,
+                                         memory=step.show_memory and cuda > 0)
             failed = any(not o.ok for o in outcomes)
             if step.needs_cuda and cuda == 0:
                 notes.append(note(NO_CUDA_ERROR if failed else NO_CUDA_RAN))
@@ -156,9 +168,17 @@ class LessonRunner:
                     self._error_step = number
             elif step.needs_two_gpus and cuda == 1:
                 notes.append(note(SECOND_GPU_ERROR))
+            elif step.one_gpu_variant and actions == step.one_gpu_variant:
+                notes.append(note(ONE_GPU_RAN))
             elif shows_gpu:
                 notes.append(note(ON_CPU if step.uses_device else NO_GPU_HERE))
-            if len(outcomes) < len(step.actions):
+            gpu_readings = [r for o in outcomes for r in o.memory_after if r.device != "cpu"]
+            if step.show_memory and gpu_readings and \
+                    all(r.process_bytes is None for r in gpu_readings):
+                notes.append(note(NO_PROCESS_FIGURE))
+            if len(actions) < len(step.actions) and cuda == 0 and step.gpu_only:
+                notes.append(note(GPU_ONLY_NOT_RUN))
+            if len(outcomes) < len(actions):
                 notes.append(note(STOPPED) if step.stop_at_error
                              else note(NEEDED_FAILED, code=outcomes[-1].code))
         if step.show_uuids:
@@ -173,24 +193,28 @@ class LessonRunner:
             else:
                 notes.append(note(META_AGAIN))
         return StepResult(number, step, outcomes, tuple(notes), True, meta_outcomes,
-                          cuda_devices=cuda, shows_gpu=shows_gpu)
+                          cuda_devices=cuda, shows_gpu=shows_gpu, played=played)
 
-    def _run(self, action: act.Action, quiet: bool = False) -> Outcome:
-        """One action on the engine; the names it made are the lesson's (forgotten on reset)."""
+    def _run(self, action: act.Action, quiet: bool = False, memory: bool = False) -> Outcome:
+        """One action on the engine; the names it made are the lesson's (forgotten on reset).
+        ``memory``: NVML's figure for this process is added to each GPU's memory reading."""
         before = set(self._engine.names())
         outcome = self._engine.run(action)
+        if memory and outcome.memory_after:
+            outcome = replace(outcome, memory_after=with_process_memory(outcome.memory_after))
         self._made.update(set(self._engine.names()) - before)
         if not quiet and self.on_outcome is not None:
             self.on_outcome(outcome)
         return outcome
 
     def _run_actions(self, actions: Sequence[act.Action], stop_at_error: bool,
-                     quiet: bool = False, needed: tuple[int, ...] = ()) -> tuple[Outcome, ...]:
+                     quiet: bool = False, needed: tuple[int, ...] = (),
+                     memory: bool = False) -> tuple[Outcome, ...]:
         """Run ``actions`` in order; stop at an error if ``stop_at_error``, or at the failure
         of an action whose index is in ``needed`` (the save that the load after it needs)."""
         outcomes = []
         for i, action in enumerate(actions):
-            outcome = self._run(action, quiet)
+            outcome = self._run(action, quiet, memory)
             outcomes.append(outcome)
             if not outcome.ok and (stop_at_error or i in needed):
                 break

@@ -6,8 +6,10 @@ initialised, so reading them never creates a CUDA context; process RSS comes fro
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 import psutil
 
@@ -63,6 +65,34 @@ def cuda_contexts() -> frozenset[int]:
         return frozenset(i for i in range(cuda.device_count()) if has(i))
     except Exception:  # noqa: BLE001 - a half-imported torch or a lost GPU: none known
         return frozenset()
+
+
+def nvml_process_bytes(index: int) -> int | None:
+    """This process's memory on ``cuda:index`` as NVML counts it (nvidia-smi's process table),
+    matched by UUID; None when torch or NVML cannot say. Creates no CUDA context (the UUID
+    comes from get_device_properties, cuda_calls.py) and never imports torch."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    from gpumon.playground.kernel import cuda_calls
+    from gpumon.telemetry.nvml.process_memory import process_memory_by_uuid
+
+    try:
+        uuid = str(cuda_calls.properties(torch, index).uuid)
+    except Exception:  # noqa: BLE001 - no UUID: nothing to match NVML's GPUs by
+        return None
+    return process_memory_by_uuid(uuid, os.getpid())
+
+
+def with_process_memory(readings: Iterable[MemoryReading],
+                        read: Callable[[int], int | None] = nvml_process_bytes,
+                        ) -> tuple[MemoryReading, ...]:
+    """``readings`` with NVML's figure for this process added to each CUDA device's."""
+    out = []
+    for r in readings:
+        index = cuda_index(r.device)
+        out.append(r if index is None else replace(r, process_bytes=read(index)))
+    return tuple(out)
 
 
 def read_memory(devices: Iterable[str]) -> tuple[MemoryReading, ...]:

@@ -73,8 +73,8 @@ GLOSSARY: tuple[Term, ...] = (
          N_("torch.OutOfMemoryError: the caching allocator could not get the GPU memory it "
             "asked for")),
     Term(N_("meta device"),
-         N_("a device that keeps shapes and dtypes but no data; this lesson uses it to show "
-            "the device rules without a GPU")),
+         N_("a device that keeps shapes and dtypes but no data; where PyTorch sees no CUDA "
+            "GPU, this lesson uses it to show the device rules (with a GPU it does not appear)")),
 )
 
 

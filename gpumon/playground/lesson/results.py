@@ -4,10 +4,12 @@ The runner (kernel/lesson_runner.py) decides per machine what to run. On a machi
 CUDA, the first CUDA step the student runs executes for real, so torch's own error is seen
 once; later CUDA steps show what they print on a GPU (labelled, not run) beside their
 ``meta_variant``, which shows the same rule on the ``meta`` device. On a one-GPU machine the
-two-GPU step runs, for torch's real "invalid device ordinal". Each outcome of a step can be
-handed to ``on_outcome`` as it happens: the kernel sends it to the window, which marks it on
-the graphs exactly as a Playground action. No torch import here: torch is loaded by the Engine
-on the first action.
+two-GPU step runs, for torch's real "invalid device ordinal", then shows what two GPUs print;
+the two-GPU exercise runs its one-GPU variant on cuda:0. A machine with a CUDA GPU never shows
+"On a CUDA GPU ..." (it ran the step), only what a machine with more GPUs prints. Each
+outcome of a step can be handed to ``on_outcome`` as it happens: the kernel sends it to the
+window, which marks it on the graphs exactly as a Playground action. No torch import here:
+torch is loaded by the Engine on the first action.
 
 The runner's notes are kept as catalogue messages with their fields (:class:`Note`) and put
 into words when they are shown (``StepResult.note``): the runner may run in the kernel process,
@@ -22,10 +24,12 @@ from typing import TYPE_CHECKING
 
 from gpumon.i18n import N_, tr
 from gpumon.playground.data.outcome import Outcome
-from gpumon.playground.lesson.steps import SOURCE_LABELS, LessonStep
+from gpumon.playground.lesson.step import SOURCE_LABELS, LessonStep
 
 if TYPE_CHECKING:
+    from gpumon.playground.data.actions import Action
     from gpumon.telemetry.model.types import Snapshot
+
 
 @dataclass(frozen=True)
 class Note:
@@ -67,6 +71,28 @@ class StepResult:
     cuda_devices: int = 0  # CUDA devices torch saw on this machine
     shows_gpu: bool = False  # step.on_gpu is shown: what a GPU prints, not run here
     smi_real: bool = False  # smi_text is what the real nvidia-smi printed
+    played: tuple[Action, ...] | None = None  # the actions run, when not step.actions
+
+    @property
+    def actions(self) -> tuple[Action, ...]:
+        """The actions this machine ran (``outcomes`` follow them): ``step.actions``, less
+        those that need a GPU where there is none, or the step's one-GPU variant."""
+        return self.step.actions if self.played is None else self.played
+
+    def gpu_heading(self) -> str:
+        """The heading of ``step.on_gpu`` where it is shown, in the language in use: what a
+        machine with 2 GPUs prints for a two-GPU step, else what a CUDA GPU prints."""
+        step = self.step
+        if step.needs_two_gpus or step.min_gpus > 1:
+            return tr(MORE_GPUS_LABEL, count=max(2, step.min_gpus))
+        return tr(GPU_LABEL)
+
+    def measured_text(self) -> str:
+        """What a real GPU measured for this step, after the machine it was measured on, in
+        the language in use; '' when the step has no such figures."""
+        if not self.step.measured:
+            return ""
+        return _join([tr(self.step.measured_on), tr(self.step.measured)])
 
     @property
     def note(self) -> str:
@@ -89,10 +115,18 @@ ON_CPU = N_("PyTorch here sees no CUDA GPU, so device is the CPU and this step r
 NO_GPU_HERE = N_("PyTorch here sees no CUDA GPU, so this step ran without one; what it shows "
                  "on a machine with one GPU is printed below, not run here.")
 GPU_NOT_RUN = N_("PyTorch here sees no CUDA GPU (the error was shown once, at step {first}), so "
-                 "this step's GPU code is not run again: below is what it prints on a GPU with "
-                 "torch 2.13, not run here.")
-SECOND_GPU_ERROR = N_("This step needs two GPUs and this machine has one, so it ran anyway: "
-                      "torch's own error for cuda:1 is what you see.")
+                 "this step's GPU code is not run again: below is what it prints on a GPU, not "
+                 "run here.")
+SECOND_GPU_ERROR = N_("This step needs two GPUs and PyTorch here sees one, so it runs up to the "
+                      "first line that asks for cuda:1, to show the error torch raises for a GPU "
+                      "that is not there; below is what the step prints on two GPUs.")
+ONE_GPU_RAN = N_("PyTorch here sees one GPU, so both products ran on cuda:0, which runs its "
+                 "queued work in order: 'at once' brings nothing there. Below is what the step "
+                 "prints on two GPUs.")
+NO_PROCESS_FIGURE = N_("NVML does not list this process here (in a container, NVML may list the "
+                       "host's process IDs), so only torch's two numbers are shown.")
+GPU_ONLY_NOT_RUN = N_("The lines that need a CUDA GPU were not run here; what they print on one "
+                      "is below.")
 TOO_FEW_GPUS = N_("This step needs {needed} GPUs and PyTorch here sees {seen}, so it was not run: "
                   "what it compares cannot happen with fewer. Below is what it prints on a "
                   "machine with {needed} GPUs.")
@@ -103,8 +137,10 @@ META_RAN = N_("Below, the same rule on the meta device (shapes only, no data), w
               "'Tensor on device cpu is not on the expected device meta!' where CUDA says "
               "'Expected all tensors to be on the same device, ...').")
 META_AGAIN = N_("Below, the same rule on the meta device.")
-#: The heading of what a step prints on a GPU, where it was not run.
-GPU_LABEL = N_("On a CUDA GPU (torch 2.13), this step shows (not run here):")
+#: The heading of what a step prints on a GPU, where it was not run: on a machine without one.
+GPU_LABEL = N_("On a CUDA GPU, this step shows (not run here):")
+#: The heading of what a two-GPU step prints on two GPUs, where there are fewer.
+MORE_GPUS_LABEL = N_("On a machine with {count} GPUs, expect:")
 NO_TELEMETRY = N_("No GPU telemetry is available here, so there is nothing to show.")
 PREAMBLE_FAILED = N_("The code before the step failed ({error}), so the step may fail too.")
 
@@ -122,7 +158,7 @@ SIMULATED_VIEW = N_("Simulated GPUs were asked for, so below is gpumon's view of
 REAL_SMI_FAILED = N_("nvidia-smi did not answer ({error}); below is gpumon's own view of NVML, "
                      "laid out like nvidia-smi.")
 SIMULATED = N_("These GPUs are simulated: the numbers are not read from hardware.")
-UNREADABLE = N_("No GPU could be read here; the text says why.")
+UNREADABLE = N_("No GPU could be read here; the box below says why.")
 
 
 def note(message: str, **fields: object) -> Note:

@@ -5,107 +5,40 @@ Steps follow *Dive into Deep Learning* section 4.6 ("book") and the English edit
 ``device``, chosen once in step 4 (d2l's ``try_gpu``), so they run on any machine. Titles,
 narration and the descriptions in ``on_gpu`` are catalogue messages (``N_``), translated
 where they are shown; code and torch's own text are never translated.
-``on_gpu`` is what each action shows on a CUDA GPU (torch 2.13): a CPU-only machine prints
-it, labelled, instead of running the CUDA code again; an entry that starts with ``# `` is a
-comment describing a value that varies (random numbers), the others are torch's exact text.
-Transcripts show only what a Python prompt prints (lesson/transcript.py). No torch import.
+``on_gpu`` is what each action shows on a CUDA GPU (on two GPUs for a two-GPU step): a
+machine without it prints it, labelled, instead of running the code again; an entry that
+starts with ``# `` is a comment describing a value that varies (random numbers, timings), the
+others are torch's exact text. Figures measured on a real GPU are in lesson/measured.py,
+never in the narration, which must hold on every machine. Transcripts show only what a
+Python prompt prints (lesson/transcript.py). No torch import.
+
+Adding a step: a ``LessonStep`` in ``LESSON`` (its place is its number), its narration of two
+to five sentences true on every machine, ``on_gpu`` with one entry per action, figures a real
+GPU measured in lesson/measured.py (``measured``), and its messages in the catalogue
+(tools/catalogue.py, then the zh_CN translations). Tests find steps by id, the transcripts'
+checker (tests/gpu/gpucheck/lesson_claims.py) by title, so no number needs changing there.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
-
-from gpumon.i18n import N_, tr
+from gpumon.i18n import N_
 from gpumon.playground.data import actions as act
 from gpumon.playground.data.actions import RunCode
+from gpumon.playground.lesson import measured
+from gpumon.playground.lesson.step import SOURCE_LABELS, LessonStep, StepKind, is_comment
 from gpumon.playground.lesson.step_code import (
+    ASYNC_N,
     ASYNC_TIMING,
     BENCHMARK,
     LOG_EVERY_STEP,
     MINIBATCHES,
+    ONE_GPU,
+    OUT_OF_MEMORY,
+    PRECISION,
     PRIVATE_FOLDER,
     TWO_GPUS,
     WARM_UP_CUBLAS,
-    localize,
 )
-from gpumon.playground.lesson.transcript import prompt_lines
-
-StepKind = Literal["torch", "smi", "glossary"]
-#: How each ``source`` is shown beside a step's title (translated there).
-SOURCE_LABELS = {"book": N_("book"), "English edition": N_("English edition"),
-                 "gpumon": N_("gpumon")}
-
-
-@dataclass(frozen=True)
-class LessonStep:
-    """One step: what the student reads, the code that runs, and what the step needs.
-
-    ``kind="smi"`` is step 1, ``nvidia-smi``: no torch action; the runner runs the real
-    nvidia-smi, or renders a telemetry Snapshot as gpumon's own NVML view where there is
-    none. ``kind="glossary"`` is step 2: no code; it shows
-    :mod:`~gpumon.playground.lesson.glossary`. ``preamble`` is code run (and shown) before the
-    actions. ``needs_cuda``: the step's point needs a GPU (on a CPU-only machine the runner
-    shows torch's error once, then ``on_gpu`` and the meta variant). ``replay`` False: later
-    steps do not need what this one leaves, so jumping past it does not run it again.
-    ``min_gpus``: with fewer CUDA GPUs the step is not run at all (its note says why).
-    ``uses_device`` False: the step runs before ``device`` is chosen. ``window_note`` is said
-    only in the window (it speaks of the window's graphs).
-    """
-
-    id: str
-    title: str
-    narration: str
-    actions: tuple[act.Action, ...] = ()
-    kind: StepKind = "torch"
-    needs_cuda: bool = False
-    needs_two_gpus: bool = False
-    meta_variant: tuple[act.Action, ...] = ()
-    preamble: str = ""
-    source: str = "book"  # "book" (section 4.6), "English edition", or "gpumon"
-    stop_at_error: bool = True
-    show_time: bool = False  # the durations are the point
-    show_memory: bool = False  # the memory readings are the point
-    on_gpu: tuple[str, ...] = ()  # per action: what it shows on a CUDA GPU
-    show_uuids: bool = False  # the note lists NVML's GPU UUIDs beside torch's
-    replay: bool = True
-    # Actions (by index) whose failure stops the step even when stop_at_error is False:
-    # what comes after them needs them (the load needs the save).
-    needed: tuple[int, ...] = ()
-    min_gpus: int = 0
-    uses_device: bool = True
-    window_note: str = ""
-
-    def code(self) -> str:
-        """The Python (or shell command) the step equals: preamble, then each action's code."""
-        if self.kind == "smi":
-            return "nvidia-smi"
-        if self.kind == "glossary":
-            return ""
-        lines = [self.preamble, ""] if self.preamble else []
-        return localize("\n".join([*lines, *(a.code() for a in self.actions)]))
-
-    def meta_code(self) -> str:
-        """The code of the meta variant ('' when there is none)."""
-        return localize("\n".join(a.code() for a in self.meta_variant))
-
-    def gpu_text(self) -> str:
-        """``on_gpu`` as a REPL transcript: each action's code, then what a Python prompt
-        prints on a GPU (torch's text as torch wrote it), or a comment in the language in use
-        that describes a value that varies."""
-        lines: list[str] = []
-        for action, shown in zip(self.actions, self.on_gpu, strict=False):
-            code = localize(action.code())
-            if is_comment(shown):
-                lines += [*prompt_lines(code, None), tr(shown)]
-            else:
-                lines += prompt_lines(code, shown)
-        return "\n".join(lines)
-
-
-def is_comment(shown: str) -> bool:
-    """Whether an ``on_gpu`` entry describes a value (a comment) rather than being torch's text."""
-    return shown.startswith("# ")
 
 
 def _code(source: str) -> RunCode:
@@ -205,8 +138,9 @@ LESSON: tuple[LessonStep, ...] = (
     LessonStep(
         "results-stay", N_("Results stay where their inputs are"),
         N_("An operation runs on the device of its operands and leaves its result there: with x "
-           "on the GPU, the GPU computes x ** 2 and y lives in GPU memory. It stays there until "
-           "Python needs one of its numbers; step 13 lists when that happens."),
+           "on the GPU, the GPU computes x ** 2 and y lives in GPU memory. y stays there: when "
+           "Python needs its numbers (step 13 lists when), torch copies them to main memory, "
+           "and y itself stays on the GPU."),
         (act.Compute("y", "pow", "x"),),
         on_gpu=("tensor([1, 4, 9], device='cuda:0')",),
         meta_variant=(act.CreateTensor("xm", "[1, 2, 3]", device="meta"),
@@ -254,11 +188,12 @@ LESSON: tuple[LessonStep, ...] = (
         "model-on-gpu", N_("Run the model on the GPU"),
         N_("With the model and its input on the same GPU, net(x) runs there: the result has shape "
            "(2, 1), lives on cuda:0 and has a grad_fn for backpropagation. An input left on the "
-           "CPU raises the same-device error, naming the argument that is elsewhere (mat1). The "
-           "usual fix is to move the input to the model's device, as the fourth line does, not "
-           "the model to the CPU. In training this is the first device bug most people meet: a "
-           "DataLoader hands out each minibatch, X and y, on the CPU, so both must be moved "
-           "inside the loop, at every iteration, as the last line does."),
+           "CPU raises the same-device error, naming the input that is elsewhere (mat1). The usual "
+           "fix is to move the input to the model's device, as net(torch.rand(2, 3).to(device)) "
+           "does, not the model to the CPU. In training this is the first device bug most "
+           "people meet: a DataLoader hands out each minibatch, X and y, on the CPU, so both "
+           "must be moved inside the loop, at every iteration: "
+           "X, y = X.to(device), y.to(device)."),
         (_code("x = torch.rand(2, 3, device=device)"), act.CallModel("out", "net", "x"),
          _code("net(torch.rand(2, 3))"), _code("net(torch.rand(2, 3).to(device))"),
          _code(MINIBATCHES)),
@@ -313,67 +248,83 @@ LESSON: tuple[LessonStep, ...] = (
                       _code("hm.cpu()"), _code("hm.sum().item()"))),
     LessonStep(
         "memory", N_("Memory: the context, the cache, del and empty_cache()"),
-        N_("The first CUDA operation in a process creates its CUDA context, a few hundred MiB "
-           "that nvidia-smi counts and torch's counters do not, kept until the process exits. "
-           "After del of a 64 MiB tensor, memory_allocated drops but memory_reserved does not: "
-           "PyTorch's caching allocator keeps the block for reuse, and nvidia-smi still counts "
-           "it. del removes a name, and the tensor goes with its last reference (in Jupyter, "
-           "Out[n] and _ keep a displayed one alive). empty_cache() returns unused cached "
-           "blocks to the driver for other processes, and nvidia-smi, to see; it gives PyTorch "
-           "itself no more memory, since the allocator empties its cache and retries before "
-           "any out-of-memory error. A model is memory too: nn.Linear(4096, 4096) holds 64 MiB."),
+        N_("Three numbers tell where GPU memory goes. nvidia-smi's figure for the process "
+           "(NVML's) is about its CUDA context, a few hundred MiB kept until the process exits, "
+           "plus torch's memory_reserved, what its caching allocator holds, of which "
+           "memory_allocated is what tensors occupy: more in nvidia-smi than in torch is no "
+           "leak. del removes a name, and the tensor goes with its last reference (in Jupyter, "
+           "Out[n] and _ keep a displayed one alive): allocated drops, reserved does not, as "
+           "the allocator keeps the block for reuse; the first matrix product also allocated "
+           "cuBLAS's workspace, which stays. empty_cache() gives unused cached blocks back to "
+           "the driver for other processes, but gives PyTorch itself no more memory: the "
+           "allocator empties its cache and retries before an out-of-memory error, whose "
+           "message says what the process holds and suggests expandable_segments."),
         (_code("big = torch.ones(4096, 4096, device=device)"),
          _code("torch.cuda.memory_allocated(), torch.cuda.memory_reserved()"),
          act.Delete("big"),
          _code("torch.cuda.memory_allocated(), torch.cuda.memory_reserved()"),
          act.EmptyCache(), _code("big_net = nn.Linear(4096, 4096).to(device)"),
-         _code("torch.cuda.max_memory_allocated()")),
-        source="gpumon", show_memory=True, replay=False,
+         _code("torch.cuda.max_memory_allocated()"), _code(OUT_OF_MEMORY)),
+        source="gpumon", show_memory=True, replay=False, gpu_only=(7,),
         window_note=N_("Each action is a marker on the graphs of the Monitor and Playground "
                        "tabs, and their memory lines move with it."),
+        measured=measured.MEMORY,
         on_gpu=(N_("# a 64 MiB tensor of ones on cuda:0"),
-                N_("# allocated and reserved, in bytes: each 64 MiB more than before"),
+                N_("# allocated and reserved, in bytes; recorded on an H200: 96.01 MiB and "
+                   "98.00 MiB, cuBLAS's 32 MiB workspace included"),
                 N_("# del: allocated drops by 64 MiB"),
-                N_("# allocated 64 MiB less; reserved unchanged"),
-                N_("# reserved drops: the cached block goes back to the driver"),
+                N_("# recorded on an H200: 32.01 MiB allocated, 98.00 MiB still reserved"),
+                N_("# recorded on an H200: reserved drops to 34 MiB, the cached block goes "
+                   "back to the driver"),
                 "Linear(in_features=4096, out_features=4096, bias=True)",
-                N_("# the peak: at least 67108864"))),
+                N_("# the peak: at least 67108864"),
+                N_("# torch.OutOfMemoryError: CUDA out of memory. Tried to allocate …: it says "
+                   "what the GPU has free, what this process has in use (its CUDA context "
+                   "included) and how much of it PyTorch allocated, and suggests "
+                   "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"))),
     LessonStep(
         "asynchronous", N_("GPU work is asynchronous"),
-        N_("A CUDA operation only queues its work and returns at once, while the GPU computes "
-           "in the background, so a clock stopped right after a @ a measures the queueing, and "
-           "only after torch.cuda.synchronize() has waited for the GPU is the time real; on the "
-           "CPU both times are the same, since CPU work is done before the call returns. "
-           "Anything that needs a value on the host waits too, so logging the loss with .item() "
-           "at every step stalls the GPU each time, while keeping the losses on the GPU and "
-           "copying once at the end does not (the book's exercise). Both loops run once before "
-           "any clock starts, since first calls pay one-time costs, and then in turn, three "
-           "times each; the fastest of each counts. On a GPU, .item() at every step is the "
-           "slower; on the CPU, where .item() has nothing to wait for, the two take about the "
-           "same time and their difference is noise. gpumon itself synchronizes after every "
+        N_("A CUDA operation only queues its work and returns, while the GPU computes in the "
+           "background: a clock stopped right after twenty products measures the queueing, one "
+           "stopped after torch.cuda.synchronize() has waited for the GPU measures the work, "
+           "and on the CPU the two are the same. Anything that needs a value on the host waits "
+           "too, so logging the loss with .item() at every step stalls the GPU each time, "
+           "while copying the losses once at the end does not (the book's exercise). Both "
+           "loops run once before any clock starts, as first calls pay one-time costs, then in "
+           "turn, three times each; the fastest counts, and the last figure is how much slower "
+           ".item() at every step was. On a GPU, with sizes that make a step's work outlast "
+           "its launch, it is the slower; on the CPU, with small sizes and nothing for .item() "
+           "to wait for, the difference is noise. gpumon itself synchronizes after every "
            "action, so the times it shows include the GPU's work."),
-        (_code("a = torch.rand(2000, 2000, device=device)"),
+        (_code(ASYNC_N), _code("a = torch.rand(n, n, device=device)"),
          _code(f"b = a @ a  # {WARM_UP_CUBLAS}"),
          _code(ASYNC_TIMING), _code(LOG_EVERY_STEP)),
-        source="English edition", replay=False,
-        on_gpu=(N_("# a random (2000, 2000) tensor on cuda:0"), N_("# b on cuda:0"),
-                N_("# two times in ms: the first is microseconds, the second much later"),
-                N_("# two times in ms: .item() every step is the larger"))),
+        source="English edition", replay=False, measured=measured.ASYNCHRONOUS,
+        on_gpu=("4096", N_("# a random (4096, 4096) tensor on cuda:0"), N_("# b on cuda:0"),
+                N_("# two times in ms and a share: the products returned long before their "
+                   "work was done"),
+                N_("# two times in ms and how much slower .item() every step was"))),
     LessonStep(
         "timing", N_("Time the products properly, on every device"),
-        N_("Timing GPU code needs a warm-up (the first call loads libraries), a synchronization "
-           "before the clock is read, and many runs; torch.utils.benchmark.Timer does all three, "
-           "on the CPU and on the GPU alike. It times a 10 x 10 and a 1000 x 1000 product here "
-           "for at least a second each, long enough to see a GPU's utilization rise. "
-           "Timer runs the statement on one CPU thread unless told otherwise (num_threads=1), "
-           "which makes the CPU look slower by about its number of cores; the code gives it "
-           "torch.get_num_threads(), the threads torch itself uses. A big product is much "
-           "faster on a GPU; a small one is not, because launching work on a GPU has a fixed "
-           "cost."),
-        (_code(BENCHMARK),),
-        source="English edition", replay=False,
-        on_gpu=(N_("# four medians in µs, keyed (10, 'cpu'), (1000, 'cpu'), (10, 'cuda:0'), "
-                   "(1000, 'cuda:0'): the big product far faster on cuda:0"),)),
+        N_("Timing GPU code needs a warm-up (the first call loads libraries), a "
+           "synchronization before the clock is read, and many runs: "
+           "torch.utils.benchmark.Timer does all three on any device, here for at least a "
+           "second for each of a 10 x 10 and a 1000 x 1000 product, long enough to see a GPU's "
+           "utilization rise. Timer uses one CPU thread unless told otherwise (num_threads=1), "
+           "which makes the CPU look slower by about its number of cores, so the code gives it "
+           "torch.get_num_threads(), printed first. A big product is much faster on a GPU; a "
+           "small one is not, because launching work on a GPU has a fixed cost. By default an "
+           "NVIDIA GPU multiplies float32 on its ordinary float32 units; "
+           "torch.set_float32_matmul_precision('high') lets it use TF32 on the tensor cores "
+           "(since Ampere), and bfloat16 also halves the bytes: the last line gives TFLOP/s, "
+           "2n³ operations over the time, to compare with the GPU's datasheet (on a CPU, the "
+           "gain depends on the processor)."),
+        (_code("torch.get_num_threads()"), _code(BENCHMARK), _code(PRECISION)),
+        source="English edition", replay=False, measured=measured.TIMING,
+        on_gpu=(N_("# the number of CPU threads torch uses"),
+                N_("# four medians in µs, keyed (10, 'cpu'), (1000, 'cpu'), (10, 'cuda:0'), "
+                   "(1000, 'cuda:0')"),
+                N_("# TFLOP/s, keyed 'float32', 'tf32' and 'bfloat16'"))),
     LessonStep(
         "save-load", N_("Save on one device, load on another"),
         N_("torch.save records each tensor's device with its data, and torch.load puts it back "
@@ -397,12 +348,14 @@ LESSON: tuple[LessonStep, ...] = (
         "two-gpus-at-once", N_("Exercise: two GPUs at once"),
         N_("The English edition's last exercise: a big matrix product on each of two GPUs, "
            "first one GPU after the other, then both at once. CUDA work is asynchronous, so "
-           "Python queues the product on cuda:1 while cuda:0 is still computing, and both GPUs "
-           "work together: the second time is about half the first. This needs two GPUs; with "
-           "one there is nothing to run at the same time."),
+           "Python queues the product on cuda:1 while cuda:0 is still computing, and two GPUs "
+           "work together: the second time should be about half the first. One GPU runs the "
+           "work queued on it in order, so with one GPU both products go to cuda:0 and 'at "
+           "once' brings nothing: the two times are about the same. Without a GPU there is "
+           "nothing to run at once."),
         (_code(TWO_GPUS),),
-        source="English edition", replay=False, min_gpus=2,
-        on_gpu=(N_("# two times in ms: both at once takes about half as long"),)),
+        source="English edition", replay=False, min_gpus=2, one_gpu_variant=(_code(ONE_GPU),),
+        on_gpu=(N_("# two times in ms and a share: both at once takes about half as long"),)),
 )
 
-__all__ = ["LESSON", "LessonStep", "StepKind"]
+__all__ = ["LESSON", "SOURCE_LABELS", "LessonStep", "StepKind", "is_comment"]

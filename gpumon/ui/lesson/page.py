@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 from gpumon.i18n import tr
 from gpumon.playground.data.outcome import LoadStatus, Outcome
 from gpumon.playground.lesson import glossary
-from gpumon.playground.lesson.results import GPU_LABEL, StepResult
+from gpumon.playground.lesson.results import StepResult
 from gpumon.playground.lesson.smi_columns import column_lines
 from gpumon.playground.lesson.smi_columns import heading as columns_heading
 from gpumon.playground.lesson.step_code import localize
@@ -133,8 +133,10 @@ def result_html(result: StepResult) -> str:
                      f"{html.escape(result.note)}</p>")
     if result.shows_gpu:
         gpu = html.escape(result.step.gpu_text())
-        parts.append(f"<p><b>{html.escape(tr(GPU_LABEL))}</b></p>"
+        parts.append(f"<p><b>{html.escape(result.gpu_heading())}</b></p>"
                      f"<pre style='margin:0 0 8px 16px'>{gpu}</pre>")
+    if result.measured_text():
+        parts.append(f"<p>{html.escape(result.measured_text())}</p>")
     if result.meta_outcomes:
         same = html.escape(tr("The same on the meta device:"))
         parts.append(f"<p style='color:{_colours()[2]}'><b>{same}</b></p>")

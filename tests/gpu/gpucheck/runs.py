@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tests.gpu.gpucheck.context import Context
+from tests.gpu.gpucheck.lesson_claims import claim_problems
 from tests.gpu.gpucheck.results import FAIL, PASS, Result, verdict, write_table
 
 _STEP = re.compile(r"^Step (\d+) of (\d+): ", re.MULTILINE)
@@ -60,6 +61,9 @@ def check_lesson(ctx: Context, cuda_count: int) -> Result:
     proc = ctx.run(ctx.gpumon("--lang", "en", "lesson"), timeout=120)
     files = [ctx.save("lesson.txt", proc.stdout), ctx.save("lesson-stderr.txt", proc.stderr)]
     problems = lesson_problems(proc.stdout, cuda_count)
+    # what each step says, held against what it printed here (durations only on a GPU, where
+    # their margins are wide: lesson_claims.py)
+    problems += claim_problems(proc.stdout, cuda_count, timed=cuda_count > 0)
     if proc.returncode != 0:
         problems.insert(0, f"gpumon lesson exited {proc.returncode}")
     total, _ = lesson_blocks(proc.stdout)
