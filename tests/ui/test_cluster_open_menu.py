@@ -31,7 +31,9 @@ def test_file_open_cluster_asks_checks_and_opens_the_cluster_window(  # type: ig
     opener = open_cluster.install(w, w.menus.file_menu, w.menus.actions["actionQuit"],
                                   lambda url: launch.cluster_window_for(url, w))
     texts = [a.text() for a in w.menus.file_menu.actions()]
-    assert texts.index("Open &cluster…") == texts.index("&Quit") - 2  # then a line, Quit
+    assert texts.index("&Open cluster…") == texts.index("&Quit") - 2  # then a line, Quit
+    keys = [t[t.index("&") + 1].lower() for t in texts if "&" in t]
+    assert len(keys) == len(set(keys)), texts  # Alt+F, O: one entry per letter
     url = f"http://127.0.0.1:{_closed_port()}"
     said: list[str] = []
 

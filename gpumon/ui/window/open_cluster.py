@@ -15,7 +15,15 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QApplication, QInputDialog, QLineEdit, QMainWindow, QMenu, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QInputDialog,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QMenu,
+    QWidget,
+)
 
 from gpumon.i18n import tr
 from gpumon.telemetry.cluster.promapi import check_url
@@ -35,6 +43,9 @@ class UrlDialog(QInputDialog):
         self._prompt = tr("The address of a Prometheus server that scrapes gpumon's exporter "
                           "or NVIDIA's dcgm-exporter, for example {example}:", example=EXAMPLE)
         self.setLabelText(self._prompt)
+        for label in self.findChildren(QLabel):  # the prompt and a reason: lines, not a strip
+            label.setWordWrap(True)
+        self.setMinimumWidth(40 * self.fontMetrics().averageCharWidth())
         self.setTextValue(text or EXAMPLE)
         self.url: str | None = None  # the checked address, once accepted
 
@@ -57,7 +68,7 @@ class ClusterOpener(QObject):
         self._window = window
         self._make = make
         self.windows: list[QMainWindow] = []
-        self.action = QAction(tr("Open &cluster…"), window)
+        self.action = QAction(tr("&Open cluster…"), window)
         self.action.setObjectName("actionOpenCluster")
         self.action.setToolTip(tr("The GPUs of every machine a Prometheus server knows, in a "
                                   "window of its own"))

@@ -21,7 +21,7 @@ import time
 import numpy as np
 import psutil
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QSize, Qt
+from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QSize, Qt, QTimer
 from PySide6.QtGui import QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
@@ -148,17 +148,19 @@ class ProcessView(QWidget):
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
         super().changeEvent(event)
-        if event.type() == QEvent.Type.FontChange:  # the zoom
-            self._fit_to_font()
+        if event.type() == QEvent.Type.FontChange:  # the zoom: once the titles have it too
+            QTimer.singleShot(0, self, self._fit_to_font)
 
     def _fit_to_font(self) -> None:
         """Room for the text and the graphs in this font (at 300 % the 760 px window of
-        100 % showed one graph, cut): graphs five tick labels tall, the window as large as
-        the font asks, within the screen."""
+        100 % showed one graph, cut): graphs five tick labels tall, two titles side by side
+        whole, the window as large as the font asks, within the screen."""
         fm = self.fontMetrics()
         for widget in self.plots.values():
             widget.setMinimumSize(max(260, 24 * fm.averageCharWidth()), max(160, 5 * fm.height()))
-        want = QSize(max(760, 64 * fm.averageCharWidth()), max(560, 34 * fm.height()))
+        titles = max((label.full_width() for label in self.titles.values()), default=0.0)
+        want = QSize(max(760, 64 * fm.averageCharWidth(), int(2 * titles) + 6 * fm.height()),
+                     max(560, 34 * fm.height()))
         screen = self.screen()
         if screen is not None:
             want = want.boundedTo(screen.availableGeometry().size())
