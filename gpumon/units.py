@@ -41,15 +41,28 @@ def format_bytes(n: float | None, unit: str | None = None, *, decimals: int = DE
     if n is None or not math.isfinite(n):
         return NA
     if unit is None:
-        unit = next(u for u in reversed(UNITS) if abs(n) >= _SIZE[u] or u == "B")
-        places = 0 if unit == "B" else decimals
-        if unit != UNITS[-1] and round(abs(n) / _SIZE[unit], places) >= 1024:
-            unit = UNITS[UNITS.index(unit) + 1]  # 1023.999 KiB: 1.00 MiB, not 1024.00 KiB
+        unit = byte_unit(n, decimals=decimals)
     elif unit not in _SIZE:
         raise ValueError(f"unknown byte unit {unit!r}; expected one of {UNITS}")
     places = 0 if unit == "B" else decimals
     text = f"{n / _SIZE[unit]:.{places}f}"
     return f"{text}{sep}{unit}" if suffix else text
+
+
+def byte_unit(n: float, *, decimals: int = DECIMALS) -> str:
+    """The unit :func:`format_bytes` writes ``n`` bytes in: the largest (up to TiB) in which
+    the amount is at least 1, the next one up where it rounds to 1024 of it. A graph of
+    memory labels its axis in the unit of its highest value (155 MiB read "0.15 GiB")."""
+    unit = next(u for u in reversed(UNITS) if abs(n) >= _SIZE[u] or u == "B")
+    places = 0 if unit == "B" else decimals
+    if unit != UNITS[-1] and round(abs(n) / _SIZE[unit], places) >= 1024:
+        unit = UNITS[UNITS.index(unit) + 1]  # 1023.999 KiB: 1.00 MiB, not 1024.00 KiB
+    return unit
+
+
+def unit_size(unit: str) -> int:
+    """Bytes in one ``unit`` (one of UNITS)."""
+    return _SIZE[unit]
 
 
 def format_run_time(seconds: float | None) -> str:

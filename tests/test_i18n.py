@@ -329,6 +329,27 @@ def test_chinese_table_keeps_its_box_aligned(chinese: None) -> None:
     assert {cells(line) for line in boxed} == {cells(boxed[0])}
 
 
+def test_this_gpumon_is_said_in_chinese_and_its_row_stays_in_the_box(chinese: None) -> None:
+    from gpumon.telemetry.model.types import GpuProcess, MachineInfo, ProcessType, Snapshot
+
+    me = GpuProcess(0, 4242, ProcessType.COMPUTE, 300 * 1024**2, "python", "用户甲",
+                    "python -m gpumon " + "参数" * 30, is_self=True)
+    other = GpuProcess(0, 7, ProcessType.COMPUTE, 1024**3, "训练", "u", "训练脚本.py")
+    text = render(Snapshot(0.0, MachineInfo("box", "NVML"), SourceStatus(SourceState.OK, "ok"),
+                           processes=(me, other)))
+    assert "[this gpumon]" not in text and "[本 gpumon]" in text.replace("...", "")
+    rows = [line for line in text.splitlines() if "4242" in line or "     7 " in line]
+    assert len(rows) == 2 and {cells(line) for line in rows} == {cells(text.splitlines()[1])}
+
+
+def test_no_message_counts_with_s_in_brackets(source_messages: dict[Any, Message]) -> None:
+    """"error(s)" reads badly in English and cannot be translated with plural forms: a
+    count takes ntr() with a singular and a plural."""
+    found = [_singular(m) for m in source_messages.values()
+             if re.search(r"[A-Za-z]\(s\)", _singular(m))]
+    assert not found, found
+
+
 def test_wrap_cells_breaks_chinese_without_spaces() -> None:
     lines = wrap_cells("这块 GPU 不再响应：对它的每一次 NVML 读取都失败了。" * 3, 30)
     assert len(lines) > 1 and all(cells(line) <= 30 for line in lines)

@@ -95,11 +95,14 @@ def main(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         sys.stdout.write(render_cluster(snapshot))
         return 0
     try:
-        from gpumon.ui.window import cluster_window
+        from gpumon.ui.window import launch
+        from gpumon.ui.window.cluster_window import ClusterWindow
     except ImportError as exc:
         print("gpumon: " + (extras.window_needs(exc) or (
             tr("cannot open the window ({error}).", error=exc) + "\n"
             + tr("Try `gpumon --prometheus URL --once` for a text snapshot."))),
               file=sys.stderr)
         return 1
-    return cluster_window.run(source, args.interval, lang=args.lang)
+    return launch.run(None, args.interval, make_window=lambda interval, settings: ClusterWindow(
+        source, interval, settings=settings, prewarm_kernel=settings.playground_used),
+        lang=args.lang)

@@ -31,6 +31,7 @@ _RULE = f"+{'-' * (_L + 2)}+{'-' * (_M + 2)}+{'-' * (_R + 2)}+"
 _DOUBLE = f"|{'=' * (_L + 2)}+{'=' * (_M + 2)}+{'=' * (_R + 2)}|"
 _FULL_RULE = f"+{'-' * (_WIDTH + 2)}+"
 _COMPUTE_MODES = {"Exclusive Process": "E. Process", "Exclusive Thread": "E. Thread"}
+THIS_GPUMON = N_("this gpumon")  # after the process name of gpumon's own process
 
 
 def _row(left: str, mid: str, right: str) -> str:
@@ -84,8 +85,16 @@ def _fit(text: str, width: int) -> str:
 
 
 def _tail(text: str, width: int) -> str:
-    """Keep the end of a long command line, as nvidia-smi does: '...' + tail."""
-    return text if len(text) <= width else "..." + text[-(width - 3):]
+    """Keep the end of a long command line, as nvidia-smi does: '...' + tail, padded to
+    ``width`` terminal columns (a Chinese name or "[本 gpumon]" takes two a character)."""
+    if cells(text) > width:
+        tail = ""
+        for c in reversed(text):
+            if cells(tail) + cells(c) > width - 3:
+                break
+            tail = c + tail
+        text = "..." + tail
+    return _fit(text, width)
 
 
 def _num(value: float | None, unit: str = "") -> str:
@@ -242,11 +251,11 @@ def _process_table(processes: tuple[GpuProcess, ...], note: str = "") -> list[st
     for p in sorted(processes, key=lambda p: (p.gpu_index, p.pid)):
         label = for_terminal(p.command or p.name or NA)  # another user's text: escaped
         if p.is_self:
-            label = f"{label} [this gpumon]"
+            label = f"{label} [{tr(THIS_GPUMON)}]"
         user = _fit(for_terminal(p.user or NA), 10)
         lines.append(_full(
             f"{p.gpu_index:>5}  {p.pid:>9}  {p.type.value:>4}  {user}  "
-            f"{_tail(label, name_w):<{name_w}}  {_num(p.sm_util_pct, '%'):>4}  "
+            f"{_tail(label, name_w)}  {_num(p.sm_util_pct, '%'):>4}  "
             f"{_num(p.cpu_pct, '%'):>5}  {mib(p.gpu_mem_bytes):>10}"
         ))
     lines.append(_FULL_RULE)

@@ -58,6 +58,10 @@ def _select(w: MainWindow, pid: int) -> None:
     w.process_table.setCurrentIndex(proxy.index(row, 0))
 
 
+def _menu_texts(w: MainWindow, p: GpuProcess) -> list[str]:
+    return [a.text() for a in w.process_actions.menu_for(p).actions() if not a.isSeparator()]
+
+
 def _shows(w: MainWindow, pid: int) -> Callable[[], bool]:
     return lambda: any(p.pid == pid for p in w.process_table.process_model.processes)
 
@@ -68,6 +72,9 @@ def test_terminate_a_child_through_the_confirmation(qtbot, make_window, fake_nvm
     w = make_window(NvmlSource)
     qtbot.waitUntil(_shows(w, child.pid), timeout=5000)
     assert w.process_actions.enabled
+    p = next(p for p in w.process_table.process_model.processes if p.pid == child.pid)
+    assert _menu_texts(w, p) == ["Open\tEnter", "Interrupt (SIGINT)\tI", "Terminate (SIGTERM)\tT",
+                                 "Kill (SIGKILL)\tK"]
     _select(w, child.pid)
     answer = DialogAnswer("signalConfirm", QMessageBox.StandardButton.Yes)
     qtbot.keyClick(w.process_table, Qt.Key.Key_T)
@@ -105,7 +112,8 @@ def test_simulated_processes_are_never_offered(qtbot, make_window) -> None:
     w = make_window()
     qtbot.waitUntil(lambda: bool(w.process_table.process_model.processes), timeout=5000)
     p = w.process_table.process_model.processes[0]
-    assert not w.process_actions.enabled and w.process_actions.menu_for(p) is None
+    assert not w.process_actions.enabled
+    assert _menu_texts(w, p) == ["Open\tEnter"]  # no signal to send
     _select(w, p.pid)
     qtbot.keyClick(w.process_table, Qt.Key.Key_K)  # nothing asks, nothing is sent
     assert QApplication.activeModalWidget() is None
@@ -175,7 +183,8 @@ def test_a_prometheus_source_s_processes_are_never_offered(
     w = make_window(lambda: PrometheusLike(child.pid))
     qtbot.waitUntil(_shows(w, child.pid), timeout=5000)
     p = next(p for p in w.process_table.process_model.processes if p.pid == child.pid)
-    assert not w.process_actions.enabled and w.process_actions.menu_for(p) is None
+    assert not w.process_actions.enabled
+    assert _menu_texts(w, p) == ["Open\tEnter"]  # no signal to send
     _select(w, child.pid)
     qtbot.keyClick(w.process_table, Qt.Key.Key_T)  # nothing asks, nothing is sent
     assert QApplication.activeModalWidget() is None

@@ -65,7 +65,7 @@ def test_a_rise_since_start_is_a_warning_and_new_errors_are_events() -> None:
     events = watch.update(later)
     assert len(events) == 2
     assert "XID 31, GPU memory page fault." in events[0].text and events[0].time_s == 101.0
-    assert "1 new uncorrected ECC error(s)" in events[1].text
+    assert "1 new uncorrected ECC error." in events[1].text  # singular, not "error(s)"
     reasons = "\n".join(watch.health(later).reasons)
     assert "1 more retired page since" in reasons and "2 more PCIe replays since" in reasons
     assert watch.update(later) == []  # nothing new

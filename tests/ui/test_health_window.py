@@ -123,7 +123,7 @@ def test_a_new_uncorrected_ecc_error_reaches_the_status_bar_and_log(  # type: ig
     fake.set_value(1, "ecc_dbe_vol", 3)  # read on the next slow tick
     qtbot.waitUntil(lambda: w.event_log.count() == 1, timeout=WAIT_MS)
     line = w.event_log.lines()[0]
-    assert "GPU 1: 3 new uncorrected ECC error(s)." in line and "reset it" in line
+    assert "GPU 1: 3 new uncorrected ECC errors." in line and "reset it" in line
     assert w.statusBar().currentMessage() == line
     assert p1.health.mark.text() == "✖ error"
     assert "3 uncorrected ECC errors since the driver loaded" in p1.health.mark.toolTip()

@@ -3,6 +3,7 @@ step to step, Run keeps a visible focus, and one Space press does one thing."""
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QApplication
 
@@ -67,18 +68,57 @@ def test_ctrl_3_from_the_code_line_then_space_runs_the_step(qtbot, make_window):
     assert page.index == 0 and not w.paused
 
 
-def test_space_on_next_at_the_last_step_does_not_land_on_run(qtbot, make_window):
+@pytest.mark.parametrize("zoom", [1.0, 3.0])
+def test_space_after_a_click_on_next_or_previous_runs_the_step_never_turns_the_page(
+        qtbot, make_window, restore_app_look, zoom: float) -> None:  # type: ignore[no-untyped-def]
+    """A mouse click on Next, then Space: the step shown runs, the page stays (a click left
+    the focus on Next, so Space pressed it again: step 6 went back to 5)."""
+    w = make_window()
+    w.presentation.set_zoom(zoom)
+    page = _shown_lesson(qtbot, w)
+    sent: list[int] = []
+    w.engine.run_lesson_step = (  # type: ignore[method-assign]
+        lambda steps, number, snap: sent.append(number) or -1)
+    page.show_step(4)
+    for button, shown in ((page.next_button, 5), (page.next_button, 6),
+                          (page.prev_button, 5)):
+        qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+        assert page.index == shown
+        for _ in range(3):  # pressed and released, three times, wherever the focus is
+            qtbot.keyClick(QApplication.focusWidget() or w, Qt.Key.Key_Space)
+        assert page.index == shown and not w.paused
+        assert page.run_button.hasFocus()
+        assert sent[-1] == shown + 1  # Run ran the step shown (once: it is busy after)
+        page._ticket = None  # the stub answers nothing: Run may run again
+    assert w.testAttribute(Qt.WidgetAttribute.WA_KeyboardFocusChange)  # Run drawn focused
+
+
+def test_space_on_a_page_turn_button_a_program_focused_does_nothing(qtbot, make_window):
     w = make_window()
     page = _shown_lesson(qtbot, w)
+    page.show_step(3)
+    for button in (page.next_button, page.prev_button):
+        assert button.focusPolicy() == Qt.FocusPolicy.NoFocus
+        button.setFocus()
+        qtbot.waitUntil(button.hasFocus, timeout=2000)
+        qtbot.keyClick(button, Qt.Key.Key_Space)
+        assert page.index == 3 and not page.running and not w.paused
+
+
+def test_alt_arrows_turn_the_page_and_run_keeps_the_focus(qtbot, make_window):
+    w = make_window()
+    page = _shown_lesson(qtbot, w)
+    page.take_focus()
+    qtbot.waitUntil(page.run_button.hasFocus, timeout=2000)
+    qtbot.keyClick(page.run_button, Qt.Key.Key_Right, Qt.KeyboardModifier.AltModifier)
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Right, Qt.KeyboardModifier.AltModifier)
+    assert page.index == 2 and page.run_button.hasFocus()
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Left, Qt.KeyboardModifier.AltModifier)
+    assert page.index == 1 and page.run_button.hasFocus()
     last = len(page._steps) - 1
-    page.show_step(last - 1)
-    page.next_button.setFocus()
-    qtbot.waitUntil(page.next_button.hasFocus, timeout=2000)
-    qtbot.keyClick(page.next_button, Qt.Key.Key_Space)
-    assert page.index == last and not page.next_button.isEnabled()
-    assert page.prev_button.hasFocus()  # not Run: the next Space must not run a step
-    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Space)
-    assert page.index == last - 1 and not page.running and not w.paused
+    page.show_step(last)
+    qtbot.keyClick(page.run_button, Qt.Key.Key_Right, Qt.KeyboardModifier.AltModifier)
+    assert page.index == last and page.run_button.hasFocus()  # no page after the last
 
 
 def test_run_keeps_the_focus_through_the_glossary(qtbot, make_window):

@@ -103,7 +103,7 @@ def test_monitor_tab_speaks_chinese(qtbot, make_window, chinese: None) -> None:
                         w.header.status_line.text())
     assert w.windowTitle() == f"gpumon — {socket.gethostname()}（模拟）"  # no space before （
     assert [w.process_table.process_model.headerData(c, Qt.Orientation.Horizontal)
-            for c in range(15)] == ["GPU", "PID", "Type", "Process name", "用户", "显存",
+            for c in range(15)] == ["GPU", "PID", "类型", "进程名", "用户", "显存",
                                     "SM 利用率 %", "显存带宽 %", "编码器 %", "解码器 %",
                                     "CPU 占用 %", "主机内存", "运行时长", "容器/作业", "命令"]
     assert w.process_pane.filter_edit.placeholderText().startswith("筛选：")

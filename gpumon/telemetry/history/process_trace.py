@@ -10,6 +10,7 @@ the series stay, and a PID listed again later (reused by another program) is not
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections import deque
 from dataclasses import dataclass, field
@@ -96,3 +97,15 @@ class ProcessTrace:
 def _points(times: np.ndarray, values: np.ndarray, capacity: int) -> Series:
     return deque(((float(t), None if math.isnan(v) else float(v))
                   for t, v in zip(times, values, strict=True)), maxlen=capacity)
+
+
+def value_at(series: Series, t: float) -> float | None:
+    """The reading of ``series`` at time ``t``: the newest at or before it; None before the
+    first one or where the value was not reported (a hover readout)."""
+    i = bisect.bisect_right(series, t, key=lambda point: point[0]) - 1
+    return series[i][1] if i >= 0 else None
+
+
+def latest_value(series: Series) -> float | None:
+    """The newest reading of ``series`` (None when it has none)."""
+    return series[-1][1] if series else None

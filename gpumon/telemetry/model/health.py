@@ -244,11 +244,13 @@ class HealthWatch:
                 code=s.xid_last, meaning=xid_meaning(s.xid_last), hint=xid_hint(s.xid_last))))
         old_unc = (before.ecc_uncorrected_volatile or 0) if before is not None else 0
         if s.ecc_uncorrected_volatile and s.ecc_uncorrected_volatile > old_unc:
-            events.append(HealthEvent(s.index, s.timestamp_s, tr(
-                "{clock} GPU {gpu}: {n} new uncorrected ECC error(s). Stop the work on this "
+            events.append(HealthEvent(s.index, s.timestamp_s, ntr(
+                "{clock} GPU {gpu}: {n} new uncorrected ECC error. Stop the work on this "
                 "GPU and reset it; if it happens again, have it serviced.",
-                clock=time.strftime("%H:%M:%S", time.localtime(s.timestamp_s)), gpu=s.index,
-                n=s.ecc_uncorrected_volatile - old_unc)))
+                "{clock} GPU {gpu}: {n} new uncorrected ECC errors. Stop the work on this "
+                "GPU and reset it; if it happens again, have it serviced.",
+                s.ecc_uncorrected_volatile - old_unc,
+                clock=time.strftime("%H:%M:%S", time.localtime(s.timestamp_s)), gpu=s.index)))
         return events
 
 

@@ -42,7 +42,9 @@ from gpumon.playground.lesson.steps import LESSON, LessonStep
 from gpumon.playground.lesson.transcript import echo, prompt_lines
 from gpumon.telemetry.model.facts import as_copied_at
 from gpumon.ui.lesson.narration import NarrationArea
+from gpumon.ui.lesson.page_turns import PageTurns
 from gpumon.ui.playground.kernel_link import load_lost_text
+from gpumon.ui.widgets.wide_cells import even_wide_cells
 
 if TYPE_CHECKING:
     from gpumon.playground.client.kernel_client import KernelExit
@@ -210,8 +212,8 @@ class LessonPage(QWidget):
         self.run_button.setAccessibleName(tr("Run this step"))
         self.next_button = QPushButton(tr("Next ▶"))
         self.next_button.setObjectName("lessonNext")
-        self.prev_button.clicked.connect(self.previous)
-        self.next_button.clicked.connect(self.next)
+        # Space never turns the page; Alt+Left / Alt+Right do (page_turns.py).
+        self.page_turns = PageTurns(self, self.prev_button, self.next_button, self.turn)
         self.run_button.clicked.connect(self.run_current)
 
         self._top = top = QHBoxLayout()
@@ -271,10 +273,15 @@ class LessonPage(QWidget):
         self._fit_code_height()
         result = self._results.get(self._index + 1)
         if result is not None:
-            self.output.setHtml(result_html(result))
+            self._set_output(result_html(result))
         else:
-            self.output.setHtml(glossary_html() if step.kind == "glossary" else "")
+            self._set_output(glossary_html() if step.kind == "glossary" else "")
         self._update_buttons()
+
+    def _set_output(self, text: str) -> None:
+        """The output's HTML, its boxes' Chinese characters two columns wide (wide_cells)."""
+        self.output.setHtml(text)
+        even_wide_cells(self.output.document())
 
     def _fit_code_height(self) -> None:
         """At most as tall as the code (2 to 14 lines), so the outcome gets the rest; at
@@ -287,6 +294,7 @@ class LessonPage(QWidget):
         self.code.setMinimumHeight(2 * line + frame)
 
     def _refit(self) -> None:
+        even_wide_cells(self.output.document())  # the spacing is in pixels of the old font
         self._fit_code_height()
         self.narration_area.refit()
         self._fit_narration()
@@ -325,6 +333,12 @@ class LessonPage(QWidget):
     def previous(self) -> None:
         self.show_step(self._index - 1)
 
+    def turn(self, by: int) -> None:
+        """Previous / Next clicked (or Alt+Left / Alt+Right): turn the page, Run takes the
+        focus."""
+        self.show_step(self._index + by)
+        _show_focus(self.run_button)
+
     # -- running -----------------------------------------------------------------------------
     @Slot()
     def run_current(self) -> None:
@@ -360,7 +374,7 @@ class LessonPage(QWidget):
             return
         # a bug in the runner comes back as the exception it raised
         failed = html.escape(tr("The step could not run:"))
-        self.output.setHtml(
+        self._set_output(
             f"<p style='color:{_colours()[0]}'><b>{failed}</b> "
             f"{html.escape(type(result).__name__)}: {html.escape(str(result))}</p>")
         self._update_buttons()
@@ -368,7 +382,7 @@ class LessonPage(QWidget):
     def _show_result(self, result: StepResult) -> None:
         self._results[result.number] = result
         if result.number == self._index + 1:
-            self.output.setHtml(result_html(result))
+            self._set_output(result_html(result))
         self.stepFinished.emit(result)
         self._update_buttons()
 
@@ -397,9 +411,8 @@ class LessonPage(QWidget):
 
     def _update_buttons(self) -> None:
         """Enable what can be pressed now. Run stays enabled (and focused) while its step
-        runs, saying so; a press then does nothing. Disabling it, or Next on the last step,
-        used to hand the focus to a neighbour, so the next Space pressed a different button
-        (or paused sampling): a disabled Previous / Next hands it to the other one."""
+        runs, saying so; a press then does nothing (disabling it handed the focus to a
+        neighbour, so the next Space pressed a different button or paused sampling)."""
         self.prev_button.setEnabled(self._index > 0)
         self.next_button.setEnabled(self._index < len(self._steps) - 1)
         # The glossary has no code; Run stays enabled there (it shows the list again), so
@@ -410,7 +423,3 @@ class LessonPage(QWidget):
         done = (self._index + 1) in self._results and not readable
         self.run_button.setText(tr("Running…") if self.running
                                 else tr("Run again") if done else tr("Run"))
-        for lost, heir in ((self.next_button, self.prev_button),
-                           (self.prev_button, self.next_button)):
-            if not lost.isEnabled() and self.focusWidget() is lost:
-                _show_focus(heir)

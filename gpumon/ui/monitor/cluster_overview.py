@@ -13,16 +13,16 @@ from collections.abc import Sequence
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, Signal
 from PySide6.QtGui import (
     QColor,
+    QFont,
     QFontMetrics,
     QHelpEvent,
     QMouseEvent,
     QPainter,
     QPaintEvent,
-    QPolygon,
 )
 from PySide6.QtWidgets import QLabel, QScrollArea, QToolTip, QVBoxLayout, QWidget
 
-from gpumon.i18n import ntr, tr
+from gpumon.i18n import ntr, sentences, tr
 from gpumon.telemetry.cluster.fleet import duplicate_note
 from gpumon.telemetry.model.health import Level, assess, held_down
 from gpumon.telemetry.model.types import GpuInfo, GpuSample, HostView
@@ -82,6 +82,17 @@ def cell_text(host: str, info: GpuInfo | None, sample: GpuSample | None) -> str:
     return "\n".join([text, *(line for line in lines if line)])
 
 
+def mark_side(cell: QRect) -> int:
+    """The side of the health mark's square in a cell's top-right corner, in pixels."""
+    return max(11, cell.height() * 4 // 5)
+
+
+def _mark_html(level: Level) -> str:
+    """The health mark as the cells and the GPU panels show it, for the legend."""
+    symbol, colour = MARKS[level]
+    return f'<span style="color:{colour}; font-weight:bold">{symbol}</span>'
+
+
 class HeatmapView(QWidget):
     """Paints the rows; its height is rows x row height, so a scroll area holds it."""
 
@@ -100,7 +111,10 @@ class HeatmapView(QWidget):
         return QFontMetrics(self.font()).height() + 10
 
     def cell_width(self) -> int:
-        return QFontMetrics(self.font()).horizontalAdvance("100%") + 14
+        """Room for "100%" and, right of it, the health mark's square (the text stays put
+        whether a mark is there or not)."""
+        side = mark_side(QRect(0, 0, 1, self.row_height() - 6))
+        return QFontMetrics(self.font()).horizontalAdvance("100%") + 10 + side
 
     def label_width(self) -> int:
         return QFontMetrics(self.font()).horizontalAdvance("M" * 14)
@@ -201,27 +215,38 @@ class HeatmapView(QWidget):
                              MEM_COLOR)
         painter.setPen(QColor(0, 0, 0) if util is None or util < 85 else QColor(255, 255, 255))
         text = "N/A" if util is None else f"{util:.0f}%"
-        painter.drawText(QRect(cell.left(), cell.top(), cell.width(), cell.height() - bar_h),
+        text_width = cell.width() - mark_side(cell)  # left of the mark's corner
+        painter.drawText(QRect(cell.left(), cell.top(), text_width, cell.height() - bar_h),
                          int(Qt.AlignmentFlag.AlignCenter), text)
         level = assess(sample).level
-        if level != Level.OK:  # a corner in the health mark's colour (the tooltip says why)
-            side = max(9, cell.height() * 3 // 5)
-            corner = QPolygon([QPoint(cell.right() - side, cell.top()),
-                               QPoint(cell.right(), cell.top()),
-                               QPoint(cell.right(), cell.top() + side)])
-            painter.save()
-            painter.setPen(QColor(255, 255, 255))  # seen on any utilization colour
-            painter.setBrush(QColor(MARKS[level][1]))
-            painter.drawPolygon(corner)
-            painter.restore()
+        if level != Level.OK:
+            self._paint_mark(painter, cell, level)
+
+    def _paint_mark(self, painter: QPainter, cell: QRect, level: Level) -> None:
+        """The GPU panels' health mark in the cell's corner, on white (seen on any
+        utilization colour): ▲ warning, ✖ error, told apart by shape as well as colour
+        (both were a corner in two colours; the tooltip says why)."""
+        symbol, colour = MARKS[level]
+        side = mark_side(cell)
+        box = QRect(cell.right() - side + 1, cell.top(), side, side)
+        painter.save()
+        painter.fillRect(box, QColor(255, 255, 255))
+        font = QFont(self.font())
+        font.setBold(True)
+        font.setPixelSize(max(8, side * 4 // 5))
+        painter.setFont(font)
+        painter.setPen(QColor(colour))
+        painter.drawText(box, int(Qt.AlignmentFlag.AlignCenter), symbol)
+        painter.restore()
 
     def _show_tooltip(self, event: QHelpEvent) -> None:
         hit = self.cell_at(event.pos())
         if hit is None:
             host = self.host_at(event.pos())
-            text = "" if host is None else (
-                ntr("{host}: {n} GPU", "{host}: {n} GPUs", len(host.gpus), host=host.host)
-                + ("" if host.up else f"\n{host.message}") + "\n" + tr("click: open its panels"))
+            text = "" if host is None else "\n".join(line for line in (
+                ntr("{host}: {n} GPU", "{host}: {n} GPUs", len(host.gpus), host=host.host),
+                tr("Driver {version}", version=host.driver_version) if host.driver_version
+                else "", "" if host.up else host.message, tr("click: open its panels")) if line)
         else:
             host, col = hit
             text = cell_text(host.host, host.gpus[col], host.samples[col])
@@ -246,12 +271,12 @@ class ClusterOverview(QWidget):
                         for p in (0, 25, 50, 75, 100))
         lost = ('<span style="background:#5a5a5a; color:white">&nbsp;'
                 + tr("lost") + "&nbsp;</span>")
-        self.legend = QLabel(tr("Each row is a machine, each cell a GPU: colour = utilization "
-                                "{scale}, dark bar = memory used; {lost}. Click a machine to "
-                                "open its panels.", scale=scale, lost=lost) + " " + tr(
-            "A corner marks a health warning ({warning}) or error ({error}); hover for why.",
-            warning=f'<span style="color:{MARKS[Level.WARNING][1]}">▲</span>',
-            error=f'<span style="color:{MARKS[Level.ERROR][1]}">▲</span>'))
+        self.legend = QLabel(sentences(  # no space after a Chinese full stop
+            tr("Each row is a machine, each cell a GPU: colour = utilization {scale}, dark bar "
+               "= memory used; {lost}. Click a machine to open its panels.", scale=scale,
+               lost=lost),
+            tr("A corner marks a health warning ({warning}) or error ({error}); hover for why.",
+               warning=_mark_html(Level.WARNING), error=_mark_html(Level.ERROR))))
         self.legend.setObjectName("clusterLegend")
         self.legend.setTextFormat(Qt.TextFormat.RichText)
         self.legend.setWordWrap(True)

@@ -64,11 +64,16 @@ class HeaderBar(QFrame):
             name = machine.source_name if machine.source_name != "none" else "NVML"
             self._set_badge(tr("{source} — unavailable", source=name.upper()), NONE_BG)
         b = TextRun
-        self.machine_label.set_runs([
-            b(tr("Host") + " "), b(machine.host_name, bold=True),
-            b(" · " + tr("Driver") + " "), b(_or_na(machine.driver_version), bold=True),
-            b(" · CUDA "), b(_or_na(machine.cuda_driver_version), bold=True),
-            b(" · NVML "), b(_or_na(machine.nvml_version), bold=True)])
+        facts = ((" · " + tr("Driver") + " ", machine.driver_version),
+                 (" · CUDA ", machine.cuda_driver_version), (" · NVML ", machine.nvml_version))
+        if machine.source_name == "Prometheus":
+            # "Prometheus at URL", and only what a machine's exporter says (the driver of the
+            # machine in focus): "Driver N/A · CUDA N/A · NVML N/A" described nothing there.
+            self.machine_label.set_runs([b(machine.host_name, bold=True), *(
+                run for words, v in facts if v for run in (b(words), b(v, bold=True)))])
+            return
+        self.machine_label.set_runs([b(tr("Host") + " "), b(machine.host_name, bold=True), *(
+            run for words, v in facts for run in (b(words), b(_or_na(v), bold=True)))])
 
     def show_waiting(self, text: str) -> None:
         """While a source is being opened: a WAITING badge and ``text`` (with the seconds)."""

@@ -46,6 +46,7 @@ from gpumon.ui.playground.form_keys import (
     device_text,
     modifier,
 )
+from gpumon.ui.widgets.combo_fit import FitToItems
 
 DEFAULT_DTYPE = N_("(default)")  # the dtype combo's first item: no dtype argument
 OPS: tuple[tuple[str, act.ComputeOp], ...] = (
@@ -223,6 +224,7 @@ class ActionForms(QTabWidget):
     def _device(self, name: str, default: str = "") -> QComboBox:
         """An editable device combo; empty text means torch's default (no device argument)."""
         combo = _combo(name, editable=True, items=["cpu"])
+        FitToItems(combo)  # "cuda:0 — not available here" whole, at any zoom (combo_fit.py)
         combo.setCurrentIndex(-1)
         combo.setEditText(default)
         line = combo.lineEdit()

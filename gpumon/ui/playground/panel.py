@@ -281,6 +281,7 @@ class PlaygroundPanel(QWidget):
         real = sum(1 for p in self._grid.panels if not p.info.simulated)
         self.forms.set_devices(offered(self._torch_devices, real))
         self._show_cpu_view()
+        QTimer.singleShot(0, self, self._fit_left_column)  # a longer device name: room for it
 
     def _show_cpu_view(self) -> None:
         """No GPU panels while the graphs are borrowed: the CPU view takes their place."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF
+from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QPainter, QPolygonF
 from PySide6.QtWidgets import QGraphicsGridLayout, QGraphicsItem, QWidget
 
@@ -41,6 +41,17 @@ class CurveSample(pg.ItemSample):
             p.setPen(pg.mkPen(opts["pen"]))
             p.drawPolygon(QPolygonF([QPointF(2, 18), QPointF(18, 2), QPointF(18, 18)]))
         super().paint(p, *args)
+
+
+def fit_legend(legend: pg.LegendItem) -> None:
+    """Lay ``legend`` out again at its labels' present size, after their font changed.
+    ``LegendItem.updateSize`` sums its items' current sizes, which the last layout gave
+    them: after 300 % and back the rows kept their 300 % height, and each label sat 12 px
+    above its sample (and the box stayed twice as wide)."""
+    for sample, label in legend.items:
+        for item in (sample, label):
+            item.resize(item.effectiveSizeHint(Qt.SizeHint.MinimumSize))
+    legend.updateSize()
 
 
 class LitePlot(pg.GraphicsWidget):

@@ -14,7 +14,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont, QPalette, QPen
 
-from gpumon.ui.widgets.plot import LitePlotWidget
+from gpumon.ui.widgets.plot import LitePlotWidget, fit_legend
 
 BASE_WIDTH_ATTR = "_gpumon_base_pen_width"  # a curve's width at 100 %, kept on the curve
 FILL_ATTR = "_gpumon_fill"  # (colour, alpha) of a filled curve, re-blended for each theme
@@ -132,6 +132,7 @@ def style_plot(widget: LitePlotWidget, theme: Theme, zoom: float, base_pt: float
         legend.setBrush(pg.mkBrush(QColor(theme.plot_bg).lighter(110)))
         for _, label in legend.items:  # setLabelText* only store the style: lay it out again
             label.setText(label.text)
+        fit_legend(legend)
     marker_font = QFont()
     marker_font.setPointSizeF(max(5.0, base_pt * zoom * 0.9))
     for it in item.items:

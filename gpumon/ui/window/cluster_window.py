@@ -11,7 +11,7 @@ from __future__ import annotations
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from gpumon.i18n import N_, sentences, tr
+from gpumon.i18n import N_, tr
 from gpumon.interval import SAMPLING
 from gpumon.telemetry.cluster.prometheus import PrometheusSource
 from gpumon.telemetry.model.types import Snapshot
@@ -20,6 +20,7 @@ from gpumon.ui.window.main_window import MainWindow
 from gpumon.ui.window.settings import Settings
 
 OVERVIEW = N_("Overview")
+NO_ANSWER = N_("No machines to show: the server has not answered (the note above says why).")
 MONITOR = N_("Monitor")
 
 
@@ -75,8 +76,8 @@ class ClusterWindow(MainWindow):
             if self.tabs.tabText(index) != _monitor_of(host):
                 self.tabs.setTabText(index, _monitor_of(host))
         super()._on_snapshot(snap)
-        self.overview.show_hosts(snap.hosts, "" if snap.status.usable else
-                                 sentences(snap.status.message, snap.status.hint))
+        # Why there is no data is the banner's to say, above the tabs: once, not twice.
+        self.overview.show_hosts(snap.hosts, "" if snap.status.usable else tr(NO_ANSWER))
 
     def _make_playground(self) -> QWidget:
         page = super()._make_playground()
@@ -90,11 +91,3 @@ class ClusterWindow(MainWindow):
             layout.insertWidget(0, note)
         return page
 
-
-def run(source: PrometheusSource, interval_s: float | None, lang: str | None = None) -> int:
-    """Open the cluster window (see ``launch.run``) and run Qt until it closes."""
-    from gpumon.ui.window import launch
-
-    return launch.run(None, interval_s, make_window=lambda interval, settings: ClusterWindow(
-        source, interval, settings=settings, prewarm_kernel=settings.playground_used),
-        lang=lang)

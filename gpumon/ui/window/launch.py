@@ -18,7 +18,7 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMainWindow
 
 from gpumon.interval import SAMPLING
-from gpumon.ui.window import gcguard
+from gpumon.ui.window import gcguard, open_cluster
 from gpumon.ui.window.language import choose, install_qt_translations
 from gpumon.ui.window.main_window import MainWindow, nvml_factory, simulated_factory
 from gpumon.ui.window.settings import Settings
@@ -58,6 +58,8 @@ def run(simulate: int | None, interval_s: float | None = None, seed: int = 0, *,
                             prewarm_kernel=settings.playground_used)
     if icon is not None:
         window.setWindowIcon(icon)
+    open_cluster.install(window, window.menus.file_menu, window.menus.actions.get("actionQuit"),
+                         lambda url: cluster_window_for(url, window))
     app.aboutToQuit.connect(window.close)  # quit without closing still joins the thread
     _fit_to_screen(window)
     _quit_on_signals(app)
@@ -66,6 +68,21 @@ def run(simulate: int | None, interval_s: float | None = None, seed: int = 0, *,
     if window.sampling.running:
         _exit_leaving_hung_thread(status)
     return status
+
+
+def cluster_window_for(url: str, window: MainWindow) -> MainWindow:
+    """File ▸ Open cluster…'s window on ``url``, at ``window``'s interval, zoom and theme
+    (its own settings in memory: its geometry and choices do not replace this window's)."""
+    from gpumon.telemetry.cluster.prometheus import PrometheusSource
+    from gpumon.ui.window.cluster_window import ClusterWindow
+
+    settings = Settings.memory()
+    settings.zoom = window.presentation.zoom
+    settings.theme = window.presentation.theme.name
+    cluster = ClusterWindow(PrometheusSource(url), window.interval_s, settings=settings)
+    cluster.setWindowIcon(window.windowIcon())
+    cluster.resize(window.size())
+    return cluster
 
 
 def _exit_leaving_hung_thread(status: int) -> None:

@@ -67,7 +67,8 @@ class Menus(QObject):
             on=settings.memory_by_process,
             remember=lambda on: setattr(settings, "memory_by_process", on))
         bar = window.menuBar()
-        self._build_file(bar.addMenu(tr("&File")))
+        self.file_menu = bar.addMenu(tr("&File"))  # launch.py adds Open cluster… to it
+        self._build_file(self.file_menu)
         self._build_view(bar.addMenu(tr("&View")))
         self._build_help(bar.addMenu(tr("&Help")))
         # Space pauses, but only while the focus is not on a widget that uses the space bar.

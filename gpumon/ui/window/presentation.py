@@ -48,6 +48,8 @@ SHORTCUTS: tuple[tuple[str, str], ...] = (
     ("Ctrl+R", N_("Start / stop recording to CSV")),
     ("Ctrl+E", N_("Export the visible time window to CSV")),
     ("I / T / K", N_("On a process's row: interrupt / terminate / kill it (asks first)")),
+    ("Alt+← / Alt+→", N_("Lesson: previous / next step (Space never turns the page)")),
+    ("Esc / Ctrl+W", N_("Close a process's window")),
     ("F1", N_("About gpumon (versions of everything)")),
     ("Ctrl+Q", N_("Quit")),
 )

@@ -1,9 +1,11 @@
-"""Interrupt, terminate or kill a process from the process table: its rows' context menu and
-the keys I, T and K (nvitop's), each behind a confirmation that names the process, its user
-and its GPU memory. A refusal (procs.signals.refusal) is one sentence in a message box.
+"""A process table row's context menu: Open (the process's own window, as Enter and a
+double-click open it), then interrupt, terminate or kill, also on the keys I, T and K
+(nvitop's), each behind a confirmation that names the process, its user and its GPU memory.
+A refusal (procs.signals.refusal) is one sentence in a message box.
 
-Offered only while the source is this machine's driver (``set_enabled``): a simulated
-process is not real and a Prometheus source's PIDs are another machine's.
+The signals are offered only while the source is this machine's driver (``set_enabled``): a
+simulated process is not real and a Prometheus source's PIDs are another machine's. Open is
+always offered.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from PySide6.QtWidgets import QMenu, QMessageBox
 from gpumon.i18n import tr
 from gpumon.telemetry.model.types import GpuProcess
 from gpumon.telemetry.procs.signals import ACTIONS, Action, refusal, send
-from gpumon.ui.monitor.process.table import ProcessTable
+from gpumon.ui.monitor.process.table import ProcessTable, key_of
 from gpumon.units import NA, format_bytes
 from gpumon.untrusted import for_terminal
 
@@ -48,15 +50,30 @@ class ProcessActions(QObject):
             return None
         return self.table.process_model.process_at(self.table.proxy.mapToSource(index).row())
 
-    def menu_for(self, p: GpuProcess) -> QMenu | None:
-        """The row's menu, or None when signals are not offered (simulated, Prometheus)."""
-        if not self.enabled:
-            return None
+    def menu_for(self, p: GpuProcess) -> QMenu:
+        """The row's menu: Open, and the signals where they are offered."""
         menu = QMenu(self.table)
-        for action in ACTIONS:
-            item = menu.addAction(f"{tr(action.label)}\t{action.key}")
-            item.triggered.connect(lambda _=False, a=action: self.request(p, a))
+        menu.setObjectName("processMenu")
+        open_item = menu.addAction(tr("Open") + "\t" + tr("Enter"))
+        open_item.setObjectName("actionOpenProcess")
+        open_item.triggered.connect(lambda _=False: self.open(p))
+        menu.setDefaultAction(open_item)  # bold, as what a double-click does
+        if self.enabled:
+            menu.addSeparator()
+            for action in ACTIONS:
+                item = menu.addAction(f"{tr(action.label)}\t{action.key}")
+                item.triggered.connect(lambda _=False, a=action: self.request(p, a))
         return menu
+
+    def open(self, p: GpuProcess) -> None:
+        """Open ``p``'s own window, as Enter or a double-click on its row does (the table's
+        ``activated``, which the window answers); nothing when its row has gone."""
+        model = self.table.process_model
+        row = next((r for r, q in enumerate(model.processes) if key_of(q) == key_of(p)), None)
+        if row is not None:
+            index = self.table.proxy.mapFromSource(model.index(row, 0))
+            if index.isValid():  # filtered out: not shown, not opened
+                self.table.activated.emit(index)
 
     def request(self, p: GpuProcess, action: Action) -> bool:
         """Confirm, then signal; True when the signal was sent."""
@@ -86,9 +103,8 @@ class ProcessActions(QObject):
             return
         self.table.setCurrentIndex(index)
         p = self.current()
-        menu = self.menu_for(p) if p is not None else None
-        if menu is not None:
-            menu.exec(self.table.viewport().mapToGlobal(pos))
+        if p is not None:
+            self.menu_for(p).exec(self.table.viewport().mapToGlobal(pos))
 
     def _confirm(self, p: GpuProcess, action: Action) -> bool:
         box = QMessageBox(QMessageBox.Icon.Warning, tr(action.verb), tr(

@@ -48,16 +48,17 @@ def _number(value: float | None) -> float:
     return -1.0 if value is None else float(value)
 
 
-# (header, display text, sort key); sort keys are floats or strings, never None. The
-# headers that are nvidia-smi's own (GPU, PID, Type, Process name) stay English; ours are
-# marked N_() and shown translated (ProcessModel.headerData). The text functions take the
-# process and the time of the model's latest merge (the run time counts to it).
+# (header, display text, sort key); sort keys are floats or strings, never None. GPU and
+# PID read the same in every language; the other headers are marked N_() and shown
+# translated (ProcessModel.headerData): an English "Type / Process name" beside 用户 / 显存
+# read as a half-translated table. The text functions take the process and the time of the
+# model's latest merge (the run time counts to it).
 Text = Callable[[GpuProcess, float], str]
 COLUMNS: tuple[tuple[str, Text, Callable[[GpuProcess], object]], ...] = (
     ("GPU", lambda p, _: str(p.gpu_index), lambda p: _number(p.gpu_index)),
     ("PID", lambda p, _: str(p.pid), lambda p: _number(p.pid)),
-    ("Type", lambda p, _: p.type.value, lambda p: p.type.value),
-    ("Process name", lambda p, _: _name(p), lambda p: (p.name or "").lower()),
+    (N_("Type"), lambda p, _: p.type.value, lambda p: p.type.value),
+    (N_("Process name"), lambda p, _: _name(p), lambda p: (p.name or "").lower()),
     (N_("User"), lambda p, _: p.user or NA, lambda p: p.user or ""),
     (N_("GPU memory"), lambda p, _: format_bytes(p.gpu_mem_bytes),
      lambda p: _number(p.gpu_mem_bytes)),
@@ -80,7 +81,7 @@ TITLES = tuple(title for title, *_ in COLUMNS)
 MEMORY_COLUMN = TITLES.index("GPU memory")
 RUN_COLUMN = TITLES.index("Run time")
 NUMERIC_COLUMNS = frozenset({0, 1, 5, 6, 7, 8, 9, 10, 11, 12})
-OUR_TITLES = frozenset(TITLES[4:])  # User .. Command
+OUR_TITLES = frozenset(TITLES[2:])  # Type .. Command
 DEFAULT_HIDDEN = ("Encoder %", "Decoder %")  # video work is rare on compute machines
 
 

@@ -6,6 +6,11 @@ what the History kept of the process (so it opens with the time before it opened
 window's snapshots; after the process ends it stays, marked "exited" with the time. While
 its window is minimised the trace grows but the graphs wait; they are drawn when it is
 restored.
+
+Like a GPU panel: the time axis counts back to "now" (``TimeAxis``), each graph's title
+carries its newest numbers, a memory graph is in the unit its highest value reads in (MiB or
+GiB, as ``format_bytes`` writes it), and a pointer over a graph puts a crosshair on all four
+and the readings at that time beside it. Esc and Ctrl+W close the window.
 """
 
 from __future__ import annotations
@@ -15,20 +20,27 @@ import time
 
 import numpy as np
 import psutil
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QSize, Qt, QTimer
+from PySide6.QtGui import QKeySequence, QPalette, QShortcut
+from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from gpumon.i18n import tr
 from gpumon.telemetry.history.process_trace import ProcessTrace, Series
 from gpumon.telemetry.history.store import History
 from gpumon.telemetry.model.types import GpuProcess, Snapshot
-from gpumon.ui.widgets.plot import LitePlotWidget
+from gpumon.ui.monitor.process.readout import current_values, memory_unit, readings_at
+from gpumon.ui.widgets.axis import TimeAxis, next_nice, time_label
+from gpumon.ui.widgets.plot import LitePlot, LitePlotWidget
+from gpumon.ui.widgets.runs_label import RunsLabel, TextRun
 from gpumon.ui.widgets.seen import SeenWatch, window_seen
-from gpumon.units import GIB, NA
+from gpumon.units import NA
 from gpumon.untrusted import for_terminal
 
 COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
           "#7f7f7f")
+MEMORY = ("gpu_mem", "rss")  # graphs of bytes, in the unit of their highest value
+CLOSE_KEYS = ("Esc", "Ctrl+W")
 
 
 def _stamp(t: float | None) -> str:
@@ -44,11 +56,16 @@ def _parent(pid: int) -> str:
         return NA
 
 
-def _xy(series: Series, now: float, scale: float) -> tuple[np.ndarray, np.ndarray]:
+def _xy(series: Series, now: float) -> tuple[np.ndarray, np.ndarray]:
     x = np.fromiter((t - now for t, _ in series), float, len(series))
-    y = np.fromiter((math.nan if v is None else v / scale for _, v in series), float,
-                    len(series))
+    y = np.fromiter((math.nan if v is None else v for _, v in series), float, len(series))
     return x, y
+
+
+def _top(points: list[tuple[np.ndarray, np.ndarray]], window_s: float) -> float:
+    """The highest finite value shown (x within the window), 0 when there is none."""
+    seen = [y[(x >= -window_s) & np.isfinite(y)] for x, y in points]
+    return max((float(v.max()) for v in seen if v.size), default=0.0)
 
 
 class ProcessView(QWidget):
@@ -81,33 +98,90 @@ class ProcessView(QWidget):
         self._parent = _parent(process.pid) if local else NA
         self._exit_shown = False
         self.plots: dict[str, LitePlotWidget] = {}
+        self.titles: dict[str, RunsLabel] = {}
+        self._names = {"gpu_mem": tr("GPU memory"), "sm": tr("SM %"), "cpu": tr("CPU %"),
+                       "rss": tr("Host memory")}
+        self.units: dict[str, str] = {"sm": "%", "cpu": "%"}
+        self._scales: dict[str, float] = {"sm": 1.0, "cpu": 1.0}
+        self._tops: dict[str, float] = {}
+        self._cross: dict[str, pg.InfiniteLine] = {}
+        self._hover: tuple[str, float, QPoint | None] | None = None  # graph, x, pointer
+        # The readings beside the pointer: a label over the graph (above its legend, in the
+        # theme's tooltip colours and the zoom's font), moved from graph to graph.
+        self.tip = QLabel(self)
+        self.tip.setObjectName("processHoverReadout")
+        self.tip.setTextFormat(Qt.TextFormat.PlainText)
+        self.tip.setFrameShape(QFrame.Shape.Box)
+        self.tip.setAutoFillBackground(True)
+        self.tip.setBackgroundRole(QPalette.ColorRole.ToolTipBase)
+        self.tip.setForegroundRole(QPalette.ColorRole.ToolTipText)
+        self.tip.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        self.tip.setMargin(3)
+        self.tip.hide()
         grid = QGridLayout()
-        for i, (key, title, unit) in enumerate((("gpu_mem", tr("GPU memory"), "GiB"),
-                                                ("sm", tr("SM %"), "%"),
-                                                ("cpu", tr("CPU %"), "%"),
-                                                ("rss", tr("Host memory"), "GiB"))):
+        for i, key in enumerate(self._names):
             box = QVBoxLayout()
-            box.addWidget(QLabel(title, self))
-            plot = LitePlotWidget(background="w")
-            plot.setMinimumSize(260, 160)
-            plot.getPlotItem().setLabel("left", unit)
-            plot.getPlotItem().showGrid(x=True, y=True, alpha=0.3)
-            if key in ("gpu_mem", "sm"):  # a curve per GPU: say which is which
-                plot.getPlotItem().addLegend(offset=(8, 8))
-            self.plots[key] = plot
-            box.addWidget(plot)
+            box.setSpacing(0)
+            self.titles[key] = RunsLabel(self)
+            self.titles[key].setObjectName(f"processTitle_{key}")
+            # cut with "…" (whole in its tooltip) rather than widen its column
+            self.titles[key].setSizePolicy(QSizePolicy.Policy.Ignored,
+                                           QSizePolicy.Policy.Preferred)
+            box.addWidget(self.titles[key])
+            box.addWidget(self._make_plot(key), 1)
             grid.addLayout(box, i // 2, i % 2)
+            grid.setColumnStretch(i % 2, 1)
+            grid.setRowStretch(i // 2, 1)
         layout = QVBoxLayout(self)
         layout.addWidget(self.details)
         layout.addWidget(self.status)
         layout.addLayout(grid, 1)
+        for keys in CLOSE_KEYS:
+            QShortcut(QKeySequence(keys), self, self.close)
         self._describe(process)
-        fm = self.fontMetrics()  # room for the text and graphs at a larger zoom
-        self.resize(max(760, 64 * fm.averageCharWidth()), max(560, 34 * fm.height()))
+        self._show_titles()
+        self._fit_to_font()
         self._behind = False  # ticks came while no one could see the graphs
         self._seen_watch = SeenWatch(self, self._catch_up)
         if self._now is not None:
             self._draw(self._now)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # the zoom: once the titles have it too
+            QTimer.singleShot(0, self, self._fit_to_font)
+
+    def _fit_to_font(self) -> None:
+        """Room for the text and the graphs in this font (at 300 % the 760 px window of
+        100 % showed one graph, cut): graphs five tick labels tall, two titles side by side
+        whole, the window as large as the font asks, within the screen."""
+        fm = self.fontMetrics()
+        for widget in self.plots.values():
+            widget.setMinimumSize(max(260, 24 * fm.averageCharWidth()), max(160, 5 * fm.height()))
+        titles = max((label.full_width() for label in self.titles.values()), default=0.0)
+        want = QSize(max(760, 64 * fm.averageCharWidth(), int(2 * titles) + 6 * fm.height()),
+                     max(560, 34 * fm.height()))
+        screen = self.screen()
+        if screen is not None:
+            want = want.boundedTo(screen.availableGeometry().size())
+        self.resize(want)
+
+    def _make_plot(self, key: str) -> LitePlotWidget:
+        widget = LitePlotWidget(background="w", bottom=TimeAxis)  # "−60 s" … "now"
+        item = widget.getPlotItem()
+        item.getViewBox().setMouseEnabled(x=False, y=False)
+        item.getViewBox().enableAutoRange(y=False)  # from 0, set at each draw
+        item.setLabel("left", self.units.get(key, "MiB"))
+        item.showGrid(x=True, y=True, alpha=0.3)
+        if key in ("gpu_mem", "sm"):  # a curve per GPU: say which is which
+            item.addLegend(offset=(8, 8))
+        cross = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#999", width=1))
+        cross.hide()
+        item.addItem(cross, ignoreBounds=True)
+        self.plots[key], self._cross[key] = widget, cross
+        widget.scene().sigMouseMoved.connect(lambda pos, k=key: self._on_mouse_moved(k, pos))
+        widget.viewport().installEventFilter(self)
+        return widget
 
     def set_window(self, window_s: int) -> None:
         """Show the last ``window_s`` seconds (now, not at the next tick: the window may be
@@ -126,11 +200,74 @@ class ProcessView(QWidget):
             self.status.setText(" · ".join(t for t in (
                 tr("SIMULATED") if self.simulated else "",
                 tr("Exited at {time}.", time=_stamp(self.trace.exited_s))) if t))
+        self._show_titles()
         if self.isVisible() and not window_seen(self):  # minimised: drawn when restored
             self._now, self._behind = snap.timestamp_s, True
             return
         self._draw(snap.timestamp_s)
 
+    # -- the pointer -------------------------------------------------------------------------
+    @property
+    def hover_text(self) -> str:
+        """The readings beside the pointer ("" when it is on no graph)."""
+        return self.tip.text() if self._hover is not None else ""
+
+    def hover_at(self, key: str, x_rel: float, pointer: QPoint | None = None) -> None:
+        """A crosshair at ``x_rel`` seconds from now on every graph, and the readings at that
+        time beside ``pointer`` (in graph ``key``'s coordinates; the crosshair's top when
+        None)."""
+        self._hover = (key, x_rel, pointer)
+        for cross in self._cross.values():
+            cross.setValue(x_rel)
+            cross.show()
+        self._show_tip()
+
+    def clear_hover(self) -> None:
+        self._hover = None
+        self.tip.hide()
+        for cross in self._cross.values():
+            cross.hide()
+
+    def _show_tip(self) -> None:
+        if self._hover is None or self._now is None:
+            return
+        key, x_rel, pointer = self._hover
+        t = self._now + x_rel
+        when = f"{time_label(round(x_rel, 1))} · {time.strftime('%H:%M:%S', time.localtime(t))}"
+        self.tip.setText("\n".join([when, *readings_at(self.trace, t)]))
+        self.tip.adjustSize()
+        widget = self.plots[key]
+        if pointer is None:  # the crosshair's top
+            vb = widget.getPlotItem().getViewBox()
+            pointer = widget.mapFromScene(vb.mapViewToScene(QPointF(x_rel, vb.viewRange()[1][1])))
+        at = widget.viewport().mapTo(self, pointer)
+        gap = self.fontMetrics().height() // 2
+        size, room = self.tip.size(), self.rect()
+        # Below and right of the pointer; above or left where the window ends there.
+        x = at.x() + gap if at.x() + gap + size.width() <= room.right() \
+            else at.x() - gap - size.width()
+        y = at.y() + gap if at.y() + gap + size.height() <= room.bottom() \
+            else at.y() - gap - size.height()
+        self.tip.move(max(0, x), max(0, y))
+        self.tip.raise_()
+        self.tip.show()
+
+    def _on_mouse_moved(self, key: str, pos: QPointF) -> None:
+        widget = self.plots[key]
+        vb = widget.getPlotItem().getViewBox()
+        if not vb.sceneBoundingRect().contains(pos):
+            self.clear_hover()
+            return
+        x = float(vb.mapSceneToView(pos).x())
+        if -self.window_s <= x <= 0:
+            self.hover_at(key, x, widget.mapFromScene(pos))
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+        if event.type() == QEvent.Type.Leave:  # the pointer left a graph
+            self.clear_hover()
+        return super().eventFilter(watched, event)
+
+    # -- drawing ----------------------------------------------------------------------------
     def _catch_up(self) -> None:
         if self._behind and self._now is not None and window_seen(self):
             self._draw(self._now)
@@ -142,22 +279,53 @@ class ProcessView(QWidget):
                "{parent}", user=for_terminal(p.user or NA), started=_stamp(p.started_s),
                container=for_terminal(p.container or NA), parent=self._parent))))
 
+    def _show_titles(self) -> None:
+        """Each graph's name, then its newest numbers in bold (after the curve's colour)."""
+        for key, values in current_values(self.trace).items():
+            runs = [TextRun(self._names[key])]
+            for i, (what, value) in enumerate(values):
+                if what:
+                    runs += [TextRun("   ■", color=COLORS[i % len(COLORS)]),
+                             TextRun(f" {what} ")]
+                else:
+                    runs.append(TextRun("   "))
+                runs.append(TextRun(value, bold=True))
+            self.titles[key].set_runs(runs)
+
     def _draw(self, now: float) -> None:
         self._now, self._behind = now, False
         trace = self.trace
-        sets: dict[str, list[tuple[str, Series, float]]] = {
-            "gpu_mem": [(f"GPU {g}", s, GIB) for g, s in sorted(trace.gpu_mem.items())],
-            "sm": [(f"GPU {g}", s, 1.0) for g, s in sorted(trace.sm_pct.items())],
-            "cpu": [("CPU", trace.cpu_pct, 1.0)],
-            "rss": [("RSS", trace.rss_bytes, GIB)],
+        sets: dict[str, list[tuple[str, Series]]] = {
+            "gpu_mem": [(f"GPU {g}", s) for g, s in sorted(trace.gpu_mem.items())],
+            "sm": [(f"GPU {g}", s) for g, s in sorted(trace.sm_pct.items())],
+            "cpu": [("CPU", trace.cpu_pct)],
+            "rss": [("RSS", trace.rss_bytes)],
         }
         for key, lines in sets.items():
             item = self.plots[key].getPlotItem()
+            points = [_xy(series, now) for _, series in lines]
+            self._set_range(key, item, _top(points, self.window_s))
             curves = item.listDataItems()
-            for i, (name, series, scale) in enumerate(lines):
-                x, y = _xy(series, now, scale)
+            for i, ((name, _), (x, y)) in enumerate(zip(lines, points, strict=True)):
+                y = y / self._scales[key]
                 if i < len(curves):
                     curves[i].setData(x, y, connect="finite")
                 else:
                     item.plot(x, y, pen=COLORS[i % len(COLORS)], name=name, connect="finite")
             item.setXRange(-self.window_s, 0, padding=0)
+        self._show_tip()  # a still pointer: the time under it moved on
+
+    def _set_range(self, key: str, item: LitePlot, top: float) -> None:
+        """The y axis from 0: a memory graph in the unit of its highest value, SM % to 100,
+        CPU % to 100 or more (a process may use several cores)."""
+        if key in MEMORY:
+            unit, scale = memory_unit(top)
+            if unit != self.units.get(key):
+                self.units[key], self._scales[key] = unit, scale
+                item.setLabel("left", unit)
+        scaled = top / self._scales[key]
+        nice = next_nice(scaled * 1.05) if scaled > 0 else 1.0
+        high = 100.0 if key == "sm" else max(100.0, nice) if key == "cpu" else nice
+        if self._tops.get(key) != high:  # set only on change: no range work per tick
+            self._tops[key] = high
+            item.setYRange(0, high, padding=0.02 if key == "sm" else 0)
