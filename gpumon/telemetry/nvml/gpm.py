@@ -184,7 +184,7 @@ class GpmReader:
         return c.last or Activity(self._failed(source))
 
     def _allocate(self, source: Guarded, key: tuple[int, int | None]) -> _Counters | None:
-        samples = []
+        samples: list[Any] = []
         for _ in range(2):
             s = source.call(pynvml.nvmlGpmSampleAlloc)
             if s is None:

@@ -136,7 +136,8 @@ class LinkReader:
 
     @staticmethod
     def _link(source: Guarded, handle: Any, link: int, by_bus: dict[str, int]) -> NvLink | None:
-        if source.call(pynvml.nvmlDeviceGetNvLinkState, handle, link) != pynvml.NVML_FEATURE_ENABLED:
+        state = source.call(pynvml.nvmlDeviceGetNvLinkState, handle, link)
+        if state != pynvml.NVML_FEATURE_ENABLED:
             return None
         pci = source.call(pynvml.nvmlDeviceGetNvLinkRemotePciInfo, handle, link,
                           name="nvmlDeviceGetNvLinkRemotePciInfo_v2")

@@ -421,7 +421,7 @@ class NvmlSource:
                             self.call(pynvml.nvmlDeviceGetUUID, h) or "",
                             self.call(pynvml.nvmlDeviceGetName, h) or "MIG device")))
             found = []
-            for h, known in g.mig_devices:
+            for h, known in g.mig_devices or ():
                 mem = self.call(pynvml.nvmlDeviceGetMemoryInfo, h)
                 found.append(MigSample(
                     known.gpu_index, known.gpu_instance_id, known.compute_instance_id,

@@ -258,7 +258,8 @@ def fake_driver_env(lib: Path, dest_dir: Path, **script: str) -> dict[str, str]:
     """Environment for a child process whose pynvml loads ``lib`` as libnvidia-ml.so.1.
 
     ``script`` keys become FAKENVML_* variables (gpus="8", delay="nvmlInit=3000",
-    hang_file=..., scenario="hgx"): see fakenvml.c. gpustat and nvitop load the library the same way.
+    hang_file=..., scenario="hgx"): see fakenvml.c. gpustat and nvitop load the library the
+    same way.
     """
     driver_dir = Path(dest_dir) / "fake-driver"
     driver_dir.mkdir(exist_ok=True)
