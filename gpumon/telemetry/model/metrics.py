@@ -109,9 +109,10 @@ METRICS: tuple[Metric, ...] = (
               "Optical-flow accelerators busy, mean over the engines"),
     _activity("nvenc_active_pct", N_("NVENC"), "Video encoders busy, mean over the engines"),
     Metric("nvlink_rx_bytes_per_s", N_("NVLink RX"), "MiB/s",
-           "NVLink data received, all links", scale=MIB, decimals=1, gpm=True),
+           "NVLink data received, all links", scale=MIB, decimals=1, panel="activity",
+           gpm=True),
     Metric("nvlink_tx_bytes_per_s", N_("NVLink TX"), "MiB/s",
-           "NVLink data sent, all links", scale=MIB, decimals=1, gpm=True),
+           "NVLink data sent, all links", scale=MIB, decimals=1, panel="activity", gpm=True),
 )
 
 BY_KEY: dict[str, Metric] = {m.key: m for m in METRICS}
