@@ -16,8 +16,14 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Any
 
 from gpumon.i18n import N_, tr
+
+#: A one-shot reading (``--once``, ``gpumon dmon``'s first line) waits this long after GPM's
+#: first sample before the reading it shows: GPM needs two samples over 0.1 s apart, and a
+#: real H200 gave every metric at 0.5 s (DRAM was NaN at 0.05 s).
+FIRST_READING_WAIT_S = 0.5
 
 
 class ActivityState(enum.Enum):
@@ -46,6 +52,11 @@ WHY_EMPTY: dict[ActivityState, str] = {
                           "devices."),
     ActivityState.FAILED: N_("The GPU's performance counters did not answer on this reading."),
 }
+
+
+def warming(snap: Any) -> bool:
+    """Whether any GPU or GPU instance of a Snapshot waits for GPM's second sample."""
+    return any(x.activity_state is ActivityState.WARMING for x in (*snap.samples, *snap.migs))
 
 
 def why_empty(state: ActivityState | None) -> str:
