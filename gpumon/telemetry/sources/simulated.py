@@ -20,6 +20,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from gpumon.i18n import ntr, tr
+from gpumon.telemetry.model.activity import ACTIVITY_KEYS
 from gpumon.telemetry.model.types import (
     GpuInfo,
     GpuProcess,
@@ -43,11 +44,12 @@ from gpumon.units import MIB
 MAX_GPUS = 64
 PHASE_S = 60.0  # length of one workload phase
 TRANSITION_S = 8.0  # phases blend into each other over this many seconds
-# GpuSample fields a fault may switch off (not the identity and state fields).
+# GpuSample fields a fault may switch off (not the identity and state fields, nor the
+# activity: whether a GPU has it is its model's, simulated_activity.py).
 FAULTABLE_FIELDS: frozenset[str] = frozenset(
     f.name for f in dataclasses.fields(GpuSample)
     if f.name not in ("index", "timestamp_s", "lost", "message", "failed_reads",
-                      "activity_state", "nvlink_links")
+                      "activity_state", "nvlink_links", *ACTIVITY_KEYS)
 )
 
 
