@@ -20,6 +20,7 @@ from gpumon.telemetry.model.types import MigSample
 from gpumon.telemetry.nvml.gpm import PCIE_KEYS, GpmReader
 from gpumon.telemetry.nvml.links import LinkReader, totals
 from gpumon.telemetry.nvml.readers import Guarded
+from gpumon.telemetry.nvml.status import GpuLost
 
 Place = tuple[int, Any, str]  # (NVML index, handle or None when lost, PCI bus id)
 
@@ -38,8 +39,11 @@ class GpuActivity:
     def open(self, source: Guarded, gpus: Sequence[tuple[int, Any, str, bool]]) -> None:
         """GPM support of each GPU ((index, handle, bus id, in MIG mode)) and the topology."""
         for index, handle, _, mig in gpus:
-            if handle is not None:
-                self.gpm.open_gpu(source, index, handle, mig)
+            try:
+                if handle is not None:
+                    self.gpm.open_gpu(source, index, handle, mig)
+            except GpuLost:  # its first reading marks it lost; its GPM stays unknown
+                pass
         self.links.read_topology(source, [(i, h, bus) for i, h, bus, _ in gpus])
 
     def tick(self, source: Guarded, gpus: Sequence[Place], include_slow: bool) -> None:

@@ -28,6 +28,7 @@ import pynvml
 
 from gpumon.telemetry.model.activity import ActivityState
 from gpumon.telemetry.nvml.readers import Guarded
+from gpumon.telemetry.nvml.status import GpuLost
 from gpumon.units import MIB
 
 MIN_INTERVAL_S = 0.1  # nvml.h: "should be greater than 100ms"
@@ -149,8 +150,9 @@ class GpmReader:
         return self._state.get(index)
 
     def read(self, source: Guarded, index: int, handle: Any) -> Activity:
-        """This tick's activity of a whole GPU (not in MIG mode)."""
-        state = self._state.get(index, ActivityState.OFF)
+        """This tick's activity of a whole GPU (not in MIG mode). A GPU not asked yet (lost
+        at open) is asked now."""
+        state = self._state.get(index) or self.open_gpu(source, index, handle, False)
         if state is not ActivityState.READING:
             return Activity(state)
         return self._read(source, (index, None), pynvml.nvmlGpmSampleGet, handle)
@@ -234,4 +236,7 @@ class GpmReader:
     @staticmethod
     def _free(source: Guarded, c: _Counters) -> None:
         for s in c.samples:
-            source.call(pynvml.nvmlGpmSampleFree, s)
+            try:
+                source.call(pynvml.nvmlGpmSampleFree, s)
+            except GpuLost:  # a host buffer: freed all the same, or lost with the driver
+                pass
