@@ -18,6 +18,7 @@ GPM shares hardware counters with DCGM's profiling module: ``GpmReader(enabled=F
 
 from __future__ import annotations
 
+import ctypes
 import math
 import time
 from collections.abc import Callable, Iterable
@@ -28,6 +29,7 @@ import pynvml
 
 from gpumon.telemetry.model.activity import ActivityState
 from gpumon.telemetry.nvml.readers import Guarded
+from gpumon.telemetry.nvml.rows import row_format, rows
 from gpumon.telemetry.nvml.status import GpuLost
 from gpumon.units import MIB
 
@@ -98,15 +100,21 @@ def _query() -> Any:
     return q
 
 
+# One metric of a filled query: (metricId, nvmlReturn, value), read in one pass (rows.py).
+_ROW = row_format(pynvml.c_nvmlGpmMetric_t, (("metricId", "u"), ("nvmlReturn", "u"),
+                                             ("value", "d")))
+_METRICS_AT = pynvml.c_nvmlGpmMetricsGet_t.metrics.offset
+
+
 def decode(query: Any) -> dict[str, float | None]:
     """The FIELDS values of a filled query: a metric that failed (its own nvmlReturn) or is
     NaN counts as not answered; a field with no answering metric is None. Percentages are
     held to 0-100 (a counter's rounding can pass 100 by a hair)."""
-    got: dict[int, float] = {}
-    for k in range(len(_METRIC_IDS)):
-        m = query.metrics[k]
-        if m.nvmlReturn == pynvml.NVML_SUCCESS and math.isfinite(m.value):
-            got[m.metricId] = float(m.value)
+    got: dict[int, float] = {
+        metric: value
+        for metric, ret, value in rows(_ROW, ctypes.addressof(query) + _METRICS_AT,
+                                       len(_METRIC_IDS))
+        if ret == pynvml.NVML_SUCCESS and math.isfinite(value)}
     values: dict[str, float | None] = {}
     for key, (ids, scale) in FIELDS.items():
         found = [got[i] for i in ids if i in got]
