@@ -6,7 +6,9 @@
 (c) the raw GPM calls a reading makes (one nvmlGpmSampleGet, one nvmlGpmMetricsGet on a
     reused c_nvmlGpmMetricsGet_t) through pynvml, without gpumon around them;
 (d) the HGX board (8 GPUs, 18 NVLinks each): a tick with GPM and the links' counters, and one
-    read of the topology (done at open and once a minute).
+    read of the topology (done at open and once a minute);
+(e) 8 GPUs without GPM or NVLink (most GPUs): a tick, and the same tick with the activity hook
+    replaced by one that returns nothing, same run: what the hook costs where it reads nothing.
 
 Every tick here is read as a GPM reading: the reader's 100 ms minimum between samples is set
 to 0 for the run (the fake returns at once; it gives DRAM as NaN under 100 ms, as the H200 did,
@@ -131,6 +133,22 @@ def main() -> int:
             topo = median_us(lambda: LinkReader().read_topology(source, gpus), reps // 10 + 3)
             source.close()
             print(f"HGX topology read (8 GPUs, 144 links, 56 P2P pairs): {topo / 1000:.2f} ms")
+            fake.reset()
+            fake.set_gpu_count(8)
+            plain, hookless = NvmlSource(), NvmlSource()
+            plain.open()
+            hookless.open()
+            hookless._activity.read = lambda *_: {}  # type: ignore[method-assign]
+            a_us: list[float] = []
+            b_us: list[float] = []
+            for _ in range(rounds):
+                a_us.append(median_us(lambda: plain.sample(include_slow=False), reps))
+                b_us.append(median_us(lambda: hookless.sample(include_slow=False), reps))
+            a, b = statistics.median(a_us), statistics.median(b_us)
+            plain.close()
+            hookless.close()
+            print(f"8 GPUs without GPM or NVLink: tick {a:.1f} us, {b:.1f} us without the "
+                  f"activity hook: {(a - b) / 8:.1f} us per GPU per tick")
     met = worst <= TARGET_US
     print(f"target: GPM adds <= {TARGET_US:g} us per GPU per tick: "
           f"{'met' if met else 'NOT met'} ({worst:.1f} us)")

@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from gpumon.telemetry.model.activity import ACTIVITY_PCT_KEYS, ActivityState
+from gpumon.telemetry.model.activity import ACTIVITY_KEYS, ACTIVITY_PCT_KEYS, ActivityState
 from gpumon.telemetry.model.topology import Topology
 from gpumon.telemetry.model.types import MigSample
 from gpumon.telemetry.nvml.gpm import PCIE_KEYS, GpmReader
@@ -23,6 +23,10 @@ from gpumon.telemetry.nvml.readers import Guarded
 from gpumon.telemetry.nvml.status import GpuLost
 
 Place = tuple[int, Any, str]  # (NVML index, handle or None when lost, PCI bus id)
+# The fields of a GPU without GPM reading and without NVLink, per state (read-only: shared).
+_EMPTY: dict[ActivityState, dict[str, Any]] = {
+    state: {**dict.fromkeys(ACTIVITY_KEYS), "nvlink_links": (), "activity_state": state}
+    for state in ActivityState}
 
 
 class GpuActivity:
@@ -56,6 +60,8 @@ class GpuActivity:
         rates (``pcie_*_bytes_per_s``, present only when GPM gave both)."""
         got = self.gpm.read(source, index, handle)
         links = self.links.rates(source, index, handle)
+        if got.state is not ActivityState.READING and not links:
+            return _EMPTY[got.state]  # most GPUs: no GPM, no NVLink (~1 us, not ~6)
         values: dict[str, Any] = {key: got.values[key] for key in ACTIVITY_PCT_KEYS}
         rx, tx = got.values["nvlink_rx_bytes_per_s"], got.values["nvlink_tx_bytes_per_s"]
         if rx is None and tx is None:

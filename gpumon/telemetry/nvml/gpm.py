@@ -91,6 +91,9 @@ class _Counters:
     last: Activity | None = None
 
 
+_QUIET = {state: Activity(state) for state in ActivityState}  # a GPU not read: shared values
+
+
 def _query() -> Any:
     q = pynvml.c_nvmlGpmMetricsGet_t()
     q.version = pynvml.NVML_GPM_METRICS_GET_VERSION
@@ -162,7 +165,7 @@ class GpmReader:
         at open) is asked now."""
         state = self._state.get(index) or self.open_gpu(source, index, handle, False)
         if state is not ActivityState.READING:
-            return Activity(state)
+            return _QUIET[state]
         return self._read(source, (index, None), pynvml.nvmlGpmSampleGet, handle)
 
     def read_instance(self, source: Guarded, index: int, handle: Any, gi: int) -> Activity:
