@@ -21,7 +21,6 @@ from gpumon.cli.main import main
 from gpumon.telemetry.cluster.prometheus import FIELDS as READ_BACK
 from gpumon.telemetry.exporter.reader import GpuCollector
 from gpumon.telemetry.history.csv_rows import record_header, record_rows
-from gpumon.telemetry.history.store import History
 from gpumon.telemetry.model.activity import ACTIVITY_PCT_KEYS
 from gpumon.telemetry.nvml.source import NvmlSource
 from gpumon.units import MIB
@@ -196,6 +195,9 @@ def test_the_cluster_view_reads_the_dcp_series_back_as_percent() -> None:
 
 
 def test_history_and_csv_record_the_activity(fake_nvml: FakeNvml) -> None:
+    pytest.importorskip("numpy", reason="numpy is not installed (the window's History needs it)")
+    from gpumon.telemetry.history.store import History
+
     one_with_gpm(fake_nvml)
     source = NvmlSource()
     try:

@@ -82,9 +82,8 @@ class NvmlSource:
     """The real GPUs, read through NVML. Plain blocking calls; callers choose the thread."""
 
     def __init__(self, recheck_lost_s: float = 5.0, gpm: bool = True) -> None:
-        """``gpm=False`` (``--no-gpm``): no GPM call, e.g. while DCGM profiles the GPUs."""
         self.recheck_lost_s = recheck_lost_s
-        self._activity = GpuActivity(gpm)  # GPM, NVLink, topology (nvml/activity.py)
+        self._activity = GpuActivity(gpm)  # GPM (gpm=False: --no-gpm), NVLink, the topology
         self._lock = threading.RLock()
         self._status = SourceStatus(SourceState.CLOSED, tr("The NVML source has not been opened."))
         self._machine = MachineInfo(host_name=socket.gethostname(), source_name="NVML")
@@ -382,9 +381,8 @@ class NvmlSource:
         util = c(pynvml.nvmlDeviceGetUtilizationRates, h)
         fresh = include_slow or last is None
         activity = self._activity.read(self, g.index, h)  # GPM, NVLink; GPM's PCIe if any
-        readers = ALL_READERS if fresh else FAST_READERS
-        if fresh and "pcie_rx_bytes_per_s" in activity:
-            readers = ALL_BUT_PCIE  # GPM's rates cost no wait
+        readers = ALL_BUT_PCIE if fresh and "pcie_rx_bytes_per_s" in activity else (
+            ALL_READERS if fresh else FAST_READERS)  # GPM's PCIe rates cost no ~20 ms wait
         values: dict[str, Any] = {key: read(self, h, mem, util) for key, read in readers}
         if fresh:
             persistence = c(pynvml.nvmlDeviceGetPersistenceMode, h)

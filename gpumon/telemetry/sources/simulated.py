@@ -20,7 +20,6 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from gpumon.i18n import ntr, tr
-from gpumon.telemetry.model.activity import ACTIVITY_KEYS
 from gpumon.telemetry.model.types import (
     GpuInfo,
     GpuProcess,
@@ -31,7 +30,7 @@ from gpumon.telemetry.model.types import (
     SourceState,
     SourceStatus,
 )
-from gpumon.telemetry.sources.simulated_activity import activity, topology
+from gpumon.telemetry.sources.simulated_activity import NOT_FAULTABLE, activity, topology
 from gpumon.telemetry.sources.simulated_health import (
     HBM,
     Energy,
@@ -44,12 +43,10 @@ from gpumon.units import MIB
 MAX_GPUS = 64
 PHASE_S = 60.0  # length of one workload phase
 TRANSITION_S = 8.0  # phases blend into each other over this many seconds
-# GpuSample fields a fault may switch off (not the identity and state fields, nor the
-# activity: whether a GPU has it is its model's, simulated_activity.py).
+# GpuSample fields a fault may switch off (not the identity and state fields, nor activity).
 FAULTABLE_FIELDS: frozenset[str] = frozenset(
     f.name for f in dataclasses.fields(GpuSample)
-    if f.name not in ("index", "timestamp_s", "lost", "message", "failed_reads",
-                      "activity_state", "nvlink_links", *ACTIVITY_KEYS)
+    if f.name not in ("index", "timestamp_s", "lost", "message", "failed_reads", *NOT_FAULTABLE)
 )
 
 

@@ -18,6 +18,8 @@ from gpumon.telemetry.model.topology import GpuPlace, Topology, cpu_list
 from gpumon.telemetry.model.types import GpuInfo
 
 GPM_MODELS = ("H100", "H200")  # Hopper: the GPUs NVML's GPM answers for
+# Not a fault's to switch off one by one: whether a GPU has activity is its model's.
+NOT_FAULTABLE = ("activity_state", "nvlink_links", *ACTIVITY_KEYS)
 
 
 @dataclass(frozen=True, slots=True)
