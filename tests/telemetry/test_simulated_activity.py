@@ -56,3 +56,16 @@ def test_the_simulated_machine_has_a_pcie_topology() -> None:
     assert t is not None and [p.index for p in t.places] == [0, 1, 2, 3]
     assert t.paths[0] == ("X", "NODE", "SYS", "SYS") and t.p2p_read[3][2] == "OK"
     assert t.places[2].cpu_affinity == "16-31" and t.places[2].numa_affinity == "1"
+
+
+def test_a_snapshot_with_activity_and_topology_crosses_the_kernels_wire() -> None:
+    """The lesson's requests carry a Snapshot to the kernel: its activity states, link rates
+    and topology are gpumon's own values, which the wire's unpickler accepts."""
+    import io
+
+    from gpumon.playground.data.wire import encode_frame, read_frame
+
+    snap = snapshot(2)
+    back = read_frame(io.BytesIO(encode_frame(snap)))
+    assert back.samples[1].activity_state is ActivityState.READING
+    assert back.topology == snap.topology and back.samples == snap.samples
