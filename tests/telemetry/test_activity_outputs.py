@@ -218,3 +218,13 @@ def test_history_and_csv_record_the_activity(fake_nvml: FakeNvml) -> None:
     rows = record_rows(second)
     column = header.index("sm_occupancy_pct [%]")
     assert (rows[0][column], rows[1][column]) == ("14.3", "")  # empty where not known
+
+
+def test_topo_and_dmon_without_a_driver_say_why_and_exit_1(
+        fake_nvml: FakeNvml, capsys: pytest.CaptureFixture[str]) -> None:
+    fake_nvml.set_init_error(pynvml.NVML_ERROR_DRIVER_NOT_LOADED)
+    for command in ("topo", "dmon"):
+        assert main([command, *(["-c", "1"] if command == "dmon" else [])]) == 1
+        captured = capsys.readouterr()
+        assert captured.out == "" and "Traceback" not in captured.err
+        assert captured.err.startswith(f"gpumon {command}: ") and "driver" in captured.err
