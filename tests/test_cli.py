@@ -133,6 +133,7 @@ def test_gui_is_launched_with_the_arguments(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setitem(sys.modules, "gpumon.ui.window.launch", fake)
     monkeypatch.setattr(gpumon.ui.window, "launch", fake, raising=False)
     assert main(["--simulate", "2", "--interval", "0.5", "--seed", "9"]) == 3
-    assert main(["--lang", "zh_CN.UTF-8"]) == 3
-    assert calls == [{"simulate": 2, "interval_s": 0.5, "seed": 9, "lang": None},
-                     {"simulate": None, "interval_s": None, "seed": 0, "lang": "zh_CN"}]
+    assert main(["--lang", "zh_CN.UTF-8", "--no-gpm"]) == 3
+    assert calls == [{"simulate": 2, "interval_s": 0.5, "seed": 9, "lang": None, "gpm": True},
+                     {"simulate": None, "interval_s": None, "seed": 0, "lang": "zh_CN",
+                      "gpm": False}]

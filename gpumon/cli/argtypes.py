@@ -4,13 +4,29 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from gpumon import i18n
 from gpumon.i18n import tr
 from gpumon.interval import IntervalRange
 
 MAX_SIMULATED_GPUS = 16
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """Argument errors in one line and a hint, instead of the whole usage first (exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n"
+                     + tr("Try '{prog} --help' for usage.", prog=self.prog) + "\n")
+
+
+def add_gpm_argument(parser: argparse.ArgumentParser) -> None:
+    """``--no-gpm``: read no GPU activity (GPM), whose counters DCGM's profiling also uses."""
+    parser.add_argument("--no-gpm", action="store_true",
+                        help=tr("do not read GPU activity (GPM: SM, tensor, DRAM activity); "
+                                "GPM shares hardware counters with DCGM's profiling, so turn "
+                                "it off while DCGM profiles these GPUs"))
 
 
 def gpu_count(text: str) -> int:

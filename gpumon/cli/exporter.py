@@ -19,7 +19,7 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from gpumon.cli.argtypes import add_lang_argument, seconds
+from gpumon.cli.argtypes import add_gpm_argument, add_lang_argument, seconds
 from gpumon.cli.argtypes import gpu_count as _count
 from gpumon.i18n import tr
 from gpumon.interval import EXPORTER, IntervalRange
@@ -88,22 +88,24 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-processes", action="store_true",
                         help=tr("send no per-process series at all"))
     parser.add_argument("--hostname", default=None, metavar="NAME",
-                        help=tr("the Hostname label (default: this machine's name)"))
+                        help=tr("the hostname label (default: this machine's name)"))
+    add_gpm_argument(parser)
     add_lang_argument(parser)
     return parser
 
 
-def _factory(simulate: int | None, seed: int) -> Callable[[], Source]:
-    """Simulated GPUs, or NVML (imported when first opened: a missing binding is a status)."""
+def _factory(simulate: int | None, seed: int, gpm: bool = True) -> Callable[[], Source]:
+    """Simulated GPUs, or NVML (imported when first opened: a missing binding is a status);
+    ``gpm=False``: no activity (no DCGM_FI_PROF_* series)."""
     if simulate is not None:
         from gpumon.telemetry.sources.simulated import SimulatedSource
 
-        return partial(SimulatedSource, n_gpus=simulate, seed=seed)
+        return partial(SimulatedSource, n_gpus=simulate, seed=seed, gpm=gpm)
 
     def nvml() -> Source:
         from gpumon.telemetry.nvml.source import NvmlSource
 
-        return NvmlSource()
+        return NvmlSource(gpm=gpm)
 
     return nvml
 
@@ -158,8 +160,8 @@ def main(argv: list[str]) -> int:
     raise_file_limit()
     pages = Pages(args.hostname, Options(processes=not args.no_processes,
                                          process_labels=args.process_labels))
-    reader = GpuReader(_factory(args.simulate, args.seed), pages.publish, args.interval,
-                       args.read_timeout)
+    reader = GpuReader(_factory(args.simulate, args.seed, not args.no_gpm), pages.publish,
+                       args.interval, args.read_timeout)
     # Before the first answer: a SIGTERM that comes as soon as the port answers (a test, a
     # quick systemd restart) must end the exporter cleanly, not by the default action.
     stop = threading.Event()

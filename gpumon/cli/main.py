@@ -1,8 +1,9 @@
 """Command line: parse arguments, choose the source, print one snapshot or open the window.
 
 ``gpumon lesson`` prints the GPU-computing lesson in the terminal (its text comes from
-:mod:`gpumon.cli.lesson`). ``--once`` never imports Qt or torch, and ``lesson`` never imports
-Qt: the window module is imported only when needed.
+:mod:`gpumon.cli.lesson`); ``gpumon dmon`` and ``gpumon topo`` print activity rows and the
+topology matrix (:mod:`gpumon.cli.gpu_tools`). ``--once`` never imports Qt or torch, and
+``lesson`` never imports Qt: the window module is imported only when needed.
 """
 
 from __future__ import annotations
@@ -11,32 +12,32 @@ import argparse
 import importlib.util
 import os
 import sys
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
 from gpumon import __version__, extras, i18n
 from gpumon.cli import report
-from gpumon.cli.argtypes import MAX_SIMULATED_GPUS, add_lang_argument, lang_from_argv, seconds
+from gpumon.cli.argtypes import (
+    MAX_SIMULATED_GPUS,
+    OneLineParser,
+    add_gpm_argument,
+    add_lang_argument,
+    lang_from_argv,
+    seconds,
+)
 from gpumon.cli.argtypes import gpu_count as _gpu_count
+from gpumon.cli.sources import make_source
 from gpumon.i18n import tr
 from gpumon.interval import SAMPLING
-from gpumon.telemetry.model.types import Source
 
 if TYPE_CHECKING:
     from gpumon.telemetry.model.types import Snapshot
 
 _interval = seconds(SAMPLING)
-
-
-class _Parser(argparse.ArgumentParser):
-    """Argument errors in one line and a hint, instead of the whole usage first."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message}\n"
-                     + tr("Try '{prog} --help' for usage.", prog=self.prog) + "\n")
+TOOLS = ("dmon", "topo")  # gpumon dmon, gpumon topo: cli/gpu_tools.py parses their options
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = OneLineParser(
         prog="gpumon",
         description=tr("A live monitor for NVIDIA GPUs, with a PyTorch device playground."),
     )
@@ -52,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 "one used, else 1.0)",
                                 low=f"{SAMPLING.low:g}", high=f"{SAMPLING.high:g}"))
     report.add_arguments(parser, _interval)
+    add_gpm_argument(parser)
     parser.add_argument("--prometheus", metavar="URL", default=None,
                         help=tr("show every GPU a Prometheus server knows (gpumon exporters, "
                                 "dcgm-exporters), e.g. http://server:9090"))
@@ -77,18 +79,11 @@ def build_parser() -> argparse.ArgumentParser:
     # Listed for --help; main() hands `gpumon exporter ...` to exporter_cli before parsing.
     commands.add_parser("exporter", help=tr("serve this machine's GPU numbers to Prometheus "
                                             "(gpumon exporter --help)"))
+    commands.add_parser("dmon", help=tr("print a line of activity per GPU every second, like "
+                                        "nvidia-smi dmon --gpm-metrics (gpumon dmon --help)"))
+    commands.add_parser("topo", help=tr("print how the GPUs are joined, like nvidia-smi topo "
+                                        "-m (gpumon topo --help)"))
     return parser
-
-
-def make_source(simulate: int | None, seed: int = 0) -> Source:
-    """The simulated source when ``simulate`` is a GPU count, else the real NVML one."""
-    if simulate is not None:
-        from gpumon.telemetry.sources.simulated import SimulatedSource
-
-        return SimulatedSource(n_gpus=simulate, seed=seed)
-    from gpumon.telemetry.nvml.source import NvmlSource
-
-    return NvmlSource()
 
 
 def _lesson_snapshot(simulate: int | None, seed: int) -> Snapshot | None:
@@ -146,6 +141,10 @@ def main(argv: list[str] | None = None) -> int:
         from gpumon.cli import exporter as exporter_cli
 
         return exporter_cli.main(argv[1:])
+    if argv[:1] and argv[0] in TOOLS:
+        from gpumon.cli import gpu_tools
+
+        return gpu_tools.main(argv[0], argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.seed is not None and args.simulate is None:
@@ -168,7 +167,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return cluster_cli.main(parser, args)
     if args.once or args.watch is not None:
-        return report.run(args, lambda: make_source(args.simulate, seed), args.interval)
+        return report.run(args, lambda: make_source(args.simulate, seed, gpm=not args.no_gpm),
+                          args.interval)
     if why := _no_window():
         print("gpumon: " + why, file=sys.stderr)
         return 1
@@ -180,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
             + tr("Try `gpumon --once` for a text snapshot."))), file=sys.stderr)
         return 1
     return int(ui_launch.run(simulate=args.simulate, interval_s=args.interval, seed=seed,
-                             lang=args.lang))
+                             lang=args.lang, gpm=not args.no_gpm))
 
 
 def _no_window() -> str | None:

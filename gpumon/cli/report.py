@@ -125,6 +125,7 @@ def run(args: argparse.Namespace, make_source: Callable[[], Source],
         interval_s: float | None = None) -> int:
     """``--once`` or ``--watch``: 0 when every snapshot was printed (or Ctrl+C ended the
     watch), 1 with a short reason on stderr when the GPUs cannot be read."""
+    from gpumon.telemetry.model.activity import FIRST_READING_WAIT_S, warming
     from gpumon.telemetry.model.cadence import next_due
     from gpumon.telemetry.sources.sampler import Sampler
 
@@ -147,6 +148,9 @@ def run(args: argparse.Namespace, make_source: Callable[[], Source],
         anchor, done = time.monotonic(), 0
         while True:
             snap = sampler.tick()
+            if done == 0 and warming(snap):  # GPM's first sample: show the second reading
+                time.sleep(FIRST_READING_WAIT_S)
+                snap = sampler.tick()
             if not snap.status.usable and not watch:
                 return _fail(snap.status)
             if snap.status.usable:

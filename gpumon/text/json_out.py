@@ -12,11 +12,14 @@ import math
 from typing import Any
 
 from gpumon.telemetry.history.csv_rows import stamps
+from gpumon.telemetry.model.activity import ACTIVITY_PCT_KEYS
 from gpumon.telemetry.model.health import CLOCK_REASONS, as_mask
+from gpumon.telemetry.model.topology import UNKNOWN, Topology
 from gpumon.telemetry.model.types import GpuInfo, GpuProcess, GpuSample, MigSample, Snapshot
 
 SCHEMA = "gpumon.snapshot/1"
-_SAMPLE_SKIP = {"index", "timestamp_s", "lost", "message", "processes_supported", "failed_reads"}
+_SAMPLE_SKIP = {"index", "timestamp_s", "lost", "message", "processes_supported", "failed_reads",
+                "activity_state", "nvlink_links"}
 SAMPLE_KEYS = tuple(f.name for f in dataclasses.fields(GpuSample) if f.name not in _SAMPLE_SKIP)
 
 
@@ -49,11 +52,37 @@ def _gpu(info: GpuInfo | None, sample: GpuSample | None, index: int,
         name for bit, name, _ in CLOCK_REASONS if mask & bit]
     if gpu["energy_mj"] is not None:  # a whole number of mJ, as NVML counts it
         gpu["energy_mj"] = int(gpu["energy_mj"])
+    state = sample.activity_state if sample is not None and not lost else None
+    gpu["activity_state"] = None if state is None else state.value
+    gpu["nvlink_links"] = [] if sample is None or lost else [
+        {"link": r.link, "rx_bytes_per_s": _finite(r.rx_bytes_per_s),
+         "tx_bytes_per_s": _finite(r.tx_bytes_per_s)} for r in sample.nvlink_links]
     gpu["mig_devices"] = [
         {"gpu_instance_id": m.gpu_instance_id, "compute_instance_id": m.compute_instance_id,
          "uuid": m.uuid, "name": m.name, "mem_total_bytes": m.mem_total_bytes,
-         "mem_used_bytes": m.mem_used_bytes} for m in migs]
+         "mem_used_bytes": m.mem_used_bytes,
+         **{key: _finite(getattr(m, key)) for key in ACTIVITY_PCT_KEYS},
+         "activity_state": None if m.activity_state is None else m.activity_state.value}
+        for m in migs]
     return gpu
+
+
+def topology_dict(t: Topology | None) -> dict[str, Any] | None:
+    """The ``nvidia-smi topo -m`` matrix as JSON: each GPU's place and links, the paths and
+    the P2P read status between GPUs (rows and columns in ``gpus``' order; null: unknown)."""
+    if t is None:
+        return None
+    return {
+        "gpus": [{"index": p.index, "pci_bus_id": p.bus_id, "nvlinks_total": p.links_total,
+                  "nvlinks": [{"link": n.link, "remote_pci_bus_id": n.remote_bus_id,
+                               "remote": n.remote, "remote_gpu_index": n.remote_gpu}
+                              for n in p.nvlinks],
+                  "cpu_affinity": p.cpu_affinity, "numa_affinity": p.numa_affinity,
+                  "numa_id": p.numa_id} for p in t.places],
+        "paths": [[None if c == UNKNOWN else c for c in row] for row in t.paths],
+        "p2p_read": [[None if c == UNKNOWN else c for c in row] for row in t.p2p_read],
+        "read_epoch_s": t.read_at_s,
+    }
 
 
 def snapshot_dict(snap: Snapshot) -> dict[str, Any]:
@@ -78,6 +107,7 @@ def snapshot_dict(snap: Snapshot) -> dict[str, Any]:
         "gpus": [_gpu(infos.get(i), snap.sample_for(i), i,
                       [g for g in snap.migs if g.gpu_index == i], simulated) for i in indices],
         "processes": [process_dict(p, snap.timestamp_s) for p in snap.processes],
+        "topology": topology_dict(snap.topology),
     }
 
 

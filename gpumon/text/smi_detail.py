@@ -1,16 +1,18 @@
 """``gpumon --once -q``: every field of a Snapshot per GPU, in the layout of
 ``nvidia-smi -q`` (UUID, memory used/reserved/free/total, utilization, encoder/decoder,
 clocks, PCIe, power, clock event reasons, ECC, retired pages, remapped rows, XID errors),
-so the default table can stay as narrow as nvidia-smi's."""
+then gpumon's own: GPM's activity and the NVLinks, so the default table can stay as narrow
+as nvidia-smi's."""
 
 from __future__ import annotations
 
 import time
 
 from gpumon.i18n import tr
+from gpumon.telemetry.model.activity import ActivityState, why_empty
 from gpumon.telemetry.model.health import xid_meaning
-from gpumon.telemetry.model.types import GpuInfo, GpuSample, Snapshot
-from gpumon.units import KIB, NA, format_bytes, format_run_time
+from gpumon.telemetry.model.types import GpuInfo, GpuSample, MigSample, Snapshot
+from gpumon.units import KIB, MIB, NA, format_bytes, format_run_time
 from gpumon.untrusted import for_terminal
 
 _KEY_W = 38
@@ -81,6 +83,42 @@ def _health(s: GpuSample) -> list[str]:
     return out
 
 
+# GPM's rows of "GPU Activity": (name, GpuSample/MigSample field)
+_ACTIVITY_ROWS = (("Graphics", "graphics_active_pct"), ("SM", "sm_active_pct"),
+                  ("SM Occupancy", "sm_occupancy_pct"), ("Tensor", "tensor_active_pct"),
+                  ("Tensor HMMA", "tensor_hmma_active_pct"),
+                  ("Tensor IMMA", "tensor_imma_active_pct"),
+                  ("Tensor DFMA", "tensor_dfma_active_pct"), ("DRAM", "dram_active_pct"),
+                  ("FP64", "fp64_active_pct"), ("FP32", "fp32_active_pct"),
+                  ("FP16", "fp16_active_pct"), ("Integer", "int_active_pct"),
+                  ("NVDEC", "nvdec_active_pct"), ("NVJPG", "nvjpg_active_pct"),
+                  ("NVOFA", "nvofa_active_pct"), ("NVENC", "nvenc_active_pct"))
+
+
+def _mibs(v: float | None) -> str:
+    return _num(None if v is None else v / MIB, "MiB/s", "{:.1f}")
+
+
+def _activity(s: GpuSample | MigSample, depth: int = 1) -> list[str]:
+    """GPM's activity (or why there is none) and, for a GPU, its NVLinks."""
+    state = s.activity_state
+    if state is not ActivityState.READING:
+        why = why_empty(state) if state is not None else NA
+        out = [_line(depth, "GPU Activity (GPM)", why or NA)]
+    else:
+        out = [_line(depth, "GPU Activity (GPM)")]
+        out += [_line(depth + 1, name, _num(getattr(s, key), "%", "{:.1f}"))
+                for name, key in _ACTIVITY_ROWS]
+    if isinstance(s, GpuSample) and (s.nvlink_links or s.nvlink_rx_bytes_per_s is not None):
+        out += [_line(depth, "NVLink"),
+                _line(depth + 1, "Rx Throughput", _mibs(s.nvlink_rx_bytes_per_s)),
+                _line(depth + 1, "Tx Throughput", _mibs(s.nvlink_tx_bytes_per_s))]
+        out += [_line(depth + 1, f"Link {r.link}",
+                      f"{_mibs(r.rx_bytes_per_s)} rx, {_mibs(r.tx_bytes_per_s)} tx")
+                for r in s.nvlink_links]
+    return out
+
+
 def _gpu(info: GpuInfo | None, s: GpuSample | None, index: int, snap: Snapshot) -> list[str]:
     bus = info.pci_bus_id if info and info.pci_bus_id else NA
     out = [f"GPU {bus}", _line(1, "Index", index),
@@ -124,6 +162,7 @@ def _gpu(info: GpuInfo | None, s: GpuSample | None, index: int, snap: Snapshot) 
         _line(2, "SM", _num(s.sm_clock_mhz, "MHz")),
         _line(2, "Memory", _num(s.mem_clock_mhz, "MHz")),
         *_health(s),
+        *_activity(s),
     ]
     migs = [m for m in snap.migs if m.gpu_index == index]
     if migs:
@@ -132,7 +171,8 @@ def _gpu(info: GpuInfo | None, s: GpuSample | None, index: int, snap: Snapshot) 
             out += [_line(2, f"GI {m.gpu_instance_id} CI {m.compute_instance_id}", m.name),
                     _line(3, "UUID", m.uuid or NA),
                     _line(3, "Memory Used / Total",
-                          f"{_mib(m.mem_used_bytes)} / {_mib(m.mem_total_bytes)}")]
+                          f"{_mib(m.mem_used_bytes)} / {_mib(m.mem_total_bytes)}"),
+                    *_activity(m, 3)]
     procs = [p for p in snap.processes if p.gpu_index == index]
     if not s.processes_supported:
         out.append(_line(1, "Processes", "Not supported by this GPU/driver"))

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.slow  # real servers or subprocesses: seconds each (doc
 
 
 def _exported(cluster: Cluster, metric: str) -> dict[tuple[str, int], float]:
-    return {(s["metric"]["Hostname"], int(s["metric"]["gpu"])): float(s["value"][1])
+    return {(s["metric"]["hostname"], int(s["metric"]["gpu"])): float(s["value"][1])
             for s in cluster.query(metric)}  # type: ignore[index]
 
 
@@ -33,7 +33,7 @@ def _served_during(cluster: Cluster, metric: str, start: float, end: float
         labels, values = s["metric"], s["values"]  # type: ignore[index]
         stamped = [(float(t), float(v)) for t, v in values]  # type: ignore[union-attr]
         before = [v for t, v in stamped if t <= start - 1.0]
-        out[(labels["Hostname"], int(labels["gpu"]))] = set(  # type: ignore[index]
+        out[(labels["hostname"], int(labels["gpu"]))] = set(  # type: ignore[index]
             before[-1:] + [v for t, v in stamped if start - 1.0 < t <= end])
     return out
 

@@ -119,7 +119,8 @@ def test_field_unsupported_in_the_window(qtbot, make_window, field: str) -> None
 @pytest.mark.parametrize("field", sorted(ONCE))
 def test_field_unsupported_in_once(monkeypatch: pytest.MonkeyPatch, field: str,
                                    capfd: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(gpumon.cli.main, "make_source", lambda simulate, seed=0: _source(field))
+    monkeypatch.setattr(gpumon.cli.main, "make_source",
+                        lambda simulate, seed=0, gpm=True: _source(field))
     rc, out, err = run_once(capfd, "--simulate", "2")
     assert rc == 0 and err == ""
     assert _once_token(once_gpu_block(out, 1), field) == "N/A"

@@ -27,7 +27,7 @@ from gpumon.telemetry.sources.simulated import SimulatedSource
 ROOT = Path(__file__).resolve().parents[2]
 MIB = 1024**2
 GIB = 1024**3
-DCGM_LABELS = {"gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname",
+DCGM_LABELS = {"gpu", "UUID", "pci_bus_id", "device", "modelName", "hostname",
                "DCGM_FI_DRIVER_VERSION"}
 # dcgm-exporter's default counters (etc/default-counters.csv) that gpumon exports.
 DCGM_DEFAULTS = {
@@ -76,7 +76,7 @@ def test_fake_nvml_numbers_with_dcgm_names_labels_and_units(fake_nvml: FakeNvml)
                   if s.labels["gpu"] == "1")
     assert sample.labels == {"gpu": "1", "UUID": "GPU-fa4e0000-0000-4000-8000-000000000001",
                              "pci_bus_id": "00000000:11:00.0", "device": "nvidia1",
-                             "modelName": "NVIDIA H100 80GB HBM3", "Hostname": "lab-1",
+                             "modelName": "NVIDIA H100 80GB HBM3", "hostname": "lab-1",
                              "DCGM_FI_DRIVER_VERSION": "550.54.15"}
     assert values(families["DCGM_FI_DEV_GPU_UTIL"])["0"] == 87
     assert values(families["DCGM_FI_DEV_MEM_COPY_UTIL"])["0"] == 41
@@ -92,7 +92,7 @@ def test_fake_nvml_numbers_with_dcgm_names_labels_and_units(fake_nvml: FakeNvml)
     assert values(families["gpumon_pcie_rx_bytes_per_second"])["0"] == 1500 * 1024
     assert values(families["gpumon_gpu_lost"]) == {"0": 0, "1": 0}
     (up,) = families["gpumon_nvml_up"].samples  # type: ignore[attr-defined]
-    assert up.labels == {"Hostname": "lab-1"} and up.value == 1
+    assert up.labels == {"hostname": "lab-1"} and up.value == 1
 
 
 def test_unsupported_fields_are_left_out_not_zero(fake_nvml: FakeNvml) -> None:
@@ -158,20 +158,20 @@ def test_simulated_is_labelled_and_processes_are_bounded() -> None:
                  "gpumon_process_gpu_memory_bytes"):
         for s in families[name].samples:  # type: ignore[attr-defined]
             assert s.labels["simulated"] == "1", name
-            assert s.labels["Hostname"] == 'lab "A"\nrack 2'  # escaped and read back
+            assert s.labels["hostname"] == 'lab "A"\nrack 2'  # escaped and read back
     processes = families["gpumon_process_gpu_memory_bytes"].samples  # type: ignore
     assert processes
     for s in processes:
-        assert set(s.labels) == {"gpu", "UUID", "pid", "user", "command", "Hostname",
+        assert set(s.labels) == {"gpu", "UUID", "pid", "user", "command", "hostname",
                                  "simulated"}
         assert len(s.labels["command"]) <= MAX_COMMAND_CHARS and s.value > 0
 
 
 @pytest.mark.parametrize(("options", "labels"), [
-    (Options(), {"gpu", "UUID", "pid", "Hostname"}),
-    (Options(process_labels=("command",)), {"gpu", "UUID", "pid", "Hostname", "command"}),
-    (Options(process_labels=("user",)), {"gpu", "UUID", "pid", "Hostname", "user"}),
-    (Options(process_labels=("container",)), {"gpu", "UUID", "pid", "Hostname", "container"}),
+    (Options(), {"gpu", "UUID", "pid", "hostname"}),
+    (Options(process_labels=("command",)), {"gpu", "UUID", "pid", "hostname", "command"}),
+    (Options(process_labels=("user",)), {"gpu", "UUID", "pid", "hostname", "user"}),
+    (Options(process_labels=("container",)), {"gpu", "UUID", "pid", "hostname", "container"}),
 ])
 def test_user_and_command_only_when_asked_for(fake_nvml: FakeNvml, options: Options,
                                               labels: set[str]) -> None:
@@ -233,7 +233,7 @@ def test_exporter_serves_until_sigterm_then_exits_0() -> None:
                     body = r.read()
             except OSError:
                 time.sleep(0.1)
-        assert b'gpumon_nvml_up{Hostname="' in body and b'simulated="1"} 1.0' in body
+        assert b'gpumon_nvml_up{hostname="' in body and b'simulated="1"} 1.0' in body
         proc.send_signal(signal.SIGTERM)
         out, _ = proc.communicate(timeout=20)
     finally:

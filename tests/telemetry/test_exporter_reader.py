@@ -35,7 +35,7 @@ def test_a_hung_call_is_reported_without_gpu_values_then_everything_comes_back(
             start = time.monotonic()
             families = ex.families()
             assert time.monotonic() - start < 1.0
-            assert families["gpumon_nvml_up"] == [({"Hostname": "h"}, 0.0)]
+            assert families["gpumon_nvml_up"] == [({"hostname": "h"}, 0.0)]
             assert not any(name.startswith("DCGM_") for name in families)  # dropped
             assert "gpumon_gpu_lost" not in families
             assert {labels["gpu"] for labels, _ in families[LAST_READ]} == {"0", "1"}
@@ -44,7 +44,7 @@ def test_a_hung_call_is_reported_without_gpu_values_then_everything_comes_back(
         fake_nvml.set_delay("", 0)  # the call returns
         wait_until(lambda: ex.get("/health")[0] == 200, 5, "the driver to answer again")
         families = ex.families()
-        assert families["gpumon_nvml_up"] == [({"Hostname": "h"}, 1.0)]
+        assert families["gpumon_nvml_up"] == [({"hostname": "h"}, 1.0)]
         assert len(families[GPU_SERIES]) == 2
         assert all(v > stale[labels["gpu"]] for labels, v in families[LAST_READ])
 
@@ -102,7 +102,7 @@ def test_no_driver_is_up_0_and_503_logged_once_then_the_driver_appears(
         status, reason = ex.get("/health")
         assert status == 503 and b"driver is installed but not running" in reason
         families = ex.families()
-        assert families["gpumon_nvml_up"] == [({"Hostname": "h"}, 0.0)]
+        assert families["gpumon_nvml_up"] == [({"hostname": "h"}, 0.0)]
         assert set(families) == {"gpumon_nvml_up"}
         warnings = [r.getMessage() for r in caplog.records]
         assert len(warnings) == 1 and "driver is installed but not running" in warnings[0]

@@ -106,7 +106,7 @@ def test_tls_and_basic_auth_with_curl(tls_dir: Path) -> None:
         url = f"https://127.0.0.1:{port}"
         ca = ("--cacert", str(tls_dir / "server.crt"))
         status, body = curl(*ca, "-u", f"prometheus:{PASSWORD}", f"{url}/metrics")
-        assert status == 200 and 'gpumon_nvml_up{Hostname=' in body
+        assert status == 200 and 'gpumon_nvml_up{hostname=' in body
         assert curl(*ca, "-u", "prometheus:wrong", f"{url}/metrics")[0] == 401
         assert curl(*ca, "-u", f"nobody:{PASSWORD}", f"{url}/metrics")[0] == 401
         assert curl(*ca, f"{url}/metrics")[0] == 401

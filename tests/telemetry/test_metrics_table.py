@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import dataclasses
 
+from gpumon.telemetry.model.activity import ACTIVITY_KEYS
 from gpumon.telemetry.model.metrics import METRICS
 from gpumon.telemetry.model.readouts import extra_readouts, readout_line
 from gpumon.telemetry.model.types import GpuSample
+from gpumon.telemetry.nvml import gpm
 from gpumon.telemetry.nvml.readers import READERS
 from gpumon.units import GIB
 
@@ -15,13 +17,17 @@ KEYS = [m.key for m in METRICS]
 
 
 def test_nvml_reads_exactly_the_metrics_of_the_table() -> None:
-    assert list(READERS) == KEYS  # same rows, same order
+    assert list(READERS) == [m.key for m in METRICS if not m.gpm]  # same rows, same order
+    # the others: GPM's activity and the NVLink rates (nvml/activity.py), all of them
+    assert [m.key for m in METRICS if m.gpm] == list(ACTIVITY_KEYS)
+    assert set(ACTIVITY_KEYS) <= set(gpm.FIELDS)
 
 
 def test_every_metric_is_a_sample_field_and_has_a_place_in_the_panel() -> None:
     fields = {f.name for f in dataclasses.fields(GpuSample)}
     assert set(KEYS) <= fields
-    assert {m.panel for m in METRICS} <= {"graph", "line", "cap", "tooltip", "header"}
+    assert {m.panel for m in METRICS} <= {"graph", "line", "cap", "tooltip", "header",
+                                          "activity"}
     for before, m in zip(METRICS, METRICS[1:], strict=False):
         if m.panel == "cap":
             assert before.panel == "line", f"{m.key} caps nothing"

@@ -38,9 +38,11 @@ MAX_FRAME_BYTES = 64 * MIB
 #: stops in the middle of a message never holds the window's reader.
 FRAME_REST_S = 10.0
 #: The only modules a frame may name: gpumon's data, the lesson's values, the monitor's
-#: snapshot (lesson requests carry it). Neither torch nor anything of the user's.
+#: snapshot (lesson requests carry it, with its activity states and topology: pure values).
+#: Neither torch nor anything of the user's.
 ALLOWED_MODULES = ("gpumon.playground.data", "gpumon.playground.lesson",
-                   "gpumon.telemetry.model.types")
+                   "gpumon.telemetry.model.types", "gpumon.telemetry.model.activity",
+                   "gpumon.telemetry.model.topology")
 #: The kernel's environment, set by the window when it starts one (kernel/lifeline.py):
 #: the window's pid, and the folder the user works in.
 PARENT_ENV = "GPUMON_KERNEL_PARENT"

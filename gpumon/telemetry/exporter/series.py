@@ -2,8 +2,10 @@
 
 Metric names, types, units and labels follow NVIDIA dcgm-exporter's defaults
 (``etc/default-counters.csv``: ``DCGM_FI_DEV_FB_USED`` in MiB, ``DCGM_FI_DEV_POWER_USAGE`` in W,
-labels ``gpu``, ``UUID``, ``pci_bus_id``, ``device``, ``modelName``, ``Hostname``); what
-dcgm-exporter lacks is under ``gpumon_``, in base units (the table is ``exported.py``).
+labels ``gpu``, ``UUID``, ``pci_bus_id``, ``device``, ``modelName``, ``hostname``); what
+dcgm-exporter lacks is under ``gpumon_``, in base units (the table is ``exported.py``). The
+profiling ratios (``DCGM_FI_PROF_*``) come from GPM and are sent only for a GPU whose activity
+was read, each only where the GPU answered it: a GPU without GPM has no PROF series at all.
 
 Prometheus's exporter guidelines: a value that could not be read is left out, never sent as 0
 or repeated from an older reading. So while the driver does not answer only
@@ -18,6 +20,7 @@ from dataclasses import dataclass, field
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 
+from gpumon.telemetry.model.activity import ActivityState
 from gpumon.telemetry.model.exported import (
     DCGM_FIELDS,
     DRIVER_LABEL,
@@ -26,9 +29,11 @@ from gpumon.telemetry.model.exported import (
     LAST_READ_HELP,
     LOST,
     LOST_HELP,
+    NVLINK_BANDWIDTH,
     NVML_UP,
     NVML_UP_HELP,
     PROCESS_MEMORY,
+    PROF_FIELDS,
     PSTATE,
     PSTATE_HELP,
     XID_ERRORS,
@@ -39,13 +44,15 @@ from gpumon.telemetry.model.health import XID_TABLE
 from gpumon.telemetry.model.types import GpuInfo, GpuSample, Snapshot
 
 MAX_COMMAND_CHARS = 64  # a process's command line is cut here: labels of bounded size
-GPU_LABELS = ("gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname", DRIVER_LABEL)
+HOST_LABEL = "hostname"  # dcgm-exporter's since its pull request 655 (it was "Hostname")
+GPU_LABELS = ("gpu", "UUID", "pci_bus_id", "device", "modelName", HOST_LABEL, DRIVER_LABEL)
 # A process's series carry these always; OPTIONAL_PROCESS_LABELS only when asked for
 # (``--process-labels``): command lines carry tokens, paths and user names.
-PROCESS_LABELS = ("gpu", "UUID", "pid", "Hostname")
+PROCESS_LABELS = ("gpu", "UUID", "pid", HOST_LABEL)
 OPTIONAL_PROCESS_LABELS = ("user", "command", "container")
 PROCESS_HELP = "GPU memory a process holds (bytes)."
 FIELDS = DCGM_FIELDS + GPUMON_FIELDS  # every per-GPU gauge, in the order they are sent
+OPTIONAL = (*PROF_FIELDS, NVLINK_BANDWIDTH)  # sent where some GPU has a value, after FIELDS
 
 
 @dataclass(frozen=True)
@@ -111,7 +118,7 @@ def families(view: View, host: str, options: Options = DEFAULT_OPTIONS) -> list[
     simulated = snap is not None and snap.simulated
     extra = ["1"] if simulated else []
     tag = ["simulated"] if simulated else []
-    nvml = GaugeMetricFamily(NVML_UP, NVML_UP_HELP, labels=["Hostname", *tag])
+    nvml = GaugeMetricFamily(NVML_UP, NVML_UP_HELP, labels=[HOST_LABEL, *tag])
     nvml.add_metric([host, *extra], 1.0 if view.up else 0.0)
     out: list[Metric] = [nvml]
     labels = [*GPU_LABELS, *tag]
@@ -132,6 +139,7 @@ def families(view: View, host: str, options: Options = DEFAULT_OPTIONS) -> list[
 def _gpu_families(snap: Snapshot, host: str, labels: list[str],
                   extra: list[str], driver: str) -> list[Metric]:
     gauges = [_family(f, labels) for f in FIELDS]
+    optional = [_family(f, labels) for f in OPTIONAL]
     pstate = GaugeMetricFamily(PSTATE, PSTATE_HELP, labels=labels)
     lost = GaugeMetricFamily(LOST, LOST_HELP, labels=labels)
     xid = GaugeMetricFamily(XID_ERRORS.name, XID_ERRORS.help, labels=[*labels, *XID_LABELS])
@@ -144,13 +152,12 @@ def _gpu_families(snap: Snapshot, host: str, labels: list[str],
         if sample is None or is_lost:
             continue
         for f, gauge in zip(FIELDS, gauges, strict=True):
-            value = _value(sample, f.key)
-            if value is None:
-                continue
-            if f.kind == "counter":
-                gauge.add_sample(f.name, dict(zip(labels, values, strict=True)), value / f.scale)
-            else:
-                gauge.add_metric(values, value / f.scale)  # type: ignore[attr-defined]
+            _add(f, gauge, _value(sample, f.key), labels, values)
+        reading = sample.activity_state is ActivityState.READING
+        for f, gauge in zip(PROF_FIELDS, optional, strict=False):
+            if reading:
+                _add(f, gauge, _value(sample, f.key), labels, values)
+        _add(NVLINK_BANDWIDTH, optional[-1], nvlink_total(sample), labels, values)
         if sample.pstate is not None and sample.pstate[1:].isdigit():
             pstate.add_metric(values, float(sample.pstate[1:]))
         if sample.xid_count is not None:  # XID events are watched on this GPU
@@ -158,7 +165,27 @@ def _gpu_families(snap: Snapshot, host: str, labels: list[str],
             code = sample.xid_last or 0
             xid.add_metric([*values, str(code), xid_message(code) if code else ""],
                            float(code))
-    return [*gauges, xid, pstate, lost]
+    return [*gauges, *(g for g in optional if g.samples), xid, pstate, lost]
+
+
+def _add(f: Field, family: Metric, value: float | None, labels: list[str],
+         values: list[str]) -> None:
+    """One GPU's sample of ``f`` in its unit; nothing for a value not read."""
+    if value is None:
+        return
+    if f.kind == "counter":
+        family.add_sample(f.name, dict(zip(labels, values, strict=True)), value / f.scale)
+    else:
+        family.add_metric(values, value / f.scale)  # type: ignore[attr-defined]
+
+
+def nvlink_total(sample: GpuSample) -> float | None:
+    """Bytes/s sent and received over all of a GPU's active NVLinks (their counters), None
+    without NVLink or while a link's rate is unknown (the first reading)."""
+    rates = [r for link in sample.nvlink_links for r in (link.rx_bytes_per_s, link.tx_bytes_per_s)]
+    if not rates or any(r is None for r in rates):
+        return None
+    return sum(r for r in rates if r is not None)
 
 
 def _process_family(snap: Snapshot, host: str, optional: tuple[str, ...], tag: list[str],

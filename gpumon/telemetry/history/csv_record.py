@@ -7,6 +7,18 @@ metrics, this process's memory, then every extra series (torch's allocator count
 series that appears later starts a new *section*: an empty line, then the header again with
 the new columns at its end; the columns before keep their places. A write error stops the
 recording and is handed to ``on_error`` as a sentence, never raised.
+
+The metric columns are ``metrics.METRICS``'s, each named with its raw unit
+(``gpu_util_pct [%]``). Among them, GPM's activity (Hopper and newer; model/activity.py), in
+percent of the time between two readings: ``graphics_active_pct`` (a graphics or compute
+engine busy), ``sm_active_pct`` (SMs with at least one warp), ``sm_occupancy_pct`` (resident
+warps over the SMs' maximum), ``tensor_active_pct`` and its ``tensor_hmma``/``imma``/``dfma``
+kinds, ``dram_active_pct`` (the memory interface), ``fp64``/``fp32``/``fp16``/``int`` pipe
+activity, ``nvdec``/``nvjpg``/``nvofa``/``nvenc`` (mean over the engines); then
+``nvlink_rx_bytes_per_s`` and ``nvlink_tx_bytes_per_s`` (all links). A cell is empty where the
+GPU has no GPM, GPM is off (``--no-gpm``), its first reading is still warming up, or the GPU
+does not answer that metric: never a 0 for "not known". ``pcie_*_bytes_per_s`` are GPM's on a
+GPU with GPM.
 """
 
 from __future__ import annotations

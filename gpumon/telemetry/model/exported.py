@@ -11,6 +11,19 @@ event reason names and ``DCGM_FI_DEV_ROW_REMAP_PENDING`` are in neither file; th
 are DCGM's field descriptions (dcgm_fields.h). So a dashboard or alert written for
 dcgm-exporter reads gpumon's exporter. What dcgm-exporter lacks is under ``gpumon_``, in base
 units (Prometheus's naming guide).
+
+The profiling (DCP) rows, ``PROF_FIELDS``: dcgm-exporter's ``default-counters.csv`` (4.8.3)
+sends five of them by default (GR_ENGINE_ACTIVE, PIPE_TENSOR_ACTIVE, DRAM_ACTIVE, PCIE_TX_BYTES and
+PCIE_RX_BYTES, under "# Datacenter Profiling (DCP) metrics") and lists SM_ACTIVE, SM_OCCUPANCY
+and the FP pipes commented out, with the help texts of dcp-metrics-included.csv at 99a774bb
+(ratios 0-1; PCIe in bytes per second, as gauges). The NVLink bytes and the IMMA/HMMA/DFMA
+tensor ratios are in neither file: their texts are DCGM's (dcgm_fields.h; NVLink as
+dcgm-exporter's older dcp list words it). gpumon computes them from GPM (Hopper and newer) and
+sends them only for a GPU whose activity it read: no series, never 0, for another GPU.
+``DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL`` (field 449, an alias of NVLINK_THROUGHPUT_TOTAL) is what
+DCGM computes from NVML's NVLink data counters: (tx + rx KiB/s) / 1000, its "MiB/s", typed a
+gauge as that file types it. dcgm-exporter has also renamed its host label ``Hostname`` to
+``hostname`` (its pull request 655): gpumon sends ``hostname``, its cluster view reads both.
 """
 
 from __future__ import annotations
@@ -29,6 +42,7 @@ class Field:
     key: str  # a GpuSample field name
     scale: float = 1.0  # exported value = sample value / scale
     kind: str = "gauge"  # or "counter", as dcgm-exporter types it (the name has no _total)
+    gpm: bool = False  # sent only while the GPU's activity (GPM) is read
 
 
 # dcgm-exporter's default counters that NVML gives us, with dcgm-exporter's help texts.
@@ -89,6 +103,52 @@ DCGM_FIELDS: tuple[Field, ...] = (
     Field("DCGM_FI_DEV_ROW_REMAP_PENDING", "Whether remapping of rows is pending",
           "remap_pending"),
 )
+
+def _ratio(name: str, help_text: str, key: str) -> Field:
+    """A DCP ratio, 0-1, from a GPM percentage."""
+    return Field(name, help_text, key, 100.0, gpm=True)
+
+
+# dcgm-exporter's DCP (profiling) fields, from GPM; see the module docstring.
+PROF_FIELDS: tuple[Field, ...] = (
+    _ratio("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "Ratio of time the graphics engine is active.",
+           "graphics_active_pct"),
+    _ratio("DCGM_FI_PROF_SM_ACTIVE", "The ratio of cycles an SM has at least 1 warp assigned.",
+           "sm_active_pct"),
+    _ratio("DCGM_FI_PROF_SM_OCCUPANCY", "The ratio of number of warps resident on an SM.",
+           "sm_occupancy_pct"),
+    _ratio("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "Ratio of cycles the tensor (HMMA) pipe is active.",
+           "tensor_active_pct"),
+    _ratio("DCGM_FI_PROF_DRAM_ACTIVE", "Ratio of cycles the device memory interface is active "
+           "sending or receiving data.", "dram_active_pct"),
+    _ratio("DCGM_FI_PROF_PIPE_FP64_ACTIVE", "Ratio of cycles the fp64 pipes are active.",
+           "fp64_active_pct"),
+    _ratio("DCGM_FI_PROF_PIPE_FP32_ACTIVE", "Ratio of cycles the fp32 pipes are active.",
+           "fp32_active_pct"),
+    _ratio("DCGM_FI_PROF_PIPE_FP16_ACTIVE", "Ratio of cycles the fp16 pipes are active.",
+           "fp16_active_pct"),
+    Field("DCGM_FI_PROF_PCIE_TX_BYTES", "The rate of data transmitted over the PCIe bus - "
+          "including both protocol headers and data payloads - in bytes per second.",
+          "pcie_tx_bytes_per_s", gpm=True),
+    Field("DCGM_FI_PROF_PCIE_RX_BYTES", "The rate of data received over the PCIe bus - "
+          "including both protocol headers and data payloads - in bytes per second.",
+          "pcie_rx_bytes_per_s", gpm=True),
+    Field("DCGM_FI_PROF_NVLINK_TX_BYTES", "The number of bytes of active NvLink tx (transmit) "
+          "data including both header and payload.", "nvlink_tx_bytes_per_s", gpm=True),
+    Field("DCGM_FI_PROF_NVLINK_RX_BYTES", "The number of bytes of active NvLink rx (read) "
+          "data including both header and payload.", "nvlink_rx_bytes_per_s", gpm=True),
+    _ratio("DCGM_FI_PROF_PIPE_TENSOR_IMMA_ACTIVE", "The ratio of cycles the tensor (IMMA) pipe "
+           "is active (off the peak sustained elapsed cycles)", "tensor_imma_active_pct"),
+    _ratio("DCGM_FI_PROF_PIPE_TENSOR_HMMA_ACTIVE", "The ratio of cycles the tensor (HMMA) pipe "
+           "is active (off the peak sustained elapsed cycles)", "tensor_hmma_active_pct"),
+    _ratio("DCGM_FI_PROF_PIPE_TENSOR_DFMA_ACTIVE", "The ratio of cycles the tensor (DFMA) pipe "
+           "is active (off the peak sustained elapsed cycles)", "tensor_dfma_active_pct"),
+)
+# default-counters.csv, "# NVLink": every GPU with active NVLinks, from the links' counters
+# (the sum of nvlink_links' rates, in DCGM's unit: KiB/s / 1000; not read back).
+NVLINK_BANDWIDTH = Field("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL",
+                         "Total number of NVLink bandwidth counters for all lanes.",
+                         "nvlink_links", 1024.0 * 1000.0)
 # default-counters.csv, "# Errors and violations": the last XID code, with dcgm-exporter's
 # err_code and err_msg labels (err_msg: the code's meaning from gpumon's XID table, English).
 XID_ERRORS = Field("DCGM_FI_DEV_XID_ERRORS", "Value of the last XID error encountered.",
@@ -107,6 +167,10 @@ GPUMON_FIELDS: tuple[Field, ...] = (
           "pcie_rx_bytes_per_s"),
     Field("gpumon_pcie_tx_bytes_per_second", "PCIe transmit throughput (bytes/s).",
           "pcie_tx_bytes_per_s"),
+    Field("gpumon_nvlink_rx_bytes_per_second", "NVLink data received, all links (bytes/s).",
+          "nvlink_rx_bytes_per_s"),
+    Field("gpumon_nvlink_tx_bytes_per_second", "NVLink data sent, all links (bytes/s).",
+          "nvlink_tx_bytes_per_s"),
 )
 PSTATE = "gpumon_pstate"
 LOST = "gpumon_gpu_lost"
@@ -120,9 +184,10 @@ LAST_READ_HELP = ("When the GPU was last read (Unix time, seconds); it stops adv
                   "the driver does not answer or the GPU is lost.")
 
 # What the cluster view reads back: Prometheus metric -> (GpuSample field, factor to the
-# field's unit). Every exported field, plus the P-state and the lost mark.
+# field's unit). Every exported field (not NVLINK_BANDWIDTH, a sum of two: the PROF and
+# gpumon_ NVLink series give each side), plus the P-state and the lost mark.
 READ_BACK: dict[str, tuple[str, float]] = {
-    **{f.name: (f.key, f.scale) for f in DCGM_FIELDS + GPUMON_FIELDS},
+    **{f.name: (f.key, f.scale) for f in DCGM_FIELDS + PROF_FIELDS + GPUMON_FIELDS},
     XID_ERRORS.name: (XID_ERRORS.key, 1.0),
     PSTATE: ("pstate", 1.0),
     LOST: ("lost", 1.0),

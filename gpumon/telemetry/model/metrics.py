@@ -1,7 +1,8 @@
 """One table of the metrics gpumon shows: what NvmlSource reads (``readers.READERS``
-has one entry per row), what a GPU panel shows and where (``panel``), what the History keeps
-and what the CSV files write all come from it. A new metric is a row here, a GpuSample field
-and its NVML call."""
+has one entry per row, except the activity rows, ``gpm=True``, which GPM and the NVLink
+counters give: nvml/gpm.py, nvml/links.py), what a GPU panel shows and where (``panel``),
+what the History keeps and what the CSV files write all come from it. A new metric is a row
+here, a GpuSample field and its NVML call."""
 
 from __future__ import annotations
 
@@ -32,10 +33,17 @@ class Metric:
     history: bool = True  # kept in the ring buffers and plottable
     # Where a GPU panel shows it: "graph" (its own labels above the graphs), "line" (the
     # readout line, as ``short``), "cap" (after the metric before it: "120 / 250 W"), or
-    # "tooltip" (the panel's tooltip, as ``label``), or "header" (in words, by the panel's
-    # header).
+    # "tooltip" (the panel's tooltip, as ``label``), "header" (in words, by the panel's
+    # header), or "activity" (the panel's activity view, GPM's figures beside GPU util).
     panel: str = "tooltip"
     short: str = ""  # the name on the readout line; the label when empty
+    gpm: bool = False  # read by GPM or the NVLink counters (model/activity.py), not a reader
+
+
+def _activity(key: str, label: str, description: str) -> Metric:
+    """A row of GPM's activity: percent of the time between two readings, 0-100."""
+    return Metric(key, label, "%", description + " (GPM)", range_max=100, decimals=1,
+                  panel="activity", gpm=True)
 
 
 METRICS: tuple[Metric, ...] = (
@@ -74,6 +82,37 @@ METRICS: tuple[Metric, ...] = (
     Metric("energy_mj", N_("Energy"), "kJ", "Energy used since the driver loaded",
            scale=1000.0, decimals=1),
     Metric("mem_temperature_c", N_("Memory temp"), "°C", "Device memory temperature"),
+    _activity("graphics_active_pct", N_("Graphics activity"),
+              "Share of the time a graphics or compute engine was busy"),
+    _activity("sm_active_pct", N_("SM activity"),
+              "Share of the time the SMs had at least one warp, averaged over the SMs"),
+    _activity("sm_occupancy_pct", N_("SM occupancy"),
+              "Warps resident on the SMs as a share of the most they can hold"),
+    _activity("tensor_active_pct", N_("Tensor activity"),
+              "Share of the time any tensor-core pipe was busy"),
+    _activity("tensor_hmma_active_pct", N_("Tensor HMMA"),
+              "Share of the time the fp16/bf16 tensor pipe (HMMA) was busy"),
+    _activity("tensor_imma_active_pct", N_("Tensor IMMA"),
+              "Share of the time the integer tensor pipe (IMMA) was busy"),
+    _activity("tensor_dfma_active_pct", N_("Tensor DFMA"),
+              "Share of the time the fp64 tensor pipe (DFMA) was busy"),
+    _activity("dram_active_pct", N_("DRAM activity"),
+              "Share of the time device memory was sending or receiving data"),
+    _activity("fp64_active_pct", N_("FP64 pipe"), "Share of the time the FP64 pipe was busy"),
+    _activity("fp32_active_pct", N_("FP32 pipe"), "Share of the time the FP32 pipe was busy"),
+    _activity("fp16_active_pct", N_("FP16 pipe"), "Share of the time the FP16 pipe was busy"),
+    _activity("int_active_pct", N_("Integer pipe"),
+              "Share of the time the integer pipe was busy"),
+    _activity("nvdec_active_pct", N_("NVDEC"), "Video decoders busy, mean over the engines"),
+    _activity("nvjpg_active_pct", N_("NVJPG"), "JPEG decoders busy, mean over the engines"),
+    _activity("nvofa_active_pct", N_("NVOFA"),
+              "Optical-flow accelerators busy, mean over the engines"),
+    _activity("nvenc_active_pct", N_("NVENC"), "Video encoders busy, mean over the engines"),
+    Metric("nvlink_rx_bytes_per_s", N_("NVLink RX"), "MiB/s",
+           "NVLink data received, all links", scale=MIB, decimals=1, panel="activity",
+           gpm=True),
+    Metric("nvlink_tx_bytes_per_s", N_("NVLink TX"), "MiB/s",
+           "NVLink data sent, all links", scale=MIB, decimals=1, panel="activity", gpm=True),
 )
 
 BY_KEY: dict[str, Metric] = {m.key: m for m in METRICS}

@@ -11,6 +11,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from gpumon.telemetry.model.activity import ActivityState, LinkRate
+from gpumon.telemetry.model.topology import Topology
+
 
 class SourceState(enum.Enum):
     """Why a source can or cannot deliver data."""
@@ -123,12 +126,36 @@ class GpuSample:
     # NVML calls that failed on this tick ("nvmlDeviceGetTemperature: Unknown Error"): their
     # fields are None for this tick only; the GPU itself still answers.
     failed_reads: tuple[str, ...] = ()
+    # Activity (GPM, Hopper and newer; model/activity.py): percent of the time since the last
+    # reading. None: not read (activity_state says why) or not answered by this GPU.
+    graphics_active_pct: float | None = None
+    sm_active_pct: float | None = None
+    sm_occupancy_pct: float | None = None
+    tensor_active_pct: float | None = None  # any tensor pipe
+    tensor_hmma_active_pct: float | None = None
+    tensor_imma_active_pct: float | None = None
+    tensor_dfma_active_pct: float | None = None
+    dram_active_pct: float | None = None
+    fp64_active_pct: float | None = None
+    fp32_active_pct: float | None = None
+    fp16_active_pct: float | None = None
+    int_active_pct: float | None = None
+    nvdec_active_pct: float | None = None  # the mean over the GPU's engines of each kind
+    nvjpg_active_pct: float | None = None
+    nvofa_active_pct: float | None = None
+    nvenc_active_pct: float | None = None
+    # NVLink data, all links together (GPM's, else the links' counters), and per active link.
+    nvlink_rx_bytes_per_s: float | None = None
+    nvlink_tx_bytes_per_s: float | None = None
+    nvlink_links: tuple[LinkRate, ...] = ()
+    activity_state: ActivityState | None = None  # None: the source does not say
 
 
 @dataclass(frozen=True, slots=True)
 class MigSample:
     """One MIG device (a slice of a GPU in MIG mode), listed under its parent GPU as
-    nvidia-smi does. Utilization and power are the parent's; NVML gives MIG devices none."""
+    nvidia-smi does. Utilization and power are the parent's; NVML gives MIG devices none,
+    but GPM gives each GPU instance its activity."""
 
     gpu_index: int  # the parent GPU's NVML index
     gpu_instance_id: int | None
@@ -137,6 +164,25 @@ class MigSample:
     name: str  # e.g. "NVIDIA A100-SXM4-40GB MIG 1g.5gb"
     mem_total_bytes: int | None = None
     mem_used_bytes: int | None = None
+    # Its GPU instance's activity (GPM, per GPU instance: CIs of one GI share it), as the
+    # GpuSample fields of the same names.
+    graphics_active_pct: float | None = None
+    sm_active_pct: float | None = None
+    sm_occupancy_pct: float | None = None
+    tensor_active_pct: float | None = None
+    tensor_hmma_active_pct: float | None = None
+    tensor_imma_active_pct: float | None = None
+    tensor_dfma_active_pct: float | None = None
+    dram_active_pct: float | None = None
+    fp64_active_pct: float | None = None
+    fp32_active_pct: float | None = None
+    fp16_active_pct: float | None = None
+    int_active_pct: float | None = None
+    nvdec_active_pct: float | None = None
+    nvjpg_active_pct: float | None = None
+    nvofa_active_pct: float | None = None
+    nvenc_active_pct: float | None = None
+    activity_state: ActivityState | None = None
 
 
 class ProcessType(enum.Enum):
@@ -240,6 +286,9 @@ class Snapshot:
     # the graphs' window before this snapshot is recorded.
     hosts: tuple[HostView, ...] = ()
     backfill: tuple[Snapshot, ...] = ()
+    # How the GPUs are joined (NVLink, PCIe paths, affinities); read at open and about once a
+    # minute, the same value on the ticks between. None: the source does not know.
+    topology: Topology | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.extra, FrozenMap):

@@ -43,6 +43,8 @@ class Guarded(Protocol):
 
     def first(self, fns: Sequence[Callable[..., T]], *args: Any) -> T | None: ...
 
+    def lacks(self, name: str) -> bool: ...
+
 
 def _num(value: float | None, scale: float = 1.0) -> float | None:
     return None if value is None else float(value) * scale
@@ -128,13 +130,15 @@ READERS: dict[str, Reader] = {
 }
 ALL_READERS = tuple(READERS.items())
 FAST_READERS = tuple((k, r) for k, r in READERS.items() if k not in SLOW_FIELDS)
+#: A slow tick's readers where GPM gave the PCIe rates (nvml/activity.py): no ~20 ms waits.
+ALL_BUT_PCIE = tuple((k, r) for k, r in ALL_READERS if not k.startswith("pcie_"))
 #: A GpuSample's SLOW_FIELDS as a tuple, in that order (reused on fast ticks).
 slow_of = operator.attrgetter(*SLOW_FIELDS)
 
 _READ_FIELDS = tuple(f.name for f in dataclasses.fields(GpuSample)
                      if f.name not in ("index", "timestamp_s", "lost", "message",
                                        "processes_supported", "failed_reads",
-                                       *XID_FIELDS))
+                                       "nvlink_links", "activity_state", *XID_FIELDS))
 
 
 def every_read_failed(sample: GpuSample) -> bool:

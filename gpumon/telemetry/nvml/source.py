@@ -1,10 +1,11 @@
 """NvmlSource: live readings of NVIDIA GPUs through NVML (the nvidia-ml-py binding).
 
 Only the modules of ``telemetry/nvml/`` import ``pynvml``: this one, status.py (what
-NVML's errors mean, in sentences), readers.py (one reader per metric, the slow-tick
-fields, the process lists), health.py, procutil.py, free.py (a GPU's free memory by UUID,
-for the playground's kernel) and process_memory.py (one process's memory on a GPU, for the
-lesson). Every NVML call of the source goes through one guarded helper, ``NvmlSource.call``
+NVML's errors mean, in sentences), readers.py (one reader per metric, the slow-tick fields,
+the process lists), health.py, procutil.py, activity.py (GPM's activity, gpm.py; NVLink and
+the topology, links.py), free.py (a GPU's free memory by UUID, for the playground's kernel)
+and process_memory.py (one process's memory on a GPU, for the lesson). Every NVML call of
+the source goes through one guarded helper, ``NvmlSource.call``
 (with ``first`` for a function with several versions; the other modules of the room use both
 through ``readers.Guarded``): "not supported" becomes None (shown as N/A), a function the
 driver lacks is logged once and never called again, and an error that means the GPU stopped
@@ -36,9 +37,11 @@ from gpumon.telemetry.model.types import (
     SourceState,
     SourceStatus,
 )
+from gpumon.telemetry.nvml.activity import GpuActivity
 from gpumon.telemetry.nvml.health import XidWatch, read_health
 from gpumon.telemetry.nvml.procutil import ProcessUtil, ProcessUtilReader, usage_fields
 from gpumon.telemetry.nvml.readers import (
+    ALL_BUT_PCIE,
     ALL_READERS,
     FAST_READERS,
     SLOW_FIELDS,
@@ -79,8 +82,9 @@ class _Gpu:
 class NvmlSource:
     """The real GPUs, read through NVML. Plain blocking calls; callers choose the thread."""
 
-    def __init__(self, recheck_lost_s: float = 5.0) -> None:
+    def __init__(self, recheck_lost_s: float = 5.0, gpm: bool = True) -> None:
         self.recheck_lost_s = recheck_lost_s
+        self._activity = GpuActivity(gpm)  # GPM (gpm=False: --no-gpm), NVLink, the topology
         self._lock = threading.RLock()
         self._status = SourceStatus(SourceState.CLOSED, tr("The NVML source has not been opened."))
         self._machine = MachineInfo(host_name=socket.gethostname(), source_name="NVML")
@@ -133,6 +137,10 @@ class NvmlSource:
                 log.warning("NVML %s failed: %s", name, err)
             return None
 
+    def lacks(self, name: str) -> bool:
+        """Whether this driver lacks NVML function ``name`` (a call said FunctionNotFound)."""
+        return name in self._missing
+
     def first(self, fns: Sequence[Callable[..., T]], *args: Any) -> T | None:
         """The first of several versions of a function that this driver has."""
         for fn in fns:
@@ -158,6 +166,8 @@ class NvmlSource:
                 count = pynvml.nvmlDeviceGetCount()
                 self._machine = self._read_machine()
                 self._gpus = [self._open_gpu(i) for i in range(count)]
+                self._activity.open(self, [(g.index, g.handle, g.info.pci_bus_id, g.mig)
+                                           for g in self._gpus])
                 self._xids.start({g.index: g.handle for g in self._gpus if g.handle is not None},
                                  self._progress)
             except Exception as err:
@@ -189,6 +199,8 @@ class NvmlSource:
             raw: list[tuple[int, int, ProcessType, int | None]] = []
             migs: list[MigSample] = []
             self._xids.take(self._progress)  # the XIDs since the last reading
+            self._activity.tick(self, [(g.index, None if g.lost_message else g.handle,
+                                        g.info.pci_bus_id) for g in self._gpus], include_slow)
             for g in self._gpus:
                 samples.append(self._sample_gpu(g, include_slow, raw))
                 if g.mig and not samples[-1].lost:
@@ -202,6 +214,7 @@ class NvmlSource:
                 processes=self._describe(raw, verify=include_slow),
                 read_duration_s=time.perf_counter() - start,
                 migs=tuple(migs),
+                topology=self._activity.topology,
             )
 
     def close(self) -> None:
@@ -210,6 +223,7 @@ class NvmlSource:
             if self._initialized:
                 self._initialized = False
                 self._xids.stop()
+                self._activity.close(self)  # GPM's sample buffers, before nvmlShutdown
                 try:
                     pynvml.nvmlShutdown()
                 except pynvml.NVMLError as err:
@@ -313,6 +327,7 @@ class NvmlSource:
                 sample = dataclasses.replace(sample, failed_reads=tuple(self._failed))
         except GpuLost as lost:
             log.warning("GPU %d (%s): %s", g.index, g.info.uuid, lost.message)
+            self._activity.restart(g.index)
             g.lost_message = lost.message
             g.recheck_at = time.monotonic() + self.recheck_lost_s
             return GpuSample(index=g.index, timestamp_s=time.time(), lost=True,
@@ -366,8 +381,10 @@ class NvmlSource:
         mem = self._memory(g)  # each serves several metrics: asked once
         util = c(pynvml.nvmlDeviceGetUtilizationRates, h)
         fresh = include_slow or last is None
-        values: dict[str, Any] = {key: read(self, h, mem, util)
-                                  for key, read in (ALL_READERS if fresh else FAST_READERS)}
+        activity = self._activity.read(self, g.index, h)  # GPM, NVLink; GPM's PCIe if any
+        readers = ALL_BUT_PCIE if fresh and "pcie_rx_bytes_per_s" in activity else (
+            ALL_READERS if fresh else FAST_READERS)  # GPM's PCIe rates cost no ~20 ms wait
+        values: dict[str, Any] = {key: read(self, h, mem, util) for key, read in readers}
         if fresh:
             persistence = c(pynvml.nvmlDeviceGetPersistenceMode, h)
             mode = c(pynvml.nvmlDeviceGetComputeMode, h)
@@ -378,6 +395,7 @@ class NvmlSource:
             values.update(read_health(self, h))
         else:  # reuse the last reading of SLOW_FIELDS
             values.update(zip(SLOW_FIELDS, slow_of(last), strict=True))
+        values.update(activity)
         xid = self._xids.state(g.index)
         if xid is not None:
             values.update(xid_count=xid.count, xid_last=xid.last, xid_last_time_s=xid.last_time_s)
@@ -389,7 +407,8 @@ class NvmlSource:
         """The MIG devices of a GPU in MIG mode, with their memory. Which devices exist is
         read again on slow ticks only (they change when an admin creates or destroys one)."""
         try:
-            if include_slow or g.mig_devices is None:
+            listed = include_slow or g.mig_devices is None
+            if listed:
                 g.mig_devices = []
                 for slot in range(self.call(pynvml.nvmlDeviceGetMaxMigDeviceCount, g.handle)
                                   or 0):
@@ -401,13 +420,13 @@ class NvmlSource:
                             self.call(pynvml.nvmlDeviceGetUUID, h) or "",
                             self.call(pynvml.nvmlDeviceGetName, h) or "MIG device")))
             found = []
-            for h, known in g.mig_devices:
+            for h, known in g.mig_devices or ():
                 mem = self.call(pynvml.nvmlDeviceGetMemoryInfo, h)
                 found.append(MigSample(
                     known.gpu_index, known.gpu_instance_id, known.compute_instance_id,
                     known.uuid, known.name, None if mem is None else int(mem.total),
                     None if mem is None else int(mem.used)))
-            return found
+            return self._activity.instances(self, g.index, g.handle, found, listed)
         except GpuLost:  # the parent's next tick marks it lost
             g.mig_devices = None
             return []

@@ -30,6 +30,7 @@ from gpumon.telemetry.model.types import (
     SourceState,
     SourceStatus,
 )
+from gpumon.telemetry.sources.simulated_activity import NOT_FAULTABLE, activity, topology
 from gpumon.telemetry.sources.simulated_health import (
     HBM,
     Energy,
@@ -42,10 +43,10 @@ from gpumon.units import MIB
 MAX_GPUS = 64
 PHASE_S = 60.0  # length of one workload phase
 TRANSITION_S = 8.0  # phases blend into each other over this many seconds
-# GpuSample fields a fault may switch off (not the identity and state fields).
+# GpuSample fields a fault may switch off (not the identity and state fields, nor activity).
 FAULTABLE_FIELDS: frozenset[str] = frozenset(
     f.name for f in dataclasses.fields(GpuSample)
-    if f.name not in ("index", "timestamp_s", "lost", "message", "failed_reads")
+    if f.name not in ("index", "timestamp_s", "lost", "message", "failed_reads", *NOT_FAULTABLE)
 )
 
 
@@ -66,8 +67,8 @@ class _Model:
 
 MODELS: tuple[_Model, ...] = (
     _Model("NVIDIA GeForce RTX 4090", 24564, 450, 22, 2520, 10501, True, False, 318),
-    _Model("NVIDIA A100-SXM4-80GB", 81920, 400, 62, 1410, 1593, False, True, 512),
     _Model("NVIDIA H100 80GB HBM3", 81559, 700, 72, 1980, 2619, False, True, 520),
+    _Model("NVIDIA A100-SXM4-80GB", 81920, 400, 62, 1410, 1593, False, True, 512),
     _Model("NVIDIA RTX A6000", 49140, 300, 24, 2100, 8001, True, False, 410),
     _Model("NVIDIA L40S", 46068, 350, 36, 2520, 9001, False, True, 430),
     _Model("Tesla T4", 15360, 70, 10, 1590, 5001, False, True, 256),
@@ -178,8 +179,10 @@ class SimulatedSource:
         *,
         self_process_gpu: int | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        gpm: bool = True,
     ) -> None:
-        """``self_process_gpu``: also list this process (is_self=True) on that GPU."""
+        """``self_process_gpu``: also list this process (is_self=True) on that GPU;
+        ``gpm=False``: no activity, as ``--no-gpm`` (simulated_activity.py)."""
         if not 1 <= n_gpus <= MAX_GPUS:
             raise ValueError(f"n_gpus must be from 1 to {MAX_GPUS}, got {n_gpus}")
         self._n = n_gpus
@@ -188,6 +191,7 @@ class SimulatedSource:
         self._clock = clock
         self._sleep = sleep
         self._self_gpu = self_process_gpu
+        self._gpm = gpm
         self._t0: float | None = None
         self._open = False
         self._slow_cache: dict[int, dict[str, object]] = {}
@@ -200,6 +204,7 @@ class SimulatedSource:
         """Start the simulated clock (on the first open only) and report SIMULATED."""
         if self._t0 is None:
             self._t0 = self._clock()
+            self._topology = topology(self._gpus, self._t0)
         self._open = True
         return self.status()
 
@@ -246,6 +251,7 @@ class SimulatedSource:
             samples=samples,
             processes=processes,
             simulated=True,
+            topology=self._topology,
         )
 
     def close(self) -> None:
@@ -381,6 +387,8 @@ class SimulatedSource:
             gpu, t, lambda at: self._power(gpu, at), power,
             3.6e9 * (1 + _unit(self._seed, 12, gpu))))
         values.update(xids_by(t, tuple(self._faults.xids.get(gpu, ())), now - t))
+        values.update(activity(m.name, self._phase(gpu, self._segment(gpu, t)[0]).name, util,
+                               self._noise(gpu, 6, t, 5.0), self._gpm))
         for name in self._faults.unsupported_on(gpu):
             values[name] = None
         return GpuSample(index=gpu, timestamp_s=now, **values)  # type: ignore[arg-type]

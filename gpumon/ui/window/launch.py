@@ -26,7 +26,7 @@ from gpumon.ui.window.settings import Settings
 
 def run(simulate: int | None, interval_s: float | None = None, seed: int = 0, *,
         make_window: Callable[[float, Settings], MainWindow] | None = None,
-        lang: str | None = None) -> int:
+        lang: str | None = None, gpm: bool = True) -> int:
     """Open the window on simulated GPUs (``simulate`` = how many) or on NVML; run Qt.
 
     Settings are the user's (QSettings "gpumon"/"gpumon"); an interval given on the command
@@ -35,7 +35,7 @@ def run(simulate: int | None, interval_s: float | None = None, seed: int = 0, *,
     Python's cyclic garbage collection runs on this (the GUI) thread only (gcguard.py).
     ``make_window(interval_s, settings)`` builds another kind of main window instead.
     The language is ``lang`` (``--lang``), else the one saved in View ▸ Language, else the
-    system's.
+    system's. ``gpm=False`` (``--no-gpm``): no GPU activity (GPM) is read.
     """
     app = QApplication.instance() or QApplication(sys.argv)
     assert isinstance(app, QApplication)
@@ -52,7 +52,7 @@ def run(simulate: int | None, interval_s: float | None = None, seed: int = 0, *,
     if make_window is not None:
         window = make_window(settings.interval_s or SAMPLING.default, settings)
     else:
-        factory = simulated_factory(simulate, seed) if simulate else nvml_factory()
+        factory = simulated_factory(simulate, seed, gpm) if simulate else nvml_factory(gpm)
         window = MainWindow(factory, settings.interval_s or SAMPLING.default,
                             demo_factory=simulated_factory(4, seed), settings=settings,
                             prewarm_kernel=settings.playground_used)

@@ -72,16 +72,17 @@ QUIT_WAIT_S = 1.5
 DEFAULT_WINDOW_S = 300
 
 
-def simulated_factory(n_gpus: int = 4, seed: int = 0) -> Callable[[], Source]:
+def simulated_factory(n_gpus: int = 4, seed: int = 0, gpm: bool = True) -> Callable[[], Source]:
     from gpumon.telemetry.sources.simulated import SimulatedSource
 
-    return partial(SimulatedSource, n_gpus=n_gpus, seed=seed)
+    return partial(SimulatedSource, n_gpus=n_gpus, seed=seed, gpm=gpm)
 
 
-def nvml_factory() -> Callable[[], Source]:
+def nvml_factory(gpm: bool = True) -> Callable[[], Source]:
+    """NVML's source; ``gpm=False`` (``--no-gpm``): no activity reading."""
     from gpumon.telemetry.nvml.source import NvmlSource
 
-    return NvmlSource
+    return partial(NvmlSource, gpm=gpm)
 
 
 class MainWindow(QMainWindow):

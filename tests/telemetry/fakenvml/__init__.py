@@ -196,12 +196,70 @@ class FakeNvml:
         """nvmlInit calls not yet matched by nvmlShutdown."""
         return int(self.lib.fake_init_count())
 
+    # --- GPM, NVLink, topology (fakenvml_interconnect.c) -------------------------------------
+
+    def use_scenario(self, name: str) -> None:
+        """"hgx": 8 H200s with GPM, each with 18 NVLinks to four NVSwitches, two sockets;
+        "gpm": GPM on every GPU (FAKENVML_SCENARIO does the same in a child process)."""
+        if self.lib.fake_use_scenario(name.encode()) != 0:
+            raise ValueError(f"no scenario {name!r}")
+
+    def set_gpm(self, gpu: int, supported: bool = True) -> None:
+        """GPM on ``gpu`` (Hopper or newer) or not: on, every metric answers, idle."""
+        self.lib.fake_set_gpm(gpu, int(supported))
+
+    def set_gpm_metric(self, gpu: int, metric_id: int, value: float,
+                       ret: int = pynvml.NVML_SUCCESS) -> None:
+        """One GPM metric of ``gpu`` (NVML_GPM_METRIC_*): its value (nan allowed) and its own
+        nvmlReturn."""
+        fn = self.lib.fake_set_gpm_metric
+        fn.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_double, ctypes.c_int]
+        if fn(gpu, metric_id, value, ret) != 0:
+            raise ValueError("no such GPU or metric")
+
+    def gpm_samples_alive(self) -> int:
+        """GPM sample buffers allocated and not freed since the last reset."""
+        return int(self.lib.fake_gpm_samples_alive())
+
+    def gpm_sample_gets(self, gpu: int) -> int:
+        """nvmlGpmSampleGet and nvmlGpmMigSampleGet calls that stamped a sample of ``gpu``."""
+        self.lib.fake_gpm_sample_gets.restype = ctypes.c_longlong
+        return int(self.lib.fake_gpm_sample_gets(gpu))
+
+    def set_nvlink(self, gpu: int, link: int, remote_bus_id: str,
+                   remote_type: int = pynvml.NVML_NVLINK_DEVICE_TYPE_SWITCH,
+                   rx_kib_s: float = 0.0, tx_kib_s: float = 0.0, active: bool = True) -> None:
+        """NVLink ``link`` of ``gpu``: its remote (a GPU or an NVSwitch, by PCI bus id) and
+        the KiB/s its data counters (fields 138/139) grow by from now on."""
+        fn = self.lib.fake_set_nvlink
+        fn.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                       ctypes.c_char_p, ctypes.c_double, ctypes.c_double]
+        if fn(gpu, link, int(active), remote_type, remote_bus_id.encode(), rx_kib_s,
+              tx_kib_s) != 0:
+            raise ValueError("no such GPU or link")
+
+    def set_topology(self, a: int, b: int, level: int,
+                     p2p: int = pynvml.NVML_P2P_STATUS_OK) -> None:
+        """The PCIe path between GPUs ``a`` and ``b`` (NVML_TOPOLOGY_*) and their P2P read
+        status; once one pair is set, the others are SYSTEM and not supported."""
+        if self.lib.fake_set_topology(a, b, level, p2p) != 0:
+            raise ValueError("no such GPU")
+
+    def set_affinity(self, gpu: int, node: int, cpus: str = "", numa_id: int = -1) -> None:
+        """``gpu``'s NUMA node, its CPUs ("0-47,96-143"; "": the node's 16) and its own NUMA
+        id (-1: not supported, as on a system whose GPU memory is not host memory)."""
+        fn = self.lib.fake_set_affinity
+        fn.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
+        if fn(gpu, node, cpus.encode(), numa_id) != 0:
+            raise ValueError("no such GPU or a bad CPU list")
+
 
 def fake_driver_env(lib: Path, dest_dir: Path, **script: str) -> dict[str, str]:
     """Environment for a child process whose pynvml loads ``lib`` as libnvidia-ml.so.1.
 
     ``script`` keys become FAKENVML_* variables (gpus="8", delay="nvmlInit=3000",
-    hang_file=...): see fakenvml.c. gpustat and nvitop load the library the same way.
+    hang_file=..., scenario="hgx"): see fakenvml.c. gpustat and nvitop load the library the
+    same way.
     """
     driver_dir = Path(dest_dir) / "fake-driver"
     driver_dir.mkdir(exist_ok=True)

@@ -26,8 +26,12 @@
  * replay counter, the memory temperature (a field value), the energy counter (integrated from
  * the power over time) and XID events through an event set (nvmlEventSetWait_v2).
  *
+ * GPM, NVLink, the topology, P2P and the affinities live in fakenvml_interconnect.c, included
+ * at the end of this file (its top comment says what they answer; FAKENVML_SCENARIO=hgx is an
+ * 8-GPU NVLink board).
+ *
  * Built with -DFAKE_OLD_DRIVER it leaves out the newer entry points (memory info v2,
- * TemperatureV, the _v3 process lists, ClocksEventReasons), as an older driver does; the binding then raises
+ * TemperatureV, the _v3 process lists, ClocksEventReasons, GPM), as an older driver does; the binding then raises
  * NVMLError_FunctionNotFound for them.
  */
 #include <stdio.h>
@@ -111,6 +115,11 @@ static pthread_mutex_t event_lock = PTHREAD_MUTEX_INITIALIZER;
  * a polling fake would charge every watcher's CPU figure with its own wakeups). */
 static pthread_cond_t event_changed;
 
+/* fakenvml_interconnect.c (included at the end) */
+static void interconnect_reset(void);
+static void interconnect_from_environment(void);
+static int interconnect_field(nvmlDevice_t d, nvmlFieldValue_t *f);
+
 static double now_s(void)
 {
     struct timespec t;
@@ -176,6 +185,7 @@ FAKE_EXPORT void fake_reset(void)
         energy_mj[i] = 1e6 * (double)(i + 1);
         energy_at[i] = now_s();
     }
+    interconnect_reset();
 }
 
 FAKE_EXPORT void fake_set_gpu_count(int n)
@@ -375,6 +385,7 @@ static void setup_from_environment(void)
         p += length;
         if (*p == ',') p++;
     }
+    interconnect_from_environment();
 }
 
 /* --- helpers ------------------------------------------------------------------------------ */
@@ -842,7 +853,7 @@ nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d, unsigned long l
     return NVML_SUCCESS;
 }
 
-/* Field values: only NVML_FI_DEV_MEMORY_TEMP is known; fake_set_error(gpu,
+/* Field values: NVML_FI_DEV_MEMORY_TEMP, and the NVLink ones (fakenvml_interconnect.c); fake_set_error(gpu,
  * "NVML_FI_DEV_MEMORY_TEMP", code) makes that one field fail (the call itself succeeds). */
 nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFieldValue_t *values_out)
 {
@@ -851,6 +862,7 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFieldValue_
         nvmlFieldValue_t *f = &values_out[k];
         f->timestamp = 0;
         f->latencyUsec = 0;
+        if (interconnect_field(d, f)) continue;  /* NVLink fields 91, 138, 139 */
         if (f->fieldId != NVML_FI_DEV_MEMORY_TEMP) {
             f->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
             continue;
@@ -1025,3 +1037,6 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t d,
     *count = n;
     return NVML_SUCCESS;
 }
+
+/* GPM, NVLink, topology, P2P and affinities: one translation unit with the rest. */
+#include "fakenvml_interconnect.c"
