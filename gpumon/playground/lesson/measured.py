@@ -25,12 +25,12 @@ MEMORY = N_(
     "32 MiB of it allocated by PyTorch: the rest was the context and torch's cache.")
 
 ASYNCHRONOUS = N_(
-    "20 back-to-back 4096 x 4096 float32 products returned after 0.48 to 0.54 ms (1.63 ms "
-    "the first time), and their work was done at 53.6 to 53.7 ms: the calls returned in "
-    "about a hundredth of the time the work took. 100 training steps of the "
-    "Linear(2048, 2048) on a batch of 2048 took 89.0 to 92.5 ms with .item() at every step against 77.9 ms with one "
-    "copy at the end: slower by 14% to 19%. A Linear(100, 1) on a batch of 256 showed only 7% "
-    "(240.2 against 224.1 ms): a step that small is bound by the CPU launching its CUDA "
+    "20 back-to-back 4096 x 4096 float32 products returned after 0.48 to 0.54 ms (1.63 ms the"
+    " first time), and their work was done at 53.6 to 53.7 ms: the calls returned in about a "
+    "hundredth of the time the work took. 100 training steps of the Linear(2048, 2048) on a "
+    "batch of 2048 took 89.0 to 92.5 ms with .item() at every step against 77.9 ms with one "
+    "copy at the end: slower by 14% to 19%. A Linear(100, 1) on a batch of 256 showed only 7%"
+    " (240.2 against 224.1 ms): a step that small is bound by the CPU launching its CUDA "
     "kernels, 0.75 ms a step, not by the GPU.")
 
 TIMING = N_(
