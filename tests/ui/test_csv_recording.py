@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 import gpumon.telemetry.history.csv_rows as csv_rows
+from gpumon.telemetry.history.csv_export import history_table
+from gpumon.telemetry.history.csv_rows import column
 from gpumon.telemetry.history.store import History
 from gpumon.telemetry.model.types import (
     GpuInfo,
@@ -22,7 +24,7 @@ from gpumon.telemetry.model.types import (
     SourceState,
     SourceStatus,
 )
-from gpumon.ui.window.exports import CsvRecorder, column, history_table
+from gpumon.ui.window.exports import CsvRecorder
 
 GIB = 1024**3
 MACHINE = MachineInfo("host", "NVML")
