@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from gpumon.playground.data.actions import RunCode
-from gpumon.playground.data.wire import Message, Request, read_frame, write_frame
+from gpumon.playground.data.wire import Message, Request, encode_frame, read_frame
 from gpumon.playground.kernel import main as kernel_mod
 from gpumon.playground.kernel.main import Kernel
 
@@ -32,7 +32,7 @@ def _messages(out: io.BytesIO, kernel: Kernel | None = None) -> list[Message]:
 
 def test_frames_round_trip_and_a_closed_pipe_is_eof() -> None:
     buf = io.BytesIO()
-    write_frame(buf, Request(1, "run", RunCode("x = 1")))
+    buf.write(encode_frame(Request(1, "run", RunCode("x = 1"))))
     buf.seek(0)
     assert read_frame(buf) == Request(1, "run", RunCode("x = 1"))
     with pytest.raises(EOFError):
@@ -43,7 +43,7 @@ def test_serve_says_hello_answers_and_stops_at_shutdown() -> None:
     inp, out = io.BytesIO(), io.BytesIO()
     for r in (Request(1, "ping"), Request(2, "run", RunCode("y = 2")), Request(0, "shutdown"),
               Request(3, "ping")):
-        write_frame(inp, r)
+        inp.write(encode_frame(r))
     inp.seek(0)
     Kernel(out).serve(inp)
     kinds = [(m.kind, m.id) for m in _messages(out)]
@@ -182,8 +182,8 @@ def test_the_window_refuses_frames_that_would_import_torch() -> None:
     from gpumon.playground.data.wire import ForbiddenGlobal
 
     buf = io.BytesIO()
-    write_frame(buf, Message("reply", 1, torch.__version__))  # torch's own str subclass
-    write_frame(buf, Message("reply", 2, "plain"))
+    buf.write(encode_frame(Message("reply", 1, torch.__version__)))  # torch's own str subclass
+    buf.write(encode_frame(Message("reply", 2, "plain")))
     buf.seek(0)
     with pytest.raises(ForbiddenGlobal):
         read_frame(buf)
@@ -206,7 +206,7 @@ def test_no_frame_can_make_the_reader_call_or_import_anything_outside_gpumon_dat
     from gpumon.playground.data.wire import ForbiddenGlobal
 
     buf = io.BytesIO()
-    write_frame(buf, value)
+    buf.write(encode_frame(value))
     buf.seek(0)
     with pytest.raises(ForbiddenGlobal, match="os.system|posix.system|nt.system"):
         read_frame(buf)
@@ -217,7 +217,7 @@ def test_gpumon_values_and_plain_builtins_cross() -> None:
                                   "c": frozenset({"x"}), "d": b"bytes", "e": bytearray(b"z"),
                                   "f": [RunCode("y = 2")], "g": range(3), "h": slice(1, 2)})
     buf = io.BytesIO()
-    write_frame(buf, values)
+    buf.write(encode_frame(values))
     buf.seek(0)
     assert read_frame(buf) == values
 
