@@ -9,7 +9,7 @@ import time
 import pytest
 from PySide6.QtCore import Qt
 
-from gpumon.telemetry.procs.procinfo import read_procinfo
+from gpumon.telemetry.procs.procinfo import ProcInfo
 from gpumon.ui.playground.code_line import History
 from tests.qt_fixtures import activate
 
@@ -97,7 +97,7 @@ def test_sigkill_during_an_action_shows_a_card_and_the_next_action_works(
     qtbot.waitUntil(lambda: panel.log.count() == 1, timeout=30000)
     pid = w.engine.kernel_pid
     assert pid is not None and pid != os.getpid()
-    assert read_procinfo(pid).is_self  # NVML's "this process" line is the kernel's
+    assert ProcInfo(pid).is_self  # NVML's "this process" line is the kernel's
     _type(qtbot, panel, "import time\ntime.sleep(10)")
     qtbot.waitUntil(lambda: panel.code_bar.stop_button.isEnabled(), timeout=5000)
     time.sleep(0.3)
@@ -112,7 +112,7 @@ def test_sigkill_during_an_action_shows_a_card_and_the_next_action_works(
     qtbot.waitUntil(lambda: panel.log.count() == 4, timeout=30000)
     assert panel.log.outcomes()[0].ok and panel.log.outcomes()[0].preview == "tensor(2.)"
     assert w.engine.kernel_pid not in (None, pid)
-    assert read_procinfo(w.engine.kernel_pid).is_self and not read_procinfo(pid).is_self
+    assert ProcInfo(w.engine.kernel_pid).is_self and not ProcInfo(pid).is_self
 
 
 @pytest.mark.slow
