@@ -28,10 +28,8 @@ from gpumon.ui.window.presentation import base_font_and_palette
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _gc_on_the_gui_thread(qapp: object) -> Iterator[None]:
-    assert gcguard.install()
-    yield
-    gcguard.uninstall()
+def _gc_on_the_gui_thread(qapp: object) -> None:
+    assert gcguard.install()  # for the rest of the process, as in the app
 
 
 @pytest.fixture(autouse=True)
