@@ -1,4 +1,5 @@
-"""Amounts of memory as people read them: the byte units and the one byte formatter.
+"""Amounts as people read them: the byte units and the one byte formatter, a reading with its
+unit or ``N/A``, and a run time.
 
 Every view formats bytes with :func:`format_bytes`, so the monitor and the playground print the
 same amount the same way. Qt-free, numpy-free: the terminal outputs use it too.
@@ -50,6 +51,14 @@ def format_bytes(n: float | None, unit: str | None = None, *, decimals: int = DE
     places = 0 if unit == "B" else decimals
     text = f"{n / _SIZE[unit]:.{places}f}"
     return f"{text}{sep}{unit}" if suffix else text
+
+
+def format_number(v: float | None, unit: str = "", *, decimals: int = 0, sep: str = "") -> str:
+    """A reading with its unit, as the nvidia-smi-like views write it: ``87%``, ``71C``,
+    ``215.50 W`` (``decimals=2, sep=" "``); ``N/A`` for None, nan or inf, as format_bytes."""
+    if v is None or not math.isfinite(v):
+        return NA
+    return f"{v:.{decimals}f}{sep}{unit}"
 
 
 def format_run_time(seconds: float | None) -> str:

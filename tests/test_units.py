@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from gpumon.units import GIB, MIB, NA, TIB, format_bytes
+from gpumon.units import GIB, MIB, NA, TIB, format_bytes, format_number
 
 
 @pytest.mark.parametrize(("n", "text"), [
@@ -51,3 +51,12 @@ def test_a_fixed_unit_precision_and_spelling_are_parameters() -> None:
     assert format_bytes(1023, "B") == "1023 B"
     with pytest.raises(ValueError, match="unknown byte unit"):
         format_bytes(1, "GB")
+
+
+def test_a_reading_with_its_unit_or_na() -> None:
+    assert format_number(87.4, "%") == "87%"
+    assert format_number(215.5, "W", decimals=2, sep=" ") == "215.50 W"
+    assert format_number(7000.1234, "J", decimals=3, sep=" ") == "7000.123 J"
+    assert format_number(1905) == "1905"
+    for missing in (None, math.nan, math.inf):
+        assert format_number(missing, "%") == NA

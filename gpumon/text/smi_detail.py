@@ -6,11 +6,12 @@ so the default table can stay as narrow as nvidia-smi's."""
 from __future__ import annotations
 
 import time
+from functools import partial
 
 from gpumon.i18n import tr
 from gpumon.telemetry.model.health import xid_meaning
 from gpumon.telemetry.model.types import GpuInfo, GpuSample, Snapshot
-from gpumon.units import KIB, NA, format_bytes, format_run_time
+from gpumon.units import KIB, NA, format_bytes, format_number, format_run_time
 from gpumon.untrusted import for_terminal
 
 _KEY_W = 38
@@ -23,8 +24,7 @@ def _line(depth: int, key: str, value: object = None) -> str:
     return f"{pad}{key:<{_KEY_W - len(pad)}}: {value}"
 
 
-def _num(v: float | None, unit: str, fmt: str = "{:.0f}") -> str:
-    return NA if v is None else f"{fmt.format(v)} {unit}"
+_num = partial(format_number, sep=" ")  # nvidia-smi -q writes "87 %", its table "87%"
 
 
 def _mib(v: int | None) -> str:
@@ -116,10 +116,10 @@ def _gpu(info: GpuInfo | None, s: GpuSample | None, index: int, snap: Snapshot) 
         _line(2, "GPU Current Temp", _num(s.temperature_c, "C")),
         _line(2, "Memory Current Temp", _num(s.mem_temperature_c, "C")),
         _line(1, "Power Readings"),
-        _line(2, "Power Draw", _num(s.power_w, "W", "{:.2f}")),
-        _line(2, "Current Power Limit", _num(s.power_limit_w, "W", "{:.2f}")),
+        _line(2, "Power Draw", _num(s.power_w, "W", decimals=2)),
+        _line(2, "Current Power Limit", _num(s.power_limit_w, "W", decimals=2)),
         _line(2, "Energy Since Driver Load", _num(
-            None if s.energy_mj is None else s.energy_mj / 1000, "J", "{:.3f}")),
+            None if s.energy_mj is None else s.energy_mj / 1000, "J", decimals=3)),
         _line(1, "Clocks"),
         _line(2, "SM", _num(s.sm_clock_mhz, "MHz")),
         _line(2, "Memory", _num(s.mem_clock_mhz, "MHz")),

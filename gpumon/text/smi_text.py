@@ -21,7 +21,7 @@ from gpumon.telemetry.model.types import (
     Snapshot,
     SourceStatus,
 )
-from gpumon.units import NA, format_bytes
+from gpumon.units import NA, format_bytes, format_number
 from gpumon.untrusted import for_terminal
 
 # Inner widths of the three cells of a GPU block, as nvidia-smi draws them.
@@ -86,10 +86,6 @@ def _fit(text: str, width: int) -> str:
 def _tail(text: str, width: int) -> str:
     """Keep the end of a long command line, as nvidia-smi does: '...' + tail."""
     return text if len(text) <= width else "..." + text[-(width - 3):]
-
-
-def _num(value: float | None, unit: str = "") -> str:
-    return NA if value is None else f"{value:.0f}{unit}"
 
 
 def mib(n: int | None) -> str:
@@ -190,13 +186,14 @@ def _gpu_block(index: int, info: GpuInfo | None, sample: GpuSample | None) -> li
         ]
     persistence = _on_off(sample.persistence_mode)
     first = f"{index:>3}  {_fit(name, _L - 6 - len(persistence))} {persistence}"
-    fan = _num(sample.fan_pct, "%")
-    temp = _num(sample.temperature_c, "C")
+    fan = format_number(sample.fan_pct, "%")
+    temp = format_number(sample.temperature_c, "C")
     perf = sample.pstate or NA
-    power = f"{_num(sample.power_w, 'W'):>5} / {_num(sample.power_limit_w, 'W'):>5}"
+    draw, cap = format_number(sample.power_w, "W"), format_number(sample.power_limit_w, "W")
+    power = f"{draw:>5} / {cap:>5}"
     second = f"{fan:>4}  {temp:>4}  {perf:>4}" + power.rjust(_L - 16)
     memory = f"{mib(sample.mem_used_bytes):>9} / {mib(sample.mem_total_bytes):>9}"
-    util = _num(sample.gpu_util_pct, "%")
+    util = format_number(sample.gpu_util_pct, "%")
     compute = sample.compute_mode or NA
     compute = _COMPUTE_MODES.get(compute, compute)
     return [
@@ -246,8 +243,8 @@ def _process_table(processes: tuple[GpuProcess, ...], note: str = "") -> list[st
         user = _fit(for_terminal(p.user or NA), 10)
         lines.append(_full(
             f"{p.gpu_index:>5}  {p.pid:>9}  {p.type.value:>4}  {user}  "
-            f"{_tail(label, name_w):<{name_w}}  {_num(p.sm_util_pct, '%'):>4}  "
-            f"{_num(p.cpu_pct, '%'):>5}  {mib(p.gpu_mem_bytes):>10}"
+            f"{_tail(label, name_w):<{name_w}}  {format_number(p.sm_util_pct, '%'):>4}  "
+            f"{format_number(p.cpu_pct, '%'):>5}  {mib(p.gpu_mem_bytes):>10}"
         ))
     lines.append(_FULL_RULE)
     return lines
