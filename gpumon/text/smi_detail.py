@@ -5,13 +5,20 @@ so the default table can stay as narrow as nvidia-smi's."""
 
 from __future__ import annotations
 
-import time
 from functools import partial
 
 from gpumon.i18n import tr
 from gpumon.telemetry.model.health import xid_meaning
 from gpumon.telemetry.model.types import GpuInfo, GpuSample, Snapshot
-from gpumon.units import KIB, NA, format_bytes, format_number, format_run_time
+from gpumon.units import (
+    KIB,
+    NA,
+    format_bytes,
+    format_clock,
+    format_number,
+    format_run_time,
+    format_smi_date,
+)
 from gpumon.untrusted import for_terminal
 
 _KEY_W = 38
@@ -76,7 +83,7 @@ def _health(s: GpuSample) -> list[str]:
             _line(1, "XID Errors"),
             _line(2, "Since gpumon Started", _count(s.xid_count))]
     if s.xid_last is not None:
-        at = time.strftime("%H:%M:%S", time.localtime(s.xid_last_time_s or s.timestamp_s))
+        at = format_clock(s.xid_last_time_s or s.timestamp_s)
         out.append(_line(2, "Last", f"{s.xid_last} ({xid_meaning(s.xid_last)}) at {at}"))
     return out
 
@@ -161,8 +168,7 @@ def render_detail(snap: Snapshot) -> str:
     m = snap.machine
     simulated = snap.simulated or m.simulated
     lines = ["==============GPUMON LOG==============", "",
-             _line(0, "Timestamp", time.strftime("%a %b %d %H:%M:%S %Y",
-                                                 time.localtime(snap.timestamp_s))),
+             _line(0, "Timestamp", format_smi_date(snap.timestamp_s)),
              _line(0, "Source", m.source_name + " (" + tr("SIMULATED") + ")" if simulated
                    else m.source_name),
              _line(0, "Driver Version", m.driver_version or NA),

@@ -7,7 +7,6 @@ and a SIMULATED banner when the numbers are not from hardware.
 
 from __future__ import annotations
 
-import time
 import unicodedata
 
 from gpumon import __version__
@@ -21,7 +20,7 @@ from gpumon.telemetry.model.types import (
     Snapshot,
     SourceStatus,
 )
-from gpumon.units import NA, format_bytes, format_number
+from gpumon.units import NA, format_bytes, format_number, format_smi_date
 from gpumon.untrusted import for_terminal
 
 # Inner widths of the three cells of a GPU block, as nvidia-smi draws them.
@@ -156,7 +155,7 @@ def source_words(name: str) -> str:
 
 def _header(snapshot: Snapshot) -> list[str]:
     m = snapshot.machine
-    stamp = time.strftime("%a %b %d %H:%M:%S %Y", time.localtime(snapshot.timestamp_s))
+    stamp = format_smi_date(snapshot.timestamp_s)
     simulated = snapshot.simulated or m.simulated
     lines = [stamp, _FULL_RULE]
     if simulated:

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import enum
 import math
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpumon.i18n import N_, ntr, tr
 from gpumon.telemetry.model.types import GpuSample
+from gpumon.units import format_clock
 
 # nvmlClocksEventReason* bits (nvml.h), in the order nvidia-smi -q lists them: the full name
 # (as nvidia-smi words it) and the short word of a panel's header ("clocks held down: ...").
@@ -240,14 +240,14 @@ class HealthWatch:
             at = s.xid_last_time_s or s.timestamp_s
             events.append(HealthEvent(s.index, at, tr(
                 "{clock} GPU {gpu}: XID {code}, {meaning}. {hint}",
-                clock=time.strftime("%H:%M:%S", time.localtime(at)), gpu=s.index,
+                clock=format_clock(at), gpu=s.index,
                 code=s.xid_last, meaning=xid_meaning(s.xid_last), hint=xid_hint(s.xid_last))))
         old_unc = (before.ecc_uncorrected_volatile or 0) if before is not None else 0
         if s.ecc_uncorrected_volatile and s.ecc_uncorrected_volatile > old_unc:
             events.append(HealthEvent(s.index, s.timestamp_s, tr(
                 "{clock} GPU {gpu}: {n} new uncorrected ECC error(s). Stop the work on this "
                 "GPU and reset it; if it happens again, have it serviced.",
-                clock=time.strftime("%H:%M:%S", time.localtime(s.timestamp_s)), gpu=s.index,
+                clock=format_clock(s.timestamp_s), gpu=s.index,
                 n=s.ecc_uncorrected_volatile - old_unc)))
         return events
 
