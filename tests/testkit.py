@@ -6,6 +6,7 @@
 - ``TEST_MACHINE``, ``STATUS_OK``, ``snapshot(t, *samples, ...)``: a reading of a machine
   named "test" whose source is fine, for the History's and the views' tests.
 - ``ExporterReading``: the exporter's reader and pages over a source, without HTTP.
+- ``wait_until(check, timeout_s, what)``: wait for a condition, with a deadline.
 """
 
 from __future__ import annotations
@@ -41,6 +42,15 @@ def snapshot(t: float, *samples: GpuSample, processes: tuple[GpuProcess, ...] = 
                     extra=extra or {})
 
 
+def wait_until(check: Callable[[], bool], timeout_s: float, what: str) -> None:
+    """Return once ``check()`` is true; fail, naming ``what``, after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what}")
+        time.sleep(0.01)
+
+
 class ExporterReading:
     """The exporter's own ``GpuReader`` over ``factory()``'s source, publishing into its own
     ``Pages`` as ``gpumon exporter`` does, without the HTTP server: a page is what a scrape
@@ -60,10 +70,7 @@ class ExporterReading:
         assert self.reader.stop(timeout_s=5.0), "a driver call still hangs"
 
     def _published(self, count: int, timeout_s: float) -> Page:
-        deadline = time.monotonic() + timeout_s
-        while self.pages.published < count:
-            assert time.monotonic() < deadline, f"no reading published in {timeout_s:g} s"
-            time.sleep(0.01)
+        wait_until(lambda: self.pages.published >= count, timeout_s, "a reading")
         return self.pages.current
 
     def first(self, timeout_s: float = 30.0) -> Page:

@@ -20,8 +20,9 @@ from pathlib import Path
 
 import psutil
 import pytest
-from exporter_helpers import Running, running, wait_until
+from exporter_helpers import Running, running
 from prometheus_client.parser import text_string_to_metric_families
+from testkit import wait_until
 
 from gpumon.telemetry.sources.simulated import SimulatedSource
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import bcrypt
 import pytest
-from exporter_helpers import wait_until
+from testkit import wait_until
 
 from gpumon.cli.exporter import is_loopback
 from gpumon.telemetry.exporter.webconfig import WebConfigError, load
