@@ -30,6 +30,7 @@ from gpumon.ui.playground.style import (
     took_text,
 )
 from tests.playground.kernel_helpers import touch_line
+from tests.qt_fixtures import settled
 
 CJK = re.compile("[\u4e00-\u9fff]")
 # English words a Chinese card may still show: units, device names and torch's own terms.
@@ -196,12 +197,12 @@ def test_no_chinese_text_is_cut_off(qtbot, make_window, chinese, restore_app_loo
     w = make_window()
     w.tabs.setCurrentWidget(w.playground)
     w.presentation.set_zoom(zoom)
-    qtbot.wait(200)
+    settled(lambda: (w.frameGeometry(), w.playground.forms.geometry()))
     forms = w.playground.forms
     bar = forms.tabBar()
     for i in range(forms.count()):
         forms.setCurrentIndex(i)
-        qtbot.wait(50)
+        settled(lambda: (forms.currentWidget().geometry(), _cut_off(forms.currentWidget())))
         text = bar.fontMetrics().horizontalAdvance(bar.tabText(i))
         assert bar.tabRect(i).width() > text, (zoom, bar.tabText(i))
         assert not _cut_off(forms.currentWidget()), (zoom, i, _cut_off(forms.currentWidget()))
@@ -245,7 +246,7 @@ def test_cards_already_in_the_log_follow_the_zoom(qtbot, make_window, chinese,
     qtbot.waitUntil(entry.body.isVisible, timeout=5000)
     before = entry.body.font().pointSizeF()
     w.presentation.set_zoom(2.0)
-    qtbot.wait(50)
+    settled(lambda: [wd.font().pointSizeF() for wd in (entry.code_label, entry.body)])
     for widget in (entry.code_label, entry.body, entry.copy_button, entry.tag):
         assert widget.font().pointSizeF() == pytest.approx(2 * before), widget.objectName()
 
