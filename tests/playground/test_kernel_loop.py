@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Iterator
 
 import pytest
+from testkit import wait_until
 
 from gpumon.playground.data.actions import RunCode
 from gpumon.playground.data.wire import Message, Request, encode_frame, read_frame
@@ -126,8 +127,10 @@ def test_counters_are_sent_when_they_change_even_while_a_request_runs(
         monkeypatch: pytest.MonkeyPatch) -> None:
     readings = iter([{}, {0: (1, 2)}, {0: (1, 2)}, {0: (5, 8)}])
     last: list[dict[int, tuple[int, int]]] = [{}]
+    calls = [0]
 
     def counters() -> dict[int, tuple[int, int]]:
+        calls[0] += 1
         last[0] = next(readings, last[0])
         return last[0]
 
@@ -139,7 +142,8 @@ def test_counters_are_sent_when_they_change_even_while_a_request_runs(
     stop = threading.Event()
     watcher = threading.Thread(target=kernel.watch_counters, args=(stop,))
     watcher.start()
-    time.sleep(0.3)
+    # a fifth look: the fourth reading, the last that differs, has been sent
+    wait_until(lambda: calls[0] >= 5, 10, "the counters thread to read past the readings")
     stop.set()
     watcher.join()
     sent = [m.data for m in _messages(out, kernel) if m.kind == "counters"]
@@ -162,8 +166,8 @@ def test_the_counters_thread_sleeps_until_a_request_while_cuda_has_not_started(
     stop = threading.Event()
     watcher = threading.Thread(target=kernel.watch_counters, args=(stop,))
     watcher.start()
-    time.sleep(0.5)
-    assert looks == []  # every 0.01 s: about 50 looks
+    time.sleep(0.1)  # the window the looks are counted over: what is tested
+    assert looks == []  # every 0.01 s: about 10 looks
     began = time.monotonic()
     kernel.answer(Request(1, "ping"))
     deadline = time.monotonic() + 2.0
