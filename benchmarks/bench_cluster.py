@@ -2,7 +2,7 @@
 machine's panels after a click, and the cost of a tick as the fleet grows.
 
 (a) A real Prometheus scrapes 64 machines x 8 simulated GPUs (``fleet_exporter.py``: one
-    process, one port per machine, gpumon's collector rendered by prometheus_client) every
+    process, one port per machine, each served by the exporter's own reader and server) every
     second. In a fresh process each, gpumon at the baseline revision and gpumon here run the
     cluster window on it (offscreen unless QT_QPA_PLATFORM says otherwise, 1400x900, Overview
     shown): per tick, the HTTP queries ``PrometheusSource.sample()`` sends and its latency, and

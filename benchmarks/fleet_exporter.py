@@ -1,6 +1,6 @@
 """Many ``gpumon exporter --simulate`` machines in one process, one loopback port each, for a
-real Prometheus to scrape (benchmarks): each port serves the /metrics page of a simulated
-machine, rendered by prometheus_client from gpumon's own collector.
+real Prometheus to scrape (benchmarks): each port serves a simulated machine through the
+exporter's own reader, pages and HTTP server, as ``gpumon exporter`` does.
 
 Usage: python benchmarks/fleet_exporter.py --machines 64 --gpus 8
 Prints one line of ports (space-separated) once listening; serves until stdin closes.
@@ -10,36 +10,28 @@ from __future__ import annotations
 
 import argparse
 import sys
-import threading
 from functools import partial
 from pathlib import Path
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from prometheus_client import CollectorRegistry, make_wsgi_app  # noqa: E402
-
-from gpumon.telemetry.exporter.reader import GpuCollector  # noqa: E402
+from gpumon.telemetry.exporter.page import Pages  # noqa: E402
+from gpumon.telemetry.exporter.reader import GpuReader  # noqa: E402
+from gpumon.telemetry.exporter.routes import serve  # noqa: E402
+from gpumon.telemetry.exporter.server import HttpServer  # noqa: E402
 from gpumon.telemetry.sources.simulated import SimulatedSource  # noqa: E402
 
 
-class _Quiet(WSGIRequestHandler):
-    def log_message(self, *_: object) -> None:
-        pass
-
-
-def serve(machines: int, gpus: int) -> tuple[list[WSGIServer], list[GpuCollector]]:
-    servers, collectors = [], []
+def start(machines: int, gpus: int) -> tuple[list[HttpServer], list[GpuReader]]:
+    """One exporter per machine, each reading once a second (Prometheus scrapes as often)."""
+    servers, readers = [], []
     for i in range(machines):
-        collector = GpuCollector(partial(SimulatedSource, n_gpus=gpus, seed=i), 1.0,
-                                 host=f"node-{i:03d}")
-        registry = CollectorRegistry(auto_describe=False)
-        registry.register(collector)
-        server = make_server("127.0.0.1", 0, make_wsgi_app(registry), handler_class=_Quiet)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-        collectors.append(collector)
-    return servers, collectors
+        pages = Pages(f"node-{i:03d}")
+        reader = GpuReader(partial(SimulatedSource, n_gpus=gpus, seed=i), pages.publish, 1.0)
+        reader.start()
+        servers.append(serve("127.0.0.1", 0, pages))
+        readers.append(reader)
+    return servers, readers
 
 
 def main() -> None:
@@ -47,11 +39,12 @@ def main() -> None:
     parser.add_argument("--machines", type=int, default=64)
     parser.add_argument("--gpus", type=int, default=8)
     args = parser.parse_args()
-    servers, collectors = serve(args.machines, args.gpus)
-    print(" ".join(str(s.server_address[1]) for s in servers), flush=True)
-    sys.stdin.read()  # until the parent closes our stdin; the servers' threads are daemons
-    for c in collectors:
-        c.close()
+    servers, readers = start(args.machines, args.gpus)
+    print(" ".join(str(s.port) for s in servers), flush=True)
+    sys.stdin.read()  # until the parent closes our stdin
+    for server, reader in zip(servers, readers, strict=True):
+        server.close()
+        reader.stop()
 
 
 if __name__ == "__main__":

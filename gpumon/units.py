@@ -1,4 +1,6 @@
-"""Amounts of memory as people read them: the byte units and the one byte formatter.
+"""Amounts as people read them: the byte units and the one byte formatter, a reading with its
+unit or ``N/A``, a run time, and the two ways a moment is written (a clock time, and
+nvidia-smi's date).
 
 Every view formats bytes with :func:`format_bytes`, so the monitor and the playground print the
 same amount the same way. Qt-free, numpy-free: the terminal outputs use it too.
@@ -7,6 +9,7 @@ same amount the same way. Qt-free, numpy-free: the terminal outputs use it too.
 from __future__ import annotations
 
 import math
+import time
 
 KIB = 1024
 MIB = 1024**2
@@ -63,6 +66,25 @@ def byte_unit(n: float, *, decimals: int = DECIMALS) -> str:
 def unit_size(unit: str) -> int:
     """Bytes in one ``unit`` (one of UNITS)."""
     return _SIZE[unit]
+
+
+def format_number(v: float | None, unit: str = "", *, decimals: int = 0, sep: str = "") -> str:
+    """A reading with its unit, as the nvidia-smi-like views write it: ``87%``, ``71C``,
+    ``215.50 W`` (``decimals=2, sep=" "``); ``N/A`` for None, nan or inf, as format_bytes."""
+    if v is None or not math.isfinite(v):
+        return NA
+    return f"{v:.{decimals}f}{sep}{unit}"
+
+
+def format_clock(t: float) -> str:
+    """The local time of day of ``t`` (seconds since the epoch): ``14:03:12``."""
+    return time.strftime("%H:%M:%S", time.localtime(t))
+
+
+def format_smi_date(t: float) -> str:
+    """The local date and time of ``t`` as nvidia-smi's header writes it:
+    ``Tue Mar 05 14:03:12 2024``."""
+    return time.strftime("%a %b %d %H:%M:%S %Y", time.localtime(t))
 
 
 def format_run_time(seconds: float | None) -> str:

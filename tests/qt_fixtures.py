@@ -12,6 +12,7 @@ pytest-qt closed its widgets) anything still running is stopped and reported.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 import pyqtgraph as pg
 import pytest
@@ -26,12 +27,12 @@ from gpumon.ui.window import gcguard
 from gpumon.ui.window.main_window import MainWindow
 from gpumon.ui.window.presentation import base_font_and_palette
 
+T = TypeVar("T")
+
 
 @pytest.fixture(scope="session", autouse=True)
-def _gc_on_the_gui_thread(qapp: object) -> Iterator[None]:
-    assert gcguard.install()
-    yield
-    gcguard.uninstall()
+def _gc_on_the_gui_thread(qapp: object) -> None:
+    assert gcguard.install()  # for the rest of the process, as in the app
 
 
 @pytest.fixture(autouse=True)
@@ -111,6 +112,22 @@ def restore_app_look(qapp: object) -> Iterator[None]:
     app.setFont(font)
     app.setPalette(palette)
     pg.setConfigOptions(background=LIGHT.plot_bg, foreground=LIGHT.plot_fg)
+
+
+def settled(measure: Callable[[], T], quiet_passes: int = 5, most_passes: int = 100) -> T:
+    """``measure()`` once what was posted to the event loop has been handled (layout
+    requests, font changes, the zero-time timers that fit a column or the window) and what
+    that posted in turn: the result unchanged over ``quiet_passes`` passes of the loop in a
+    row. It counts passes, never time, so a slow machine cannot make it measure too early."""
+    last, quiet = measure(), 0
+    for _ in range(most_passes):
+        QApplication.processEvents()
+        now = measure()
+        quiet = quiet + 1 if now == last else 0
+        if quiet >= quiet_passes:
+            return now
+        last = now
+    raise AssertionError(f"still changing after {most_passes} passes of the event loop: {last}")
 
 
 def activate(qtbot, w) -> None:  # type: ignore[no-untyped-def]

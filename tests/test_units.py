@@ -4,10 +4,20 @@ PiB); a fixed unit, precision or spelling is a parameter of the same function.""
 from __future__ import annotations
 
 import math
+import time
 
 import pytest
 
-from gpumon.units import GIB, MIB, NA, TIB, format_bytes
+from gpumon.units import (
+    GIB,
+    MIB,
+    NA,
+    TIB,
+    format_bytes,
+    format_clock,
+    format_number,
+    format_smi_date,
+)
 
 
 @pytest.mark.parametrize(("n", "text"), [
@@ -51,3 +61,18 @@ def test_a_fixed_unit_precision_and_spelling_are_parameters() -> None:
     assert format_bytes(1023, "B") == "1023 B"
     with pytest.raises(ValueError, match="unknown byte unit"):
         format_bytes(1, "GB")
+
+
+def test_a_reading_with_its_unit_or_na() -> None:
+    assert format_number(87.4, "%") == "87%"
+    assert format_number(215.5, "W", decimals=2, sep=" ") == "215.50 W"
+    assert format_number(7000.1234, "J", decimals=3, sep=" ") == "7000.123 J"
+    assert format_number(1905) == "1905"
+    for missing in (None, math.nan, math.inf):
+        assert format_number(missing, "%") == NA
+
+
+def test_a_moment_as_a_clock_time_and_as_nvidia_smi_s_date() -> None:
+    t = time.mktime((2024, 3, 5, 14, 3, 12, 0, 0, -1)) + 0.9  # local time; not rounded up
+    assert format_clock(t) == "14:03:12"
+    assert format_smi_date(t) == "Tue Mar 05 14:03:12 2024"

@@ -78,14 +78,14 @@ def test_csv_rows_write_remote_names_as_text_and_json_keeps_them_raw() -> None:
 
 
 def test_the_history_csv_writes_remote_names_as_text(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from gpumon.telemetry.history.csv_export import history_table, write_history_csv
     from gpumon.telemetry.history.store import History
-    from gpumon.ui.window.exports import export_history_csv
 
     snap = _snapshot(HOSTILE_NAME, "h")
     history = History(100)
     history.append(snap)
     path = tmp_path / "history.csv"
-    assert export_history_csv(history, snap, 60.0, path) == 1
+    assert write_history_csv(history_table(history, snap, 60.0), path) == 1
     with path.open(newline="", encoding="utf-8") as f:
         (row,) = list(csv.DictReader(f))
     assert row["name"] == "'" + HOSTILE_NAME and row["uuid"] == "GPU-1"

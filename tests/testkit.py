@@ -5,21 +5,28 @@
 - ``cpu_only_build``: skip marker for tests of a CPU-only torch build's errors.
 - ``TEST_MACHINE``, ``STATUS_OK``, ``snapshot(t, *samples, ...)``: a reading of a machine
   named "test" whose source is fine, for the History's and the views' tests.
+- ``ExporterReading``: the exporter's reader and pages over a source, without HTTP.
+- ``wait_until(check, timeout_s, what)``: wait for a condition, with a deadline.
 """
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 
 import pytest
 
+from gpumon.telemetry.exporter.page import Page, Pages
+from gpumon.telemetry.exporter.reader import GpuReader
+from gpumon.telemetry.exporter.series import DEFAULT_OPTIONS, Options
 from gpumon.telemetry.model.types import (
     GpuProcess,
     GpuSample,
     MachineInfo,
     Snapshot,
+    Source,
     SourceState,
     SourceStatus,
 )
@@ -33,6 +40,48 @@ def snapshot(t: float, *samples: GpuSample, processes: tuple[GpuProcess, ...] = 
     """A reading at ``t`` of TEST_MACHINE with ``samples`` and ``processes``."""
     return Snapshot(t, TEST_MACHINE, STATUS_OK, samples=samples, processes=processes,
                     extra=extra or {})
+
+
+def wait_until(check: Callable[[], bool], timeout_s: float, what: str) -> None:
+    """Return once ``check()`` is true; fail, naming ``what``, after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what}")
+        time.sleep(0.01)
+
+
+class ExporterReading:
+    """The exporter's own ``GpuReader`` over ``factory()``'s source, publishing into its own
+    ``Pages`` as ``gpumon exporter`` does, without the HTTP server: a page is what a scrape
+    would get. Use it as a context manager (the reader thread stops at the end)."""
+
+    def __init__(self, factory: Callable[[], Source], host: str = "h",
+                 options: Options = DEFAULT_OPTIONS, interval_s: float = 3600.0) -> None:
+        self.pages = Pages(host, options)
+        # A read timeout no test reaches: the watchdog never publishes a "not answering" page.
+        self.reader = GpuReader(factory, self.pages.publish, interval_s, read_timeout_s=600.0)
+
+    def __enter__(self) -> ExporterReading:
+        self.reader.start()  # publishes the starting page: ``published`` is 1
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        assert self.reader.stop(timeout_s=5.0), "a driver call still hangs"
+
+    def _published(self, count: int, timeout_s: float) -> Page:
+        wait_until(lambda: self.pages.published >= count, timeout_s, "a reading")
+        return self.pages.current
+
+    def first(self, timeout_s: float = 30.0) -> Page:
+        """The page of the first reading (each reading publishes one page after the
+        starting one)."""
+        return self._published(2, timeout_s)
+
+    def fresh(self, timeout_s: float = 30.0) -> Page:
+        """The page of a reading that began after this call: reading ``n + 1`` may be under
+        way now, so reading ``n + 2`` (page ``n + 3``). Needs a short ``interval_s``."""
+        return self._published(self.reader.readings + 3, timeout_s)
 
 
 def vanished_pid() -> int:

@@ -15,12 +15,8 @@ from gpumon.telemetry.cluster.fleet import duplicate_note
 from gpumon.telemetry.cluster.promapi import parse_header
 from gpumon.telemetry.cluster.prometheus import PrometheusSource
 from gpumon.telemetry.model.types import GpuInfo, GpuSample, HostView, MigSample, Snapshot
-from gpumon.units import NA, format_bytes
+from gpumon.units import NA, format_bytes, format_number
 from gpumon.untrusted import for_terminal
-
-
-def _num(value: float | None, unit: str) -> str:
-    return NA if value is None else f"{value:.0f}{unit}"
 
 
 def _gpu_line(sample: GpuSample, name: str, why: bool = True) -> str:
@@ -29,9 +25,10 @@ def _gpu_line(sample: GpuSample, name: str, why: bool = True) -> str:
                                                                if why else "")
     mem = (f"{format_bytes(sample.mem_used_bytes)} / {format_bytes(sample.mem_total_bytes)}"
            if sample.mem_used_bytes is not None else NA)
-    return (f"  GPU {sample.index}  {name[:28]:<28}  util {_num(sample.gpu_util_pct, '%'):>4}"
-            f"  mem {mem:<21}  {_num(sample.temperature_c, '°C'):>5}"
-            f"  {_num(sample.power_w, ' W'):>6}")
+    util = format_number(sample.gpu_util_pct, "%")
+    return (f"  GPU {sample.index}  {name[:28]:<28}  util {util:>4}"
+            f"  mem {mem:<21}  {format_number(sample.temperature_c, '°C'):>5}"
+            f"  {format_number(sample.power_w, 'W', sep=' '):>6}")
 
 
 def render_cluster(snapshot: Snapshot) -> str:

@@ -6,13 +6,22 @@ as nvidia-smi's."""
 
 from __future__ import annotations
 
-import time
+from functools import partial
 
 from gpumon.i18n import tr
 from gpumon.telemetry.model.activity import ActivityState, why_empty
 from gpumon.telemetry.model.health import xid_meaning
 from gpumon.telemetry.model.types import GpuInfo, GpuSample, MigSample, Snapshot
-from gpumon.units import KIB, MIB, NA, format_bytes, format_run_time
+from gpumon.units import (
+    KIB,
+    MIB,
+    NA,
+    format_bytes,
+    format_clock,
+    format_number,
+    format_run_time,
+    format_smi_date,
+)
 from gpumon.untrusted import for_terminal
 
 _KEY_W = 38
@@ -25,8 +34,7 @@ def _line(depth: int, key: str, value: object = None) -> str:
     return f"{pad}{key:<{_KEY_W - len(pad)}}: {value}"
 
 
-def _num(v: float | None, unit: str, fmt: str = "{:.0f}") -> str:
-    return NA if v is None else f"{fmt.format(v)} {unit}"
+_num = partial(format_number, sep=" ")  # nvidia-smi -q writes "87 %", its table "87%"
 
 
 def _mib(v: int | None) -> str:
@@ -78,7 +86,7 @@ def _health(s: GpuSample) -> list[str]:
             _line(1, "XID Errors"),
             _line(2, "Since gpumon Started", _count(s.xid_count))]
     if s.xid_last is not None:
-        at = time.strftime("%H:%M:%S", time.localtime(s.xid_last_time_s or s.timestamp_s))
+        at = format_clock(s.xid_last_time_s or s.timestamp_s)
         out.append(_line(2, "Last", f"{s.xid_last} ({xid_meaning(s.xid_last)}) at {at}"))
     return out
 
@@ -96,7 +104,7 @@ _ACTIVITY_ROWS = (("Graphics", "graphics_active_pct"), ("SM", "sm_active_pct"),
 
 
 def _mibs(v: float | None) -> str:
-    return _num(None if v is None else v / MIB, "MiB/s", "{:.1f}")
+    return _num(None if v is None else v / MIB, "MiB/s", decimals=1)
 
 
 def _activity(s: GpuSample | MigSample, depth: int = 1) -> list[str]:
@@ -107,7 +115,7 @@ def _activity(s: GpuSample | MigSample, depth: int = 1) -> list[str]:
         out = [_line(depth, "GPU Activity (GPM)", why or NA)]
     else:
         out = [_line(depth, "GPU Activity (GPM)")]
-        out += [_line(depth + 1, name, _num(getattr(s, key), "%", "{:.1f}"))
+        out += [_line(depth + 1, name, _num(getattr(s, key), "%", decimals=1))
                 for name, key in _ACTIVITY_ROWS]
     if isinstance(s, GpuSample) and (s.nvlink_links or s.nvlink_rx_bytes_per_s is not None):
         out += [_line(depth, "NVLink"),
@@ -154,10 +162,10 @@ def _gpu(info: GpuInfo | None, s: GpuSample | None, index: int, snap: Snapshot) 
         _line(2, "GPU Current Temp", _num(s.temperature_c, "C")),
         _line(2, "Memory Current Temp", _num(s.mem_temperature_c, "C")),
         _line(1, "Power Readings"),
-        _line(2, "Power Draw", _num(s.power_w, "W", "{:.2f}")),
-        _line(2, "Current Power Limit", _num(s.power_limit_w, "W", "{:.2f}")),
+        _line(2, "Power Draw", _num(s.power_w, "W", decimals=2)),
+        _line(2, "Current Power Limit", _num(s.power_limit_w, "W", decimals=2)),
         _line(2, "Energy Since Driver Load", _num(
-            None if s.energy_mj is None else s.energy_mj / 1000, "J", "{:.3f}")),
+            None if s.energy_mj is None else s.energy_mj / 1000, "J", decimals=3)),
         _line(1, "Clocks"),
         _line(2, "SM", _num(s.sm_clock_mhz, "MHz")),
         _line(2, "Memory", _num(s.mem_clock_mhz, "MHz")),
@@ -201,8 +209,7 @@ def render_detail(snap: Snapshot) -> str:
     m = snap.machine
     simulated = snap.simulated or m.simulated
     lines = ["==============GPUMON LOG==============", "",
-             _line(0, "Timestamp", time.strftime("%a %b %d %H:%M:%S %Y",
-                                                 time.localtime(snap.timestamp_s))),
+             _line(0, "Timestamp", format_smi_date(snap.timestamp_s)),
              _line(0, "Source", m.source_name + " (" + tr("SIMULATED") + ")" if simulated
                    else m.source_name),
              _line(0, "Driver Version", m.driver_version or NA),

@@ -7,7 +7,6 @@ and a SIMULATED banner when the numbers are not from hardware.
 
 from __future__ import annotations
 
-import time
 import unicodedata
 
 from gpumon import __version__
@@ -21,7 +20,7 @@ from gpumon.telemetry.model.types import (
     Snapshot,
     SourceStatus,
 )
-from gpumon.units import NA, format_bytes
+from gpumon.units import NA, format_bytes, format_number, format_smi_date
 from gpumon.untrusted import for_terminal
 
 # Inner widths of the three cells of a GPU block, as nvidia-smi draws them.
@@ -97,10 +96,6 @@ def _tail(text: str, width: int) -> str:
     return _fit(text, width)
 
 
-def _num(value: float | None, unit: str = "") -> str:
-    return NA if value is None else f"{value:.0f}{unit}"
-
-
 def mib(n: int | None) -> str:
     """Memory as nvidia-smi's table writes it: ``1234MiB`` (whole MiB, no space)."""
     return format_bytes(n, "MiB", decimals=0, sep="")
@@ -169,7 +164,7 @@ def source_words(name: str) -> str:
 
 def _header(snapshot: Snapshot) -> list[str]:
     m = snapshot.machine
-    stamp = time.strftime("%a %b %d %H:%M:%S %Y", time.localtime(snapshot.timestamp_s))
+    stamp = format_smi_date(snapshot.timestamp_s)
     simulated = snapshot.simulated or m.simulated
     lines = [stamp, _FULL_RULE]
     if simulated:
@@ -199,13 +194,14 @@ def _gpu_block(index: int, info: GpuInfo | None, sample: GpuSample | None) -> li
         ]
     persistence = _on_off(sample.persistence_mode)
     first = f"{index:>3}  {_fit(name, _L - 6 - len(persistence))} {persistence}"
-    fan = _num(sample.fan_pct, "%")
-    temp = _num(sample.temperature_c, "C")
+    fan = format_number(sample.fan_pct, "%")
+    temp = format_number(sample.temperature_c, "C")
     perf = sample.pstate or NA
-    power = f"{_num(sample.power_w, 'W'):>5} / {_num(sample.power_limit_w, 'W'):>5}"
+    draw, cap = format_number(sample.power_w, "W"), format_number(sample.power_limit_w, "W")
+    power = f"{draw:>5} / {cap:>5}"
     second = f"{fan:>4}  {temp:>4}  {perf:>4}" + power.rjust(_L - 16)
     memory = f"{mib(sample.mem_used_bytes):>9} / {mib(sample.mem_total_bytes):>9}"
-    util = _num(sample.gpu_util_pct, "%")
+    util = format_number(sample.gpu_util_pct, "%")
     compute = sample.compute_mode or NA
     compute = _COMPUTE_MODES.get(compute, compute)
     return [
@@ -255,8 +251,8 @@ def _process_table(processes: tuple[GpuProcess, ...], note: str = "") -> list[st
         user = _fit(for_terminal(p.user or NA), 10)
         lines.append(_full(
             f"{p.gpu_index:>5}  {p.pid:>9}  {p.type.value:>4}  {user}  "
-            f"{_tail(label, name_w)}  {_num(p.sm_util_pct, '%'):>4}  "
-            f"{_num(p.cpu_pct, '%'):>5}  {mib(p.gpu_mem_bytes):>10}"
+            f"{_tail(label, name_w)}  {format_number(p.sm_util_pct, '%'):>4}  "
+            f"{format_number(p.cpu_pct, '%'):>5}  {mib(p.gpu_mem_bytes):>10}"
         ))
     lines.append(_FULL_RULE)
     return lines

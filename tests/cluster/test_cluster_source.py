@@ -129,7 +129,8 @@ def test_killed_exporter_turns_its_gpus_lost_while_others_go_on(
     assert "refused" in down.message  # the server's scrape error, as it said it
     assert alive.up and not any(s.lost for s in alive.samples)
     t0 = alive.samples[0].timestamp_s
-    time.sleep(1.1)
+    wait_for(lambda: source.sample().hosts[1].samples[0].timestamp_s > t0, 15,
+             "a newer reading of node-fake")
     later = source.sample().hosts[1]
     assert later.samples[0].timestamp_s > t0 and not later.samples[0].lost
     # A source that starts after the exporter died still shows its GPUs, lost.

@@ -5,9 +5,8 @@ same keys. Simulated snapshots stand in for readings; every output is gpumon's r
 from __future__ import annotations
 
 import pytest
-from prometheus_client import CollectorRegistry, generate_latest
+from testkit import ExporterReading
 
-from gpumon.telemetry.exporter.reader import GpuCollector
 from gpumon.telemetry.model.types import Snapshot
 from gpumon.telemetry.sources.sampler import Sampler
 from gpumon.telemetry.sources.simulated import SimulatedSource
@@ -122,16 +121,11 @@ def test_a_table_row_without_its_values_row_is_an_error() -> None:
 
 def test_the_exporter_page_reads_back_as_the_json_says() -> None:
     source = SimulatedSource(n_gpus=2, seed=3)
-    collector = GpuCollector(lambda: source, interval_s=60.0, host="h")
-    registry = CollectorRegistry()
-    registry.register(collector)
-    try:
-        page = generate_latest(registry).decode()
-        snap = collector.read()  # the same cached reading the page came from
-        assert snap is not None
-        got, apps = readings.from_exposition(page)
-    finally:
-        collector.close()
+    with ExporterReading(lambda: source) as exporter:
+        first = exporter.first()
+    snap = first.view.snapshot  # the reading the page came from
+    assert snap is not None
+    got, apps = readings.from_exposition(first.body().data.decode())
     json_readings, doc = readings.from_json(snapshot_json(snap))
     reference = cmp.gpumon_reference(json_readings, cmp.GPU_FIELDS)
     rows = cmp.compare_gpus("exporter", cmp.GPU_FIELDS, reference, reference, got)

@@ -20,24 +20,31 @@ import os
 import struct
 import sys
 import time
+from typing import BinaryIO
 
 from gpumon.playground.data.outcome import LoadStatus
-from gpumon.playground.data.wire import Message, read_frame, write_frame
+from gpumon.playground.data.wire import Message, encode_frame, read_frame
+
+
+def send(out: BinaryIO, value: object) -> None:
+    """One frame, flushed: the window reads it now."""
+    out.write(encode_frame(value))
+    out.flush()
 
 
 def main(scenario: str) -> None:
     inp = os.fdopen(0, "rb")
     out = os.fdopen(1, "wb")
-    write_frame(out, Message("hello", None, os.getpid()))
+    send(out, Message("hello", None, os.getpid()))
     while True:
         request = read_frame(inp)
         if request.kind == "shutdown":
             return
         if request.kind == "load":
-            write_frame(out, Message("reply", request.id, LoadStatus(True, "fake kernel")))
+            send(out, Message("reply", request.id, LoadStatus(True, "fake kernel")))
             continue
         if request.kind in ("devices", "workspace", "names"):
-            write_frame(out, Message("reply", request.id, []))
+            send(out, Message("reply", request.id, []))
             continue
         misbehave(scenario, out)
 

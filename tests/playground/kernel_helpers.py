@@ -1,13 +1,16 @@
 """A message collector for KernelClient tests (wait for a kind of message, with a timeout),
-and the kernel-client fixtures the playground tests and tests/gpu share (no Qt here)."""
+the kernel-client fixtures the playground tests and tests/gpu share (no Qt here), and a way
+to know that typed code runs in the kernel now (``touch_line`` and ``wait_for_file``)."""
 
 from __future__ import annotations
 
 import queue
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from testkit import wait_until
 
 from gpumon.playground.client.kernel_client import KernelClient
 from gpumon.playground.data.wire import Message
@@ -60,3 +63,15 @@ def client(inbox: Inbox, kernel_fork_server: None) -> Iterator[KernelClient]:
     assert gen is None or gen.proc.poll() is not None
     if gen is not None:  # the window's KernelLink does this when its kernel ends
         remove_folders_of(gen.proc.pid)
+
+
+def touch_line(mark: Path) -> str:
+    """A line of code that creates ``mark``. Put before a statement that runs for long, it
+    tells the test that the kernel runs that code now (``wait_for_file``), instead of a
+    guess of how long the kernel takes to get there."""
+    return f"__import__('pathlib').Path({str(mark)!r}).touch()\n"
+
+
+def wait_for_file(path: Path, timeout_s: float = 60.0) -> None:
+    """Wait until ``path`` exists (a kernel that imports torch first takes seconds)."""
+    wait_until(path.exists, timeout_s, f"{path.name} to be created")

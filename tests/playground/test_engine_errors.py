@@ -11,7 +11,7 @@ from gpumon.playground.data import actions as act
 from gpumon.playground.data.errors import REFUSED
 from gpumon.playground.kernel import memory
 from gpumon.playground.kernel.engine import Engine
-from gpumon.playground.kernel.explain import FALLBACK, error_from_exception, explain
+from gpumon.playground.kernel.explain import FALLBACK, error_from_exception, explanation_msgid
 
 
 def assert_same_as_torch(engine: Engine, action: act.Action, direct: object) -> str:
@@ -232,7 +232,7 @@ def test_accelerator_error_is_qualified() -> None:
 
 
 def test_unknown_errors_fall_back() -> None:
-    assert explain("KeyError", "something new") == FALLBACK
+    assert explanation_msgid("KeyError", "something new") == FALLBACK
     assert error_from_exception(ValueError("x")).type_name == "ValueError"
 
 
@@ -263,7 +263,7 @@ def test_mps_is_explained_in_plain_words(engine: Engine, action: act.Action,
 
 
 def test_other_unlinked_device_types_are_explained() -> None:
-    text = explain("RuntimeError", "PyTorch is not linked with support for xla devices")
+    text = explanation_msgid("RuntimeError", "PyTorch is not linked with support for xla devices")
     assert text != FALLBACK and "not built with support for that device type" in text
 
 

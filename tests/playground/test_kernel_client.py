@@ -6,6 +6,7 @@ import os
 import signal
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -14,7 +15,7 @@ from gpumon.playground.client.kernel_client import KernelClient, KernelExit
 from gpumon.playground.data import actions as act
 from gpumon.playground.data.actions import RunCode
 from gpumon.playground.data.outcome import LoadStatus, Outcome
-from tests.playground.kernel_helpers import Inbox
+from tests.playground.kernel_helpers import Inbox, touch_line, wait_for_file
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="sends POSIX signals to the kernel")
 
@@ -58,12 +59,13 @@ def test_a_bug_of_ours_is_an_internal_error_with_traceback(client: KernelClient,
 
 @pytest.mark.slow
 @posix_only
-def test_interrupt_stops_a_running_loop_and_keeps_the_workspace(client: KernelClient,
-                                                                inbox: Inbox) -> None:
+def test_interrupt_stops_a_running_loop_and_keeps_the_workspace(
+        client: KernelClient, inbox: Inbox, tmp_path: Path) -> None:
     _run(client, inbox, RunCode("x = torch.ones(3)"))
     pid = client.pid
-    rid = client.request("run", RunCode("n = 0\nwhile True:\n    n += 1"))
-    time.sleep(1.0)  # let the loop start
+    mark = tmp_path / "looping"
+    rid = client.request("run", RunCode(touch_line(mark) + "n = 0\nwhile True:\n    n += 1"))
+    wait_for_file(mark)  # the loop runs now
     assert client.interrupt(grace_s=5.0) == "signalled"
     inbox.wait("interrupted", rid, timeout=5.0)
     assert client.pid == pid  # the same kernel: nothing was lost
@@ -72,13 +74,15 @@ def test_interrupt_stops_a_running_loop_and_keeps_the_workspace(client: KernelCl
 
 @pytest.mark.slow
 @posix_only
-def test_code_that_ignores_the_interrupt_is_killed_and_restarted(client: KernelClient,
-                                                                 inbox: Inbox) -> None:
+def test_code_that_ignores_the_interrupt_is_killed_and_restarted(
+        client: KernelClient, inbox: Inbox, tmp_path: Path) -> None:
     _run(client, inbox, RunCode("x = torch.ones(3)"))
     pid = client.pid
+    mark = tmp_path / "ignoring"
     rid = client.request("run", RunCode(
-        "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(60)"))
-    time.sleep(1.0)
+        "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        + touch_line(mark) + "time.sleep(60)"))
+    wait_for_file(mark)  # SIGINT is ignored from now on
     start = time.monotonic()
     assert client.interrupt(grace_s=1.0) == "signalled"
     ended = inbox.wait("restarted", timeout=10.0).data
@@ -94,12 +98,13 @@ def test_code_that_ignores_the_interrupt_is_killed_and_restarted(client: KernelC
 @pytest.mark.slow
 @posix_only
 def test_sigkill_during_an_action_is_reported_and_the_next_action_starts_afresh(
-        client: KernelClient, inbox: Inbox) -> None:
+        client: KernelClient, inbox: Inbox, tmp_path: Path) -> None:
     _run(client, inbox, RunCode("a = torch.zeros(4)"))
     pid = client.pid
     assert pid is not None
-    rid = client.request("run", RunCode("import time\ntime.sleep(10)"))
-    time.sleep(0.5)
+    mark = tmp_path / "sleeping"
+    rid = client.request("run", RunCode(touch_line(mark) + "import time\ntime.sleep(10)"))
+    wait_for_file(mark)
     os.kill(pid, signal.SIGKILL)
     died = inbox.wait("died", timeout=10.0).data
     assert died.returncode == -signal.SIGKILL and died.how() == "killed by SIGKILL"
@@ -116,10 +121,11 @@ def test_os_exit_is_reported_with_its_exit_code(client: KernelClient, inbox: Inb
 
 
 def test_shutdown_during_a_long_operation_is_quick_and_leaves_no_process(
-        client: KernelClient, inbox: Inbox) -> None:
-    client.request("run", RunCode("import time\ntime.sleep(10)"))
+        client: KernelClient, inbox: Inbox, tmp_path: Path) -> None:
+    mark = tmp_path / "sleeping"
+    client.request("run", RunCode(touch_line(mark) + "import time\ntime.sleep(10)"))
     inbox.wait("hello")
-    time.sleep(0.3)
+    wait_for_file(mark)
     gen = client._gen  # noqa: SLF001
     assert gen is not None
     start = time.monotonic()
@@ -148,12 +154,14 @@ def test_only_windows_needs_a_new_process_group() -> None:
     assert creation_flags("ctrl_break") == 0x200  # CREATE_NEW_PROCESS_GROUP
 
 
-def test_without_a_gentle_interrupt_the_kernel_is_killed(client: KernelClient, inbox: Inbox,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_a_gentle_interrupt_the_kernel_is_killed(
+        client: KernelClient, inbox: Inbox, monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path) -> None:
     monkeypatch.setattr("gpumon.playground.client.kernel_client.interrupt_path", lambda: "none")
-    client.request("run", RunCode("import time\ntime.sleep(10)"))
+    mark = tmp_path / "sleeping"
+    client.request("run", RunCode(touch_line(mark) + "import time\ntime.sleep(10)"))
     inbox.wait("hello")
-    time.sleep(0.3)
+    wait_for_file(mark)
     assert client.interrupt() == "killed"
     assert inbox.wait("restarted", timeout=10.0).data.reason == "killed after interrupt"
 

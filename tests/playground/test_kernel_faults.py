@@ -20,7 +20,7 @@ import pytest
 from gpumon.playground.client import kernel_client
 from gpumon.playground.client.kernel_client import KernelClient, KernelExit
 from gpumon.playground.data import wire
-from tests.playground.kernel_helpers import Inbox
+from tests.playground.kernel_helpers import Inbox, touch_line, wait_for_file
 
 FAKE = Path(__file__).with_name("fake_kernel.py")
 
@@ -119,7 +119,7 @@ def test_a_request_over_the_frame_limit_is_refused_with_a_sentence_and_nothing_i
         client.shutdown(timeout_s=1.0)
 
 
-def test_a_megabyte_cell_sent_while_the_kernel_is_busy_returns_at_once() -> None:
+def test_a_megabyte_cell_sent_while_the_kernel_is_busy_returns_at_once(tmp_path: Path) -> None:
     """The real kernel, busy sleeping: the 1 MB request (over the pipe's 64 KiB buffer)
     goes through the writer thread, so the caller returns at once."""
     from gpumon.playground.data.actions import RunCode
@@ -127,8 +127,9 @@ def test_a_megabyte_cell_sent_while_the_kernel_is_busy_returns_at_once() -> None
     inbox = Inbox()
     client = KernelClient(inbox)
     try:
-        busy = client.request("run", RunCode("import time; time.sleep(1.5)"))
-        time.sleep(0.5)  # the sleep starts (or torch still loads: busy all the same)
+        mark = tmp_path / "sleeping"
+        busy = client.request("run", RunCode(touch_line(mark) + "import time; time.sleep(1.5)"))
+        wait_for_file(mark)  # the kernel sleeps: it reads no request for 1.5 s
         assert busy in client.pending
         sent = time.monotonic()
         big = client.request("run", RunCode("n = len('''" + "y" * 1_000_000 + "''')"))

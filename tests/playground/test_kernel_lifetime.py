@@ -73,8 +73,8 @@ def test_sigkill_of_the_window_ends_the_kernel_and_what_it_started(tmp_path: Pat
     env = dict(os.environ, READY=str(ready))
     window = subprocess.Popen([sys.executable, "-c", WINDOW_LIKE], env=env)
     try:
+        # written just before the busy loop: the kernel is in it now
         pids = [int(p) for p in _wait_for(ready, window).split()]
-        time.sleep(0.3)  # the busy loop runs
         assert _gone(pids, 0) == pids  # all alive before
         window.kill()
         window.wait()

@@ -9,9 +9,10 @@ import time
 from collections.abc import Callable, Iterator
 
 import pytest
+from testkit import wait_until
 
 from gpumon.playground.data.actions import RunCode
-from gpumon.playground.data.wire import Message, Request, read_frame, write_frame
+from gpumon.playground.data.wire import Message, Request, encode_frame, read_frame
 from gpumon.playground.kernel import main as kernel_mod
 from gpumon.playground.kernel.main import Kernel
 
@@ -32,7 +33,7 @@ def _messages(out: io.BytesIO, kernel: Kernel | None = None) -> list[Message]:
 
 def test_frames_round_trip_and_a_closed_pipe_is_eof() -> None:
     buf = io.BytesIO()
-    write_frame(buf, Request(1, "run", RunCode("x = 1")))
+    buf.write(encode_frame(Request(1, "run", RunCode("x = 1"))))
     buf.seek(0)
     assert read_frame(buf) == Request(1, "run", RunCode("x = 1"))
     with pytest.raises(EOFError):
@@ -43,7 +44,7 @@ def test_serve_says_hello_answers_and_stops_at_shutdown() -> None:
     inp, out = io.BytesIO(), io.BytesIO()
     for r in (Request(1, "ping"), Request(2, "run", RunCode("y = 2")), Request(0, "shutdown"),
               Request(3, "ping")):
-        write_frame(inp, r)
+        inp.write(encode_frame(r))
     inp.seek(0)
     Kernel(out).serve(inp)
     kinds = [(m.kind, m.id) for m in _messages(out)]
@@ -126,8 +127,10 @@ def test_counters_are_sent_when_they_change_even_while_a_request_runs(
         monkeypatch: pytest.MonkeyPatch) -> None:
     readings = iter([{}, {0: (1, 2)}, {0: (1, 2)}, {0: (5, 8)}])
     last: list[dict[int, tuple[int, int]]] = [{}]
+    calls = [0]
 
     def counters() -> dict[int, tuple[int, int]]:
+        calls[0] += 1
         last[0] = next(readings, last[0])
         return last[0]
 
@@ -139,7 +142,8 @@ def test_counters_are_sent_when_they_change_even_while_a_request_runs(
     stop = threading.Event()
     watcher = threading.Thread(target=kernel.watch_counters, args=(stop,))
     watcher.start()
-    time.sleep(0.3)
+    # a fifth look: the fourth reading, the last that differs, has been sent
+    wait_until(lambda: calls[0] >= 5, 10, "the counters thread to read past the readings")
     stop.set()
     watcher.join()
     sent = [m.data for m in _messages(out, kernel) if m.kind == "counters"]
@@ -162,8 +166,8 @@ def test_the_counters_thread_sleeps_until_a_request_while_cuda_has_not_started(
     stop = threading.Event()
     watcher = threading.Thread(target=kernel.watch_counters, args=(stop,))
     watcher.start()
-    time.sleep(0.5)
-    assert looks == []  # every 0.01 s: about 50 looks
+    time.sleep(0.1)  # the window the looks are counted over: what is tested
+    assert looks == []  # every 0.01 s: about 10 looks
     began = time.monotonic()
     kernel.answer(Request(1, "ping"))
     deadline = time.monotonic() + 2.0
@@ -182,8 +186,8 @@ def test_the_window_refuses_frames_that_would_import_torch() -> None:
     from gpumon.playground.data.wire import ForbiddenGlobal
 
     buf = io.BytesIO()
-    write_frame(buf, Message("reply", 1, torch.__version__))  # torch's own str subclass
-    write_frame(buf, Message("reply", 2, "plain"))
+    buf.write(encode_frame(Message("reply", 1, torch.__version__)))  # torch's own str subclass
+    buf.write(encode_frame(Message("reply", 2, "plain")))
     buf.seek(0)
     with pytest.raises(ForbiddenGlobal):
         read_frame(buf)
@@ -206,7 +210,7 @@ def test_no_frame_can_make_the_reader_call_or_import_anything_outside_gpumon_dat
     from gpumon.playground.data.wire import ForbiddenGlobal
 
     buf = io.BytesIO()
-    write_frame(buf, value)
+    buf.write(encode_frame(value))
     buf.seek(0)
     with pytest.raises(ForbiddenGlobal, match="os.system|posix.system|nt.system"):
         read_frame(buf)
@@ -217,7 +221,7 @@ def test_gpumon_values_and_plain_builtins_cross() -> None:
                                   "c": frozenset({"x"}), "d": b"bytes", "e": bytearray(b"z"),
                                   "f": [RunCode("y = 2")], "g": range(3), "h": slice(1, 2)})
     buf = io.BytesIO()
-    write_frame(buf, values)
+    buf.write(encode_frame(values))
     buf.seek(0)
     assert read_frame(buf) == values
 

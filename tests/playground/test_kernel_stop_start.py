@@ -12,6 +12,7 @@ import os
 import time
 
 import pytest
+from testkit import wait_until
 
 from gpumon.playground.client.kernel_client import KernelClient, KernelExit
 from gpumon.playground.data.actions import RunCode
@@ -31,15 +32,16 @@ def _run(client: KernelClient, inbox: Inbox, source: str) -> Outcome:
 
 
 @posix_only
-@pytest.mark.parametrize("after_s", [0.0, 0.4], ids=["before-hello", "importing-torch"])
+@pytest.mark.parametrize("said_hello", [False, True], ids=["before-hello", "importing-torch"])
 def test_stop_while_the_kernel_starts_restarts_it_and_says_so(
         client: KernelClient, inbox: Inbox, capfd: pytest.CaptureFixture[str],
-        after_s: float) -> None:
+        said_hello: bool) -> None:
     """The window's start: ``load`` (the warm-up) with the user's code queued behind it."""
     load = client.request("load")
     rid = client.request("run", RunCode("import time\ntime.sleep(30)"))
     first = client.pid
-    time.sleep(after_s)
+    if said_hello:  # then it is importing torch for the load (seconds here)
+        inbox.wait("hello", timeout=30)
     start = time.monotonic()
     assert client.interrupt() == "restarted"
     ended = inbox.wait("restarted", timeout=10).data
@@ -61,7 +63,9 @@ def test_stop_during_the_import_inside_the_users_code_interrupts_after_it(
     rid = client.request("run", RunCode("while True:\n    pass"))
     inbox.wait("hello", timeout=30)
     pid = client.pid
-    time.sleep(0.1)  # the kernel is importing torch now (about a second here)
+    # "started": the request runs, and imports torch first (about a second here)
+    wait_until(lambda: client._gen is not None and client._gen.started == rid,  # noqa: SLF001
+               30, "the request to start")
     assert client.interrupt(grace_s=60) == "signalled"
     inbox.wait("interrupted", rid, timeout=60)
     assert client.pid == pid and client.starts == 1

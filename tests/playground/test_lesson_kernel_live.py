@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from gpumon.playground.data.actions import RunCode
-from gpumon.playground.data.wire import Message, Request, read_frame, write_frame
+from gpumon.playground.data.wire import Message, Request, encode_frame, read_frame
 from gpumon.playground.kernel import memory
 from gpumon.playground.kernel.engine import Engine
 from gpumon.playground.kernel.main import Kernel
@@ -22,7 +22,7 @@ NUMBER = {step.id: i for i, step in enumerate(LESSON, start=1)}
 def _served(*requests: Request) -> list[Message]:
     inp, out = io.BytesIO(), io.BytesIO()
     for r in (*requests, Request(0, "shutdown")):
-        write_frame(inp, r)
+        inp.write(encode_frame(r))
     inp.seek(0)
     Kernel(out).serve(inp)
     out.seek(0)

@@ -9,7 +9,7 @@ import pytest
 
 from gpumon.playground.data import actions as act
 from gpumon.playground.data.actions import RunCode
-from gpumon.playground.kernel.explain import EXPLANATIONS, explain
+from gpumon.playground.kernel.explain import EXPLANATIONS, explanation_msgid
 from gpumon.playground.lesson.steps import LESSON, LessonStep, is_comment
 
 STEP = {s.id: s for s in LESSON}
@@ -79,12 +79,12 @@ def test_x_cuda_copies_and_net_cuda_moves_in_place_then_the_optimizer() -> None:
 
 def test_same_device_explanation() -> None:
     assert "torch never copies between devices by itself" not in ALL_TEXT
-    same = explain("RuntimeError", "Expected all tensors to be on the same device, but found "
-                                   "at least two devices, cuda:0 and cpu!")
+    same = explanation_msgid("RuntimeError", "Expected all tensors to be on the same device, "
+                             "but found at least two devices, cuda:0 and cpu!")
     assert "0-dim CPU tensor" in same and "index" in same
     assert "the input to the model's device" in same and ".cpu()" not in same
-    assert explain("RuntimeError", "Tensor on device cpu is not on the expected device meta!") \
-        == same
+    assert explanation_msgid(
+        "RuntimeError", "Tensor on device cpu is not on the expected device meta!") == same
     mixed = STEP["mixed-devices"]
     assert "0-dim CPU tensor" in mixed.narration and "index a GPU" in mixed.narration
     assert "y + torch.tensor(10)" in codes(mixed) and "y[torch.tensor([0, 2])]" in codes(mixed)
@@ -100,11 +100,11 @@ def test_printing_item_and_tolist_copy_implicitly() -> None:
 
 def test_numpy_shares_storage_and_force_copies() -> None:
     assert "never does that copy silently" not in ALL_TEXT
-    cuda = explain("TypeError", "can't convert cuda:0 device type tensor to numpy. Use "
-                                "Tensor.cpu() to copy the tensor to host memory first.")
+    cuda = explanation_msgid("TypeError", "can't convert cuda:0 device type tensor to numpy. "
+                             "Use Tensor.cpu() to copy the tensor to host memory first.")
     assert "shares the tensor's memory" in cuda and "numpy(force=True)" in cuda
-    meta = explain("TypeError", "can't convert meta device type tensor to numpy. Use "
-                                "Tensor.cpu() to copy the tensor to host memory first.")
+    meta = explanation_msgid("TypeError", "can't convert meta device type tensor to numpy. "
+                             "Use Tensor.cpu() to copy the tensor to host memory first.")
     assert "Cannot copy out of meta tensor" in meta and meta != cuda
     assert "shares the CPU tensor's memory" in STEP["copy-to-host"].narration
 
@@ -116,7 +116,7 @@ def test_small_copies_cost_synchronization_not_bytes() -> None:
 
 
 def test_out_of_memory_advice() -> None:
-    advice = explain("torch.OutOfMemoryError", OOM)
+    advice = explanation_msgid("torch.OutOfMemoryError", OOM)
     assert "delete names, call torch.cuda.empty_cache()" not in advice
     assert "empty_cache() is no cure" in advice
     for needle in ("reserved but unallocated", "other processes", "del", "smaller batch",

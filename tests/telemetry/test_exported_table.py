@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from prometheus_client.parser import text_string_to_metric_families
+from testkit import ExporterReading
 
 from gpumon.telemetry.cluster.prometheus import FIELDS
-from gpumon.telemetry.exporter.reader import GpuCollector
 from gpumon.telemetry.model import exported
 from gpumon.telemetry.model.types import GpuSample
 from gpumon.telemetry.sources.simulated import SimulatedSource
@@ -18,11 +18,8 @@ def test_every_exported_gauge_is_read_back_with_its_scale() -> None:
 
 
 def test_what_the_exporter_sends_the_reader_knows() -> None:
-    from prometheus_client import CollectorRegistry, generate_latest
-
-    registry = CollectorRegistry()
-    registry.register(GpuCollector(lambda: SimulatedSource(n_gpus=1), host="h"))
-    text = generate_latest(registry).decode()
+    with ExporterReading(lambda: SimulatedSource(n_gpus=1)) as exporter:
+        text = exporter.first().body().data.decode()
     sent = {f.name for f in text_string_to_metric_families(text)}
     # The last-read time is about the reading, not a value of the GPU: not read back.
     per_gpu = sent - {exported.NVML_UP, exported.PROCESS_MEMORY, exported.LAST_READ}

@@ -8,10 +8,8 @@ import time
 
 from fakenvml import FakeNvml
 from prometheus_client.parser import text_string_to_metric_families
+from testkit import ExporterReading
 
-from gpumon.telemetry.exporter.page import Page
-from gpumon.telemetry.exporter.reader import GpuCollector
-from gpumon.telemetry.exporter.series import families
 from gpumon.telemetry.nvml.source import NvmlSource
 
 # name -> (type, help), as dcgm-exporter's CSV files have them (the clock event reasons and
@@ -49,9 +47,10 @@ EXPECTED = {
 }
 
 
-def page_text(collector: GpuCollector, accept: str = "text/plain") -> str:
-    view = collector._read()
-    return Page(view, families(view, "lab-1")).body(accept).data.decode()
+def page_text(accept: str = "text/plain") -> str:
+    """The exporter's page after its first reading of the fake NVML, in ``accept``'s format."""
+    with ExporterReading(NvmlSource, host="lab-1") as exporter:
+        return exporter.first().body(accept).data.decode()
 
 
 def by_gpu(text: str, name: str) -> dict[str, float]:
@@ -74,16 +73,12 @@ def test_health_series_with_dcgm_names_types_help_and_values(fake_nvml: FakeNvml
         fake_nvml.set_value(0, key, value)
     fake_nvml.set_energy(0, 7_000_000)
     fake_nvml.add_xid(0, 48)
-    collector = GpuCollector(NvmlSource, host="lab-1")
-    try:
-        deadline = time.monotonic() + 2
-        while fake_nvml.xids_delivered() == 0 and time.monotonic() < deadline:
-            collector._read()
+    with ExporterReading(NvmlSource, host="lab-1", interval_s=0.05) as exporter:
+        deadline = time.monotonic() + 10
+        while fake_nvml.xids_delivered() == 0:
+            assert time.monotonic() < deadline, "the XID was never delivered"
             time.sleep(0.02)
-        collector.interval_s = 0  # read again now, with the XID in
-        text = page_text(collector)
-    finally:
-        collector.close()
+        text = exporter.fresh().body("text/plain").data.decode()  # read with the XID in
     parsed = {f.name: f for f in text_string_to_metric_families(text)}
     for name, (kind, help_text) in EXPECTED.items():
         assert parsed[name].type == kind, name
@@ -130,11 +125,7 @@ def test_unsupported_health_fields_are_left_out_never_zero(fake_nvml: FakeNvml) 
                  "nvmlDeviceGetCurrentClocksThrottleReasons", "nvmlDeviceRegisterEvents"):
         fake_nvml.set_unsupported(func, gpu=1)
     fake_nvml.set_error("NVML_FI_DEV_MEMORY_TEMP", 3, gpu=1)  # NVML_ERROR_NOT_SUPPORTED
-    collector = GpuCollector(NvmlSource, host="lab-1")
-    try:
-        text = page_text(collector)
-    finally:
-        collector.close()
+    text = page_text()
     for name in EXPECTED:
         if name == "DCGM_FI_DEV_FB_RESERVED":
             continue
@@ -143,10 +134,6 @@ def test_unsupported_health_fields_are_left_out_never_zero(fake_nvml: FakeNvml) 
 
 
 def test_openmetrics_keeps_the_counter_names_too(fake_nvml: FakeNvml) -> None:
-    collector = GpuCollector(NvmlSource, host="lab-1")
-    try:
-        text = page_text(collector, "application/openmetrics-text; version=1.0.0")
-    finally:
-        collector.close()
+    text = page_text("application/openmetrics-text; version=1.0.0")
     assert "# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter\n" in text
     assert "\nDCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{" in text

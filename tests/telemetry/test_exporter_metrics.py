@@ -10,17 +10,22 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-import pynvml
 import pytest
 from fakenvml import FakeNvml
-from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
+from testkit import ExporterReading
 
-from gpumon.telemetry.exporter.reader import GpuCollector
-from gpumon.telemetry.exporter.series import MAX_COMMAND_CHARS, Options, cut_command
+from gpumon.telemetry.exporter.series import (
+    DEFAULT_OPTIONS,
+    MAX_COMMAND_CHARS,
+    Options,
+    cut_command,
+)
+from gpumon.telemetry.model.types import Source
 from gpumon.telemetry.nvml.source import NvmlSource
 from gpumon.telemetry.sources.simulated import SimulatedSource
 
@@ -44,11 +49,12 @@ DCGM_DEFAULTS = {
 }
 
 
-def scrape(collector: GpuCollector) -> dict[str, object]:
-    """What a scraper reads, parsed back by prometheus_client's text parser."""
-    registry = CollectorRegistry()
-    registry.register(collector)
-    text = generate_latest(registry).decode()
+def scrape(factory: Callable[[], Source], host: str = "h",
+           options: Options = DEFAULT_OPTIONS) -> dict[str, object]:
+    """What a scraper reads after the exporter's first reading, parsed back by
+    prometheus_client's text parser."""
+    with ExporterReading(factory, host, options) as exporter:
+        text = exporter.first().body().data.decode()
     return {f.name: f for f in text_string_to_metric_families(text)}
 
 
@@ -64,9 +70,7 @@ def test_fake_nvml_numbers_with_dcgm_names_labels_and_units(fake_nvml: FakeNvml)
                            sm_clock=1905, mem_clock=9751, pstate=2, pcie_rx_kb=1500,
                            enc=12, dec=34).items():
         fake_nvml.set_value(0, key, value)
-    collector = GpuCollector(NvmlSource, host="lab-1")
-    families = scrape(collector)
-    collector.close()
+    families = scrape(NvmlSource, host="lab-1")
     for name, help_text in DCGM_DEFAULTS.items():
         family = families[name]
         assert family.type == "gauge" and family.documentation == help_text  # type: ignore
@@ -99,61 +103,16 @@ def test_unsupported_fields_are_left_out_not_zero(fake_nvml: FakeNvml) -> None:
     fake_nvml.set_gpu_count(2)
     fake_nvml.set_unsupported("nvmlDeviceGetFanSpeed", gpu=1)
     fake_nvml.set_unsupported("nvmlDeviceGetPowerUsage")
-    collector = GpuCollector(NvmlSource)
-    families = scrape(collector)
-    collector.close()
+    families = scrape(NvmlSource)
     assert list(values(families["gpumon_fan_speed_percent"])) == ["0"]
     assert "DCGM_FI_DEV_POWER_USAGE" not in families or not families[
         "DCGM_FI_DEV_POWER_USAGE"].samples  # type: ignore[attr-defined]
     assert sorted(values(families["DCGM_FI_DEV_GPU_TEMP"])) == ["0", "1"]
 
 
-def test_lost_gpu_goes_on_with_lost_1(fake_nvml: FakeNvml) -> None:
-    fake_nvml.set_gpu_count(2)
-    collector = GpuCollector(NvmlSource, interval_s=0.0)
-    scrape(collector)
-    fake_nvml.set_lost(1)
-    families = scrape(collector)
-    collector.close()
-    assert values(families["gpumon_gpu_lost"]) == {"0": 0, "1": 1}
-    assert list(values(families["DCGM_FI_DEV_GPU_UTIL"])) == ["0"]
-
-
-def test_no_driver_keeps_serving_with_nvml_up_0_then_picks_the_gpus_up(
-        fake_nvml: FakeNvml) -> None:
-    fake_nvml.set_init_error(pynvml.NVML_ERROR_DRIVER_NOT_LOADED)
-    collector = GpuCollector(NvmlSource, interval_s=0.0, host="h")
-    families = scrape(collector)
-    assert [s.value for s in families["gpumon_nvml_up"].samples] == [0]  # type: ignore
-    assert "DCGM_FI_DEV_GPU_UTIL" not in families
-    fake_nvml.set_init_error(0)  # the driver appears
-    families = scrape(collector)
-    collector.close()
-    assert [s.value for s in families["gpumon_nvml_up"].samples] == [1]  # type: ignore
-    assert list(values(families["DCGM_FI_DEV_GPU_UTIL"])) == ["0"]
-
-
-def test_two_scrapes_in_one_interval_read_nvml_once(fake_nvml: FakeNvml) -> None:
-    clock = [100.0]
-    collector = GpuCollector(NvmlSource, interval_s=1.0, clock=lambda: clock[0])
-    scrape(collector)
-    calls = fake_nvml.device_calls(0)
-    scrape(collector)
-    clock[0] += 0.5
-    scrape(collector)
-    assert fake_nvml.device_calls(0) == calls and collector.reads == 1
-    clock[0] += 0.6
-    scrape(collector)
-    collector.close()
-    assert fake_nvml.device_calls(0) > calls and collector.reads == 2
-
-
 def test_simulated_is_labelled_and_processes_are_bounded() -> None:
-    collector = GpuCollector(partial(SimulatedSource, n_gpus=2, seed=3),
-                             host='lab "A"\nrack 2',
-                             options=Options(process_labels=("user", "command")))
-    families = scrape(collector)
-    collector.close()
+    families = scrape(partial(SimulatedSource, n_gpus=2, seed=3), host='lab "A"\nrack 2',
+                      options=Options(process_labels=("user", "command")))
     for name in (*DCGM_DEFAULTS, "gpumon_gpu_lost", "gpumon_nvml_up",
                  "gpumon_process_gpu_memory_bytes"):
         for s in families[name].samples:  # type: ignore[attr-defined]
@@ -176,9 +135,7 @@ def test_simulated_is_labelled_and_processes_are_bounded() -> None:
 def test_user_and_command_only_when_asked_for(fake_nvml: FakeNvml, options: Options,
                                               labels: set[str]) -> None:
     fake_nvml.add_process(0, os.getpid(), 3 * GIB)
-    collector = GpuCollector(NvmlSource, host="h", options=options)
-    families = scrape(collector)
-    collector.close()
+    families = scrape(NvmlSource, options=options)
     (sample,) = families["gpumon_process_gpu_memory_bytes"].samples  # type: ignore
     assert set(sample.labels) == labels and sample.labels["pid"] == str(os.getpid())
     assert sample.value == 3 * GIB
@@ -186,9 +143,7 @@ def test_user_and_command_only_when_asked_for(fake_nvml: FakeNvml, options: Opti
 
 def test_no_process_series_when_turned_off(fake_nvml: FakeNvml) -> None:
     fake_nvml.add_process(0, os.getpid(), GIB)
-    collector = GpuCollector(NvmlSource, host="h", options=Options(processes=False))
-    families = scrape(collector)
-    collector.close()
+    families = scrape(NvmlSource, options=Options(processes=False))
     assert "gpumon_process_gpu_memory_bytes" not in families
     assert "DCGM_FI_DEV_GPU_UTIL" in families
 
@@ -251,10 +206,7 @@ def test_the_container_label_is_the_process_s_container_or_job(
 
     fake_nvml.add_process(0, os.getpid(), GIB)
     monkeypatch.setattr(procinfo, "container_of", lambda pid: "slurm:4242")
-    collector = GpuCollector(NvmlSource, host="h",
-                             options=Options(process_labels=("container",)))
-    families = scrape(collector)
-    collector.close()
+    families = scrape(NvmlSource, options=Options(process_labels=("container",)))
     (sample,) = families["gpumon_process_gpu_memory_bytes"].samples  # type: ignore
     assert sample.labels["container"] == "slurm:4242"
 

@@ -10,8 +10,9 @@ import time
 
 import pynvml
 import pytest
-from exporter_helpers import running, wait_until
+from exporter_helpers import running
 from fakenvml import FakeNvml
+from testkit import wait_until
 
 from gpumon.telemetry.nvml.source import NvmlSource
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import bcrypt
 import pytest
-from exporter_helpers import wait_until
+from testkit import wait_until
 
 from gpumon.cli.exporter import is_loopback
 from gpumon.telemetry.exporter.webconfig import WebConfigError, load
@@ -255,8 +255,9 @@ def test_one_warning_beyond_loopback_without_tls_and_none_with_it(tls_dir: Path)
                                  f"127.0.0.1:{port}", *web], cwd=ROOT, text=True,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         try:
+            # Listening, its SIGTERM handler only sets an event: the start-up lines (the
+            # warning among them) are written whenever the signal comes.
             wait_until(lambda port=port: _listening(port), 30, "the exporter to listen")
-            time.sleep(0.5)
         finally:
             proc.send_signal(signal.SIGTERM)
             out, _ = proc.communicate(timeout=10)

@@ -12,7 +12,7 @@ import psutil
 import pytest
 from testkit import vanished_pid
 
-from gpumon.telemetry.procs.procinfo import ProcInfoCache, read_procinfo
+from gpumon.telemetry.procs.procinfo import ProcInfo, ProcInfoCache
 
 
 class CountingProcess(psutil.Process):
@@ -59,8 +59,13 @@ def made(monkeypatch: pytest.MonkeyPatch) -> list[int | None]:
     return CountingProcess.made
 
 
+def read_once(pid: int) -> ProcInfo:
+    """What a fresh cache reads of ``pid``, as the process list's first tick does."""
+    return ProcInfoCache().lookup_many([pid])[pid]
+
+
 def test_self_is_read() -> None:
-    info = read_procinfo(os.getpid())
+    info = read_once(os.getpid())
     assert info.exists and info.is_self
     assert info.user == getpass.getuser()
     # The first word of the command line as the kernel has it (under pytest-xdist a worker
@@ -70,7 +75,7 @@ def test_self_is_read() -> None:
 
 
 def test_vanished_pid_has_no_details() -> None:
-    info = read_procinfo(vanished_pid())
+    info = read_once(vanished_pid())
     assert not info.exists and not info.is_self
     assert (info.name, info.user, info.command) == (None, None, None)
 
@@ -79,7 +84,7 @@ def test_access_denied_keeps_what_is_known(monkeypatch: pytest.MonkeyPatch) -> N
     def denied(self: psutil.Process) -> list[str]:
         raise psutil.AccessDenied(self.pid)
     monkeypatch.setattr(psutil.Process, "cmdline", denied)
-    info = read_procinfo(os.getpid())
+    info = read_once(os.getpid())
     assert info.exists and info.command is None and info.name and info.user
 
 

@@ -7,13 +7,13 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import jsonschema
 import psutil
 import pytest
 from fakenvml import FakeNvml
+from testkit import wait_until
 
 from gpumon.cli.main import main
 from gpumon.telemetry.model.types import GpuProcess, ProcessType
@@ -87,7 +87,9 @@ def test_host_usage_and_a_process_that_ends_between_two_reads(fake_nvml: FakeNvm
             assert first.cpu_pct is None  # nothing to compare with yet
             assert first.host_rss_bytes is not None and first.host_rss_bytes > 0
             assert first.started_s == pytest.approx(psutil.Process(child.pid).create_time())
-            time.sleep(0.3)
+            busy = psutil.Process(child.pid)
+            used = sum(busy.cpu_times()[:2])  # at least what the first read saw
+            wait_until(lambda: sum(busy.cpu_times()[:2]) > used, 30, "the child to use CPU")
             second = _by_pid(source)[child.pid]
             assert second.cpu_pct is not None and second.cpu_pct > 0
             child.kill()

@@ -33,12 +33,16 @@ def test_once_loads_no_numpy(args: list[str]) -> None:
 
 def test_an_exporter_scrape_loads_no_numpy() -> None:
     assert not _loads_numpy("""
-        from prometheus_client import CollectorRegistry, generate_latest
-        from gpumon.telemetry.exporter.reader import GpuCollector
+        import time
+        from gpumon.telemetry.exporter.page import Pages
+        from gpumon.telemetry.exporter.reader import GpuReader
         from gpumon.telemetry.sources.simulated import SimulatedSource
-        collector = GpuCollector(lambda: SimulatedSource(n_gpus=2), 1.0, "h")
-        registry = CollectorRegistry()
-        registry.register(collector)
-        assert b"DCGM_FI_DEV_FB_USED" in generate_latest(registry)
-        collector.close()
+        pages = Pages("h")
+        reader = GpuReader(lambda: SimulatedSource(n_gpus=2), pages.publish, 3600.0)
+        reader.start()
+        deadline = time.monotonic() + 60
+        while pages.published < 2 and time.monotonic() < deadline:  # the first reading's
+            time.sleep(0.01)
+        assert reader.stop(5.0)
+        assert b"DCGM_FI_DEV_FB_USED" in pages.current.body().data
         """)

@@ -45,9 +45,16 @@ def test_no_gpu_playground_shows_the_kernels_memory_moving(qtbot, make_window):
     qtbot.waitUntil(lambda: panel.log.count() >= 1, timeout=30000)
     assert panel.log.outcomes()[0].ok
     qtbot.waitUntil(lambda: view.probe.series()[1][-1] > base + 200 * MIB, timeout=10000)
-    qtbot.wait(600)  # one redraw
-    _, drawn = view.rss_curve.getData()
-    assert drawn is not None and np.nanmax(drawn) * 2**30 > base + 200 * MIB  # on screen
+
+    def drawn() -> bool:  # the RSS curve, the tensors' curve and the readout redrawn
+        _, rss = view.rss_curve.getData()
+        _, tensors = view.tensor_curve.getData()
+        return (rss is not None and len(rss) > 0 and tensors is not None and len(tensors) > 0
+                and np.nanmax(rss) * 2**30 > base + 200 * MIB
+                and tensors[-1] * 2**30 >= 256 * MIB and "256.00 MiB" in view.readout.text())
+    qtbot.waitUntil(drawn, timeout=10000)
+    _, drawn_rss = view.rss_curve.getData()
+    assert drawn_rss is not None and np.nanmax(drawn_rss) * 2**30 > base + 200 * MIB  # on screen
     _, tensors = view.tensor_curve.getData()
     assert tensors is not None and tensors[-1] * 2**30 == pytest.approx(256 * MIB)
     assert "256.00 MiB" in view.readout.text() and "RSS" in view.readout.text()

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 import gpumon.telemetry.history.csv_rows as csv_rows
+from gpumon.telemetry.history.csv_export import history_table
+from gpumon.telemetry.history.csv_rows import column
 from gpumon.telemetry.history.store import History
 from gpumon.telemetry.model.types import (
     GpuInfo,
@@ -22,7 +24,8 @@ from gpumon.telemetry.model.types import (
     SourceState,
     SourceStatus,
 )
-from gpumon.ui.window.exports import CsvRecorder, column, history_table
+from gpumon.ui.window import exports
+from gpumon.ui.window.exports import CsvRecorder
 
 GIB = 1024**3
 MACHINE = MachineInfo("host", "NVML")
@@ -106,14 +109,17 @@ def test_rows_are_written_on_the_worker_thread(qtbot, tmp_path: Path,  # type: i
     assert {t.name for t in threads} == {"gpumon-csv-record"}
 
 
-def test_rows_reach_the_file_within_about_a_second(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """The once-a-second flush: rows are on disk while the recording goes on."""
+def test_rows_reach_the_file_within_about_a_second(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The once-a-second flush: rows are on disk while the recording goes on (here with a
+    tenth of the period, so that the test waits 0.15 s, not 1.1 s)."""
+    monkeypatch.setattr(exports, "FLUSH_EVERY_S", 0.1)
     path = tmp_path / "rec.csv"
     recorder = CsvRecorder()
     recorder.start(path)
     try:
         recorder.add(_snap(1_700_000_000.0, torch_on=False))
-        time.sleep(1.1)
+        time.sleep(0.15)  # a flush period passes: the rule under test
         recorder.add(_snap(1_700_000_001.0, torch_on=False))
         qtbot.waitUntil(lambda: len(_sections(path)[0]) == 1 + 2 * 2, timeout=3000)
         assert recorder.recording

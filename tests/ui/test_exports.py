@@ -11,8 +11,8 @@ import pytest
 from PySide6.QtGui import QAction, QImage
 from PySide6.QtWidgets import QApplication, QLabel, QMessageBox
 
+from gpumon.telemetry.history.csv_rows import column
 from gpumon.telemetry.sources.simulated import SimulatedFaults, SimulatedSource
-from gpumon.ui.window.exports import column
 
 
 def _read(path: Path) -> list[dict[str, str]]:
@@ -154,7 +154,7 @@ def test_export_writes_on_a_worker_thread_and_refuses_a_second_meanwhile(
         qtbot, make_window, tmp_path, monkeypatch):
     import threading
 
-    import gpumon.ui.window.exports as ex
+    from gpumon.telemetry.history import csv_export as ex
 
     w = make_window()
     qtbot.waitUntil(lambda: w.history.count(0) >= 3, timeout=5000)

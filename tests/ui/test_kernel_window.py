@@ -8,12 +8,14 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 from typing import Any
 
 import psutil
 import pytest
 
 from gpumon.playground.lesson.steps import LESSON
+from tests.playground.kernel_helpers import touch_line
 
 # Windows and kernels in subprocesses, the whole lesson: tens of seconds (docs/development.md).
 pytestmark = pytest.mark.slow
@@ -128,12 +130,13 @@ def _check_lesson(results: list[dict[str, Any]], devices: list[str]) -> None:
     assert cuda > 0 or first_cuda_error == "to-gpu"
 
 
-def test_quit_during_a_10_s_operation_exits_0_within_3_s_and_leaves_no_kernel() -> None:
-    script = PRELUDE + textwrap.dedent("""
+def test_quit_during_a_10_s_operation_exits_0_within_3_s_and_leaves_no_kernel(
+        tmp_path: Path) -> None:
+    mark = tmp_path / "sleeping"  # the code creates it: the sleep runs in the kernel now
+    script = PRELUDE + textwrap.dedent(f"""
         w.tabs.setCurrentWidget(w.playground)
-        w.playground.submit(RunCode("import time\\ntime.sleep(10)"))
-        wait(lambda: w.engine.kernel_pid is not None)
-        time.sleep(1.0)  # the sleep is running in the kernel now
+        w.playground.submit(RunCode({touch_line(mark)!r} + "import time\\ntime.sleep(10)"))
+        wait(lambda: w.engine.kernel_pid is not None and os.path.exists({str(mark)!r}))
         print("kernel", w.engine.kernel_pid, flush=True)
         print("closing", time.monotonic(), flush=True)
         QTimer.singleShot(0, w.close)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QApplication
+from qt_fixtures import settled
 
 from gpumon.ui.lesson.page import LessonPage
 from tests.qt_fixtures import activate
@@ -44,8 +45,9 @@ def test_space_on_run_runs_once_keeps_the_step_and_the_sampling(qtbot, make_wind
     assert page.run_button.hasFocus()  # the focus did not jump to Next
     qtbot.keyClick(page.run_button, Qt.Key.Key_Space)  # pressed again while it runs
     qtbot.waitUntil(lambda: bool(finished), timeout=60000)
-    qtbot.wait(100)
-    assert len(finished) == 1 and page.index == 0 and not w.paused
+    settled(lambda: (len(finished), page.running))  # what the finish posted, handled
+    assert len(finished) == 1 and not page.running  # the second Space started no run
+    assert page.index == 0 and not w.paused
     assert page.run_button.hasFocus()
     assert w.testAttribute(Qt.WidgetAttribute.WA_KeyboardFocusChange)  # drawn as focused
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QApplication, QLabel, QPushButton
+from qt_fixtures import settled
 
 from gpumon import i18n
 from gpumon.playground.lesson.steps import LESSON
@@ -103,7 +104,7 @@ def test_every_chinese_step_fits_at_every_zoom(qtbot, make_window, chinese, tmp_
     w.presentation.set_zoom(zoom)
     font_px = QFontMetricsF(QApplication.font()).height()
     qtbot.waitUntil(lambda: page.narration.fontMetrics().height() >= font_px - 1, timeout=3000)
-    qtbot.wait(200)
+    settled(lambda: (w.frameGeometry(), page.narration_area.geometry()))
     keep = os.environ.get("GPUMON_LESSON_SHOTS")
     folder = Path(keep) if keep else tmp_path
     folder.mkdir(parents=True, exist_ok=True)

@@ -190,13 +190,13 @@ def test_memory_by_process_in_english_and_chinese_at_100_and_200(
     settings.memory_by_process = True
     w = open_window(qtbot, settings)
     w.presentation.set_zoom(zoom)
-    qtbot.wait(50)
     action = w.menus.actions["actionMemoryByProcess"]
     assert action.text() == {"en": "Memory by &process", "zh": "按进程显示显存(&P)"}[lang]
     stack = w.menus.memory_stacks.stacks[0]
 
-    def label_pt() -> float:
-        return float(stack.legend.items[0][1].opts["size"].removesuffix("pt"))
+    def label_pt() -> float:  # 0 until the legend has its first entry
+        items = stack.legend.items
+        return float(items[0][1].opts["size"].removesuffix("pt")) if items else 0.0
 
     qtbot.waitUntil(lambda: label_pt() > 6.0 * zoom, timeout=WAIT_MS)  # follows the zoom
     unattributed = {"en": "unattributed", "zh": "未归属任何进程"}[lang]
@@ -213,8 +213,7 @@ def test_memory_by_process_in_english_and_chinese_at_100_and_200(
             for r in range(table.proxy.rowCount())
             if table.proxy.index(r, 3).data() != "Xorg"]  # one with host readings
     points, row = max(rows)
-    view = w.open_process_view(table.proxy.index(row, 0))
-    qtbot.wait(50)
+    view = w.open_process_view(table.proxy.index(row, 0))  # its trace filled from the history
     gpu = int(table.proxy.index(row, 0).data())
     assert points > 10 and len(view.trace.gpu_mem[gpu]) >= points  # from before it opened
     shot(view, f"process-view-{lang}-{int(zoom * 100)}.png")

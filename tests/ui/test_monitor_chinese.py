@@ -12,6 +12,7 @@ import socket
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel
+from qt_fixtures import settled
 
 from gpumon.telemetry.nvml.source import NvmlSource
 from gpumon.telemetry.sources.simulated import SimulatedFaults, SimulatedSource
@@ -146,7 +147,8 @@ def test_graph_labels_are_never_cut_in_chinese(qtbot, make_window, chinese: None
     qtbot.waitUntil(lambda: w.gpu_panel(3) is not None and w.snapshot_count >= 3,
                     timeout=WAIT_MS)
     w.presentation.set_zoom(zoom)
-    qtbot.wait(300)  # the grid lays out again after the font change
+    # the grid lays out again after the font change
+    settled(lambda: [(p.geometry(), p.mem_label.contentsRect()) for p in w.gpu_grid.panels])
     for panel in w.gpu_grid.panels:
         util: RunsLabel = panel.util_label
         assert not util.is_elided(), (zoom, panel.index, util.text())
@@ -161,7 +163,7 @@ def test_a_lost_panels_text_follows_the_zoom(qtbot, make_window) -> None:
     w = make_window(_lost_gpu_3)
     qtbot.waitUntil(lambda: w.gpu_panel(3) is not None and w.gpu_panel(3).lost, timeout=WAIT_MS)
     w.presentation.set_zoom(2.0)
-    qtbot.wait(300)
+    settled(lambda: [p.geometry() for p in w.gpu_grid.panels])
     lost, fine = w.gpu_panel(3), w.gpu_panel(0)
     assert lost is not None and fine is not None
     for label in ("title", "readouts", "mem_label", "util_label"):

@@ -31,13 +31,20 @@ def test_200000_names_never_stall_the_gui_thread(qtbot, make_window) -> None:  #
     timer.setInterval(5)
     timer.timeout.connect(lambda: ticks.append(time.monotonic()))
     timer.start()
+    events: list[str] = []  # in the order the GUI thread got them
+    w.engine.outcomeReady.connect(lambda _outcome: events.append("card"))
+    w.engine.workspaceChanged.connect(lambda _page: events.append("page"))
+
+    def page_after_card(n: int) -> bool:  # the workspace page comes after the run's card
+        cards = [i for i, e in enumerate(events) if e == "card"]
+        return len(cards) >= n and "page" in events[cards[n - 1] + 1:]
     try:
-        for code in (MAKE_TENSORS, MAKE_INTS, MAKE_TENSORS):
+        for n, code in enumerate((MAKE_TENSORS, MAKE_INTS, MAKE_TENSORS), start=1):
             count = panel.log.count()
             panel.submit(RunCode(code))
             qtbot.waitUntil(lambda c=count: panel.log.count() > c, timeout=120000)
             qtbot.waitUntil(lambda: not w.engine.busy, timeout=30000)
-            qtbot.wait(500)  # the workspace page comes after the card
+            qtbot.waitUntil(lambda n=n: page_after_card(n), timeout=30000)
     finally:
         timer.stop()
     table = panel.workspace_table

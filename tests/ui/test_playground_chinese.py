@@ -29,6 +29,8 @@ from gpumon.ui.playground.style import (
     outcome_tag,
     took_text,
 )
+from tests.playground.kernel_helpers import touch_line
+from tests.qt_fixtures import settled
 
 CJK = re.compile("[\u4e00-\u9fff]")
 # English words a Chinese card may still show: units, device names and torch's own terms.
@@ -195,12 +197,12 @@ def test_no_chinese_text_is_cut_off(qtbot, make_window, chinese, restore_app_loo
     w = make_window()
     w.tabs.setCurrentWidget(w.playground)
     w.presentation.set_zoom(zoom)
-    qtbot.wait(200)
+    settled(lambda: (w.frameGeometry(), w.playground.forms.geometry()))
     forms = w.playground.forms
     bar = forms.tabBar()
     for i in range(forms.count()):
         forms.setCurrentIndex(i)
-        qtbot.wait(50)
+        settled(lambda: (forms.currentWidget().geometry(), _cut_off(forms.currentWidget())))
         text = bar.fontMetrics().horizontalAdvance(bar.tabText(i))
         assert bar.tabRect(i).width() > text, (zoom, bar.tabText(i))
         assert not _cut_off(forms.currentWidget()), (zoom, i, _cut_off(forms.currentWidget()))
@@ -244,24 +246,26 @@ def test_cards_already_in_the_log_follow_the_zoom(qtbot, make_window, chinese,
     qtbot.waitUntil(entry.body.isVisible, timeout=5000)
     before = entry.body.font().pointSizeF()
     w.presentation.set_zoom(2.0)
-    qtbot.wait(50)
+    settled(lambda: [wd.font().pointSizeF() for wd in (entry.code_label, entry.body)])
     for widget in (entry.code_label, entry.body, entry.copy_button, entry.tag):
         assert widget.font().pointSizeF() == pytest.approx(2 * before), widget.objectName()
 
 
-def test_running_then_stop_speak_chinese(qtbot, zh_panel: PlaygroundPanel) -> None:
+def test_running_then_stop_speak_chinese(qtbot, zh_panel: PlaygroundPanel, tmp_path) -> None:
     from gpumon.playground.data.actions import RunCode
 
-    zh_panel.submit(RunCode("import time\ntime.sleep(20)"))
+    mark = tmp_path / "sleeping"
+    code = touch_line(mark) + "import time\ntime.sleep(20)"
+    zh_panel.submit(RunCode(code))
     zh_panel.submit(act.IsAvailable())
-    assert zh_panel.busy_label.text() == "正在运行 import time\ntime.sleep(20) · 还有 1 个在排队"
+    assert zh_panel.busy_label.text() == f"正在运行 {code} · 还有 1 个在排队"
     qtbot.waitUntil(lambda: zh_panel.code_bar.stop_button.isEnabled(), timeout=5000)
-    qtbot.wait(500)  # the sleep is running in the kernel now
+    qtbot.waitUntil(mark.exists, timeout=30000)  # the sleep runs in the kernel now
     qtbot.mouseClick(zh_panel.code_bar.stop_button, Qt.MouseButton.LeftButton)
     assert zh_panel.busy_label.text().startswith("正在停止…")
     qtbot.waitUntil(lambda: zh_panel.log.count() == 2, timeout=20000)
     stopped = zh_panel.log.entries()[1]
-    assert stopped.outcome.code == "import time\ntime.sleep(20)"
+    assert stopped.outcome.code == code
     assert stopped.outcome.error is not None
     assert stopped.outcome.error.type_name == "KeyboardInterrupt"
     assert stopped.tag.text() == "已停止"

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 
 import pytest
 from PySide6.QtCore import Qt
 
-from gpumon.telemetry.procs.procinfo import read_procinfo
+from gpumon.telemetry.procs.procinfo import ProcInfo
 from gpumon.ui.playground.code_line import History
+from tests.playground.kernel_helpers import touch_line
 from tests.qt_fixtures import activate
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="sends POSIX signals to the kernel")
@@ -71,13 +71,15 @@ def test_code_line_outcome_workspace_marker_and_history(qtbot, make_window) -> N
     assert w.tabs.tabText(w.tabs.currentIndex()) == "Monitor"
 
 
-def test_esc_interrupts_a_running_loop_and_the_workspace_stays(qtbot, make_window) -> None:
+def test_esc_interrupts_a_running_loop_and_the_workspace_stays(qtbot, make_window,
+                                                               tmp_path) -> None:
     w, panel = _page(qtbot, make_window)
     _type(qtbot, panel, "keep = torch.ones(1)")
     qtbot.waitUntil(lambda: panel.log.count() == 1, timeout=30000)
-    _type(qtbot, panel, "while True:\n    pass")
+    mark = tmp_path / "looping"
+    _type(qtbot, panel, touch_line(mark) + "while True:\n    pass")
     qtbot.waitUntil(lambda: panel.code_bar.stop_button.isEnabled(), timeout=5000)
-    time.sleep(0.5)
+    qtbot.waitUntil(mark.exists, timeout=30000)  # the loop runs now
     activate(qtbot, w)
     qtbot.keyClick(panel.code_bar.edit, Qt.Key.Key_Escape)
     assert panel.busy_label.text().startswith("stopping"), "Esc did not reach Stop"
@@ -91,16 +93,17 @@ def test_esc_interrupts_a_running_loop_and_the_workspace_stays(qtbot, make_windo
 @pytest.mark.slow
 @posix_only
 def test_sigkill_during_an_action_shows_a_card_and_the_next_action_works(
-        qtbot, make_window) -> None:
+        qtbot, make_window, tmp_path) -> None:
     w, panel = _page(qtbot, make_window)
     _type(qtbot, panel, "a = torch.zeros(3)")
     qtbot.waitUntil(lambda: panel.log.count() == 1, timeout=30000)
     pid = w.engine.kernel_pid
     assert pid is not None and pid != os.getpid()
-    assert read_procinfo(pid).is_self  # NVML's "this process" line is the kernel's
-    _type(qtbot, panel, "import time\ntime.sleep(10)")
+    assert ProcInfo(pid).is_self  # NVML's "this process" line is the kernel's
+    mark = tmp_path / "sleeping"
+    _type(qtbot, panel, touch_line(mark) + "import time\ntime.sleep(10)")
     qtbot.waitUntil(lambda: panel.code_bar.stop_button.isEnabled(), timeout=5000)
-    time.sleep(0.3)
+    qtbot.waitUntil(mark.exists, timeout=30000)  # the sleep runs now
     snapshots = w.snapshot_count
     os.kill(pid, signal.SIGKILL)
     qtbot.waitUntil(lambda: panel.log.count() == 3, timeout=10000)
@@ -112,7 +115,7 @@ def test_sigkill_during_an_action_shows_a_card_and_the_next_action_works(
     qtbot.waitUntil(lambda: panel.log.count() == 4, timeout=30000)
     assert panel.log.outcomes()[0].ok and panel.log.outcomes()[0].preview == "tensor(2.)"
     assert w.engine.kernel_pid not in (None, pid)
-    assert read_procinfo(w.engine.kernel_pid).is_self and not read_procinfo(pid).is_self
+    assert ProcInfo(w.engine.kernel_pid).is_self and not ProcInfo(pid).is_self
 
 
 @pytest.mark.slow

@@ -6,6 +6,7 @@ import dataclasses
 
 import pytest
 from PySide6.QtCore import QThread
+from PySide6.QtWidgets import QApplication
 
 from gpumon.interval import SAMPLING
 from gpumon.telemetry.model.types import Snapshot, SourceState
@@ -112,7 +113,9 @@ def test_switch_source_pause_and_interval(qtbot):
     with qtbot.waitSignal(sampling.pausedChanged, timeout=5000):
         sampling.set_paused(True)
     n = len(snaps)
-    qtbot.wait(350)
+    timer = sampling.worker._timer  # noqa: SLF001 - the polling timer
+    assert timer is not None and not timer.isActive()  # no tick is coming
+    QApplication.processEvents()  # one sent before the pause came before pausedChanged
     assert len(snaps) == n
     with qtbot.waitSignal(sampling.intervalChanged, timeout=5000) as blocker:
         sampling.set_interval(50.0)

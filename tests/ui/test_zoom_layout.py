@@ -9,6 +9,7 @@ import pytest
 from PySide6.QtCore import QRectF, QSize
 from PySide6.QtGui import QFontMetricsF, QImage, QPainter
 from PySide6.QtWidgets import QApplication, QTableView
+from qt_fixtures import settled
 
 from gpumon.ui.widgets.axis import next_nice, thinned_spacing, time_label
 from gpumon.ui.widgets.runs_label import RunsLabel, TextRun
@@ -50,7 +51,8 @@ def test_zoom_rows_ticks_badge_and_screen(qtbot, make_window, tmp_path, zoom):
     w.presentation.set_zoom(zoom)
     font_px = QFontMetricsF(QApplication.font()).height()
     qtbot.waitUntil(lambda: w.process_table.fontMetrics().height() >= font_px - 1, timeout=3000)
-    qtbot.wait(300)  # the screen fit and the grid's relayout run after the font events
+    # the screen fit and the grid's relayout run after the font events
+    settled(lambda: (w.frameGeometry(), [p.geometry() for p in w.gpu_grid.panels]))
 
     # Rows grow with the font: the text is never clipped (they stayed 22 px).
     for table in w.findChildren(QTableView):
@@ -88,11 +90,10 @@ def test_ctrl_0_gives_the_window_its_size_back(qtbot, make_window):
     w = make_window()
     w.resize(700, 600)  # fits the 800 x 800 offscreen screen at 100 %
     qtbot.waitUntil(lambda: w.gpu_panel(0) is not None, timeout=5000)
-    qtbot.wait(50)
-    before = w.size()
+    before = settled(w.size)
     for _ in range(12):
         w.presentation.zoom_in()
-    qtbot.wait(200)
+    settled(w.frameGeometry)  # fitted to the screen after the font events
     assert w.screen().availableGeometry().contains(w.frameGeometry())
     w.presentation.reset_zoom()
     qtbot.waitUntil(lambda: w.size() == before, timeout=3000)
@@ -140,7 +141,7 @@ def test_playground_at_300_percent_keeps_the_window_on_its_screen(qtbot, make_wi
     w.tabs.setCurrentWidget(w.playground)
     qtbot.waitUntil(lambda: w.latest_snapshot is not None, timeout=5000)
     w.presentation.set_zoom(3.0)
-    qtbot.wait(300)
+    settled(lambda: (w.frameGeometry(), w.playground.forms.geometry()))
     area = w.screen().availableGeometry()
     assert area.contains(w.frameGeometry()), (w.frameGeometry(), area)
     forms = w.playground.forms  # not squashed: its fields keep their height

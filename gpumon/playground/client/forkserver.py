@@ -287,8 +287,9 @@ def spawn(python: str, env: dict[str, str]) -> ForkedKernel | None:
 
 def start_server(python: str, env: dict[str, str]) -> ForkServer:
     """A server for ``python`` and ``env`` now: the running one if it is for them, else a new
-    one replacing it (tests, and a window that knows it will restart kernels); it is ready
-    when ``ready`` is set."""
+    one replacing it; it is ready when ``ready`` is set. The window never calls it (``spawn``
+    starts a server at its second kernel); the test suite and the kernel benchmark do, so
+    that each test process imports torch once, while it collects, and forks every kernel."""
     global _server
     with _lock:
         if (_server is not None and _server.key == _key(python, env)

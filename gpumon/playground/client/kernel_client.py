@@ -308,14 +308,6 @@ class KernelClient:
         timer.start()
         return "signalled"
 
-    def restart(self) -> None:
-        """Kill the kernel (its workspace is lost) and start a fresh one."""
-        with self._lock:
-            gen = self._gen
-            if gen is not None:
-                self._kill(gen, "restarted")
-            self.start()
-
     def shutdown(self, timeout_s: float = 1.0) -> int | None:
         """Ask the kernel to exit, kill it after ``timeout_s``, reap it; its return code."""
         with self._lock:

@@ -103,12 +103,6 @@ def encode_frame(value: object) -> bytes:
     return _HEADER.pack(len(body)) + body
 
 
-def write_frame(stream: IO[bytes], value: object) -> None:
-    """Write one frame and flush it."""
-    stream.write(encode_frame(value))
-    stream.flush()
-
-
 class _Unpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str) -> Any:
         if module == "builtins" and name in _ALLOWED_BUILTINS:

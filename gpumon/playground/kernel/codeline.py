@@ -30,8 +30,6 @@ from gpumon.playground.kernel.printed import printed
 
 #: Names the card lists under "made or changed"; the rest are counted.
 MADE_LISTED = 20
-#: Names the code line provides; they are not workspace values.
-PREIMPORTED = ("torch", "nn", "F")
 
 
 def syntax_error(exc: SyntaxError) -> ErrorInfo:

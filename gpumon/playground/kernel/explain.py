@@ -158,13 +158,6 @@ def explanation_msgid(type_name: str, message: str) -> str:
     return FALLBACK
 
 
-def explain(type_name: str, message: str) -> str:
-    """One plain-words line for an error, from the first pattern that matches, in the
-    chosen language."""
-    msgid = explanation_msgid(type_name, message)  # a table entry, marked with N_()
-    return tr(msgid)
-
-
 def error_from_exception(exc: BaseException) -> ErrorInfo:
     """Turn any exception into an ErrorInfo; a :class:`Refusal` is marked as not torch's."""
     if isinstance(exc, Refusal):

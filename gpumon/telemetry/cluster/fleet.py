@@ -31,7 +31,6 @@ from gpumon.telemetry.model.health import HEALTH_KEYS, from_exporter
 from gpumon.telemetry.model.types import GpuInfo, GpuSample, HostView, MigSample
 
 Target = tuple[str, str]  # (job, instance): one scrape target
-HOST_LABELS = ("Hostname", "hostname")
 MIG_ID, MIG_PROFILE = "GPU_I_ID", "GPU_I_PROFILE"
 DRIVER_LABEL = "DCGM_FI_DRIVER_VERSION"
 _INT_FIELDS = frozenset({"mem_used_bytes", "mem_free_bytes", "mem_total_bytes"})

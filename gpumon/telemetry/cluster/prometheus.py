@@ -53,19 +53,14 @@ HISTORY_QUERY = '{__name__=~"' + "|".join(
 REASONS_MAX_AGE_S = 10.0  # the targets list (why a scrape failed) is asked at most this often
 
 
-def label_selector(name: str, value: str) -> str:
-    """``{name="value"}`` with the value quoted as PromQL wants (quotes, backslashes,
-    newlines escaped: JSON's string escapes are a subset of PromQL's)."""
-    return "{" + name + "=" + json.dumps(value) + "}"
-
-
 def _regex_quote(text: str) -> str:
     """``text`` matched literally by an RE2 regex (PromQL's ``=~``)."""
     return "".join("\\" + c if c in "\\.+*?()|[]{}^$" else c for c in text)
 
 
 def instances_matcher(targets: set[Target]) -> str:
-    """``instance=~"a|b"`` for these targets (the caller keeps only their jobs' series)."""
+    """``instance=~"a|b"`` for these targets (the caller keeps only their jobs' series);
+    json.dumps quotes it as PromQL wants: JSON's string escapes are a subset of PromQL's."""
     alternatives = "|".join(sorted({_regex_quote(t[1]) for t in targets}))
     return "instance=~" + json.dumps(alternatives)
 

@@ -6,24 +6,17 @@ hands each reading, as a ``View``, to whoever renders it. A watchdog thread mark
 as not answering when a read has made no progress for ``read_timeout_s`` (no NVML call
 started: one hangs), and hands on a View without GPU values; when the call returns, the next
 reading brings everything back. Stopping never waits on a hung call: the threads are daemons.
-
-``GpuCollector`` reads synchronously when collected; it is for scripts and tests that want
-the exporter's families from a source in one call, not for the server.
 """
 
 from __future__ import annotations
 
 import logging
-import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
-
-from prometheus_client.core import Metric
-from prometheus_client.registry import Collector
+from collections.abc import Callable
 
 from gpumon.interval import EXPORTER
-from gpumon.telemetry.exporter.series import DEFAULT_OPTIONS, Options, View, families
+from gpumon.telemetry.exporter.series import View
 from gpumon.telemetry.model.types import GpuInfo, Snapshot, Source, SourceState, SourceStatus
 from gpumon.telemetry.sources.sampler import Sampler
 
@@ -234,52 +227,3 @@ class GpuReader:
             log.info("GPU source ready: %s", status.message)
         else:
             log.warning("no GPU data (gpumon_nvml_up 0): %s", text)
-
-
-class GpuCollector(Collector):
-    """The exporter's families, read from a source when collected (at most once per
-    interval). For scripts and tests; the server reads in a ``GpuReader`` instead."""
-
-    def __init__(self, source_factory: Callable[[], Source], interval_s: float = EXPORTER.default,
-                 host: str | None = None, clock: Callable[[], float] = time.monotonic,
-                 options: Options = DEFAULT_OPTIONS) -> None:
-        self._factory = source_factory
-        self.interval_s = interval_s
-        self.host = host or socket.gethostname()
-        self.options = options
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._sampler: Sampler | None = None
-        self._view = View(None, False, "not read yet", False)
-        self._read_at = -float("inf")
-        self.reads = 0
-
-    def read(self) -> Snapshot | None:
-        """The cached snapshot, read again when it is older than one interval."""
-        return self._read().snapshot
-
-    def _read(self) -> View:
-        with self._lock:
-            now = self._clock()
-            if now - self._read_at < self.interval_s:
-                return self._view
-            self._read_at = now
-            status = self._sampler.status if self._sampler is not None else None
-            if status is None or not status.usable:
-                self._sampler, _, status = open_source(self._factory, self._sampler, 5.0)
-            snap = self._sampler.tick() if self._sampler is not None and status.usable else None
-            up = snap is not None and snap.status.usable
-            last = {} if snap is None else read_times(snap)
-            self.reads += 1
-            self._view = View(snap, up, "", up, snap.gpus if snap is not None else (), last,
-                              self.reads, (snap.machine.driver_version or "") if snap else "")
-            return self._view
-
-    def close(self) -> None:
-        with self._lock:
-            if self._sampler is not None:
-                self._sampler.close()
-                self._sampler = None
-
-    def collect(self) -> Iterator[Metric]:
-        yield from families(self._read(), self.host, self.options)

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import enum
 import math
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpumon.i18n import N_, ntr, tr
 from gpumon.telemetry.model.types import GpuSample
+from gpumon.units import format_clock
 
 # nvmlClocksEventReason* bits (nvml.h), in the order nvidia-smi -q lists them: the full name
 # (as nvidia-smi words it) and the short word of a panel's header ("clocks held down: ...").
@@ -240,7 +240,7 @@ class HealthWatch:
             at = s.xid_last_time_s or s.timestamp_s
             events.append(HealthEvent(s.index, at, tr(
                 "{clock} GPU {gpu}: XID {code}, {meaning}. {hint}",
-                clock=time.strftime("%H:%M:%S", time.localtime(at)), gpu=s.index,
+                clock=format_clock(at), gpu=s.index,
                 code=s.xid_last, meaning=xid_meaning(s.xid_last), hint=xid_hint(s.xid_last))))
         old_unc = (before.ecc_uncorrected_volatile or 0) if before is not None else 0
         if s.ecc_uncorrected_volatile and s.ecc_uncorrected_volatile > old_unc:
@@ -250,7 +250,7 @@ class HealthWatch:
                 "{clock} GPU {gpu}: {n} new uncorrected ECC errors. Stop the work on this "
                 "GPU and reset it; if it happens again, have it serviced.",
                 s.ecc_uncorrected_volatile - old_unc,
-                clock=time.strftime("%H:%M:%S", time.localtime(s.timestamp_s)), gpu=s.index)))
+                clock=format_clock(s.timestamp_s), gpu=s.index)))
         return events
 
 

@@ -6,7 +6,6 @@ strings in labels.
 from __future__ import annotations
 
 import math
-import time
 
 from gpumon.i18n import N_, ntr, tr
 from gpumon.telemetry.model.metrics import (
@@ -18,7 +17,7 @@ from gpumon.telemetry.model.metrics import (
     format_value,
 )
 from gpumon.telemetry.model.types import GpuSample, Snapshot
-from gpumon.units import NA, format_bytes
+from gpumon.units import NA, format_bytes, format_clock
 
 READOUT_KEYS = ("mem_used_bytes", "gpu_util_pct", "mem_util_pct", "temperature_c", "power_w")
 TOOLTIP_KEYS = tuple(m.key for m in METRICS if m.panel == "tooltip")
@@ -34,7 +33,7 @@ def format_readout(gpu: int, t_now: float, values: dict[str, float]) -> str:
     if not values:
         return tr("GPU {gpu}: no data at this time", gpu=gpu)
     t = values.get(TIME_KEY, math.nan)
-    clock = time.strftime("%H:%M:%S", time.localtime(t)) if math.isfinite(t) else "?"
+    clock = format_clock(t) if math.isfinite(t) else "?"
     parts = []
     for key in READOUT_KEYS:
         parts.append(f"{tr(BY_KEY[key].label)} {format_reading(values.get(key), key)}")

@@ -90,18 +90,8 @@ def printable(text: str) -> str:
     return text.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")
 
 
-def read_procinfo(pid: int) -> ProcInfo:
-    """Read one PID from the OS, uncached. Never raises; unreadable fields are None."""
-    try:
-        proc = psutil.Process(pid)
-    except (psutil.NoSuchProcess, ValueError):
-        return ProcInfo(pid, exists=False)
-    except psutil.Error:
-        return ProcInfo(pid)
-    return _read(proc)
-
-
 def _read(proc: psutil.Process) -> ProcInfo:
+    """What the OS says of ``proc``; never raises, unreadable fields are None."""
     values: dict[str, str | None] = {"name": None, "user": None, "command": None}
     exists = True
     with proc.oneshot():

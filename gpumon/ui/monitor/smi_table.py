@@ -19,14 +19,10 @@ from gpumon.i18n import tr
 from gpumon.telemetry.model.types import GpuInfo, GpuSample, Snapshot
 from gpumon.text.smi_text import mib
 from gpumon.ui.widgets.table_model import FittedTableView, TitledTableModel
-from gpumon.units import NA
+from gpumon.units import NA, format_number
 
 Index = QModelIndex | QPersistentModelIndex
 Row = tuple[GpuInfo, GpuSample | None]
-
-
-def _num(v: float | None, fmt: str) -> str:
-    return NA if v is None else fmt.format(v)
 
 
 def _ok(s: GpuSample | None) -> GpuSample | None:
@@ -44,7 +40,7 @@ def _power(r: Row) -> str:
     s = _ok(r[1])
     if s is None:
         return NA
-    return f"{_num(s.power_w, '{:.0f}W')} / {_num(s.power_limit_w, '{:.0f}W')}"
+    return f"{format_number(s.power_w, 'W')} / {format_number(s.power_limit_w, 'W')}"
 
 
 def _memory(r: Row) -> str:
@@ -58,10 +54,10 @@ def _name(r: Row) -> str:
     return r[0].name
 
 
-def _metric(attr: str, fmt: str) -> Callable[[Row], str]:
+def _metric(attr: str, unit: str) -> Callable[[Row], str]:
     def get(r: Row) -> str:
         s = _ok(r[1])
-        return NA if s is None else _num(getattr(s, attr), fmt)
+        return NA if s is None else format_number(getattr(s, attr), unit)
     return get
 
 
@@ -78,12 +74,12 @@ COLUMNS: tuple[tuple[str, Callable[[Row], str]], ...] = (
     ("Name", _name),
     ("Persistence-M", _persistence),
     ("Bus-Id", lambda r: r[0].pci_bus_id),
-    ("Fan", _metric("fan_pct", "{:.0f}%")),
-    ("Temp", _metric("temperature_c", "{:.0f}C")),
+    ("Fan", _metric("fan_pct", "%")),
+    ("Temp", _metric("temperature_c", "C")),
     ("Perf", _text("pstate")),
     ("Pwr:Usage/Cap", _power),
     ("Memory-Usage", _memory),
-    ("GPU-Util", _metric("gpu_util_pct", "{:.0f}%")),
+    ("GPU-Util", _metric("gpu_util_pct", "%")),
     ("Compute M.", _text("compute_mode")),
 )
 LOST_TEXT = "ERR! (lost)"

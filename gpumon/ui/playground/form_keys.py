@@ -79,9 +79,6 @@ class EnterRuns(QObject):
                 self._buttons[cell] = button
                 cell.installEventFilter(self)
 
-    def button_for(self, field: QWidget) -> QPushButton | None:
-        return self._buttons.get(field)
-
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
         if (event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent)
                 and event.key() in ENTER_KEYS

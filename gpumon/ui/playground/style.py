@@ -7,14 +7,13 @@ workspace table and the graph markers agree on colours and wording, and tests ca
 from __future__ import annotations
 
 import html
-import time
 from dataclasses import dataclass
 
 from gpumon.device_ids import cuda_index
 from gpumon.i18n import N_, ntr, tr
 from gpumon.playground.data.errors import REFUSED
 from gpumon.playground.data.outcome import MemoryReading, Outcome
-from gpumon.units import format_bytes
+from gpumon.units import format_bytes, format_clock
 
 CPU_COLOR = "#546e7a"
 META_COLOR = "#8e24aa"
@@ -291,7 +290,7 @@ def outcome_html(outcome: Outcome, t: Tones = LIGHT_TONES) -> str:
             said = tr("gpumon refused before torch ran it: {explanation}",
                       explanation=err.explanation)
         rows.append(f'<i style="color:{t.soft}">{html.escape(said)}</i>')
-    stamp = time.strftime("%H:%M:%S", time.localtime(outcome.started_at))
+    stamp = format_clock(outcome.started_at)
     took = took_text(outcome)
     foot = f"{stamp} · {took}" if took else stamp
     memory = memory_text(outcome)

@@ -27,8 +27,7 @@ from gpumon.ui.widgets.theme import is_dark
 from gpumon.units import format_bytes
 
 Index = QModelIndex | QPersistentModelIndex
-WORKSPACE_COLUMNS = ("name", "kind", "shape", "dtype", "device", "size")
-#: WORKSPACE_COLUMNS as the table's header shows them, in the chosen language.
+#: The table's columns (name, kind, shape, dtype, device, size), in the chosen language.
 COLUMN_TITLES = (N_("name"), N_("kind"), N_("shape"), N_("dtype"), N_("device"), N_("size"))
 #: The workspace's kinds as the table shows them (the kernel names them in English).
 KINDS = {"tensor": N_("tensor"), "model": N_("model")}

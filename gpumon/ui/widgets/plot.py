@@ -25,7 +25,6 @@ from PySide6.QtWidgets import QGraphicsGridLayout, QGraphicsItem, QWidget
 
 from gpumon.ui.widgets.axis import ThinAxis
 
-SIDES = ("left", "bottom")
 DataItem = pg.PlotDataItem | pg.PlotCurveItem  # what listDataItems lists and the legend shows
 
 

@@ -1,41 +1,30 @@
-"""Everyday exports: snapshot text to the clipboard, a graph to PNG/SVG, history to CSV.
+"""Everyday exports, the Qt side: snapshot text to the clipboard, a graph to PNG/SVG, the CSV
+recording (the history's CSV export is Qt-free: ``telemetry/history/csv_export.py``).
 
-The functions here take plain arguments (a path, a plot, a History) and raise ``OSError``
-when a file cannot be written; the menus turn that into a sentence in the window. The
-``CsvRecorder`` appends one row per GPU per snapshot while it runs, on a worker thread,
-flushes about once a second, and marks a GPU that stopped answering with ``lost=1`` and
+The functions here take plain arguments (a path, a plot) and raise ``OSError`` when a file
+cannot be written; the menus turn that into a sentence in the window. The ``CsvRecorder``
+appends one row per GPU per snapshot while it runs, on a worker thread, flushes about once
+a second, and marks a GPU that stopped answering with ``lost=1`` and
 empty values, so the file stays a valid CSV whatever happens to the GPUs.
 """
 
 from __future__ import annotations
 
 import contextlib
-import csv
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 from PySide6.QtCore import QBuffer, QObject, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QGuiApplication, QPainter
 from PySide6.QtWidgets import QApplication, QStatusBar
 
 from gpumon.i18n import tr
 from gpumon.telemetry.history.csv_record import FLUSH_EVERY_S, CsvRecordWriter
-from gpumon.telemetry.history.csv_rows import (
-    ID_COLUMNS,
-    cell,
-    column,
-    stamps,
-)
-from gpumon.telemetry.history.store import SELF_MEM_KEY, History
 from gpumon.telemetry.model.facts import as_copied_at
-from gpumon.telemetry.model.metrics import HISTORY_KEYS
 from gpumon.telemetry.model.types import Snapshot
 from gpumon.text.smi_text import render
 from gpumon.ui.widgets.plot import LitePlot
-from gpumon.untrusted import for_csv
 
 PNG_WIDTH = 1600  # pixels: sharp on a slide; pyqtgraph scales the drawing to it
 
@@ -93,57 +82,7 @@ def _svg_by_qt(plot: LitePlot) -> bytes:
     return bytes(buffer.data().data())
 
 
-# -- CSV -------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class HistoryTable:
-    """The last ``window_s`` seconds of every GPU's series, copied out of the History, so
-    that writing it can happen on another thread while the History goes on filling."""
-
-    keys: list[str]
-    blocks: list[tuple[int, str, str, np.ndarray, list[np.ndarray]]]  # gpu, uuid, name, t, cols
-
-    @property
-    def rows(self) -> int:
-        return sum(len(times) for _, _, _, times, _ in self.blocks)
-
-
-def history_table(history: History, snapshot: Snapshot | None, window_s: float) -> HistoryTable:
-    """Copy what ``export_history_csv`` writes (fast: numpy copies; for the GUI thread)."""
-    latest = history.latest_time()
-    since = None if latest is None else latest - window_s
-    gpus = {g.index: g for g in snapshot.gpus} if snapshot is not None else {}
-    keys: list[str] = list(HISTORY_KEYS) + [SELF_MEM_KEY]
-    for i in history.gpu_indices():
-        keys += [k for k in history.keys(i) if k not in keys]
-    blocks = []
-    for i in history.gpu_indices():
-        info = gpus.get(i)
-        times, _ = history.series(i, keys[0], since=since)
-        columns = [history.series(i, k, since=since)[1] for k in keys]
-        blocks.append((i, for_csv(info.uuid) if info else "", for_csv(info.name) if info else "",
-                       times, columns))  # names may come from remote machines: never formulas
-    return HistoryTable(keys, blocks)
-
-
-def write_history_csv(table: HistoryTable, path: str | Path) -> int:
-    """Write ``table`` as CSV (any thread; OSError when it cannot be written); rows written."""
-    with Path(path).open("w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow([*ID_COLUMNS, *(column(k) for k in table.keys)])
-        for gpu, uuid, name, times, columns in table.blocks:
-            times_s = times.tolist()  # Python floats: much faster than numpy scalars per cell
-            cells = [[cell(v) for v in c.tolist()] for c in columns]
-            writer.writerows([*stamps(t), gpu, uuid, name, *row]
-                             for t, *row in zip(times_s, *cells, strict=True))
-    return table.rows
-
-
-def export_history_csv(history: History, snapshot: Snapshot | None, window_s: float,
-                       path: str | Path) -> int:
-    """Write the last ``window_s`` seconds of every GPU's series; returns the row count."""
-    return write_history_csv(history_table(history, snapshot, window_s), path)
-
-
+# -- CSV recording --------------------------------------------------------------------------
 class CsvRecorder(QObject):
     """Records each snapshot to a CSV file while recording; the rows are written on the
     recording's own worker thread (``CsvRecordWriter``), never on the GUI thread. Write

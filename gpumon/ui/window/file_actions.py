@@ -1,4 +1,5 @@
-"""The File menu's work: dialogs around the functions in ``exports``, errors as sentences.
+"""The File menu's work: dialogs around the functions in ``exports`` and the history's
+``csv_export``, errors as sentences.
 
 Each action has a dialog-free twin (``save_graph(gpu, which, path)``, ``start_recording(path)``,
 ``export_window(path)``) that tests call directly. A file that cannot be written becomes a
@@ -204,15 +205,16 @@ class FileActions(QObject):
         if self.exporting:
             self.report(tr("An export is still being written; try again when it is done."))
             return False
-        exports = _exports()
-        table = exports.history_table(self._history, self.latest_snapshot, self._window_s())
+        from gpumon.telemetry.history import csv_export  # when first used, as _exports()
+
+        table = csv_export.history_table(self._history, self.latest_snapshot, self._window_s())
         self.window.statusBar().showMessage(
             ntr("Writing {n} row to {name}…", "Writing {n} rows to {name}…", table.rows,
                 name=Path(path).name))
 
         def write() -> None:
             try:
-                rows, error = exports.write_history_csv(table, path), ""
+                rows, error = csv_export.write_history_csv(table, path), ""
             except OSError as exc:
                 rows, error = -1, _reason(exc)
             with contextlib.suppress(RuntimeError):  # the window was closed meanwhile

@@ -74,13 +74,3 @@ def collect() -> int:
             if count[2] > threshold[2]:
                 found += gc.collect(2)
     return found
-
-
-def uninstall() -> None:
-    """Back to automatic collection (tests)."""
-    global _timer
-    if _timer is not None:
-        _timer.stop()
-        _timer.deleteLater()
-        _timer = None
-    gc.enable()

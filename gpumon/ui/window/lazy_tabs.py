@@ -53,10 +53,6 @@ class LazyTabs(QTabWidget):
                 return self.widget(i)
         return None
 
-    def is_built(self, title: str) -> bool:
-        """False while tab ``title`` still holds its placeholder."""
-        return title not in self._lazy
-
     @Slot(int)
     def _build_shown_page(self, index: int) -> None:
         widget = self.widget(index)

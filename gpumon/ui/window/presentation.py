@@ -95,10 +95,6 @@ class Presentation(QObject):
     def theme(self) -> Theme:
         return self._theme
 
-    def font_point_size(self) -> float:
-        base, _ = base_font_and_palette()
-        return _point_size(base) * self._zoom
-
     # -- actions ---------------------------------------------------------------------------
     def set_zoom(self, zoom: float) -> None:
         zoom = round(min(MAX_ZOOM, max(MIN_ZOOM, float(zoom))), 3)
