@@ -20,7 +20,7 @@ from gpumon.playground.data.devices import DeviceOption
 from gpumon.playground.data.outcome import MemoryReading, Outcome
 from gpumon.playground.kernel import lesson_runner
 from gpumon.playground.kernel.engine import Engine
-from gpumon.playground.kernel.explain import FALLBACK, explain
+from gpumon.playground.kernel.explain import FALLBACK, explanation_msgid
 from gpumon.playground.kernel.lesson_runner import LessonRunner
 from gpumon.playground.kernel.memory import with_process_memory
 from gpumon.playground.lesson import glossary, measured, results, smi_columns
@@ -269,11 +269,12 @@ def test_without_a_gpu_the_out_of_memory_line_is_shown_not_run() -> None:
 # Should fix: step 12 --------------------------------------------------------------------
 
 def test_step_12_s_why_says_the_footer_does_not_apply() -> None:
-    why = explain("torch.AcceleratorError", ORDINAL)
+    why = explanation_msgid("torch.AcceleratorError", ORDINAL)
     assert "no GPU with that index" in why
     assert "CUDA_LAUNCH_BLOCKING and TORCH_USE_CUDA_DSA" in why and "do not apply" in why
     assert "与这个错误无关" in zh(why)
-    assert "do not apply" not in explain("RuntimeError", "Invalid device id")  # no footer there
+    # no footer there
+    assert "do not apply" not in explanation_msgid("RuntimeError", "Invalid device id")
 
 
 def test_step_12_on_one_gpu_runs_to_torch_s_error_then_shows_two_gpus(
@@ -340,6 +341,6 @@ def test_the_chinese_sentences_the_review_corrected(message: str, wanted: str, g
 
 
 def test_the_same_device_explanation_moves_the_tensor_on_the_wrong_device() -> None:
-    why = explain("RuntimeError", "Expected all tensors to be on the same device, but found at "
+    why = explanation_msgid("RuntimeError", "Expected all tensors to be on the same device, but found at "
                                   "least two devices, cuda:0 and cpu!")
     assert "把放错设备的那个张量" in zh(why) and "不在一起" not in zh(why)

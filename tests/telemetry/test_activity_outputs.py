@@ -10,16 +10,16 @@ import math
 import time
 from pathlib import Path
 
-import jsonschema
 import pynvml
 import pytest
 from fakenvml import FakeNvml
-from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
+from testkit import ExporterReading
+
+jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is not installed (the test extra)")
 
 from gpumon.cli.main import main
 from gpumon.telemetry.cluster.prometheus import FIELDS as READ_BACK
-from gpumon.telemetry.exporter.reader import GpuCollector
 from gpumon.telemetry.history.csv_rows import record_header, record_rows
 from gpumon.telemetry.model.activity import ACTIVITY_PCT_KEYS
 from gpumon.telemetry.nvml.source import NvmlSource
@@ -144,21 +144,19 @@ def test_simulated_dmon_and_topo_say_so(capsys: pytest.CaptureFixture[str]) -> N
     assert "SIMULATED" in capsys.readouterr().out
 
 
-def scrape_twice(collector: GpuCollector) -> dict[str, dict[str, float]]:
-    """The second scrape (GPM's first values), parsed: name -> {gpu: value}."""
-    registry = CollectorRegistry()
-    registry.register(collector)
-    generate_latest(registry)
-    time.sleep(0.15)
-    text = generate_latest(registry).decode()
-    collector.close()
+def scrape_twice() -> dict[str, dict[str, float]]:
+    """The page of a reading after the first (GPM's first values come with the second),
+    from the exporter's own reader over the fake NVML, parsed: name -> {gpu: value}."""
+    with ExporterReading(NvmlSource, interval_s=0.15) as exporter:
+        exporter.first()
+        text = exporter.fresh().body("text/plain").data.decode()
     return {f.name: {s.labels.get("gpu", ""): s.value for s in f.samples}
             for f in text_string_to_metric_families(text)}  # gpumon_nvml_up has no gpu
 
 
 def test_exporter_serves_dcp_ratios_and_no_series_without_gpm(fake_nvml: FakeNvml) -> None:
     one_with_gpm(fake_nvml)
-    families = scrape_twice(GpuCollector(NvmlSource, interval_s=0.1, host="h"))
+    families = scrape_twice()
     assert families["DCGM_FI_PROF_SM_ACTIVE"] == {"0": pytest.approx(0.964)}
     assert families["DCGM_FI_PROF_PIPE_TENSOR_ACTIVE"] == {"0": pytest.approx(0.936)}
     assert families["DCGM_FI_PROF_DRAM_ACTIVE"] == {"0": pytest.approx(0.166)}
@@ -176,7 +174,7 @@ def test_exporter_serves_dcp_ratios_and_no_series_without_gpm(fake_nvml: FakeNvm
 
 def test_exporter_serves_nvlink_bandwidth_in_dcgms_unit(fake_nvml: FakeNvml) -> None:
     fake_nvml.use_scenario("hgx")
-    families = scrape_twice(GpuCollector(NvmlSource, interval_s=0.1, host="h"))
+    families = scrape_twice()
     # 18 links x 2e6 KiB/s each way: DCGM's field 449 is (tx + rx KiB/s) / 1000
     total = families["DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL"]
     assert set(total) == {str(i) for i in range(8)}
