@@ -341,6 +341,6 @@ def test_the_chinese_sentences_the_review_corrected(message: str, wanted: str, g
 
 
 def test_the_same_device_explanation_moves_the_tensor_on_the_wrong_device() -> None:
-    why = explanation_msgid("RuntimeError", "Expected all tensors to be on the same device, but found at "
-                                  "least two devices, cuda:0 and cpu!")
+    why = explanation_msgid("RuntimeError", "Expected all tensors to be on the same device, "
+                            "but found at least two devices, cuda:0 and cpu!")
     assert "把放错设备的那个张量" in zh(why) and "不在一起" not in zh(why)

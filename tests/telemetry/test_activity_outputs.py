@@ -16,8 +16,6 @@ from fakenvml import FakeNvml
 from prometheus_client.parser import text_string_to_metric_families
 from testkit import ExporterReading
 
-jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is not installed (the test extra)")
-
 from gpumon.cli.main import main
 from gpumon.telemetry.cluster.prometheus import FIELDS as READ_BACK
 from gpumon.telemetry.history.csv_rows import record_header, record_rows
@@ -25,6 +23,7 @@ from gpumon.telemetry.model.activity import ACTIVITY_PCT_KEYS
 from gpumon.telemetry.nvml.source import NvmlSource
 from gpumon.units import MIB
 
+jsonschema = pytest.importorskip("jsonschema", reason="not installed (the test extra)")
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "docs" / "snapshot.schema.json")
                     .read_text(encoding="utf-8"))
 
