@@ -76,7 +76,7 @@ def test_once_prints_simulated_gpus() -> None:
     done = _gpumon("--simulate", "2", "--once")
     assert done.returncode == 0, done.stderr
     assert "Source: simulated" in done.stdout and "Traceback" not in done.stderr
-    assert "NVIDIA GeForce RTX 4090" in done.stdout and "NVIDIA A100-SXM4-80GB" in done.stdout
+    assert "NVIDIA GeForce RTX 4090" in done.stdout and "NVIDIA H100 80GB HBM3" in done.stdout
 
 
 def test_json_prints_a_document() -> None:
