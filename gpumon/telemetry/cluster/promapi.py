@@ -11,6 +11,7 @@ ones cut, and no shape of JSON can raise anything but a PromError.
 from __future__ import annotations
 
 import json
+import threading
 import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
@@ -117,12 +118,13 @@ class PromClient:
         return tr("{url} (redirected from {given})", url=self.answered_url,
                   given=self.shown_url)
 
-    def query(self, promql: str, at: float | None = None, *, clean: bool = True
-              ) -> list[dict[str, Any]]:
+    def query(self, promql: str, at: float | None = None, *, clean: bool = True,
+              stop: threading.Event | None = None) -> list[dict[str, Any]]:
         """An instant query's vector: ``[{"metric": {...}, "value": [t, "v"]}, ...]``;
-        ``clean=False`` leaves the labels as the JSON had them (the caller checks them)."""
+        ``clean=False`` leaves the labels as the JSON had them (the caller checks them);
+        ``stop``, set by another thread, ends it with a PromError."""
         params = {"query": promql} | ({} if at is None else {"time": f"{at:.3f}"})
-        return self._result(self.get("/api/v1/query", params), "vector", clean)
+        return self._result(self.get("/api/v1/query", params, stop), "vector", clean)
 
     def query_range(self, promql: str, start: float, end: float,
                     step_s: float) -> list[dict[str, Any]]:
@@ -139,15 +141,16 @@ class PromClient:
             raise self._not_prometheus(tr("its targets list has an unexpected shape"))
         return [t for t in targets if isinstance(t, dict)]
 
-    def get(self, path: str, params: Mapping[str, str]) -> Any:
+    def get(self, path: str, params: Mapping[str, str],
+            stop: threading.Event | None = None) -> Any:
         """The ``data`` of a successful API answer; PromError otherwise."""
-        reply = self._fetcher.get(f"{self.url}{path}?{urllib.parse.urlencode(params)}")
+        reply = self._fetcher.get(f"{self.url}{path}?{urllib.parse.urlencode(params)}", stop)
         answered = public_url(reply.url)
         self.answered_url = answered[:len(answered) - len(path)] if answered.endswith(
             path) else answered
         return self._decoded(reply.body, reply.code, reply.reason)
 
-    def _decoded(self, body: bytes, code: int, reason: str) -> Any:
+    def _decoded(self, body: bytes | bytearray, code: int, reason: str) -> Any:
         try:
             answer = json.loads(body)
         except (ValueError, UnicodeDecodeError, RecursionError):

@@ -15,7 +15,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from gpumon.i18n import ntr, tr
@@ -204,7 +204,9 @@ class PrometheusSource:
         return hosts, processes, backfill
 
     def _tick_series(self) -> list[dict[str, Any]]:
-        """Every series a tick reads: one query, or one per metric for a fleet too large."""
+        """Every series a tick reads: one query, or one per metric for a fleet too large.
+        Split, the first answer over the cap ends the tick: the server sends too much
+        whatever gpumon asks, and each query still running would read its own 64 MiB."""
         if not self._split:
             try:
                 return self._query(TICK_QUERY, None, False)
@@ -212,14 +214,28 @@ class PrometheusSource:
                 self._split = True
         if self._split_pool is None:
             self._split_pool = ThreadPoolExecutor(4, thread_name_prefix="gpumon-prometheus")
-        parts = [self._split_pool.submit(self._query, "{__name__=" + json.dumps(name) + "}",
-                                         None, False) for name in TICK_NAMES]
+        stop = threading.Event()
+
+        def one(name: str) -> list[dict[str, Any]]:
+            if stop.is_set():
+                return []
+            try:
+                return self._query("{__name__=" + json.dumps(name) + "}", None, False, stop)
+            except PromError:
+                stop.set()
+                raise
+
+        parts = [self._split_pool.submit(one, name) for name in TICK_NAMES]
+        wait(parts)  # quick once one failed: the others stop reading or never start
+        errors = [e for e in (part.exception() for part in parts) if e is not None]
+        if errors:  # the cause (too large) before the queries it stopped
+            raise next((e for e in errors if isinstance(e, TooLarge)), errors[0])
         return [s for part in parts for s in part.result()]
 
-    def _query(self, promql: str, at: float | None = None, clean: bool = True
-               ) -> list[dict[str, Any]]:
+    def _query(self, promql: str, at: float | None = None, clean: bool = True,
+               stop: threading.Event | None = None) -> list[dict[str, Any]]:
         self.queries += 1
-        return self.client.query(promql, at, clean=clean)
+        return self.client.query(promql, at, clean=clean, stop=stop)
 
     def _hosts(self, series: list[dict[str, Any]], now: float) -> list[HostView]:
         tick = parse_tick(series)
