@@ -27,6 +27,7 @@ from gpumon.telemetry.cluster.fleet import (
     number,
     parse_tick,
     target_of,
+    usable,
 )
 from gpumon.telemetry.cluster.promapi import PromClient, PromError, TooLarge, public_url
 from gpumon.telemetry.model.exported import NVML_UP, PROCESS_MEMORY, READ_BACK
@@ -288,6 +289,7 @@ class PrometheusSource:
         out = []
         for s in self._query(PROCESS_MEMORY + "{" + instances_matcher(targets) + "}"):
             labels, value = s["metric"], number(s.get("value"))
+            value = None if value is None else usable("gpu_mem_bytes", value)
             gpu, pid = labels.get("gpu", ""), labels.get("pid", "")
             if not (gpu.isascii() and gpu.isdigit() and pid.isascii() and pid.isdigit()
                     and len(gpu) <= 6 and len(pid) <= 10):
@@ -309,10 +311,10 @@ class PrometheusSource:
         if not targets:
             return ()
         step = max(1.0, self.backfill_s / BACKFILL_POINTS)
+        start, end = now - self.backfill_s, now - step
         self.queries += 1
         found = self.client.query_range(
-            HISTORY_QUERY + "," + instances_matcher(targets) + "}",
-            now - self.backfill_s, now - step, step)
+            HISTORY_QUERY + "," + instances_matcher(targets) + "}", start, end, step)
         rows: dict[float, dict[int, dict[str, float]]] = {}
         for series in found:
             labels = series["metric"]
@@ -327,8 +329,10 @@ class PrometheusSource:
             for point in points:
                 v = number(point)
                 t = number([None, point[0]]) if isinstance(point, list) and point else None
-                if v is not None and t is not None:
-                    rows.setdefault(t, {}).setdefault(index, {})[read[0]] = v * read[1]
+                v = None if v is None else usable(read[0], v * read[1])
+                # a time outside the range asked for is no point of it (1e308 s is no date)
+                if v is not None and t is not None and start - step <= t <= end + step:
+                    rows.setdefault(t, {}).setdefault(index, {})[read[0]] = v
         return tuple(
             Snapshot(timestamp_s=t, machine=self._machine,
                      status=SourceStatus(SourceState.OK, "history"), gpus=view.gpus,
