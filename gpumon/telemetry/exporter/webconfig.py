@@ -22,9 +22,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+import enum
 import hashlib
 import ssl
 import threading
+import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,14 +47,29 @@ UNSUPPORTED_TLS_KEYS = {"cipher_suites", "curve_preferences", "prefer_server_cip
                         "client_allowed_sans", "cert", "key"}
 MAX_FILE_BYTES = 1 << 20
 MAX_CACHED_LOGINS = 256
-# bcrypt checks at once: each takes a core for ~0.1 s, so a flood of wrong passwords could hold
-# every request thread; beyond these a login that is not remembered is refused (401) at once
-# and a remembered one (Prometheus's) never waits.
+# bcrypt checks at once: each takes a core for 0.1-0.3 s (cost 10-12), and the request
+# threads are few (server.WORKERS). A check that finds both taken is not queued: the request
+# is answered 429 at once. A queued one held a worker for up to 1 s, so a 64-thread flood of
+# wrong passwords kept every worker waiting and an authorised scrape, whose credentials are
+# remembered and need no check, queued behind them for 7 s.
 CHECKS_AT_ONCE = 2
 _checks = threading.BoundedSemaphore(CHECKS_AT_ONCE)
-# What an unknown user's password is checked against, so that a wrong user name takes as
-# long as a wrong password (exporter-toolkit does the same).
+# Wrong passwords from one address: after this many within the window, that address's logins
+# that are not remembered get 429 without a check until the oldest leaves the window.
+FAILURES_PER_CLIENT = 5
+FAILURE_WINDOW_S = 10.0
+MAX_CLIENTS_TRACKED = 4096
+# What an unknown user's password is checked against where no user is configured yet (the
+# web config's users' own slowest hash otherwise: see WebConfig.decoy).
 _DUMMY_HASH = b"$2b$10$347ACj2k8e73CO7gskSyb.8/sK6aw8TcGBFHsP779KavyclXfbWvK"
+
+
+class Verdict(enum.Enum):
+    """What a request's credentials get: let in, refused (401), or asked to come back (429)."""
+
+    OK = "ok"
+    DENIED = "denied"
+    BUSY = "busy"
 
 
 class WebConfigError(ValueError):
@@ -65,47 +83,86 @@ class WebConfig:
     tls: ssl.SSLContext | None = None
     users: dict[str, bytes] = field(default_factory=dict)
     headers: tuple[tuple[str, str], ...] = ()
+    warnings: list[str] = field(default_factory=list)  # said once at start-up
     _ok: dict[bytes, bool] = field(default_factory=dict, repr=False)
+    _failures: OrderedDict[str, list[float]] = field(default_factory=OrderedDict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def authorized(self, authorization: str | None) -> bool:
-        """Whether an Authorization header passes (always, without basic_auth_users).
-
-        A bcrypt check costs ~0.1 s by design; a pair that passed once is remembered (by its
-        SHA-256) so a scraper pays it once, as exporter-toolkit caches it."""
+    @property
+    def decoy(self) -> bytes:
+        """The hash an unknown user's password is checked against: the users' slowest, so
+        that a wrong user name takes as long as the slowest user's wrong password (a fixed
+        cost-10 decoy made names tell apart: 60 ms unknown, 1.7 ms at cost 4, 236 ms at 12)."""
         if not self.users:
-            return True
+            return _DUMMY_HASH
+        return max(self.users.values(), key=lambda h: int(h[4:6]))
+
+    def authorized(self, authorization: str | None) -> bool:
+        """Whether an Authorization header passes (always, without basic_auth_users)."""
+        return self.check(authorization) is Verdict.OK
+
+    def check(self, authorization: str | None, client: str = "") -> Verdict:
+        """What an Authorization header from ``client`` (an address) gets.
+
+        A bcrypt check costs 0.1-0.3 s by design; a pair that passed once is remembered (by
+        its SHA-256) and never waits for one, as exporter-toolkit caches it. A check is BUSY
+        instead of waiting when ``CHECKS_AT_ONCE`` run, or when ``client`` sent
+        ``FAILURES_PER_CLIENT`` wrong passwords within ``FAILURE_WINDOW_S``."""
+        if not self.users:
+            return Verdict.OK
         scheme, _, encoded = (authorization or "").partition(" ")
         if scheme.lower() != "basic":
-            return False
+            return Verdict.DENIED
         try:
             user, sep, password = base64.b64decode(encoded.strip(), validate=True).decode(
                 "utf-8").partition(":")
         except (binascii.Error, UnicodeDecodeError):
-            return False
+            return Verdict.DENIED
         if not sep:
-            return False
+            return Verdict.DENIED
         key = hashlib.sha256(f"{user}\0{password}".encode()).digest()
         with self._lock:
             if self._ok.get(key):
-                return True
+                return Verdict.OK
+            if self.retry_after(client) > 0:
+                return Verdict.BUSY
         import bcrypt
 
         known = self.users.get(user)
-        if not _checks.acquire(timeout=1.0):
-            return False
+        if not _checks.acquire(blocking=False):
+            return Verdict.BUSY
         try:
-            ok = bcrypt.checkpw(password.encode(), known or _DUMMY_HASH) and known is not None
+            ok = bcrypt.checkpw(password.encode(), known or self.decoy) and known is not None
         except ValueError:
             ok = False
         finally:
             _checks.release()
-        if ok:
-            with self._lock:
+        with self._lock:
+            if ok:
                 if len(self._ok) >= MAX_CACHED_LOGINS:
                     self._ok.clear()
                 self._ok[key] = True
-        return ok
+            else:
+                self._failed(client)
+        return Verdict.OK if ok else Verdict.DENIED
+
+    def retry_after(self, client: str, now: float | None = None) -> float:
+        """Seconds until ``client`` may have a password checked again (0: now). Under
+        ``_lock``."""
+        times = self._failures.get(client)
+        if not times or len(times) < FAILURES_PER_CLIENT:
+            return 0.0
+        now = time.monotonic() if now is None else now
+        return max(0.0, times[-FAILURES_PER_CLIENT] + FAILURE_WINDOW_S - now)
+
+    def _failed(self, client: str) -> None:
+        now = time.monotonic()
+        times = self._failures.pop(client, [])
+        times = [t for t in times if now - t < FAILURE_WINDOW_S][-FAILURES_PER_CLIENT + 1:]
+        times.append(now)
+        self._failures[client] = times  # the most recent last
+        while len(self._failures) > MAX_CLIENTS_TRACKED:
+            self._failures.popitem(last=False)
 
 
 def load(path: Path) -> WebConfig:
