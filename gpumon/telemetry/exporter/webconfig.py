@@ -24,7 +24,9 @@ import base64
 import binascii
 import enum
 import hashlib
+import re
 import ssl
+import stat
 import threading
 import time
 from collections import OrderedDict
@@ -47,6 +49,8 @@ UNSUPPORTED_TLS_KEYS = {"cipher_suites", "curve_preferences", "prefer_server_cip
                         "client_allowed_sans", "cert", "key"}
 MAX_FILE_BYTES = 1 << 20
 MAX_CACHED_LOGINS = 256
+MIN_GOOD_COST = 10  # exporter-toolkit's docs suggest 10; cost 4 takes 1.7 ms a guess
+_BCRYPT = re.compile(r"\$2[aby]\$(0[4-9]|[12][0-9]|3[01])\$[./A-Za-z0-9]{53}")
 # bcrypt checks at once: each takes a core for 0.1-0.3 s (cost 10-12), and the request
 # threads are few (server.WORKERS). A check that finds both taken is not queued: the request
 # is answered 429 at once. A queued one held a worker for up to 1 s, so a 64-thread flood of
@@ -84,6 +88,7 @@ class WebConfig:
     users: dict[str, bytes] = field(default_factory=dict)
     headers: tuple[tuple[str, str], ...] = ()
     warnings: list[str] = field(default_factory=list)  # said once at start-up
+    key_file: Path | None = None  # the TLS key, checked against the address listened on
     _ok: dict[bytes, bool] = field(default_factory=dict, repr=False)
     _failures: OrderedDict[str, list[float]] = field(default_factory=OrderedDict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -95,7 +100,7 @@ class WebConfig:
         cost-10 decoy made names tell apart: 60 ms unknown, 1.7 ms at cost 4, 236 ms at 12)."""
         if not self.users:
             return _DUMMY_HASH
-        return max(self.users.values(), key=lambda h: int(h[4:6]))
+        return max(self.users.values(), key=_cost)
 
     def authorized(self, authorization: str | None) -> bool:
         """Whether an Authorization header passes (always, without basic_auth_users)."""
@@ -145,6 +150,15 @@ class WebConfig:
             else:
                 self._failed(client)
         return Verdict.OK if ok else Verdict.DENIED
+
+    def key_warning(self, beyond_loopback: bool) -> str | None:
+        """A sentence when the TLS key is readable by anyone on this machine and the exporter
+        listens beyond loopback (whoever reads the key can pose as this exporter)."""
+        if self.key_file is None or not beyond_loopback or not (
+                _mode(self.key_file) & stat.S_IROTH):
+            return None
+        return tr("anyone on this machine can read the TLS key {path}; make it readable by "
+                  "its owner only (chmod 600).", path=str(self.key_file))
 
     def retry_after(self, client: str, now: float | None = None) -> float:
         """Seconds until ``client`` may have a password checked again (0: now). Under
@@ -200,9 +214,43 @@ def load(path: Path) -> WebConfig:
     if doc.get("tls_server_config") is not None:
         config.tls = _tls(_mapping(doc["tls_server_config"], path, "tls_server_config"),
                           base, path)
+        config.key_file = base / _text(doc["tls_server_config"], "key_file", path)
+        named = (_text(doc["tls_server_config"], k, path)
+                 for k in ("cert_file", "key_file", "client_ca_file"))
+        files = [base / name for name in named if name]
+    else:
+        files = []
     config.users = _users(doc.get("basic_auth_users"), path)
     config.headers = _headers(doc.get("http_server_config"), path)
+    config.warnings = _weak_costs(config.users) + [
+        tr("anyone on this machine may change {path}; make it writable by its owner only "
+           "(chmod o-w).", path=str(f)) for f in [Path(path), *files]
+        if _mode(f) & stat.S_IWOTH]
     return config
+
+
+def _mode(path: Path) -> int:
+    try:
+        return path.stat().st_mode
+    except OSError:
+        return 0
+
+
+def _weak_costs(users: dict[str, bytes]) -> list[str]:
+    """Sentences about hashes quick to guess, and about costs that tell user names apart."""
+    out = [tr("the password hash of {user} has cost {cost}, quick to guess; make one of "
+              "cost {good} or more (htpasswd -nBC {good} {user}).", user=repr(user),
+              cost=_cost(h), good=MIN_GOOD_COST)
+           for user, h in users.items() if _cost(h) < MIN_GOOD_COST]
+    if len({_cost(h) for h in users.values()}) > 1:
+        out.append(tr("the password hashes in basic_auth_users have different costs, so the "
+                      "time a wrong password takes tells which user names exist; give them "
+                      "one cost."))
+    return out
+
+
+def _cost(hashed: bytes) -> int:
+    return int(hashed[4:6])
 
 
 def _mapping(value: Any, path: Path, where: str) -> dict[str, Any]:
@@ -280,6 +328,11 @@ def _users(section: Any, path: Path) -> dict[str, bytes]:
         if not isinstance(user, str) or not isinstance(hashed, str) or ":" in user:
             raise WebConfigError(tr("in the web config file {path}, basic_auth_users must map "
                                     "user names to bcrypt hashes.", path=str(path)))
+        if not _BCRYPT.fullmatch(hashed):  # a cut hash passed checkpw, then refused all
+            raise WebConfigError(tr("in the web config file {path}, the password of {user} "
+                                    "is not a whole bcrypt hash ($2y$, $2b$ or $2a$, a cost "
+                                    "from 04 to 31, then 53 characters).", path=str(path),
+                                    user=repr(user)))
         try:
             bcrypt.checkpw(b"", hashed.encode())
         except ValueError as err:
