@@ -50,8 +50,13 @@ def make_fifo(path: Path) -> None:
     os.mkfifo(path)
 
 
-def make_dev_zero(path: Path) -> None:
-    path.symlink_to("/dev/zero")
+def make_link_to_fifo(path: Path) -> None:
+    """A link to a FIFO of the test's own: never a link to a real device, which a QSettings
+    saving through the link (as the code before this check did) would replace, as root, by a
+    regular file."""
+    fifo = path.with_name("elsewhere")
+    os.mkfifo(fifo)
+    path.symlink_to(fifo)
 
 
 def make_directory(path: Path) -> None:
@@ -61,17 +66,17 @@ def make_directory(path: Path) -> None:
 @pytest.mark.slow  # a window process each
 @pytest.mark.parametrize(("make", "why"), [
     (VARIANT, "it holds a value of a kind gpumon never writes "
-              "(@Variant(\\0\\0\\0\\xb\\x7f\\xff\\xff\\xff))"),
+              "(@Variant(\\0\\0\\0\\xb\\x7f\\x)"),
     ("[view]\nhidden_gpus=\\x40Variant(\\0\\0\\0\\xb\\x7f\\xff\\xff\\xff)\n",
      "it holds a value of a kind gpumon never writes (\\x40)"),
     ("[window]\ngeometry=@Rect(0 0 100000 100000)\n",
      "it holds a value of a kind gpumon never writes (@Rect(0 0 100000 100000))"),
     (make_fifo, "it is not a regular file"),
-    (make_dev_zero, "it is not a regular file"),
+    (make_link_to_fifo, "it is not a regular file"),
     (make_directory, "it is not a regular file"),
     ("[view]\ntheme=dark\n" + "x" * (1 << 20), "it is larger than 1024 KiB"),
     ("[view]\ntheme=\0\0\0\n", "it is not text"),
-], ids=["variant", "escaped-variant", "rect", "fifo", "dev-zero", "directory", "huge",
+], ids=["variant", "escaped-variant", "rect", "fifo", "link-to-fifo", "directory", "huge",
         "binary"])
 def test_an_unusable_settings_file_is_moved_aside_and_the_window_starts(
         tmp_path: Path, make: object, why: str) -> None:
@@ -84,8 +89,8 @@ def test_an_unusable_settings_file_is_moved_aside_and_the_window_starts(
     out = start(tmp_path)
     assert out.returncode == 0, out.stderr
     (aside,) = conf.parent.glob("gpumon.conf.bad-*")
-    sentence = (f"gpumon cannot use its settings file {conf} ({why}); it moved it to {aside} "
-                "and starts with its default settings.")
+    sentence = (f"gpumon could not use its settings file and moved it to {aside} ({why}); it "
+                "starts with its default settings.")
     assert f"gpumon: {sentence}\n" in out.stderr
     assert f"shown: {sentence}\n" in out.stdout
     assert conf.is_file()  # the window saved its settings anew on closing
@@ -128,7 +133,8 @@ def test_a_hostile_file_in_a_test_s_ini_is_moved_too(tmp_path: Path) -> None:
     path.write_text(VARIANT)
     s = Settings.ini(path)
     assert s.hidden_gpus == set()
-    assert s.notice.startswith(f"gpumon cannot use its settings file {path} (it holds a value")
+    assert s.notice.startswith("gpumon could not use its settings file and moved it to "
+                               f"{path}.bad-")
     assert not path.exists() and len(list(tmp_path.glob("gpumon.ini.bad-*"))) == 1
 
 
@@ -144,7 +150,7 @@ def test_a_file_that_cannot_be_moved_aside_leaves_settings_in_memory(
     s = Settings.ini(path)
     assert s.file_name == ""  # nothing is written over what could not be moved
     assert s.notice == (f"gpumon cannot use its settings file {path} (it is not a regular "
-                        "file) and cannot move it aside (Permission denied): it starts with "
+                        "file) and cannot move it aside (Permission denied); it starts with "
                         "its default settings and saves none this time.")
 
 

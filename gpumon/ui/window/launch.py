@@ -69,6 +69,7 @@ def run(simulate: int | None, interval_s: float | None = None, seed: int = 0, *,
     window.show()
     if settings.notice:
         window.statusBar().showMessage(settings.notice, NOTICE_MS)
+        window.statusBar().setToolTip(settings.notice)  # the whole sentence where it is cut
     status = int(app.exec())
     if window.sampling.running:
         _exit_leaving_hung_thread(status)

@@ -63,7 +63,7 @@ def problem(path: Path) -> str | None:
         odd = [e for e in _elements(value) if not e.startswith(("@@", *_WRITTEN))]
         if escaped or odd:
             return tr("it holds a value of a kind gpumon never writes ({value})",
-                      value=for_terminal(escaped.group(0) if escaped else odd[0][:40]))
+                      value=for_terminal(escaped.group(0) if escaped else odd[0][:24]))
     return None
 
 
@@ -97,9 +97,8 @@ def move_aside(path: Path, why: str) -> tuple[bool, str]:
         os.replace(path, aside)
     except OSError as err:
         return False, tr("gpumon cannot use its settings file {path} ({why}) and cannot move "
-                         "it aside ({reason}): it starts with its default settings and saves "
+                         "it aside ({reason}); it starts with its default settings and saves "
                          "none this time.", path=str(path), why=why,
                          reason=err.strerror or err)
-    return True, tr("gpumon cannot use its settings file {path} ({why}); it moved it to "
-                    "{aside} and starts with its default settings.", path=str(path), why=why,
-                    aside=str(aside))
+    return True, tr("gpumon could not use its settings file and moved it to {aside} ({why}); "
+                    "it starts with its default settings.", why=why, aside=str(aside))
