@@ -84,10 +84,37 @@ def self_pids() -> frozenset[int]:
     return _SELF[1]
 
 
+MAX_COMMAND_BYTES = 1 << 20  # ARG_MAX is 2 MiB; a table cell needs far less
+
+
 def printable(text: str) -> str:
     """Text psutil read from /proc, made valid UTF-8: bytes that were not (kept by Python
     as surrogate escapes) become U+FFFD, which Qt, the CSV writer and a terminal accept."""
     return text.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")
+
+
+def command_line(proc: psutil.Process) -> str | None:
+    """The process's arguments joined by spaces, every character as the process has it.
+
+    On Linux ``/proc/<pid>/cmdline`` is read as bytes here: psutil reads it as text with
+    universal newlines, so an argument's carriage return came back as a line feed (and
+    CR LF as one LF), and the escaped command line said ``\\n`` where the process had
+    ``\\r``. Like psutil, a command line a process rewrote with spaces (setproctitle) is taken
+    as it is. psutil's exceptions for a process gone or not readable."""
+    if not os.path.isdir("/proc/self"):
+        argv = proc.cmdline()
+        return printable(" ".join(argv)) if argv else None
+    try:
+        with open(f"/proc/{proc.pid}/cmdline", "rb") as f:
+            data = f.read(MAX_COMMAND_BYTES)
+    except (FileNotFoundError, ProcessLookupError):
+        raise psutil.NoSuchProcess(proc.pid) from None
+    except PermissionError:
+        raise psutil.AccessDenied(proc.pid) from None
+    except OSError:
+        return None
+    text = data.rstrip(b"\0").replace(b"\0", b" ").decode("utf-8", errors="replace")
+    return text or None
 
 
 def read_procinfo(pid: int) -> ProcInfo:
@@ -113,8 +140,7 @@ def _read(proc: psutil.Process) -> ProcInfo:
             except psutil.Error:  # AccessDenied, ZombieProcess
                 pass
         try:
-            argv = proc.cmdline()
-            values["command"] = printable(" ".join(argv)) if argv else None
+            values["command"] = command_line(proc)
         except psutil.NoSuchProcess:
             exists = False
         except psutil.Error:
