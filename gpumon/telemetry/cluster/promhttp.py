@@ -92,7 +92,8 @@ class Fetcher:
                 raise PromError(self._refused(target, tr("from https to plain http")))
             if origin(target) != home and self.user_headers:
                 raise PromError(self._refused(target, tr(
-                    "another host, and gpumon sends --prometheus-header only to {url}",
+                    "another host, and gpumon sends its credentials (--prometheus-header, or "
+                    "user:password in the address) only to {url}",
                     url=self.shown_url)))
             url = target
         raise PromError(tr("The server at {url} redirected more than {n} times.",
