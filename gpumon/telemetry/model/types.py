@@ -240,6 +240,9 @@ class Snapshot:
     # the graphs' window before this snapshot is recorded.
     hosts: tuple[HostView, ...] = ()
     backfill: tuple[Snapshot, ...] = ()
+    # The seconds between readings the sampling keeps now: longer than the interval chosen
+    # when reading takes too long to keep up (cadence.Cadence); 0.0: not said.
+    period_s: float = 0.0
 
     def __post_init__(self) -> None:
         if not isinstance(self.extra, FrozenMap):
