@@ -113,7 +113,11 @@ def test_the_exporter_says_the_warnings_at_start_up(tmp_path: Path) -> None:
                 break
     finally:
         proc.terminate()
-        rest, _ = proc.communicate(timeout=20)
+        # read through the same buffered file: communicate() would miss what it holds
+        rest = proc.stdout.read() if proc.stdout is not None else ""
+        proc.wait(timeout=20)
+        if proc.stdout is not None:
+            proc.stdout.close()
     text = "".join(lines) + rest
     assert "gpumon exporter: the password hash of 'fast' has cost 4, quick to guess" in text
     assert f"gpumon exporter: anyone on this machine may change {path}" in text

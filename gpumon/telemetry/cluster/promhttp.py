@@ -136,6 +136,7 @@ class Fetcher:
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         too_large = stopped = False
         body = bytearray()
+        response: http.client.HTTPResponse | None = None
         try:
             conn.request("GET", path, headers=dict(headers))
             response = conn.getresponse()
@@ -160,6 +161,8 @@ class Fetcher:
         finally:
             watchdog.cancel()
             conn.close()
+            if response is not None:  # an answer not read to its end holds the socket
+                response.close()
             if too_large or stopped:
                 # Freed here, not by the garbage collector: a raised exception keeps this
                 # frame (and a 64 MiB body) alive through its traceback for as long as the
@@ -169,6 +172,7 @@ class Fetcher:
             raise TooLarge(self.too_large())
         if stopped:
             raise PromError(self.too_large())
+        assert response is not None
         return (response.status, str(response.reason)[:100],
                 response.getheader("Location", "") or "", body)
 

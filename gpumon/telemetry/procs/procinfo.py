@@ -96,25 +96,27 @@ def printable(text: str) -> str:
 def command_line(proc: psutil.Process) -> str | None:
     """The process's arguments joined by spaces, every character as the process has it.
 
-    On Linux ``/proc/<pid>/cmdline`` is read as bytes here: psutil reads it as text with
-    universal newlines, so an argument's carriage return came back as a line feed (and
-    CR LF as one LF), and the escaped command line said ``\\n`` where the process had
-    ``\\r``. Like psutil, a command line a process rewrote with spaces (setproctitle) is taken
-    as it is. psutil's exceptions for a process gone or not readable."""
-    if not os.path.isdir("/proc/self"):
-        argv = proc.cmdline()
-        return printable(" ".join(argv)) if argv else None
-    try:
-        with open(f"/proc/{proc.pid}/cmdline", "rb") as f:
-            data = f.read(MAX_COMMAND_BYTES)
-    except (FileNotFoundError, ProcessLookupError):
-        raise psutil.NoSuchProcess(proc.pid) from None
-    except PermissionError:
-        raise psutil.AccessDenied(proc.pid) from None
-    except OSError:
+    psutil reads ``/proc/<pid>/cmdline`` as text with universal newlines, so an argument's
+    carriage return came back as a line feed (and CR LF as one LF), and the escaped command
+    line said ``\\n`` where the process had ``\\r``. Where psutil's answer holds a line
+    feed, the file is read again here as bytes (Linux); psutil still decides whether the
+    process can be read at all (its exceptions: gone, not ours)."""
+    argv = proc.cmdline()
+    if not argv:
         return None
-    text = data.rstrip(b"\0").replace(b"\0", b" ").decode("utf-8", errors="replace")
-    return text or None
+    text = " ".join(argv)
+    if "\n" in text:
+        text = _raw_command_line(proc.pid) or text
+    return printable(text)
+
+
+def _raw_command_line(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            data = f.read(MAX_COMMAND_BYTES)
+    except OSError:  # not Linux, gone meanwhile, not readable: psutil's text it is
+        return None
+    return data.rstrip(b"\0").replace(b"\0", b" ").decode("utf-8", "surrogateescape") or None
 
 
 def read_procinfo(pid: int) -> ProcInfo:
