@@ -44,3 +44,26 @@ def test_desktop_entry_runs_the_gui_script() -> None:
     parser.optionxform = str  # type: ignore[assignment,method-assign]
     parser.read(DESKTOP, encoding="utf-8")
     assert parser["Desktop Entry"]["Exec"].split()[0] == "gpumon-gui"
+
+
+@pytest.mark.slow  # subprocesses: a second or two each
+@pytest.mark.parametrize("module", ["random", "socket"])
+def test_python_m_gpumon_never_imports_the_current_folder_s_modules(
+        tmp_path: Path, module: str) -> None:
+    """``python -m`` puts the current folder first on sys.path; a ``random.py`` there stood
+    in for the standard library's (the ``gpumon`` script never did)."""
+    import os
+    import subprocess
+    import sys
+
+    # without the tests' PYTHONPATH: its sitecustomize imports random before -m runs
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    marker = tmp_path / "imported"
+    (tmp_path / f"{module}.py").write_text(
+        f"open({str(marker)!r}, 'w').write('yes')\nraise SystemExit('shadowed {module}')\n")
+    out = subprocess.run([sys.executable, "-m", "gpumon", "--simulate", "1", "--once"],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+                         check=False)
+    assert out.returncode == 0, out.stderr
+    assert not marker.exists()
+    assert "GPU" in out.stdout

@@ -181,6 +181,9 @@ def main(argv: list[str]) -> int:
     if web.tls is None and not is_loopback(host):
         logging.warning("listening on %s without TLS: anyone who can reach this port reads "
                         "it; see --web.config.file", host)
+    for warning in [*web.warnings, web.key_warning(not is_loopback(host))]:
+        if warning:
+            logging.warning("%s", warning)
     while not stop.wait(3600):
         pass
     server.close()

@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.watch is not None or any(getattr(args, name, None) not in (None, False)
                                          for name in report.OUTPUT_OPTIONS):
             parser.error(tr("with --prometheus, --once prints the cluster snapshot; "
-                            "-l, --json, --csv, -q and --uuid read this machine's GPUs only"))
+                            "-l, -i, --json, --csv, -q and --uuid read this machine's GPUs only"))
         if not args.once and (why := _no_window()):
             print("gpumon: " + why, file=sys.stderr)
             return 1

@@ -6,6 +6,7 @@ nvidia-smi-like table, or ``-q`` detail), JSON or CSV. No Qt, no torch on this p
     gpumon --once --json          one JSON document (docs/snapshot.schema.json)
     gpumon --once --csv           the CSV recorder's header and one row per GPU
     gpumon -l 2 [--json|--csv]    the same every 2 s until Ctrl+C (or --count N)
+    gpumon --once -i 0,GPU-...    only these GPUs (index, UUID or PCI bus id), like nvidia-smi -i
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from gpumon.telemetry.model.types import Source, SourceState, SourceStatus
 if TYPE_CHECKING:
     from gpumon.telemetry.model.types import Snapshot
 
-OUTPUT_OPTIONS = ("query", "uuid", "json", "csv", "count")
+OUTPUT_OPTIONS = ("query", "uuid", "json", "csv", "count", "id")
 
 
 def _count(text: str) -> int:
@@ -63,6 +64,9 @@ def add_arguments(parser: argparse.ArgumentParser,
                               "per GPU"))
     parser.add_argument("--count", type=_count, metavar="N", default=None,
                         help=tr("with --watch: stop after N snapshots"))
+    parser.add_argument("-i", "--id", metavar="ID[,ID...]", default=None,
+                        help=tr("with --once/--watch: only these GPUs, by index, UUID or PCI "
+                                "bus id, like nvidia-smi -i"))
 
 
 def misuse(args: argparse.Namespace) -> str | None:
@@ -76,7 +80,7 @@ def misuse(args: argparse.Namespace) -> str | None:
         return None
     given = [name for name in OUTPUT_OPTIONS if getattr(args, name, None) not in (None, False)]
     if given:
-        flag = {"query": "-q"}.get(given[0], f"--{given[0]}")
+        flag = {"query": "-q", "id": "-i"}.get(given[0], f"--{given[0]}")
         return tr("{flag} applies to --once or --watch (-l SECONDS)", flag=flag)
     return None
 
@@ -125,6 +129,7 @@ def run(args: argparse.Namespace, make_source: Callable[[], Source],
         interval_s: float | None = None) -> int:
     """``--once`` or ``--watch``: 0 when every snapshot was printed (or Ctrl+C ended the
     watch), 1 with a short reason on stderr when the GPUs cannot be read."""
+    from gpumon.cli.gpu_select import NOT_FOUND, Selection, parse_ids
     from gpumon.telemetry.model.activity import FIRST_READING_WAIT_S, warming
     from gpumon.telemetry.model.cadence import next_due
     from gpumon.telemetry.sources.sampler import Sampler
@@ -140,6 +145,7 @@ def run(args: argparse.Namespace, make_source: Callable[[], Source],
     period = (args.watch or interval_s or SAMPLING.default) if watch else 0.0
     count = args.count if watch else 1
     printer = _Printer(args, sys.stdout)
+    selection = Selection(parse_ids(args.id)) if getattr(args, "id", None) else None
     sampler = Sampler(source)
     try:
         status = sampler.open()
@@ -153,6 +159,11 @@ def run(args: argparse.Namespace, make_source: Callable[[], Source],
                 snap = sampler.tick()
             if not snap.status.usable and not watch:
                 return _fail(snap.status)
+            if selection is not None and snap.status.usable:
+                if done == 0 and (missing := selection.resolve(snap)) is not None:
+                    print(f"gpumon: {missing}", file=sys.stderr)
+                    return NOT_FOUND
+                snap = selection.apply(snap)
             if snap.status.usable:
                 printer.write(snap)
             else:  # a watch keeps going: the next read may work again

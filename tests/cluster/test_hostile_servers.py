@@ -138,7 +138,8 @@ def test_a_redirect_to_another_host_never_gets_the_token(logger: Logger) -> None
     assert out.returncode == 1 and out.stdout == ""
     assert out.stderr.strip() == (
         f"gpumon: The server at {redirector.url} redirects to {logger.url}/api/v1/query "
-        f"(another host, and gpumon sends --prometheus-header only to {redirector.url}); "
+        "(another host, and gpumon sends its credentials (--prometheus-header, or "
+        f"user:password in the address) only to {redirector.url}); "
         "gpumon does not follow. Give the Prometheus server's own address with --prometheus.")
     assert logger.seen == []  # not one request, so no token
 
@@ -272,3 +273,32 @@ def test_a_server_that_drips_cannot_keep_once_running() -> None:
     assert out.stderr.strip() == (f"gpumon: The Prometheus server at {url} did not answer "
                                   "within 5 s.")
     assert elapsed < 20, elapsed  # a hang detector: 5 s and a Python start, not minutes
+
+
+def test_credentials_in_the_url_are_used_and_stay_home(logger: Logger) -> None:
+    """``user:password@host`` was silently ignored: now it is basic auth, sent to that
+    server only (a redirect elsewhere is refused, as for --prometheus-header)."""
+    import base64
+
+    host = logger.url.removeprefix("http://")
+    out = once(f"http://pro%40m:pa%3Ass@{host}/new")
+    assert out.returncode == 0, out.stderr
+    token = base64.b64encode(b"pro@m:pa:ss").decode()
+    assert logger.seen and all(h.get("Authorization") == f"Basic {token}" for h in logger.seen)
+    assert "pa%3Ass" not in out.stdout + out.stderr and "pro%40m" not in out.stdout
+    redirector = Redirector(logger.url)
+    seen = len(logger.seen)
+    try:
+        out = once(redirector.url.replace("http://", "http://u:p@"))
+    finally:
+        redirector.close()
+    assert out.returncode == 1 and len(logger.seen) == seen
+    assert "(another host, and gpumon sends its credentials" in out.stderr
+
+
+def test_credentials_in_the_url_and_an_authorization_header_is_a_sentence() -> None:
+    out = once("http://u:p@127.0.0.1:9", "--prometheus-header", "Authorization: Bearer x")
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr.splitlines()[0] == (
+        "gpumon: error: http://127.0.0.1:9 holds a user name and password, and an "
+        "Authorization header is given too; give one of them.")

@@ -20,6 +20,9 @@ import pytest
 from fakenvml import FakeNvml
 
 from gpumon.cli.main import main
+from gpumon.telemetry.model.types import GpuProcess, ProcessType
+from gpumon.telemetry.procs.procinfo import ProcInfoCache
+from gpumon.ui.monitor.process.table import TITLES, texts_of
 
 # Retitles the terminal, then clears it; and a cell a spreadsheet would run.
 ESCAPES = "\x1b]0;owned\x07\x1b[2J"
@@ -79,3 +82,31 @@ def test_csv_cell_opens_as_text(fake_nvml: FakeNvml,
     assert main(["--once", "--csv"]) == 0
     header, row = list(csv.reader(io.StringIO(capfd.readouterr().out)))
     assert row[header.index("name")] == "'" + FORMULA
+
+
+CARRIAGE = "A\rB C\r\nD"  # psutil reads /proc/<pid>/cmdline with universal newlines
+
+
+def test_a_carriage_return_is_shown_as_one(fake_nvml: FakeNvml,
+                                           capfd: pytest.CaptureFixture[str]) -> None:
+    """A ``\\r`` in an argument showed as ``\\n`` (and CR LF as one LF) everywhere, the
+    window's table and tooltip included, which showed it raw."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", CARRIAGE])
+    try:
+        deadline = time.monotonic() + 5
+        while len(psutil.Process(child.pid).cmdline()) < 4:
+            assert time.monotonic() < deadline, "the child never showed its command line"
+            time.sleep(0.02)
+        fake_nvml.add_process(0, child.pid, 1 << 30)
+        assert main(["--once", "-q"]) == 0
+        assert "time.sleep(60) A\\rB C\\r\\nD" in capfd.readouterr().out
+        assert main(["--once", "--json"]) == 0
+        (proc,) = json.loads(capfd.readouterr().out)["processes"]
+        assert proc["command"].endswith(f"time.sleep(60) {CARRIAGE}")
+        info = ProcInfoCache().lookup_many([child.pid])[child.pid]
+        shown = texts_of(GpuProcess(gpu_index=0, pid=child.pid, type=ProcessType.COMPUTE,
+                                    gpu_mem_bytes=1, command=info.command))
+        assert shown[TITLES.index("Command")].endswith("time.sleep(60) A\\rB C\\r\\nD")
+    finally:
+        child.kill()
+        child.wait(timeout=5)

@@ -121,8 +121,24 @@ def test_lost_gpu_is_marked_while_others_update(qtbot, make_window):
     assert "lost" in model.data(model.index(2, 5))
 
 
+class _SlowAfterFirst(SimulatedSource):
+    """Reads at once the first time, then takes 1.2 s a reading: a driver that turned slow.
+    (A source slow from its first reading is read less often, and says so: the window then
+    counts staleness on that longer period; test_slow_reading.py.)"""
+
+    def __init__(self) -> None:
+        super().__init__(2, seed=1)
+        self._reads = 0
+
+    def sample(self, include_slow: bool = True):  # type: ignore[no-untyped-def]
+        self._reads += 1
+        if self._reads > 1:
+            time.sleep(1.2)
+        return super().sample(include_slow)
+
+
 def test_slow_calls_keep_window_responsive_and_show_stale(qtbot, make_window):
-    w = make_window(simulated(2, SimulatedFaults(slow_sample_s=1.2)))
+    w = make_window(_SlowAfterFirst)
     qtbot.waitUntil(lambda: w.snapshot_count >= 1, timeout=5000)
     # The worker now sleeps in sample(); the GUI thread keeps running its own timers.
     t0 = time.monotonic()

@@ -24,12 +24,15 @@ from gpumon.i18n import ntr, sentences, tr
 from gpumon.playground.data.actions import RunCode
 from gpumon.playground.data.errors import ErrorInfo
 from gpumon.playground.kernel.action_run import ActionRun, synchronize
-from gpumon.playground.kernel.describe import model_devices
+from gpumon.playground.kernel.describe import ReprFailed, model_devices
+from gpumon.playground.kernel.explain import qualified_type_name
 from gpumon.playground.kernel.memory import read_memory, torch_memory_counters
 from gpumon.playground.kernel.printed import printed
 
 #: Names the card lists under "made or changed"; the rest are counted.
 MADE_LISTED = 20
+#: The longest message of a failed __repr__ kept for its card.
+MAX_REPR_ERROR_CHARS = 2000
 
 
 def syntax_error(exc: SyntaxError) -> ErrorInfo:
@@ -37,6 +40,17 @@ def syntax_error(exc: SyntaxError) -> ErrorInfo:
     where = f" (line {exc.lineno})" if exc.lineno else ""  # as Python words it: stays English
     return ErrorInfo("SyntaxError", f"{exc.msg}{where}",
                      tr("Python could not read this line; nothing ran."), by_torch=False)
+
+
+def repr_error(failed: ReprFailed) -> ErrorInfo:
+    """The card of a result whose own ``__repr__`` failed: its error, as Python wrote it,
+    attributed to the user's object; never a bug of gpumon's or an error of torch's."""
+    error = failed.error
+    return ErrorInfo(qualified_type_name(error), str(error)[:MAX_REPR_ERROR_CHARS],
+                     tr("The __repr__ of your {type} object raised this error, so its value "
+                        "cannot be shown; the error is in that __repr__, not in gpumon or "
+                        "torch. The code ran, and what it assigned is kept.",
+                        type=failed.type_name), by_torch=False)
 
 
 def exit_refused(exc: SystemExit) -> ErrorInfo:

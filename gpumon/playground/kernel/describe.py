@@ -19,6 +19,29 @@ MAX_PREVIEW_CHARS = 1500
 HUGE_NUMEL = 10_000_000
 
 
+class ReprFailed(Exception):
+    """The ``__repr__`` of the user's object raised (or gave no string): the user's error,
+    never gpumon's (``type('R', (), {'__repr__': lambda s: 1/0})()`` was reported as a bug
+    of gpumon's, asking to report it)."""
+
+    def __init__(self, value: object, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+        try:
+            self.type_name = str(type(value).__name__)[:80]
+        except Exception:  # noqa: BLE001 - a metaclass's own __name__ may raise too
+            self.type_name = "?"
+
+
+def user_repr(value: object) -> str:
+    """``repr(value)``; ReprFailed when the object's own ``__repr__`` fails (SystemExit
+    too: exit() in a __repr__ must not end the kernel)."""
+    try:
+        return repr(value)
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - whatever the user's code raises
+        raise ReprFailed(value, exc) from None
+
+
 def dtype_name(dtype: torch.dtype) -> str:
     """``torch.float32`` -> ``float32``."""
     return str(dtype).removeprefix("torch.")
@@ -41,7 +64,7 @@ def tensor_preview(t: torch.Tensor) -> str:
 
     Printing a cuda tensor copies the printed elements to the host, as the lesson says.
     """
-    text = repr(t)
+    text = user_repr(t)  # a subclass of Tensor may have a __repr__ of the user's
     if t.numel() > HUGE_NUMEL:
         head = "# " + tr("{count} elements, {shape}, {dtype}, {device}", count=f"{t.numel():,}",
                          shape=tuple(t.shape), dtype=dtype_name(t.dtype),
@@ -51,8 +74,8 @@ def tensor_preview(t: torch.Tensor) -> str:
 
 
 def value_preview(value: object) -> str:
-    """repr of a query's answer, shortened."""
-    return shorten(repr(value))
+    """repr of a query's answer, shortened; ReprFailed when the object's repr fails."""
+    return shorten(user_repr(value))
 
 
 def model_devices(model: torch.nn.Module) -> str:

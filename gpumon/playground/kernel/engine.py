@@ -29,8 +29,9 @@ from gpumon.playground.data.outcome import (
 from gpumon.playground.kernel import ops
 from gpumon.playground.kernel.action_run import ActionRun
 from gpumon.playground.kernel.blame import internal_error, is_gpumon_bug
-from gpumon.playground.kernel.codeline import exit_refused, run_code, syntax_error
+from gpumon.playground.kernel.codeline import exit_refused, repr_error, run_code, syntax_error
 from gpumon.playground.kernel.describe import (
+    ReprFailed,
     dtype_name,
     model_bytes,
     model_devices,
@@ -137,7 +138,11 @@ class Engine:
         created = tuple(f"cuda:{i}" for i in sorted(cuda_contexts() - contexts))
         run.touch(*created)  # the context is memory on that GPU: its marker goes there
         try:
-            return self._outcome(action, code, started_at, run, error, created)
+            try:
+                return self._outcome(action, code, started_at, run, error, created)
+            except ReprFailed as failed:  # the result's own __repr__: the user's error
+                return self._outcome(action, code, started_at, run, repr_error(failed),
+                                     created)
         except Exception as exc:  # noqa: BLE001 - a bug here must not crash the worker
             report_internal(traceback.format_exc())
             internal = ErrorInfo("InternalError", f"{type(exc).__name__}: {exc}",

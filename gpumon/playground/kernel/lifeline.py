@@ -13,6 +13,10 @@ the kernel and every process it started end with it:
   handler ends the kernel's children and then the kernel) and becomes a child subreaper
   (``PR_SET_CHILD_SUBREAPER``), so a process that the user's code daemonised (forked twice,
   new session) is re-parented to the kernel and is found and ended with it;
+- on Linux a watchdog process (``watchdog.py``, an interpreter of its own) SIGKILLs the
+  kernel and what it started when the window has ended and the kernel has not ended itself
+  within :data:`GRACE_S`: the two ways above need the kernel's interpreter, and user code
+  that holds the GIL inside one C call (``sum(range(10**11))``) keeps both from running;
 - everywhere, a side thread checks every :data:`WATCH_PERIOD_S` that the window's process is
   still the kernel's parent (on Windows: still alive, with the start time it had), so this
   works while the user's code runs in the main thread and where no such signal exists. On
@@ -28,9 +32,11 @@ import ctypes
 import os
 import select
 import signal
+import subprocess
 import sys
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from types import FrameType
 
 from gpumon.playground.data.wire import FOLDER_ENV, PARENT_ENV, process_end_fd
@@ -39,6 +45,11 @@ from gpumon.playground.data.wire import FOLDER_ENV, PARENT_ENV, process_end_fd
 WATCH_PERIOD_S = 0.25
 #: How often it looks while a pidfd wakes it when the window's process ends (Linux).
 SLEEP_S = 5.0
+
+#: How long the watchdog lets a kernel whose window has ended end itself before it kills it:
+#: the handler's way (children ended, the user's files flushed) takes milliseconds.
+GRACE_S = 1.0
+WATCHDOG = Path(__file__).with_name("watchdog.py")
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
@@ -83,6 +94,24 @@ def bind_to_parent() -> None:
     parent = _parent_pid()
     if parent is not None and not _parent_alive(parent, _start_time(parent)):
         end_now()
+
+
+_watchdog: list[subprocess.Popen[bytes]] = []  # held: never collected while it runs
+
+
+def start_watchdog() -> bool:
+    """Start the watchdog process (Linux; ``watchdog.py``); False where it cannot run."""
+    parent = _parent_pid()
+    if parent is None or not sys.platform.startswith("linux") or _watchdog:
+        return False
+    try:
+        _watchdog.append(subprocess.Popen(  # noqa: S603 - our own interpreter and file
+            [sys.executable, "-I", "-S", str(WATCHDOG), str(parent), str(os.getpid()),
+             str(GRACE_S)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            close_fds=True, start_new_session=True))
+    except OSError:  # no process left to start: the handler and the thread still watch
+        return False
+    return True
 
 
 def _on_terminate(_signum: int, _frame: FrameType | None) -> None:

@@ -255,6 +255,7 @@ def main() -> int:
     """Take the protocol pipes off fds 0 and 1, so user code's print() and input() are safe."""
     lifeline.isolate_imports()
     lifeline.bind_to_parent()
+    lifeline.start_watchdog()
     inp = os.fdopen(os.dup(0), "rb")
     out = os.fdopen(os.dup(1), "wb")
     devnull = os.open(os.devnull, os.O_RDONLY)

@@ -35,6 +35,31 @@ MIG_ID, MIG_PROFILE = "GPU_I_ID", "GPU_I_PROFILE"
 DRIVER_LABEL = "DCGM_FI_DRIVER_VERSION"
 _INT_FIELDS = frozenset({"mem_used_bytes", "mem_free_bytes", "mem_total_bytes"})
 SCRAPE_FAILED = N_("the scrape failed")  # when Prometheus gives no reason of its own
+# A number past 2**53 is no exact count any more, and the views turn values into ints and
+# pixels: DCGM_FI_DEV_FB_USED = 1e308 (MiB, so inf bytes) once raised OverflowError and
+# blanked the whole cluster. Nothing gpumon reads back can be that large.
+MAX_VALUE = float(1 << 53)
+ABSOLUTE_ZERO_C = -273.15
+
+
+def value_range(key: str) -> tuple[float, float]:
+    """The values a GpuSample field read back can take (in its unit): temperatures from
+    absolute zero, percentages to 100, everything else from 0; all within ``MAX_VALUE``."""
+    low = ABSOLUTE_ZERO_C if key.endswith("_c") else 0.0
+    return low, 100.0 if key.endswith("_pct") else MAX_VALUE
+
+
+# Prometheus metric -> (field, factor to the field's unit, lowest and highest usable value)
+_READ: dict[str, tuple[str, float, float, float]] = {
+    name: (key, scale, *value_range(key)) for name, (key, scale) in READ_BACK.items()}
+
+
+def usable(key: str, value: float) -> float | None:
+    """``value`` (already in the field's unit) when a GpuSample field can hold it, else None:
+    not finite, negative, beyond its range (see ``value_range``). That one field of that one
+    GPU is then not available; the rest of the GPU and the cluster stay."""
+    low, high = value_range(key)
+    return value if low <= value <= high else None  # NaN compares False
 
 
 def number(value: Any) -> float | None:
@@ -106,7 +131,7 @@ def parse_tick(series: Iterable[Mapping[str, Any]]) -> Tick:
         try:
             labels = s["metric"]
             name = labels.get("__name__")
-            read = READ_BACK.get(name) if name.__class__ is str else None
+            read = _READ.get(name) if name.__class__ is str else None
             if read is None:
                 if name == "up" or name == NVML_UP:
                     _liveness(tick, name, clean_labels(labels), s.get("value"))
@@ -118,18 +143,23 @@ def parse_tick(series: Iterable[Mapping[str, Any]]) -> Tick:
                 found = seen[raw] = _reading_of(clean_labels(labels), tick.readings)
             if found is None:
                 continue
-            value = float(s["value"][1])
+            value = float(s["value"][1]) * read[1]
         except (TypeError, ValueError, KeyError, IndexError, AttributeError):
             continue  # an unhashable label, a value that is not a number: not a series
-        if value - value == 0.0:  # finite (NaN and infinities are not readings)
+        if read[2] <= value <= read[3]:  # usable(), inlined: a tick reads 100,000 of them
             r, mig = found
             values = r.migs[mig] if mig else r.values
             if values is not None:
-                values[read[0]] = value * read[1]
+                values[read[0]] = value
     return tick
 
 
 _UNSEEN: Any = object()
+
+
+def _small_int(text: str) -> bool:
+    """Digits int() reads ("²" is a digit to str.isdigit, not to int), at most six."""
+    return text.isascii() and text.isdigit() and len(text) <= 6
 
 
 def _liveness(tick: Tick, name: str, labels: dict[str, str], value: Any) -> None:
@@ -144,7 +174,7 @@ def _reading_of(labels: dict[str, str], readings: dict[tuple[Target, str], Readi
     """The GPU (and MIG id) a series with these labels belongs to; None when it has no
     usable ``gpu`` label."""
     gpu = labels.get("gpu", "")
-    if not (gpu.isascii() and gpu.isdigit() and len(gpu) <= 6):
+    if not _small_int(gpu):
         return None
     target = target_of(labels)
     uuid = labels.get("UUID", "")
@@ -335,7 +365,7 @@ def _migs(r: Reading, info: GpuInfo) -> list[MigSample]:
         used, free = values.get("mem_used_bytes"), values.get("mem_free_bytes")
         profile = labels.get(MIG_PROFILE, "")
         out.append(MigSample(
-            gpu_index=r.index, gpu_instance_id=int(gi) if gi.isdigit() else None,
+            gpu_index=r.index, gpu_instance_id=int(gi) if _small_int(gi) else None,
             compute_instance_id=None, uuid=labels.get("UUID", info.uuid),
             name=f"{info.name} MIG {profile}".strip(),
             mem_total_bytes=None if used is None or free is None else int(used + free),

@@ -10,7 +10,9 @@ ones cut, and no shape of JSON can raise anything but a PromError.
 
 from __future__ import annotations
 
+import base64
 import json
+import threading
 import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
@@ -54,6 +56,26 @@ def check_url(url: str) -> str:
     except ValueError:
         raise ValueError(tr("{url} has a port that is not a number", url=repr(url))) from None
     return text.rstrip("/")
+
+
+def with_credentials(url: str, headers: dict[str, str]) -> tuple[str, dict[str, str]]:
+    """``user:password@`` of ``url`` as a basic-auth header (they were silently ignored): the
+    URL without them, and the headers with it. Like every header given, it goes only to that
+    server (promhttp.py keeps credentials home). ValueError with a sentence when an
+    Authorization header is given too."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url, headers
+    if any(name.lower() == "authorization" for name in headers):
+        raise ValueError(tr("{url} holds a user name and password, and an Authorization "
+                            "header is given too; give one of them.", url=public_url(url)))
+    user = urllib.parse.unquote(parts.username or "")
+    password = urllib.parse.unquote(parts.password or "")
+    token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+    host = parts.netloc.rpartition("@")[2]
+    bare = urllib.parse.urlunsplit((parts.scheme, host, parts.path, parts.query,
+                                    parts.fragment))
+    return bare, {**headers, "Authorization": f"Basic {token}"}
 
 
 def parse_header(text: str) -> tuple[str, str]:
@@ -102,10 +124,10 @@ class PromClient:
 
     def __init__(self, url: str, headers: Mapping[str, str] | None = None,
                  timeout_s: float = 5.0) -> None:
-        self.url = check_url(url)
+        self.url, headers = with_credentials(check_url(url), dict(headers or {}))
         self.shown_url = public_url(self.url)
         self.timeout_s = timeout_s
-        self._fetcher = Fetcher(self.url, headers or {}, timeout_s)
+        self._fetcher = Fetcher(self.url, headers, timeout_s)
         self.fetcher = self._fetcher  # its max_bytes is the size cap of one answer
         self.answered_url = self.shown_url  # where the last answer really came from
 
@@ -117,12 +139,13 @@ class PromClient:
         return tr("{url} (redirected from {given})", url=self.answered_url,
                   given=self.shown_url)
 
-    def query(self, promql: str, at: float | None = None, *, clean: bool = True
-              ) -> list[dict[str, Any]]:
+    def query(self, promql: str, at: float | None = None, *, clean: bool = True,
+              stop: threading.Event | None = None) -> list[dict[str, Any]]:
         """An instant query's vector: ``[{"metric": {...}, "value": [t, "v"]}, ...]``;
-        ``clean=False`` leaves the labels as the JSON had them (the caller checks them)."""
+        ``clean=False`` leaves the labels as the JSON had them (the caller checks them);
+        ``stop``, set by another thread, ends it with a PromError."""
         params = {"query": promql} | ({} if at is None else {"time": f"{at:.3f}"})
-        return self._result(self.get("/api/v1/query", params), "vector", clean)
+        return self._result(self.get("/api/v1/query", params, stop), "vector", clean)
 
     def query_range(self, promql: str, start: float, end: float,
                     step_s: float) -> list[dict[str, Any]]:
@@ -139,15 +162,16 @@ class PromClient:
             raise self._not_prometheus(tr("its targets list has an unexpected shape"))
         return [t for t in targets if isinstance(t, dict)]
 
-    def get(self, path: str, params: Mapping[str, str]) -> Any:
+    def get(self, path: str, params: Mapping[str, str],
+            stop: threading.Event | None = None) -> Any:
         """The ``data`` of a successful API answer; PromError otherwise."""
-        reply = self._fetcher.get(f"{self.url}{path}?{urllib.parse.urlencode(params)}")
+        reply = self._fetcher.get(f"{self.url}{path}?{urllib.parse.urlencode(params)}", stop)
         answered = public_url(reply.url)
         self.answered_url = answered[:len(answered) - len(path)] if answered.endswith(
             path) else answered
         return self._decoded(reply.body, reply.code, reply.reason)
 
-    def _decoded(self, body: bytes, code: int, reason: str) -> Any:
+    def _decoded(self, body: bytes | bytearray, code: int, reason: str) -> Any:
         try:
             answer = json.loads(body)
         except (ValueError, UnicodeDecodeError, RecursionError):

@@ -15,7 +15,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from gpumon.i18n import ntr, tr
@@ -27,6 +27,7 @@ from gpumon.telemetry.cluster.fleet import (
     number,
     parse_tick,
     target_of,
+    usable,
 )
 from gpumon.telemetry.cluster.promapi import PromClient, PromError, TooLarge, public_url
 from gpumon.telemetry.model.exported import NVML_UP, PROCESS_MEMORY, READ_BACK
@@ -199,7 +200,9 @@ class PrometheusSource:
         return hosts, processes, backfill
 
     def _tick_series(self) -> list[dict[str, Any]]:
-        """Every series a tick reads: one query, or one per metric for a fleet too large."""
+        """Every series a tick reads: one query, or one per metric for a fleet too large.
+        Split, the first answer over the cap ends the tick: the server sends too much
+        whatever gpumon asks, and each query still running would read its own 64 MiB."""
         if not self._split:
             try:
                 return self._query(TICK_QUERY, None, False)
@@ -207,14 +210,28 @@ class PrometheusSource:
                 self._split = True
         if self._split_pool is None:
             self._split_pool = ThreadPoolExecutor(4, thread_name_prefix="gpumon-prometheus")
-        parts = [self._split_pool.submit(self._query, "{__name__=" + json.dumps(name) + "}",
-                                         None, False) for name in TICK_NAMES]
+        stop = threading.Event()
+
+        def one(name: str) -> list[dict[str, Any]]:
+            if stop.is_set():
+                return []
+            try:
+                return self._query("{__name__=" + json.dumps(name) + "}", None, False, stop)
+            except PromError:
+                stop.set()
+                raise
+
+        parts = [self._split_pool.submit(one, name) for name in TICK_NAMES]
+        wait(parts)  # quick once one failed: the others stop reading or never start
+        errors = [e for e in (part.exception() for part in parts) if e is not None]
+        if errors:  # the cause (too large) before the queries it stopped
+            raise next((e for e in errors if isinstance(e, TooLarge)), errors[0])
         return [s for part in parts for s in part.result()]
 
-    def _query(self, promql: str, at: float | None = None, clean: bool = True
-               ) -> list[dict[str, Any]]:
+    def _query(self, promql: str, at: float | None = None, clean: bool = True,
+               stop: threading.Event | None = None) -> list[dict[str, Any]]:
         self.queries += 1
-        return self.client.query(promql, at, clean=clean)
+        return self.client.query(promql, at, clean=clean, stop=stop)
 
     def _hosts(self, series: list[dict[str, Any]], now: float) -> list[HostView]:
         tick = parse_tick(series)
@@ -267,6 +284,7 @@ class PrometheusSource:
         out = []
         for s in self._query(PROCESS_MEMORY + "{" + instances_matcher(targets) + "}"):
             labels, value = s["metric"], number(s.get("value"))
+            value = None if value is None else usable("gpu_mem_bytes", value)
             gpu, pid = labels.get("gpu", ""), labels.get("pid", "")
             if not (gpu.isascii() and gpu.isdigit() and pid.isascii() and pid.isdigit()
                     and len(gpu) <= 6 and len(pid) <= 10):
@@ -288,10 +306,10 @@ class PrometheusSource:
         if not targets:
             return ()
         step = max(1.0, self.backfill_s / BACKFILL_POINTS)
+        start, end = now - self.backfill_s, now - step
         self.queries += 1
         found = self.client.query_range(
-            HISTORY_QUERY + "," + instances_matcher(targets) + "}",
-            now - self.backfill_s, now - step, step)
+            HISTORY_QUERY + "," + instances_matcher(targets) + "}", start, end, step)
         rows: dict[float, dict[int, dict[str, float]]] = {}
         for series in found:
             labels = series["metric"]
@@ -306,8 +324,10 @@ class PrometheusSource:
             for point in points:
                 v = number(point)
                 t = number([None, point[0]]) if isinstance(point, list) and point else None
-                if v is not None and t is not None:
-                    rows.setdefault(t, {}).setdefault(index, {})[read[0]] = v * read[1]
+                v = None if v is None else usable(read[0], v * read[1])
+                # a time outside the range asked for is no point of it (1e308 s is no date)
+                if v is not None and t is not None and start - step <= t <= end + step:
+                    rows.setdefault(t, {}).setdefault(index, {})[read[0]] = v
         return tuple(
             Snapshot(timestamp_s=t, machine=self._machine,
                      status=SourceStatus(SourceState.OK, "history"), gpus=view.gpus,

@@ -38,11 +38,27 @@ _COUNTER_LINES = tuple(
 
 
 def _encode(encoder: Callable[[Any], bytes], content_type: str, families: Any) -> bytes:
+    if content_type.startswith("application/openmetrics-text"):
+        return encoder(_Families([_openmetrics(m) for m in families.collect()]))
     data = encoder(families)
     if content_type.startswith("text/plain"):
         for wrong, right in _COUNTER_LINES:
             data = data.replace(wrong, right, 1)
     return data
+
+
+def _openmetrics(family: Metric) -> Metric:
+    """``family`` as OpenMetrics allows it. An OpenMetrics counter's samples must be named
+    ``<name>_total``; dcgm-exporter's counters have no suffix, and a strict parser
+    (prometheus_client's) refused the whole page ("Clashing name:
+    DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"). Such a family goes out as type ``unknown``, which
+    OpenMetrics allows under any sample name: the series keep dcgm-exporter's names, what
+    dashboards and alerts query, in both formats; only OpenMetrics' type is lost."""
+    if family.type != "counter" or all(s.name != family.name for s in family.samples):
+        return family
+    unknown = Metric(family.name, family.documentation, "unknown", family.unit)
+    unknown.samples = family.samples
+    return unknown
 
 
 class _Families:

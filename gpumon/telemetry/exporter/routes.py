@@ -6,7 +6,8 @@
   Kubernetes or a load balancer);
 - ``/``: a small page linking to both, as Prometheus's own exporters have;
 - anything else 404; any method but GET 405. With ``basic_auth_users`` every path asks for
-  the password (401 without it), as exporter-toolkit does.
+  the password (401 without it), as exporter-toolkit does; 429 with Retry-After where a
+  password would have to wait to be checked (``webconfig.Verdict.BUSY``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ from gpumon.telemetry.exporter.server import (
     listen,
     text_response,
 )
-from gpumon.telemetry.exporter.webconfig import WebConfig
+from gpumon.telemetry.exporter.webconfig import FAILURE_WINDOW_S, Verdict, WebConfig
+
+RETRY_AFTER_S = round(FAILURE_WINDOW_S)  # what a 429 says: by then a client is let in again
 
 LANDING = """<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>gpumon exporter</title></head>
@@ -43,7 +46,11 @@ def make_handler(pages: Pages, web: WebConfig | None = None) -> Handler:
                              version=html.escape(__version__)).encode("utf-8")
 
     def handle(request: Request) -> Response:
-        if not web.authorized(request.headers.get("Authorization")):
+        verdict = web.check(request.headers.get("Authorization"), request.peer)
+        if verdict is Verdict.BUSY:  # no password checked: a flood, or too many wrong ones
+            return text_response(429, "Too many password checks; try again later.",
+                                 ("Retry-After", str(RETRY_AFTER_S)), *extra)
+        if verdict is not Verdict.OK:
             return text_response(401, "Unauthorized.",
                                  ("WWW-Authenticate", 'Basic realm="gpumon exporter"'), *extra)
         if request.method != "GET":

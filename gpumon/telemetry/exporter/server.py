@@ -40,7 +40,8 @@ WORKERS = 8
 QUEUE = 512  # complete requests waiting for a worker; beyond, 503 at once
 REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found",
            405: "Method Not Allowed", 408: "Request Timeout",
-           431: "Request Header Fields Too Large", 503: "Service Unavailable"}
+           429: "Too Many Requests", 431: "Request Header Fields Too Large",
+           503: "Service Unavailable"}
 
 
 def connection_limit() -> int:

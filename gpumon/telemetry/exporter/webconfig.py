@@ -22,9 +22,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import enum
 import hashlib
+import re
 import ssl
+import stat
 import threading
+import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,14 +50,31 @@ UNSUPPORTED_TLS_KEYS = {"cipher_suites", "curve_preferences", "prefer_server_cip
                         "client_allowed_sans", "cert", "key"}
 MAX_FILE_BYTES = 1 << 20
 MAX_CACHED_LOGINS = 256
-# bcrypt checks at once: each takes a core for ~0.1 s, so a flood of wrong passwords could hold
-# every request thread; beyond these a login that is not remembered is refused (401) at once
-# and a remembered one (Prometheus's) never waits.
+MIN_GOOD_COST = 10  # exporter-toolkit's docs suggest 10; cost 4 takes 1.7 ms a guess
+_BCRYPT = re.compile(r"\$2[aby]\$(0[4-9]|[12][0-9]|3[01])\$[./A-Za-z0-9]{53}")
+# bcrypt checks at once: each takes a core for 0.1-0.3 s (cost 10-12), and the request
+# threads are few (server.WORKERS). A check that finds both taken is not queued: the request
+# is answered 429 at once. A queued one held a worker for up to 1 s, so a 64-thread flood of
+# wrong passwords kept every worker waiting and an authorised scrape, whose credentials are
+# remembered and need no check, queued behind them for 7 s.
 CHECKS_AT_ONCE = 2
 _checks = threading.BoundedSemaphore(CHECKS_AT_ONCE)
-# What an unknown user's password is checked against, so that a wrong user name takes as
-# long as a wrong password (exporter-toolkit does the same).
+# Wrong passwords from one address: after this many within the window, that address's logins
+# that are not remembered get 429 without a check until the oldest leaves the window.
+FAILURES_PER_CLIENT = 5
+FAILURE_WINDOW_S = 10.0
+MAX_CLIENTS_TRACKED = 4096
+# What an unknown user's password is checked against where no user is configured yet (the
+# web config's users' own slowest hash otherwise: see WebConfig.decoy).
 _DUMMY_HASH = b"$2b$10$347ACj2k8e73CO7gskSyb.8/sK6aw8TcGBFHsP779KavyclXfbWvK"
+
+
+class Verdict(enum.Enum):
+    """What a request's credentials get: let in, refused (401), or asked to come back (429)."""
+
+    OK = "ok"
+    DENIED = "denied"
+    BUSY = "busy"
 
 
 class WebConfigError(ValueError):
@@ -66,47 +88,96 @@ class WebConfig:
     tls: ssl.SSLContext | None = None
     users: dict[str, bytes] = field(default_factory=dict)
     headers: tuple[tuple[str, str], ...] = ()
+    warnings: list[str] = field(default_factory=list)  # said once at start-up
+    key_file: Path | None = None  # the TLS key, checked against the address listened on
     _ok: dict[bytes, bool] = field(default_factory=dict, repr=False)
+    _failures: OrderedDict[str, list[float]] = field(default_factory=OrderedDict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def authorized(self, authorization: str | None) -> bool:
-        """Whether an Authorization header passes (always, without basic_auth_users).
-
-        A bcrypt check costs ~0.1 s by design; a pair that passed once is remembered (by its
-        SHA-256) so a scraper pays it once, as exporter-toolkit caches it."""
+    @property
+    def decoy(self) -> bytes:
+        """The hash an unknown user's password is checked against: the users' slowest, so
+        that a wrong user name takes as long as the slowest user's wrong password (a fixed
+        cost-10 decoy made names tell apart: 60 ms unknown, 1.7 ms at cost 4, 236 ms at 12)."""
         if not self.users:
-            return True
+            return _DUMMY_HASH
+        return max(self.users.values(), key=_cost)
+
+    def authorized(self, authorization: str | None) -> bool:
+        """Whether an Authorization header passes (always, without basic_auth_users)."""
+        return self.check(authorization) is Verdict.OK
+
+    def check(self, authorization: str | None, client: str = "") -> Verdict:
+        """What an Authorization header from ``client`` (an address) gets.
+
+        A bcrypt check costs 0.1-0.3 s by design; a pair that passed once is remembered (by
+        its SHA-256) and never waits for one, as exporter-toolkit caches it. A check is BUSY
+        instead of waiting when ``CHECKS_AT_ONCE`` run, or when ``client`` sent
+        ``FAILURES_PER_CLIENT`` wrong passwords within ``FAILURE_WINDOW_S``."""
+        if not self.users:
+            return Verdict.OK
         scheme, _, encoded = (authorization or "").partition(" ")
         if scheme.lower() != "basic":
-            return False
+            return Verdict.DENIED
         try:
             user, sep, password = base64.b64decode(encoded.strip(), validate=True).decode(
                 "utf-8").partition(":")
         except (binascii.Error, UnicodeDecodeError):
-            return False
+            return Verdict.DENIED
         if not sep:
-            return False
+            return Verdict.DENIED
         key = hashlib.sha256(f"{user}\0{password}".encode()).digest()
         with self._lock:
             if self._ok.get(key):
-                return True
+                return Verdict.OK
+            if self.retry_after(client) > 0:
+                return Verdict.BUSY
         import bcrypt
 
         known = self.users.get(user)
-        if not _checks.acquire(timeout=1.0):
-            return False
+        if not _checks.acquire(blocking=False):
+            return Verdict.BUSY
         try:
-            ok = bcrypt.checkpw(password.encode(), known or _DUMMY_HASH) and known is not None
+            ok = bcrypt.checkpw(password.encode(), known or self.decoy) and known is not None
         except ValueError:
             ok = False
         finally:
             _checks.release()
-        if ok:
-            with self._lock:
+        with self._lock:
+            if ok:
                 if len(self._ok) >= MAX_CACHED_LOGINS:
                     self._ok.clear()
                 self._ok[key] = True
-        return ok
+            else:
+                self._failed(client)
+        return Verdict.OK if ok else Verdict.DENIED
+
+    def key_warning(self, beyond_loopback: bool) -> str | None:
+        """A sentence when the TLS key is readable by anyone on this machine and the exporter
+        listens beyond loopback (whoever reads the key can pose as this exporter)."""
+        if self.key_file is None or not beyond_loopback or not (
+                _mode(self.key_file) & stat.S_IROTH):
+            return None
+        return tr("anyone on this machine can read the TLS key {path}; make it readable by "
+                  "its owner only (chmod 600).", path=str(self.key_file))
+
+    def retry_after(self, client: str, now: float | None = None) -> float:
+        """Seconds until ``client`` may have a password checked again (0: now). Under
+        ``_lock``."""
+        times = self._failures.get(client)
+        if not times or len(times) < FAILURES_PER_CLIENT:
+            return 0.0
+        now = time.monotonic() if now is None else now
+        return max(0.0, times[-FAILURES_PER_CLIENT] + FAILURE_WINDOW_S - now)
+
+    def _failed(self, client: str) -> None:
+        now = time.monotonic()
+        times = self._failures.pop(client, [])
+        times = [t for t in times if now - t < FAILURE_WINDOW_S][-FAILURES_PER_CLIENT + 1:]
+        times.append(now)
+        self._failures[client] = times  # the most recent last
+        while len(self._failures) > MAX_CLIENTS_TRACKED:
+            self._failures.popitem(last=False)
 
 
 def load(path: Path) -> WebConfig:
@@ -145,9 +216,43 @@ def load(path: Path) -> WebConfig:
     if doc.get("tls_server_config") is not None:
         config.tls = _tls(_mapping(doc["tls_server_config"], path, "tls_server_config"),
                           base, path)
+        config.key_file = base / _text(doc["tls_server_config"], "key_file", path)
+        named = (_text(doc["tls_server_config"], k, path)
+                 for k in ("cert_file", "key_file", "client_ca_file"))
+        files = [base / name for name in named if name]
+    else:
+        files = []
     config.users = _users(doc.get("basic_auth_users"), path)
     config.headers = _headers(doc.get("http_server_config"), path)
+    config.warnings = _weak_costs(config.users) + [
+        tr("anyone on this machine may change {path}; make it writable by its owner only "
+           "(chmod o-w).", path=str(f)) for f in [Path(path), *files]
+        if _mode(f) & stat.S_IWOTH]
     return config
+
+
+def _mode(path: Path) -> int:
+    try:
+        return path.stat().st_mode
+    except OSError:
+        return 0
+
+
+def _weak_costs(users: dict[str, bytes]) -> list[str]:
+    """Sentences about hashes quick to guess, and about costs that tell user names apart."""
+    out = [tr("the password hash of {user} has cost {cost}, quick to guess; make one of "
+              "cost {good} or more (htpasswd -nBC {good} {user}).", user=repr(user),
+              cost=_cost(h), good=MIN_GOOD_COST)
+           for user, h in users.items() if _cost(h) < MIN_GOOD_COST]
+    if len({_cost(h) for h in users.values()}) > 1:
+        out.append(tr("the password hashes in basic_auth_users have different costs, so the "
+                      "time a wrong password takes tells which user names exist; give them "
+                      "one cost."))
+    return out
+
+
+def _cost(hashed: bytes) -> int:
+    return int(hashed[4:6])
 
 
 def _mapping(value: Any, path: Path, where: str) -> dict[str, Any]:
@@ -225,6 +330,11 @@ def _users(section: Any, path: Path) -> dict[str, bytes]:
         if not isinstance(user, str) or not isinstance(hashed, str) or ":" in user:
             raise WebConfigError(tr("in the web config file {path}, basic_auth_users must map "
                                     "user names to bcrypt hashes.", path=str(path)))
+        if not _BCRYPT.fullmatch(hashed):  # a cut hash passed checkpw, then refused all
+            raise WebConfigError(tr("in the web config file {path}, the password of {user} "
+                                    "is not a whole bcrypt hash ($2y$, $2b$ or $2a$, a cost "
+                                    "from 04 to 31, then 53 characters).", path=str(path),
+                                    user=repr(user)))
         try:
             bcrypt.checkpw(b"", hashed.encode())
         except ValueError as err:

@@ -86,6 +86,10 @@ def status_summary(snap: Snapshot, interval_s: float) -> str:
     parts = [ntr("{n} GPU", "{n} GPUs", n)]
     if lost:
         parts.append(tr("{n} lost", n=lost))
+    if snap.period_s > interval_s * 1.001:  # reading cannot keep up: readings further apart
+        parts.append(tr("reading takes {read} s: sampling every {period} s",
+                        read=f"{snap.read_duration_s:.1f}", period=f"{snap.period_s:g}"))
+        return " · ".join(parts)
     parts.append(tr("read in {ms} ms", ms=f"{snap.read_duration_s * 1000:.0f}"))
     parts.append(tr("every {seconds} s", seconds=f"{interval_s:g}"))
     return " · ".join(parts)

@@ -289,6 +289,9 @@ class Snapshot:
     # How the GPUs are joined (NVLink, PCIe paths, affinities); read at open and about once a
     # minute, the same value on the ticks between. None: the source does not know.
     topology: Topology | None = None
+    # The seconds between readings the sampling keeps now: longer than the interval chosen
+    # when reading takes too long to keep up (cadence.Cadence); 0.0: not said.
+    period_s: float = 0.0
 
     def __post_init__(self) -> None:
         if not isinstance(self.extra, FrozenMap):

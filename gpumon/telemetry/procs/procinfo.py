@@ -84,10 +84,39 @@ def self_pids() -> frozenset[int]:
     return _SELF[1]
 
 
+MAX_COMMAND_BYTES = 1 << 20  # ARG_MAX is 2 MiB; a table cell needs far less
+
+
 def printable(text: str) -> str:
     """Text psutil read from /proc, made valid UTF-8: bytes that were not (kept by Python
     as surrogate escapes) become U+FFFD, which Qt, the CSV writer and a terminal accept."""
     return text.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")
+
+
+def command_line(proc: psutil.Process) -> str | None:
+    """The process's arguments joined by spaces, every character as the process has it.
+
+    psutil reads ``/proc/<pid>/cmdline`` as text with universal newlines, so an argument's
+    carriage return came back as a line feed (and CR LF as one LF), and the escaped command
+    line said ``\\n`` where the process had ``\\r``. Where psutil's answer holds a line
+    feed, the file is read again here as bytes (Linux); psutil still decides whether the
+    process can be read at all (its exceptions: gone, not ours)."""
+    argv = proc.cmdline()
+    if not argv:
+        return None
+    text = " ".join(argv)
+    if "\n" in text:
+        text = _raw_command_line(proc.pid) or text
+    return printable(text)
+
+
+def _raw_command_line(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            data = f.read(MAX_COMMAND_BYTES)
+    except OSError:  # not Linux, gone meanwhile, not readable: psutil's text it is
+        return None
+    return data.rstrip(b"\0").replace(b"\0", b" ").decode("utf-8", "surrogateescape") or None
 
 
 def _read(proc: psutil.Process) -> ProcInfo:
@@ -103,8 +132,7 @@ def _read(proc: psutil.Process) -> ProcInfo:
             except psutil.Error:  # AccessDenied, ZombieProcess
                 pass
         try:
-            argv = proc.cmdline()
-            values["command"] = printable(" ".join(argv)) if argv else None
+            values["command"] = command_line(proc)
         except psutil.NoSuchProcess:
             exists = False
         except psutil.Error:

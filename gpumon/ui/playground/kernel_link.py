@@ -19,7 +19,7 @@ API (every method is called from the GUI thread, every signal arrives in the GUI
     engine.busyChanged(bool), engine.queueLengthChanged(int)
     engine.callFinished(ticket, result)         # a call's answer, or the exception for it
     engine.kernelStarted(pid)                   # a (fresh) kernel said hello
-    engine.kernelEnded(KernelExit)              # it died, or was killed and restarted
+    engine.kernelEnded(KernelExit, bool)        # it died, or was killed and restarted
     engine.countersChanged(dict)                # {cuda index: (allocated, reserved)}
 
     engine.load()                               # start the kernel and import torch there
@@ -193,7 +193,7 @@ class KernelLink(QObject):
     queueLengthChanged = Signal(int)
     callFinished = Signal(int, object)  # ticket, result or exception
     kernelStarted = Signal(int)  # pid
-    kernelEnded = Signal(object)  # KernelExit
+    kernelEnded = Signal(object, bool)  # KernelExit; True: a lost action's card says it
     countersChanged = Signal(object)  # {cuda index: (allocated, reserved)}
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -381,7 +381,11 @@ class KernelLink(QObject):
         set_own_children([])
         remove_folders_of(ended.pid)  # the lesson's files went with it (checkpoint_path.py)
         self.counters = {}
-        self.kernelEnded.emit(ended)
+        # A kernel that died under an action (os._exit(3), a segfault): that action's card
+        # says so, and a card of the kernel's own beside it said it twice.
+        on_a_card = ended.reason == "died" and any(
+            self._requests.get(rid, ("",))[0] == "run" for rid in ended.lost_requests)
+        self.kernelEnded.emit(ended, on_a_card)
         was_busy = self.busy
         for rid in ended.lost_requests:
             if rid not in self._requests:

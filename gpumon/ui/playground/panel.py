@@ -320,9 +320,10 @@ class PlaygroundPanel(QWidget):
         self.forms.set_workspace(page.entries)
         self.cpu_view.set_workspace(page)
 
-    @Slot(object)
-    def _on_kernel_ended(self, ended: KernelExit) -> None:
-        self.log.add(ended_outcome(ended))
+    @Slot(object, bool)
+    def _on_kernel_ended(self, ended: KernelExit, on_a_card: bool) -> None:
+        if not on_a_card:  # else the card of the action it died under says it
+            self.log.add(ended_outcome(ended))
 
     @Slot(bool)
     def _on_busy(self, busy: bool) -> None:

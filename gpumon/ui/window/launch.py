@@ -22,6 +22,9 @@ from gpumon.ui.window import gcguard, open_cluster
 from gpumon.ui.window.language import choose, install_qt_translations
 from gpumon.ui.window.main_window import MainWindow, nvml_factory, simulated_factory
 from gpumon.ui.window.settings import Settings
+from gpumon.untrusted import for_terminal
+
+NOTICE_MS = 60_000  # how long the status bar says that the settings file was moved aside
 
 
 def run(simulate: int | None, interval_s: float | None = None, seed: int = 0, *,
@@ -46,6 +49,8 @@ def run(simulate: int | None, interval_s: float | None = None, seed: int = 0, *,
     if icon is not None:
         app.setWindowIcon(icon)
     settings = Settings.user()
+    if settings.notice:  # the settings file was unusable and moved aside
+        print(f"gpumon: {for_terminal(settings.notice)}", file=sys.stderr)
     install_qt_translations(app, choose(settings, lang))
     if interval_s is not None:
         settings.interval_s = interval_s
@@ -64,6 +69,9 @@ def run(simulate: int | None, interval_s: float | None = None, seed: int = 0, *,
     _fit_to_screen(window)
     _quit_on_signals(app)
     window.show()
+    if settings.notice:
+        window.statusBar().showMessage(settings.notice, NOTICE_MS)
+        window.statusBar().setToolTip(settings.notice)  # the whole sentence where it is cut
     status = int(app.exec())
     if window.sampling.running:
         _exit_leaving_hung_thread(status)

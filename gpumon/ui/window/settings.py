@@ -5,42 +5,68 @@ language.
 "gpumon" in ``Settings.user()``). Tests pass a QSettings on an INI file in a temporary
 folder; a window built without settings gets ``Settings.memory()``, which remembers nothing
 on disk, so creating a window never touches the user's real settings by accident.
+
+A file is looked at before QSettings reads it (``settings_file.py``): one it must not read is
+moved aside, and ``notice`` says so. Every value read back is checked: one out of its range or
+of another type is the default (``window_s=1e300`` reached a Qt call as an int and raised
+OverflowError).
 """
 
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSettings
+from PySide6.QtCore import QByteArray, QSettings, QStandardPaths
 
 from gpumon.i18n import LANGUAGES
 from gpumon.interval import SAMPLING
+from gpumon.telemetry.history.store import WINDOW_CHOICES_S
+from gpumon.ui.window import settings_file
 
 ORGANISATION = "gpumon"
 APPLICATION = "gpumon"
 THEMES = ("light", "dark")
 DEFAULT_THEME = "light"
 MIN_ZOOM, MAX_ZOOM = 0.5, 3.0
+MAX_GEOMETRY_BYTES = 4096
+MAX_LIST = 1024  # hidden GPUs or columns: more are not gpumon's
 
 
 class Settings:
     """Typed get/set of the remembered values; every setter writes through at once."""
 
-    def __init__(self, store: QSettings | None = None) -> None:
+    def __init__(self, store: QSettings | None = None, notice: str = "") -> None:
         self._store = store
         self._memory: dict[str, object] = {}
+        self.notice = notice  # the settings file was unusable: what was done about it
 
     # -- constructors ----------------------------------------------------------------------
     @classmethod
     def user(cls) -> Settings:
-        """The user's real settings (only ``launch.run()`` uses this)."""
-        return cls(QSettings(ORGANISATION, APPLICATION))
+        """The user's real settings (only ``launch.run()`` uses this). Where they are a file
+        (Linux and other Unix systems: ``~/.config/gpumon/gpumon.conf``) it is checked first,
+        and it alone is read: QSettings' fallbacks (``~/.config/gpumon.conf``,
+        ``/etc/xdg/gpumon/gpumon.conf``) would be read unchecked, and gpumon never writes
+        them."""
+        if sys.platform in ("win32", "darwin"):  # the registry, a property list
+            return cls(QSettings(ORGANISATION, APPLICATION))
+        config = QStandardPaths.writableLocation(
+            QStandardPaths.StandardLocation.GenericConfigLocation)
+        return cls.ini(Path(config) / ORGANISATION / f"{APPLICATION}.conf")
 
     @classmethod
     def ini(cls, path: str | Path) -> Settings:
-        """Settings kept in one INI file, e.g. in a test's tmp_path."""
+        """Settings kept in one INI file (the user's, or one in a test's tmp_path), moved
+        aside first when QSettings must not read it."""
+        why = settings_file.problem(Path(path))
+        if why is not None:
+            moved, notice = settings_file.move_aside(Path(path), why)
+            if not moved:
+                return cls(None, notice)
+            return cls(QSettings(str(path), QSettings.Format.IniFormat), notice)
         return cls(QSettings(str(path), QSettings.Format.IniFormat))
 
     @classmethod
@@ -81,8 +107,9 @@ class Settings:
 
     @property
     def window_s(self) -> int | None:
+        """One of the window's choices (``WINDOW_CHOICES_S``), or None."""
         v = _float(self._get("sampling/window_s"))
-        return None if v is None else int(v)
+        return int(v) if v is not None and v in WINDOW_CHOICES_S else None
 
     @window_s.setter
     def window_s(self, value: int) -> None:
@@ -111,7 +138,8 @@ class Settings:
     @property
     def geometry(self) -> QByteArray | None:
         v = self._get("window/geometry")
-        return v if isinstance(v, QByteArray) and not v.isEmpty() else None
+        # Qt's own geometry is some 66 bytes; a larger blob is not one
+        return v if isinstance(v, QByteArray) and 0 < v.size() <= MAX_GEOMETRY_BYTES else None
 
     @geometry.setter
     def geometry(self, value: QByteArray) -> None:
@@ -144,9 +172,7 @@ class Settings:
     def hidden_gpus(self) -> set[str]:
         """UUIDs of the GPUs whose panels the user hid."""
         v = self._get("view/hidden_gpus")
-        if isinstance(v, str):  # QSettings gives a one-element list back as a plain string
-            v = [v] if v else []
-        return {str(u) for u in v} if isinstance(v, list | tuple) else set()
+        return set(_strings(v) or ())
 
     @hidden_gpus.setter
     def hidden_gpus(self, uuids: Iterable[str]) -> None:
@@ -165,16 +191,21 @@ class Settings:
     @property
     def hidden_process_columns(self) -> list[str] | None:
         """English titles of the process table's hidden columns; None: never chosen."""
-        v = self._get("view/hidden_process_columns")
-        if v is None:
-            return None
-        if isinstance(v, str):  # QSettings gives a one-element list back as a plain string
-            v = [v] if v else []
-        return [str(t) for t in v] if isinstance(v, list | tuple) else None
+        return _strings(self._get("view/hidden_process_columns"))
 
     @hidden_process_columns.setter
     def hidden_process_columns(self, titles: Iterable[str]) -> None:
         self._set("view/hidden_process_columns", list(titles))
+
+
+def _strings(v: object) -> list[str] | None:
+    """A list of strings as QSettings gives it back (a one-element list as a plain string);
+    None where absent, for anything else, or for more than ``MAX_LIST``."""
+    if isinstance(v, str):
+        v = [v] if v else []
+    if not isinstance(v, list | tuple) or len(v) > MAX_LIST:
+        return None
+    return [t for t in v if isinstance(t, str)]
 
 
 def _float(v: object) -> float | None:

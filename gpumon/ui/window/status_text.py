@@ -75,7 +75,9 @@ class StatusText(QObject):
         self._watchdog.stop()
 
     def _stale_after_s(self) -> float:
-        return max(STALE_FACTOR * self._window.interval_s, MIN_STALE_S)
+        snap = self._window.latest_snapshot  # readings further apart when reading is slow
+        period = max(self._window.interval_s, snap.period_s if snap is not None else 0.0)
+        return max(STALE_FACTOR * period, MIN_STALE_S)
 
     def _arm(self) -> None:
         """Wake at the moment the data turns stale; in :data:`WATCHDOG_MS` while a count

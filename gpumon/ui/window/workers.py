@@ -23,7 +23,7 @@ from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 
 from gpumon.i18n import tr
 from gpumon.interval import SAMPLING
-from gpumon.telemetry.model.cadence import next_due
+from gpumon.telemetry.model.cadence import Cadence, next_due
 from gpumon.telemetry.model.types import Snapshot, Source, SourceState, SourceStatus
 from gpumon.telemetry.sources.sampler import Sampler, unavailable_snapshot
 from gpumon.ui.window import gcguard
@@ -52,6 +52,7 @@ class SamplerWorker(QObject):
         super().__init__()
         self._factory = source_factory
         self._interval_s = SAMPLING.clamp(interval_s)
+        self._cadence = Cadence(self._interval_s)  # the period: longer when reading is slow
         self._paused = False
         self._usable = False
         self._sampler: Sampler | None = None
@@ -85,6 +86,7 @@ class SamplerWorker(QObject):
     @Slot(float)
     def set_interval(self, interval_s: float) -> None:
         self._interval_s = SAMPLING.clamp(interval_s)
+        self._cadence.interval_s = self._interval_s
         if self._timer is not None and self._timer.isActive():
             self._start_cadence()
         self.intervalChanged.emit(self._interval_s)
@@ -133,8 +135,9 @@ class SamplerWorker(QObject):
         if timer is None or not self._usable or self._paused or self.stopping.is_set():
             return
         now = time.monotonic()
-        due = next_due(self._anchor, self._interval_s, now)
-        self._anchor = due - self._interval_s  # keeps the grid; k never grows unbounded
+        period = self._cadence.period_s
+        due = next_due(self._anchor, period, now)
+        self._anchor = due - period  # keeps the grid; k never grows unbounded
         timer.start(max(1, round((due - now) * 1000)))
 
     def _open(self) -> None:
@@ -177,6 +180,8 @@ class SamplerWorker(QObject):
             return
         try:
             snap = sampler.tick()
+            self._cadence.read_took(snap.read_duration_s)
+            snap = dataclasses.replace(snap, period_s=self._cadence.period_s)
             providers = self._providers
             if providers:
                 snap = self._with_extras(snap, providers)

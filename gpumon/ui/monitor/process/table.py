@@ -29,6 +29,7 @@ from gpumon.telemetry.model.types import GpuProcess
 from gpumon.ui.monitor.process.fields import format_pct, format_run_time, matches, run_time_s
 from gpumon.ui.widgets.table_model import FittedTableView, TitledTableModel
 from gpumon.units import NA, format_bytes
+from gpumon.untrusted import for_terminal
 
 Index = QModelIndex | QPersistentModelIndex
 Key = tuple[int, int]
@@ -37,7 +38,7 @@ SELF_SUFFIX = N_("(this app)")
 
 
 def _name(p: GpuProcess) -> str:
-    name = p.name or NA
+    name = for_terminal(p.name or NA)
     return f"{name} {tr(SELF_SUFFIX)}" if p.is_self else name
 
 
@@ -59,7 +60,7 @@ COLUMNS: tuple[tuple[str, Text, Callable[[GpuProcess], object]], ...] = (
     ("PID", lambda p, _: str(p.pid), lambda p: _number(p.pid)),
     (N_("Type"), lambda p, _: p.type.value, lambda p: p.type.value),
     (N_("Process name"), lambda p, _: _name(p), lambda p: (p.name or "").lower()),
-    (N_("User"), lambda p, _: p.user or NA, lambda p: p.user or ""),
+    (N_("User"), lambda p, _: for_terminal(p.user or NA), lambda p: p.user or ""),
     (N_("GPU memory"), lambda p, _: format_bytes(p.gpu_mem_bytes),
      lambda p: _number(p.gpu_mem_bytes)),
     (N_("SM %"), lambda p, _: format_pct(p.sm_util_pct), lambda p: _number(p.sm_util_pct)),
@@ -74,8 +75,11 @@ COLUMNS: tuple[tuple[str, Text, Callable[[GpuProcess], object]], ...] = (
      lambda p: _number(p.host_rss_bytes)),
     (N_("Run time"), lambda p, now: format_run_time(run_time_s(p, now)),
      lambda p: -1.0e18 if p.started_s is None else -p.started_s),
-    (N_("Container / job"), lambda p, _: p.container or "", lambda p: p.container or ""),
-    (N_("Command"), lambda p, _: p.command or NA, lambda p: p.command or ""),
+    (N_("Container / job"), lambda p, _: for_terminal(p.container or ""),
+     lambda p: p.container or ""),
+    # another user's text: a carriage return or an escape shown as \r or \x1b, never obeyed
+    # by the view nor dropped from sight (untrusted.py)
+    (N_("Command"), lambda p, _: for_terminal(p.command or NA), lambda p: p.command or ""),
 )
 TITLES = tuple(title for title, *_ in COLUMNS)
 MEMORY_COLUMN = TITLES.index("GPU memory")
@@ -181,7 +185,7 @@ class ProcessModel(TitledTableModel):
             font.setBold(True)
             return font
         if role == Qt.ItemDataRole.ToolTipRole:
-            return p.command or None
+            return for_terminal(p.command) if p.command else None
         if role == Qt.ItemDataRole.TextAlignmentRole and col in NUMERIC_COLUMNS:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
