@@ -16,7 +16,8 @@ from gpumon.telemetry.model.health import CLOCK_REASONS, as_mask
 from gpumon.telemetry.model.types import GpuInfo, GpuProcess, GpuSample, MigSample, Snapshot
 
 SCHEMA = "gpumon.snapshot/1"
-_SAMPLE_SKIP = {"index", "timestamp_s", "lost", "message", "processes_supported", "failed_reads"}
+_SAMPLE_SKIP = {"index", "timestamp_s", "lost", "message", "processes_supported", "failed_reads",
+                "read_every_s"}
 SAMPLE_KEYS = tuple(f.name for f in dataclasses.fields(GpuSample) if f.name not in _SAMPLE_SKIP)
 
 

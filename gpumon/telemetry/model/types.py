@@ -123,6 +123,10 @@ class GpuSample:
     # NVML calls that failed on this tick ("nvmlDeviceGetTemperature: Unknown Error"): their
     # fields are None for this tick only; the GPU itself still answers.
     failed_reads: tuple[str, ...] = ()
+    # Fields read less often than every tick because the driver's call is costly, with the
+    # seconds between two reads: ("energy_mj", 14.0), ("pcie_rx_bytes_per_s", 5.0), and
+    # ("processes", 15.0) for the per-process utilization (nvml/budget.py).
+    read_every_s: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
