@@ -4,6 +4,8 @@ per-process utilization 2.8 ms, the PCIe throughput call sleeps 21 ms a directio
 
 from __future__ import annotations
 
+import dataclasses
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -21,6 +23,7 @@ from gpumon.telemetry.nvml.budget import (
     Budget,
 )
 from gpumon.telemetry.nvml.source import NvmlSource
+from gpumon.text.smi_detail import render_detail
 
 KIB = 1024
 
@@ -138,7 +141,8 @@ def _until(predicate: Callable[[], bool], what: str, timeout_s: float = 20.0) ->
 
 
 def test_on_an_h200_pcie_rates_come_from_a_thread_of_their_own(
-        fake_nvml: FakeNvml, source: NvmlSource, monkeypatch: pytest.MonkeyPatch) -> None:
+        fake_nvml: FakeNvml, source: NvmlSource, clock: Clock,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     fake_nvml.set_profile("h200")
     fake_nvml.set_gpu_count(2)
     pcie = Spy(monkeypatch, "nvmlDeviceGetPcieThroughput")
@@ -154,13 +158,15 @@ def test_on_an_h200_pcie_rates_come_from_a_thread_of_their_own(
     fake_nvml.set_value(1, "pcie_tx_kb", 5000)
 
     def fresh() -> bool:
+        clock.t += 5.0
         s0, s1 = source.sample().samples  # a slow tick: it asks for a new pass
         return s0.pcie_rx_bytes_per_s == 4000 * KIB and s1.pcie_tx_bytes_per_s == 5000 * KIB
 
     _until(fresh, "the PCIe thread brought the new rates")
     assert set(pcie.threads[4:]) == {"gpumon-nvml-pcie"}  # never again on the tick
-    _until(lambda: "pcie_rx_bytes_per_s" in dict(source.sample().samples[0].read_every_s),
-           "the rates say how often they are read")
+    clock.t += 5.0
+    marks = dict(source.sample().samples[0].read_every_s)  # the second pass asked: 5 s apart
+    assert marks["pcie_rx_bytes_per_s"] == marks["pcie_tx_bytes_per_s"] == 5.0
 
 
 def test_closing_does_not_wait_for_a_pcie_call_that_hangs(
@@ -215,3 +221,24 @@ def test_not_supported_is_remembered_per_gpu_and_asked_again_later(
     for _ in range(2):
         s1 = source.sample().samples[1]
     assert s1.fan_pct == 30.0 and asked(1) == 3
+
+
+def test_once_q_says_what_is_read_less_often(fake_nvml: FakeNvml, source: NvmlSource,
+                                            clock: Clock) -> None:
+    """``gpumon --once -q`` on an H200: the energy counter, the PCIe rates and the
+    per-process utilization say how often they are read."""
+    fake_nvml.set_profile("h200")
+    fake_nvml.add_process(0, 4242, 1 << 30)
+    source.open()
+    for tick in range(31):
+        snap = source.sample(include_slow=tick % 5 == 0)
+        clock.t += 1.0
+    lines = render_detail(snap).splitlines()
+    energy = next(line for line in lines if "Energy Since Driver Load" in line)
+    assert re.search(r": \d+\.\d{3} J \(read every 1[3-9] s\)$", energy), energy
+    rx = next(line for line in lines if "Rx Throughput" in line)
+    assert rx.endswith(": 1000 KB/s (read every 5 s)"), rx
+    assert any(re.search(r"Utilization +: read every 1[0-9] s$", line) for line in lines)
+    plain = source.sample(include_slow=False)
+    assert "read every" not in render_detail(dataclasses.replace(plain, samples=tuple(
+        dataclasses.replace(s, read_every_s=()) for s in plain.samples)))

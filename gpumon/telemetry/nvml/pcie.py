@@ -62,8 +62,11 @@ def read_rates(s: Guarded, handle: Any) -> Rates:
 class PcieRates:
     """PCIe rates per GPU: on the tick while cheap, else from the thread (module doc)."""
 
-    def __init__(self, source: Guarded, call: Callable[..., Any], budget: Budget) -> None:
+    def __init__(self, source: Guarded, call: Callable[..., Any], budget: Budget,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        """``clock``: the sampler's, on which the time between two passes is told."""
         self._source = source
+        self._clock = clock
         self._guard = _OffTick(call)
         self._budget = budget
         self._lock = threading.Lock()
@@ -71,7 +74,7 @@ class PcieRates:
         self._off_tick: set[int] = set()  # GPUs whose rates the thread reads
         self._wanted: dict[int, Any] = {}  # gpu -> handle for the next pass
         self._latest: dict[int, tuple[Rates, tuple[str, ...]]] = {}  # rates, failed calls
-        self._passes: dict[int, tuple[float, float | None]] = {}  # gpu -> (last, seen every)
+        self._asked: dict[int, tuple[float, float | None]] = {}  # gpu -> (last, seen every)
         self._stopped = threading.Event()  # the running thread's; a new one for the next
         self._thread: threading.Thread | None = None
 
@@ -86,6 +89,8 @@ class PcieRates:
                 if fresh:
                     self._wanted[gpu] = handle
                     self._wake.notify()
+                    now, before = self._clock(), self._asked.get(gpu)
+                    self._asked[gpu] = (now, None if before is None else now - before[0])
                 return self._latest.get(gpu, ((None, None), ()))
         if not fresh and last is not None:
             return last, ()
@@ -100,8 +105,8 @@ class PcieRates:
         return got, ()
 
     def marks(self, gpu: int) -> tuple[tuple[str, float], ...]:
-        """(key, seconds between passes) of RX and TX when the thread reads this GPU."""
-        seen = self._passes.get(gpu)
+        """(key, seconds between two passes asked) of RX and TX when the thread reads them."""
+        seen = self._asked.get(gpu)
         if seen is None or seen[1] is None:
             return ()
         return ((RX, seen[1]), (TX, seen[1]))
@@ -116,7 +121,7 @@ class PcieRates:
             self._off_tick.clear()
             self._wanted.clear()
             self._latest.clear()
-            self._passes.clear()
+            self._asked.clear()
         if thread is not None:  # a call that hangs is left behind: the thread is a daemon
             thread.join(timeout_s)
 
@@ -140,10 +145,7 @@ class PcieRates:
                     got = read_rates(self._guard, handle)
                 except GpuLost:  # the tick marks the GPU lost; it is not wanted until back
                     got = (None, None)
-                now = time.monotonic()
                 with self._lock:
                     if stopped.is_set():
                         return
                     self._latest[gpu] = (got, tuple(self._guard.failed))
-                    before = self._passes.get(gpu)
-                    self._passes[gpu] = (now, None if before is None else now - before[0])

@@ -94,7 +94,7 @@ class NvmlSource:
         self._missing: set[str] = set()  # functions this driver lacks
         self._unsupported = Unsupported(clock)
         self._budget = Budget(clock)
-        self._pcie = PcieRates(self, self.call, self._budget)
+        self._pcie = PcieRates(self, self.call, self._budget, clock)
         self._logged: set[tuple[str, int]] = set()
         self._last_error: int | None = None
         self._failed: list[str] = []  # "name: error" of the calls that failed on this GPU's tick
