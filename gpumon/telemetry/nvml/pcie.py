@@ -96,8 +96,9 @@ class PcieRates:
             return last, ()
         got = self._budget.read(KEY, gpu, read_rates, self._source, handle)
         if self._budget.holds_tick(KEY, gpu):
-            log.info("GPU %d: NVML's PCIe throughput call holds the reading; gpumon reads it "
-                     "on a thread of its own from now on", gpu)
+            if not self._off_tick:
+                log.info("NVML's PCIe throughput call holds the reading (GPU %d); gpumon reads "
+                         "PCIe rates on a thread of its own from now on", gpu)
             with self._lock:
                 self._off_tick.add(gpu)
                 self._latest[gpu] = (got, ())
