@@ -5,6 +5,8 @@
 - ``cpu_only_build``: skip marker for tests of a CPU-only torch build's errors.
 - ``TEST_MACHINE``, ``STATUS_OK``, ``snapshot(t, *samples, ...)``: a reading of a machine
   named "test" whose source is fine, for the History's and the views' tests.
+- ``jsonschema_or_skip()``: jsonschema, or the test skips with the reason (a machine that
+  runs the suite without the test extra, a GPU machine say, may lack it).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Callable
+from types import ModuleType
 
 import pytest
 
@@ -33,6 +36,13 @@ def snapshot(t: float, *samples: GpuSample, processes: tuple[GpuProcess, ...] = 
     """A reading at ``t`` of TEST_MACHINE with ``samples`` and ``processes``."""
     return Snapshot(t, TEST_MACHINE, STATUS_OK, samples=samples, processes=processes,
                     extra=extra or {})
+
+
+def jsonschema_or_skip() -> ModuleType:
+    """The jsonschema module; where it is not installed the test skips, saying so."""
+    return pytest.importorskip("jsonschema", reason=(
+        "jsonschema is not installed (pip install -e '.[test]'): the JSON output is checked "
+        "against docs/snapshot.schema.json with it"))
 
 
 def vanished_pid() -> int:
