@@ -81,6 +81,8 @@ def test_a_costly_reading_waits_its_share_and_a_cheap_one_does_not() -> None:
     assert not budget.due("energy_mj", 0)
     assert budget.due("energy_mj", 1)  # each GPU learns its own cost
     clock.t += MAX_EVERY_S
+    assert not budget.due("energy_mj", 0)  # a costly reading of GPU 0 was made this tick
+    budget.tick()  # the next reading
     assert budget.due("energy_mj", 0)  # never older than MAX_EVERY_S
     assert budget.read("energy_mj", 2, lambda: 7) == 7  # cheap: due every time asked
     assert budget.due("energy_mj", 2) and budget.every_s("energy_mj", 2) == 0.0
@@ -131,6 +133,28 @@ def test_per_process_utilization_is_asked_only_for_a_gpu_with_processes(
     assert 2 <= fake_nvml.util_calls(1) <= 4
     assert 2.78e-3 / SHARE_S <= dict(snap.samples[1].read_every_s)["processes"] <= MAX_EVERY_S
     assert "processes" not in dict(snap.samples[0].read_every_s)
+
+
+def test_two_costly_readings_of_a_gpu_never_share_a_tick(
+        fake_nvml: FakeNvml, source: NvmlSource, clock: Clock,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The energy counter (3.3 ms) and per-process utilization (2.8 ms) would hold one tick
+    6 ms for that GPU: the second waits for the next tick."""
+    fake_nvml.set_profile("h200")
+    fake_nvml.add_process(0, 4242, 1 << 30)
+    energy = Spy(monkeypatch, "nvmlDeviceGetTotalEnergyConsumption")
+    source.open()
+    both, ticks_with = 0, {"energy": 0, "processes": 0}
+    for tick in range(100):  # all slow: every ~12 s and every ~14 s meet at 84 s
+        e0, u0 = len(energy.threads), fake_nvml.util_calls(0)
+        source.sample()
+        read_energy, read_util = len(energy.threads) > e0, fake_nvml.util_calls(0) > u0
+        both += tick > 0 and read_energy and read_util
+        ticks_with["energy"] += read_energy
+        ticks_with["processes"] += read_util
+        clock.t += 1.0
+    assert both == 0
+    assert ticks_with["energy"] >= 4 and ticks_with["processes"] >= 4  # both still read
 
 
 def _until(predicate: Callable[[], bool], what: str, timeout_s: float = 20.0) -> None:

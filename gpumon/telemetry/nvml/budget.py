@@ -13,7 +13,9 @@ kept in between; a cheap one is read every time it is asked, and only every
 :data:`REMEASURE_EVERY`-th read is timed again. A reading whose wall time is longer than
 :data:`HOLD_S` holds the tick (it sleeps): the PCIe rates then move to a thread of their own
 (pcie.py). Each GPU learns from its own first reading, so a one-shot reading (``--once``)
-still has every value.
+still has every value. Two costly readings of one GPU never fall on the same tick: the second
+waits for the next one it is asked on (the energy counter and per-process utilization
+together held a tick 6 ms a GPU).
 """
 
 from __future__ import annotations
@@ -66,11 +68,19 @@ class Budget:
         self._share_s = share_s
         self._priced: dict[tuple[str, int], _Priced] = {}
         self._marks: dict[int, tuple[tuple[str, float], ...]] = {}
+        self._costly_read: set[int] = set()  # GPUs a costly reading was made of this tick
+
+    def tick(self) -> None:
+        """A new reading of the GPUs begins (NvmlSource.sample)."""
+        self._costly_read.clear()
 
     def due(self, key: str, gpu: int) -> bool:
-        """Whether ``key`` of ``gpu`` should be read now (always, until its cost is known)."""
+        """Whether ``key`` of ``gpu`` should be read now: always until its cost is known;
+        not on a tick that already made a costly reading of that GPU."""
         p = self._priced.get((key, gpu))
-        return p is None or self._clock() >= p.next_at
+        if p is None:
+            return True
+        return self._clock() >= p.next_at and (p.every_s == 0.0 or gpu not in self._costly_read)
 
     def read(self, key: str, gpu: int, fn: Callable[..., T], *args: Any) -> T:
         """``fn(*args)`` now, timed when its cost is not known well enough; what it raises
@@ -91,6 +101,8 @@ class Budget:
             self._marks.pop(gpu, None)
         p.last_at = now
         p.next_at = now + p.every_s
+        if p.every_s > 0.0:
+            self._costly_read.add(gpu)
         return value
 
     def _learn(self, p: _Priced, gpu: int, cpu_s: float, wall_s: float) -> None:

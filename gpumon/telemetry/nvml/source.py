@@ -208,6 +208,7 @@ class NvmlSource:
             raw: list[tuple[int, int, ProcessType, int | None]] = []
             migs: list[MigSample] = []
             self._xids.take(self._progress)  # the XIDs since the last reading
+            self._budget.tick()
             for g in self._gpus:
                 samples.append(self._sample_gpu(g, include_slow, raw))
                 if g.mig and not samples[-1].lost:
