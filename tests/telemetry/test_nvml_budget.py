@@ -203,9 +203,8 @@ def test_closing_does_not_wait_for_a_pcie_call_that_hangs(
     assert not s.lost and s.pcie_rx_bytes_per_s == 1000 * KIB
     _until(lambda: any(t.name == "gpumon-nvml-pcie" for t in threading.enumerate()),
            "the thread runs")
-    started = time.monotonic()
-    source.close()
-    assert time.monotonic() - started < 60  # returned (a hung join would hit the timeout)
+    source.close()  # returns: the join gives up on the hung call (else pytest's timeout)
+    assert fake_nvml.init_count() == 0  # and NVML was shut down
     fake_nvml.set_delay("", 0)  # the hung call returns; the daemon thread ends
     _until(lambda: not any(t.name == "gpumon-nvml-pcie" for t in threading.enumerate()),
            "the left thread ended")
