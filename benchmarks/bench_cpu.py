@@ -9,8 +9,11 @@ with the xcb platform. Settings start empty (a temporary XDG_CONFIG_HOME).
 The GPUs: 8 fake GPUs of the fake NVML library from tests/telemetry/fakenvml (built here
 with gcc and the nvidia-ml-py headers of ``nvidia-nvml-dev``), loaded as libnvidia-ml.so.1
 through LD_LIBRARY_PATH, so gpumon's real NvmlSource and gpustat (it uses nvidia-ml-py too)
-read the same GPUs through the same binding. Without gcc or the headers gpumon falls back
-to ``--simulate 8`` and the peer is left out.
+read the same GPUs through the same binding. The fake costs what an H200's driver costs,
+call by call (its "h200" cost profile: the energy counter 3.3 ms of CPU, the PCIe throughput
+call 21 ms asleep, ...), for every program of the run alike; ``--profile none`` makes every
+call free, as all figures before this profile were measured. Without gcc or the headers
+gpumon falls back to ``--simulate 8`` and the peer is left out.
 
 The peer baseline, in the same run: ``gpustat -i 1`` (``pip install -e '.[bench]'``; it is
 not needed by gpumon or its tests). Targets: <= 2% at 1 s, <= 15% at 0.1 s, and at 1 s
@@ -139,9 +142,10 @@ def start_xvfb() -> tuple[subprocess.Popen[bytes], str] | None:
     return xvfb, f":{n}"
 
 
-def fake_gpus(work: Path, pids: list[list[int]] | None = None) -> dict[str, str] | None:
+def fake_gpus(work: Path, pids: list[list[int]] | None = None,
+              profile: str = "h200") -> dict[str, str] | None:
     """Environment in which pynvml loads 8 fake GPUs (``pids[g]``: the processes listed on
-    GPU g, 1 GiB each); None when the fake cannot be built."""
+    GPU g, 1 GiB each) that cost what ``profile`` says; None when the fake cannot be built."""
     sys.path.insert(0, str(REPO / "tests" / "telemetry"))
     from fakenvml import FakeNvmlUnavailable, build_fake_nvml, fake_driver_env
 
@@ -151,7 +155,9 @@ def fake_gpus(work: Path, pids: list[list[int]] | None = None) -> dict[str, str]
         print(f"fake NVML not available ({err}); gpumon uses --simulate {N_GPUS}, no peer")
         return None
     procs = ",".join(f"{g}:{pid}:{GIB}" for g, group in enumerate(pids or []) for pid in group)
-    return fake_driver_env(lib, work, gpus=str(N_GPUS), **({"procs": procs} if procs else {}))
+    print(f"fake NVML cost profile: {profile}", flush=True)
+    return fake_driver_env(lib, work, gpus=str(N_GPUS), profile=profile,
+                           **({"procs": procs} if procs else {}))
 
 
 def sleepers(n: int) -> list[subprocess.Popen[bytes]]:
@@ -290,7 +296,7 @@ def measure(cmd: list[str], env: dict[str, str], seconds: float, tty: bool = Fal
             os.close(master)
 
 
-def peers(seconds: float, base_dir: Path | None, rounds: int) -> int:
+def peers(seconds: float, base_dir: Path | None, rounds: int, profile: str) -> int:
     """gpumon beside gpustat and nvitop (see the module doc); 0 when the targets are met."""
     xvfb = start_xvfb()
     if xvfb is None or shutil.which("xdotool") is None:
@@ -299,7 +305,7 @@ def peers(seconds: float, base_dir: Path | None, rounds: int) -> int:
     rows: dict[str, list[float]] = {}
     try:
         with tempfile.TemporaryDirectory() as work:
-            fake = fake_gpus(Path(work))
+            fake = fake_gpus(Path(work), profile=profile)
             if fake is None:
                 return 2
             # the peers and the floors: name -> (command, environment), None: not installed
@@ -376,10 +382,12 @@ def main() -> int:
                         help="gpumon beside gpustat and nvitop at 1 s (module doc)")
     parser.add_argument("--base", type=Path, default=None, metavar="DIR",
                         help="with --peers: also measure the gpumon checked out in DIR")
+    parser.add_argument("--profile", choices=("none", "h200"), default="h200",
+                        help="the fake NVML's cost profile (default h200)")
     args = parser.parse_args()
     seconds = 15.0 if args.quick else 60.0
     if args.peers:
-        return peers(seconds, args.base, max(1, args.rounds))
+        return peers(seconds, args.base, max(1, args.rounds), args.profile)
     ok = True
     xvfb = start_xvfb()
     children = sleepers(N_GPUS * args.processes)
@@ -387,7 +395,7 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as config, tempfile.TemporaryDirectory() as work:
             pids = [[c.pid for c in children[g * args.processes:(g + 1) * args.processes]]
                     for g in range(N_GPUS)]
-            fake = fake_gpus(Path(work), pids)
+            fake = fake_gpus(Path(work), pids, args.profile)
             base = dict(fake or os.environ, XDG_CONFIG_HOME=config)
             source = [] if fake else ["--simulate", str(N_GPUS)]
             print(f"GPUs: {N_GPUS} {'fake NVML' if fake else 'simulated'}, "

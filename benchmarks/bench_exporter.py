@@ -3,12 +3,13 @@
 For 1, 8 and 16 GPUs (one process each) on the fake NVML library (the real nvidia-ml-py
 binding, tests/telemetry/fakenvml):
 
-- **render per reading**: what the reader thread does after each reading, ``Pages.publish``:
-  the metric families built and rendered by prometheus_client in the format the last scraper
-  asked for: OpenMetrics with gzip, as Prometheus asks (the text format 0.0.4 printed too).
-  Target <= 10 ms at 16 GPUs, on the CPU time a rendering takes (``time.process_time``: on a
-  busy machine the wall time also counts the waits for a core; both are printed, with the load
-  average). Baseline, same run: the raw pynvml calls of one reading (``bench_sampling.raw_step``).
+- **render per reading**: what the reader thread does after a reading that a scrape will
+  take (``Pages.publish``, page.py: only those are rendered ahead): the metric families built
+  and rendered by prometheus_client in the format the scraper asked for: OpenMetrics with
+  gzip, as Prometheus asks (the text format 0.0.4 printed too). Target <= 10 ms at 16 GPUs,
+  on the CPU time a rendering takes (``time.process_time``: on a busy machine the wall time
+  also counts the waits for a core; both are printed, with the load average). Baseline, same
+  run: the raw pynvml calls of one reading (``bench_sampling.raw_step``).
 - **cached scrape**: the exporter's request handler for GET /metrics with Prometheus's Accept
   header (OpenMetrics) once the reading is rendered: the bytes it serves. Target <= 1 ms.
   Also printed: the same over loopback HTTP (a new connection per scrape, as the server
@@ -19,8 +20,19 @@ binding, tests/telemetry/fakenvml):
 - **beside nvitop's exporter** (``nvitop-exporter``, where installed: ``pip install -e
   '.[bench]'``): each exporter in its own process on the same fake GPUs (the fake library
   loaded as libnvidia-ml.so.1), scraped over loopback HTTP by urllib, medians.
+- **an idle exporter**: ``gpumon exporter --interval 1`` on 8 GPUs without processes, in its
+  own process, reading once a second for 60 s (``--quick`` 20 s) after settling, scraped by
+  no one, then by a Prometheus-like scraper every 15 s (OpenMetrics, gzip): its whole CPU time
+  (every thread: the readings, the renderings, the scrapes, the watchdog) per GPU per second.
+  Target <= 1.0 ms. ``--base REV``: gpumon at git revision REV (``git archive``) measured the
+  same way.
 
-Run from the repository root: ``python benchmarks/bench_exporter.py [--quick]``.
+The fake library costs what a real driver's calls cost: its "h200" cost profile by default
+(``--profile none``: every call free, as before that profile), named in the output; the
+slow-driver rows use their own 200 ms delay instead.
+
+Run from the repository root: ``python benchmarks/bench_exporter.py [--quick] [--profile
+none|h200] [--base REV]``.
 """
 
 from __future__ import annotations
@@ -38,23 +50,35 @@ import urllib.request
 from email.message import Message
 from pathlib import Path
 
+import psutil
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests" / "telemetry"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import pynvml  # noqa: E402
+from bench_budget import base_tree  # noqa: E402
+from bench_cpu import cpu_s  # noqa: E402
 from bench_sampling import raw_step, stats, timed  # noqa: E402
-from fakenvml import build_fake_nvml, fake_driver_env, use_fake_nvml  # noqa: E402
+from fakenvml import (  # noqa: E402
+    BENCH_PROFILE,
+    PROFILES,
+    build_fake_nvml,
+    fake_driver_env,
+    use_fake_nvml,
+)
 from machine import describe  # noqa: E402
 
-from gpumon.telemetry.exporter.page import Pages  # noqa: E402
+from gpumon.telemetry.exporter.page import Page, Pages  # noqa: E402
 from gpumon.telemetry.exporter.reader import GpuReader  # noqa: E402
 from gpumon.telemetry.exporter.routes import make_handler, serve  # noqa: E402
+from gpumon.telemetry.exporter.series import View, families  # noqa: E402
 from gpumon.telemetry.exporter.server import Handler, Request  # noqa: E402
 from gpumon.telemetry.nvml.source import NvmlSource  # noqa: E402
 
 RENDER_TARGET_MS = 10.0
+IDLE_TARGET_MS = 1.0  # CPU per GPU per second of an idle exporter reading once a second
 CACHED_TARGET_MS = 1.0
 PROMETHEUS_ACCEPT = ("application/openmetrics-text;version=1.0.0,application/openmetrics-text;"
                      "version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
@@ -88,10 +112,11 @@ def wait_ready(check: object, timeout_s: float) -> bool:
     return False
 
 
-def steady(fake: object, reps: int, rounds: int) -> bool:
+def steady(fake: object, reps: int, rounds: int, profile: str) -> bool:
     met = True
     for n in (1, 8, 16):
         fake.reset()  # type: ignore[attr-defined]
+        fake.set_profile(profile)  # type: ignore[attr-defined]
         fake.set_gpu_count(n)  # type: ignore[attr-defined]
         for g in range(n):
             fake.add_process(g, os.getpid(), 2 << 30)  # type: ignore[attr-defined]
@@ -104,14 +129,17 @@ def steady(fake: object, reps: int, rounds: int) -> bool:
         handler = make_handler(pages)
         prom, zipped = request(PROMETHEUS_ACCEPT), request(PROMETHEUS_ACCEPT, "gzip")
 
-        text_pages = Pages("bench")  # a scraper that asks for the text format 0.0.4
         pages.asked(PROMETHEUS_ACCEPT, "gzip")  # what Prometheus asks for
+        pages.publish(view)  # type: ignore[arg-type]
 
-        def render(_i: int, pages: Pages = pages, view: object = view) -> object:
-            return pages.publish(view)  # type: ignore[arg-type]
+        # What the reader thread does after a reading that a scrape will take (page.py): the
+        # families, rendered in the format the scraper asked for (Prometheus: OpenMetrics and
+        # gzip), or the text format 0.0.4 for a scraper that asks for no other.
+        def render(_i: int, view: View = view) -> object:  # type: ignore[assignment]
+            return Page(view, families(view, "bench")).body(PROMETHEUS_ACCEPT, "gzip")
 
-        def render_text(_i: int, pages: Pages = text_pages, view: object = view) -> object:
-            return pages.publish(view)  # type: ignore[arg-type]
+        def render_text(_i: int, view: View = view) -> object:  # type: ignore[assignment]
+            return Page(view, families(view, "bench")).body(None, None)
 
         def cached(_i: int, handler: Handler = handler, request: Request = prom) -> object:
             return handler(request)
@@ -237,13 +265,69 @@ def over_http(name: str, command: list[str], url: str, env: dict[str, str],
         proc.wait(10)
 
 
-def beside_nvitop(lib: Path, tmp: Path, reps: int) -> None:
+def scrape_every(url: str, every_s: float | None, seconds: float) -> None:
+    """Wait ``seconds``, scraping ``url`` as Prometheus does every ``every_s`` (None: never)."""
+    deadline = time.monotonic() + seconds
+    while every_s is not None and time.monotonic() + every_s < deadline:
+        time.sleep(every_s)
+        req = urllib.request.Request(url, headers={"Accept": PROMETHEUS_ACCEPT,
+                                                   "Accept-Encoding": "gzip"})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            r.read()
+    time.sleep(max(0.0, deadline - time.monotonic()))
+
+
+def idle(lib: Path, tmp: Path, seconds: float, profile: str, base: str | None) -> bool:
+    """An idle ``gpumon exporter --interval 1`` on 8 GPUs: CPU per GPU per second (module
+    doc); this tree, and gpumon at ``base``. True when this tree met the target."""
+    n = 8
+    env = fake_driver_env(lib, tmp, gpus=str(n), profile=profile)
+    trees = [("this tree", REPO)]
+    if base:
+        trees.insert(0, (f"base {base}", base_tree(base, tmp)))
+    met = True
+    for (name, tree), scraped in ((t, s) for s in (None, 15.0) for t in trees):
+        port = free_port()
+        url = f"http://127.0.0.1:{port}/metrics"
+        proc = subprocess.Popen([sys.executable, "-m", "gpumon", "exporter", "--listen",
+                                 f"127.0.0.1:{port}", "--interval", "1"],
+                                env=dict(env, PYTHONPATH=str(tree)), cwd=tree,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            def up(url: str = url.replace("/metrics", "/health")) -> bool:
+                try:  # /health: a /metrics scrape would be a scraper the exporter then expects
+                    return http_get(url).startswith(b"ok")
+                except OSError:
+                    return False
+            if not wait_ready(up, 60):
+                print(f"idle exporter ({name}): did not answer")
+                met = False
+                continue
+            time.sleep(6.0)  # the first slow reading, and what the budget learns
+            p = psutil.Process(proc.pid)
+            c0, t0 = cpu_s(p), time.monotonic()
+            scrape_every(url, scraped, seconds)
+            ms = (cpu_s(p) - c0) * 1000 / (time.monotonic() - t0) / n
+        finally:
+            proc.terminate()
+            proc.wait(10)
+        ok = ms <= IDLE_TARGET_MS
+        if name == "this tree":
+            met &= ok
+        how = "not scraped" if scraped is None else f"scraped every {scraped:g} s"
+        print(f"idle exporter, {n} GPUs, no processes, reading every 1 s, {how} "
+              f"({name}): {ms:.3f} ms of CPU per GPU per second over {seconds:g} s (target <= "
+              f"{IDLE_TARGET_MS:g}: {'met' if ok else 'NOT met'})", flush=True)
+    return met
+
+
+def beside_nvitop(lib: Path, tmp: Path, reps: int, profile: str) -> None:
     """gpumon's exporter and nvitop's, each its own process on the same fake GPUs."""
     exe = shutil.which("nvitop-exporter")
     if exe is None:
         print("nvitop's exporter: not installed here (pip install -e '.[bench]'); not measured")
     for n in (1, 8, 16):
-        env = fake_driver_env(lib, tmp, gpus=str(n))
+        env = fake_driver_env(lib, tmp, gpus=str(n), profile=profile)
         env["PYTHONPATH"] = str(REPO)
         port = free_port()
         ours = over_http("gpumon exporter", [sys.executable, "-m", "gpumon", "exporter",
@@ -267,21 +351,29 @@ def beside_nvitop(lib: Path, tmp: Path, reps: int) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--profile", choices=PROFILES, default=BENCH_PROFILE,
+                        help=f"the fake NVML's cost profile (default {BENCH_PROFILE})")
+    parser.add_argument("--base", metavar="REV",
+                        help="also measure the idle exporter of gpumon at git revision REV")
     args = parser.parse_args()
     reps, rounds = (200, 3) if args.quick else (1000, 5)
+    if args.profile != "none":  # a reading of 16 GPUs costs ~50 ms of spinning there
+        reps //= 5
     print(describe())
+    print(f"fake NVML cost profile: {args.profile}")
     print("load average: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
     with tempfile.TemporaryDirectory() as tmp:
         lib = build_fake_nvml(Path(tmp))
+        met = idle(lib, Path(tmp), 20.0 if args.quick else 60.0, args.profile, args.base)
         with use_fake_nvml(lib) as fake:
-            met = steady(fake, reps, rounds)
+            met &= steady(fake, reps, rounds, args.profile)
             n_slow = 2 if args.quick else 8
             reading = _time_reading(fake, n_slow)
             print(f"slow driver: one reading of {n_slow} GPUs takes {reading:.1f} s "
                   "(what every scrape waited for when the scrape read the driver)")
             worst = slow(fake, n_slow, 3.0 if args.quick else 10.0)
             print(f"         slowest scrape / one reading = {worst / reading:.4f}")
-        beside_nvitop(lib, Path(tmp), reps // 5)
+        beside_nvitop(lib, Path(tmp), reps // 5, args.profile)
     return 0 if met else 1
 
 

@@ -7,6 +7,8 @@
   named "test" whose source is fine, for the History's and the views' tests.
 - ``ExporterReading``: the exporter's reader and pages over a source, without HTTP.
 - ``wait_until(check, timeout_s, what)``: wait for a condition, with a deadline.
+- ``jsonschema_or_skip()``: jsonschema, or the test skips with the reason (a machine that
+  runs the suite without the test extra, a GPU machine say, may lack it).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from types import ModuleType
 
 import pytest
 
@@ -82,6 +85,13 @@ class ExporterReading:
         """The page of a reading that began after this call: reading ``n + 1`` may be under
         way now, so reading ``n + 2`` (page ``n + 3``). Needs a short ``interval_s``."""
         return self._published(self.reader.readings + 3, timeout_s)
+
+
+def jsonschema_or_skip() -> ModuleType:
+    """The jsonschema module; where it is not installed the test skips, saying so."""
+    return pytest.importorskip("jsonschema", reason=(
+        "jsonschema is not installed (pip install -e '.[test]'): the JSON output is checked "
+        "against docs/snapshot.schema.json with it"))
 
 
 def vanished_pid() -> int:

@@ -11,6 +11,7 @@ from functools import partial
 from gpumon.i18n import tr
 from gpumon.telemetry.model.activity import ActivityState, why_empty
 from gpumon.telemetry.model.health import xid_meaning
+from gpumon.telemetry.model.readouts import read_every_text
 from gpumon.telemetry.model.types import GpuInfo, GpuSample, MigSample, Snapshot
 from gpumon.units import (
     KIB,
@@ -40,6 +41,11 @@ _num = partial(format_number, sep=" ")  # nvidia-smi -q writes "87 %", its table
 def _mib(v: int | None) -> str:
     """``nvidia-smi -q``'s memory: ``1234 MiB``."""
     return format_bytes(v, "MiB", decimals=0)
+
+
+def _every(s: GpuSample, key: str, text: str) -> str:
+    """``text`` and, where the source reads ``key`` less often than each reading, how often."""
+    return text + read_every_text(s, key) if text != NA else text
 
 
 def _count(v: int | None) -> str:
@@ -153,10 +159,10 @@ def _gpu(info: GpuInfo | None, s: GpuSample | None, index: int, snap: Snapshot) 
         _line(1, "PCI"),
         _line(2, "Bus Id", bus),
         _line(2, "Replays Since Reset", _count(s.pcie_replay_count)),
-        _line(2, "Tx Throughput", _num(None if s.pcie_tx_bytes_per_s is None
-                                       else s.pcie_tx_bytes_per_s / KIB, "KB/s")),
-        _line(2, "Rx Throughput", _num(None if s.pcie_rx_bytes_per_s is None
-                                       else s.pcie_rx_bytes_per_s / KIB, "KB/s")),
+        _line(2, "Tx Throughput", _every(s, "pcie_tx_bytes_per_s", _num(
+            None if s.pcie_tx_bytes_per_s is None else s.pcie_tx_bytes_per_s / KIB, "KB/s"))),
+        _line(2, "Rx Throughput", _every(s, "pcie_rx_bytes_per_s", _num(
+            None if s.pcie_rx_bytes_per_s is None else s.pcie_rx_bytes_per_s / KIB, "KB/s"))),
         _line(1, "Fan Speed", _num(s.fan_pct, "%")),
         _line(1, "Temperature"),
         _line(2, "GPU Current Temp", _num(s.temperature_c, "C")),
@@ -164,8 +170,8 @@ def _gpu(info: GpuInfo | None, s: GpuSample | None, index: int, snap: Snapshot) 
         _line(1, "Power Readings"),
         _line(2, "Power Draw", _num(s.power_w, "W", decimals=2)),
         _line(2, "Current Power Limit", _num(s.power_limit_w, "W", decimals=2)),
-        _line(2, "Energy Since Driver Load", _num(
-            None if s.energy_mj is None else s.energy_mj / 1000, "J", decimals=3)),
+        _line(2, "Energy Since Driver Load", _every(s, "energy_mj", _num(
+            None if s.energy_mj is None else s.energy_mj / 1000, "J", decimals=3))),
         _line(1, "Clocks"),
         _line(2, "SM", _num(s.sm_clock_mhz, "MHz")),
         _line(2, "Memory", _num(s.mem_clock_mhz, "MHz")),
@@ -188,6 +194,10 @@ def _gpu(info: GpuInfo | None, s: GpuSample | None, index: int, snap: Snapshot) 
         out.append(_line(1, "Processes", "None"))
     else:
         out.append(_line(1, "Processes"))
+        every = dict(s.read_every_s).get("processes")
+        if every is not None:  # the per-process utilization below: a costly call
+            out.append(_line(2, "Utilization", tr("read every {seconds} s",
+                                                  seconds=f"{every:.0f}")))
         for p in procs:
             out += [_line(2, "Process ID", p.pid), _line(3, "Type", p.type.value),
                     _line(3, "Name", for_terminal(p.command or p.name or NA)),

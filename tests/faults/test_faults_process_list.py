@@ -7,6 +7,7 @@ from fakenvml import FakeNvml
 from faults_helpers import run_once
 
 from gpumon.telemetry.model.facts import process_list_note
+from gpumon.telemetry.nvml.budget import UNSUPPORTED_RECHECK_S
 from gpumon.telemetry.nvml.source import NvmlSource
 
 LISTS = ("nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2",
@@ -45,7 +46,8 @@ def test_once_says_the_list_is_not_supported(fake_nvml: FakeNvml,
 def test_window_table_says_the_list_is_not_supported(qtbot, make_window,  # type: ignore[no-untyped-def]
                                                      fake_nvml: FakeNvml) -> None:
     _unsupported_lists(fake_nvml)
-    w = make_window(NvmlSource)
+    clock = [0.0]  # the source's clock: when a "not supported" call is asked again
+    w = make_window(lambda: NvmlSource(clock=lambda: clock[0]))
     note = w.process_table.note
     qtbot.waitUntil(note.isVisible, timeout=5000)
     assert note.text() == "Process list not supported by this GPU/driver."
@@ -53,4 +55,5 @@ def test_window_table_says_the_list_is_not_supported(qtbot, make_window,  # type
     for func in LISTS:  # the driver lists processes again (the latest script wins)
         fake_nvml.set_error(func, 0)
     fake_nvml.add_process(0, 4242, 1 << 30)
+    clock[0] += UNSUPPORTED_RECHECK_S  # it is asked again after that
     qtbot.waitUntil(lambda: not note.isVisible(), timeout=5000)

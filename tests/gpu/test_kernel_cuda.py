@@ -81,8 +81,9 @@ def test_the_lesson_device_is_cuda0(client: KernelClient, inbox: Inbox) -> None:
 
 def test_the_checkpoint_saved_on_cuda_loads_onto_cuda0(client: KernelClient,
                                                        inbox: Inbox) -> None:
-    out = _code(client, inbox, "from gpumon.playground.kernel.checkpoint import SAVED_ON_CUDA\n"
-                               "torch.load(SAVED_ON_CUDA)['weight'].device")
+    out = _code(client, inbox,
+                "from gpumon.playground.lesson.checkpoint_path import SAVED_ON_CUDA\n"
+                "torch.load(SAVED_ON_CUDA)['weight'].device")
     assert out.ok and out.preview == "device(type='cuda', index=0)"
 
 

@@ -58,7 +58,13 @@ def test_cuda_action_marks_the_nvml_gpu_and_plots_torch_memory(qtbot, window) ->
     gpu = window.gpu_panel(nvml)
     labels = [i.label.format for i in gpu.memory_plot.items
               if isinstance(i, pg.InfiniteLine) and getattr(i, "label", None) is not None]
-    assert any(t.startswith("x = torch.ones") for t in labels)
+    # The kernel's first CUDA action creates its context on cuda:0, and its marker says so
+    # ("context created: x = torch.ones…"); the matmul after it is marked with its code.
+    from gpumon.ui.playground.style import CONTEXT_LABEL
+
+    assert [t.removeprefix(f"{CONTEXT_LABEL}: ")[:14] for t in labels] == [
+        "x = torch.ones", "y = x @ x"], labels
+    assert labels[0].startswith(CONTEXT_LABEL)
     start = window.snapshot_count
     qtbot.waitUntil(lambda: window.snapshot_count >= start + 3, timeout=20000)
     _, allocated = window.history.series(nvml, ALLOCATED_KEY)

@@ -160,6 +160,8 @@ def test_the_cuda_cause_is_a_chinese_sentence(chinese: None, facts: CudaFacts) -
 
 def test_the_real_cuda_cause_follows_the_language_chosen_after_it_was_found() -> None:
     """The facts are read once; the sentence is built each time, in the language of now."""
+    if torch.cuda.is_available():
+        pytest.skip("CUDA is usable here: no 'no CUDA' error to explain")
     exc = _raised(lambda: torch.zeros(3, device="cuda:0"))
     if not UNAVAILABLE.search(str(exc)):
         pytest.skip("CUDA is usable here: no 'no CUDA' error to explain")

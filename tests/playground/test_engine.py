@@ -121,11 +121,13 @@ def test_delete_releases_the_tensor_and_empty_cache_names_its_devices(engine: En
     assert out.ok and out.code == "del x" and "x" not in engine.names()
     gc.collect()
     assert ref() is None  # nothing in the engine or the outcome kept the tensor alive
+    # its memory readings are of the GPUs where torch holds memory (only those are touched:
+    # ops.empty_cache), none without CUDA; on a GPU machine this process may hold some
+    held = [f"cuda:{i}" for i in range(torch.cuda.device_count())
+            if torch.cuda.memory_reserved(i) > 0] if torch.cuda.is_available() else []
     cleared = engine.run(act.EmptyCache())
     assert cleared.ok and cleared.code == "torch.cuda.empty_cache()"
-    cuda = [f"cuda:{i}" for i in range(torch.cuda.device_count())] \
-        if torch.cuda.is_available() else []
-    assert list(cleared.devices) == cuda  # its memory readings are of every GPU, or none
+    assert list(cleared.devices) == held
 
 
 def test_workspace_entries(engine: Engine) -> None:

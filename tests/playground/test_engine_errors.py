@@ -371,19 +371,30 @@ def test_an_inline_copy_counts_its_bytes_where_it_lands() -> None:
     assert (to_gpu.nbytes(), stays.nbytes(), to_meta.nbytes()) == (16, 0, 0)
 
 
+def _no_such_device(index: int) -> bool:
+    raise RuntimeError(f"CUDA error: invalid device ordinal ({index}): this machine's GPU is 0")
+
+
 def test_empty_cache_touches_only_gpus_where_torch_holds_memory(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Touched devices are synchronised afterwards, which would create a CUDA context on an
     unused GPU: a fake torch with 2 GPUs, memory reserved on cuda:1 only."""
     from types import SimpleNamespace
 
-    from gpumon.playground.kernel import ops
+    from gpumon.playground.kernel import action_run, ops
     from gpumon.playground.kernel.action_run import ActionRun
 
     reserved = {0: 0, 1: 512}
     cuda = SimpleNamespace(is_available=lambda: True, device_count=lambda: 2,
                            memory_reserved=reserved.__getitem__, empty_cache=lambda: None)
     monkeypatch.setattr(ops, "_torch", lambda: SimpleNamespace(cuda=cuda))
+    # What would be synchronised is recorded, never done: the real torch must not be asked
+    # about the fake's cuda:1 (on a 1-GPU machine with CUDA started, _cuda_hasPrimaryContext(1)
+    # raises). As there, the real torch says CUDA is started and refuses that question.
+    synchronised: list[list[str]] = []
+    monkeypatch.setattr(action_run, "synchronize", synchronised.append)
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    monkeypatch.setattr(torch._C, "_cuda_hasPrimaryContext", _no_such_device, raising=False)
     run = ActionRun()
     ops.empty_cache({}, act.EmptyCache(), run)
-    assert run.devices == ["cuda:1"]
+    assert run.devices == ["cuda:1"] and synchronised == [["cuda:1"]]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -144,8 +145,9 @@ def test_step_one_renders_the_snapshot() -> None:
     (lambda: None, lesson.NO_TELEMETRY),
     (lambda: 1 / 0, "ZeroDivisionError"),
 ])
-def test_step_one_without_telemetry(provider: object, needle: str) -> None:
-    engine = Engine()
+def test_step_one_without_telemetry(provider: object, needle: str,
+                                    no_nvidia_smi: Path) -> None:
+    engine = Engine()  # no nvidia-smi either: where there is one, step 1 shows its output
     result = lesson.LessonRunner(engine, provider).run_step(1)  # type: ignore[arg-type]
     assert result.smi_text is None and needle in result.note
     assert not engine.is_loaded  # nvidia-smi is no torch step: torch is not even imported

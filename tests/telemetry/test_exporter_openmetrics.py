@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from functools import partial
 
-from exporter_helpers import running, wait_until
+from exporter_helpers import running
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as strict
 from prometheus_client.parser import text_string_to_metric_families as text_format
+from testkit import wait_until
 
 from gpumon.telemetry.model.exported import DCGM_FIELDS
 from gpumon.telemetry.sources.simulated import SimulatedSource

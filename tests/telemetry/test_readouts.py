@@ -23,6 +23,20 @@ def test_extra_readouts_show_free_reserved_pcie_and_codecs() -> None:
         "Memory temp: 71 °C"]
 
 
+def test_extra_readouts_say_what_is_read_less_often_and_how_often() -> None:
+    """The source reads a costly call less often (nvml/budget.py): the tooltip says so."""
+    s = GpuSample(0, 1.0, pcie_rx_bytes_per_s=3 * MIB, pcie_tx_bytes_per_s=1.5 * MIB,
+                  energy_mj=3_456_789.0,
+                  read_every_s=(("energy_mj", 14.2), ("pcie_rx_bytes_per_s", 5.0),
+                                ("pcie_tx_bytes_per_s", 5.0), ("processes", 15.0)))
+    lines = extra_readouts(s).splitlines()
+    assert "Energy: 3456.8 kJ (read every 14 s)" in lines
+    assert "PCIe RX: 3.0 MiB/s (read every 5 s)" in lines
+    assert "PCIe TX: 1.5 MiB/s (read every 5 s)" in lines
+    assert lines[-1] == "Per-process utilization: read every 15 s"
+    assert "read every" not in extra_readouts(dataclasses.replace(s, read_every_s=()))
+
+
 def test_extra_readouts_are_na_where_unsupported_or_lost() -> None:
     unsupported = GpuSample(0, 1.0)
     lost = GpuSample(0, 1.0, lost=True, mem_free_bytes=GIB, encoder_util_pct=5.0)

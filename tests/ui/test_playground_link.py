@@ -6,9 +6,11 @@ The real CUDA path (torch on a GPU, NVML by UUID) is tests/gpu/test_ui_cuda.py.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import pyqtgraph as pg
+import pytest
 
 from gpumon.device_ids import normalize_uuid
 from gpumon.playground.data import actions as act
@@ -133,3 +135,50 @@ def test_errors_are_marked_in_the_error_colour_and_cpu_outcomes_not_at_all(qtbot
                 and getattr(i, "label", None) is not None)
     assert line.pen.color().name() == ERROR_COLOR
     assert w.playground.log.count() == 2
+
+
+def test_a_marker_placed_while_the_monitor_is_unseen_shows_when_it_is_seen_again(
+        qtbot, make_window):
+    """As tests/gpu/test_ui_cuda.py runs it on a GPU, with the Playground tab in front (its
+    graphs are the Monitor's grid, borrowed: seen); then with the window minimised, when the
+    panels skip their ticks (grid.py, seen.py): the marker is on the graph at once, and at its
+    time once the window is seen again. The first CUDA action of a kernel creates its
+    context, and its label says so (why the GPU test, which wanted the bare code, failed)."""
+    from gpumon.ui.playground.style import CONTEXT_LABEL
+    from gpumon.ui.widgets.seen import window_seen
+
+    def lines(panel: GpuPanel) -> list[pg.InfiniteLine]:
+        return [i for i in panel.memory_plot.items if isinstance(i, pg.InfiniteLine)
+                and getattr(i, "label", None) is not None]
+
+    def ticks(n: int) -> None:
+        start = w.snapshot_count
+        qtbot.waitUntil(lambda: w.snapshot_count >= start + n, timeout=5000)
+
+    w = make_window(interval_s=0.1)
+    ticks(2)
+    w.tabs.setCurrentWidget(w.playground)
+    # the kernel's own devices first (they would replace the pretended ones when they come)
+    qtbot.waitUntil(lambda: bool(w.engine.device_options), timeout=60000)
+    pretend_cuda0_is_nvml_gpu(w, 1)
+    panel = w.gpu_panel(1)
+    qtbot.waitUntil(lambda: panel.isVisible() and window_seen(panel), timeout=5000)
+    first = dataclasses.replace(fake_cuda_outcome("x = torch.ones(1024, 1024, device='cuda:0')"),
+                                started_at=time.time(), contexts_created=("cuda:0",))
+    w.engine.outcomeReady.emit(first)
+    assert marker_texts(panel) == [f"{CONTEXT_LABEL}: x = torch.ones(1024, 1024, …"]
+    w.showMinimized()
+    qtbot.waitUntil(lambda: not window_seen(panel), timeout=5000)
+    ticks(3)  # the panels skip these ticks
+    second = dataclasses.replace(fake_cuda_outcome("y = x @ x"), started_at=time.time())
+    w.engine.outcomeReady.emit(second)
+    assert marker_texts(panel)[1:] == ["y = x @ x"]
+    ticks(3)
+    w.showNormal()
+    qtbot.waitUntil(lambda: window_seen(panel), timeout=5000)
+    ticks(3)
+    assert w.gpu_panel(1) is panel and len(lines(panel)) == 2
+    (x0, x1), _ = panel.memory_plot.getViewBox().viewRange()
+    for line, outcome in zip(lines(panel), (first, second), strict=True):
+        assert line.isVisible() and x0 <= line.value() <= x1  # at its time, in the window
+        assert line.value() == pytest.approx(outcome.started_at - panel._t_ref, abs=1e-6)

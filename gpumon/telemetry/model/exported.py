@@ -45,7 +45,16 @@ class Field:
     gpm: bool = False  # sent only while the GPU's activity (GPM) is read
 
 
-# dcgm-exporter's default counters that NVML gives us, with dcgm-exporter's help texts.
+# What gpumon reads less often than every reading says so after the help text (the reading
+# budget, nvml/budget.py and nvml/pcie.py; figures of an H200, driver 580.159.04).
+SELDOM_ENERGY = ("Read less often than the other values where the driver's call is costly "
+                 "(3.3 ms of CPU on an H200: every ~14 s, at most every 30 s); the last value "
+                 "read is sent in between.")
+SELDOM_PCIE = ("As NVML measures it over 20 ms; read every few seconds (the slow readings), off "
+               "the reading's thread where the call sleeps, so it may be one period old.")
+
+# dcgm-exporter's default counters that NVML gives us, with dcgm-exporter's help texts
+# (followed by gpumon's sentence where gpumon reads the value less often).
 DCGM_FIELDS: tuple[Field, ...] = (
     Field("DCGM_FI_DEV_SM_CLOCK", "SM clock frequency (in MHz).", "sm_clock_mhz"),
     Field("DCGM_FI_DEV_MEM_CLOCK", "Memory clock frequency (in MHz).", "mem_clock_mhz"),
@@ -63,7 +72,8 @@ DCGM_FIELDS: tuple[Field, ...] = (
     # default-counters.csv, "# Temperature" and "# Power"
     Field("DCGM_FI_DEV_MEMORY_TEMP", "Memory temperature (in C).", "mem_temperature_c"),
     Field("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
-          "Total energy consumption since boot (in mJ).", "energy_mj", kind="counter"),
+          "Total energy consumption since boot (in mJ)." + " " + SELDOM_ENERGY, "energy_mj",
+          kind="counter"),
     # default-counters.csv, "# PCIE"
     Field("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "Total number of PCIe retries.",
           "pcie_replay_count", kind="counter"),
@@ -163,9 +173,9 @@ GPUMON_FIELDS: tuple[Field, ...] = (
           "mem_total_bytes"),
     Field("gpumon_power_limit_watts", "Enforced power limit (W).", "power_limit_w"),
     Field("gpumon_fan_speed_percent", "Fan speed as a share of its maximum (%).", "fan_pct"),
-    Field("gpumon_pcie_rx_bytes_per_second", "PCIe receive throughput (bytes/s).",
+    Field("gpumon_pcie_rx_bytes_per_second", "PCIe receive throughput (bytes/s). " + SELDOM_PCIE,
           "pcie_rx_bytes_per_s"),
-    Field("gpumon_pcie_tx_bytes_per_second", "PCIe transmit throughput (bytes/s).",
+    Field("gpumon_pcie_tx_bytes_per_second", "PCIe transmit throughput (bytes/s). " + SELDOM_PCIE,
           "pcie_tx_bytes_per_s"),
     Field("gpumon_nvlink_rx_bytes_per_second", "NVLink data received, all links (bytes/s).",
           "nvlink_rx_bytes_per_s"),

@@ -47,12 +47,24 @@ def format_readout(gpu: int, t_now: float, values: dict[str, float]) -> str:
               offset=f"{t - t_now:+.1f}", values=" · ".join(parts))
 
 
+def read_every_text(s: GpuSample | None, key: str) -> str:
+    """`` (read every 14 s)`` for a field the source reads less often than each reading
+    (the driver's call is costly: GpuSample.read_every_s), else empty."""
+    every = None if s is None else dict(s.read_every_s).get(key)
+    return "" if every is None else tr(" (read every {seconds} s)", seconds=f"{every:.0f}")
+
+
 def extra_readouts(s: GpuSample | None) -> str:
     """The readouts the panel has no room for, one per line: every "tooltip" metric of the
-    table (memory free and reserved, PCIe, encoder, decoder …), N/A where not reported; then
-    the NVML calls that failed on this tick, whose readings are N/A until the next one."""
+    table (memory free and reserved, PCIe, encoder, decoder …), N/A where not reported, and
+    how often it is read where that is less often than each reading; then the NVML calls
+    that failed on this tick, whose readings are N/A until the next one."""
     lines = [tr("{name}: {value}", name=tr(BY_KEY[key].label), value=format_value(s, key))
-             for key in TOOLTIP_KEYS]
+             + read_every_text(s, key) for key in TOOLTIP_KEYS]
+    every = None if s is None else dict(s.read_every_s).get("processes")
+    if every is not None:
+        lines.append(tr("Per-process utilization: read every {seconds} s",
+                        seconds=f"{every:.0f}"))
     if s is not None and s.failed_reads:
         lines.append(tr("N/A on this tick because NVML failed to read them:"))
         lines += [f"  {failure}" for failure in s.failed_reads]

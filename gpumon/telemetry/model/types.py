@@ -149,6 +149,10 @@ class GpuSample:
     nvlink_tx_bytes_per_s: float | None = None
     nvlink_links: tuple[LinkRate, ...] = ()
     activity_state: ActivityState | None = None  # None: the source does not say
+    # Fields read less often than every tick because the driver's call is costly, with the
+    # seconds between two reads: ("energy_mj", 14.0), ("pcie_rx_bytes_per_s", 5.0), and
+    # ("processes", 15.0) for the per-process utilization (nvml/budget.py).
+    read_every_s: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,18 +21,20 @@ T = TypeVar("T")
 
 NOT_AVAILABLE = 0xFFFFFFFFFFFFFFFF  # NVML_VALUE_NOT_AVAILABLE as an unsigned long long
 
-# Read only when sample(include_slow=True); otherwise the last reading is reused. PCIe is here
-# because NVML measures it over a ~20 ms window per call: two calls per GPU every tick would
-# stall the sampler (16 GPUs: ~0.6 s per tick).
-# The health counts (health.read_health) are here too: the ECC and retired-page queries
+# Read only when sample(include_slow=True); otherwise the last reading is reused.
+# The health counts (health.read_health) are here: the ECC and retired-page queries
 # read the InfoROM, and they change rarely.
 HEALTH_FIELDS = (
     "ecc_enabled", "ecc_corrected_volatile", "ecc_uncorrected_volatile",
     "ecc_corrected_aggregate", "ecc_uncorrected_aggregate", "remapped_rows_correctable",
     "remapped_rows_uncorrectable", "remap_pending", "remap_failure", "retired_pages_sbe",
     "retired_pages_dbe", "retired_pages_pending", "pcie_replay_count")
-SLOW_FIELDS = ("persistence_mode", "compute_mode", "power_limit_w", "pstate",
-               "pcie_rx_bytes_per_s", "pcie_tx_bytes_per_s", *HEALTH_FIELDS)
+SLOW_FIELDS = ("persistence_mode", "compute_mode", "power_limit_w", "pstate", *HEALTH_FIELDS)
+# Not read with the others (NvmlSource reads them itself): the energy counter when the
+# reading budget says (budget.py: 3.3 ms of CPU a call on an H200), and the PCIe rates from
+# pcie.py (NVML samples the link for 20 ms a call, asleep), on slow ticks.
+PRICED = ("energy_mj",)
+PCIE_FIELDS = ("pcie_rx_bytes_per_s", "pcie_tx_bytes_per_s")
 XID_FIELDS = ("xid_count", "xid_last", "xid_last_time_s")  # from the XID event set
 
 
@@ -128,16 +130,14 @@ READERS: dict[str, Reader] = {
     "energy_mj": lambda s, h, mem, util: energy_mj(s, h),
     "mem_temperature_c": lambda s, h, mem, util: memory_temperature(s, h),
 }
-ALL_READERS = tuple(READERS.items())
-FAST_READERS = tuple((k, r) for k, r in READERS.items() if k not in SLOW_FIELDS)
-#: A slow tick's readers where GPM gave the PCIe rates (nvml/activity.py): no ~20 ms waits.
-ALL_BUT_PCIE = tuple((k, r) for k, r in ALL_READERS if not k.startswith("pcie_"))
+ALL_READERS = tuple((k, r) for k, r in READERS.items() if k not in (*PRICED, *PCIE_FIELDS))
+FAST_READERS = tuple((k, r) for k, r in ALL_READERS if k not in SLOW_FIELDS)
 #: A GpuSample's SLOW_FIELDS as a tuple, in that order (reused on fast ticks).
 slow_of = operator.attrgetter(*SLOW_FIELDS)
 
 _READ_FIELDS = tuple(f.name for f in dataclasses.fields(GpuSample)
                      if f.name not in ("index", "timestamp_s", "lost", "message",
-                                       "processes_supported", "failed_reads",
+                                       "processes_supported", "failed_reads", "read_every_s",
                                        "nvlink_links", "activity_state", *XID_FIELDS))
 
 

@@ -2,14 +2,18 @@
 
 Only the modules of ``telemetry/nvml/`` import ``pynvml``: this one, status.py (what
 NVML's errors mean, in sentences), readers.py (one reader per metric, the slow-tick fields,
-the process lists), health.py, procutil.py, activity.py (GPM's activity, gpm.py; NVLink and
-the topology, links.py), free.py (a GPU's free memory by UUID, for the playground's kernel)
-and process_memory.py (one process's memory on a GPU, for the lesson). Every NVML call of
-the source goes through one guarded helper, ``NvmlSource.call``
-(with ``first`` for a function with several versions; the other modules of the room use both
-through ``readers.Guarded``): "not supported" becomes None (shown as N/A), a function the
-driver lacks is logged once and never called again, and an error that means the GPU stopped
-answering marks only that GPU as lost while the others keep updating.
+the process lists), budget.py and pcie.py (what a driver makes costly, read as the reading
+budget allows), health.py, procutil.py, activity.py (GPM's activity, gpm.py; NVLink and the
+topology, links.py), free.py (a GPU's free memory by UUID, for the playground's kernel) and
+process_memory.py (one process's memory on a GPU, for the lesson). Every NVML call of the
+source goes through one guarded helper, ``NvmlSource.call`` (with ``first`` for a function
+with several versions; the room's other modules use both through ``readers.Guarded``): "not
+supported" becomes None (shown as N/A) and is not asked again on that GPU for a while
+(budget.py: Unsupported), a function the driver lacks is logged once and never called again,
+and an error that means the GPU stopped answering marks only that GPU as lost while the
+others keep updating. What a driver makes costly (the energy counter, per-process
+utilization, the PCIe rates) is read as the reading budget allows (budget.py, pcie.py); GPM's
+PCIe rates, where the GPU has GPM, cost nothing and replace the throughput call.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from typing import Any, TypeVar, cast
 
 import pynvml
 
-from gpumon.i18n import ntr, tr
+from gpumon.i18n import tr
 from gpumon.telemetry.model.types import (
     GpuInfo,
     GpuProcess,
@@ -38,12 +42,15 @@ from gpumon.telemetry.model.types import (
     SourceStatus,
 )
 from gpumon.telemetry.nvml.activity import GpuActivity
+from gpumon.telemetry.nvml.budget import Budget, Unsupported
 from gpumon.telemetry.nvml.health import XidWatch, read_health
+from gpumon.telemetry.nvml.pcie import PcieRates
 from gpumon.telemetry.nvml.procutil import ProcessUtil, ProcessUtilReader, usage_fields
 from gpumon.telemetry.nvml.readers import (
-    ALL_BUT_PCIE,
     ALL_READERS,
     FAST_READERS,
+    PRICED,
+    READERS,
     SLOW_FIELDS,
     every_read_failed,
     read_processes,
@@ -52,10 +59,10 @@ from gpumon.telemetry.nvml.readers import (
 from gpumon.telemetry.nvml.status import (
     COMPUTE_MODES,
     LOST_WORDS,
-    SIMULATE_HINT,
     GpuLost,
     cuda_version_text,
     init_error_status,
+    open_status,
     pstate_text,
 )
 from gpumon.telemetry.procs.procinfo import HostUsage, ProcInfoCache
@@ -82,7 +89,10 @@ class _Gpu:
 class NvmlSource:
     """The real GPUs, read through NVML. Plain blocking calls; callers choose the thread."""
 
-    def __init__(self, recheck_lost_s: float = 5.0, gpm: bool = True) -> None:
+    def __init__(self, recheck_lost_s: float = 5.0,
+                 clock: Callable[[], float] = time.monotonic, gpm: bool = True) -> None:
+        """``clock``: the clock of the reading budget's due times (the sampler's); ``gpm``:
+        read GPM's activity (False: ``--no-gpm``)."""
         self.recheck_lost_s = recheck_lost_s
         self._activity = GpuActivity(gpm)  # GPM (gpm=False: --no-gpm), NVLink, the topology
         self._lock = threading.RLock()
@@ -91,6 +101,9 @@ class NvmlSource:
         self._gpus: list[_Gpu] = []
         self._initialized = False
         self._missing: set[str] = set()  # functions this driver lacks
+        self._unsupported = Unsupported(clock)
+        self._budget = Budget(clock)
+        self._pcie = PcieRates(self, self.call, self._budget, clock)
         self._logged: set[tuple[str, int]] = set()
         self._last_error: int | None = None
         self._failed: list[str] = []  # "name: error" of the calls that failed on this GPU's tick
@@ -107,17 +120,26 @@ class NvmlSource:
 
     # --- the one guarded helper -------------------------------------------------------------
 
-    def call(self, fn: Callable[..., T], *args: Any, name: str | None = None) -> T | None:
-        """Call an NVML function; None when not supported or missing, GpuLost when lost."""
+    def call(self, fn: Callable[..., T], *args: Any, name: str | None = None,
+             off_tick: list[str] | None = None) -> T | None:
+        """Call an NVML function; None when not supported or missing, GpuLost when lost.
+        ``off_tick``: called from another thread than the reading's (pcie.py): its failure
+        goes to that list, and the call is not the reading's progress (calls_started)."""
         # The name is looked up only when a function has gone missing or failed: on the
         # common path it cost ~0.1 us per call, a tenth of a 1-GPU tick's overhead.
         if self._missing and (name or fn.__name__) in self._missing:
             return None
-        self.calls_started += 1
+        if fn in self._unsupported.fns and self._unsupported.skip(fn, args):
+            return None
+        if off_tick is None:
+            self.calls_started += 1
         try:
             return fn(*args)
-        except (pynvml.NVMLError_NotSupported, pynvml.NVMLError_NotFound):
-            return None  # NotFound: no such thing (an empty MIG slot, say)
+        except pynvml.NVMLError_NotSupported:
+            self._unsupported.remember(fn, args)
+            return None
+        except pynvml.NVMLError_NotFound:
+            return None  # no such thing (an empty MIG slot, say); asked again next time
         except UnicodeDecodeError as err:  # the binding decodes strict UTF-8 (a GPU name)
             return cast(T, bytes(err.object).decode("utf-8", errors="replace"))
         except pynvml.NVMLError_FunctionNotFound:
@@ -131,7 +153,7 @@ class NvmlSource:
             if err.value in LOST_WORDS:
                 raise GpuLost(err.value) from err
             name = name or fn.__name__
-            self._failed.append(f"{name}: {err}")
+            (self._failed if off_tick is None else off_tick).append(f"{name}: {err}")
             if (name, err.value) not in self._logged:
                 self._logged.add((name, err.value))
                 log.warning("NVML %s failed: %s", name, err)
@@ -177,7 +199,9 @@ class NvmlSource:
                     tr("NVML started but could not list the GPUs: {error}.", error=err),
                     tr("Check that 'nvidia-smi' works."))
                 return self._status
-            self._status = self._open_status()
+            self._status = open_status(
+                len(self._gpus), self._machine, all(g.handle is None for g in self._gpus) and (
+                    self._last_error == pynvml.NVML_ERROR_NO_PERMISSION))
             return self._status
 
     def machine(self) -> MachineInfo:
@@ -201,6 +225,7 @@ class NvmlSource:
             self._xids.take(self._progress)  # the XIDs since the last reading
             self._activity.tick(self, [(g.index, None if g.lost_message else g.handle,
                                         g.info.pci_bus_id) for g in self._gpus], include_slow)
+            self._budget.tick()
             for g in self._gpus:
                 samples.append(self._sample_gpu(g, include_slow, raw))
                 if g.mig and not samples[-1].lost:
@@ -224,6 +249,7 @@ class NvmlSource:
                 self._initialized = False
                 self._xids.stop()
                 self._activity.close(self)  # GPM's sample buffers, before nvmlShutdown
+                self._pcie.stop()
                 try:
                     pynvml.nvmlShutdown()
                 except pynvml.NVMLError as err:
@@ -232,6 +258,8 @@ class NvmlSource:
             self._gpus = []
             self._procs.clear()
             self._util.forget()
+            self._unsupported.fns.clear()
+            self._budget.forget()
 
     # --- opening -----------------------------------------------------------------------------
 
@@ -281,31 +309,6 @@ class NvmlSource:
             mem_total_bytes=None if mem is None else mem.total,
         )
 
-    def _open_status(self) -> SourceStatus:
-        n = len(self._gpus)
-        if n == 0:
-            return SourceStatus(
-                SourceState.NO_GPUS, tr("The NVIDIA driver is running but reports no GPUs."),
-                tr("Check that the GPU is seated and powered; in a container, pass the GPUs "
-                   "through (e.g. 'docker run --gpus all'), {simulate_hint}.",
-                   simulate_hint=tr(SIMULATE_HINT)))
-        if all(g.handle is None for g in self._gpus) and (
-                self._last_error == pynvml.NVML_ERROR_NO_PERMISSION):
-            return SourceStatus(
-                SourceState.NO_PERMISSION,
-                tr("gpumon is not allowed to read any of the GPUs (insufficient permissions)."),
-                tr("Check that your user may open /dev/nvidia*, or that the container was "
-                   "given the GPUs."))
-        m = self._machine
-        stack = ", ".join(p for p in (
-            m.driver_version and tr("driver {version}", version=m.driver_version),
-            m.cuda_driver_version and f"CUDA {m.cuda_driver_version}") if p)
-        if stack:
-            return SourceStatus(SourceState.OK, ntr("NVML sees {n} GPU ({stack}).",
-                                                    "NVML sees {n} GPUs ({stack}).", n,
-                                                    stack=stack))
-        return SourceStatus(SourceState.OK, ntr("NVML sees {n} GPU.", "NVML sees {n} GPUs.", n))
-
     # --- sampling ----------------------------------------------------------------------------
 
     def _sample_gpu(self, g: _Gpu, include_slow: bool,
@@ -316,8 +319,13 @@ class NvmlSource:
         self._failed = []
         try:
             procs, listed = read_processes(self, g.handle)
-            if include_slow:  # per-process samples accumulate in the driver: read them seldom
-                g.proc_util = self._util.read(self.call, g.index, g.handle) if procs else {}
+            if not procs:
+                g.proc_util = {}
+            elif include_slow and self._budget.due("processes", g.index):
+                # per-process samples accumulate in the driver: read them on slow ticks, and
+                # seldom where the call is costly (2.8 ms on an H200, even with no sample)
+                g.proc_util = self._budget.read("processes", g.index, self._util.read,
+                                                self.call, g.index, g.handle)
             sample = self._read_sample(g, include_slow, listed)
             if self._failed:
                 if every_read_failed(sample):
@@ -382,9 +390,8 @@ class NvmlSource:
         util = c(pynvml.nvmlDeviceGetUtilizationRates, h)
         fresh = include_slow or last is None
         activity = self._activity.read(self, g.index, h)  # GPM, NVLink; GPM's PCIe if any
-        readers = ALL_BUT_PCIE if fresh and "pcie_rx_bytes_per_s" in activity else (
-            ALL_READERS if fresh else FAST_READERS)  # GPM's PCIe rates cost no ~20 ms wait
-        values: dict[str, Any] = {key: read(self, h, mem, util) for key, read in readers}
+        values: dict[str, Any] = {key: read(self, h, mem, util)
+                                  for key, read in (ALL_READERS if fresh else FAST_READERS)}
         if fresh:
             persistence = c(pynvml.nvmlDeviceGetPersistenceMode, h)
             mode = c(pynvml.nvmlDeviceGetComputeMode, h)
@@ -395,13 +402,33 @@ class NvmlSource:
             values.update(read_health(self, h))
         else:  # reuse the last reading of SLOW_FIELDS
             values.update(zip(SLOW_FIELDS, slow_of(last), strict=True))
+        for key in PRICED:  # when the budget says; the last value in between
+            values[key] = (self._budget.read(key, g.index, READERS[key], self, h, mem, util)
+                           if last is None or self._budget.due(key, g.index)
+                           else getattr(last, key))
         values.update(activity)
+        if "pcie_rx_bytes_per_s" not in activity:  # GPM's rates, where it gave them, cost no wait
+            (values["pcie_rx_bytes_per_s"], values["pcie_tx_bytes_per_s"]) = self.pcie_rates(
+                g, fresh)
+        marks = self._budget.marks(g.index) + self._pcie.marks(g.index)
+        if marks:
+            values["read_every_s"] = marks
         xid = self._xids.state(g.index)
         if xid is not None:
             values.update(xid_count=xid.count, xid_last=xid.last, xid_last_time_s=xid.last_time_s)
         # One constructor call: a dataclasses.replace() per GPU per tick cost ~4 us.
         return GpuSample(index=g.index, timestamp_s=time.time(), processes_supported=listed,
                          **values)
+
+    def pcie_rates(self, g: _Gpu, fresh: bool) -> tuple[float | None, float | None]:
+        """A GPU's PCIe RX and TX (bytes/s) for this reading; ``fresh``: a slow tick. From
+        NVML's throughput call (pcie.py: off the tick where it sleeps); another source of
+        the rates can take over here, GPU by GPU."""
+        last = g.last
+        rates, failed = self._pcie.rates(g.index, g.handle, fresh, None if last is None else (
+            last.pcie_rx_bytes_per_s, last.pcie_tx_bytes_per_s))
+        self._failed += failed
+        return rates
 
     def _read_migs(self, g: _Gpu, include_slow: bool) -> list[MigSample]:
         """The MIG devices of a GPU in MIG mode, with their memory. Which devices exist is

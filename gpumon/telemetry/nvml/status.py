@@ -9,8 +9,8 @@ import sys
 
 import pynvml
 
-from gpumon.i18n import N_, tr
-from gpumon.telemetry.model.types import SourceState, SourceStatus
+from gpumon.i18n import N_, ntr, tr
+from gpumon.telemetry.model.types import MachineInfo, SourceState, SourceStatus
 
 LIBRARY_NAME = "nvml.dll" if sys.platform.startswith("win") else "libnvidia-ml.so.1"
 SIMULATE_HINT = N_("or run gpumon with --simulate N to see simulated GPUs")
@@ -83,3 +83,27 @@ def cuda_version_text(version: int | None) -> str | None:
 def pstate_text(value: int | None) -> str | None:
     """P-state number as "P0".."P15"; NVML's 32 means unknown."""
     return None if value is None or not 0 <= value <= 15 else f"P{value}"
+
+
+def open_status(n: int, machine: MachineInfo, denied: bool) -> SourceStatus:
+    """What NvmlSource.open() says once NVML answered: ``n`` GPUs; ``denied``: no GPU gave
+    a handle, for lack of permission."""
+    if n == 0:
+        return SourceStatus(
+            SourceState.NO_GPUS, tr("The NVIDIA driver is running but reports no GPUs."),
+            tr("Check that the GPU is seated and powered; in a container, pass the GPUs "
+               "through (e.g. 'docker run --gpus all'), {simulate_hint}.",
+               simulate_hint=tr(SIMULATE_HINT)))
+    if denied:
+        return SourceStatus(
+            SourceState.NO_PERMISSION,
+            tr("gpumon is not allowed to read any of the GPUs (insufficient permissions)."),
+            tr("Check that your user may open /dev/nvidia*, or that the container was "
+               "given the GPUs."))
+    stack = ", ".join(p for p in (
+        machine.driver_version and tr("driver {version}", version=machine.driver_version),
+        machine.cuda_driver_version and f"CUDA {machine.cuda_driver_version}") if p)
+    if stack:
+        return SourceStatus(SourceState.OK, ntr("NVML sees {n} GPU ({stack}).",
+                                                "NVML sees {n} GPUs ({stack}).", n, stack=stack))
+    return SourceStatus(SourceState.OK, ntr("NVML sees {n} GPU.", "NVML sees {n} GPUs.", n))

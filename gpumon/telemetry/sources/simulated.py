@@ -46,7 +46,8 @@ TRANSITION_S = 8.0  # phases blend into each other over this many seconds
 # GpuSample fields a fault may switch off (not the identity and state fields, nor activity).
 FAULTABLE_FIELDS: frozenset[str] = frozenset(
     f.name for f in dataclasses.fields(GpuSample)
-    if f.name not in ("index", "timestamp_s", "lost", "message", "failed_reads", *NOT_FAULTABLE)
+    if f.name not in ("index", "timestamp_s", "lost", "message", "failed_reads", "read_every_s",
+                      *NOT_FAULTABLE)
 )
 
 

@@ -78,7 +78,9 @@ class Context:
 def child_env(dry_run: bool, fake_lib: Path | None) -> dict[str, str]:
     """The environment of every child: this repository first on PYTHONPATH; in a dry run also
     the Qt blocker and the fake NVML library."""
-    env = dict(os.environ)
+    # A child is never an xdist worker, whoever started the check (pytest-benchmark up to 5.2
+    # takes PYTEST_XDIST_WORKER for xdist, and warns at configure).
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}
     paths = [str(REPO)]
     if dry_run:
         paths.insert(0, str(NOQT))

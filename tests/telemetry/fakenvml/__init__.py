@@ -31,6 +31,11 @@ from pathlib import Path
 import pynvml
 
 SOURCE = Path(__file__).with_name("fakenvml.c")
+#: The cost profiles of the fake (its ``h200_costs`` table): "none" costs nothing (tests);
+#: "h200" spins and sleeps as an H200's driver did (driver 580.159.04), call by call.
+PROFILES = ("none", "h200")
+#: What the benchmarks that read NVML use unless told otherwise.
+BENCH_PROFILE = "h200"
 
 
 class FakeNvmlUnavailable(RuntimeError):
@@ -87,6 +92,8 @@ class FakeNvml:
         lib.fake_add_xid.argtypes = [ctypes.c_int, ctypes.c_ulonglong, ctypes.c_long]
         lib.fake_add_mig.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_uint, ctypes.c_uint,
                                      ctypes.c_char_p, ctypes.c_ulonglong, ctypes.c_ulonglong]
+        lib.fake_set_profile.argtypes = [ctypes.c_char_p]
+        lib.fake_profile.restype = ctypes.c_char_p
 
     def reset(self) -> None:
         self.lib.fake_reset()
@@ -94,6 +101,19 @@ class FakeNvml:
 
     def set_gpu_count(self, n: int) -> None:
         self.lib.fake_set_gpu_count(n)
+
+    def set_profile(self, name: str) -> None:
+        """What each device call costs from now on: one of ``PROFILES`` (``reset`` goes back
+        to "none"). "h200": the energy counter spins 3.3 ms of the caller's CPU, process
+        utilization 2.8 ms, PCIe throughput sleeps 21 ms a direction, fan speed, the PCIe
+        replay counter and the power management limit spin 0.18 ms and are not supported,
+        the others spin 2-12 us (the table is in fakenvml.c)."""
+        if self.lib.fake_set_profile(name.encode()) != 0:
+            raise ValueError(f"no cost profile {name!r} (one of {', '.join(PROFILES)})")
+
+    def profile(self) -> str:
+        """The cost profile in use."""
+        return str(self.lib.fake_profile().decode())
 
     def set_init_error(self, code: int) -> None:
         """nvmlInit returns ``code`` (an NVML_ERROR_* value); 0 clears it."""
@@ -258,8 +278,8 @@ def fake_driver_env(lib: Path, dest_dir: Path, **script: str) -> dict[str, str]:
     """Environment for a child process whose pynvml loads ``lib`` as libnvidia-ml.so.1.
 
     ``script`` keys become FAKENVML_* variables (gpus="8", delay="nvmlInit=3000",
-    hang_file=..., scenario="hgx"): see fakenvml.c. gpustat and nvitop load the library the
-    same way.
+    hang_file=..., scenario="hgx", profile="h200"): see fakenvml.c. gpustat and nvitop load
+    the library the same way.
     """
     driver_dir = Path(dest_dir) / "fake-driver"
     driver_dir.mkdir(exist_ok=True)

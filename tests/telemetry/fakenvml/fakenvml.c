@@ -21,6 +21,7 @@
  *   FAKENVML_PROCS=gpu:pid:bytes,...  compute processes (tests/gpu/check.py --dry-run)
  *   FAKENVML_XIDS=gpu:code:ms,...      XID errors, each `ms` milliseconds after loading
  *   FAKENVML_VALUES=gpu:name=value,... values as fake_set_value sets them (power_mw, ...)
+ *   FAKENVML_PROFILE=h200    what each call costs (see "cost profile" below; default none)
  *
  * Health: clock event reasons, ECC mode and counts, remapped rows, retired pages, the PCIe
  * replay counter, the memory temperature (a field value), the energy counter (integrated from
@@ -127,6 +128,67 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/* --- cost profile: what each device call costs on a real driver ------------------------- */
+
+/* A real driver's calls are not free: most spin in the caller's thread (CPU time), and
+ * nvmlDeviceGetPcieThroughput sleeps while NVML samples the link. Profile "none" (the
+ * default) costs nothing, for fast tests; "h200" holds the median of 20 calls each on an
+ * NVIDIA H200 (driver 580.159.04, one GPU), where three calls are also not supported.
+ * A spin burns the calling thread's CPU clock, so a CPU-time figure sees the cost even on a
+ * busy machine (where the wall time is longer). The first row with the function's name
+ * wins; the row with a NULL name prices every other device call. */
+typedef struct { const char *func; long spin_us; long sleep_us; int not_supported; } fake_cost;
+static const fake_cost h200_costs[] = {
+    {"nvmlDeviceGetPcieThroughput", 0, 21100, 0},  /* NVML samples the link for 20 ms */
+    {"nvmlDeviceGetTotalEnergyConsumption", 3280, 0, 0},  /* max 15.7 ms */
+    {"nvmlDeviceGetProcessUtilization", 2780, 0, 0},  /* with NotFound (no sample) too */
+    {"nvmlDeviceGetPowerManagementLimit", 180, 0, 1},
+    {"nvmlDeviceGetPcieReplayCounter", 180, 0, 1},
+    {"nvmlDeviceGetFanSpeed", 180, 0, 1},  /* an H200 has no fan of its own */
+    {"nvmlDeviceGetMemoryInfo", 10, 0, 0},
+    {"nvmlDeviceGetMemoryInfo_v2", 11, 0, 0},
+    {"nvmlDeviceGetComputeRunningProcesses_v3", 12, 0, 0},
+    {"nvmlDeviceGetComputeRunningProcesses_v2", 12, 0, 0},
+    {"nvmlDeviceGetGraphicsRunningProcesses_v3", 12, 0, 0},
+    {"nvmlDeviceGetGraphicsRunningProcesses_v2", 12, 0, 0},
+    {NULL, 4, 0, 0},  /* UtilizationRates, Temperature, PowerUsage, ClockInfo, ...: 2-6 us */
+};
+static const fake_cost *profile;  /* NULL: "none" */
+
+/* Choose the cost profile by name ("none" or "h200"); 0, or -1 for an unknown name. */
+FAKE_EXPORT int fake_set_profile(const char *name)
+{
+    if (strcmp(name, "none") == 0 || name[0] == '\0') profile = NULL;
+    else if (strcmp(name, "h200") == 0) profile = h200_costs;
+    else return -1;
+    return 0;
+}
+
+FAKE_EXPORT const char *fake_profile(void) { return profile == NULL ? "none" : "h200"; }
+
+static void spin_us(long us)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    double until = (double)t.tv_sec + (double)t.tv_nsec / 1e9 + (double)us / 1e6;
+    do clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    while ((double)t.tv_sec + (double)t.tv_nsec / 1e9 < until);
+}
+
+/* Pay what `func` costs in the profile; NVML_ERROR_NOT_SUPPORTED where that GPU lacks it. */
+static nvmlReturn_t pay(const char *func)
+{
+    if (profile == NULL) return NVML_SUCCESS;
+    const fake_cost *c = profile;
+    while (c->func != NULL && strcmp(c->func, func) != 0) c++;
+    if (c->spin_us > 0) spin_us(c->spin_us);
+    if (c->sleep_us > 0) {
+        struct timespec t = {c->sleep_us / 1000000, (c->sleep_us % 1000000) * 1000L};
+        while (nanosleep(&t, &t) != 0) {}
+    }
+    return c->not_supported ? NVML_ERROR_NOT_SUPPORTED : NVML_SUCCESS;
+}
+
 /* --- scripting API ----------------------------------------------------------------------- */
 
 FAKE_EXPORT void fake_reset(void)
@@ -137,6 +199,7 @@ FAKE_EXPORT void fake_reset(void)
     n_errors = n_procs = init_count = 0;
     delay_func[0] = '\0';
     delay_ms = 0;
+    profile = NULL;
     init_error = NVML_SUCCESS;
     gpu_count = 1;
     cuda_version = 12040;
@@ -354,6 +417,9 @@ static void setup_from_environment(void)
         }
     }
     if (hang != NULL) snprintf(hang_file, sizeof hang_file, "%s", hang);
+    const char *cost = getenv("FAKENVML_PROFILE");
+    if (cost != NULL && fake_set_profile(cost) != 0)
+        fprintf(stderr, "fakenvml: unknown FAKENVML_PROFILE %s (none, h200)\n", cost);
     const char *p = getenv("FAKENVML_PROCS");
     while (p != NULL && *p != '\0') {
         int gpu;
@@ -405,6 +471,7 @@ static int valid(nvmlDevice_t d)
 static nvmlReturn_t check(nvmlDevice_t d, const char *func)
 {
     maybe_delay(func);
+    nvmlReturn_t priced = pay(func);
     if (init_count == 0) return NVML_ERROR_UNINITIALIZED;
     if (!valid(d)) return NVML_ERROR_INVALID_ARGUMENT;
     int i = d->index;
@@ -413,7 +480,7 @@ static nvmlReturn_t check(nvmlDevice_t d, const char *func)
     for (int e = n_errors - 1; e >= 0; e--)  /* the latest entry wins */
         if ((errors[e].gpu == -1 || errors[e].gpu == i) && strcmp(errors[e].func, func) == 0)
             return errors[e].code;
-    return NVML_SUCCESS;
+    return priced;
 }
 
 #define CHECK(d) do { nvmlReturn_t r_ = check((d), __func__); if (r_ != NVML_SUCCESS) return r_; } while (0)
@@ -623,6 +690,7 @@ nvmlReturn_t nvmlDeviceGetTemperatureV(nvmlDevice_t d, nvmlTemperature_t *t)
 
 UINT_GETTER(nvmlDeviceGetPowerUsage, V_POWER_MW)
 UINT_GETTER(nvmlDeviceGetEnforcedPowerLimit, V_LIMIT_MW)
+UINT_GETTER(nvmlDeviceGetPowerManagementLimit, V_LIMIT_MW)
 UINT_GETTER(nvmlDeviceGetFanSpeed, V_FAN)
 
 nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, nvmlClockType_t type, unsigned int *clock)
