@@ -1,7 +1,10 @@
 """The grid of GpuPanels, 1 to 16+ GPUs, in a scroll area.
 
 Columns follow the square root of the GPU count, capped by how many panels fit the width,
-so 4 GPUs make a 2×2 grid and 16 make 4×4 on a wide screen or scroll on a narrow one.
+so 4 GPUs make a 2×2 grid and 16 make 4×4 on a wide screen or scroll on a narrow one. Where
+those rows would not fit the height and more columns would (narrower panels stack their
+readings, ``graph_labels.py``), the grid takes as few more columns as that needs: 8 GPUs in
+a 1400×900 window make two rows of four, all on screen, instead of three rows that scroll.
 
 Only panels on screen redraw their curves each tick; one scrolled out of view (or not laid
 out yet) updates its readouts only, and one hidden with View ▸ GPUs, on a tab that is not
@@ -35,18 +38,35 @@ from gpumon.telemetry.model.types import GpuInfo, Snapshot
 from gpumon.ui.monitor.panel import GpuPanel
 from gpumon.ui.widgets.seen import SeenWatch, window_seen
 
-PANEL_MIN_WIDTH = 430
-PANEL_MIN_HEIGHT = 240
+PANEL_MIN_WIDTH = 310
+SPACING = 6  # between panels
+MARGIN = 2  # around them
 NO_GPUS_TEXT = N_("No GPUs to show.")  # translated where it is shown
 
 
-def columns_for(n: int, width: int, panel_width: int = PANEL_MIN_WIDTH) -> int:
+def columns_for(n: int, width: int, panel_width: int = PANEL_MIN_WIDTH, height: int = 0,
+                panel_height: Callable[[int], int] | None = None) -> int:
     """ceil(sqrt(n)) columns, but no more than fit ``width`` at the panels' minimum width
-    (``panel_width``: wider at a larger zoom)."""
+    (``panel_width``: wider at a larger zoom); more, up to what fits the width, where the
+    rows would not fit ``height`` and more columns make them fit (``panel_height(w)``: the
+    least height of a panel ``w`` wide)."""
     if n <= 0:
         return 1
     fit = max(1, width // max(1, panel_width))
-    return max(1, min(math.ceil(math.sqrt(n)), fit, n))
+    cols = max(1, min(math.ceil(math.sqrt(n)), fit, n))
+    if panel_height is None or height <= 0:
+        return cols
+    for more in range(cols, min(fit, n) + 1):
+        if rows_height(n, more, width, panel_height) <= height:
+            return more
+    return cols
+
+
+def rows_height(n: int, cols: int, width: int, panel_height: Callable[[int], int]) -> int:
+    """The height ``n`` panels need in ``cols`` columns of a grid ``width`` wide."""
+    rows = math.ceil(n / cols)
+    column = (width - 2 * MARGIN - SPACING * (cols - 1)) // cols
+    return rows * panel_height(column) + SPACING * (rows - 1) + 2 * MARGIN
 
 
 class GpuGrid(QScrollArea):
@@ -54,6 +74,7 @@ class GpuGrid(QScrollArea):
 
     hovered = Signal(int, float)  # forwarded from the panels
     unhovered = Signal(int)  # forwarded from the panels
+    shownChanged = Signal()  # the user hid or showed panels (View ▸ GPUs)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -62,8 +83,8 @@ class GpuGrid(QScrollArea):
         self.setFrameShape(QScrollArea.Shape.NoFrame)
         self._body = QWidget()
         self._layout = QGridLayout(self._body)
-        self._layout.setContentsMargins(2, 2, 2, 2)
-        self._layout.setSpacing(6)
+        self._layout.setContentsMargins(MARGIN, MARGIN, MARGIN, MARGIN)
+        self._layout.setSpacing(SPACING)
         self.setWidget(self._body)
         self._empty = QLabel(tr(NO_GPUS_TEXT))
         self._empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -124,6 +145,7 @@ class GpuGrid(QScrollArea):
             self._columns = 0
             self._relayout()
             self._queue_catch_up()
+            self.shownChanged.emit()
 
     def shown_panels(self) -> list[GpuPanel]:
         return [p for p in self.panels if p.index not in self._hidden]
@@ -237,12 +259,51 @@ class GpuGrid(QScrollArea):
             self._catch_up_queued = True
             QTimer.singleShot(0, self, self.catch_up)
 
+    def _usable_width(self) -> int:
+        """The viewport's width without the vertical scroll bar, shown or not: the columns
+        must not change when it comes or goes."""
+        bar = self.verticalScrollBar()
+        width = self.viewport().width()
+        return width if bar.isVisible() else width - bar.sizeHint().width()
+
+    def _panel_width(self, shown: Sequence[GpuPanel]) -> int:
+        return max([PANEL_MIN_WIDTH] + [p.minimumWidth() + SPACING for p in shown[:1]])
+
+    def needed_height(self, width: int, every_row: bool = True, good: bool = False) -> int:
+        """The least height that shows every shown panel (``every_row``; the columns chosen
+        as the grid would for that height) or their first row, in a grid ``width`` wide;
+        ``good``: with graphs of a good height rather than their least."""
+        shown = self.shown_panels()
+        if not shown:
+            return 0
+        width -= self.verticalScrollBar().sizeHint().width()
+        n, panel_width = len(shown), self._panel_width(shown)
+
+        def height_for(w: int) -> int:
+            return shown[0].height_for(w, good)
+
+        cols = columns_for(n, width, panel_width)
+        if not every_row:
+            return rows_height(min(n, cols), cols, width, height_for)
+        fit = max(1, width // panel_width)
+        return min(rows_height(n, c, width, height_for) for c in range(cols, min(fit, n) + 1))
+
+    def first_row_count(self, width: int) -> int:
+        """How many panels the first row holds in a grid ``width`` wide."""
+        shown = self.shown_panels()
+        if not shown:
+            return 0
+        width -= self.verticalScrollBar().sizeHint().width()
+        return min(len(shown), self._columns or columns_for(len(shown), width,
+                                                            self._panel_width(shown)))
+
     def _relayout(self) -> None:
         if not self.panels:
             return
         shown = self.shown_panels()
-        panel_width = max([PANEL_MIN_WIDTH] + [p.minimumWidth() + 10 for p in shown[:1]])
-        cols = columns_for(len(shown), self.viewport().width(), panel_width)
+        cols = columns_for(len(shown), self._usable_width(), self._panel_width(shown),
+                           self.viewport().height(),
+                           shown[0].height_for if shown else None)
         if cols == self._columns:
             return
         self._columns = cols

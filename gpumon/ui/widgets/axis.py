@@ -6,15 +6,21 @@ each other. ``ThinAxis`` widens the spacing (to the next 1-2-5 step) until one l
 gap fit between two ticks, measured with the axis' own tick font; the grid follows.
 
 The time axis (``TimeAxis``) counts seconds back from now and says so on its labels
-("-200 s" … "now"), so it needs no separate axis title (no height taken from the plots).
+("−200 s" … "now"), so it needs no separate axis title (no height taken from the plots).
+pyqtgraph centres each label on its tick and drops one that would stick out past the axis,
+so the two that matter most, "now" at the right end and the window's start at the left, were
+never drawn: ``TimeAxis`` draws them inside the axis, against its ends, and leaves out a
+neighbour they would touch.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtGui import QFont, QFontMetricsF
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QFont, QFontMetricsF, QPainter
 
 from gpumon.i18n import N_, tr
 
@@ -88,9 +94,61 @@ class ThinAxis(pg.AxisItem):
         return [(wide, 0.0), (min(minor, wide / 5), 0.0)]
 
 
+TextSpec = tuple[QRectF, Any, str]  # pyqtgraph's (rect, alignment flags, text) of a label
+
+
+def with_end_labels(specs: list[TextSpec], ends: list[tuple[QRectF, str, bool]], gap: float
+                    ) -> list[TextSpec]:
+    """``specs`` (pyqtgraph's tick labels) with the labels of ``ends`` added: (rect against an
+    end of the axis, text, at the right end). A label an end's would touch (closer than
+    ``gap``) or repeat is left out; of two ends that touch, the right one ("now") stays."""
+    kept = list(specs)
+    placed: list[tuple[QRectF, str, bool]] = []
+    for rect, text, at_right in sorted(ends, key=lambda e: not e[2]):  # the right end first
+        wide = rect.adjusted(-gap, 0, gap, 0)
+        if any(other.intersects(wide) for other, _, _ in placed):
+            continue
+        placed.append((rect, text, at_right))
+        kept = [s for s in kept if s[2] != text and not s[0].intersects(wide)]
+    for rect, text, at_right in placed:
+        side = Qt.AlignmentFlag.AlignRight if at_right else Qt.AlignmentFlag.AlignLeft
+        kept.append((rect, side | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextDontClip, text))
+    return kept
+
+
 class TimeAxis(ThinAxis):
-    """The bottom axis of a GPU graph: seconds before the newest sample, labelled in "s"."""
+    """The bottom axis of a GPU graph: seconds before the newest sample, labelled in "s",
+    with "now" and the window's start drawn inside its ends (see the module doc)."""
 
     def tickStrings(self, values: list[float], scale: float,  # noqa: N802 (pyqtgraph's name)
                     spacing: float) -> list[str]:
         return [time_label(v * scale) for v in values]
+
+    def generateDrawSpecs(self, p: QPainter) -> Any:  # noqa: N802 (pyqtgraph's name)
+        specs = super().generateDrawSpecs(p)
+        if specs is None or self.orientation != "bottom" or not self.style["showValues"]:
+            return specs
+        axis_spec, tick_specs, text_specs = specs
+        return axis_spec, tick_specs, with_end_labels(text_specs, self._ends(p, text_specs),
+                                                      self._tick_metrics().horizontalAdvance("0"))
+
+    def _ends(self, p: QPainter, drawn: list[TextSpec]) -> list[tuple[QRectF, str, bool]]:
+        """The labels of the range's ends that are ticks (0 is "now"), placed against them."""
+        low, high = sorted(self.range)
+        bounds = self.mapRectFromParent(self.geometry())
+        if bounds.width() <= 0 or high <= low:
+            return []
+        levels = self.tickSpacing(low, high, bounds.width())
+        major = levels[0][0] if levels else 0.0
+        top = (drawn[0][0].top() if drawn else
+               bounds.top() + max(0, self.style["tickLength"]) + self.style["tickTextOffset"][1])
+        ends = []
+        for value, at_right in ((low, False), (high, True)):
+            if major <= 0 or abs(value / major - round(value / major)) > 1e-6:
+                continue
+            text = self.tickStrings([value], 1.0, major)[0]
+            size = p.boundingRect(QRectF(0, 0, 100, 100), Qt.AlignmentFlag.AlignCenter, text)
+            width, height = size.width(), size.height() * 0.8  # as pyqtgraph measures it
+            left = bounds.right() - width if at_right else bounds.left()
+            ends.append((QRectF(left, top, width, height), text, at_right))
+        return ends

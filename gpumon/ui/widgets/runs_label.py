@@ -4,14 +4,18 @@ A rich-text QLabel lays out a QTextDocument for its size hint on every ``setText
 GPU panels' readouts (three labels a GPU, new values every tick) that was ~0.2 ms a label
 here, half of a tick's work besides the curves. A ``RunsLabel`` is a plain-text QLabel
 (``text()`` is what a person reads, for tests and screen readers) that paints its runs itself
-from cached ``QStaticText``. Longer text than fits is clipped, like the rich labels were.
+from cached ``QStaticText``. A line may come with shorter forms of itself (``shorter``): the
+label paints the first form that fits its width, and cuts the last one with "…" when none
+does; the whole line is then in its tooltip. ``text()`` is always the whole line.
 
     label = RunsLabel()
-    label.set_runs([TextRun("■", color="#1f77b4"), TextRun(" Memory "), TextRun("6.76", bold=True)])
+    label.set_runs([TextRun("■", color="#1f77b4"), TextRun(" Memory "), TextRun("6.76", bold=True)],
+                   shorter=[[TextRun("■", color="#1f77b4"), TextRun(" 6.76", bold=True)]])
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from PySide6.QtCore import QEvent, QPointF, QSize, Qt
@@ -29,6 +33,7 @@ from PySide6.QtWidgets import QLabel, QToolTip, QWidget
 _CACHE_LIMIT = 512  # static texts kept per label; values repeat a lot (clocks, totals)
 ELLIPSIS = "\u2026"
 MIN_CHARS = 4  # the narrowest a label asks to be, in average character widths
+Runs = Sequence["TextRun"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +45,7 @@ class TextRun:
     color: str | None = None  # None: the palette's text colour (follows the theme)
 
 
-def runs_width(runs: list[TextRun] | tuple[TextRun, ...], font: QFont) -> float:
+def runs_width(runs: Runs, font: QFont) -> float:
     """The width ``runs`` need in ``font`` (bold runs in its bold), in pixels."""
     bold = QFont(font)
     bold.setBold(True)
@@ -55,6 +60,7 @@ class RunsLabel(QLabel):
         super().__init__(parent)
         self.setTextFormat(Qt.TextFormat.PlainText)
         self._runs: tuple[TextRun, ...] = ()
+        self._shorter: tuple[tuple[TextRun, ...], ...] = ()  # shorter forms, longest first
         self._joined = ""  # the runs' text: a plain setText() elsewhere replaces the runs
         self._static: dict[tuple[str, bool], QStaticText] = {}
         self._fonts: tuple[QFont, QFont] | None = None
@@ -63,9 +69,15 @@ class RunsLabel(QLabel):
     def runs(self) -> tuple[TextRun, ...]:
         return self._runs
 
-    def set_runs(self, runs: list[TextRun] | tuple[TextRun, ...]) -> None:
+    def set_runs(self, runs: Runs, shorter: Sequence[Runs] = ()) -> None:
+        """Show ``runs``; where they do not fit, the first of ``shorter`` that does."""
         runs = tuple(runs)
+        forms = tuple(tuple(f) for f in shorter)
+        if runs == self._runs and forms == self._shorter:
+            return
+        self._shorter = forms
         if runs == self._runs:
+            self.update()  # the same line, other shorter forms: no new size hint
             return
         self._runs = runs
         self._joined = "".join(r.text for r in runs)
@@ -88,8 +100,28 @@ class RunsLabel(QLabel):
     def full_width(self) -> float:
         """The width the whole text needs, in pixels (the runs' prepared static texts: a
         paint measured each run twice with new font metrics, ~40 % of a readout's paint)."""
-        return sum(self._static_text(r.text, r.bold).size().width()
-                   for r in self._painted_runs())
+        return self._width(self._painted_runs())
+
+    def form_widths(self) -> list[float]:
+        """The width of the whole line and of each shorter form, longest first."""
+        return [self._width(form) for form in self._forms()]
+
+    def _width(self, runs: Runs) -> float:
+        return sum(self._static_text(r.text, r.bold).size().width() for r in runs)
+
+    def _forms(self) -> tuple[tuple[TextRun, ...], ...]:
+        whole = self._painted_runs()
+        return (whole, *self._shorter) if whole is self._runs else (whole,)
+
+    def shown_form(self) -> int:
+        """Which form is painted at the label's width: 0 the whole line, 1 the first shorter
+        form …; the last one is cut with "…" when even it does not fit."""
+        room = self.contentsRect().width() + 0.5
+        forms = self._forms()
+        for k, form in enumerate(forms):
+            if self._width(form) <= room:
+                return k
+        return len(forms) - 1
 
     def _static_text(self, text: str, bold: bool) -> QStaticText:
         """``text`` laid out once in the label's font (bold or not), kept for later paints."""
@@ -104,7 +136,7 @@ class RunsLabel(QLabel):
         return static
 
     def is_elided(self) -> bool:
-        """True when the text is wider than the label, so it is cut with "…"."""
+        """True when the whole line does not show: a shorter form, or cut with "…"."""
         return self.full_width() > self.contentsRect().width() + 0.5
 
     def tooltip_text(self) -> str:
@@ -138,10 +170,12 @@ class RunsLabel(QLabel):
         return self._fonts
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 (Qt name)
-        runs = self._painted_runs()
-        if not runs:
+        forms = self._forms()
+        if not forms[0]:
             super().paintEvent(event)
             return
+        k = self.shown_form()
+        runs = forms[k]
         fonts = self._run_fonts()
         rect = self.contentsRect()
         painter = QPainter(self)
@@ -149,7 +183,7 @@ class RunsLabel(QLabel):
         text_color = self.palette().color(self.foregroundRole())
         x = float(rect.left())
         right = float(rect.left() + rect.width())
-        elide = self.is_elided()
+        elide = self._width(runs) > rect.width() + 0.5
         for run in runs:
             font = fonts[run.bold]
             text = run.text

@@ -114,6 +114,21 @@ class FittedTableView(QTableView):
             self._pending = None
             update()
 
+    def content_height(self, rows: int | None = None) -> int:
+        """The height that shows the header and ``rows`` rows (default: every row) whole,
+        with the horizontal scroll bar when the columns are wider than the view."""
+        model = self.model()
+        count = (model.rowCount() if model else 0) if rows is None else rows
+        header = self.horizontalHeader()
+        height = (header.sizeHint().height() + count * self.verticalHeader().defaultSectionSize()
+                  + 2 * self.frameWidth())
+        columns = [c for c in range(header.count()) if not header.isSectionHidden(c)]
+        wide = sum(header.sectionSize(c) for c in columns[:-1]) + (
+            header.sectionSizeHint(columns[-1]) if columns else 0)
+        if wide > self.width() - 2 * self.frameWidth():
+            height += self.horizontalScrollBar().sizeHint().height()
+        return height
+
     def watch_widths(self, model: TitledTableModel) -> None:
         model.widthsChanged.connect(self.fit_columns)
 
