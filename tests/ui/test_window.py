@@ -37,7 +37,7 @@ def test_window_shows_simulated_gpus(qtbot, make_window):
 def test_widgets_have_names(make_window):
     w = make_window(show=False)
     for name in ("processTable", "gpuTable", "intervalSpin", "windowCombo", "pauseButton",
-                 "statusBanner", "simulateButton", "statusLine", "hoverReadout"):
+                 "statusBanner", "simulateButton", "statusLine", "eventsBadge"):
         widget = w.findChild(object, name)
         assert widget is not None, name
         assert widget.accessibleName(), name
@@ -174,8 +174,11 @@ def test_one_and_sixteen_gpus_lay_out(qtbot, make_window):
 def test_hover_readout_shows_values(qtbot, make_window):
     w = make_window()
     qtbot.waitUntil(lambda: w.snapshot_count >= 5, timeout=5000)
-    w.gpu_panel(1).hover_at(-0.2)
-    text = w.findChild(QLabel, "hoverReadout").text()
+    panel = w.gpu_panel(1)
+    panel.hover_at(-0.2)
+    box = panel.findChild(QWidget, "hoverReadout")
+    assert box is not None and box.isVisible() and box.accessibleName()
+    text = box.text()
     assert text.startswith("GPU 1 at ") and "Memory used" in text and "GiB" in text
 
 

@@ -384,7 +384,15 @@ class GpuPanel(QFrame):
         return self.curve_lag(t_ref) >= 0.5
 
     def hover_at(self, x_rel: float) -> None:
-        """Show the crosshair at ``x_rel`` seconds from now and emit ``hovered``."""
+        """Show the crosshair at ``x_rel`` seconds from now and emit ``hovered`` (the readout
+        goes beside the pointer, or mid-height on the crosshair when no pointer moved)."""
+        if self._pointer is None:
+            widget = self.memory_widget
+            vb = self.memory_plot.getViewBox()
+            scene = vb.mapViewToScene(QPointF(x_rel, 0.0))
+            middle = vb.sceneBoundingRect().center().y()
+            point = widget.mapFromScene(QPointF(scene.x(), middle))
+            self._pointer = (widget.viewport().mapTo(self, point), widget)
         if not self._cross:
             for plot in (self.memory_plot, self.util_plot):
                 line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#999", width=1))

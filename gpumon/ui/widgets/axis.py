@@ -8,9 +8,10 @@ gap fit between two ticks, measured with the axis' own tick font; the grid follo
 The time axis (``TimeAxis``) counts seconds back from now and says so on its labels
 ("−200 s" … "now"), so it needs no separate axis title (no height taken from the plots).
 pyqtgraph centres each label on its tick and drops one that would stick out past the axis,
-so the two that matter most, "now" at the right end and the window's start at the left, were
-never drawn: ``TimeAxis`` draws them inside the axis, against its ends, and leaves out a
-neighbour they would touch.
+so "now" at the time axis's right end was never drawn, nor a 0 at the foot of a graph (at
+300 % a small graph kept no label at all): ``ThinAxis`` draws the first and last major
+labels it dropped moved inside the axis, on their ticks as far as they can be, and leaves
+out a neighbour they would touch.
 """
 
 from __future__ import annotations
@@ -93,27 +94,77 @@ class ThinAxis(pg.AxisItem):
         minor = levels[1][0] if len(levels) > 1 else wide / 5
         return [(wide, 0.0), (min(minor, wide / 5), 0.0)]
 
+    def generateDrawSpecs(self, p: QPainter) -> Any:  # noqa: N802 (pyqtgraph's name)
+        """pyqtgraph's specs, with the first and last major labels moved inside the axis
+        where pyqtgraph dropped them for sticking out past its ends."""
+        specs = super().generateDrawSpecs(p)
+        if (specs is None or not self.style["showValues"]
+                or self.orientation not in ("bottom", "left")):
+            return specs
+        axis_spec, tick_specs, text_specs = specs
+        flags = ((Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
+                 if self.orientation == "bottom"
+                 else (Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter))
+        gap = self._tick_metrics().horizontalAdvance("0")
+        return axis_spec, tick_specs, with_end_labels(
+            text_specs, self._ends(p, text_specs), flags | Qt.TextFlag.TextDontClip, gap)
+
+    def _ends(self, p: QPainter, drawn: list[TextSpec]) -> list[EndLabel]:
+        """The first and last major ticks' labels that pyqtgraph left out, each placed on
+        its tick but moved inside the axis."""
+        low, high = sorted(float(v) for v in self.range)
+        bounds = self.mapRectFromParent(self.geometry())
+        horizontal = self.orientation == "bottom"
+        length = bounds.width() if horizontal else bounds.height()
+        if length <= 0 or high <= low:
+            return []
+        levels = self.tickSpacing(low, high, length)
+        major = levels[0][0] if levels else 0.0
+        if major <= 0:
+            return []
+        shown = {text for _, _, text in drawn}
+        ends = []
+        scale = self.autoSIPrefixScale * self.scale
+        offset = max(0, self.style["tickLength"]) + self.style["tickTextOffset"][
+            1 if horizontal else 0]
+        for value, at_high in ((math.ceil(low / major - 1e-9) * major, False),
+                               (math.floor(high / major + 1e-9) * major, True)):
+            text = self.tickStrings([value], scale, major)[0]
+            if not low - 1e-9 <= value <= high + 1e-9 or not text or text in shown:
+                continue
+            size = p.boundingRect(QRectF(0, 0, 100, 100), Qt.AlignmentFlag.AlignCenter, text)
+            w, h = size.width(), size.height() * 0.8  # as pyqtgraph measures its labels
+            at = (value - low) / (high - low)
+            if horizontal:
+                x = min(max(bounds.left() + at * bounds.width() - w / 2, bounds.left()),
+                        bounds.right() - w)
+                rect = QRectF(x, bounds.top() + offset, w, h)
+            else:
+                y = min(max(bounds.bottom() - at * bounds.height() - h / 2, bounds.top()),
+                        bounds.bottom() - h)
+                rect = QRectF(bounds.right() - offset - w, y, w, h)
+            ends.append((rect, text, at_high))
+        return ends
+
 
 TextSpec = tuple[QRectF, Any, str]  # pyqtgraph's (rect, alignment flags, text) of a label
+EndLabel = tuple[QRectF, str, bool]  # a label moved inside the axis, its text, at the high end
 
 
-def with_end_labels(specs: list[TextSpec], ends: list[tuple[QRectF, str, bool]], gap: float
+def with_end_labels(specs: list[TextSpec], ends: list[EndLabel], flags: Any, gap: float
                     ) -> list[TextSpec]:
-    """``specs`` (pyqtgraph's tick labels) with the labels of ``ends`` added: (rect against an
-    end of the axis, text, at the right end). A label an end's would touch (closer than
-    ``gap``) or repeat is left out; of two ends that touch, the right one ("now") stays."""
+    """``specs`` (pyqtgraph's tick labels) with the labels of ``ends`` added (each moved
+    inside an end of the axis); a label one of them would touch (closer than ``gap``) or
+    repeat is left out; of two ends that touch, the high one ("now") stays."""
     kept = list(specs)
-    placed: list[tuple[QRectF, str, bool]] = []
-    for rect, text, at_right in sorted(ends, key=lambda e: not e[2]):  # the right end first
-        wide = rect.adjusted(-gap, 0, gap, 0)
+    placed: list[EndLabel] = []
+    for rect, text, high in sorted(ends, key=lambda e: not e[2]):  # the high end first
+        wide = rect.adjusted(-gap, -gap, gap, gap)
         if any(other.intersects(wide) for other, _, _ in placed):
             continue
-        placed.append((rect, text, at_right))
+        placed.append((rect, text, high))
         kept = [s for s in kept if s[2] != text and not s[0].intersects(wide)]
-    for rect, text, at_right in placed:
-        side = Qt.AlignmentFlag.AlignRight if at_right else Qt.AlignmentFlag.AlignLeft
-        kept.append((rect, side | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextDontClip, text))
-    return kept
+    return kept + [(rect, flags, text) for rect, text, _ in placed]
 
 
 class TimeAxis(ThinAxis):
@@ -123,32 +174,3 @@ class TimeAxis(ThinAxis):
     def tickStrings(self, values: list[float], scale: float,  # noqa: N802 (pyqtgraph's name)
                     spacing: float) -> list[str]:
         return [time_label(v * scale) for v in values]
-
-    def generateDrawSpecs(self, p: QPainter) -> Any:  # noqa: N802 (pyqtgraph's name)
-        specs = super().generateDrawSpecs(p)
-        if specs is None or self.orientation != "bottom" or not self.style["showValues"]:
-            return specs
-        axis_spec, tick_specs, text_specs = specs
-        return axis_spec, tick_specs, with_end_labels(text_specs, self._ends(p, text_specs),
-                                                      self._tick_metrics().horizontalAdvance("0"))
-
-    def _ends(self, p: QPainter, drawn: list[TextSpec]) -> list[tuple[QRectF, str, bool]]:
-        """The labels of the range's ends that are ticks (0 is "now"), placed against them."""
-        low, high = sorted(self.range)
-        bounds = self.mapRectFromParent(self.geometry())
-        if bounds.width() <= 0 or high <= low:
-            return []
-        levels = self.tickSpacing(low, high, bounds.width())
-        major = levels[0][0] if levels else 0.0
-        top = (drawn[0][0].top() if drawn else
-               bounds.top() + max(0, self.style["tickLength"]) + self.style["tickTextOffset"][1])
-        ends = []
-        for value, at_right in ((low, False), (high, True)):
-            if major <= 0 or abs(value / major - round(value / major)) > 1e-6:
-                continue
-            text = self.tickStrings([value], 1.0, major)[0]
-            size = p.boundingRect(QRectF(0, 0, 100, 100), Qt.AlignmentFlag.AlignCenter, text)
-            width, height = size.width(), size.height() * 0.8  # as pyqtgraph measures it
-            left = bounds.right() - width if at_right else bounds.left()
-            ends.append((QRectF(left, top, width, height), text, at_right))
-        return ends

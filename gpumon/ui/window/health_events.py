@@ -69,15 +69,15 @@ class EventsBadge(RunsLabel):
 
     def sizeHint(self) -> QSize:  # noqa: N802 (Qt name)
         """Its count alone: in the toolbar it takes the room left and cuts the rest."""
-        return QSize(self.fontMetrics().horizontalAdvance("▲ 99 events") + 8,
+        return QSize(self.fontMetrics().horizontalAdvance("▲ 99 events:") + 8,
                      super().sizeHint().height())
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt name)
         return self.sizeHint()
 
     def show_events(self, count: int, last: str) -> None:
-        word = ntr("{n} event", "{n} events", count)
-        self.set_runs([TextRun(f"▲ {word}: ", bold=True, color=BADGE_COLOR), TextRun(last)])
+        head = ntr("▲ {n} event:", "▲ {n} events:", count)
+        self.set_runs([TextRun(head, bold=True, color=BADGE_COLOR), TextRun(" " + last)])
         self.setToolTip(tr("{last}\n\nClick to open the event log.", last=last))
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802 (Qt name)
@@ -144,7 +144,7 @@ class HealthEvents(QObject):
         super().__init__(parent)
         self._grid = grid
         self._log = log
-        self._badge = badge
+        self.badge = badge
         self.watch = HealthWatch()
         self._source: tuple[object, ...] | None = None
 
@@ -170,7 +170,7 @@ class HealthEvents(QObject):
         for event in events:
             self._log.add(event.text)
         if events:
-            self._badge.show_events(self._log.count(), events[-1].text)
+            self.badge.show_events(self._log.count(), events[-1].text)
 
 
 def install(window: QMainWindow, grid: GpuGrid,
