@@ -31,7 +31,8 @@ HEALTH_FIELDS = (
     "ecc_corrected_aggregate", "ecc_uncorrected_aggregate", "remapped_rows_correctable",
     "remapped_rows_uncorrectable", "remap_pending", "remap_failure", "retired_pages_sbe",
     "retired_pages_dbe", "retired_pages_pending", "pcie_replay_count")
-SLOW_FIELDS = ("persistence_mode", "compute_mode", "power_limit_w", "pstate",
+SLOW_FIELDS = ("persistence_mode", "compute_mode", "display_active", "mig_mode",
+               "power_limit_w", "pstate",
                "pcie_rx_bytes_per_s", "pcie_tx_bytes_per_s", *HEALTH_FIELDS)
 XID_FIELDS = ("xid_count", "xid_last", "xid_last_time_s")  # from the XID event set
 

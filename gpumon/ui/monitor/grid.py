@@ -304,16 +304,30 @@ class GpuGrid(QScrollArea):
         cols = columns_for(len(shown), self._usable_width(), self._panel_width(shown),
                            self.viewport().height(),
                            shown[0].height_for if shown else None)
-        if cols == self._columns:
-            return
-        self._columns = cols
-        for p in self.panels:
-            self._layout.removeWidget(p)
-            p.setVisible(p.index not in self._hidden)
-        for i, p in enumerate(shown):
-            self._layout.addWidget(p, i // cols, i % cols)
-        for c in range(self._layout.columnCount()):
-            self._layout.setColumnStretch(c, 1 if c < cols else 0)
+        if cols != self._columns:
+            self._columns = cols
+            for p in self.panels:
+                self._layout.removeWidget(p)
+                p.setVisible(p.index not in self._hidden)
+            for i, p in enumerate(shown):
+                self._layout.addWidget(p, i // cols, i % cols)
+            for c in range(self._layout.columnCount()):
+                self._layout.setColumnStretch(c, 1 if c < cols else 0)
+            rows = math.ceil(len(shown) / cols)
+            for r in range(self._layout.rowCount()):
+                self._layout.setRowStretch(r, 1 if r < rows else 0)
+        self._fill_rows(shown)
+
+    def _fill_rows(self, shown: Sequence[GpuPanel]) -> None:
+        """Where the rows do not all fit, as many whole rows as fit share the viewport's
+        height (and scrolling shows the next ones as tall): rows at their least height
+        left a part of the next row showing and the graphs smaller than they could be."""
+        cols = max(1, self._columns)
         rows = math.ceil(len(shown) / cols)
+        least = max((p.minimumSizeHint().height() for p in shown), default=0)
+        room = self.viewport().height() - 2 * MARGIN
+        fit = max(1, (room + SPACING) // max(1, least + SPACING))
+        height = 0 if fit >= rows else max(least, (room - SPACING * (fit - 1)) // fit)
         for r in range(self._layout.rowCount()):
-            self._layout.setRowStretch(r, 1 if r < rows else 0)
+            if self._layout.rowMinimumHeight(r) != (height if r < rows else 0):
+                self._layout.setRowMinimumHeight(r, height if r < rows else 0)
