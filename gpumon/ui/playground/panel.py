@@ -34,7 +34,7 @@ from gpumon.playground.data.device_offer import offered
 from gpumon.playground.data.devices import DeviceOption
 from gpumon.playground.data.outcome import LoadStatus, Outcome, WorkspacePage
 from gpumon.ui.playground.code_line import CodeBar
-from gpumon.ui.playground.column_fit import fit_left_column
+from gpumon.ui.playground.column_fit import FormsScroll, fit_left_column, fit_left_heights
 from gpumon.ui.playground.cpu_view import CpuMemoryView
 from gpumon.ui.playground.forms import ActionForms
 from gpumon.ui.playground.kernel_link import ended_outcome, load_lost_text
@@ -94,15 +94,18 @@ class PlaygroundPanel(QWidget):
         top.addWidget(self.status_label, 1)
         top.addWidget(self.busy_label)
         top.addWidget(self.busy_bar)
-        left = QSplitter(Qt.Orientation.Vertical)
+        # The forms scroll on their own (up and down) where the column is short, so the
+        # workspace and the results below them keep a place on screen (at 300 % the forms
+        # alone were taller than the column, and the results list was scrolled away).
+        self.forms_scroll = FormsScroll(self.forms)
+        left = self.left = QSplitter(Qt.Orientation.Vertical)
         left.setObjectName("playgroundLeft")
-        left.addWidget(self.code_bar)
-        left.addWidget(self.forms)
+        left.addWidget(self.forms_scroll)
         left.addWidget(self.workspace_view)
         left.addWidget(self.log)
         left.setChildrenCollapsible(False)
-        left.setSizes([70, 150, 130, 400])
-        left.setStretchFactor(3, 1)
+        left.setSizes([150, 130, 400])
+        left.setStretchFactor(2, 1)
         self.graphs = QWidget()
         self.graphs.setObjectName("playgroundGraphs")
         graphs_layout = self._graphs_layout = QVBoxLayout(self.graphs)
@@ -132,6 +135,9 @@ class PlaygroundPanel(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.setSpacing(4)
         layout.addLayout(top)
+        # The code line across the page, above the scrolled column: at 300 % the column is
+        # wider than the window and its Stop button was scrolled out of sight ("S").
+        layout.addWidget(self.code_bar)
         layout.addWidget(self.splitter, 1)
 
         self._monitor_sizes: list[int] = []
@@ -225,6 +231,8 @@ class PlaygroundPanel(QWidget):
         first = not self._sized
         self._sized = True
         fit_left_column(self.splitter, self.left_scroll, only_wider=not (first or zoomed))
+        if first or zoomed:
+            fit_left_heights(self.left, self.forms, self.log)
 
     def _apply_palette(self) -> None:
         """Colours of the busy marks, hints and status for the current (light/dark) palette."""
