@@ -47,6 +47,7 @@ from gpumon.ui.monitor.process.actions import ProcessActions
 from gpumon.ui.monitor.process.pane import ProcessPane
 from gpumon.ui.monitor.process.view import ProcessView
 from gpumon.ui.monitor.smi_table import SmiTable
+from gpumon.ui.widgets.dock_title import DockTitle
 from gpumon.ui.widgets.theme import Theme
 from gpumon.ui.window import health_events
 from gpumon.ui.window.controls import Controls
@@ -104,6 +105,9 @@ class MainWindow(QMainWindow):
     ) -> None:
         super().__init__(parent)
         self.setObjectName("mainWindow")
+        # Tooltips (a health mark's reasons) also while another window is active: Qt shows
+        # them only in the active window unless told so.
+        self.setAttribute(Qt.WidgetAttribute.WA_AlwaysShowToolTips)
         self._prewarm_kernel = prewarm_kernel  # start the playground kernel after 1st frame
         self.interval_s = SAMPLING.clamp(interval_s)
         self.window_s = int(window_s)
@@ -213,6 +217,7 @@ class MainWindow(QMainWindow):
         """Put ``widget`` in a dock (right side by default) and return the dock."""
         dock = QDockWidget(title, self)
         dock.setObjectName(f"dock_{title}")
+        dock.setTitleBarWidget(DockTitle(dock))  # a title that zooms (dock_title.py)
         dock.setWidget(widget)
         self.addDockWidget(area, dock)
         return dock
