@@ -123,6 +123,10 @@ class RunsLabel(QLabel):
                 return k
         return len(forms) - 1
 
+    def shown_text(self) -> str:
+        """The text of the form painted at the label's width (before any cut with "…")."""
+        return "".join(r.text for r in self._forms()[self.shown_form()])
+
     def _static_text(self, text: str, bold: bool) -> QStaticText:
         """``text`` laid out once in the label's font (bold or not), kept for later paints."""
         static = self._static.get((text, bold))
