@@ -17,15 +17,18 @@ out a neighbour they would touch.
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QFont, QFontMetricsF, QPainter
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPixmap
+from PySide6.QtWidgets import QStyleOptionGraphicsItem, QWidget
 
 from gpumon.i18n import N_, tr
 
 LABEL_GAP = 0.35  # free space between two stacked labels, in label heights
+KEPT_IMAGES = 3  # an axis keeps its picture at this many sizes (the Monitor's, the Playground's)
 NOW_TEXT = N_("now")  # translated where a tick is labelled
 
 
@@ -59,7 +62,54 @@ def time_label(value: float) -> str:
 
 
 class ThinAxis(pg.AxisItem):
-    """An AxisItem whose major ticks are never closer than one tick label plus a gap."""
+    """An AxisItem whose major ticks are never closer than one tick label plus a gap, and
+    that keeps its picture at its last few sizes.
+
+    pyqtgraph draws an axis (ticks, labels and the grid across the plot) again whenever its
+    size changes. The GPU panels change size each time the Playground borrows them and gives
+    them back: drawing their 32 axes again was ~130 ms of the ~340 ms that going back to the
+    Monitor took here. Each axis keeps its picture, as a pixmap, for ``KEPT_IMAGES`` sizes,
+    keyed by what it shows (size, range, fonts, pens, grid): back at a size it had, it is
+    one copy of pixels.
+    """
+
+    def _image_key(self, rect: QRectF) -> tuple[object, ...]:
+        font = self.style.get("tickFont")
+        colors = tuple(QColor(pen.color()).rgba()
+                       for pen in (self.pen(), self.textPen(), self.tickPen()))
+        return (round(rect.x(), 2), round(rect.y(), 2), round(rect.width()),
+                round(rect.height()), tuple(float(v) for v in self.range), colors,
+                font.key() if isinstance(font, QFont) else self.font().key(), self.grid,
+                self.labelText, self.labelUnits, self.style["showValues"], self.logMode,
+                self.scale, self.autoSIPrefixScale)
+
+    def paint(self, p: QPainter, opt: QStyleOptionGraphicsItem,
+              widget: QWidget | None = None) -> None:
+        rect = self.boundingRect()
+        if rect.width() < 1 or rect.height() < 1:
+            return
+        images: OrderedDict[tuple[object, ...], QPixmap] | None = getattr(self, "_images",
+                                                                          None)
+        if images is None:
+            images = OrderedDict()
+            self._images = images
+        key = self._image_key(rect)
+        image = images.get(key)
+        if image is None:
+            ratio = p.device().devicePixelRatioF() if p.device() is not None else 1.0
+            image = QPixmap(math.ceil(rect.width() * ratio), math.ceil(rect.height() * ratio))
+            image.setDevicePixelRatio(ratio)
+            image.fill(Qt.GlobalColor.transparent)
+            painter = QPainter(image)
+            painter.translate(-rect.topLeft())
+            super().paint(painter, opt, widget)
+            painter.end()
+            images[key] = image
+            while len(images) > KEPT_IMAGES:
+                images.popitem(last=False)
+        else:
+            images.move_to_end(key)
+        p.drawPixmap(rect.topLeft(), image)
 
     def _tick_metrics(self) -> QFontMetricsF:
         font = self.style.get("tickFont")
