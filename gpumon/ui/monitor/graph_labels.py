@@ -16,6 +16,7 @@ from PySide6.QtCore import QEvent, QRect, QSize
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
+from gpumon import i18n
 from gpumon.ui.monitor.panel_labels import MEMORY_RUNS_SHOWN, WIDEST, memory_runs, util_runs
 from gpumon.ui.widgets.runs_label import RunsLabel, runs_width
 
@@ -31,13 +32,19 @@ class GraphLabels(QWidget):
         util.setParent(self)
         self._spacing = spacing
         self.stacked = False
+        self._needed: tuple[tuple[str, str], int] | None = None  # (font, language), width
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
 
     def needed_width(self) -> int:
-        """The widest reading a label must show whole (the memory up to its total)."""
+        """The widest reading a label must show whole (the memory up to its total), measured
+        once for each font and language (a resize asks for it)."""
         font = self.memory.font()
-        return int(max(runs_width(memory_runs(WIDEST)[:MEMORY_RUNS_SHOWN], font),
-                       runs_width(util_runs(WIDEST), font))) + 2
+        key = (font.key(), i18n.language())
+        if self._needed is None or self._needed[0] != key:
+            width = int(max(runs_width(memory_runs(WIDEST)[:MEMORY_RUNS_SHOWN], font),
+                            runs_width(util_runs(WIDEST), font))) + 2
+            self._needed = (key, width)
+        return self._needed[1]
 
     def fits_side_by_side(self, width: int) -> bool:
         return (width - self._spacing) // 2 >= self.needed_width()

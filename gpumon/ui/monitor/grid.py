@@ -36,6 +36,7 @@ from gpumon.i18n import N_, tr
 from gpumon.telemetry.history.store import History
 from gpumon.telemetry.model.types import GpuInfo, Snapshot
 from gpumon.ui.monitor.panel import GpuPanel
+from gpumon.ui.widgets.reveal import Reveal, reveal
 from gpumon.ui.widgets.seen import SeenWatch, window_seen
 
 PANEL_MIN_WIDTH = 310
@@ -104,6 +105,7 @@ class GpuGrid(QScrollArea):
         self.verticalScrollBar().valueChanged.connect(self._queue_catch_up)
         self.horizontalScrollBar().valueChanged.connect(self._queue_catch_up)
         self._seen_watch = SeenWatch(self, self._queue_catch_up)  # restored, exposed again
+        self._reveal: Reveal | None = None  # the graphs coming into view, a few at a time
 
     def panel(self, index: int) -> GpuPanel | None:
         for p in self.panels:
@@ -207,7 +209,12 @@ class GpuGrid(QScrollArea):
                 self._behind.discard(panel.index)
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt name)
+        """Shown again (its tab, the Playground borrowing it): the graphs come into view a
+        panel at a time after the first frame (reveal.py), the curves caught up."""
         super().showEvent(event)
+        if not event.spontaneous():
+            plots = [w for p in self.shown_panels() for w in p.plots()]
+            self._reveal = reveal(plots, self, self._reveal)
         self._queue_catch_up()
 
     def set_window(self, window_s: float) -> None:

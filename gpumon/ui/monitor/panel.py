@@ -271,6 +271,10 @@ class GpuPanel(QFrame):
         stacked = not labels.fits_side_by_side(width - self._chrome_width())
         return base + (one if stacked else 0) - (one if labels.stacked else 0)
 
+    def plots(self) -> list[LitePlotWidget]:
+        """The panel's graphs (the two of its own and any added to ``graphs``)."""
+        return self.findChildren(LitePlotWidget)
+
     # -- public API --------------------------------------------------------------------------
     @property
     def lost(self) -> bool:
@@ -427,10 +431,12 @@ class GpuPanel(QFrame):
                                                           graph.size()))
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
-        """The pointer left a graph: no crosshair, no readout (they stayed for minutes)."""
+        """The pointer left a graph: no crosshair, no readout (they stayed for minutes).
+        Every event of the graphs passes here: nothing else is done (a call to the base
+        class's filter cost ~0.1 ms an event, 20 ms of a tab switch)."""
         if event.type() == QEvent.Type.Leave:
             self.clear_hover()
-        return super().eventFilter(obj, event)
+        return False
 
     # -- internals ---------------------------------------------------------------------------
     def _set_curve(self, curve: pg.PlotCurveItem, series: SeriesFn, key: str,

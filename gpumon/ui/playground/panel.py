@@ -205,7 +205,7 @@ class PlaygroundPanel(QWidget):
         (give the graphs back)."""
         if shown:
             self._borrow_grid()
-            self.load()
+            QTimer.singleShot(0, self, self.load)  # after the frame that shows the page
             # Zoomed while another page was shown: once shown, the forms may need more room.
             QTimer.singleShot(0, self, self._fit_left_column)
         else:

@@ -22,7 +22,7 @@ from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPixmap
+from PySide6.QtGui import QFont, QFontMetricsF, QPainter, QPixmap
 from PySide6.QtWidgets import QStyleOptionGraphicsItem, QWidget
 
 from gpumon.i18n import N_, tr
@@ -70,18 +70,46 @@ class ThinAxis(pg.AxisItem):
     them back: drawing their 32 axes again was ~130 ms of the ~340 ms that going back to the
     Monitor took here. Each axis keeps its picture, as a pixmap, for ``KEPT_IMAGES`` sizes,
     keyed by what it shows (size, range, fonts, pens, grid): back at a size it had, it is
-    one copy of pixels.
+    one copy of pixels. (``tickPen``, ``setTicks`` and the like are not used here; they
+    would need a new look too.)
     """
 
+    # Each change of what the axis looks like (pens, fonts, label, grid, style) counts one
+    # more look; a picture is kept for a size, a range and a look (reading the pens' colours
+    # for a key at each paint cost more than a third of the paint it saved).
+    _look = 0
+
+    def _new_look(self) -> None:
+        self._look = self._look + 1
+
+    def setPen(self, *args: Any, **kwargs: Any) -> None:  # noqa: N802 (pyqtgraph's name)
+        self._new_look()
+        super().setPen(*args, **kwargs)
+
+    def setTextPen(self, *args: Any, **kwargs: Any) -> None:  # noqa: N802 (pyqtgraph's name)
+        self._new_look()
+        super().setTextPen(*args, **kwargs)
+
+    def setTickFont(self, font: QFont | None) -> None:  # noqa: N802 (pyqtgraph's name)
+        self._new_look()
+        super().setTickFont(font)
+
+    def setLabel(self, *args: Any, **kwargs: Any) -> None:  # noqa: N802 (pyqtgraph's name)
+        self._new_look()
+        super().setLabel(*args, **kwargs)
+
+    def setStyle(self, **kwargs: Any) -> None:  # noqa: N802 (pyqtgraph's name)
+        self._new_look()
+        super().setStyle(**kwargs)
+
+    def setGrid(self, grid: int | float | bool) -> None:  # noqa: N802 (pyqtgraph's name)
+        self._new_look()
+        super().setGrid(grid)
+
     def _image_key(self, rect: QRectF) -> tuple[object, ...]:
-        font = self.style.get("tickFont")
-        colors = tuple(QColor(pen.color()).rgba()
-                       for pen in (self.pen(), self.textPen(), self.tickPen()))
         return (round(rect.x(), 2), round(rect.y(), 2), round(rect.width()),
-                round(rect.height()), tuple(float(v) for v in self.range), colors,
-                font.key() if isinstance(font, QFont) else self.font().key(), self.grid,
-                self.labelText, self.labelUnits, self.style["showValues"], self.logMode,
-                self.scale, self.autoSIPrefixScale)
+                round(rect.height()), tuple(self.range), self._look, self.logMode, self.scale,
+                self.autoSIPrefixScale)
 
     def paint(self, p: QPainter, opt: QStyleOptionGraphicsItem,
               widget: QWidget | None = None) -> None:

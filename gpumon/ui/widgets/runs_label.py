@@ -64,6 +64,8 @@ class RunsLabel(QLabel):
         self._joined = ""  # the runs' text: a plain setText() elsewhere replaces the runs
         self._static: dict[tuple[str, bool], QStaticText] = {}
         self._fonts: tuple[QFont, QFont] | None = None
+        # the forms the widths were measured for (in the current font), and the widths
+        self._widths: tuple[tuple[tuple[TextRun, ...], ...], list[float]] | None = None
 
     @property
     def runs(self) -> tuple[TextRun, ...]:
@@ -87,6 +89,7 @@ class RunsLabel(QLabel):
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:
             self._fonts = None
+            self._widths = None
             self._static.clear()
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt name)
@@ -100,11 +103,15 @@ class RunsLabel(QLabel):
     def full_width(self) -> float:
         """The width the whole text needs, in pixels (the runs' prepared static texts: a
         paint measured each run twice with new font metrics, ~40 % of a readout's paint)."""
-        return self._width(self._painted_runs())
+        return self.form_widths()[0]
 
     def form_widths(self) -> list[float]:
-        """The width of the whole line and of each shorter form, longest first."""
-        return [self._width(form) for form in self._forms()]
+        """The width of the whole line and of each shorter form, longest first (measured
+        once for each text and font: a paint asks for them, and a FitRow at each change)."""
+        forms = self._forms()
+        if self._widths is None or self._widths[0] != forms:
+            self._widths = (forms, [self._width(form) for form in forms])
+        return self._widths[1]
 
     def _width(self, runs: Runs) -> float:
         return sum(self._static_text(r.text, r.bold).size().width() for r in runs)
@@ -117,11 +124,11 @@ class RunsLabel(QLabel):
         """Which form is painted at the label's width: 0 the whole line, 1 the first shorter
         form …; the last one is cut with "…" when even it does not fit."""
         room = self.contentsRect().width() + 0.5
-        forms = self._forms()
-        for k, form in enumerate(forms):
-            if self._width(form) <= room:
+        widths = self.form_widths()
+        for k, width in enumerate(widths):
+            if width <= room:
                 return k
-        return len(forms) - 1
+        return len(widths) - 1
 
     def shown_text(self) -> str:
         """The text of the form painted at the label's width (before any cut with "…")."""
@@ -187,7 +194,7 @@ class RunsLabel(QLabel):
         text_color = self.palette().color(self.foregroundRole())
         x = float(rect.left())
         right = float(rect.left() + rect.width())
-        elide = self._width(runs) > rect.width() + 0.5
+        elide = self.form_widths()[k] > rect.width() + 0.5
         for run in runs:
             font = fonts[run.bold]
             text = run.text

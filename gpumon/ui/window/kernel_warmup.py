@@ -63,4 +63,6 @@ class KernelWarmup(QObject):
     def _on_tab_shown(self, index: int) -> None:
         if self._tabs.key(index) in KERNEL_TABS:
             self._settings.playground_used = True
-            self.start_kernel()
+            # after the frame that answers the tab's key (the engine's first import and a
+            # process start took tens of ms in it)
+            QTimer.singleShot(0, self, self.start_kernel)

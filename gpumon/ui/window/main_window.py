@@ -197,14 +197,9 @@ class MainWindow(QMainWindow):
     def show_tab(self, title: str) -> None:
         """Ctrl+1/2/3: show tab ``title``; on the Playground the code line takes the focus, on
         the Lesson its Run button (so the next Space runs the step rather than pausing)."""
-        page = self.page(title)
-        if page is None:
-            return
-        self.tabs.setCurrentWidget(page)
-        if title == "Playground":
-            self.playground.code_bar.edit.setFocus()
-        elif title == "Lesson":
-            self.lesson.take_focus()
+        focus = {"Playground": lambda: self.playground.code_bar.edit.setFocus(),
+                 "Lesson": lambda: self.lesson.take_focus()}.get(title)
+        self.tabs.show_key(title, focus)
 
     # -- extension points ----------------------------------------------------------------
     def add_page(self, widget: QWidget, title: str) -> int:

@@ -21,6 +21,7 @@ from gpumon import __version__
 from gpumon.i18n import N_, tr
 from gpumon.text.smi_text import source_words
 from gpumon.ui.widgets.plot import LitePlotWidget
+from gpumon.ui.widgets.reveal import Reveal, on_screen_first, reveal
 from gpumon.ui.widgets.screen_fit import ScreenFit
 from gpumon.ui.widgets.theme import THEMES, Theme, palette_for, style_plot
 from gpumon.ui.window.settings import MAX_ZOOM, MIN_ZOOM, Settings
@@ -81,6 +82,7 @@ class Presentation(QObject):
         self._zoom = settings.zoom
         self._theme = THEMES[settings.theme]
         self._was_maximized = False
+        self._reveal: Reveal | None = None  # graphs coming into view after a zoom step
         self.screen_fit = ScreenFit(window)
         self.apply()
 
@@ -105,6 +107,9 @@ class Presentation(QObject):
         self.screen_fit.before_zoom()
         self._zoom = zoom
         self._settings.zoom = zoom
+        # the frame that answers the key paints no graph; they follow a panel at a time
+        self._reveal = reveal(on_screen_first(self._window.findChildren(LitePlotWidget)),
+                              self, self._reveal)
         self.apply()
         self.screen_fit.after_zoom(zoom)
         self.zoomChanged.emit(zoom)
