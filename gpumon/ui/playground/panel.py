@@ -42,6 +42,7 @@ from gpumon.ui.playground.log import OutcomeLog
 from gpumon.ui.playground.monitor_link import MonitorLink
 from gpumon.ui.playground.style import tones
 from gpumon.ui.playground.workspace_table import WorkspaceTable, WorkspaceView
+from gpumon.ui.widgets.next_frame import after_next_frame
 from gpumon.ui.widgets.theme import is_dark
 
 if TYPE_CHECKING:
@@ -205,7 +206,7 @@ class PlaygroundPanel(QWidget):
         (give the graphs back)."""
         if shown:
             self._borrow_grid()
-            QTimer.singleShot(0, self, self.load)  # after the frame that shows the page
+            after_next_frame(self, self.load)  # after the frame that shows the page
             # Zoomed while another page was shown: once shown, the forms may need more room.
             QTimer.singleShot(0, self, self._fit_left_column)
         else:

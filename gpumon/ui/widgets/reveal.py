@@ -4,8 +4,8 @@ Going back to the Monitor tab (8 GPUs: 16 graphs) or zooming painted every graph
 frame that answered the key: 100-600 ms here, under load, before anything changed on screen.
 ``reveal(plots)`` veils the graphs (``LitePlotWidget.veiled``: they paint their background
 only), so the first frame shows the page, its tables and every reading at once; then it
-unveils ``PER_TURN`` graphs at each turn of the event loop, in the order given (top left
-first), each turn a frame of its own, with keys and readings handled between them.
+unveils ``PER_TURN`` graphs after each frame (next_frame.py), in the order given (top left
+first), each in a frame of its own, with keys and readings handled between them.
 
     self._reveal = reveal(plots, self, self._reveal)
 """
@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import shiboken6
 from PySide6.QtCore import QObject, QPoint, QTimer
 
+from gpumon.ui.widgets.next_frame import after_next_frame
 from gpumon.ui.widgets.plot import LitePlotWidget
 
 PER_TURN = 2  # graphs unveiled at each turn: one GPU panel's two
@@ -28,10 +29,16 @@ class Reveal(QObject):
     def __init__(self, plots: Sequence[LitePlotWidget], parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._plots = list(plots)
+        self._widget = self._plots[0] if self._plots else None
         for plot in self._plots:
             plot.set_veiled(True)
-        # A 0 ms timer fires after the posted paint of this turn: the first frame is veiled.
-        QTimer.singleShot(0, self, self._next)
+        self._queue()
+
+    def _queue(self) -> None:
+        if self._widget is not None and shiboken6.isValid(self._widget):
+            after_next_frame(self._widget, self._next)  # the frame that answers the key first
+        else:
+            QTimer.singleShot(0, self, self._next)
 
     def _next(self) -> None:
         turn, self._plots = self._plots[:PER_TURN], self._plots[PER_TURN:]
@@ -39,7 +46,7 @@ class Reveal(QObject):
             if shiboken6.isValid(plot):
                 plot.set_veiled(False)
         if self._plots:
-            QTimer.singleShot(0, self, self._next)
+            self._queue()
         else:
             self.deleteLater()
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QObject, QTimer, Slot
 
+from gpumon.ui.widgets.next_frame import after_next_frame
 from gpumon.ui.window.lazy_tabs import LazyTabs
 from gpumon.ui.window.settings import Settings
 
@@ -65,4 +66,4 @@ class KernelWarmup(QObject):
             self._settings.playground_used = True
             # after the frame that answers the tab's key (the engine's first import and a
             # process start took tens of ms in it)
-            QTimer.singleShot(0, self, self.start_kernel)
+            after_next_frame(self._tabs, self.start_kernel)

@@ -13,11 +13,13 @@ the first Ctrl+2 answered on screen after ~220 ms (the Playground's modules and 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
-from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
 
 from gpumon.i18n import tr
+from gpumon.ui.widgets.next_frame import after_next_frame
 
 
 class LazyTabs(QTabWidget):
@@ -99,7 +101,7 @@ class LazyTabs(QTabWidget):
         widget = self.widget(index)
         for title, (placeholder, _) in list(self._lazy.items()):
             if placeholder is widget:
-                QTimer.singleShot(0, self, lambda t=title: self._build_if_shown(t))
+                after_next_frame(self, partial(self._build_if_shown, title))
                 return
 
     def _build_if_shown(self, title: str) -> None:
