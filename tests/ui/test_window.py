@@ -210,6 +210,9 @@ def test_playground_and_lesson_pages_are_built_when_first_shown(qtbot, make_wind
     seen: list[int] = []
     w.tabs.currentChanged.connect(seen.append)
     w.tabs.setCurrentIndex(lesson_index)
+    # built once the frame that shows its tab chosen (and "Opening the Lesson page…")
+    assert w.tabs.currentWidget().objectName() == "lazyPage_Lesson"
+    qtbot.waitUntil(lambda: w.findChild(QWidget, "lessonPage") is not None, timeout=5000)
     page = w.findChild(QWidget, "lessonPage")
     assert page is not None and w.tabs.currentWidget() is page and page.isVisible()
     assert w.tabs.indexOf(page) == lesson_index and w.tabs.tabText(lesson_index) == "Lesson"
@@ -229,8 +232,11 @@ def test_choosing_the_playground_tab_builds_it_and_it_borrows_the_graphs(qtbot, 
     w = make_window()
     qtbot.waitUntil(lambda: w.snapshot_count > 0)
     w.tabs.setCurrentIndex(1)
+    qtbot.waitUntil(lambda: w.findChild(QWidget, "playgroundPanel") is not None, timeout=5000)
     panel = w.findChild(QWidget, "playgroundPanel")
     assert panel is not None and w.tabs.currentWidget() is panel and w.playground is panel
-    assert w.gpu_grid.parent() is panel.graphs and w.gpu_grid.isVisible()
+    qtbot.waitUntil(lambda: w.gpu_grid.parent() is panel.graphs, timeout=3000)
+    assert w.gpu_grid.isVisible()
     w.tabs.setCurrentIndex(0)
-    assert w.gpu_grid.parent() is w.findChild(QWidget, "monitorPage")
+    qtbot.waitUntil(lambda: w.gpu_grid.parent() is w.findChild(QWidget, "monitorPage"),
+                    timeout=3000)

@@ -141,7 +141,9 @@ class PlaygroundPanel(QWidget):
         layout.addWidget(self.code_bar)
         layout.addWidget(self.splitter, 1)
 
-        self._monitor_sizes: list[int] = []
+        self._want_grid = False  # the page is shown: the grid should be here
+        self._stand_in = QWidget()  # in the grid's place on the Monitor while it is here
+        self._stand_in.setObjectName("gridStandIn")
         self._sized = False
         self._status_tone = ""  # "", "busy" or "error": the status line's colour
         self._dark: bool | None = None
@@ -203,14 +205,13 @@ class PlaygroundPanel(QWidget):
     @Slot(bool)
     def set_shown(self, shown: bool) -> None:
         """The page became the one shown (borrow the graphs, load torch) or stopped being it
-        (give the graphs back)."""
+        (give the graphs back); both once the frame that answers the key is painted."""
+        self._want_grid = shown
+        after_next_frame(self, self._sync_grid)  # after the frame that answers the key
         if shown:
-            self._borrow_grid()
-            after_next_frame(self, self.load)  # after the frame that shows the page
+            after_next_frame(self, self.load)
             # Zoomed while another page was shown: once shown, the forms may need more room.
             QTimer.singleShot(0, self, self._fit_left_column)
-        else:
-            self._return_grid()
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt name)
         """Size the splitter when first shown at its real width (two columns of graphs), and
@@ -358,13 +359,23 @@ class PlaygroundPanel(QWidget):
             self.forms.use_name(entry.name, entry.kind)
 
     # -- internals -----------------------------------------------------------------------
+    def _sync_grid(self) -> None:
+        """Borrow the grid or give it back, as the page is shown or not (after the frame
+        that answered the tab's key: moving 16 graphs was most of it)."""
+        if self._want_grid:
+            self._borrow_grid()
+        else:
+            self._return_grid()
+
     def _borrow_grid(self) -> None:
         grid = self._grid
         monitor = grid.parentWidget()
         if grid.parent() is self.graphs or not isinstance(monitor, QSplitter):
             return
         self._grid_home = monitor
-        self._monitor_sizes = monitor.sizes()
+        # A blank stands in the grid's place on the Monitor meanwhile: back there, the page
+        # shows at once with its tables, and the grid returns a frame later.
+        monitor.replaceWidget(monitor.indexOf(grid), self._stand_in)
         self._graphs_hint.hide()
         self._graphs_layout.insertWidget(0, grid)
         grid.show()
@@ -376,8 +387,11 @@ class PlaygroundPanel(QWidget):
         if grid.parent() is not self.graphs or monitor is None:
             return
         self.cpu_view.hide()
-        monitor.insertWidget(0, grid)
+        index = monitor.indexOf(self._stand_in)
+        if index >= 0:
+            monitor.replaceWidget(index, grid)
+        else:
+            monitor.insertWidget(0, grid)
+        self._stand_in.setParent(None)
         grid.show()
-        if len(self._monitor_sizes) == monitor.count():
-            monitor.setSizes(self._monitor_sizes)
         self._graphs_hint.show()
