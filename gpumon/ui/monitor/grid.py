@@ -36,6 +36,7 @@ from gpumon.i18n import N_, tr
 from gpumon.telemetry.history.store import History
 from gpumon.telemetry.model.types import GpuInfo, Snapshot
 from gpumon.ui.monitor.panel import GpuPanel
+from gpumon.ui.widgets.next_frame import after_next_frame
 from gpumon.ui.widgets.reveal import Reveal, reveal
 from gpumon.ui.widgets.seen import SeenWatch, window_seen
 
@@ -261,10 +262,12 @@ class GpuGrid(QScrollArea):
         return panel.isVisible() and not panel.visibleRegion().isEmpty()
 
     def _queue_catch_up(self, *_: object) -> None:
-        """Catch up once the event loop has laid the panels out (after a scroll or show)."""
+        """Catch up once the event loop has laid the panels out (after a scroll or show),
+        and after the frame being painted: the graphs of a grid just shown are veiled in
+        it, and drawing the curves of 8 panels was ~30 ms of a tab switch's first frame."""
         if self._behind and not self._catch_up_queued:
             self._catch_up_queued = True
-            QTimer.singleShot(0, self, self.catch_up)
+            after_next_frame(self, self.catch_up)
 
     def _usable_width(self) -> int:
         """The viewport's width without the vertical scroll bar, shown or not: the columns

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from PySide6.QtCore import QEvent, QPointF, QSize, Qt
+from PySide6.QtCore import QEvent, QPointF, QRect, QSize, Qt
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -66,6 +66,7 @@ class RunsLabel(QLabel):
         self._fonts: tuple[QFont, QFont] | None = None
         # the forms the widths were measured for (in the current font), and the widths
         self._widths: tuple[tuple[tuple[TextRun, ...], ...], list[float]] | None = None
+        self._placed: tuple[object, list[tuple[QPointF, QStaticText, bool, QColor]]] | None = None
 
     @property
     def runs(self) -> tuple[TextRun, ...]:
@@ -90,6 +91,7 @@ class RunsLabel(QLabel):
         if event.type() == QEvent.Type.FontChange:
             self._fonts = None
             self._widths = None
+            self._placed = None
             self._static.clear()
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt name)
@@ -186,15 +188,31 @@ class RunsLabel(QLabel):
             super().paintEvent(event)
             return
         k = self.shown_form()
-        runs = forms[k]
-        fonts = self._run_fonts()
         rect = self.contentsRect()
+        text_color = self.palette().color(self.foregroundRole())
+        # where each run goes is worked out once for a text, a width and a colour: a label
+        # painted again unchanged (a page coming back into view: ~80 labels) only draws
+        key = (forms[k], k, rect.x(), rect.y(), rect.width(), rect.height(), text_color.rgba())
+        if self._placed is None or self._placed[0] != key:
+            self._placed = (key, self._place_runs(forms[k], k, rect, text_color))
         painter = QPainter(self)
         painter.setClipRect(rect)
-        text_color = self.palette().color(self.foregroundRole())
+        fonts = self._run_fonts()
+        for point, static, bold, color in self._placed[1]:
+            painter.setFont(fonts[bold])
+            painter.setPen(color)
+            painter.drawStaticText(point, static)
+        painter.end()
+
+    def _place_runs(self, runs: tuple[TextRun, ...], k: int, rect: QRect, text_color: QColor
+                    ) -> list[tuple[QPointF, QStaticText, bool, QColor]]:
+        """Each run's place, prepared text, weight and colour; the last run that does not fit
+        is cut with "…" and the rest left out."""
+        fonts = self._run_fonts()
         x = float(rect.left())
         right = float(rect.left() + rect.width())
         elide = self.form_widths()[k] > rect.width() + 0.5
+        placed = []
         for run in runs:
             font = fonts[run.bold]
             text = run.text
@@ -210,10 +228,9 @@ class RunsLabel(QLabel):
                 static = self._static_text(text, run.bold)
             size = static.size()
             y = rect.top() + (rect.height() - size.height()) / 2.0
-            painter.setFont(font)
-            painter.setPen(QColor(run.color) if run.color else text_color)
-            painter.drawStaticText(QPointF(x, y), static)
+            placed.append((QPointF(x, y), static, run.bold,
+                           QColor(run.color) if run.color else text_color))
             x += size.width()
             if last or x > right:
                 break
-        painter.end()
+        return placed
