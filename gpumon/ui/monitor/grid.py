@@ -237,7 +237,8 @@ class GpuGrid(QScrollArea):
             QTimer.singleShot(0, self, self._relayout_again)
 
     def _relayout_again(self) -> None:
-        self._columns = 0
+        """After a zoom step: the columns again (the panels are placed anew only when their
+        number changes: placing all of them again was a second layout of the whole grid)."""
         self._relayout()
         self._queue_catch_up()
 
