@@ -5,9 +5,10 @@ NVML's errors mean, in sentences), readers.py (one reader per metric, the slow-t
 fields, the process lists), health.py, procutil.py and free.py (a GPU's free memory by UUID,
 for the playground's kernel). Every NVML call of the source goes through one guarded helper,
 ``NvmlSource.call`` (with ``first`` for a function with several versions; the other
-modules of the room use both through ``readers.Guarded``): "not supported" becomes None (shown as N/A), a function the driver
-lacks is logged once and never called again, and an error that means the GPU stopped
-answering marks only that GPU as lost while the others keep updating.
+modules of the room use both through ``readers.Guarded``): "not supported" becomes None
+(shown as N/A), a function the driver lacks is logged once and never called again, and an
+error that means the GPU stopped answering marks only that GPU as lost while the others keep
+updating.
 """
 
 from __future__ import annotations

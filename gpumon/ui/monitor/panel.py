@@ -37,7 +37,6 @@ import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QRect, Qt, Signal
 from PySide6.QtWidgets import (
     QFrame,
-    QGraphicsItem,
     QGraphicsOpacityEffect,
     QHBoxLayout,
     QLabel,
@@ -61,26 +60,23 @@ from gpumon.ui.monitor.panel_labels import (
     tooltip_text,
     util_runs,
 )
-from gpumon.ui.widgets.axis import TimeAxis
-from gpumon.ui.widgets.curve import LiteCurve, set_series
+from gpumon.ui.monitor.panel_plots import PLOT_MIN_HEIGHT, add_curve, make_plot
+from gpumon.ui.widgets.curve import set_series
 from gpumon.ui.widgets.field import Field
 from gpumon.ui.widgets.hover_box import HoverBox
 from gpumon.ui.widgets.plot import LitePlot, LitePlotWidget
 from gpumon.ui.widgets.runs_label import RunsLabel, TextRun
-from gpumon.ui.widgets.theme import FILL_ATTR, MARKER_ATTR, is_dark, opaque_fill, style_marker
+from gpumon.ui.widgets.theme import MARKER_ATTR, is_dark, style_marker
 from gpumon.units import GIB
 
 TOTAL_COLOR = "#7f7f7f"
 LOST_COLOR = "#c62828"
 MAX_MARKERS = 500
 JITTER_S = 0.02  # timer jitter allowed for when deciding whether the curves moved enough
-CURVE_WIDTH = 1.0  # a 1 px line is the raster engine's fast path; 1.6 px cost ~25% of a frame
-FILL_ALPHA = 0.25  # the memory fill: its colour at this opacity over the plot's background
 # At 100 % a panel is at least 300 px wide (four to a row of a 1400 px window: 8 GPUs in two
 # rows) and at least 36 average characters at larger fonts (two to a row at 300 %).
 PANEL_MIN_WIDTH = 300
 PANEL_MIN_CHARS = 36
-PLOT_MIN_HEIGHT = 110
 PLOT_MIN_LINES = 3  # a graph is at least this many tick-label lines tall (126 px at 300 %)
 PLOT_GOOD_LINES = 6  # and this tall where the window has the room (monitor/page.py)
 PLOT_SPACING = 6  # between the memory and the utilization graph
@@ -93,41 +89,6 @@ class _Series:
     key: str
     curve: pg.PlotCurveItem
     scale: float
-
-
-def _make_plot(y_label: str) -> LitePlotWidget:
-    # A LitePlot, not a pg.PlotItem: no options menu, no hidden axes (plot.py says why).
-    w = LitePlotWidget(background="w", bottom=TimeAxis)  # "-60 s" … "now": the unit shows
-    w.setMinimumHeight(PLOT_MIN_HEIGHT)
-    w.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
-    item = w.getPlotItem()
-    item.getViewBox().setMouseEnabled(x=False, y=False)
-    item.showGrid(x=True, y=True, alpha=0.25)
-    item.setLabel("left", y_label)
-    for side in ("left", "bottom"):
-        axis = item.getAxis(side)
-        assert axis is not None  # a LitePlot has these two
-        if side == "bottom":
-            axis.setStyle(tickTextOffset=2)
-        axis.setStyle(maxTickLevel=1)  # grid lines at major and minor ticks, not sub-minor
-        # The axis draws the grid across the whole plot, so every curve redraw used to
-        # replay its picture (ticks, text, grid: ~0.7 ms an axis here). Cached as a pixmap,
-        # it is re-rendered only when the axis itself changes (range, size, style).
-        axis.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
-    return w
-
-
-def _curve(plot: LitePlot, color: str, name: str, width: float = CURVE_WIDTH,
-           style: Qt.PenStyle = Qt.PenStyle.SolidLine, fill: bool = False) -> pg.PlotCurveItem:
-    pen = pg.mkPen(color, width=width, style=style)
-    kwargs: dict[str, object] = {"pen": pen, "name": name, "connect": "finite"}
-    if fill:
-        kwargs.update(fillLevel=0.0, brush=pg.mkBrush(opaque_fill(color, FILL_ALPHA, "#ffffff")))
-    curve = LiteCurve(**kwargs)
-    plot.addItem(curve)
-    if fill:
-        setattr(curve, FILL_ATTR, (color, FILL_ALPHA))
-    return curve
 
 
 class GpuPanel(QFrame):
@@ -175,22 +136,22 @@ class GpuPanel(QFrame):
         # side by side over their graphs, or stacked in a narrow panel (graph_labels.py)
         self.graph_labels = GraphLabels(self.mem_label, self.util_label, PLOT_SPACING)
 
-        self.memory_widget = _make_plot("GiB")
-        self.util_widget = _make_plot("%")
+        self.memory_widget = make_plot("GiB")
+        self.util_widget = make_plot("%")
         self.memory_plot: LitePlot = self.memory_widget.getPlotItem()
         self.util_plot: LitePlot = self.util_widget.getPlotItem()
         self.util_plot.setYRange(0, 100, padding=0.02)
         self.util_plot.getViewBox().setLimits(yMin=-2, yMax=102)
         self.memory_plot.getViewBox().enableAutoRange(y=False)
 
-        self._mem_curve = _curve(self.memory_plot, MEM_COLOR, tr("used"), fill=True)
+        self._mem_curve = add_curve(self.memory_plot, MEM_COLOR, tr("used"), fill=True)
         self._total_line = pg.InfiniteLine(
             angle=0, movable=False, pen=pg.mkPen(TOTAL_COLOR, width=1,
                                                  style=Qt.PenStyle.DashLine))
         self.memory_plot.addItem(self._total_line, ignoreBounds=True)
         self._total_line.hide()
-        self._gpu_curve = _curve(self.util_plot, GPU_UTIL_COLOR, "GPU")
-        self._memu_curve = _curve(self.util_plot, MEM_UTIL_COLOR, tr("memory controller"))
+        self._gpu_curve = add_curve(self.util_plot, GPU_UTIL_COLOR, "GPU")
+        self._memu_curve = add_curve(self.util_plot, MEM_UTIL_COLOR, tr("memory controller"))
         self._cross: list[pg.InfiniteLine] = []  # the hover crosshair, made on first hover
         self._hover_x: float | None = None  # seconds from now under a pointer on a graph
         # where the pointer is (panel coordinates) and the graph it is over
@@ -291,7 +252,7 @@ class GpuPanel(QFrame):
         if self.memory_plot.legend is None:
             legend = self.memory_plot.addLegend(offset=(4, 4), labelTextSize="8pt")
             legend.addItem(self._mem_curve, tr("NVML used (all processes)"))
-        curve = _curve(self.memory_plot, color, label, style=style)
+        curve = add_curve(self.memory_plot, color, label, style=style)
         self._series.append(_Series(key, curve, scale))
         self._drawn = False  # draw the new curve at the next update
         return curve
