@@ -115,9 +115,11 @@ def render(snapshot: Snapshot, show_uuid: bool = False) -> str:
         return "\n".join(lines) + "\n"
     lines += [
         _RULE,
-        _row("GPU  Name" + "Persistence-M".rjust(_L - 9), "Bus-Id", ""),
+        _row("GPU  Name" + "Persistence-M".rjust(_L - 9), "Bus-Id" + "Disp.A".rjust(_M - 6),
+             "Volatile Uncorr. ECC"),
         _row("Fan  Temp   Perf" + "Pwr:Usage/Cap".rjust(_L - 16),
              "Memory-Usage".rjust(_M), "GPU-Util  Compute M.".rjust(_R)),
+        _row("", "", "MIG M.".rjust(_R)),
         _DOUBLE,
     ]
     if not snapshot.gpus and not snapshot.samples:
@@ -205,9 +207,26 @@ def _gpu_block(index: int, info: GpuInfo | None, sample: GpuSample | None) -> li
     compute = sample.compute_mode or NA
     compute = _COMPUTE_MODES.get(compute, compute)
     return [
-        _row(first, bus.rjust(_M), ""),
+        _row(first, f"{bus} {_on_off(sample.display_active):>3}".rjust(_M),
+             uncorrected_ecc(sample).rjust(_R)),
         _row(second, memory.rjust(_M), f"{util:>8}{compute:>12}"),
+        _row("", "", mig_mode(sample).rjust(_R)),
     ]
+
+
+def uncorrected_ecc(sample: GpuSample) -> str:
+    """nvidia-smi's "Volatile Uncorr. ECC": the uncorrected errors since the driver loaded
+    while ECC is on, "Off" while it is off, N/A where the GPU has no ECC."""
+    if sample.ecc_enabled is None:
+        return NA
+    if not sample.ecc_enabled:
+        return "Off"
+    return NA if sample.ecc_uncorrected_volatile is None else str(sample.ecc_uncorrected_volatile)
+
+
+def mig_mode(sample: GpuSample) -> str:
+    """nvidia-smi's "MIG M.": Enabled, Disabled, or N/A on a GPU without MIG."""
+    return {None: NA, True: "Enabled", False: "Disabled"}[sample.mig_mode]
 
 
 def _mig_table(migs: tuple[MigSample, ...]) -> list[str]:

@@ -41,9 +41,9 @@ from gpumon.ui.playground.cpu_view import REDRAW_MS, CpuMemoryView
 app = QApplication(sys.argv)
 set_runs = []
 original = RunsLabel.set_runs
-def counting(self, runs):
+def counting(self, runs, *forms):
     set_runs.append(1)
-    original(self, runs)
+    original(self, runs, *forms)
 RunsLabel.set_runs = counting
 
 clock = [1_700_000_000.0]

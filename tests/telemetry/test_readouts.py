@@ -51,7 +51,7 @@ def test_hover_readout_names_time_values_units_and_extra_series() -> None:
               "mem_util_pct": math.nan, "temperature_c": 61.0, "power_w": 123.4,
               "torch_allocated_bytes": 2 * GIB, "odd_count": 3.0, "skipped": math.nan}
     text = format_readout(1, t + 12.3, values)
-    assert text.startswith("GPU 1 at 14:03:12 (-12.3 s): "), text
+    assert text.startswith("GPU 1 at 14:03:12 (\u221212.3 s): "), text  # a real minus
     parts = text.split(": ", 1)[1].split(" · ")
     assert parts[:2] == ["Memory used 12.34 GiB", "GPU util 45 %"], parts
     assert parts[2].endswith(" N/A") and "61" in parts[3] and "123" in parts[4]

@@ -26,7 +26,7 @@ def test_hover_readout_in_chinese(chinese: None) -> None:
               "mem_util_pct": math.nan, "temperature_c": 61.0, "power_w": 123.4,
               "torch_allocated_bytes": 2 * GIB, "self_mem_bytes": 512 * MIB}
     assert format_readout(1, t + 12.3, values) == (
-        "GPU 1，14:03:12（-12.3 s）：已用显存 12.34 GiB · GPU 利用率 45 % · "
+        "GPU 1，14:03:12（\u221212.3 s）：已用显存 12.34 GiB · GPU 利用率 45 % · "
         "显存控制器利用率 N/A · 温度 61 °C · 功耗 123 W · torch 已分配 2.00 GiB · "
         "gpumon 自身占用的显存 512.00 MiB")
     assert format_readout(3, 0.0, {}) == "GPU 3：此时没有数据"

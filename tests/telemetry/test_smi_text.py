@@ -34,6 +34,7 @@ def _full_sample(i: int) -> GpuSample:
         index=i, timestamp_s=0.0, mem_total_bytes=24564 * MIB, mem_used_bytes=1234 * MIB,
         gpu_util_pct=37.0, temperature_c=61.0, power_w=123.4, power_limit_w=450.0,
         fan_pct=44.0, pstate="P2", persistence_mode=True, compute_mode="Exclusive Process",
+        display_active=False, mig_mode=False, ecc_enabled=True, ecc_uncorrected_volatile=0,
     )
 
 
@@ -55,6 +56,40 @@ def test_columns_values_and_processes() -> None:
     assert re.search(r"python train\.py +71%  +250%  +1000MiB \|$", row), row  # SM, CPU
     widths = {len(line) for line in text.splitlines()[1:] if line}
     assert widths == {91}, "every box line has the same width"
+
+
+def test_the_box_has_nvidia_smis_ecc_disp_and_mig_cells_in_their_places() -> None:
+    """Volatile Uncorr. ECC over the count (Off while ECC is off, N/A without ECC), Disp.A
+    after the bus id, MIG M. in a third line, as nvidia-smi draws them (the third column
+    was blank under an empty heading)."""
+    samples = (
+        GpuSample(0, 0.0, ecc_enabled=True, ecc_uncorrected_volatile=1, display_active=False,
+                  mig_mode=False),
+        GpuSample(1, 0.0, ecc_enabled=False, display_active=True, mig_mode=True),
+        GpuSample(2, 0.0),  # none of them reported
+    )
+    text = render(Snapshot(0.0, _REAL, _OK, gpus=tuple(_gpu(i) for i in range(3)),
+                           samples=samples))
+    lines = text.splitlines()
+    top = lines.index(next(line for line in lines if "Persistence-M" in line))
+    assert lines[top:top + 3] == [
+        "| GPU  Name                 Persistence-M | Bus-Id          Disp.A "
+        "| Volatile Uncorr. ECC |",
+        "| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage "
+        "| GPU-Util  Compute M. |",
+        "|                                         |                        "
+        "|               MIG M. |"]
+    rows = [i for i, line in enumerate(lines) if re.match(r"\|   \d  NVIDIA", line)]
+    cells = [(lines[i].split("|")[2].strip(), lines[i].split("|")[3].strip(),
+              lines[i + 2].split("|")[3].strip()) for i in rows]
+    assert cells == [("00000000:01:00.0 Off", "1", "Disabled"),
+                     ("00000000:02:00.0  On", "Off", "Enabled"),  # as nvidia-smi aligns it
+                     ("00000000:03:00.0 N/A", "N/A", "N/A")]
+    # right-aligned under their headings, as nvidia-smi has them
+    heading = lines[top]
+    assert lines[rows[0]].index("Off |") + 3 == heading.index("Disp.A |") + 6
+    assert lines[rows[0]].rindex("1 |") == heading.rindex("C |")
+    assert {len(line) for line in lines[1:] if line} == {91}
 
 
 def test_none_fields_show_na() -> None:

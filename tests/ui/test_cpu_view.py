@@ -67,8 +67,11 @@ def test_with_gpus_the_grid_shows_and_the_cpu_view_does_not(qtbot, make_window):
     w = make_window()
     qtbot.waitUntil(lambda: len(w.gpu_grid.panels) == 4, timeout=5000)
     w.tabs.setCurrentWidget(w.playground)
+    # the page borrows the grid once the frame that answers the tab is painted
+    qtbot.waitUntil(lambda: w.gpu_grid.parent() is w.playground.graphs, timeout=3000)
     assert w.gpu_grid.isVisible() and not w.playground.cpu_view.isVisible()
     w.tabs.setCurrentIndex(0)
+    qtbot.waitUntil(lambda: w.gpu_grid.parent() is w.monitor_page, timeout=3000)
     assert w.gpu_grid.isVisible() and not w.playground.cpu_view.probe.running
 
 

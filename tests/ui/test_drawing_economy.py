@@ -12,7 +12,8 @@ from PySide6.QtGui import QColor, QImage
 
 from gpumon.telemetry.model.types import GpuInfo, GpuSample
 from gpumon.ui.monitor.grid import GpuGrid
-from gpumon.ui.monitor.panel import FILL_ALPHA, MEM_COLOR, GpuPanel
+from gpumon.ui.monitor.panel import MEM_COLOR, GpuPanel
+from gpumon.ui.monitor.panel_plots import FILL_ALPHA
 from gpumon.ui.widgets.runs_label import RunsLabel, TextRun
 from gpumon.ui.widgets.theme import DARK, LIGHT, opaque_fill, style_plot
 from gpumon.units import GIB

@@ -1,6 +1,6 @@
 """GPU health in the window, read from the fake NVML through the real nvidia-ml-py: each panel
 says why its clocks are held down and shows a health mark with its reasons; a new XID is said
-in the status bar and the event log with its time and meaning. In English and in Chinese;
+in the toolbar's badge and the event log with its time and meaning. In English and in Chinese;
 screenshots of a panel are written where GPUMON_SHOTS points, to look at."""
 
 from __future__ import annotations
@@ -71,8 +71,8 @@ def run_window(qtbot, make_window, fake: FakeNvml, words: dict[str, str],  # typ
     line = w.event_log.lines()[0]
     assert words["xid"] in line and words["meaning"] in line and words["hint"] in line
     assert line[:8].count(":") == 2  # the time it came, HH:MM:SS
-    assert w.statusBar().currentMessage() == line
-    assert w.event_dock.isVisible()
+    assert w.health.badge.text().endswith(line) and words["one_event"] in w.health.badge.text()
+    assert not w.event_dock.isVisible()  # the graphs keep their room until asked
     qtbot.waitUntil(lambda: p1.health.mark.text() == words["error"], timeout=WAIT_MS)
     assert "79" in p1.health.mark.toolTip()
     shot(w, "window_" + shot_name, whole=True)
@@ -82,13 +82,14 @@ def run_window(qtbot, make_window, fake: FakeNvml, words: dict[str, str],  # typ
     assert w.event_log.count() == 1  # no new event without a new XID
 
 
-def test_panel_says_why_clocks_are_down_and_an_xid_reaches_the_status_bar(
+def test_panel_says_why_clocks_are_down_and_an_xid_reaches_the_badge(
         qtbot, make_window, fake: FakeNvml) -> None:  # type: ignore[no-untyped-def]
     run_window(qtbot, make_window, fake, {
         "held": "clocks held down: power cap, thermal", "warning": "▲ warning",
         "ok": "● healthy", "error": "✖ error", "pending": "a row remap is pending",
         "xid": "GPU 1: XID 79", "meaning": "GPU has fallen off the bus",
-        "hint": "the machine needs a reboot"}, "health_panel_en.png")
+        "hint": "the machine needs a reboot", "one_event": "▲ 1 event: "},
+        "health_panel_en.png")
 
 
 def test_the_same_in_chinese(qtbot, make_window, fake: FakeNvml,  # type: ignore[no-untyped-def]
@@ -96,8 +97,8 @@ def test_the_same_in_chinese(qtbot, make_window, fake: FakeNvml,  # type: ignore
     run_window(qtbot, make_window, fake, {
         "held": "频率被压低：功耗上限、过热", "warning": "▲ 警告", "ok": "● 正常",
         "error": "✖ 错误", "pending": "有待生效的行重映射",
-        "xid": "GPU 1：XID 79", "meaning": "GPU 已从总线上掉线", "hint": "这台机器需要重启"},
-        "health_panel_zh.png")
+        "xid": "GPU 1：XID 79", "meaning": "GPU 已从总线上掉线", "hint": "这台机器需要重启",
+        "one_event": "▲ 1 个事件："}, "health_panel_zh.png")
 
 
 def test_a_lost_gpu_has_no_health_mark(qtbot, make_window, fake: FakeNvml) -> None:  # type: ignore[no-untyped-def]
@@ -111,7 +112,7 @@ def test_a_lost_gpu_has_no_health_mark(qtbot, make_window, fake: FakeNvml) -> No
     assert not p1.health.mark.isVisible() and not p1.health.held.isVisible()
 
 
-def test_a_new_uncorrected_ecc_error_reaches_the_status_bar_and_log(  # type: ignore[no-untyped-def]
+def test_a_new_uncorrected_ecc_error_reaches_the_badge_and_log(  # type: ignore[no-untyped-def]
         qtbot, make_window, fake: FakeNvml, monkeypatch: pytest.MonkeyPatch) -> None:
     # ECC counters are slow fields, read every 5 s; here every 0.5 s (the path is the test).
     monkeypatch.setattr(workers, "Sampler", functools.partial(Sampler, slow_every_s=0.5))
@@ -124,6 +125,6 @@ def test_a_new_uncorrected_ecc_error_reaches_the_status_bar_and_log(  # type: ig
     qtbot.waitUntil(lambda: w.event_log.count() == 1, timeout=WAIT_MS)
     line = w.event_log.lines()[0]
     assert "GPU 1: 3 new uncorrected ECC errors." in line and "reset it" in line
-    assert w.statusBar().currentMessage() == line
+    assert w.health.badge.text().endswith(line)
     assert p1.health.mark.text() == "✖ error"
     assert "3 uncorrected ECC errors since the driver loaded" in p1.health.mark.toolTip()

@@ -69,9 +69,9 @@ def test_a_hidden_panel_gets_no_update_and_catches_up_when_shown(qtbot, monkeypa
     set_runs: list[RunsLabel] = []
     original = RunsLabel.set_runs
 
-    def counting(self, runs):  # type: ignore[no-untyped-def]
+    def counting(self, runs, *forms):  # type: ignore[no-untyped-def]
         set_runs.append(self)
-        original(self, runs)
+        original(self, runs, *forms)
 
     monkeypatch.setattr(RunsLabel, "set_runs", counting)
     tabs, grid, tick, sampler, history, snaps = _fed_grid(qtbot)

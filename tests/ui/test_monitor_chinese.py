@@ -48,7 +48,8 @@ def _ticks(panel: GpuPanel) -> list[str]:
 def monitor_texts(w: MainWindow) -> list[str]:
     """Every text the Monitor tab shows now, apart from the nvidia-smi table and the process
     rows (nvidia-smi's columns and the processes' own names stay as they are)."""
-    texts = [w.windowTitle(), w.controls.hover_readout.text()]
+    texts = [w.windowTitle(), w.health.badge.text(),
+             *(p.readout.text() for p in w.gpu_grid.panels if p.readout is not None)]
     texts += [label.text() for widget in (w.header, w.banner, w.gpu_grid)
               for label in widget.findChildren(QLabel) if label.isVisibleTo(w)]
     for panel in w.gpu_grid.panels:
@@ -94,8 +95,10 @@ def test_monitor_tab_speaks_chinese(qtbot, make_window, chinese: None) -> None:
     assert panel.title.toolTip().startswith("驱动保留显存：")
     assert _legend(panel) == ["NVML 已用（所有进程）", "torch 已分配"]
     assert time_label(0.0) == "现在" and time_label(-30.0) == "\u221230 s"
-    assert w.controls.hover_readout.text().startswith("GPU 0，")
-    assert "：已用显存 " in w.controls.hover_readout.text()
+    assert panel.readout is not None
+    heading, *values = panel.readout.text().splitlines()
+    assert heading.startswith("GPU 0，") and heading.endswith(" s）"), heading
+    assert values[0].startswith("已用显存 ")
     lost = w.gpu_panel(3)
     assert lost is not None
     assert lost.lost_label.text() == ("已丢失 — 模拟 GPU 3 在启动 0.3 s 后从总线上掉线"

@@ -66,6 +66,8 @@ def test_code_line_outcome_workspace_marker_and_history(qtbot, make_window) -> N
     assert panel.code_bar.edit.toPlainText() == "x = torch.ones(2, 3)\ny = x ** 2"
     activate(qtbot, w)  # Ctrl+3 is a window shortcut too
     qtbot.keyClick(w, Qt.Key.Key_3, Qt.KeyboardModifier.ControlModifier)
+    # the Lesson page is built once the frame that answers the key is painted
+    qtbot.waitUntil(lambda: w.tabs.is_built("Lesson"), timeout=10000)
     assert w.tabs.currentWidget() is w.lesson
     qtbot.keyClick(w, Qt.Key.Key_1, Qt.KeyboardModifier.ControlModifier)
     assert w.tabs.tabText(w.tabs.currentIndex()) == "Monitor"
@@ -137,7 +139,7 @@ def test_esc_while_the_kernel_is_still_starting_restarts_it_and_the_log_says_so(
     monkeypatch.setattr("gpumon.ui.playground.kernel_link.KernelClient",
                         functools.partial(KernelClient, python=str(slow)))
     w, panel = _page(qtbot, make_window, wait_for_torch=False)  # shown: the warm-up starts
-    assert w.engine.loading
+    qtbot.waitUntil(lambda: w.engine.loading, timeout=3000)  # after the page's first frame
     _type(qtbot, panel, "import time\ntime.sleep(30)")
     activate(qtbot, w)
     qtbot.keyClick(panel.code_bar.edit, Qt.Key.Key_Escape)

@@ -75,10 +75,13 @@ def test_zoom_scales_graph_ticks_and_curves(qtbot, make_window):
     before = plot.getAxis("left").style["tickFont"].pointSizeF()
     width = plot.listDataItems()[0].opts["pen"].widthF()
     w.presentation.set_zoom(2.0)
-    assert plot.getAxis("left").style["tickFont"].pointSizeF() == pytest.approx(2 * before)
+    # the graphs take their new fonts and pens after the frame that answers the zoom
+    qtbot.waitUntil(lambda: plot.getAxis("left").style["tickFont"].pointSizeF()
+                    == pytest.approx(2 * before), timeout=3000)
     assert plot.listDataItems()[0].opts["pen"].widthF() == pytest.approx(2 * width)
     w.presentation.reset_zoom()
-    assert plot.listDataItems()[0].opts["pen"].widthF() == pytest.approx(width)
+    qtbot.waitUntil(lambda: plot.listDataItems()[0].opts["pen"].widthF()
+                    == pytest.approx(width), timeout=3000)
 
 
 def test_theme_changes_palette_and_plots_including_new_panels(qtbot, make_window):

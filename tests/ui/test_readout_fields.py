@@ -55,8 +55,12 @@ def test_changing_readings_never_relayout_the_panel(qtbot) -> None:  # type: ign
     assert len(texts) == 20  # every tick changed the readings
     assert requests.count == 0
     assert "GPU 39 %" in panel.util_label.text()  # the last reading (20 * 7 % 101)
-    field = panel.util_label.parentWidget()
-    assert field is not None and panel.util_label.geometry() == field.rect()  # fills it
+    # the readings sit over their graphs: the utilization's over the right one
+    labels = panel.graph_labels
+    assert panel.util_label.parentWidget() is labels and not labels.stacked
+    graph = panel.util_widget.geometry()
+    util = panel.util_label.geometry().translated(labels.pos())
+    assert (util.left(), util.width()) == (graph.left(), graph.width())
 
 
 def test_fields_follow_the_font(qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -73,8 +77,9 @@ def test_fields_follow_the_font(qtbot) -> None:  # type: ignore[no-untyped-def]
     assert field.sizeHint().height() > 1.5 * before  # the zoom still makes room for the text
 
 
-def test_a_new_status_text_lays_out_the_header_only_when_it_needs_more_room(qtbot) -> None:  # type: ignore[no-untyped-def]
-    """The status line changes with each reading's duration; right-aligned as before."""
+def test_a_new_status_text_never_lays_out_the_header(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The status line changes with each reading's duration: it is placed again in its line
+    (fit_row.py), against the right edge, whole where there is room; nothing is laid out."""
     from PySide6.QtWidgets import QVBoxLayout, QWidget
 
     from gpumon.ui.monitor.header import HeaderBar
@@ -92,18 +97,17 @@ def test_a_new_status_text_lays_out_the_header_only_when_it_needs_more_room(qtbo
     header.installEventFilter(requests)
     top.installEventFilter(requests)
     label = header.status_line
+    row = label.parentWidget()
+    assert row is header.line
     for n in range(20):
         header.set_status_text(f"2 GPUs · read in {n % 10} ms · every 1 s")
         qtbot.wait(5)
         assert label.text() == f"2 GPUs · read in {n % 10} ms · every 1 s"
-    assert requests.count == 0
-    field = label.parentWidget()
-    assert field is not None and field is not header
-    assert label.geometry().right() == field.rect().right()  # against the right edge
-    assert label.width() == min(field.width(), label.sizeHint().width())
-    assert not label.is_elided()
+        assert label.geometry().right() == row.rect().right()  # against the right edge
+        assert not label.is_elided()
     header.set_status_text("data is stale (last update 12 s ago) and much longer than before",
                            warn=True)
-    qtbot.waitUntil(lambda: requests.count > 0, timeout=2000)  # more room: laid out once
-    qtbot.waitUntil(lambda: not label.is_elided(), timeout=2000)
-    assert label.geometry().right() == field.rect().right()
+    qtbot.waitUntil(lambda: label.text().startswith("data is stale"), timeout=2000)
+    qtbot.wait(20)
+    assert not label.is_elided() and label.geometry().right() == row.rect().right()
+    assert requests.count == 0

@@ -20,8 +20,9 @@ def snapshot(faults: SimulatedFaults | None = None, clock: float = 100.0):  # ty
 
 def test_columns_are_the_ones_people_know():
     names = [c[0] for c in COLUMNS]
-    assert names == ["GPU", "Name", "Persistence-M", "Bus-Id", "Fan", "Temp", "Perf",
-                     "Pwr:Usage/Cap", "Memory-Usage", "GPU-Util", "Compute M."]
+    assert names == ["GPU", "Name", "Persistence-M", "Bus-Id", "Disp.A", "Volatile Uncorr. ECC",
+                     "Fan", "Temp", "Perf", "Pwr:Usage/Cap", "Memory-Usage", "GPU-Util",
+                     "Compute M.", "MIG M."]
 
 
 def test_model_rows_and_qtmodeltester(qtbot, qtmodeltester):
@@ -29,7 +30,7 @@ def test_model_rows_and_qtmodeltester(qtbot, qtmodeltester):
     snap = snapshot()
     model.update_snapshot(snap)
     assert model.rowCount() == 3
-    mem = model.data(model.index(0, 8))
+    mem = model.data(model.index(0, 10))
     assert mem.endswith("MiB") and " / " in mem
     qtmodeltester.check(model, force_py=True)
     with qtbot.assertNotEmitted(model.modelReset):
@@ -40,9 +41,40 @@ def test_unsupported_is_na_and_lost_is_marked():
     faults = SimulatedFaults(unsupported=frozenset({"fan_pct"}), lost_after_s={1: 10.0})
     model = SmiTableModel()
     model.update_snapshot(snapshot(faults))
-    assert model.data(model.index(0, 4)) == "N/A"
-    assert model.data(model.index(1, 9)) == LOST_TEXT
+    assert model.data(model.index(0, 6)) == "N/A"
+    assert model.data(model.index(1, 11)) == LOST_TEXT
     assert model.data(model.index(1, 1))  # the name stays
+
+
+def test_ecc_disp_and_mig_columns_and_ecc_errors_in_bold_red():
+    from dataclasses import replace
+
+    from PySide6.QtCore import Qt
+
+    snap = snapshot()
+    model = SmiTableModel()
+    model.update_snapshot(snap)
+    names = [c[0] for c in COLUMNS]
+    ecc, disp, mig = (names.index(n) for n in ("Volatile Uncorr. ECC", "Disp.A", "MIG M."))
+    texts = [[model.data(model.index(r, c)) for c in (disp, ecc, mig)] for r in range(3)]
+    samples = {s.index: s for s in snap.samples}
+    for r, (d, e, m) in enumerate(texts):
+        s = samples[snap.gpus[r].index]
+        assert d == {True: "On", False: "Off"}[s.display_active]
+        assert e == {None: "N/A", False: "Off"}.get(s.ecc_enabled, str(s.ecc_uncorrected_volatile))
+        assert m == {None: "N/A", True: "Enabled", False: "Disabled"}[s.mig_mode]
+    good = model.index(0, ecc)
+    assert model.data(good, Qt.ItemDataRole.ForegroundRole) is None
+    # two uncorrected errors on GPU 0: the count, bold and red, and why in the tooltip
+    bad = replace(snap, samples=(replace(snap.samples[0], ecc_enabled=True,
+                                         ecc_uncorrected_volatile=2), *snap.samples[1:]))
+    model.update_snapshot(bad)
+    cell = model.index(0, ecc)
+    assert model.data(cell) == "2"
+    assert model.data(cell, Qt.ItemDataRole.ForegroundRole).name() == "#c62828"
+    assert model.data(cell, Qt.ItemDataRole.FontRole).bold()
+    assert "2 uncorrected ECC errors" in model.data(cell, Qt.ItemDataRole.ToolTipRole)
+    assert model.data(model.index(0, 1), Qt.ItemDataRole.ForegroundRole) is None  # that cell
 
 
 def test_only_changed_cells_are_signalled_and_widths_follow_the_longest_text(qtbot):
@@ -64,10 +96,10 @@ def test_only_changed_cells_are_signalled_and_widths_follow_the_longest_text(qtb
     temp = 5.0 if s1.temperature_c is None or s1.temperature_c >= 10 else 55.0
     samples = tuple(replace(s, temperature_c=temp) if s.index == 1 else s for s in snap.samples)
     model.update_snapshot(replace(snap, samples=samples))
-    assert changes == [(1, 5, 1, 5)]  # GPU 1's Temp cell only
-    assert model.data(model.index(1, 5)) == f"{temp:.0f}C"
-    longest = max(len(model.data(model.index(r, 5))) for r in range(model.rowCount()))
-    assert resized == ([] if longest == widths_of(snap, 5) else [[5]])
+    assert changes == [(1, 7, 1, 7)]  # GPU 1's Temp cell only
+    assert model.data(model.index(1, 7)) == f"{temp:.0f}C"
+    longest = max(len(model.data(model.index(r, 7))) for r in range(model.rowCount()))
+    assert resized == ([] if longest == widths_of(snap, 7) else [[7]])
 
 
 def widths_of(snap, column: int) -> int:  # type: ignore[no-untyped-def]

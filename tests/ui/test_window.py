@@ -37,7 +37,7 @@ def test_window_shows_simulated_gpus(qtbot, make_window):
 def test_widgets_have_names(make_window):
     w = make_window(show=False)
     for name in ("processTable", "gpuTable", "intervalSpin", "windowCombo", "pauseButton",
-                 "statusBanner", "simulateButton", "statusLine", "hoverReadout"):
+                 "statusBanner", "simulateButton", "statusLine", "eventsBadge"):
         widget = w.findChild(object, name)
         assert widget is not None, name
         assert widget.accessibleName(), name
@@ -190,8 +190,11 @@ def test_one_and_sixteen_gpus_lay_out(qtbot, make_window):
 def test_hover_readout_shows_values(qtbot, make_window):
     w = make_window()
     qtbot.waitUntil(lambda: w.snapshot_count >= 5, timeout=5000)
-    w.gpu_panel(1).hover_at(-0.2)
-    text = w.findChild(QLabel, "hoverReadout").text()
+    panel = w.gpu_panel(1)
+    panel.hover_at(-0.2)
+    box = panel.findChild(QWidget, "hoverReadout")
+    assert box is not None and box.isVisible() and box.accessibleName()
+    text = box.text()
     assert text.startswith("GPU 1 at ") and "Memory used" in text and "GiB" in text
 
 
@@ -223,6 +226,9 @@ def test_playground_and_lesson_pages_are_built_when_first_shown(qtbot, make_wind
     seen: list[int] = []
     w.tabs.currentChanged.connect(seen.append)
     w.tabs.setCurrentIndex(lesson_index)
+    # built once the frame that shows its tab chosen (and "Opening the Lesson page…")
+    assert w.tabs.currentWidget().objectName() == "lazyPage_Lesson"
+    qtbot.waitUntil(lambda: w.findChild(QWidget, "lessonPage") is not None, timeout=5000)
     page = w.findChild(QWidget, "lessonPage")
     assert page is not None and w.tabs.currentWidget() is page and page.isVisible()
     assert w.tabs.indexOf(page) == lesson_index and w.tabs.tabText(lesson_index) == "Lesson"
@@ -242,8 +248,11 @@ def test_choosing_the_playground_tab_builds_it_and_it_borrows_the_graphs(qtbot, 
     w = make_window()
     qtbot.waitUntil(lambda: w.snapshot_count > 0)
     w.tabs.setCurrentIndex(1)
+    qtbot.waitUntil(lambda: w.findChild(QWidget, "playgroundPanel") is not None, timeout=5000)
     panel = w.findChild(QWidget, "playgroundPanel")
     assert panel is not None and w.tabs.currentWidget() is panel and w.playground is panel
-    assert w.gpu_grid.parent() is panel.graphs and w.gpu_grid.isVisible()
+    qtbot.waitUntil(lambda: w.gpu_grid.parent() is panel.graphs, timeout=3000)
+    assert w.gpu_grid.isVisible()
     w.tabs.setCurrentIndex(0)
-    assert w.gpu_grid.parent() is w.findChild(QWidget, "monitorPage")
+    qtbot.waitUntil(lambda: w.gpu_grid.parent() is w.findChild(QWidget, "monitorPage"),
+                    timeout=3000)

@@ -58,11 +58,16 @@ def clock_reasons(mask: float | None, short: bool = False) -> list[str]:
     return words
 
 
+def held_reasons(mask: float | None) -> str:
+    """'power cap, thermal': the reasons other than idle that hold the clocks down, or ''."""
+    words = clock_reasons((as_mask(mask) or 0) & ~IDLE, short=True)
+    return tr(", ").join(words)  # the language's own separator (Chinese enumerates with "、")
+
+
 def held_down(mask: float | None) -> str:
     """'clocks held down: power cap, thermal' when a reason other than idle is active, else ''."""
-    words = clock_reasons((as_mask(mask) or 0) & ~IDLE, short=True)
-    # the list separator is the language's own (Chinese enumerates with "、")
-    return tr("clocks held down: {reasons}", reasons=tr(", ").join(words)) if words else ""
+    reasons = held_reasons(mask)
+    return tr("clocks held down: {reasons}", reasons=reasons) if reasons else ""
 
 
 @dataclass(frozen=True, slots=True)

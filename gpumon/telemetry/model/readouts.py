@@ -1,4 +1,4 @@
-"""The text of the monitor's readouts: the hover line under the toolbar, a GPU panel's
+"""The text of the monitor's readouts: the hover readout beside the pointer, a GPU panel's
 readout line and tooltip, and the header's status line. Qt-free: the views only put these
 strings in labels.
 """
@@ -19,6 +19,7 @@ from gpumon.telemetry.model.metrics import (
 from gpumon.telemetry.model.types import GpuSample, Snapshot
 from gpumon.units import NA, format_bytes, format_clock
 
+MINUS = "\u2212"  # the minus sign of the time axis and the readouts
 READOUT_KEYS = ("mem_used_bytes", "gpu_util_pct", "mem_util_pct", "temperature_c", "power_w")
 TOOLTIP_KEYS = tuple(m.key for m in METRICS if m.panel == "tooltip")
 LINE_KEYS = tuple(m.key for m in METRICS if m.panel in ("line", "cap"))
@@ -28,10 +29,12 @@ EXTRA_LABELS = {SELF_MEM_KEY: N_("gpumon's own memory"),
                 "torch_reserved_bytes": N_("torch reserved")}
 
 
-def format_readout(gpu: int, t_now: float, values: dict[str, float]) -> str:
-    """'GPU 0 at 14:03:12 (-12.3 s): Memory used 12.34 GiB · GPU util 45 % · …'."""
+def readout_parts(gpu: int, t_now: float, values: dict[str, float]) -> tuple[str, list[str]]:
+    """The hover readout as a heading and one line per value: ``("GPU 0 at 14:03:12
+    (−12.3 s)", ["Memory used 12.34 GiB", "GPU util 45 %", …])``; a sentence and no lines
+    when there is no data at that time."""
     if not values:
-        return tr("GPU {gpu}: no data at this time", gpu=gpu)
+        return tr("GPU {gpu}: no data at this time", gpu=gpu), []
     t = values.get(TIME_KEY, math.nan)
     clock = format_clock(t) if math.isfinite(t) else "?"
     parts = []
@@ -43,8 +46,26 @@ def format_readout(gpu: int, t_now: float, values: dict[str, float]) -> str:
         label = (tr(EXTRA_LABELS[key]) if key in EXTRA_LABELS
                  else key.removesuffix("_bytes").replace("_", " "))
         parts.append(f"{label} {format_bytes(v) if key.endswith('_bytes') else f'{v:g}'}")
+    heading = tr("GPU {gpu} at {clock} ({offset} s)", gpu=gpu, clock=clock,
+                 offset=signed(t - t_now))
+    return heading, parts
+
+
+def signed(seconds: float) -> str:
+    """``+1.5`` / ``−12.3``: one decimal, always signed, with a real minus sign (as wide as
+    "+", and what typesetting uses; "-" is a hyphen)."""
+    return f"{seconds:+.1f}".replace("-", MINUS)
+
+
+def format_readout(gpu: int, t_now: float, values: dict[str, float]) -> str:
+    """'GPU 0 at 14:03:12 (−12.3 s): Memory used 12.34 GiB · GPU util 45 % · …' (one line)."""
+    heading, parts = readout_parts(gpu, t_now, values)
+    if not parts:
+        return heading
+    t = values.get(TIME_KEY, math.nan)
+    clock = format_clock(t) if math.isfinite(t) else "?"
     return tr("GPU {gpu} at {clock} ({offset} s): {values}", gpu=gpu, clock=clock,
-              offset=f"{t - t_now:+.1f}", values=" · ".join(parts))
+              offset=signed(t - t_now), values=" · ".join(parts))
 
 
 def read_every_text(s: GpuSample | None, key: str) -> str:

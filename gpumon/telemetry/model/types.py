@@ -96,6 +96,8 @@ class GpuSample:
     decoder_util_pct: float | None = None
     persistence_mode: bool | None = None
     compute_mode: str | None = None  # "Default", "Exclusive Process", "Prohibited"
+    display_active: bool | None = None  # a display is driven by this GPU (nvidia-smi's Disp.A)
+    mig_mode: bool | None = None  # MIG mode is on (nvidia-smi's MIG M.); None: no MIG
     # Why the clocks are where they are: NVML's clock event ("throttle") reasons bitmask
     # (telemetry/model/health.py decodes it into words); energy since the driver loaded (mJ).
     clocks_event_reasons: int | None = None

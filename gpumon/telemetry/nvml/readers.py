@@ -29,7 +29,8 @@ HEALTH_FIELDS = (
     "ecc_corrected_aggregate", "ecc_uncorrected_aggregate", "remapped_rows_correctable",
     "remapped_rows_uncorrectable", "remap_pending", "remap_failure", "retired_pages_sbe",
     "retired_pages_dbe", "retired_pages_pending", "pcie_replay_count")
-SLOW_FIELDS = ("persistence_mode", "compute_mode", "power_limit_w", "pstate", *HEALTH_FIELDS)
+SLOW_FIELDS = ("persistence_mode", "compute_mode", "display_active", "mig_mode",
+               "power_limit_w", "pstate", *HEALTH_FIELDS)
 # Not read with the others (NvmlSource reads them itself): the energy counter when the
 # reading budget says (budget.py: 3.3 ms of CPU a call on an H200), and the PCIe rates from
 # pcie.py (NVML samples the link for 20 ms a call, asleep), on slow ticks.

@@ -399,6 +399,11 @@ class NvmlSource:
             values["persistence_mode"] = None if persistence is None else bool(persistence)
             values["compute_mode"] = None if mode is None else COMPUTE_MODES.get(
                 mode, f"Mode {mode}")
+            display = c(pynvml.nvmlDeviceGetDisplayActive, h)
+            mig = c(pynvml.nvmlDeviceGetMigMode, h)  # [current, pending]
+            values["display_active"] = None if display is None else bool(display)
+            values["mig_mode"] = None if mig is None else (
+                mig[0] == pynvml.NVML_DEVICE_MIG_ENABLE)
             values.update(read_health(self, h))
         else:  # reuse the last reading of SLOW_FIELDS
             values.update(zip(SLOW_FIELDS, slow_of(last), strict=True))

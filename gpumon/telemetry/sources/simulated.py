@@ -41,6 +41,7 @@ from gpumon.telemetry.sources.simulated_health import (
 from gpumon.units import MIB
 
 MAX_GPUS = 64
+MIG_CAPABLE = ("A100", "H100")  # the simulated models that have a MIG mode (off here)
 PHASE_S = 60.0  # length of one workload phase
 TRANSITION_S = 8.0  # phases blend into each other over this many seconds
 # GpuSample fields a fault may switch off (not the identity and state fields, nor activity).
@@ -395,13 +396,16 @@ class SimulatedSource:
         return GpuSample(index=gpu, timestamp_s=now, **values)  # type: ignore[arg-type]
 
     def _slow_fields(self, gpu: int, busy: bool, include_slow: bool) -> dict[str, object]:
-        """Persistence, compute mode, power limit, pstate: re-read only when asked."""
+        """Persistence, compute mode, display, MIG mode, power limit, pstate, health: re-read
+        only when asked."""
         cached = self._slow_cache.get(gpu)
         if include_slow or cached is None:
             m = self._models[gpu]
             cached = {
                 "persistence_mode": m.datacenter,
                 "compute_mode": "Default",
+                "display_active": not m.datacenter and gpu == 0,  # a desk's first card
+                "mig_mode": False if any(g in m.name for g in MIG_CAPABLE) else None,
                 "power_limit_w": float(m.power_limit_w),
                 "pstate": ("P0" if m.datacenter else "P2") if busy else "P8",
                 **slow_health(m.name, m.datacenter),

@@ -1,7 +1,10 @@
 """The grid of GpuPanels, 1 to 16+ GPUs, in a scroll area.
 
 Columns follow the square root of the GPU count, capped by how many panels fit the width,
-so 4 GPUs make a 2×2 grid and 16 make 4×4 on a wide screen or scroll on a narrow one.
+so 4 GPUs make a 2×2 grid and 16 make 4×4 on a wide screen or scroll on a narrow one. Where
+those rows would not fit the height and more columns would (narrower panels stack their
+readings, ``graph_labels.py``), the grid takes as few more columns as that needs: 8 GPUs in
+a 1400×900 window make two rows of four, all on screen, instead of three rows that scroll.
 
 Only panels on screen redraw their curves each tick; one scrolled out of view (or not laid
 out yet) updates its readouts only, and one hidden with View ▸ GPUs, on a tab that is not
@@ -33,20 +36,39 @@ from gpumon.i18n import N_, tr
 from gpumon.telemetry.history.store import History
 from gpumon.telemetry.model.types import GpuInfo, Snapshot
 from gpumon.ui.monitor.panel import GpuPanel
+from gpumon.ui.widgets.next_frame import after_next_frame
+from gpumon.ui.widgets.reveal import Reveal, reveal
 from gpumon.ui.widgets.seen import SeenWatch, window_seen
 
-PANEL_MIN_WIDTH = 430
-PANEL_MIN_HEIGHT = 240
+PANEL_MIN_WIDTH = 310
+SPACING = 6  # between panels
+MARGIN = 2  # around them
 NO_GPUS_TEXT = N_("No GPUs to show.")  # translated where it is shown
 
 
-def columns_for(n: int, width: int, panel_width: int = PANEL_MIN_WIDTH) -> int:
+def columns_for(n: int, width: int, panel_width: int = PANEL_MIN_WIDTH, height: int = 0,
+                panel_height: Callable[[int], int] | None = None) -> int:
     """ceil(sqrt(n)) columns, but no more than fit ``width`` at the panels' minimum width
-    (``panel_width``: wider at a larger zoom)."""
+    (``panel_width``: wider at a larger zoom); more, up to what fits the width, where the
+    rows would not fit ``height`` and more columns make them fit (``panel_height(w)``: the
+    least height of a panel ``w`` wide)."""
     if n <= 0:
         return 1
     fit = max(1, width // max(1, panel_width))
-    return max(1, min(math.ceil(math.sqrt(n)), fit, n))
+    cols = max(1, min(math.ceil(math.sqrt(n)), fit, n))
+    if panel_height is None or height <= 0:
+        return cols
+    for more in range(cols, min(fit, n) + 1):
+        if rows_height(n, more, width, panel_height) <= height:
+            return more
+    return cols
+
+
+def rows_height(n: int, cols: int, width: int, panel_height: Callable[[int], int]) -> int:
+    """The height ``n`` panels need in ``cols`` columns of a grid ``width`` wide."""
+    rows = math.ceil(n / cols)
+    column = (width - 2 * MARGIN - SPACING * (cols - 1)) // cols
+    return rows * panel_height(column) + SPACING * (rows - 1) + 2 * MARGIN
 
 
 class GpuGrid(QScrollArea):
@@ -54,6 +76,7 @@ class GpuGrid(QScrollArea):
 
     hovered = Signal(int, float)  # forwarded from the panels
     unhovered = Signal(int)  # forwarded from the panels
+    shownChanged = Signal()  # the user hid or showed panels (View ▸ GPUs)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -62,8 +85,8 @@ class GpuGrid(QScrollArea):
         self.setFrameShape(QScrollArea.Shape.NoFrame)
         self._body = QWidget()
         self._layout = QGridLayout(self._body)
-        self._layout.setContentsMargins(2, 2, 2, 2)
-        self._layout.setSpacing(6)
+        self._layout.setContentsMargins(MARGIN, MARGIN, MARGIN, MARGIN)
+        self._layout.setSpacing(SPACING)
         self.setWidget(self._body)
         self._empty = QLabel(tr(NO_GPUS_TEXT))
         self._empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -83,6 +106,7 @@ class GpuGrid(QScrollArea):
         self.verticalScrollBar().valueChanged.connect(self._queue_catch_up)
         self.horizontalScrollBar().valueChanged.connect(self._queue_catch_up)
         self._seen_watch = SeenWatch(self, self._queue_catch_up)  # restored, exposed again
+        self._reveal: Reveal | None = None  # the graphs coming into view, a few at a time
 
     def panel(self, index: int) -> GpuPanel | None:
         for p in self.panels:
@@ -124,6 +148,7 @@ class GpuGrid(QScrollArea):
             self._columns = 0
             self._relayout()
             self._queue_catch_up()
+            self.shownChanged.emit()
 
     def shown_panels(self) -> list[GpuPanel]:
         return [p for p in self.panels if p.index not in self._hidden]
@@ -185,7 +210,12 @@ class GpuGrid(QScrollArea):
                 self._behind.discard(panel.index)
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt name)
+        """Shown again (its tab, the Playground borrowing it): the graphs come into view a
+        panel at a time after the first frame (reveal.py), the curves caught up."""
         super().showEvent(event)
+        if not event.spontaneous():
+            plots = [w for p in self.shown_panels() for w in p.plots()]
+            self._reveal = reveal(plots, self, self._reveal)
         self._queue_catch_up()
 
     def set_window(self, window_s: float) -> None:
@@ -207,7 +237,8 @@ class GpuGrid(QScrollArea):
             QTimer.singleShot(0, self, self._relayout_again)
 
     def _relayout_again(self) -> None:
-        self._columns = 0
+        """After a zoom step: the columns again (the panels are placed anew only when their
+        number changes: placing all of them again was a second layout of the whole grid)."""
         self._relayout()
         self._queue_catch_up()
 
@@ -232,27 +263,82 @@ class GpuGrid(QScrollArea):
         return panel.isVisible() and not panel.visibleRegion().isEmpty()
 
     def _queue_catch_up(self, *_: object) -> None:
-        """Catch up once the event loop has laid the panels out (after a scroll or show)."""
+        """Catch up once the event loop has laid the panels out (after a scroll or show),
+        and after the frame being painted: the graphs of a grid just shown are veiled in
+        it, and drawing the curves of 8 panels was ~30 ms of a tab switch's first frame."""
         if self._behind and not self._catch_up_queued:
             self._catch_up_queued = True
-            QTimer.singleShot(0, self, self.catch_up)
+            after_next_frame(self, self.catch_up)
+
+    def _usable_width(self) -> int:
+        """The viewport's width without the vertical scroll bar, shown or not: the columns
+        must not change when it comes or goes."""
+        bar = self.verticalScrollBar()
+        width = self.viewport().width()
+        return width if bar.isVisible() else width - bar.sizeHint().width()
+
+    def _panel_width(self, shown: Sequence[GpuPanel]) -> int:
+        return max([PANEL_MIN_WIDTH] + [p.minimumWidth() + SPACING for p in shown[:1]])
+
+    def needed_height(self, width: int, every_row: bool = True, good: bool = False) -> int:
+        """The least height that shows every shown panel (``every_row``; the columns chosen
+        as the grid would for that height) or their first row, in a grid ``width`` wide;
+        ``good``: with graphs of a good height rather than their least."""
+        shown = self.shown_panels()
+        if not shown:
+            return 0
+        width -= self.verticalScrollBar().sizeHint().width()
+        n, panel_width = len(shown), self._panel_width(shown)
+
+        def height_for(w: int) -> int:
+            return shown[0].height_for(w, good)
+
+        cols = columns_for(n, width, panel_width)
+        if not every_row:
+            return rows_height(min(n, cols), cols, width, height_for)
+        fit = max(1, width // panel_width)
+        return min(rows_height(n, c, width, height_for) for c in range(cols, min(fit, n) + 1))
+
+    def first_row_count(self, width: int) -> int:
+        """How many panels the first row holds in a grid ``width`` wide."""
+        shown = self.shown_panels()
+        if not shown:
+            return 0
+        width -= self.verticalScrollBar().sizeHint().width()
+        return min(len(shown), self._columns or columns_for(len(shown), width,
+                                                            self._panel_width(shown)))
 
     def _relayout(self) -> None:
         if not self.panels:
             return
         shown = self.shown_panels()
-        panel_width = max([PANEL_MIN_WIDTH] + [p.minimumWidth() + 10 for p in shown[:1]])
-        cols = columns_for(len(shown), self.viewport().width(), panel_width)
-        if cols == self._columns:
-            return
-        self._columns = cols
-        for p in self.panels:
-            self._layout.removeWidget(p)
-            p.setVisible(p.index not in self._hidden)
-        for i, p in enumerate(shown):
-            self._layout.addWidget(p, i // cols, i % cols)
-        for c in range(self._layout.columnCount()):
-            self._layout.setColumnStretch(c, 1 if c < cols else 0)
+        cols = columns_for(len(shown), self._usable_width(), self._panel_width(shown),
+                           self.viewport().height(),
+                           shown[0].height_for if shown else None)
+        if cols != self._columns:
+            self._columns = cols
+            for p in self.panels:
+                self._layout.removeWidget(p)
+                p.setVisible(p.index not in self._hidden)
+            for i, p in enumerate(shown):
+                self._layout.addWidget(p, i // cols, i % cols)
+            for c in range(self._layout.columnCount()):
+                self._layout.setColumnStretch(c, 1 if c < cols else 0)
+            rows = math.ceil(len(shown) / cols)
+            for r in range(self._layout.rowCount()):
+                self._layout.setRowStretch(r, 1 if r < rows else 0)
+        self._fill_rows(shown)
+
+    def _fill_rows(self, shown: Sequence[GpuPanel]) -> None:
+        """Where the rows do not all fit, as many whole rows as fit share the viewport's
+        height (and scrolling shows the next ones as tall): rows at their least height
+        left a part of the next row showing and the graphs smaller than they could be."""
+        cols = max(1, self._columns)
         rows = math.ceil(len(shown) / cols)
+        least = max((p.minimumSizeHint().height() for p in shown), default=0)
+        room = self.viewport().height() - 2 * MARGIN
+        fit = max(1, (room + SPACING) // max(1, least + SPACING))
+        height = 0 if fit >= rows else max(least, (room - SPACING * (fit - 1)) // fit)
         for r in range(self._layout.rowCount()):
-            self._layout.setRowStretch(r, 1 if r < rows else 0)
+            if self._layout.rowMinimumHeight(r) != (height if r < rows else 0):
+                self._layout.setRowMinimumHeight(r, height if r < rows else 0)

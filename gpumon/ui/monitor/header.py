@@ -1,5 +1,10 @@
 """The header: which source, which driver stack, one status line; and the banner that
-explains, in plain words, why there is no data and what to do about it."""
+explains, in plain words, why there is no data and what to do about it.
+
+The driver stack and the status line share the line by priority (``fit_row.FitRow``): where
+both do not fit, the status line drops its last items ("read in 3 ms", then "every 0.1 s"),
+the stack drops the words "Host" and "Driver", and only then is anything cut with "…" (the
+status line first): at 300 % the status line's stretch had cut "CUDA 12.4 · NVML …" away."""
 
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLay
 
 from gpumon.i18n import tr
 from gpumon.telemetry.model.types import MachineInfo, SourceStatus
-from gpumon.ui.widgets.field import RightField
+from gpumon.ui.widgets.fit_row import FitRow
 from gpumon.ui.widgets.runs_label import RunsLabel, TextRun
 
 # Sizes in em, not px: the badge grows with the zoom (the window re-polishes styled widgets
@@ -27,6 +32,12 @@ def _set_style(widget: QWidget, sheet: str) -> None:
 
 def _or_na(v: str | None) -> str:
     return v if v else "N/A"
+
+
+def _fewer_items(text: str) -> list[list[TextRun]]:
+    """``a · b · c`` as ``a · b`` and ``a``: the status line's shorter forms."""
+    items = text.split(" · ")
+    return [[TextRun(" · ".join(items[:n]))] for n in range(len(items) - 1, 0, -1)]
 
 
 class HeaderBar(QFrame):
@@ -48,11 +59,15 @@ class HeaderBar(QFrame):
         self.status_line.setText(tr("Starting…"))
         self.status_line.setObjectName("statusLine")
         self.status_line.setAccessibleName(tr("Status"))
+        self.line = FitRow(gap_chars=2.0)  # a new status never lays the window out
+        machine = self.line.add(self.machine_label, cut_chars=12)
+        status = self.line.add(self.status_line, right=True, cut_chars=8)
+        self.line.set_order(steps=(status, status, machine, machine, status, status),
+                            cuts=(status, machine))
         layout = QHBoxLayout(self)
         layout.setContentsMargins(6, 2, 6, 2)
         layout.addWidget(self.source_badge)
-        layout.addWidget(self.machine_label, 1)
-        layout.addWidget(RightField(self.status_line), 1, Qt.AlignmentFlag.AlignRight)
+        layout.addWidget(self.line, 1)
         self._set_badge(tr("NO SOURCE"), NONE_BG)
 
     def show_machine(self, machine: MachineInfo, status: SourceStatus, simulated: bool) -> None:
@@ -72,8 +87,14 @@ class HeaderBar(QFrame):
             self.machine_label.set_runs([b(machine.host_name, bold=True), *(
                 run for words, v in facts if v for run in (b(words), b(v, bold=True)))])
             return
-        self.machine_label.set_runs([b(tr("Host") + " "), b(machine.host_name, bold=True), *(
-            run for words, v in facts for run in (b(words), b(_or_na(v), bold=True)))])
+        stack = [b(" · CUDA "), b(_or_na(machine.cuda_driver_version), bold=True),
+                 b(" · NVML "), b(_or_na(machine.nvml_version), bold=True)]
+        host, driver = b(machine.host_name, bold=True), b(_or_na(machine.driver_version),
+                                                           bold=True)
+        self.machine_label.set_runs(
+            [b(tr("Host") + " "), host, b(" · " + tr("Driver") + " "), driver, *stack],
+            [[host, b(" · " + tr("Driver") + " "), driver, *stack],
+             [host, b(" · "), driver, *stack]])
 
     def show_waiting(self, text: str) -> None:
         """While a source is being opened: a WAITING badge and ``text`` (with the seconds)."""
@@ -84,7 +105,8 @@ class HeaderBar(QFrame):
         """Called every tick: text and style are set only when they change (a style sheet
         set again, even the same one, re-polishes the label and repaints the header)."""
         if self.status_line.text() != text:
-            self.status_line.setText(text)
+            runs = [TextRun(text)]
+            self.status_line.set_runs(runs, _fewer_items(text))
         _set_style(self.status_line, "color: #b71c1c;" if warn else "")
         if self.status_line.font().bold() != warn:
             font = QFont()

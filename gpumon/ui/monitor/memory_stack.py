@@ -30,8 +30,9 @@ from gpumon.telemetry.history.decimate import peak_decimate
 from gpumon.telemetry.history.memory_bands import OTHERS, REMAINDER, Band, memory_bands
 from gpumon.telemetry.history.store import History
 from gpumon.ui.monitor.grid import GpuGrid
-from gpumon.ui.monitor.panel import FILL_ALPHA, GpuPanel
+from gpumon.ui.monitor.panel import GpuPanel
 from gpumon.ui.monitor.panel_labels import MEM_COLOR
+from gpumon.ui.monitor.panel_plots import FILL_ALPHA
 from gpumon.ui.widgets.curve import LiteCurve
 from gpumon.ui.widgets.theme import FILL_ATTR, opaque_fill
 from gpumon.units import GIB

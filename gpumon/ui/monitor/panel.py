@@ -34,10 +34,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QObject, QPointF, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QRect, Qt, Signal
 from PySide6.QtWidgets import (
     QFrame,
-    QGraphicsItem,
     QGraphicsOpacityEffect,
     QHBoxLayout,
     QLabel,
@@ -49,36 +48,39 @@ from PySide6.QtWidgets import (
 from gpumon.i18n import tr
 from gpumon.telemetry.model.readouts import extra_readouts, readout_line
 from gpumon.telemetry.model.types import GpuInfo, GpuSample
-from gpumon.ui.monitor.health_mark import HealthMark
+from gpumon.ui.monitor.graph_labels import GraphLabels
+from gpumon.ui.monitor.panel_header import PanelHeader
 from gpumon.ui.monitor.panel_labels import (
     GPU_UTIL_COLOR,
     MEM_COLOR,
     MEM_UTIL_COLOR,
-    MEMORY_RUNS_SHOWN,
-    WIDEST,
+    item_forms,
+    memory_forms,
     memory_runs,
-    title_runs,
     tooltip_text,
     util_runs,
 )
-from gpumon.ui.widgets.axis import TimeAxis
-from gpumon.ui.widgets.curve import LiteCurve, set_series
+from gpumon.ui.monitor.panel_plots import PLOT_MIN_HEIGHT, add_curve, make_plot
+from gpumon.ui.widgets.curve import set_series
 from gpumon.ui.widgets.field import Field
+from gpumon.ui.widgets.hover_box import HoverBox
 from gpumon.ui.widgets.plot import LitePlot, LitePlotWidget
-from gpumon.ui.widgets.runs_label import RunsLabel, TextRun, runs_width
-from gpumon.ui.widgets.theme import FILL_ATTR, MARKER_ATTR, is_dark, opaque_fill, style_marker
+from gpumon.ui.widgets.runs_label import RunsLabel, TextRun
+from gpumon.ui.widgets.theme import MARKER_ATTR, is_dark, style_marker
 from gpumon.units import GIB
 
 TOTAL_COLOR = "#7f7f7f"
 LOST_COLOR = "#c62828"
 MAX_MARKERS = 500
 JITTER_S = 0.02  # timer jitter allowed for when deciding whether the curves moved enough
-CURVE_WIDTH = 1.0  # a 1 px line is the raster engine's fast path; 1.6 px cost ~25% of a frame
-FILL_ALPHA = 0.25  # the memory fill: its colour at this opacity over the plot's background
-PANEL_MIN_WIDTH, PANEL_MIN_HEIGHT = 420, 230  # at 100 %; more at larger fonts
-PANEL_MIN_CHARS = 36  # a panel is at least this many average characters wide
-PLOT_MIN_HEIGHT = 110
-PLOT_MIN_LINES = 5  # a graph is at least this many tick-label lines tall
+# At 100 % a panel is at least 300 px wide (four to a row of a 1400 px window: 8 GPUs in two
+# rows) and at least 36 average characters at larger fonts (two to a row at 300 %).
+PANEL_MIN_WIDTH = 300
+PANEL_MIN_CHARS = 36
+PLOT_MIN_LINES = 3  # a graph is at least this many tick-label lines tall (126 px at 300 %)
+PLOT_GOOD_LINES = 6  # and this tall where the window has the room (monitor/page.py)
+PLOT_SPACING = 6  # between the memory and the utilization graph
+MARGINS = (6, 4, 6, 4)  # left, top, right, bottom
 SeriesFn = Callable[[int, str], "tuple[np.ndarray, np.ndarray]"]
 
 
@@ -87,41 +89,6 @@ class _Series:
     key: str
     curve: pg.PlotCurveItem
     scale: float
-
-
-def _make_plot(y_label: str) -> LitePlotWidget:
-    # A LitePlot, not a pg.PlotItem: no options menu, no hidden axes (plot.py says why).
-    w = LitePlotWidget(background="w", bottom=TimeAxis)  # "-60 s" … "now": the unit shows
-    w.setMinimumHeight(PLOT_MIN_HEIGHT)
-    w.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
-    item = w.getPlotItem()
-    item.getViewBox().setMouseEnabled(x=False, y=False)
-    item.showGrid(x=True, y=True, alpha=0.25)
-    item.setLabel("left", y_label)
-    for side in ("left", "bottom"):
-        axis = item.getAxis(side)
-        assert axis is not None  # a LitePlot has these two
-        if side == "bottom":
-            axis.setStyle(tickTextOffset=2)
-        axis.setStyle(maxTickLevel=1)  # grid lines at major and minor ticks, not sub-minor
-        # The axis draws the grid across the whole plot, so every curve redraw used to
-        # replay its picture (ticks, text, grid: ~0.7 ms an axis here). Cached as a pixmap,
-        # it is re-rendered only when the axis itself changes (range, size, style).
-        axis.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
-    return w
-
-
-def _curve(plot: LitePlot, color: str, name: str, width: float = CURVE_WIDTH,
-           style: Qt.PenStyle = Qt.PenStyle.SolidLine, fill: bool = False) -> pg.PlotCurveItem:
-    pen = pg.mkPen(color, width=width, style=style)
-    kwargs: dict[str, object] = {"pen": pen, "name": name, "connect": "finite"}
-    if fill:
-        kwargs.update(fillLevel=0.0, brush=pg.mkBrush(opaque_fill(color, FILL_ALPHA, "#ffffff")))
-    curve = LiteCurve(**kwargs)
-    plot.addItem(curve)
-    if fill:
-        setattr(curve, FILL_ATTR, (color, FILL_ALPHA))
-    return curve
 
 
 class GpuPanel(QFrame):
@@ -148,10 +115,9 @@ class GpuPanel(QFrame):
         self._y_total: float | None = None  # the memory axis's top is set for this total
         self.stack: Callable[[float, float], None] | None = None  # memory_stack.PanelStack
 
-        self.title = RunsLabel()
-        self.title.setObjectName(f"panelTitle{info.index}")
-        self.title.set_runs(title_runs(self.info))
-        self.health = HealthMark(info.index)  # clock words and health mark, set by the window
+        self.header = PanelHeader(info)  # title, clock words and health mark in one line
+        self.title: RunsLabel = self.header.title
+        self.health = self.header.health  # set by the window (health_events.py)
         self.lost_label = QLabel()
         self.lost_label.setObjectName(f"lostLabel{info.index}")
         # No word wrap in a panel: a height-for-width label makes the scroll area lay the
@@ -165,63 +131,62 @@ class GpuPanel(QFrame):
         self.readouts.setObjectName(f"readouts{info.index}")
         self.mem_label = RunsLabel()
         self.util_label = RunsLabel()
-        self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         for lab in (self.readouts, self.mem_label, self.util_label):
             lab.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        # side by side over their graphs, or stacked in a narrow panel (graph_labels.py)
+        self.graph_labels = GraphLabels(self.mem_label, self.util_label, PLOT_SPACING)
 
-        self.memory_widget = _make_plot("GiB")
-        self.util_widget = _make_plot("%")
+        self.memory_widget = make_plot("GiB")
+        self.util_widget = make_plot("%")
         self.memory_plot: LitePlot = self.memory_widget.getPlotItem()
         self.util_plot: LitePlot = self.util_widget.getPlotItem()
         self.util_plot.setYRange(0, 100, padding=0.02)
         self.util_plot.getViewBox().setLimits(yMin=-2, yMax=102)
         self.memory_plot.getViewBox().enableAutoRange(y=False)
 
-        self._mem_curve = _curve(self.memory_plot, MEM_COLOR, tr("used"), fill=True)
+        self._mem_curve = add_curve(self.memory_plot, MEM_COLOR, tr("used"), fill=True)
         self._total_line = pg.InfiniteLine(
             angle=0, movable=False, pen=pg.mkPen(TOTAL_COLOR, width=1,
                                                  style=Qt.PenStyle.DashLine))
         self.memory_plot.addItem(self._total_line, ignoreBounds=True)
         self._total_line.hide()
-        self._gpu_curve = _curve(self.util_plot, GPU_UTIL_COLOR, "GPU")
-        self._memu_curve = _curve(self.util_plot, MEM_UTIL_COLOR, tr("memory controller"))
+        self._gpu_curve = add_curve(self.util_plot, GPU_UTIL_COLOR, "GPU")
+        self._memu_curve = add_curve(self.util_plot, MEM_UTIL_COLOR, tr("memory controller"))
         self._cross: list[pg.InfiniteLine] = []  # the hover crosshair, made on first hover
         self._hover_x: float | None = None  # seconds from now under a pointer on a graph
+        # where the pointer is (panel coordinates) and the graph it is over
+        self._pointer: tuple[QPoint, QWidget] | None = None
+        self.readout: HoverBox | None = None  # the values under the pointer, made when needed
         for widget in (self.memory_widget, self.util_widget):
             widget.viewport().installEventFilter(self)
         self.memory_widget.scene().sigMouseMoved.connect(
-            lambda pos: self._on_mouse_moved(self.memory_plot, pos))
+            lambda pos: self._on_mouse_moved(self.memory_widget, pos))
         self.util_widget.scene().sigMouseMoved.connect(
-            lambda pos: self._on_mouse_moved(self.util_plot, pos))
+            lambda pos: self._on_mouse_moved(self.util_widget, pos))
         self.util_plot.setXLink(self.memory_plot)
 
-        mem_box = QVBoxLayout()
-        mem_box.setSpacing(0)
-        mem_box.addWidget(Field(self.mem_label))  # a new reading never relayouts (field.py)
-        mem_box.addWidget(self.memory_widget, 1)
-        util_box = QVBoxLayout()
-        util_box.setSpacing(0)
-        util_box.addWidget(Field(self.util_label))
-        util_box.addWidget(self.util_widget, 1)
-        plots = QHBoxLayout()
-        plots.setSpacing(6)
-        plots.addLayout(mem_box, 1)
-        plots.addLayout(util_box, 1)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 4, 6, 4)
-        layout.setSpacing(2)
-        top = QHBoxLayout()
-        top.addWidget(self.title, 2)
-        top.addWidget(self.health, 3)
-        layout.addLayout(top)
-        layout.addWidget(self.lost_label)
-        layout.addWidget(Field(self.readouts))
-        layout.addLayout(plots, 1)
+        self._build_layout()
         # Made when the panel first goes stale: even disabled, an effect on every panel
         # cost ~2 ms a panel at start-up.
         self._opacity: QGraphicsOpacityEffect | None = None
         self.set_window(self._window_s)
         self._fit_to_font()
+
+    def _build_layout(self) -> None:
+        """Header line, lost banner, readouts, the graphs' readings, then the graphs side by
+        side (``graphs``: a row a further graph can join)."""
+        self.graphs = QHBoxLayout()
+        self.graphs.setSpacing(PLOT_SPACING)
+        self.graphs.addWidget(self.memory_widget, 1)
+        self.graphs.addWidget(self.util_widget, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(*MARGINS)
+        layout.setSpacing(2)
+        layout.addWidget(self.header)
+        layout.addWidget(self.lost_label)
+        layout.addWidget(Field(self.readouts))  # a new reading never relayouts (field.py)
+        layout.addWidget(self.graph_labels)
+        layout.addLayout(self.graphs, 1)
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
         super().changeEvent(event)
@@ -245,17 +210,31 @@ class GpuPanel(QFrame):
         plot_h = max(PLOT_MIN_HEIGHT, PLOT_MIN_LINES * fm.height())
         for w in (self.memory_widget, self.util_widget):
             w.setMinimumHeight(plot_h)
-        self.setMinimumSize(
-            max(PANEL_MIN_WIDTH, PANEL_MIN_CHARS * fm.averageCharWidth(), self._labels_width()),
-            max(PANEL_MIN_HEIGHT, 3 * fm.lineSpacing() + plot_h + 24))
+        self.setMinimumWidth(max(PANEL_MIN_WIDTH, PANEL_MIN_CHARS * fm.averageCharWidth(),
+                                 self.graph_labels.needed_width() + self._chrome_width()))
 
-    def _labels_width(self) -> int:
-        """The width at which each graph's label shows its readings whole (in this font and
-        language: Chinese words are wider per character): two labels side by side, the
-        layout's margins and spacing, and the frame."""
-        label = max(runs_width(memory_runs(WIDEST)[:MEMORY_RUNS_SHOWN], self.font()),
-                    runs_width(util_runs(WIDEST), self.font()))
-        return int(2 * label) + 12 + 6 + 2 * self.frameWidth() + 4
+    def _chrome_width(self) -> int:
+        """Margins and frame around the panel's lines."""
+        return MARGINS[0] + MARGINS[2] + 2 * self.frameWidth()
+
+    def height_for(self, width: int, good: bool = False) -> int:
+        """The least height the panel needs at ``width`` (its readings stacked when they do
+        not fit side by side there), for the grid to choose its columns; ``good``: with
+        graphs ``PLOT_GOOD_LINES`` tall instead of their least height."""
+        layout = self.layout()
+        assert layout is not None
+        base = layout.minimumSize().height()
+        if good:
+            plot = self.memory_widget.minimumHeight()
+            base += max(plot, PLOT_GOOD_LINES * self.fontMetrics().height()) - plot
+        labels = self.graph_labels
+        one = labels.sizeHint().height() // (2 if labels.stacked else 1)
+        stacked = not labels.fits_side_by_side(width - self._chrome_width())
+        return base + (one if stacked else 0) - (one if labels.stacked else 0)
+
+    def plots(self) -> list[LitePlotWidget]:
+        """The panel's graphs (the two of its own and any added to ``graphs``)."""
+        return self.findChildren(LitePlotWidget)
 
     # -- public API --------------------------------------------------------------------------
     @property
@@ -273,7 +252,7 @@ class GpuPanel(QFrame):
         if self.memory_plot.legend is None:
             legend = self.memory_plot.addLegend(offset=(4, 4), labelTextSize="8pt")
             legend.addItem(self._mem_curve, tr("NVML used (all processes)"))
-        curve = _curve(self.memory_plot, color, label, style=style)
+        curve = add_curve(self.memory_plot, color, label, style=style)
         self._series.append(_Series(key, curve, scale))
         self._drawn = False  # draw the new curve at the next update
         return curve
@@ -370,7 +349,15 @@ class GpuPanel(QFrame):
         return self.curve_lag(t_ref) >= 0.5
 
     def hover_at(self, x_rel: float) -> None:
-        """Show the crosshair at ``x_rel`` seconds from now and emit ``hovered``."""
+        """Show the crosshair at ``x_rel`` seconds from now and emit ``hovered`` (the readout
+        goes beside the pointer, or mid-height on the crosshair when no pointer moved)."""
+        if self._pointer is None:
+            widget = self.memory_widget
+            vb = self.memory_plot.getViewBox()
+            scene = vb.mapViewToScene(QPointF(x_rel, 0.0))
+            middle = vb.sceneBoundingRect().center().y()
+            point = widget.mapFromScene(QPointF(scene.x(), middle))
+            self._pointer = (widget.viewport().mapTo(self, point), widget)
         if not self._cross:
             for plot in (self.memory_plot, self.util_plot):
                 line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#999", width=1))
@@ -383,19 +370,34 @@ class GpuPanel(QFrame):
         self.hovered.emit(self.index, self._t_ref + x_rel)
 
     def clear_hover(self) -> None:
-        """Hide the crosshair; ``unhovered`` tells the window to clear the readout."""
+        """Hide the crosshair and the readout; ``unhovered`` tells the window."""
         was = self._hover_x is not None
         self._hover_x = None
+        self._pointer = None
         for line in self._cross:
             line.hide()
+        if self.readout is not None:
+            self.readout.hide()
         if was:
             self.unhovered.emit(self.index)
 
+    def show_readout(self, heading: str, lines: list[str]) -> None:
+        """The values under the pointer, in a box beside it over the graph (hover_box.py)."""
+        if self._pointer is None:
+            return
+        point, graph = self._pointer
+        if self.readout is None:
+            self.readout = HoverBox(self)
+        self.readout.show_at(heading, lines, point, QRect(graph.mapTo(self, QPoint(0, 0)),
+                                                          graph.size()))
+
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
-        """The pointer left a graph: no crosshair, no readout (they stayed for minutes)."""
+        """The pointer left a graph: no crosshair, no readout (they stayed for minutes).
+        Every event of the graphs passes here: nothing else is done (a call to the base
+        class's filter cost ~0.1 ms an event, 20 ms of a tab switch)."""
         if event.type() == QEvent.Type.Leave:
             self.clear_hover()
-        return super().eventFilter(obj, event)
+        return False
 
     # -- internals ---------------------------------------------------------------------------
     def _set_curve(self, curve: pg.PlotCurveItem, series: SeriesFn, key: str,
@@ -423,20 +425,23 @@ class GpuPanel(QFrame):
             self.lost_label.setText(text)
             self.lost_label.setToolTip(text)
 
-        self.mem_label.set_runs(memory_runs(s))
+        memory = memory_runs(s)
+        self.mem_label.set_runs(memory, memory_forms(memory))
         self.util_label.set_runs(util_runs(s))
-        self.readouts.set_runs([TextRun(text, bold=bold) for text, bold in readout_line(s)])
+        readouts = [TextRun(text, bold=bold) for text, bold in readout_line(s)]
+        self.readouts.set_runs(readouts, item_forms(readouts))
         extra = tooltip_text(self.info, extra_readouts(s))
         if extra != self.title.toolTip():  # a tooltip: no layout, no repaint per tick
             self.title.setToolTip(extra)
             self.readouts.setToolTip(extra)
 
-    def _on_mouse_moved(self, plot: LitePlot, pos: QPointF) -> None:
-        vb = plot.getViewBox()
+    def _on_mouse_moved(self, widget: LitePlotWidget, pos: QPointF) -> None:
+        vb = widget.getPlotItem().getViewBox()
         if not vb.sceneBoundingRect().contains(pos):
             self.clear_hover()
             return
         x = vb.mapSceneToView(pos).x()
         if -self._window_s <= x <= 0:
+            self._pointer = (widget.viewport().mapTo(self, widget.mapFromScene(pos)), widget)
             self.hover_at(float(x))
 

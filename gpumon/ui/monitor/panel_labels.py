@@ -1,6 +1,7 @@
-"""The text above a GPU panel's two graphs, as styled runs: its memory and its utilization
-readings, in the chosen language. Apart from panel.py so that the panel can measure the width
-they need (its minimum width) with the same runs it shows."""
+"""The text of a GPU panel, as styled runs: its title, its readouts, and the memory and
+utilization readings above its graphs, in the chosen language, each with the shorter forms a
+narrow panel shows instead (the whole line is in the tooltip). Apart from panel.py so that
+the panel can measure the width they need (its minimum width) with the same runs it shows."""
 
 from __future__ import annotations
 
@@ -21,6 +22,10 @@ WIDEST = GpuSample(0, 0.0, mem_used_bytes=int(99.99 * GIB), mem_total_bytes=int(
 MEMORY_RUNS_SHOWN = 4  # the memory label's runs up to the total ("■ Memory 12.34 / 80.00 GiB")
 
 
+Forms = list[list[TextRun]]  # shorter forms of a line, longest first
+ELLIPSIS_RUN = TextRun(" · …")
+
+
 def memory_runs(s: GpuSample | None) -> list[TextRun]:
     """The memory graph's label: ``■ Memory 12.34 / 80.00 GiB · free 67.66``."""
     return [TextRun("■", color=MEM_COLOR), TextRun(" " + tr("Memory") + " "),
@@ -37,18 +42,53 @@ def util_runs(s: GpuSample | None) -> list[TextRun]:
             TextRun(format_value(s, "mem_util_pct"), bold=True)]
 
 
-def title_runs(info: GpuInfo) -> list[TextRun]:
-    """Host (on a cluster), GPU index, name, PCI bus id, [SIMULATED] when it is, and the
-    other exporters that report it too."""
+def title_runs(info: GpuInfo, *, bus: str | None = None, others: bool = True
+               ) -> list[TextRun]:
+    """Host (on a cluster), GPU index, name, PCI bus id (``bus``: another form of it, ""
+    none), [SIMULATED] when it is, and (``others``) the other exporters that report it too."""
+    bus_id = info.pci_bus_id if bus is None else bus
     runs = [TextRun(info.host, bold=True), TextRun(" · ")] if info.host else []
-    runs += [TextRun(f"GPU {info.index}", bold=True), TextRun(f" · {info.name} "),
-             TextRun(info.pci_bus_id, color="#777")]
+    runs += [TextRun(f"GPU {info.index}", bold=True), TextRun(f" · {info.name}")]
+    if bus_id:
+        runs += [TextRun(" "), TextRun(bus_id, color="#777")]
     if info.simulated:
         runs.append(TextRun(" [" + tr("SIMULATED") + "]", bold=True, color="#e65100"))
-    if info.duplicates:  # two exporters report this GPU (the tooltip says all)
+    if info.duplicates and others:  # two exporters report this GPU (the tooltip says all)
         runs.append(TextRun(" · " + tr("also reported by {targets}",
                                        targets=", ".join(info.duplicates)), color="#b26a00"))
     return runs
+
+
+def short_bus_id(bus_id: str) -> str:
+    """``00000000:17:00.0`` as ``17:00.0``: the PCI domain left out when it is 0, as lspci
+    writes it; any other text as it is."""
+    domain, sep, rest = bus_id.partition(":")
+    return rest if sep and domain.strip("0") == "" and rest.count(":") == 1 else bus_id
+
+
+def title_forms(info: GpuInfo) -> Forms:
+    """The title's shorter forms: the short bus id, then none (the other exporters that
+    report the GPU stay in the tooltip)."""
+    forms = []
+    short = short_bus_id(info.pci_bus_id)
+    if short != info.pci_bus_id or info.duplicates:
+        forms.append(title_runs(info, bus=short, others=False))
+    if info.pci_bus_id:
+        forms.append(title_runs(info, bus="", others=False))
+    return forms
+
+
+def memory_forms(runs: list[TextRun]) -> Forms:
+    """The memory label without the free memory after the total (the tooltip has it)."""
+    return [runs[:MEMORY_RUNS_SHOWN]]
+
+
+def item_forms(runs: list[TextRun]) -> Forms:
+    """A line of items ("Temp 45 °C · Power 120 / 250 W · …") with its last items left out,
+    one more at each form, down to the first item, each ending in " · …": a narrow panel shows
+    whole items, never "Mem 26…"."""
+    starts = [i for i, r in enumerate(runs) if i and r.text.startswith(" · ")]
+    return [[*runs[:i], ELLIPSIS_RUN] for i in reversed(starts)]
 
 
 def tooltip_text(info: GpuInfo, extra: str) -> str:

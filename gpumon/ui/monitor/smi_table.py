@@ -1,4 +1,6 @@
-"""An nvidia-smi-style table of all GPUs: one row per GPU, the columns people know.
+"""An nvidia-smi-style table of all GPUs: one row per GPU, the columns people know, in
+nvidia-smi's order, with its Disp.A, Volatile Uncorr. ECC and MIG M. (a count of uncorrected
+ECC errors above 0 shows in bold red, with the health's reasons in its tooltip).
 
 While no one can see it (another tab in front, the window minimised or not exposed) the
 table keeps only the latest snapshot and shows it when it is seen again."""
@@ -12,12 +14,13 @@ from PySide6.QtCore import (
     QPersistentModelIndex,
     Qt,
 )
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import QWidget
 
 from gpumon.i18n import tr
+from gpumon.telemetry.model.health import assess
 from gpumon.telemetry.model.types import GpuInfo, GpuSample, Snapshot
-from gpumon.text.smi_text import mib
+from gpumon.text.smi_text import mib, mig_mode, uncorrected_ecc
 from gpumon.ui.widgets.table_model import FittedTableView, TitledTableModel
 from gpumon.units import NA, format_number
 
@@ -27,13 +30,6 @@ Row = tuple[GpuInfo, GpuSample | None]
 
 def _ok(s: GpuSample | None) -> GpuSample | None:
     return None if s is None or s.lost else s
-
-
-def _persistence(r: Row) -> str:
-    s = _ok(r[1])
-    if s is None or s.persistence_mode is None:
-        return NA
-    return "On" if s.persistence_mode else "Off"
 
 
 def _power(r: Row) -> str:
@@ -69,11 +65,24 @@ def _text(attr: str) -> Callable[[Row], str]:
     return get
 
 
+def _of_sample(text: Callable[[GpuSample], str]) -> Callable[[Row], str]:
+    def get(r: Row) -> str:
+        s = _ok(r[1])
+        return NA if s is None else text(s)
+    return get
+
+
+def _on_off(attr: str) -> Callable[[Row], str]:
+    return _of_sample(lambda s: {None: NA, True: "On", False: "Off"}[getattr(s, attr)])
+
+
 COLUMNS: tuple[tuple[str, Callable[[Row], str]], ...] = (
     ("GPU", lambda r: str(r[0].index)),
     ("Name", _name),
-    ("Persistence-M", _persistence),
+    ("Persistence-M", _on_off("persistence_mode")),
     ("Bus-Id", lambda r: r[0].pci_bus_id),
+    ("Disp.A", _on_off("display_active")),
+    ("Volatile Uncorr. ECC", _of_sample(uncorrected_ecc)),
     ("Fan", _metric("fan_pct", "%")),
     ("Temp", _metric("temperature_c", "C")),
     ("Perf", _text("pstate")),
@@ -81,8 +90,17 @@ COLUMNS: tuple[tuple[str, Callable[[Row], str]], ...] = (
     ("Memory-Usage", _memory),
     ("GPU-Util", _metric("gpu_util_pct", "%")),
     ("Compute M.", _text("compute_mode")),
+    ("MIG M.", _of_sample(mig_mode)),
 )
+ECC_COLUMN = 5
+ERROR_COLOR = "#c62828"
 LOST_TEXT = "ERR! (lost)"
+
+
+def _ecc_errors(r: Row) -> bool:
+    """Uncorrected ECC errors since the driver loaded on this row's GPU."""
+    s = _ok(r[1])
+    return s is not None and bool(s.ecc_uncorrected_volatile)
 
 
 def mig_lines(snap: Snapshot) -> dict[int, list[str]]:
@@ -153,11 +171,18 @@ class SmiTableModel(TitledTableModel):
         col = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             return self._texts[index.row()][col]
-        if role == Qt.ItemDataRole.ForegroundRole and lost:
-            return QColor("#c62828")
+        ecc = col == ECC_COLUMN and _ecc_errors(row)
+        if role == Qt.ItemDataRole.ForegroundRole and (lost or ecc):
+            return QColor(ERROR_COLOR)
+        if role == Qt.ItemDataRole.FontRole and ecc:
+            font = QFont()
+            font.setBold(True)
+            return font
         if role == Qt.ItemDataRole.ToolTipRole:
             if lost and row[1] is not None:
                 return row[1].message or tr("The GPU is lost.")
+            if ecc:
+                return "\n".join(assess(row[1]).reasons)
             return "\n".join([row[0].uuid, *self._migs.get(row[0].index, [])])
         if role == Qt.ItemDataRole.TextAlignmentRole and col not in (1, 3):
             return int(Qt.AlignmentFlag.AlignCenter)

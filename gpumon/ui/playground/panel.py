@@ -34,7 +34,7 @@ from gpumon.playground.data.device_offer import offered
 from gpumon.playground.data.devices import DeviceOption
 from gpumon.playground.data.outcome import LoadStatus, Outcome, WorkspacePage
 from gpumon.ui.playground.code_line import CodeBar
-from gpumon.ui.playground.column_fit import fit_left_column
+from gpumon.ui.playground.column_fit import FormsScroll, fit_left_column, fit_left_heights
 from gpumon.ui.playground.cpu_view import CpuMemoryView
 from gpumon.ui.playground.forms import ActionForms
 from gpumon.ui.playground.kernel_link import ended_outcome, load_lost_text
@@ -42,6 +42,7 @@ from gpumon.ui.playground.log import OutcomeLog
 from gpumon.ui.playground.monitor_link import MonitorLink
 from gpumon.ui.playground.style import tones
 from gpumon.ui.playground.workspace_table import WorkspaceTable, WorkspaceView
+from gpumon.ui.widgets.next_frame import after_next_frame
 from gpumon.ui.widgets.theme import is_dark
 
 if TYPE_CHECKING:
@@ -94,15 +95,18 @@ class PlaygroundPanel(QWidget):
         top.addWidget(self.status_label, 1)
         top.addWidget(self.busy_label)
         top.addWidget(self.busy_bar)
-        left = QSplitter(Qt.Orientation.Vertical)
+        # The forms scroll on their own (up and down) where the column is short, so the
+        # workspace and the results below them keep a place on screen (at 300 % the forms
+        # alone were taller than the column, and the results list was scrolled away).
+        self.forms_scroll = FormsScroll(self.forms)
+        left = self.left = QSplitter(Qt.Orientation.Vertical)
         left.setObjectName("playgroundLeft")
-        left.addWidget(self.code_bar)
-        left.addWidget(self.forms)
+        left.addWidget(self.forms_scroll)
         left.addWidget(self.workspace_view)
         left.addWidget(self.log)
         left.setChildrenCollapsible(False)
-        left.setSizes([70, 150, 130, 400])
-        left.setStretchFactor(3, 1)
+        left.setSizes([150, 130, 400])
+        left.setStretchFactor(2, 1)
         self.graphs = QWidget()
         self.graphs.setObjectName("playgroundGraphs")
         graphs_layout = self._graphs_layout = QVBoxLayout(self.graphs)
@@ -132,9 +136,14 @@ class PlaygroundPanel(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.setSpacing(4)
         layout.addLayout(top)
+        # The code line across the page, above the scrolled column: at 300 % the column is
+        # wider than the window and its Stop button was scrolled out of sight ("S").
+        layout.addWidget(self.code_bar)
         layout.addWidget(self.splitter, 1)
 
-        self._monitor_sizes: list[int] = []
+        self._want_grid = False  # the page is shown: the grid should be here
+        self._stand_in = QWidget()  # in the grid's place on the Monitor while it is here
+        self._stand_in.setObjectName("gridStandIn")
         self._sized = False
         self._status_tone = ""  # "", "busy" or "error": the status line's colour
         self._dark: bool | None = None
@@ -196,14 +205,13 @@ class PlaygroundPanel(QWidget):
     @Slot(bool)
     def set_shown(self, shown: bool) -> None:
         """The page became the one shown (borrow the graphs, load torch) or stopped being it
-        (give the graphs back)."""
+        (give the graphs back); both once the frame that answers the key is painted."""
+        self._want_grid = shown
+        after_next_frame(self, self._sync_grid)  # after the frame that answers the key
         if shown:
-            self._borrow_grid()
-            self.load()
+            after_next_frame(self, self.load)
             # Zoomed while another page was shown: once shown, the forms may need more room.
             QTimer.singleShot(0, self, self._fit_left_column)
-        else:
-            self._return_grid()
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt name)
         """Size the splitter when first shown at its real width (two columns of graphs), and
@@ -225,6 +233,8 @@ class PlaygroundPanel(QWidget):
         first = not self._sized
         self._sized = True
         fit_left_column(self.splitter, self.left_scroll, only_wider=not (first or zoomed))
+        if first or zoomed:
+            fit_left_heights(self.left, self.forms, self.log)
 
     def _apply_palette(self) -> None:
         """Colours of the busy marks, hints and status for the current (light/dark) palette."""
@@ -352,13 +362,23 @@ class PlaygroundPanel(QWidget):
             self.forms.use_name(entry.name, entry.kind)
 
     # -- internals -----------------------------------------------------------------------
+    def _sync_grid(self) -> None:
+        """Borrow the grid or give it back, as the page is shown or not (after the frame
+        that answered the tab's key: moving 16 graphs was most of it)."""
+        if self._want_grid:
+            self._borrow_grid()
+        else:
+            self._return_grid()
+
     def _borrow_grid(self) -> None:
         grid = self._grid
         monitor = grid.parentWidget()
         if grid.parent() is self.graphs or not isinstance(monitor, QSplitter):
             return
         self._grid_home = monitor
-        self._monitor_sizes = monitor.sizes()
+        # A blank stands in the grid's place on the Monitor meanwhile: back there, the page
+        # shows at once with its tables, and the grid returns a frame later.
+        monitor.replaceWidget(monitor.indexOf(grid), self._stand_in)
         self._graphs_hint.hide()
         self._graphs_layout.insertWidget(0, grid)
         grid.show()
@@ -370,8 +390,11 @@ class PlaygroundPanel(QWidget):
         if grid.parent() is not self.graphs or monitor is None:
             return
         self.cpu_view.hide()
-        monitor.insertWidget(0, grid)
+        index = monitor.indexOf(self._stand_in)
+        if index >= 0:
+            monitor.replaceWidget(index, grid)
+        else:
+            monitor.insertWidget(0, grid)
+        self._stand_in.setParent(None)
         grid.show()
-        if len(self._monitor_sizes) == monitor.count():
-            monitor.setSizes(self._monitor_sizes)
         self._graphs_hint.show()

@@ -20,7 +20,7 @@ from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt
-from PySide6.QtGui import QPainter, QPolygonF
+from PySide6.QtGui import QPainter, QPaintEvent, QPolygonF
 from PySide6.QtWidgets import QGraphicsGridLayout, QGraphicsItem, QWidget
 
 from gpumon.ui.widgets.axis import ThinAxis
@@ -169,13 +169,31 @@ class LitePlot(pg.GraphicsWidget):
 
 
 class LitePlotWidget(pg.GraphicsView):
-    """A GraphicsView showing one LitePlot; ``getPlotItem()`` as on a pg.PlotWidget."""
+    """A GraphicsView showing one LitePlot; ``getPlotItem()`` as on a pg.PlotWidget.
+
+    ``veiled``: paint only the background (``reveal.py`` veils the graphs of a page that
+    comes into view and unveils them over the next event-loop turns, so that the frame that
+    answers a key paints no graph)."""
 
     def __init__(self, parent: QWidget | None = None, background: str = "default",
                  bottom: type[ThinAxis] = ThinAxis) -> None:
         super().__init__(parent, background=background)
         self.plot_item = LitePlot(bottom)
         self.setCentralItem(self.plot_item)
+        self.veiled = False
+
+    def set_veiled(self, veiled: bool) -> None:
+        if veiled != self.veiled:
+            self.veiled = veiled
+            self.viewport().update()
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 (Qt name)
+        if self.veiled:
+            painter = QPainter(self.viewport())
+            painter.fillRect(event.rect(), self.backgroundBrush())
+            painter.end()
+            return
+        super().paintEvent(event)
 
     def getPlotItem(self) -> LitePlot:  # noqa: N802 (pyqtgraph's name)
         return self.plot_item

@@ -4,17 +4,21 @@ A rich-text QLabel lays out a QTextDocument for its size hint on every ``setText
 GPU panels' readouts (three labels a GPU, new values every tick) that was ~0.2 ms a label
 here, half of a tick's work besides the curves. A ``RunsLabel`` is a plain-text QLabel
 (``text()`` is what a person reads, for tests and screen readers) that paints its runs itself
-from cached ``QStaticText``. Longer text than fits is clipped, like the rich labels were.
+from cached ``QStaticText``. A line may come with shorter forms of itself (``shorter``): the
+label paints the first form that fits its width, and cuts the last one with "…" when none
+does; the whole line is then in its tooltip. ``text()`` is always the whole line.
 
     label = RunsLabel()
-    label.set_runs([TextRun("■", color="#1f77b4"), TextRun(" Memory "), TextRun("6.76", bold=True)])
+    label.set_runs([TextRun("■", color="#1f77b4"), TextRun(" Memory "), TextRun("6.76", bold=True)],
+                   shorter=[[TextRun("■", color="#1f77b4"), TextRun(" 6.76", bold=True)]])
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from PySide6.QtCore import QEvent, QPointF, QSize, Qt
+from PySide6.QtCore import QEvent, QPointF, QRect, QSize, Qt
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -29,6 +33,7 @@ from PySide6.QtWidgets import QLabel, QToolTip, QWidget
 _CACHE_LIMIT = 512  # static texts kept per label; values repeat a lot (clocks, totals)
 ELLIPSIS = "\u2026"
 MIN_CHARS = 4  # the narrowest a label asks to be, in average character widths
+Runs = Sequence["TextRun"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +45,7 @@ class TextRun:
     color: str | None = None  # None: the palette's text colour (follows the theme)
 
 
-def runs_width(runs: list[TextRun] | tuple[TextRun, ...], font: QFont) -> float:
+def runs_width(runs: Runs, font: QFont) -> float:
     """The width ``runs`` need in ``font`` (bold runs in its bold), in pixels."""
     bold = QFont(font)
     bold.setBold(True)
@@ -55,17 +60,27 @@ class RunsLabel(QLabel):
         super().__init__(parent)
         self.setTextFormat(Qt.TextFormat.PlainText)
         self._runs: tuple[TextRun, ...] = ()
+        self._shorter: tuple[tuple[TextRun, ...], ...] = ()  # shorter forms, longest first
         self._joined = ""  # the runs' text: a plain setText() elsewhere replaces the runs
         self._static: dict[tuple[str, bool], QStaticText] = {}
         self._fonts: tuple[QFont, QFont] | None = None
+        # the forms the widths were measured for (in the current font), and the widths
+        self._widths: tuple[tuple[tuple[TextRun, ...], ...], list[float]] | None = None
+        self._placed: tuple[object, list[tuple[QPointF, QStaticText, bool, QColor]]] | None = None
 
     @property
     def runs(self) -> tuple[TextRun, ...]:
         return self._runs
 
-    def set_runs(self, runs: list[TextRun] | tuple[TextRun, ...]) -> None:
+    def set_runs(self, runs: Runs, shorter: Sequence[Runs] = ()) -> None:
+        """Show ``runs``; where they do not fit, the first of ``shorter`` that does."""
         runs = tuple(runs)
+        forms = tuple(tuple(f) for f in shorter)
+        if runs == self._runs and forms == self._shorter:
+            return
+        self._shorter = forms
         if runs == self._runs:
+            self.update()  # the same line, other shorter forms: no new size hint
             return
         self._runs = runs
         self._joined = "".join(r.text for r in runs)
@@ -75,6 +90,8 @@ class RunsLabel(QLabel):
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:
             self._fonts = None
+            self._widths = None
+            self._placed = None
             self._static.clear()
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt name)
@@ -88,8 +105,36 @@ class RunsLabel(QLabel):
     def full_width(self) -> float:
         """The width the whole text needs, in pixels (the runs' prepared static texts: a
         paint measured each run twice with new font metrics, ~40 % of a readout's paint)."""
-        return sum(self._static_text(r.text, r.bold).size().width()
-                   for r in self._painted_runs())
+        return self.form_widths()[0]
+
+    def form_widths(self) -> list[float]:
+        """The width of the whole line and of each shorter form, longest first (measured
+        once for each text and font: a paint asks for them, and a FitRow at each change)."""
+        forms = self._forms()
+        if self._widths is None or self._widths[0] != forms:
+            self._widths = (forms, [self._width(form) for form in forms])
+        return self._widths[1]
+
+    def _width(self, runs: Runs) -> float:
+        return sum(self._static_text(r.text, r.bold).size().width() for r in runs)
+
+    def _forms(self) -> tuple[tuple[TextRun, ...], ...]:
+        whole = self._painted_runs()
+        return (whole, *self._shorter) if whole is self._runs else (whole,)
+
+    def shown_form(self) -> int:
+        """Which form is painted at the label's width: 0 the whole line, 1 the first shorter
+        form …; the last one is cut with "…" when even it does not fit."""
+        room = self.contentsRect().width() + 0.5
+        widths = self.form_widths()
+        for k, width in enumerate(widths):
+            if width <= room:
+                return k
+        return len(widths) - 1
+
+    def shown_text(self) -> str:
+        """The text of the form painted at the label's width (before any cut with "…")."""
+        return "".join(r.text for r in self._forms()[self.shown_form()])
 
     def _static_text(self, text: str, bold: bool) -> QStaticText:
         """``text`` laid out once in the label's font (bold or not), kept for later paints."""
@@ -104,7 +149,7 @@ class RunsLabel(QLabel):
         return static
 
     def is_elided(self) -> bool:
-        """True when the text is wider than the label, so it is cut with "…"."""
+        """True when the whole line does not show: a shorter form, or cut with "…"."""
         return self.full_width() > self.contentsRect().width() + 0.5
 
     def tooltip_text(self) -> str:
@@ -138,18 +183,36 @@ class RunsLabel(QLabel):
         return self._fonts
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 (Qt name)
-        runs = self._painted_runs()
-        if not runs:
+        forms = self._forms()
+        if not forms[0]:
             super().paintEvent(event)
             return
-        fonts = self._run_fonts()
+        k = self.shown_form()
         rect = self.contentsRect()
+        text_color = self.palette().color(self.foregroundRole())
+        # where each run goes is worked out once for a text, a width and a colour: a label
+        # painted again unchanged (a page coming back into view: ~80 labels) only draws
+        key = (forms[k], k, rect.x(), rect.y(), rect.width(), rect.height(), text_color.rgba())
+        if self._placed is None or self._placed[0] != key:
+            self._placed = (key, self._place_runs(forms[k], k, rect, text_color))
         painter = QPainter(self)
         painter.setClipRect(rect)
-        text_color = self.palette().color(self.foregroundRole())
+        fonts = self._run_fonts()
+        for point, static, bold, color in self._placed[1]:
+            painter.setFont(fonts[bold])
+            painter.setPen(color)
+            painter.drawStaticText(point, static)
+        painter.end()
+
+    def _place_runs(self, runs: tuple[TextRun, ...], k: int, rect: QRect, text_color: QColor
+                    ) -> list[tuple[QPointF, QStaticText, bool, QColor]]:
+        """Each run's place, prepared text, weight and colour; the last run that does not fit
+        is cut with "…" and the rest left out."""
+        fonts = self._run_fonts()
         x = float(rect.left())
         right = float(rect.left() + rect.width())
-        elide = self.is_elided()
+        elide = self.form_widths()[k] > rect.width() + 0.5
+        placed = []
         for run in runs:
             font = fonts[run.bold]
             text = run.text
@@ -165,10 +228,9 @@ class RunsLabel(QLabel):
                 static = self._static_text(text, run.bold)
             size = static.size()
             y = rect.top() + (rect.height() - size.height()) / 2.0
-            painter.setFont(font)
-            painter.setPen(QColor(run.color) if run.color else text_color)
-            painter.drawStaticText(QPointF(x, y), static)
+            placed.append((QPointF(x, y), static, run.bold,
+                           QColor(run.color) if run.color else text_color))
             x += size.width()
             if last or x > right:
                 break
-        painter.end()
+        return placed

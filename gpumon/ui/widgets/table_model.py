@@ -21,6 +21,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
+from gpumon.ui.widgets.next_frame import after_next_frame
 from gpumon.ui.widgets.seen import SeenWatch, window_seen
 
 Index = QModelIndex | QPersistentModelIndex
@@ -114,6 +115,21 @@ class FittedTableView(QTableView):
             self._pending = None
             update()
 
+    def content_height(self, rows: int | None = None) -> int:
+        """The height that shows the header and ``rows`` rows (default: every row) whole,
+        with the horizontal scroll bar when the columns are wider than the view."""
+        model = self.model()
+        count = (model.rowCount() if model else 0) if rows is None else rows
+        header = self.horizontalHeader()
+        height = (header.sizeHint().height() + count * self.verticalHeader().defaultSectionSize()
+                  + 2 * self.frameWidth())
+        columns = [c for c in range(header.count()) if not header.isSectionHidden(c)]
+        wide = sum(header.sectionSize(c) for c in columns[:-1]) + (
+            header.sectionSizeHint(columns[-1]) if columns else 0)
+        if wide > self.width() - 2 * self.frameWidth():
+            height += self.horizontalScrollBar().sizeHint().height()
+        return height
+
     def watch_widths(self, model: TitledTableModel) -> None:
         model.widthsChanged.connect(self.fit_columns)
 
@@ -121,8 +137,13 @@ class FittedTableView(QTableView):
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:  # zoom: every column measured again
             fit_rows(self)
-            model = self.model()
-            self.fit_columns(list(range(model.columnCount() if model else 0)))
+            # after the frame that answers the zoom key: measuring every cell of every
+            # column was ~90 ms of that frame (8 GPUs and their processes, here)
+            after_next_frame(self, self._fit_all_columns)
+
+    def _fit_all_columns(self) -> None:
+        model = self.model()
+        self.fit_columns(list(range(model.columnCount() if model else 0)))
 
     @Slot(object)
     def fit_columns(self, columns: list[int]) -> None:

@@ -1,4 +1,6 @@
-"""The toolbar: pause/resume, sampling interval, time window, and the hover readout."""
+"""The toolbar: pause/resume, sampling interval, time window, and after them what the window
+puts there (the health events badge). The values under the pointer show on the graph itself,
+beside the pointer (hover_readout.py)."""
 
 from __future__ import annotations
 
@@ -13,13 +15,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpumon.i18n import N_, tr
+from gpumon.i18n import tr
 from gpumon.interval import SAMPLING
 from gpumon.telemetry.history.store import WINDOW_CHOICES_S
 from gpumon.telemetry.model.readouts import window_label
-from gpumon.ui.widgets.runs_label import RunsLabel
-
-HOVER_HINT = N_("Hover over a graph to read its values.")
 
 
 class Controls(QToolBar):
@@ -62,23 +61,12 @@ class Controls(QToolBar):
         self.window_combo.currentIndexChanged.connect(
             lambda i: self.windowChanged.emit(int(self.window_combo.itemData(i))))
 
-        self.hover_readout = RunsLabel()  # a long reading is cut with "…" (tooltip: all)
-        self.hover_readout.setText(tr(HOVER_HINT))
-        self.hover_readout.setObjectName("hoverReadout")
-        self.hover_readout.setAccessibleName(tr("Values under the mouse"))
-        self.hover_readout.setStyleSheet("color: #333; padding-left: 12px;")
-        self.hover_readout.setSizePolicy(QSizePolicy.Policy.Expanding,
-                                         QSizePolicy.Policy.Preferred)
-        self.hover_readout.setMinimumWidth(200)
-
         self.addWidget(self.pause_button)
         self.addSeparator()
         self.addWidget(QLabel(" " + tr("Interval") + " "))
         self.addWidget(self.interval_spin)
         self.addWidget(QLabel("  " + tr("Window") + " "))
         self.addWidget(self.window_combo)
-        self.addSeparator()
-        self.addWidget(self.hover_readout)
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
         """The zoom: the toolbar's layout keeps each widget's old width; give the spin box
@@ -91,9 +79,11 @@ class Controls(QToolBar):
         for widget in (self.interval_spin, self.window_combo):
             widget.setMinimumWidth(widget.sizeHint().width())
 
-    def clear_readout(self, *_: object) -> None:
-        """The pointer left the graphs: the hint again instead of a stale reading."""
-        self.hover_readout.setText(tr(HOVER_HINT))
+    def add_right(self, widget: QWidget) -> None:
+        """Put ``widget`` after the controls, in the room they leave (its size hint should be
+        small: a toolbar moves what does not fit behind a » button)."""
+        widget.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        self.addWidget(widget)
 
     def _on_pause(self, paused: bool) -> None:
         self.pause_button.setText(tr("Resume") if paused else tr("Pause"))

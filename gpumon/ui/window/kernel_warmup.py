@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QObject, QTimer, Slot
 
+from gpumon.ui.widgets.next_frame import after_next_frame
 from gpumon.ui.window.lazy_tabs import LazyTabs
 from gpumon.ui.window.settings import Settings
 
@@ -63,4 +64,6 @@ class KernelWarmup(QObject):
     def _on_tab_shown(self, index: int) -> None:
         if self._tabs.key(index) in KERNEL_TABS:
             self._settings.playground_used = True
-            self.start_kernel()
+            # after the frame that answers the tab's key (the engine's first import and a
+            # process start took tens of ms in it)
+            after_next_frame(self._tabs, self.start_kernel)

@@ -3,21 +3,30 @@
 Start-up then pays neither for building the Playground and Lesson pages nor for importing
 their modules (torch's engine, the lesson's steps). A tab is found by its key, the English
 title ("Playground"); what the tab shows is the key in the chosen language.
+
+A page shown for the first time is built on the next turn of the event loop, after the frame
+that shows its tab selected and its placeholder ("Opening the Playground…"): built at once,
+the first Ctrl+2 answered on screen after ~220 ms (the Playground's modules and widgets).
+``built`` says when a page is there; ``page(title)`` still builds at once when asked.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
-from PySide6.QtCore import Slot
-from PySide6.QtWidgets import QTabWidget, QWidget
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
 
 from gpumon.i18n import tr
+from gpumon.ui.widgets.next_frame import after_next_frame
 
 
 class LazyTabs(QTabWidget):
     """``add_lazy_page(title, build)``: the tab holds an empty placeholder until ``build()``
     makes the page, when the tab is first shown or ``page(title)`` asks for it."""
+
+    built = Signal(str)  # the key of a page just built
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -28,6 +37,10 @@ class LazyTabs(QTabWidget):
         """A tab whose page ``build()`` makes later; returns its index."""
         placeholder = QWidget()
         placeholder.setObjectName(f"lazyPage_{title}")
+        note = QLabel(tr("Opening the {page} page…", page=tr(title)))
+        note.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        note.setEnabled(False)  # the palette's muted text
+        QVBoxLayout(placeholder).addWidget(note)
         self._lazy[title] = (placeholder, build)
         return self.add_keyed(placeholder, title)
 
@@ -53,13 +66,48 @@ class LazyTabs(QTabWidget):
                 return self.widget(i)
         return None
 
+    def index_of(self, title: str) -> int:
+        """The index of tab ``title`` (-1: none), built or not."""
+        return next((i for i in range(self.count()) if self.key(i) == title), -1)
+
+    def show_key(self, title: str, then: Callable[[], None] | None = None) -> None:
+        """Bring tab ``title`` in front and call ``then`` once its page is there (at once,
+        or a turn later for a page shown the first time)."""
+        index = self.index_of(title)
+        if index < 0:
+            return
+        self.setCurrentIndex(index)
+        if then is None:
+            return
+        if self.is_built(title):
+            then()
+            return
+
+        def once_built(key: str) -> None:
+            if key == title:
+                self.built.disconnect(once_built)
+                if self.currentIndex() == self.index_of(title):
+                    then()
+
+        self.built.connect(once_built)
+
+    def is_built(self, title: str) -> bool:
+        """False while tab ``title`` still holds its placeholder."""
+        return title not in self._lazy
+
     @Slot(int)
     def _build_shown_page(self, index: int) -> None:
+        """A placeholder came in front: build its page once it has been painted."""
         widget = self.widget(index)
         for title, (placeholder, _) in list(self._lazy.items()):
             if placeholder is widget:
-                self.page(title)
+                after_next_frame(self, partial(self._build_if_shown, title))
                 return
+
+    def _build_if_shown(self, title: str) -> None:
+        lazy = self._lazy.get(title)
+        if lazy is not None and self.currentWidget() is lazy[0]:
+            self.page(title)
 
     def _replace_placeholder(self, placeholder: QWidget, build: Callable[[], QWidget],
                              title: str) -> QWidget:
@@ -79,4 +127,5 @@ class LazyTabs(QTabWidget):
         placeholder.deleteLater()
         if was_current:
             self.currentChanged.emit(index)
+        self.built.emit(title)
         return page

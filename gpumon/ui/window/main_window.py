@@ -28,7 +28,6 @@ from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QDockWidget,
     QMainWindow,
-    QSplitter,
     QVBoxLayout,
     QWidget,
 )
@@ -37,16 +36,18 @@ from gpumon.i18n import N_, tr
 from gpumon.interval import SAMPLING
 from gpumon.telemetry.history.store import WINDOW_CHOICES_S, History, capacity_for
 from gpumon.telemetry.model.facts import process_list_note
-from gpumon.telemetry.model.readouts import format_readout
+from gpumon.telemetry.model.readouts import readout_parts
 from gpumon.telemetry.model.types import Snapshot, Source, SourceState, SourceStatus
 from gpumon.text.smi_text import no_gpus_hint
 from gpumon.ui.monitor.grid import GpuGrid
 from gpumon.ui.monitor.header import HeaderBar, StatusBanner
+from gpumon.ui.monitor.page import MonitorPage
 from gpumon.ui.monitor.panel import GpuPanel
 from gpumon.ui.monitor.process.actions import ProcessActions
 from gpumon.ui.monitor.process.pane import ProcessPane
 from gpumon.ui.monitor.process.view import ProcessView
 from gpumon.ui.monitor.smi_table import SmiTable
+from gpumon.ui.widgets.dock_title import DockTitle
 from gpumon.ui.widgets.theme import Theme
 from gpumon.ui.window import health_events
 from gpumon.ui.window.controls import Controls
@@ -56,6 +57,7 @@ from gpumon.ui.window.lazy_tabs import LazyTabs
 from gpumon.ui.window.menus import Menus
 from gpumon.ui.window.presentation import Presentation, TorchFacts
 from gpumon.ui.window.settings import Settings
+from gpumon.ui.window.status_bar import StatusBarShown
 from gpumon.ui.window.status_text import StatusText
 from gpumon.ui.window.workers import SamplingThread
 
@@ -104,6 +106,9 @@ class MainWindow(QMainWindow):
     ) -> None:
         super().__init__(parent)
         self.setObjectName("mainWindow")
+        # Tooltips (a health mark's reasons) also while another window is active: Qt shows
+        # them only in the active window unless told so.
+        self.setAttribute(Qt.WidgetAttribute.WA_AlwaysShowToolTips)
         self._prewarm_kernel = prewarm_kernel  # start the playground kernel after 1st frame
         self.interval_s = SAMPLING.clamp(interval_s)
         self.window_s = int(window_s)
@@ -127,13 +132,8 @@ class MainWindow(QMainWindow):
         self.process_actions = ProcessActions(self.process_table)
         self.process_table.activated.connect(self.open_process_view)  # Enter, double-click
 
-        monitor = QSplitter(Qt.Orientation.Vertical)
-        monitor.setObjectName("monitorPage")
-        monitor.addWidget(self.gpu_grid)
-        monitor.addWidget(self.smi_table)
-        monitor.addWidget(self.process_pane)
-        monitor.setChildrenCollapsible(False)
-        monitor.setSizes([560, 130, 170])  # scaled to the real height when shown
+        monitor = self.monitor_page = MonitorPage(self.gpu_grid, self.smi_table,
+                                                  self.process_pane)
         self.tabs = LazyTabs()
         self.tabs.setObjectName("pages")
         self.tabs.setDocumentMode(True)
@@ -147,6 +147,7 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.banner)
         layout.addWidget(self.tabs, 1)
         self.setCentralWidget(central)
+        StatusBarShown(self.statusBar())  # no empty line under the page
 
         self.status_text = StatusText(self, self.header, self.gpu_grid, self.setWindowTitle,
                                       self)
@@ -158,7 +159,6 @@ class MainWindow(QMainWindow):
         self.controls.windowChanged.connect(self.set_window)
         self.banner.simulateRequested.connect(self.show_simulated)
         self.gpu_grid.hovered.connect(self._on_hover)
-        self.gpu_grid.unhovered.connect(self.controls.clear_readout)
         self.status_text.update_title(None)
         self.resize(1400, 900)
         # Remembered settings (in memory unless given), zoom/theme, file actions, menus.
@@ -182,9 +182,11 @@ class MainWindow(QMainWindow):
                            latest_snapshot=lambda: self.latest_snapshot, history=self.history,
                            torch_facts=self._torch_facts)
         self.gpuPanelsChanged.connect(self.menus.rebuild_gpu_menu)
+        self.gpuPanelsChanged.connect(self.monitor_page.refit)
         # GPU health: the panels' marks, new XID / ECC errors in the status bar and a log.
         self.event_log, self.event_dock, self.health = health_events.install(
-            self.gpu_grid, self.add_dock, lambda text: self.statusBar().showMessage(text), self)
+            self, self.gpu_grid, self.add_dock, self.controls.add_right)
+        self.menus.add_view_action(self.event_dock.toggleViewAction())
         self.snapshotReceived.connect(self.health.on_snapshot)
         self.add_lazy_page(N_("Lesson"), self._make_lesson)
         # The kernel starts when a kernel tab is wanted (kernel_warmup.py).
@@ -196,14 +198,9 @@ class MainWindow(QMainWindow):
     def show_tab(self, title: str) -> None:
         """Ctrl+1/2/3: show tab ``title``; on the Playground the code line takes the focus, on
         the Lesson its Run button (so the next Space runs the step rather than pausing)."""
-        page = self.page(title)
-        if page is None:
-            return
-        self.tabs.setCurrentWidget(page)
-        if title == "Playground":
-            self.playground.code_bar.edit.setFocus()
-        elif title == "Lesson":
-            self.lesson.take_focus()
+        focus = {"Playground": lambda: self.playground.code_bar.edit.setFocus(),
+                 "Lesson": lambda: self.lesson.take_focus()}.get(title)
+        self.tabs.show_key(title, focus)
 
     # -- extension points ----------------------------------------------------------------
     def add_page(self, widget: QWidget, title: str) -> int:
@@ -216,6 +213,7 @@ class MainWindow(QMainWindow):
         """Put ``widget`` in a dock (right side by default) and return the dock."""
         dock = QDockWidget(title, self)
         dock.setObjectName(f"dock_{title}")
+        dock.setTitleBarWidget(DockTitle(dock))  # a title that zooms (dock_title.py)
         dock.setWidget(widget)
         self.addDockWidget(area, dock)
         return dock
@@ -421,16 +419,17 @@ class MainWindow(QMainWindow):
         return view
 
     def _on_hover(self, gpu: int, t: float) -> None:
+        """The pointer is over GPU ``gpu``'s graphs at time ``t``: its values beside it."""
         snap = self.latest_snapshot
         t_now = snap.timestamp_s if snap is not None else t
-        values = self.history.value_at(gpu, t)
-        self.controls.hover_readout.setText(format_readout(gpu, t_now, values))
+        panel = self.gpu_grid.panel(gpu)
+        if panel is not None:
+            panel.show_readout(*readout_parts(gpu, t_now, self.history.value_at(gpu, t)))
 
     # -- helpers ---------------------------------------------------------------------------
     @Slot(object)
     def _style_frame(self, theme: Theme) -> None:
-        """The theme's colours on the window's own widgets (readout, banner)."""
-        self.controls.hover_readout.setStyleSheet(f"color: {theme.muted}; padding-left: 12px;")
+        """The theme's colours on the window's own widgets (the banner)."""
         self.banner.setStyleSheet(
             "#statusBanner { background: #fff3e0; border: 1px solid #ef6c00;"
             f" border-radius: 4px; }} #statusBanner QLabel {{ color: {theme.banner_text}; }}")

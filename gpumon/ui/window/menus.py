@@ -69,7 +69,8 @@ class Menus(QObject):
         bar = window.menuBar()
         self.file_menu = bar.addMenu(tr("&File"))  # launch.py adds Open cluster… to it
         self._build_file(self.file_menu)
-        self._build_view(bar.addMenu(tr("&View")))
+        self.view_menu = bar.addMenu(tr("&View"))
+        self._build_view(self.view_menu)
         self._build_help(bar.addMenu(tr("&Help")))
         # Space pauses, but only while the focus is not on a widget that uses the space bar.
         self.space = QShortcut(QKeySequence(Qt.Key.Key_Space), window)
@@ -144,6 +145,11 @@ class Menus(QObject):
         self.gpu_menu.setObjectName("gpuMenu")
         self.rebuild_gpu_menu()
         self.language = LanguageMenu(self.window, menu.addMenu(tr("&Language")), self.settings)
+
+    def add_view_action(self, action: QAction) -> None:
+        """An entry at the end of the View menu (the event log's dock)."""
+        self.view_menu.addSeparator()
+        self.view_menu.addAction(action)
 
     def _build_help(self, menu: QMenu) -> None:
         self._action(menu, "actionShortcuts", tr("&Keyboard shortcuts"),

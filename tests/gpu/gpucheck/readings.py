@@ -16,10 +16,12 @@ MIB = 2**20
 
 Readings = dict[int, dict[str, object]]
 
-# nvidia-smi-like rows of gpumon's table (gpumon/text/smi_text.py):
-# |   0  NVIDIA H200                     On |       00000000:17:00.0 |                      |
+# nvidia-smi-like rows of gpumon's table (gpumon/text/smi_text.py), as nvidia-smi has them:
+# |   0  NVIDIA H200                     On |   00000000:17:00.0 Off |                    0 |
 # |  N/A   32C    P0           76W /  700W |       1MiB / 143771MiB |       0%     Default |
-_FIRST = re.compile(r"^\|\s+(\d+)\s+.*?\s(On|Off|N/A)\s+\|\s+(\S+)\s+\|\s+\|$")
+# |                                         |                        |             Disabled |
+_FIRST = re.compile(r"^\|\s+(\d+)\s+.*?\s(On|Off|N/A)\s+\|\s+(\S+)\s+(?:On|Off|N/A)\s+\|"
+                    r"\s+(\S+)\s+\|$")
 _SECOND = re.compile(r"^\|\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*/\s*(\S+)\s+\|"
                      r"\s+(\S+)\s*/\s*(\S+)\s+\|\s+(\S+)\s+(.+?)\s+\|$")
 _NA = "N/A"

@@ -136,8 +136,8 @@ class FakeNvml:
         fan sm_clock mem_clock pstate pcie_rx_kb pcie_tx_kb enc dec persistence compute_mode
         clock_events ecc_mode ecc_sbe_vol ecc_dbe_vol ecc_sbe_agg ecc_dbe_agg remap_corr
         remap_unc remap_pending remap_failure retired_sbe retired_dbe retired_pending
-        pcie_replay mem_temp (retired_*: that many pages; power_mw also sets how fast the
-        energy counter grows from now on)."""
+        pcie_replay mem_temp display_active (retired_*: that many pages; power_mw also sets
+        how fast the energy counter grows from now on)."""
         if self.lib.fake_set_value(gpu, key.encode(), value) != 0:
             raise KeyError(key)
 

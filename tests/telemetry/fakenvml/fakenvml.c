@@ -22,6 +22,7 @@
  *   FAKENVML_XIDS=gpu:code:ms,...      XID errors, each `ms` milliseconds after loading
  *   FAKENVML_VALUES=gpu:name=value,... values as fake_set_value sets them (power_mw, ...)
  *   FAKENVML_PROFILE=h200    what each call costs (see "cost profile" below; default none)
+ *   FAKENVML_NAMES=name;name;...       the GPUs' names, from GPU 0 on ("NVIDIA H200;...")
  *
  * Health: clock event reasons, ECC mode and counts, remapped rows, retired pages, the PCIe
  * replay counter, the memory temperature (a field value), the energy counter (integrated from
@@ -55,14 +56,15 @@ enum {
     V_DEC, V_PERSISTENCE, V_COMPUTE_MODE, V_CLOCK_EVENTS, V_ECC_MODE, V_ECC_SBE_VOL,
     V_ECC_DBE_VOL, V_ECC_SBE_AGG, V_ECC_DBE_AGG, V_REMAP_CORR, V_REMAP_UNC, V_REMAP_PENDING,
     V_REMAP_FAILURE, V_RETIRED_SBE, V_RETIRED_DBE, V_RETIRED_PENDING, V_PCIE_REPLAY,
-    V_MEM_TEMP, V_COUNT
+    V_MEM_TEMP, V_DISPLAY_ACTIVE, V_COUNT
 };
 static const char *value_names[V_COUNT] = {
     "mem_total", "mem_used", "mem_reserved", "util_gpu", "util_mem", "temp", "power_mw",
     "limit_mw", "fan", "sm_clock", "mem_clock", "pstate", "pcie_rx_kb", "pcie_tx_kb", "enc",
     "dec", "persistence", "compute_mode", "clock_events", "ecc_mode", "ecc_sbe_vol",
     "ecc_dbe_vol", "ecc_sbe_agg", "ecc_dbe_agg", "remap_corr", "remap_unc", "remap_pending",
-    "remap_failure", "retired_sbe", "retired_dbe", "retired_pending", "pcie_replay", "mem_temp"
+    "remap_failure", "retired_sbe", "retired_dbe", "retired_pending", "pcie_replay", "mem_temp",
+    "display_active"
 };
 
 struct nvmlDevice_st {
@@ -244,6 +246,7 @@ FAKE_EXPORT void fake_reset(void)
         v[V_CLOCK_EVENTS] = 0;
         v[V_ECC_MODE] = 1;
         v[V_MEM_TEMP] = 50 + (unsigned long long)i;
+        v[V_DISPLAY_ACTIVE] = 0;
         for (int k = V_ECC_SBE_VOL; k <= V_PCIE_REPLAY; k++) v[k] = 0;
         energy_mj[i] = 1e6 * (double)(i + 1);
         energy_at[i] = now_s();
@@ -440,6 +443,14 @@ static void setup_from_environment(void)
         fake_add_xid(gpu, code, after);
         p += length;
         if (*p == ',') p++;
+    }
+    p = getenv("FAKENVML_NAMES");  /* name;name;... from GPU 0 on */
+    for (int gpu = 0; p != NULL && *p != '\0' && gpu < MAX_GPUS; gpu++) {
+        size_t length = strcspn(p, ";");
+        if (length > 0 && length < sizeof names[gpu])
+            snprintf(names[gpu], sizeof names[gpu], "%.*s", (int)length, p);
+        p += length;
+        if (*p == ';') p++;
     }
     p = getenv("FAKENVML_VALUES");  /* gpu:name=value,... (names as fake_set_value's) */
     while (p != NULL && *p != '\0') {
@@ -739,6 +750,13 @@ nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t d, nvmlEnableState_t *mod
 {
     CHECK_GPU(d);
     *mode = V(d, V_PERSISTENCE) ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetDisplayActive(nvmlDevice_t d, nvmlEnableState_t *active)
+{
+    CHECK_GPU(d);
+    *active = V(d, V_DISPLAY_ACTIVE) ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
     return NVML_SUCCESS;
 }
 

@@ -39,3 +39,11 @@ class ProcessPane(QWidget):
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt name)
         return self.table.minimumSizeHint().expandedTo(self.table.minimumSize())
+
+    def least_height(self) -> int:
+        """The filter box and the table's header with one row: the least height the Monitor
+        page gives the list when the graphs need the rest."""
+        layout = self.layout()
+        spacing = layout.spacing() if layout is not None else 0
+        return (self.filter_edit.sizeHint().height() + spacing
+                + max(self.table.minimumHeight(), self.table.minimumSizeHint().height()))
