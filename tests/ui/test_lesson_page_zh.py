@@ -110,7 +110,8 @@ def test_every_chinese_step_fits_at_every_zoom(qtbot, make_window, chinese, tmp_
     folder.mkdir(parents=True, exist_ok=True)
     for index, step in enumerate(LESSON):
         page.show_step(index)
-        QApplication.processEvents()
+        settled(lambda: (page.narration.text(), page.narration.geometry(),
+                         page.narration_area.geometry()))
         shown = (page.counter, page.title, page.narration, page.prev_button, page.run_button,
                  page.next_button)
         assert not [x.objectName() for x in shown if _cut_off(x)], (zoom, step.id)

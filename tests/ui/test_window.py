@@ -183,8 +183,9 @@ def test_one_and_sixteen_gpus_lay_out(qtbot, make_window):
     assert len(positions) == 16  # no two panels share a cell
     cols = 1 + max(c for _, c in positions)
     assert 2 <= cols <= 4
-    qtbot.waitUntil(lambda: sixteen.snapshot_count >= 2, timeout=5000)
-    assert all(p.readouts.text() for p in grid.panels)
+    # every panel gets its readouts; they come a few panels a frame (reveal.py), so under
+    # load the second snapshot can arrive before the last panels are filled
+    qtbot.waitUntil(lambda: all(p.readouts.text() for p in grid.panels), timeout=10000)
 
 
 def test_hover_readout_shows_values(qtbot, make_window):
