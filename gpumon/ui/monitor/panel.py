@@ -61,6 +61,7 @@ from gpumon.ui.monitor.panel_labels import (
     tooltip_text,
     util_runs,
 )
+from gpumon.ui.monitor.panel_view import PanelView
 from gpumon.ui.widgets.axis import TimeAxis
 from gpumon.ui.widgets.curve import LiteCurve, set_series
 from gpumon.ui.widgets.field import Field
@@ -147,6 +148,7 @@ class GpuPanel(QFrame):
         self._markers: list[tuple[float, pg.InfiniteLine]] = []
         self._y_total: float | None = None  # the memory axis's top is set for this total
         self.stack: Callable[[float, float], None] | None = None  # memory_stack.PanelStack
+        self.views: list[PanelView] = []  # under the graphs (add_view)
 
         self.title = RunsLabel()
         self.title.setObjectName(f"panelTitle{info.index}")
@@ -217,6 +219,7 @@ class GpuPanel(QFrame):
         layout.addWidget(self.lost_label)
         layout.addWidget(Field(self.readouts))
         layout.addLayout(plots, 1)
+        self._layout = layout
         # Made when the panel first goes stale: even disabled, an effect on every panel
         # cost ~2 ms a panel at start-up.
         self._opacity: QGraphicsOpacityEffect | None = None
@@ -247,7 +250,8 @@ class GpuPanel(QFrame):
             w.setMinimumHeight(plot_h)
         self.setMinimumSize(
             max(PANEL_MIN_WIDTH, PANEL_MIN_CHARS * fm.averageCharWidth(), self._labels_width()),
-            max(PANEL_MIN_HEIGHT, 3 * fm.lineSpacing() + plot_h + 24))
+            max(PANEL_MIN_HEIGHT, 3 * fm.lineSpacing() + plot_h + 24)
+            + sum(v.needed_height(fm.height()) for v in self.views))
 
     def _labels_width(self) -> int:
         """The width at which each graph's label shows its readings whole (in this font and
@@ -297,6 +301,19 @@ class GpuPanel(QFrame):
             self.memory_plot.removeItem(old)
         return line
 
+    def add_view(self, view: PanelView) -> None:
+        """Lay ``view`` out under the graphs, updated and drawn with them (panel_view.py)."""
+        self.views.append(view)
+        self._layout.addWidget(view, 1)
+        self._drawn = False
+        self._fit_to_font()
+
+    def remove_view(self, view: PanelView) -> None:
+        if view in self.views:  # the caller deletes it
+            self.views.remove(view)
+            self._layout.removeWidget(view)
+            self._fit_to_font()
+
     def set_window(self, window_s: float) -> None:
         self._window_s = float(window_s)
         self._drawn = False
@@ -318,6 +335,8 @@ class GpuPanel(QFrame):
         """Show ``sample`` and redraw the curves from ``series(gpu, key) -> (times, values)``;
         with ``curves=False`` only the readouts (for a panel that is not on screen)."""
         self._update_labels(sample)
+        for view in self.views:
+            view.show_sample(sample)
         if not curves or not self._moved_enough(t_ref):
             return
         self._drawn = True
@@ -331,6 +350,8 @@ class GpuPanel(QFrame):
             self._set_curve(s.curve, series, s.key, s.scale)
         if self.stack is not None:  # memory by process: bands drawn from the History
             self.stack(t_ref, self._window_s)
+        for view in self.views:
+            view.draw(series, t_ref)
         for t, line in self._markers:
             line.setValue(t - self._t_ref)
         total = sample.mem_total_bytes if sample is not None and not sample.lost else None
