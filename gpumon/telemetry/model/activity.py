@@ -95,9 +95,9 @@ LOW_OCCUPANCY = N_("Occupancy {occupancy}: few warps per SM, normal for large ma
 
 
 def percent(value: float) -> str:
-    """A percentage as the sentences write it: whole numbers, one decimal below 1
-    (``96 %``, ``0.2 %``)."""
-    return f"{value:.1f} %" if 0 < value < 1 else f"{value:.0f} %"
+    """A percentage as the sentences write it: whole numbers, one decimal for what would
+    round to 0 or 1 (``96 %``, ``0.2 %``: an H200's SM activity under tiny products)."""
+    return f"{value:.1f} %" if 0 < value < 0.95 else f"{value:.0f} %"
 
 
 def meaning(util: float | None, sm: float | None, occupancy: float | None = None,

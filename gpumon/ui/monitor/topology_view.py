@@ -124,6 +124,7 @@ class TopologyView(QWidget):
         self.splitter.setChildrenCollapsible(False)
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([3000, 1000])  # scaled to the real height: the matrix first
         layout = QVBoxLayout(self)
         layout.addWidget(self.note)
         layout.addWidget(self.splitter, 1)
