@@ -48,12 +48,12 @@ from gpumon.ui.widgets.seen import SeenWatch, window_seen
 from gpumon.units import NA, format_bytes
 
 TITLE = N_("GPU topology")
-OPTION_TEXT = N_("&Topology…")
+OPTION_TEXT = N_("Topolog&y…")  # T is &Theme's
 NO_TOPOLOGY_PROMETHEUS = N_("A Prometheus server does not carry how the GPUs are joined: run "
                             "gpumon (or 'gpumon topo') on the machine itself to see it.")
 NOT_READ = N_("The topology has not been read yet.")
 NO_GPUS = N_("No GPUs to show.")
-READ_AT = N_("Read through NVML at {time}; the rates are those of the latest reading.")
+READ_AT = N_("The topology was read at {time}; the rates are those of the latest reading.")
 SIMULATED = N_("SIMULATED: these GPUs are simulated; no real GPU was read.")
 SWITCH_NOTE = N_("Through NVSwitches: these links carry traffic to every GPU, so this pair's "
                  "own rate is not known (each GPU's NVLink total is at the right).")
