@@ -282,6 +282,7 @@ class ActivityViews(QObject):
             del self.views[index]
             if panels.get(index) is view.panel:  # a rebuilt panel is gone with its views
                 view.panel.remove_view(view)
+                view.hide()  # at once: it is deleted when the event loop comes back
                 view.deleteLater()
         made = []
         for panel in panels.values():
