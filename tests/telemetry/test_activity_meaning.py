@@ -37,24 +37,24 @@ def test_the_h200_under_a_bf16_product_reads_as_tensor_work_and_normal_occupancy
 def test_the_h200_under_tiny_products_reads_as_waiting_for_launches() -> None:
     # The same H200, 10 x 10 products in a Python loop: GPU-Util 36, SM 0.24, occupancy 0.015.
     text = meaning(36, 0.24, 0.015, 0.0, 0.0)
-    assert text == ("GPU-Util 36 % but SM activity 0.2 %: the kernels keep few SMs busy, as "
-                    "tiny kernels do while the GPU mostly waits for their launches.")
+    assert text == ("GPU-Util 36 % but SM activity 0.2 %: each GPU kernel keeps few SMs busy, "
+                    "as tiny ones do while the GPU mostly waits for their launches.")
     assert "Occupancy" not in text  # the occupancy of such kernels says nothing
 
 
 @pytest.mark.parametrize(("figures", "starts"), [
     ((0.0, 0.0, 0.0, 0.0, 0.0), "GPU-Util 0 %, SM activity 0 %: the GPU is idle"),
     ((4.9, 4.9, None, None, None), "GPU-Util 5 %, SM activity 5 %: the GPU is idle"),
-    ((100, 24.9, 30, 0, 1), "GPU-Util 100 % but SM activity 25 %: the kernels keep few"),
-    ((19.9, 1.0, 30, 0, 1), "GPU-Util 20 %, SM activity 1 %: while kernels ran, about 5 %"),
+    ((100, 24.9, 30, 0, 1), "GPU-Util 100 % but SM activity 25 %: each GPU kernel keeps"),
+    ((19.9, 1.0, 30, 0, 1), "GPU-Util 20 %, SM activity 1 %: while GPU kernels ran, about 5 %"),
     ((90, 60, 40, 2, 90), "DRAM 90 %: memory-bound"),
     ((90, 60, 40, 80, 60), "DRAM 60 %: memory-bound"),  # the memory rule comes first
     ((90, 60, 40, 50, 59.9), "SM activity 60 %, tensor 50 %: the tensor cores"),
     ((90, 85, 50, 0, 20), "SM activity 85 %, tensor 0 %: the SMs work on their ordinary"),
     ((90, 40, 50, 4.9, 20), "SM activity 40 %, tensor 5 %: the SMs work on their ordinary"),
-    ((60, 40, 30, 20, 10), "GPU-Util 60 %, SM activity 40 %: while kernels ran, about 67 %"),
-    ((60, 80, 30, None, None), "GPU-Util 60 %, SM activity 80 %: while kernels ran, about "
-                               "100 %"),
+    ((60, 40, 30, 20, 10), "GPU-Util 60 %, SM activity 40 %: while GPU kernels ran, about 67 %"),
+    ((60, 80, 30, None, None), "GPU-Util 60 %, SM activity 80 %: while GPU kernels ran, "
+                               "about 100 %"),
 ])
 def test_each_rule_at_its_edges(figures: tuple[float | None, ...], starts: str) -> None:
     assert meaning(*figures).startswith(starts)

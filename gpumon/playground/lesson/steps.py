@@ -329,8 +329,8 @@ LESSON: tuple[LessonStep, ...] = (
                 N_("# TFLOP/s, keyed 'float32', 'tf32' and 'bfloat16'"))),
     LessonStep(
         "gpu-util-is-not-busy", N_("GPU-Util is not how busy the GPU is"),
-        N_("nvidia-smi's GPU-Util is the share of time in which at least one kernel ran, however "
-           "small: it says that the GPU is in use, not how much of it works. Since Hopper "
+        N_("nvidia-smi's GPU-Util is the share of time in which at least one CUDA kernel ran, "
+           "however small: it says that the GPU is in use, not how much of it works. Since Hopper "
            "(H100), NVML's GPM counters say more: SM activity, the share of the SMs that had "
            "work; occupancy, how many warps each SM held of the most it can; and how busy the "
            "tensor cores and the memory were. The code runs three seconds of large bf16 "

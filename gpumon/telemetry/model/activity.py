@@ -82,14 +82,14 @@ BUSY_SM_PCT = 80.0  # SM activity from here counts as busy SMs
 LOW_OCCUPANCY_PCT = 25.0  # occupancy below this, with busy SMs: large-product kernels
 
 IDLE = N_("GPU-Util {util}, SM activity {sm}: the GPU is idle or nearly so.")
-FEW_SMS = N_("GPU-Util {util} but SM activity {sm}: the kernels keep few SMs busy, as tiny "
-             "kernels do while the GPU mostly waits for their launches.")
+FEW_SMS = N_("GPU-Util {util} but SM activity {sm}: each GPU kernel keeps few SMs busy, as "
+             "tiny ones do while the GPU mostly waits for their launches.")
 MEMORY_BOUND = N_("DRAM {dram}: memory-bound, moving data sets the pace, not arithmetic.")
 TENSOR = N_("SM activity {sm}, tensor {tensor}: the tensor cores do the work.")
 NO_TENSOR = N_("SM activity {sm}, tensor {tensor}: the SMs work on their ordinary pipes, not "
                "on the tensor cores.")
-SM_SHARE = N_("GPU-Util {util}, SM activity {sm}: while kernels ran, about {share} of the "
-              "SMs had work.")
+SM_SHARE = N_("GPU-Util {util}, SM activity {sm}: while GPU kernels ran, about {share} of "
+              "the SMs had work.")
 LOW_OCCUPANCY = N_("Occupancy {occupancy}: few warps per SM, normal for large matrix "
                    "products.")
 

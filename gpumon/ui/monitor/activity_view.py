@@ -54,7 +54,7 @@ LINES: tuple[tuple[str, str, str, Qt.PenStyle], ...] = (
     ("dram_active_pct", "#ff7f0e", "DRAM", Qt.PenStyle.SolidLine),
 )
 #: The values' tooltip: what each line is (docs/gpu-activity.md says more).
-LINES_TIP = N_("GPU: GPU-Util, a kernel was running (any kernel, however small)\n"
+LINES_TIP = N_("GPU: GPU-Util, a GPU kernel was running (any, however small)\n"
                "SM: the share of the SMs with at least one warp, averaged over the SMs\n"
                "Occ.: SM occupancy, the warps resident on the SMs as a share of the most they "
                "can hold\n"
