@@ -345,7 +345,8 @@ LESSON: tuple[LessonStep, ...] = (
         source="gpumon", replay=False, gpu_only=(2, 3), measured=measured.BUSY,
         window_note=N_("With View ▸ Activity on, the Monitor tab draws the same figures for "
                        "every GPU that has GPM, and says in a sentence what they mean."),
-        on_gpu=("", "(torch.Size([8192, 8192]), torch.Size([10, 10]))",
+        on_gpu=("None", N_("# the operands' shapes: torch.Size([8192, 8192]) and "
+                           "torch.Size([10, 10])"),
                 N_("# in %: GPU-Util about 100, SM activity and tensor high, occupancy low; "
                    "then the power and its cap in W, the clock event reasons, and whether GPM "
                    "answered"),
