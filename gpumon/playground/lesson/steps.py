@@ -347,9 +347,9 @@ LESSON: tuple[LessonStep, ...] = (
                        "every GPU that has GPM, and says in a sentence what they mean."),
         on_gpu=("None", N_("# the operands' shapes: torch.Size([8192, 8192]) and "
                            "torch.Size([10, 10])"),
-                N_("# in %: GPU-Util about 100, SM activity and tensor high, occupancy low; "
-                   "then the power and its cap in W, the clock event reasons, and whether GPM "
-                   "answered"),
+                N_("# in %: GPU-Util about 100 and, where GPM answers, SM activity and tensor "
+                   "high, occupancy low; then the power and its cap in W, the clock event "
+                   "reasons, and whether GPM answered ('reading') or why not"),
                 N_("# the same keys: GPU-Util well above SM activity, tensor and DRAM near 0"))),
     LessonStep(
         "save-load", N_("Save on one device, load on another"),
