@@ -57,6 +57,7 @@ def test_a_cuda_transcript_is_recorded() -> None:
      "a narration points at a line by its number"),
     ("Measured on an NVIDIA H200", "Seen on a GPU", "the H200's figures are not printed"),
     ("On a machine with 2 GPUs, expect:", "On two GPUs:", "what 2 GPUs print is missing"),
+    ("691 W of", "591 W of", "gpu-util: the H200's figures are not printed under its name"),
 ])
 def test_the_checker_catches_a_cpu_transcript_that_contradicts_a_step(
         old: str, new: str, problem: str) -> None:
@@ -143,3 +144,44 @@ def test_the_checker_holds_step_15_and_18_on_a_gpu() -> None:
         claim_problems(halved, 1, timed=True)
     assert "two GPUs at once: with one GPU, both loops did not run on cuda:0" in \
         claim_problems(made_up.replace("'cuda:0', 'cuda:0'", "'cuda:0', 'cuda:1'"), 1, True)
+
+
+def made_up_busy(big: str, small: str) -> str:
+    """Text made here to test the checker's CUDA claim of the GPU-Util step (not a
+    recording): its two readings on one GPU, then the H200's figures."""
+    return "\n".join([
+        "Step 17 of 19: GPU-Util is not how busy the GPU is  [gpumon]", "",
+        "  >>> busy(lambda: big @ big)", f"    {big}",
+        "  >>> busy(lambda: small @ small)", f"    {small}", "",
+        "  Measured on an NVIDIA H200 (driver 580.159.04, torch 2.11.0+cu130): in a loop of",
+        "  bfloat16 products, GPU-Util was 100%, SM occupancy 14.3%, 691 W of its 700 W",
+        "  power cap, SW power cap.", ""])
+
+
+H200_BIG = ("{'gpu_util_pct': 100, 'sm_active_pct': 96.4, 'sm_occupancy_pct': 14.3, "
+            "'tensor_active_pct': 93.6, 'dram_active_pct': 16.6, 'power_w': 691, "
+            "'power_limit_w': 700, 'clock_events': ['SW power cap'], 'gpm': 'reading'}")
+H200_SMALL = ("{'gpu_util_pct': 36, 'sm_active_pct': 0.2, 'sm_occupancy_pct': 0.0, "
+              "'tensor_active_pct': 0.0, 'dram_active_pct': 0.0, 'power_w': 119, "
+              "'power_limit_w': 700, 'clock_events': [], 'gpm': 'reading'}")
+
+
+def _busy_problems(text: str, timed: bool = True) -> list[str]:
+    return [p for p in claim_problems(text, 1, timed=timed) if p.startswith("gpu-util")]
+
+
+def test_the_checker_holds_the_gpu_util_step_on_a_gpu() -> None:
+    assert _busy_problems(made_up_busy(H200_BIG, H200_SMALL)) == []
+    swapped = made_up_busy(H200_SMALL, H200_BIG)
+    assert _busy_problems(swapped) == [
+        "gpu-util: SM activity 0.2 under the large product is not above 96.4 under the tiny "
+        "ones", "gpu-util: the tensor cores were not busier under the large product"]
+    idle = H200_SMALL.replace("'gpu_util_pct': 36", "'gpu_util_pct': 0")
+    assert _busy_problems(made_up_busy(H200_BIG, idle)) == [
+        "gpu-util: the tiny products' GPU-Util 0 is not above their SM activity 0.2"]
+    assert _busy_problems(swapped, timed=False) == []
+    no_gpm = H200_BIG.replace("96.4", "None").replace("'reading'", "'unsupported'")
+    assert _busy_problems(made_up_busy(no_gpm, H200_SMALL)) == []  # the H200's figures stand in
+    assert _busy_problems(made_up_busy(H200_BIG, H200_SMALL).replace(
+        "  >>> busy(lambda: small @ small)", "  >>> small")) == [
+        "gpu-util: the two readings are not printed"]

@@ -60,7 +60,7 @@ def results() -> list[lesson.StepResult]:
 # --- the steps as data --------------------------------------------------------------------
 
 def test_the_book_then_the_english_edition() -> None:
-    assert len(lesson.LESSON) == 18 and len(NUMBER) == 18  # ids are unique
+    assert len(lesson.LESSON) == 19 and len(NUMBER) == 19  # ids are unique
     book = [s.id for s in lesson.LESSON if s.source == "book"]
     assert book == ["nvidia-smi", "cuda-queries", "tensor-on-cpu", "to-gpu", "create-on-device",
                     "results-stay", "mixed-devices", "model-device", "model-on-gpu"]
@@ -115,6 +115,29 @@ def test_every_step_runs_and_yields_outcomes(results: list[lesson.StepResult]) -
         for o in r.outcomes:
             assert o.ok == (o.error is None)
             assert o.ok or (o.error is not None and o.error.message)
+
+
+def test_gpu_util_step_without_a_gpu_shows_the_h200_s_figures_labelled(
+        results: list[lesson.StepResult]) -> None:
+    r = results[NUMBER["gpu-util-is-not-busy"] - 1]
+    assert r.number == NUMBER["timing"] + 1  # after the products were timed
+    step = r.step
+    if r.cuda_devices:
+        pytest.skip("torch sees a CUDA GPU here: the step reads it (tests/gpu)")
+    # the reader's code, the size and the tensors ran; the NVML readings need a GPU
+    assert [o.code for o in r.outcomes] == [a.code() for a in step.actions[:2]]
+    assert all(o.ok for o in r.outcomes), [o.error for o in r.outcomes]
+    assert r.outcomes[1].preview == "(torch.Size([256, 256]), torch.Size([10, 10]))"
+    assert r.shows_gpu and r.note.endswith(lesson.GPU_ONLY_NOT_RUN)
+    gpu = step.gpu_text()
+    assert ">>> busy(lambda: big @ big)" in gpu and ">>> busy(lambda: small @ small)" in gpu
+    measured = " ".join(r.measured_text().split())
+    assert measured.startswith("Measured on an NVIDIA H200 (driver 580.159.04")
+    for figure in ("GPU-Util was 100%", "SM activity 96.4%", "SM occupancy 14.3%",
+                   "tensor activity 93.6%", "DRAM activity 16.6%", "FP32 pipe 0",
+                   "4.6 MiB/s out and 12.8 MiB/s in", "691 W of its 700 W power cap",
+                   "SW power cap", "GPU-Util 36%, SM activity 0.24%"):
+        assert figure in measured, figure
 
 
 @cpu_only_build

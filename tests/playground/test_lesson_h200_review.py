@@ -168,9 +168,10 @@ def test_no_narration_states_a_figure_only_a_gpu_measured() -> None:
                                                                step.narration), step.id
     gpu = " ".join(text for step in LESSON for text in step.on_gpu)
     assert "the first is microseconds" not in gpu
-    for text in (measured.MEMORY, measured.ASYNCHRONOUS, measured.TIMING):
+    for text in (measured.MEMORY, measured.ASYNCHRONOUS, measured.TIMING, measured.BUSY):
         assert any(s.measured == text for s in LESSON)
-    assert {s.id for s in LESSON if s.measured} == {"memory", "asynchronous", "timing"}
+    assert {s.id for s in LESSON if s.measured} == {"memory", "asynchronous", "timing",
+                                                    "gpu-util-is-not-busy"}
     assert all(s.measured_on == measured.H200 for s in LESSON if s.measured)
     assert "slower by 14% to 19%" in measured.ASYNCHRONOUS and "only 7%" in measured.ASYNCHRONOUS
 

@@ -32,6 +32,9 @@ TWO_GPUS_RESULT = N_("milliseconds: one GPU after the other, both at once; then 
                      "as a share of the first")
 PRIVATE_FOLDER = N_("a private folder made for this run")
 TWICE_THE_GPU = N_("bytes: twice the GPU's memory")
+BUSY_READER = N_("NVML, read as gpumon reads it")
+FIRST_SAMPLE = N_("GPM's first sample, of torch's device (matched by UUID)")
+SECOND_SAMPLE = N_("the activity over the loop; GPU-Util and the power now")
 #: d2l's own docstrings of try_gpu and try_all_gpus (in playground/data/actions.py).
 TRY_GPU_DOC = N_("Return gpu(i) if exists, otherwise return cpu().")
 TRY_ALL_GPUS_DOC = N_("Return all available GPUs, or [cpu(),] if no GPU exists.")
@@ -40,7 +43,7 @@ CODE_WORDS: tuple[str, ...] = (
     WARM_UP_CUBLAS, ASYNC_SIZE, ASYNC_RESULT, WARM_UP_BOTH, ALTERNATE, LOG_SIZE, LOG_RESULT,
     ALL_THREADS, BENCHMARK_RESULT, PRECISION_SIZE, TF32, DEFAULT_AGAIN, PRECISION_RESULT,
     MOVE_EACH_BATCH, ONE_GPU_TWICE, TWO_GPUS_RESULT, PRIVATE_FOLDER, TWICE_THE_GPU,
-    TRY_GPU_DOC, TRY_ALL_GPUS_DOC)
+    BUSY_READER, FIRST_SAMPLE, SECOND_SAMPLE, TRY_GPU_DOC, TRY_ALL_GPUS_DOC)
 
 
 def localize(code: str) -> str:
@@ -172,10 +175,27 @@ round(after * 1e3, 1), round(once * 1e3, 1), f'{{once / after:.0%}}'"""
 TWO_GPUS = two_gpus()
 ONE_GPU = two_gpus("cuda:0", "cuda:0")
 
+#: Step 17's reading: a few seconds of products, read by NVML before and after (nvml/busy.py),
+#: and its operands: the H200's bf16 product size on a GPU, small on the CPU.
+BUSY = f"""import time
+from gpumon.telemetry.nvml.busy import BusyWatch  # {BUSY_READER}
+def busy(product, seconds=3):
+    watch = BusyWatch(torch.cuda.get_device_properties(device).uuid)  # {FIRST_SAMPLE}
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        product()
+        torch.cuda.synchronize(device)
+    return watch.stop()  # {SECOND_SAMPLE}"""
+BUSY_OPERANDS = f"""n = 8192 if device.type == 'cuda' else 256  # {PRECISION_SIZE}
+big = torch.rand(n, n, device=device, dtype=torch.bfloat16)
+small = torch.rand(10, 10, device=device)
+big.shape, small.shape"""
+
 #: Step 14's last line, run only on a GPU: torch's own out-of-memory error and its advice.
 OUT_OF_MEMORY = ("twice = 2 * torch.cuda.get_device_properties(device).total_memory"
                  f"  # {TWICE_THE_GPU}\n"
                  "torch.empty(twice, dtype=torch.uint8, device=device)")
 
-__all__ = ["ASYNC_N", "ASYNC_TIMING", "BENCHMARK", "CODE_WORDS", "LOG_EVERY_STEP", "MINIBATCHES",
-           "ONE_GPU", "OUT_OF_MEMORY", "PRECISION", "TWO_GPUS", "localize", "two_gpus"]
+__all__ = ["ASYNC_N", "ASYNC_TIMING", "BENCHMARK", "BUSY", "BUSY_OPERANDS", "CODE_WORDS",
+           "LOG_EVERY_STEP", "MINIBATCHES", "ONE_GPU", "OUT_OF_MEMORY", "PRECISION", "TWO_GPUS",
+           "localize", "two_gpus"]

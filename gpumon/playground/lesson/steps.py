@@ -30,6 +30,8 @@ from gpumon.playground.lesson.step_code import (
     ASYNC_N,
     ASYNC_TIMING,
     BENCHMARK,
+    BUSY,
+    BUSY_OPERANDS,
     LOG_EVERY_STEP,
     MINIBATCHES,
     ONE_GPU,
@@ -325,6 +327,30 @@ LESSON: tuple[LessonStep, ...] = (
                 N_("# four medians in µs, keyed (10, 'cpu'), (1000, 'cpu'), (10, 'cuda:0'), "
                    "(1000, 'cuda:0')"),
                 N_("# TFLOP/s, keyed 'float32', 'tf32' and 'bfloat16'"))),
+    LessonStep(
+        "gpu-util-is-not-busy", N_("GPU-Util is not how busy the GPU is"),
+        N_("nvidia-smi's GPU-Util is the share of time in which at least one CUDA kernel ran, "
+           "however small: it says that the GPU is in use, not how much of it works. Since Hopper "
+           "(H100), NVML's GPM counters say more: SM activity, the share of the SMs that had "
+           "work; occupancy, how many warps each SM held of the most it can; and how busy the "
+           "tensor cores and the memory were. The code runs three seconds of large bf16 "
+           "products, then three of tiny ones, and reads these figures around each loop. A "
+           "large product keeps nearly every SM and its tensor cores busy with few warps each, "
+           "as each warp holds many registers and much shared memory, so its low occupancy is "
+           "normal; tiny products "
+           "keep GPU-Util up while the SMs are nearly idle. 'SW power cap' under a large "
+           "product means that the GPU draws its power limit: full load, not a fault."),
+        (_code(BUSY), _code(BUSY_OPERANDS), _code("busy(lambda: big @ big)"),
+         _code("busy(lambda: small @ small)")),
+        source="gpumon", replay=False, gpu_only=(2, 3), measured=measured.BUSY,
+        window_note=N_("With View ▸ Activity on, the Monitor tab draws the same figures for "
+                       "every GPU that has GPM, and says in a sentence what they mean."),
+        on_gpu=("None", N_("# the operands' shapes: torch.Size([8192, 8192]) and "
+                           "torch.Size([10, 10])"),
+                N_("# in %: GPU-Util about 100 and, where GPM answers, SM activity and tensor "
+                   "high, occupancy low; then the power and its cap in W, the clock event "
+                   "reasons, and whether GPM answered ('reading') or why not"),
+                N_("# the same keys: GPU-Util well above SM activity, tensor and DRAM near 0"))),
     LessonStep(
         "save-load", N_("Save on one device, load on another"),
         N_("torch.save records each tensor's device with its data, and torch.load puts it back "

@@ -18,7 +18,7 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
-from gpumon.i18n import N_, tr
+from gpumon.i18n import N_, sentences, tr
 
 #: A one-shot reading (``--once``, ``gpumon dmon``'s first line) waits this long after GPM's
 #: first sample before the reading it shows: GPM needs two samples over 0.1 s apart, and a
@@ -66,6 +66,81 @@ def why_empty(state: ActivityState | None) -> str:
         return ""
     text = WHY_EMPTY[state]
     return tr(text) if text else ""
+
+
+# --- what the figures mean, in one or two sentences ---------------------------------------
+# A few rules, each a threshold on the current values; the first that applies says what
+# works, and a low occupancy under busy SMs adds why that is no fault. Where none applies
+# nothing is said (a view then shows the numbers alone). docs/gpu-activity.md lists them.
+IDLE_PCT = 5.0  # GPU-Util and SM activity both below: the GPU is idle or nearly so
+FEW_SMS_SHARE = 0.25  # SM activity below this share of GPU-Util (from 20 %): tiny kernels
+FEW_SMS_FROM_PCT = 20.0
+MEMORY_BOUND_PCT = 60.0  # DRAM activity from here: moving data sets the pace
+TENSOR_PCT = 50.0  # tensor activity from here: the tensor cores do the work
+NO_TENSOR_PCT = 5.0  # tensor activity below, with SM activity from BUSY_SM_PCT / 2
+BUSY_SM_PCT = 80.0  # SM activity from here counts as busy SMs
+LOW_OCCUPANCY_PCT = 25.0  # occupancy below this, with busy SMs: large-product kernels
+
+IDLE = N_("GPU-Util {util}, SM activity {sm}: the GPU is idle or nearly so.")
+FEW_SMS = N_("GPU-Util {util} but SM activity {sm}: each GPU kernel keeps few SMs busy, as "
+             "tiny ones do while the GPU mostly waits for their launches.")
+MEMORY_BOUND = N_("DRAM {dram}: memory-bound, moving data sets the pace, not arithmetic.")
+TENSOR = N_("SM activity {sm}, tensor {tensor}: the tensor cores do the work.")
+NO_TENSOR = N_("SM activity {sm}, tensor {tensor}: the SMs work on their ordinary pipes, not "
+               "on the tensor cores.")
+SM_SHARE = N_("GPU-Util {util}, SM activity {sm}: while GPU kernels ran, about {share} of "
+              "the SMs had work.")
+LOW_OCCUPANCY = N_("Occupancy {occupancy}: few warps per SM, normal for large matrix "
+                   "products.")
+
+
+def percent(value: float) -> str:
+    """A percentage as the sentences write it: whole numbers, one decimal for what would
+    round to 0 or 1 (``96 %``, ``0.2 %``: an H200's SM activity under tiny products)."""
+    return f"{value:.1f} %" if 0 < value < 0.95 else f"{value:.0f} %"
+
+
+def meaning(util: float | None, sm: float | None, occupancy: float | None = None,
+            tensor: float | None = None, dram: float | None = None) -> str:
+    """What GPU-Util ``util`` and GPM's SM activity, occupancy, tensor and DRAM activity (in
+    percent; None: not known) mean together, in one or two translated sentences; "" where
+    the figures say nothing sure (or SM activity is not known: ``why_empty`` says why).
+
+    The first of these that holds says what works: both GPU-Util and SM activity under 5 %:
+    idle; SM activity under a quarter of GPU-Util (GPU-Util 20 % or more): tiny kernels, the
+    GPU waits for launches (an H200 running 10 x 10 products in a Python loop: 36 % and
+    0.24 %); DRAM 60 % or more: memory-bound; tensor 50 % or more: the tensor cores do the
+    work; SM activity 40 % or more with tensor under 5 %: the ordinary pipes do it; else the
+    share of SMs busy while kernels ran (SM activity over GPU-Util). Then, with SM activity
+    80 % or more and occupancy under 25 %: that occupancy is normal for large products (an
+    H200's bf16 8192 x 8192 product: occupancy 14.3 % at SM activity 96.4 %)."""
+    if sm is None:
+        return ""
+    first = ""
+    values = {"util": percent(util or 0.0), "sm": percent(sm)}
+    if util is not None and util < IDLE_PCT and sm < IDLE_PCT:
+        first = tr(IDLE, **values)
+    elif util is not None and util >= FEW_SMS_FROM_PCT and sm < FEW_SMS_SHARE * util:
+        return tr(FEW_SMS, **values)  # the occupancy of kernels this small says nothing
+    elif dram is not None and dram >= MEMORY_BOUND_PCT:
+        first = tr(MEMORY_BOUND, dram=percent(dram))
+    elif tensor is not None and tensor >= TENSOR_PCT:
+        first = tr(TENSOR, tensor=percent(tensor), **values)
+    elif tensor is not None and tensor < NO_TENSOR_PCT and sm >= BUSY_SM_PCT / 2:
+        first = tr(NO_TENSOR, tensor=percent(tensor), **values)
+    elif util is not None and util >= IDLE_PCT:
+        first = tr(SM_SHARE, share=percent(min(100.0, 100.0 * sm / util)), **values)
+    low = occupancy is not None and occupancy < LOW_OCCUPANCY_PCT and sm >= BUSY_SM_PCT
+    return sentences(first, tr(LOW_OCCUPANCY, occupancy=percent(occupancy)) if low
+                     and occupancy is not None else "")
+
+
+def meaning_of(sample: Any) -> str:
+    """``meaning`` of a GpuSample's current values ("" for None or a lost GPU)."""
+    if sample is None or getattr(sample, "lost", False):
+        return ""
+    return meaning(sample.gpu_util_pct, sample.sm_active_pct, sample.sm_occupancy_pct,
+                   sample.tensor_active_pct, sample.dram_active_pct)
 
 
 #: GpuSample fields of the activity, in percent of the period between two readings (GPM's

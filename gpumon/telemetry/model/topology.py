@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from gpumon.i18n import N_
+from gpumon.telemetry.model.activity import LinkRate
 
 #: ``nvidia-smi topo -m``'s legend, in its words (N_(): a view may translate them).
 PATH_LEGEND: tuple[tuple[str, str], ...] = (
@@ -90,6 +91,21 @@ class Topology:
         """How many NVLinks join GPUs ``a`` and ``b`` (the # of ``NV#``), 0 for none."""
         path = self.path(a, b)
         return int(path[2:]) if path.startswith("NV") and path[2:].isdigit() else 0
+
+
+def pair_rates(place: GpuPlace, links: Iterable[LinkRate], remote_gpu: int
+               ) -> tuple[float | None, float | None] | None:
+    """The data rates (rx, tx bytes/s) of the NVLinks that join ``place``'s GPU directly to
+    GPU ``remote_gpu``, from its links' rates this tick (``GpuSample.nvlink_links``); None
+    where no link joins them directly: links to NVSwitches carry traffic to every GPU, so
+    what one pair exchanges is not known. A direction no link of the pair gave is None."""
+    direct = {n.link for n in place.nvlinks if n.remote_gpu == remote_gpu}
+    if not direct:
+        return None
+    rates = [r for r in links if r.link in direct]
+    rx = [r.rx_bytes_per_s for r in rates if r.rx_bytes_per_s is not None]
+    tx = [r.tx_bytes_per_s for r in rates if r.tx_bytes_per_s is not None]
+    return (sum(rx) if rx else None, sum(tx) if tx else None)
 
 
 def nvlink_path(direct: int, switch_a: int, switch_b: int) -> int:

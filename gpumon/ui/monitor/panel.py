@@ -61,6 +61,7 @@ from gpumon.ui.monitor.panel_labels import (
     util_runs,
 )
 from gpumon.ui.monitor.panel_plots import PLOT_MIN_HEIGHT, add_curve, make_plot
+from gpumon.ui.monitor.panel_view import PanelView
 from gpumon.ui.widgets.curve import set_series
 from gpumon.ui.widgets.field import Field
 from gpumon.ui.widgets.hover_box import HoverBox
@@ -114,6 +115,7 @@ class GpuPanel(QFrame):
         self._markers: list[tuple[float, pg.InfiniteLine]] = []
         self._y_total: float | None = None  # the memory axis's top is set for this total
         self.stack: Callable[[float, float], None] | None = None  # memory_stack.PanelStack
+        self.views: list[PanelView] = []  # under the graphs (add_view)
 
         self.header = PanelHeader(info)  # title, clock words and health mark in one line
         self.title: RunsLabel = self.header.title
@@ -187,6 +189,7 @@ class GpuPanel(QFrame):
         layout.addWidget(Field(self.readouts))  # a new reading never relayouts (field.py)
         layout.addWidget(self.graph_labels)
         layout.addLayout(self.graphs, 1)
+        self._layout = layout  # views join it under the graphs (add_view)
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
         super().changeEvent(event)
@@ -210,8 +213,10 @@ class GpuPanel(QFrame):
         plot_h = max(PLOT_MIN_HEIGHT, PLOT_MIN_LINES * fm.height())
         for w in (self.memory_widget, self.util_widget):
             w.setMinimumHeight(plot_h)
-        self.setMinimumWidth(max(PANEL_MIN_WIDTH, PANEL_MIN_CHARS * fm.averageCharWidth(),
-                                 self.graph_labels.needed_width() + self._chrome_width()))
+        self.setMinimumWidth(max(
+            PANEL_MIN_WIDTH, PANEL_MIN_CHARS * fm.averageCharWidth(),
+            max([self.graph_labels.needed_width(), *(v.needed_width() for v in self.views)])
+            + self._chrome_width()))
 
     def _chrome_width(self) -> int:
         """Margins and frame around the panel's lines."""
@@ -276,6 +281,19 @@ class GpuPanel(QFrame):
             self.memory_plot.removeItem(old)
         return line
 
+    def add_view(self, view: PanelView) -> None:
+        """Lay ``view`` out under the graphs, updated and drawn with them (panel_view.py)."""
+        self.views.append(view)
+        self._layout.addWidget(view, 1)
+        self._drawn = False
+        self._fit_to_font()
+
+    def remove_view(self, view: PanelView) -> None:
+        if view in self.views:  # the caller deletes it
+            self.views.remove(view)
+            self._layout.removeWidget(view)
+            self._fit_to_font()
+
     def set_window(self, window_s: float) -> None:
         self._window_s = float(window_s)
         self._drawn = False
@@ -297,6 +315,8 @@ class GpuPanel(QFrame):
         """Show ``sample`` and redraw the curves from ``series(gpu, key) -> (times, values)``;
         with ``curves=False`` only the readouts (for a panel that is not on screen)."""
         self._update_labels(sample)
+        for view in self.views:
+            view.show_sample(sample)
         if not curves or not self._moved_enough(t_ref):
             return
         self._drawn = True
@@ -310,6 +330,8 @@ class GpuPanel(QFrame):
             self._set_curve(s.curve, series, s.key, s.scale)
         if self.stack is not None:  # memory by process: bands drawn from the History
             self.stack(t_ref, self._window_s)
+        for view in self.views:
+            view.draw(series, t_ref)
         for t, line in self._markers:
             line.setValue(t - self._t_ref)
         total = sample.mem_total_bytes if sample is not None and not sample.lost else None

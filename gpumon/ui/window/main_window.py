@@ -47,6 +47,7 @@ from gpumon.ui.monitor.process.actions import ProcessActions
 from gpumon.ui.monitor.process.pane import ProcessPane
 from gpumon.ui.monitor.process.view import ProcessView
 from gpumon.ui.monitor.smi_table import SmiTable
+from gpumon.ui.monitor.topology_view import TopologyWindows
 from gpumon.ui.widgets.dock_title import DockTitle
 from gpumon.ui.widgets.theme import Theme
 from gpumon.ui.window import health_events
@@ -176,11 +177,13 @@ class MainWindow(QMainWindow):
         self.files = FileActions(self, self.gpu_grid, self.history, lambda: self.window_s)
         self.snapshotReceived.connect(self.files.on_snapshot)
         self.gpuPanelsChanged.connect(self.files.add_context_menus)
+        self.topology = TopologyWindows(self, lambda: self.latest_snapshot)
+        self.snapshotReceived.connect(self.topology.on_snapshot)
         self.menus = Menus(self, self.settings, presentation=self.presentation,
                            files=self.files, grid=self.gpu_grid, controls=self.controls,
                            toggle_pause=lambda: self.set_paused(not self._paused),
                            latest_snapshot=lambda: self.latest_snapshot, history=self.history,
-                           torch_facts=self._torch_facts)
+                           torch_facts=self._torch_facts, topology=self.topology)
         self.gpuPanelsChanged.connect(self.menus.rebuild_gpu_menu)
         self.gpuPanelsChanged.connect(self.monitor_page.refit)
         # GPU health: the panels' marks, new XID / ECC errors in the status bar and a log.

@@ -24,8 +24,10 @@ from PySide6.QtWidgets import (
 from gpumon.i18n import tr
 from gpumon.telemetry.history.store import History
 from gpumon.telemetry.model.types import Snapshot
+from gpumon.ui.monitor.activity_view import ActivityViews
 from gpumon.ui.monitor.grid import GpuGrid
 from gpumon.ui.monitor.memory_stack import MemoryStacks
+from gpumon.ui.monitor.topology_view import TopologyWindows
 from gpumon.ui.window.controls import Controls
 from gpumon.ui.window.file_actions import FileActions
 from gpumon.ui.window.language import LanguageMenu
@@ -49,7 +51,8 @@ class Menus(QObject):
                  presentation: Presentation, files: FileActions, grid: GpuGrid,
                  controls: Controls, toggle_pause: Callable[[], None],
                  latest_snapshot: Callable[[], Snapshot | None], history: History,
-                 torch_facts: Callable[[], TorchFacts] = lambda: (None, ())) -> None:
+                 torch_facts: Callable[[], TorchFacts] = lambda: (None, ()),
+                 topology: TopologyWindows | None = None) -> None:
         """Menus of ``window``; call ``rebuild_gpu_menu`` when the GPU panels change."""
         super().__init__(window)
         self.window = window
@@ -66,6 +69,10 @@ class Menus(QObject):
             grid, history, lambda: float(controls.window_combo.currentData()), window,
             on=settings.memory_by_process,
             remember=lambda on: setattr(settings, "memory_by_process", on))
+        self.activity_views = ActivityViews(
+            grid, history, window, latest=latest_snapshot, restyle=presentation.restyle_plots,
+            on=settings.activity_view, remember=lambda on: setattr(settings, "activity_view", on))
+        self._topology = topology
         bar = window.menuBar()
         self.file_menu = bar.addMenu(tr("&File"))  # launch.py adds Open cluster… to it
         self._build_file(self.file_menu)
@@ -137,10 +144,11 @@ class Menus(QObject):
                              lambda n=name: p.set_theme(n), checkable=True)  # type: ignore[misc]
             a.setChecked(p.theme.name == name)
             group.addAction(a)
-        stack = self.memory_stacks.action
-        menu.addAction(stack)
-        self.window.addAction(stack)
-        self.actions[stack.objectName()] = stack
+        for extra in (self.memory_stacks.action, self.activity_views.action,
+                      *([self._topology.action] if self._topology is not None else [])):
+            menu.addAction(extra)
+            self.window.addAction(extra)
+            self.actions[extra.objectName()] = extra
         self.gpu_menu = menu.addMenu(tr("&GPUs"))
         self.gpu_menu.setObjectName("gpuMenu")
         self.rebuild_gpu_menu()
@@ -179,6 +187,7 @@ class Menus(QObject):
             self.gpu_menu.addAction(tr("No GPUs yet")).setEnabled(False)
         self._apply_hidden()
         self.memory_stacks.attach()
+        self.activity_views.attach()
 
     def set_gpu_shown(self, uuid: str, shown: bool) -> None:
         hidden = self.settings.hidden_gpus

@@ -189,6 +189,16 @@ class Settings:
         self._set("view/memory_by_process", bool(value))
 
     @property
+    def activity_view(self) -> bool:
+        """Whether the GPU panels show their activity view (SM, tensor, DRAM)."""
+        v = self._get("view/activity")
+        return v is True or (isinstance(v, str) and v.lower() == "true")
+
+    @activity_view.setter
+    def activity_view(self, value: bool) -> None:
+        self._set("view/activity", bool(value))
+
+    @property
     def hidden_process_columns(self) -> list[str] | None:
         """English titles of the process table's hidden columns; None: never chosen."""
         return _strings(self._get("view/hidden_process_columns"))

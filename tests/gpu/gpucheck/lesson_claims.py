@@ -11,6 +11,7 @@ live run without CUDA leaves them out.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,6 +26,8 @@ _THREE = re.compile(r"# cuda:0: this process " + _SIZE + r" \(NVML, as nvidia-sm
                     r"reserved " + _SIZE + ", allocated " + _SIZE)
 _TWO = re.compile(r"# cuda:0: allocated " + _SIZE + ", reserved " + _SIZE)
 _SHARE = re.compile(r"^    \(([\d.]+), ([\d.]+), '([+-]?\d+)%'\)$", re.MULTILINE)
+_BUSY = re.compile(r">>> busy\(lambda: (big|small) @ (?:big|small)\)\n\s+(\{[^\n]*\})")
+BUSY_TITLE = "GPU-Util is not how busy the GPU is"
 _ORDINAL_LINE = re.compile(r"\b(?:first|second|third|fourth|fifth|sixth|seventh) line\b")
 
 
@@ -111,7 +114,7 @@ def measured_figures(lesson: Lesson) -> list[str]:
     return [f"{title}: the H200's figures are not printed under its name"
             for title in ("Memory: the context, the cache, del and empty_cache()",
                           "GPU work is asynchronous",
-                          "Time the products properly, on every device")
+                          "Time the products properly, on every device", BUSY_TITLE)
             if lesson.flat(MEASURED) not in lesson.flat(lesson.step(title))]
 
 
@@ -218,9 +221,44 @@ def copy_between_gpus(lesson: Lesson) -> list[str]:
     return ["copy between GPUs: 'so it ran anyway'"] if "so it ran anyway" in block else []
 
 
+def gpu_util_is_not_busy(lesson: Lesson) -> list[str]:
+    """The H200's figures under its name everywhere; NVML's two readings only with CUDA, and
+    there, where GPM answered: the large product keeps more of the SMs (and of the tensor
+    cores) busy than the tiny ones, and the tiny ones' GPU-Util is above their SM activity."""
+    block = lesson.step(BUSY_TITLE)
+    if not block:
+        return ["gpu-util: the step is missing"]
+    problems = []
+    after = lesson.flat(block).split(lesson.flat(MEASURED), 1)[-1]
+    if not all(figure in after for figure in ("GPU-Util was 100%", "SM occupancy 14.3%",
+                                              "691 W of its 700 W", "SW power cap")):
+        problems.append("gpu-util: the H200's figures are not printed under its name")
+    readings = {which: ast.literal_eval(text)
+                for which, text in _BUSY.findall(block.split(GPU_LABEL, 1)[0])}
+    if not lesson.cuda:
+        return problems + (["gpu-util: NVML's readings ran without CUDA"] if readings else [])
+    if set(readings) != {"big", "small"}:
+        return problems + ["gpu-util: the two readings are not printed"]
+    big, small = readings["big"], readings["small"]
+    if not lesson.timed or big.get("sm_active_pct") is None or \
+            small.get("sm_active_pct") is None:
+        return problems  # no GPM here: the H200's figures stand in
+    if not big["sm_active_pct"] > small["sm_active_pct"]:
+        problems.append(f"gpu-util: SM activity {big['sm_active_pct']} under the large product "
+                        f"is not above {small['sm_active_pct']} under the tiny ones")
+    if big.get("tensor_active_pct") is not None and small.get("tensor_active_pct") is not None \
+            and not big["tensor_active_pct"] > small["tensor_active_pct"]:
+        problems.append("gpu-util: the tensor cores were not busier under the large product")
+    if small.get("gpu_util_pct") is not None and \
+            not small["gpu_util_pct"] > small["sm_active_pct"]:
+        problems.append(f"gpu-util: the tiny products' GPU-Util {small['gpu_util_pct']} is not "
+                        f"above their SM activity {small['sm_active_pct']}")
+    return problems
+
+
 CLAIMS: tuple[Callable[[Lesson], list[str]], ...] = (
     nvidia_smi_columns, headings, lines_by_what_they_are, measured_figures, memory,
-    asynchronous, timing, two_gpus_at_once, copy_between_gpus)
+    asynchronous, timing, two_gpus_at_once, copy_between_gpus, gpu_util_is_not_busy)
 
 
 def claim_problems(text: str, cuda: int, timed: bool) -> list[str]:
