@@ -82,3 +82,15 @@ def lang_from_argv(argv: Sequence[str]) -> str | None:
         if arg == "--lang" and i + 1 < len(argv):
             return i18n.normalize(argv[i + 1])
     return None
+
+
+def whole_count(text: str) -> int:
+    """A count of readings or lines (``-c``, ``--count``): a whole number from 1."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(tr("must be a whole number from 1, got {text}",
+                                            text=repr(text)))
+    return n

@@ -20,6 +20,7 @@ from gpumon.cli.argtypes import (
     add_lang_argument,
     gpu_count,
     seconds,
+    whole_count,
 )
 from gpumon.cli.sources import make_source
 from gpumon.i18n import tr
@@ -27,17 +28,6 @@ from gpumon.interval import SAMPLING
 from gpumon.telemetry.model.activity import FIRST_READING_WAIT_S, warming
 from gpumon.telemetry.model.types import Snapshot, SourceStatus
 from gpumon.telemetry.sources.sampler import Sampler
-
-
-def _count(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(tr("must be a whole number from 1, got {text}",
-                                            text=repr(text)))
-    return n
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -55,7 +45,7 @@ def build_parser(command: str) -> argparse.ArgumentParser:
                            "--gpm-metrics: power, temperature, GPU-Util, then GPM's activity "
                            "(graphics, SM, occupancy, tensor, DRAM, FP64/32/16) and the PCIe "
                            "and NVLink rates. '-' where a GPU does not report a value."))
-        parser.add_argument("-c", "--count", type=_count, metavar="COUNT", default=None,
+        parser.add_argument("-c", "--count", type=whole_count, metavar="COUNT", default=None,
                             help=tr("stop after COUNT readings (default: until Ctrl+C)"))
         parser.add_argument("-d", "--delay", type=seconds(SAMPLING), metavar="SECONDS",
                             default=1.0, help=tr("seconds between readings, {low} to {high} "

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
+from gpumon.cli.argtypes import whole_count
 from gpumon.i18n import tr
 from gpumon.interval import SAMPLING
 from gpumon.telemetry.model.types import Source, SourceState, SourceStatus
@@ -27,17 +28,6 @@ if TYPE_CHECKING:
     from gpumon.telemetry.model.types import Snapshot
 
 OUTPUT_OPTIONS = ("query", "uuid", "json", "csv", "count", "id")
-
-
-def _count(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(tr("must be a whole number from 1, got {text}",
-                                            text=repr(text)))
-    return n
 
 
 def add_arguments(parser: argparse.ArgumentParser,
@@ -62,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser,
     form.add_argument("--csv", action="store_true",
                       help=tr("with --once/--watch: the CSV recorder's columns, one row "
                               "per GPU"))
-    parser.add_argument("--count", type=_count, metavar="N", default=None,
+    parser.add_argument("--count", type=whole_count, metavar="N", default=None,
                         help=tr("with --watch: stop after N snapshots"))
     parser.add_argument("-i", "--id", metavar="ID[,ID...]", default=None,
                         help=tr("with --once/--watch: only these GPUs, by index, UUID or PCI "

@@ -11,7 +11,7 @@ from typing import Any
 
 import pynvml
 
-from gpumon.device_ids import normalize_uuid
+from gpumon.telemetry.nvml.free import on_gpu
 from gpumon.telemetry.nvml.readers import NOT_AVAILABLE
 
 _LISTS = (("nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"),
@@ -37,27 +37,10 @@ def process_memory_by_uuid(uuid: str, pid: int) -> int | None:
     that UUID, ``pid`` not in its lists (in a container whose PIDs are not the host's, NVML
     lists the host's), or no figure for it. A PID in both lists counts once, its larger figure,
     as gpumon's process table does."""
-    want = normalize_uuid(uuid)
-    if want is None:
-        return None
-    try:
-        pynvml.nvmlInit()
-    except (pynvml.NVMLError, OSError):
-        return None
-    try:
-        for i in range(pynvml.nvmlDeviceGetCount()):
-            handle = pynvml.nvmlDeviceGetHandleByIndex(i)
-            if normalize_uuid(pynvml.nvmlDeviceGetUUID(handle)) != want:
-                continue
-            used = [p.usedGpuMemory for names in _LISTS for p in _listed(handle, names)
-                    if p.pid == pid]
-            known = [int(m) for m in used if m is not None and m != NOT_AVAILABLE]
-            return max(known, default=None)
-        return None
-    except (pynvml.NVMLError, OSError):
-        return None
-    finally:
-        try:
-            pynvml.nvmlShutdown()
-        except (pynvml.NVMLError, OSError):
-            pass
+    def read(handle: Any) -> int | None:
+        used = [p.usedGpuMemory for names in _LISTS for p in _listed(handle, names)
+                if p.pid == pid]
+        known = [int(m) for m in used if m is not None and m != NOT_AVAILABLE]
+        return max(known, default=None)
+
+    return on_gpu(uuid, read)

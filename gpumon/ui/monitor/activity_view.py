@@ -22,7 +22,6 @@ from functools import partial
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, QPointF, Qt
-from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from gpumon.i18n import N_, tr
@@ -32,6 +31,7 @@ from gpumon.telemetry.model.types import GpuSample, Snapshot
 from gpumon.ui.monitor.grid import GpuGrid
 from gpumon.ui.monitor.panel import PLOT_MIN_LINES, GpuPanel
 from gpumon.ui.monitor.panel_labels import GPU_UTIL_COLOR
+from gpumon.ui.monitor.panel_option import PanelOption
 from gpumon.ui.monitor.panel_plots import PLOT_MIN_HEIGHT, add_curve, make_plot
 from gpumon.ui.monitor.panel_view import PanelView, SeriesFn
 from gpumon.ui.widgets.curve import set_series
@@ -223,7 +223,7 @@ class ActivityView(PanelView):
         self._cross.hide()
 
 
-class ActivityViews(QObject):
+class ActivityViews(PanelOption):
     """The option: ``action`` (checkable; in View and in each utilization graph's context
     menu), starting ``on``; each change is given to ``remember``. ``attach()`` after the
     panels are rebuilt. A view turned on is drawn at once from the History and the latest
@@ -233,39 +233,15 @@ class ActivityViews(QObject):
                  latest: Callable[[], Snapshot | None] = lambda: None,
                  restyle: Callable[[], None] = lambda: None, on: bool = False,
                  remember: Callable[[bool], None] = lambda _on: None) -> None:
-        super().__init__(parent)
-        self._grid = grid
+        super().__init__(grid, parent, text=tr(OPTION_TEXT), name="actionActivity",
+                         tip=tr(OPTION_TIP), on=on, remember=remember)
         self._history = history
         self._latest = latest
         self._restyle = restyle
-        self._remember = remember
         self.views: dict[int, ActivityView] = {}  # by GPU index, while the option is on
-        self.action = QAction(tr(OPTION_TEXT), parent)
-        self.action.setObjectName("actionActivity")
-        self.action.setCheckable(True)
-        self.action.setChecked(on)
-        self.action.setToolTip(tr(OPTION_TIP))
-        self.action.toggled.connect(self.set_enabled)
 
-    @property
-    def enabled(self) -> bool:
-        return self.action.isChecked()
-
-    def attach(self) -> None:
-        """Offer the option on each utilization graph, and add the views to new panels."""
-        for panel in self._grid.panels:
-            widget = panel.util_widget
-            if self.action not in widget.actions():
-                widget.addAction(self.action)
-                widget.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
-        self._apply()
-
-    def set_enabled(self, on: bool) -> None:
-        if self.action.isChecked() != on:
-            self.action.setChecked(on)  # toggled calls back here
-            return
-        self._remember(on)
-        self._apply()
+    def graph_of(self, panel: GpuPanel) -> QWidget:
+        return panel.util_widget
 
     def _apply(self) -> None:
         on = self.enabled

@@ -21,8 +21,8 @@ from collections.abc import Callable
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QObject, QRectF, Qt
-from PySide6.QtGui import QAction, QColor, QFont, QFontMetricsF, QPainter
+from PySide6.QtCore import QRectF
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter
 from PySide6.QtWidgets import QGraphicsSceneMouseEvent, QWidget
 
 from gpumon.i18n import N_, tr
@@ -32,6 +32,7 @@ from gpumon.telemetry.history.store import History
 from gpumon.ui.monitor.grid import GpuGrid
 from gpumon.ui.monitor.panel import GpuPanel
 from gpumon.ui.monitor.panel_labels import MEM_COLOR
+from gpumon.ui.monitor.panel_option import PanelOption
 from gpumon.ui.monitor.panel_plots import FILL_ALPHA
 from gpumon.ui.widgets.curve import LiteCurve
 from gpumon.ui.widgets.theme import FILL_ATTR, opaque_fill
@@ -211,7 +212,7 @@ class PanelStack:
             self.legend.addItem(_Swatch(curve, side), text)
 
 
-class MemoryStacks(QObject):
+class MemoryStacks(PanelOption):
     """The option: ``action`` (checkable; in View and each memory graph's context menu),
     starting ``on``; each change is given to ``remember``. ``attach()`` after the panels are
     rebuilt; ``window_s()`` is the toolbar's time window."""
@@ -219,39 +220,15 @@ class MemoryStacks(QObject):
     def __init__(self, grid: GpuGrid, history: History, window_s: Callable[[], float],
                  parent: QWidget, *, on: bool = False,
                  remember: Callable[[bool], None] = lambda _on: None) -> None:
-        super().__init__(parent)
-        self._grid = grid
+        super().__init__(grid, parent, text=tr(OPTION_TEXT), name="actionMemoryByProcess",
+                         tip=tr("Draw each GPU's used memory as bands, one per process"),
+                         on=on, remember=remember)
         self._history = history
-        self._remember = remember
         self._window_s = window_s
         self.stacks: dict[int, PanelStack] = {}  # by GPU index, while the option is on
-        self.action = QAction(tr(OPTION_TEXT), parent)
-        self.action.setObjectName("actionMemoryByProcess")
-        self.action.setCheckable(True)
-        self.action.setChecked(on)
-        self.action.setToolTip(tr("Draw each GPU's used memory as bands, one per process"))
-        self.action.toggled.connect(self.set_enabled)
 
-    @property
-    def enabled(self) -> bool:
-        return self.action.isChecked()
-
-    def attach(self) -> None:
-        """Offer the option in each memory graph's context menu, and draw the bands on the
-        new panels when it is on."""
-        for panel in self._grid.panels:
-            widget = panel.memory_widget
-            if self.action not in widget.actions():
-                widget.addAction(self.action)
-                widget.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
-        self._apply()
-
-    def set_enabled(self, on: bool) -> None:
-        if self.action.isChecked() != on:
-            self.action.setChecked(on)  # toggled calls back here
-            return
-        self._remember(on)
-        self._apply()
+    def graph_of(self, panel: GpuPanel) -> QWidget:
+        return panel.memory_widget
 
     def _apply(self) -> None:
         on = self.enabled
