@@ -23,7 +23,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "telemetry"))
 
-from fakenvml import FakeNvml, FakeNvmlUnavailable, build_fake_nvml, use_fake_nvml  # noqa: E402
+from fakenvml import FakeNvml, use_fake_nvml  # noqa: E402
 
 from gpumon.telemetry.nvml.source import NvmlSource  # noqa: E402
 from gpumon.ui.window.main_window import MainWindow  # noqa: E402
@@ -35,13 +35,6 @@ WAIT_MS = 10000
 GRAPH_MIN_PX = 120
 ZOOMS = (1.0, 3.0)
 
-
-@pytest.fixture(scope="module")
-def fake_lib(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    try:
-        return build_fake_nvml(tmp_path_factory.mktemp("fakenvml"))
-    except FakeNvmlUnavailable as err:
-        pytest.skip(f"fake NVML library not available: {err}")
 
 
 @pytest.fixture

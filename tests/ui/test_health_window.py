@@ -15,7 +15,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "telemetry"))
 
-from fakenvml import FakeNvml, FakeNvmlUnavailable, build_fake_nvml, use_fake_nvml  # noqa: E402
+from fakenvml import FakeNvml, use_fake_nvml  # noqa: E402
 
 from gpumon.telemetry.nvml.source import NvmlSource  # noqa: E402
 from gpumon.telemetry.sources.sampler import Sampler  # noqa: E402
@@ -25,13 +25,6 @@ from gpumon.ui.window.main_window import MainWindow  # noqa: E402
 pytestmark = pytest.mark.usefixtures("restore_app_look")
 WAIT_MS = 5000
 
-
-@pytest.fixture(scope="module")
-def fake_lib(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    try:
-        return build_fake_nvml(tmp_path_factory.mktemp("fakenvml"))
-    except FakeNvmlUnavailable as err:
-        pytest.skip(f"fake NVML library not available: {err}")
 
 
 @pytest.fixture
