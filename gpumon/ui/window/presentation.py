@@ -5,14 +5,22 @@ so menus, dialogs and tooltips follow, and to every pyqtgraph plot in the window
 the GPU panels rebuilt after a source switch (``gpuPanelsChanged``). The base font and the
 style's own palette are taken once, at the first Presentation, so 100 % and "light" are
 exactly what Qt would show without gpumon touching anything.
+
+A zoom step is answered in stages (issue 42: a key answered on screen within 50 ms): the
+frame that answers it lays out the menu bar, tool bar, header and tab bar at the new size,
+with the pages held at their font (font_stages.py) and their graphs veiled (reveal.py);
+after it the page on screen takes the new font, then the graphs are restyled and unveiled a
+panel a frame, and the hidden pages take the font a page a frame.
 """
 
 from __future__ import annotations
 
 import platform
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import pyqtgraph as pg
+import shiboken6
 from PySide6.QtCore import QObject, Qt, Signal, Slot, qVersion
 from PySide6.QtGui import QFont, QPalette
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
@@ -20,7 +28,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 from gpumon import __version__
 from gpumon.i18n import N_, tr
 from gpumon.text.smi_text import source_words
-from gpumon.ui.widgets.next_frame import after_next_frame
+from gpumon.ui.widgets.font_stages import FontStages, repolish_styled, with_children
 from gpumon.ui.widgets.plot import LitePlotWidget
 from gpumon.ui.widgets.reveal import Reveal, on_screen_first, reveal
 from gpumon.ui.widgets.screen_fit import ScreenFit
@@ -28,8 +36,6 @@ from gpumon.ui.widgets.theme import THEMES, Theme, palette_for, style_plot
 from gpumon.ui.window.settings import MAX_ZOOM, MIN_ZOOM, Settings
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from gpumon.playground.data.devices import DeviceOption
     from gpumon.playground.data.outcome import LoadStatus
     from gpumon.telemetry.model.types import Snapshot
@@ -76,17 +82,24 @@ class Presentation(QObject):
     themeChanged = Signal(str)
     applied = Signal(object)  # Theme: after each apply, for widgets styled by their owner
 
-    def __init__(self, window: QWidget, settings: Settings) -> None:
+    def __init__(self, window: QWidget, settings: Settings,
+                 pages: Callable[[], Sequence[QWidget]] = tuple) -> None:
         """``window``: the top-level widget whose plots follow the theme and that goes full
-        screen. Restyle new plots with ``restyle_plots``; style other widgets on ``applied``."""
+        screen; ``pages()``: its parts that take a new zoom after the frame that answers the
+        key (the tab pages). Restyle new plots with ``restyle_plots``; style other widgets on
+        ``applied``."""
         super().__init__(window)
         self._window = window
         self._settings = settings
+        self._pages = pages
         self._zoom = settings.zoom
         self._theme = THEMES[settings.theme]
         self._was_maximized = False
         self._reveal: Reveal | None = None  # graphs coming into view after a zoom step
         self.screen_fit = ScreenFit(window)
+        self.stages = FontStages(window)
+        self.stages.shown.connect(self._on_pages_shown)
+        self.stages.done.connect(self._on_pages_done)
         self.apply()
 
     # -- state -----------------------------------------------------------------------------
@@ -106,11 +119,16 @@ class Presentation(QObject):
         self.screen_fit.before_zoom()
         self._zoom = zoom
         self._settings.zoom = zoom
-        # the frame that answers the key paints no graph; they follow a panel at a time
-        self._reveal = reveal(on_screen_first(self._window.findChildren(LitePlotWidget)),
-                              self, self._reveal)
-        self.apply()
-        self.screen_fit.after_zoom(zoom)
+        if self._window.isVisible():
+            # the frame that answers the key lays out the frame around the pages and paints
+            # no graph; the pages, then the graphs a panel at a time, follow (module doc)
+            self._reveal = reveal(on_screen_first(self._window.findChildren(LitePlotWidget)),
+                                  self, self._reveal, prepare=self._style_plot, wait=True)
+            self.stages.hold(self._pages())
+            self.apply(staged=True)
+        else:
+            self.apply()
+            self.screen_fit.after_zoom(zoom)
         self.zoomChanged.emit(zoom)
 
     @Slot()
@@ -145,42 +163,47 @@ class Presentation(QObject):
             w.showFullScreen()
 
     # -- applying ----------------------------------------------------------------------------
-    def apply(self) -> None:
-        """Font and palette on the application, then every plot and themed widget."""
+    def apply(self, staged: bool = False) -> None:
+        """Font and palette on the application, then every plot and themed widget;
+        ``staged``: the held pages and the veiled graphs are done later (module doc)."""
         app = QApplication.instance()
         assert isinstance(app, QApplication)
         base_font, base_palette = base_font_and_palette()
         font = QFont(base_font)
         font.setPointSizeF(_point_size(base_font) * self._zoom)
         app.setFont(font)
-        _repolish_styled(self._window)
+        # the held pages are polished again when they take the font (font_stages.py)
+        held = self.stages.inside()
+        repolish_styled(w for w in with_children(self._window) if w not in held)
         if self._theme.window is not None and app.style().name().lower() != "fusion":
             app.setStyle("Fusion")  # native styles ignore much of a custom dark palette
         app.setPalette(palette_for(self._theme, base_palette))
         pg.setConfigOptions(background=self._theme.plot_bg, foreground=self._theme.plot_fg)
-        if self._reveal is not None and self._window.isVisible():
-            # the graphs are veiled in the frame that answers a zoom key: restyle them
-            # after it (their fonts and pens, ~35 ms for 16 graphs)
-            after_next_frame(self._window, self.restyle_plots)
-        else:
-            self.restyle_plots()
+        if not staged:
+            self.restyle_plots()  # the staged graphs are restyled as they are unveiled
         self.applied.emit(self._theme)
 
     @Slot()
     def restyle_plots(self) -> None:
-        base_font, _ = base_font_and_palette()
         for plot in self._window.findChildren(LitePlotWidget):
-            style_plot(plot, self._theme, self._zoom, _point_size(base_font))
+            self._style_plot(plot)
 
+    def _style_plot(self, plot: LitePlotWidget) -> None:
+        base_font, _ = base_font_and_palette()
+        style_plot(plot, self._theme, self._zoom, _point_size(base_font))
 
-def _repolish_styled(window: QWidget) -> None:
-    """Widgets with a style sheet keep the font they had when it was applied (a SIMULATED
-    badge stayed 9 pt at 300 %): polish them again so they take the new application font."""
-    for widget in (window, *window.findChildren(QWidget)):
-        if widget.styleSheet():
-            style = widget.style()
-            style.unpolish(widget)
-            style.polish(widget)
+    @Slot()
+    def _on_pages_shown(self) -> None:
+        """The page on screen has the zoom's font: fit the window (once that font has been
+        laid out), unveil its graphs."""
+        self.screen_fit.after_zoom(self._zoom)
+        if self._reveal is not None and shiboken6.isValid(self._reveal):
+            self._reveal.start()
+
+    @Slot()
+    def _on_pages_done(self) -> None:
+        """Every page has it: fit the window for the last time (back home at 100 %)."""
+        self.screen_fit.after_zoom(self._zoom)
 
 
 def _point_size(font: QFont) -> float:
