@@ -57,6 +57,7 @@ class FontStages(QObject):
         self._shown_due = False  # ``shown`` not yet emitted for the latest hold
         self._active = False  # ``done`` not yet emitted for the latest hold
         self._queued = False
+        self._holding: QWidget | None = None  # the part being held now
 
     def held(self) -> list[QWidget]:
         """The parts still at the font they were held at (each a widget alive)."""
@@ -77,8 +78,12 @@ class FontStages(QObject):
                 continue
             font = QFont(part.font())
             font.setResolveMask(EVERY_PROPERTY)
-            part.setFont(font)
             part.installEventFilter(self)
+            self._holding = part
+            try:
+                part.setFont(font)  # the same font: its FontChange is dropped (eventFilter)
+            finally:
+                self._holding = None
             self._held.append(part)
         self._shown_due = self._active = True
         if not self._queued:
@@ -124,6 +129,9 @@ class FontStages(QObject):
         repolish_styled(with_children(part))
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+        if event.type() == QEvent.Type.FontChange and obj is self._holding:
+            return True  # nothing changed but the font's mask: the Monitor page fitted its
+            # parts again on it, in the frame that answers the key
         if event.type() == QEvent.Type.Show and isinstance(obj, QWidget) and obj in self._held:
             self._release(obj)  # its tab was chosen: it is painted with the new font
         return False
