@@ -64,9 +64,15 @@ class FontStages(QObject):
         self._held = [p for p in self._held if shiboken6.isValid(p)]
         return list(self._held)
 
-    def inside(self) -> set[QWidget]:
-        """The held parts and every widget under them."""
-        return {w for part in self.held() for w in with_children(part)}
+    def holds(self, widget: QWidget) -> bool:
+        """True when ``widget`` is a held part or lies under one."""
+        held = self.held()
+        w: QWidget | None = widget
+        while w is not None:
+            if w in held:
+                return True
+            w = w.parentWidget()
+        return False
 
     def hold(self, parts: Iterable[QWidget]) -> None:
         """Keep ``parts`` at the font they have now (a part held already keeps the font it

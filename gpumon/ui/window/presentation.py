@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import pyqtgraph as pg
 import shiboken6
-from PySide6.QtCore import QObject, Qt, Signal, Slot, qVersion
+from PySide6.QtCore import QEvent, QObject, Qt, Signal, Slot, qVersion
 from PySide6.QtGui import QFont, QPalette
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
@@ -126,6 +126,7 @@ class Presentation(QObject):
                                   self, self._reveal, prepare=self._style_plot, wait=True)
             self.stages.hold(self._pages())
             self.apply(staged=True)
+            _lay_out_now()
         else:
             self.apply()
             self.screen_fit.after_zoom(zoom)
@@ -173,8 +174,8 @@ class Presentation(QObject):
         font.setPointSizeF(_point_size(base_font) * self._zoom)
         app.setFont(font)
         # the held pages are polished again when they take the font (font_stages.py)
-        held = self.stages.inside()
-        repolish_styled(w for w in with_children(self._window) if w not in held)
+        styled = [w for w in with_children(self._window) if w.styleSheet()]
+        repolish_styled(w for w in styled if not self.stages.holds(w))
         if self._theme.window is not None and app.style().name().lower() != "fusion":
             app.setStyle("Fusion")  # native styles ignore much of a custom dark palette
         app.setPalette(palette_for(self._theme, base_palette))
@@ -204,6 +205,15 @@ class Presentation(QObject):
     def _on_pages_done(self) -> None:
         """Every page has it: fit the window for the last time (back home at 100 %)."""
         self.screen_fit.after_zoom(self._zoom)
+
+
+def _lay_out_now() -> None:
+    """Give the widgets the new font and lay them out before the next repaint. Posted while
+    the event loop handles other posted events, the font's layout requests came after a
+    repaint already asked for: the frame that answered a zoom key showed the new font in
+    the old places (an empty menu bar, a cut tool bar), and the next frame laid them out."""
+    QApplication.sendPostedEvents(None, QEvent.Type.ApplicationFontChange)
+    QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
 
 
 def _point_size(font: QFont) -> float:
