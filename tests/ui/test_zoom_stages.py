@@ -96,6 +96,7 @@ def test_the_first_frame_of_a_zoom_step_leaves_the_pages_and_graphs_alone(qtbot,
                 "table": w.smi_table.font().pointSizeF(),
                 "page size": w.monitor_page.size(),
                 "graphs": [p.plot_item.geometry() for p in plots],
+                "scenes": [p.scene().font().pointSizeF() for p in plots],
                 "veiled": [p.veiled for p in plots]}
 
     changes = FontChanges([x for page in pages for x in (page, *page.findChildren(QWidget))])
@@ -116,10 +117,12 @@ def test_the_first_frame_of_a_zoom_step_leaves_the_pages_and_graphs_alone(qtbot,
     assert font_changes == []
     assert seen["panel"] == seen["table"] == pytest.approx(old)
     assert seen["graphs"] == before and all(seen["veiled"])
+    assert seen["scenes"] == [pytest.approx(old)] * len(plots)  # nor a graph's items
 
     _settled(qtbot, w, 2.0)
     assert w.gpu_panel(0).font().pointSizeF() == pytest.approx(new)
     assert all(_fits_its_view(p) for p in plots)  # fitted once unveiled
+    assert [p.scene().font().pointSizeF() for p in plots] == [pytest.approx(new)] * len(plots)
     for plot in plots:  # restyled for the zoom as they were unveiled
         tick = plot.getPlotItem().getAxis("bottom").style["tickFont"]
         assert tick.pointSizeF() == pytest.approx(max(5.0, new * 0.9))

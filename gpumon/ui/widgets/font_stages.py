@@ -19,13 +19,34 @@ from collections.abc import Iterable
 import shiboken6
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QGraphicsScene, QWidget
 
 from gpumon.ui.widgets.next_frame import after_next_frame
 
 # Every property of the font set on the part (QFont::AllPropertiesResolved, and any property a
 # later Qt adds): nothing of the application's new font reaches the part or its children.
 EVERY_PROPERTY = 0xFFFF_FFFF
+
+
+HELD_SCENE = "gpumon_held_font"  # a property on a graph's scene held at its font
+
+
+def hold_scene_font(scene: QGraphicsScene) -> None:
+    """Keep a graph's scene at its font while the application's changes (each graph's items
+    took the new font and were laid out again in the frame that answers the key: ~4 ms for
+    16 graphs); ``release_scene_font`` when the graph is shown again."""
+    if not scene.property(HELD_SCENE):
+        font = QFont(scene.font())
+        font.setResolveMask(EVERY_PROPERTY)
+        scene.setFont(font)
+        scene.setProperty(HELD_SCENE, True)
+
+
+def release_scene_font(scene: QGraphicsScene) -> None:
+    """The application's font on a scene held by ``hold_scene_font``."""
+    if scene.property(HELD_SCENE):
+        scene.setProperty(HELD_SCENE, False)
+        scene.setFont(QFont())
 
 
 def repolish_styled(widgets: Iterable[QWidget]) -> None:

@@ -28,7 +28,13 @@ from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 from gpumon import __version__
 from gpumon.i18n import N_, tr
 from gpumon.text.smi_text import source_words
-from gpumon.ui.widgets.font_stages import FontStages, repolish_styled, with_children
+from gpumon.ui.widgets.font_stages import (
+    FontStages,
+    hold_scene_font,
+    release_scene_font,
+    repolish_styled,
+    with_children,
+)
 from gpumon.ui.widgets.plot import LitePlotWidget
 from gpumon.ui.widgets.reveal import Reveal, on_screen_first, reveal
 from gpumon.ui.widgets.screen_fit import ScreenFit
@@ -80,7 +86,7 @@ class Presentation(QObject):
 
     zoomChanged = Signal(float)
     themeChanged = Signal(str)
-    applied = Signal(object)  # Theme: after each apply, for widgets styled by their owner
+    applied = Signal(object)  # Theme: after each theme change, for widgets styled by their owner
 
     def __init__(self, window: QWidget, settings: Settings,
                  pages: Callable[[], Sequence[QWidget]] = tuple) -> None:
@@ -122,8 +128,11 @@ class Presentation(QObject):
         if self._window.isVisible():
             # the frame that answers the key lays out the frame around the pages and paints
             # no graph; the pages, then the graphs a panel at a time, follow (module doc)
-            self._reveal = reveal(on_screen_first(self._window.findChildren(LitePlotWidget)),
-                                  self, self._reveal, prepare=self._style_plot, wait=True)
+            plots = self._window.findChildren(LitePlotWidget)
+            for plot in plots:
+                hold_scene_font(plot.scene())
+            self._reveal = reveal(on_screen_first(plots), self, self._reveal,
+                                  prepare=self._style_plot, wait=True)
             self.stages.hold(self._pages())
             self.apply(staged=True)
             _lay_out_now()
@@ -166,7 +175,8 @@ class Presentation(QObject):
     # -- applying ----------------------------------------------------------------------------
     def apply(self, staged: bool = False) -> None:
         """Font and palette on the application, then every plot and themed widget;
-        ``staged``: the held pages and the veiled graphs are done later (module doc)."""
+        ``staged`` (a zoom step): the font only, the held pages and the veiled graphs
+        later (module doc)."""
         app = QApplication.instance()
         assert isinstance(app, QApplication)
         base_font, base_palette = base_font_and_palette()
@@ -176,12 +186,13 @@ class Presentation(QObject):
         # the held pages are polished again when they take the font (font_stages.py)
         styled = [w for w in with_children(self._window) if w.styleSheet()]
         repolish_styled(w for w in styled if not self.stages.holds(w))
+        if staged:
+            return  # no colour changed; the graphs are restyled as they are unveiled
         if self._theme.window is not None and app.style().name().lower() != "fusion":
             app.setStyle("Fusion")  # native styles ignore much of a custom dark palette
         app.setPalette(palette_for(self._theme, base_palette))
         pg.setConfigOptions(background=self._theme.plot_bg, foreground=self._theme.plot_fg)
-        if not staged:
-            self.restyle_plots()  # the staged graphs are restyled as they are unveiled
+        self.restyle_plots()
         self.applied.emit(self._theme)
 
     @Slot()
@@ -190,6 +201,7 @@ class Presentation(QObject):
             self._style_plot(plot)
 
     def _style_plot(self, plot: LitePlotWidget) -> None:
+        release_scene_font(plot.scene())
         base_font, _ = base_font_and_palette()
         style_plot(plot, self._theme, self._zoom, _point_size(base_font))
 
