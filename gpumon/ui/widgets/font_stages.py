@@ -19,34 +19,13 @@ from collections.abc import Iterable
 import shiboken6
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QGraphicsScene, QWidget
+from PySide6.QtWidgets import QApplication, QGraphicsScene, QWidget
 
 from gpumon.ui.widgets.next_frame import after_next_frame
 
 # Every property of the font set on the part (QFont::AllPropertiesResolved, and any property a
 # later Qt adds): nothing of the application's new font reaches the part or its children.
 EVERY_PROPERTY = 0xFFFF_FFFF
-
-
-HELD_SCENE = "gpumon_held_font"  # a property on a graph's scene held at its font
-
-
-def hold_scene_font(scene: QGraphicsScene) -> None:
-    """Keep a graph's scene at its font while the application's changes (each graph's items
-    took the new font and were laid out again in the frame that answers the key: ~4 ms for
-    16 graphs); ``release_scene_font`` when the graph is shown again."""
-    if not scene.property(HELD_SCENE):
-        font = QFont(scene.font())
-        font.setResolveMask(EVERY_PROPERTY)
-        scene.setFont(font)
-        scene.setProperty(HELD_SCENE, True)
-
-
-def release_scene_font(scene: QGraphicsScene) -> None:
-    """The application's font on a scene held by ``hold_scene_font``."""
-    if scene.property(HELD_SCENE):
-        scene.setProperty(HELD_SCENE, False)
-        scene.setFont(QFont())
 
 
 def repolish_styled(widgets: Iterable[QWidget]) -> None:
@@ -79,6 +58,7 @@ class FontStages(QObject):
         self._active = False  # ``done`` not yet emitted for the latest hold
         self._queued = False
         self._holding: QWidget | None = None  # the part being held now
+        self._scenes: set[QGraphicsScene] = set()  # graphs' scenes held at their font
 
     def held(self) -> list[QWidget]:
         """The parts still at the font they were held at (each a widget alive)."""
@@ -116,6 +96,24 @@ class FontStages(QObject):
         if not self._queued:
             self._queued = True
             after_next_frame(self._window, self._next)
+
+    def hold_scenes(self, scenes: Iterable[QGraphicsScene]) -> None:
+        """Keep graphs' scenes at their font until ``release_scene``: their items took the
+        new font and were laid out again in the frame that answers the key (~4 ms for 16
+        graphs). The application's font change is kept from them (eventFilter), which
+        costs nothing, where setting the same font again on the scene cost as much."""
+        for scene in scenes:
+            if scene not in self._scenes:
+                scene.installEventFilter(self)
+                self._scenes.add(scene)
+
+    def release_scene(self, scene: QGraphicsScene) -> None:
+        """The application's font on a scene held by ``hold_scenes``."""
+        if scene in self._scenes:
+            self._scenes.discard(scene)
+            scene.removeEventFilter(self)
+            if scene.font() != QApplication.font():
+                QApplication.sendEvent(scene, QEvent(QEvent.Type.ApplicationFontChange))
 
     def finish(self) -> None:
         """Every held part takes its inherited font now."""
@@ -156,6 +154,8 @@ class FontStages(QObject):
         repolish_styled(with_children(part))
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+        if event.type() == QEvent.Type.ApplicationFontChange and obj in self._scenes:
+            return True  # a held scene (hold_scenes)
         if event.type() == QEvent.Type.FontChange and obj is self._holding:
             return True  # nothing changed but the font's mask: the Monitor page fitted its
             # parts again on it, in the frame that answers the key

@@ -28,13 +28,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 from gpumon import __version__
 from gpumon.i18n import N_, tr
 from gpumon.text.smi_text import source_words
-from gpumon.ui.widgets.font_stages import (
-    FontStages,
-    hold_scene_font,
-    release_scene_font,
-    repolish_styled,
-    with_children,
-)
+from gpumon.ui.widgets.font_stages import FontStages, repolish_styled, with_children
 from gpumon.ui.widgets.plot import LitePlotWidget
 from gpumon.ui.widgets.reveal import Reveal, on_screen_first, reveal
 from gpumon.ui.widgets.screen_fit import ScreenFit
@@ -129,8 +123,7 @@ class Presentation(QObject):
             # the frame that answers the key lays out the frame around the pages and paints
             # no graph; the pages, then the graphs a panel at a time, follow (module doc)
             plots = self._window.findChildren(LitePlotWidget)
-            for plot in plots:
-                hold_scene_font(plot.scene())
+            self.stages.hold_scenes(plot.scene() for plot in plots)
             self._reveal = reveal(on_screen_first(plots), self, self._reveal,
                                   prepare=self._style_plot, wait=True)
             self.stages.hold(self._pages())
@@ -201,7 +194,7 @@ class Presentation(QObject):
             self._style_plot(plot)
 
     def _style_plot(self, plot: LitePlotWidget) -> None:
-        release_scene_font(plot.scene())
+        self.stages.release_scene(plot.scene())
         base_font, _ = base_font_and_palette()
         style_plot(plot, self._theme, self._zoom, _point_size(base_font))
 
