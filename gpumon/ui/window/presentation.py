@@ -6,11 +6,12 @@ the GPU panels rebuilt after a source switch (``gpuPanelsChanged``). The base fo
 style's own palette are taken once, at the first Presentation, so 100 % and "light" are
 exactly what Qt would show without gpumon touching anything.
 
-A zoom step is answered in stages (issue 42: a key answered on screen within 50 ms): the
-frame that answers it lays out the menu bar, tool bar, header and tab bar at the new size,
-with the pages held at their font (font_stages.py) and their graphs veiled (reveal.py);
-after it the page on screen takes the new font, then the graphs are restyled and unveiled a
-panel a frame, and the hidden pages take the font a page a frame.
+A zoom step is answered in stages, so that the key shows on screen within 50 ms
+(benchmarks/bench_response.py): the frame that answers it lays out the menu bar, tool bar,
+header and tab bar at the new size, with the pages and the graphs' scenes held at their font
+(font_stages.py) and the graphs veiled (reveal.py); after it the page on screen takes the
+new font, then the graphs are restyled and unveiled a panel a frame, and the hidden pages
+take the font a page a frame. Settled, the window is as a zoom applied at once leaves it.
 """
 
 from __future__ import annotations
