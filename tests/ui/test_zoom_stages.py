@@ -167,3 +167,38 @@ def test_steps_faster_than_frames_end_at_the_last_zoom(qtbot, make_window):
     assert all(_fits_its_view(p) for p in plots)
     tick = plots[0].getPlotItem().getAxis("bottom").style["tickFont"]
     assert tick.pointSizeF() == pytest.approx(max(5.0, _point_size(0.9)))
+
+
+def _fonts(w) -> dict[str, tuple[float, bool]]:  # type: ignore[no-untyped-def]
+    """Every widget's font (size, bold), by its path of class and object names."""
+    out: dict[str, tuple[float, bool]] = {}
+
+    def walk(widget: QWidget, path: str) -> None:
+        for i, child in enumerate(c for c in widget.children() if isinstance(c, QWidget)):
+            here = f"{path}/{i}:{type(child).__name__}:{child.objectName()}"
+            out[here] = (round(child.font().pointSizeF(), 2), child.font().bold())
+            walk(child, here)
+
+    walk(w, "")
+    return out
+
+
+def test_a_staged_zoom_ends_with_the_fonts_of_a_zoom_applied_at_once(qtbot, make_window):
+    """Every widget, hidden ones too (the no-driver banner's labels, the Lesson's), has the
+    font it has when the zoom reaches the window at once (a hidden window is not staged)."""
+    w = make_window()
+    qtbot.waitUntil(lambda: w.gpu_panel(3) is not None and w.snapshot_count >= 3, timeout=5000)
+    w.page("Lesson")
+    w.presentation.set_zoom(2.0)
+    _settled(qtbot, w, 2.0)
+    staged = _fonts(w)
+    w.hide()
+    w.presentation.set_zoom(1.0)
+    w.presentation.set_zoom(2.0)
+    qtbot.waitUntil(lambda: w.gpu_panel(0).font().pointSizeF() == pytest.approx(
+        _point_size(2.0)), timeout=3000)
+    qtbot.wait(100)
+    at_once = _fonts(w)
+    assert staged == at_once
+    banner = w.banner.findChild(QLabel, "bannerMessage")
+    assert banner is not None and banner.font().pointSizeF() == pytest.approx(_point_size(2.0))

@@ -81,7 +81,7 @@ class Presentation(QObject):
 
     zoomChanged = Signal(float)
     themeChanged = Signal(str)
-    applied = Signal(object)  # Theme: after each theme change, for widgets styled by their owner
+    applied = Signal(object)  # Theme: after each apply, for widgets styled by their owner
 
     def __init__(self, window: QWidget, settings: Settings,
                  pages: Callable[[], Sequence[QWidget]] = tuple) -> None:
@@ -180,8 +180,9 @@ class Presentation(QObject):
         # the held pages are polished again when they take the font (font_stages.py)
         styled = [w for w in with_children(self._window) if w.styleSheet()]
         repolish_styled(w for w in styled if not self.stages.holds(w))
-        if staged:
-            return  # no colour changed; the graphs are restyled as they are unveiled
+        if staged:  # no colour changed; the graphs are restyled as they are unveiled
+            self.applied.emit(self._theme)  # (the banner's sheet sets its labels' fonts)
+            return
         if self._theme.window is not None and app.style().name().lower() != "fusion":
             app.setStyle("Fusion")  # native styles ignore much of a custom dark palette
         app.setPalette(palette_for(self._theme, base_palette))
