@@ -6,13 +6,15 @@ frame that answered the key: 100-600 ms here, under load, before anything change
 only), so the first frame shows the page, its tables and every reading at once; then it
 unveils ``PER_TURN`` graphs after each frame (next_frame.py), in the order given (top left
 first), each in a frame of its own, with keys and readings handled between them.
+``prepare(plot)`` runs on each graph just before it is unveiled (a zoom step restyles it
+then: ~2 ms a graph); ``wait=True`` veils now and unveils from ``start()`` on.
 
     self._reveal = reveal(plots, self, self._reveal)
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import shiboken6
 from PySide6.QtCore import QObject, QPoint, QTimer
@@ -26,13 +28,22 @@ PER_TURN = 2  # graphs unveiled at each turn: one GPU panel's two
 class Reveal(QObject):
     """Unveils ``plots`` a few at a time (see the module doc); made by ``reveal``."""
 
-    def __init__(self, plots: Sequence[LitePlotWidget], parent: QObject | None = None) -> None:
+    def __init__(self, plots: Sequence[LitePlotWidget], parent: QObject | None = None,
+                 prepare: Callable[[LitePlotWidget], None] | None = None,
+                 wait: bool = False) -> None:
         super().__init__(parent)
         self._plots = list(plots)
+        self._prepare = prepare
         self._widget = self._plots[0] if self._plots else None
         for plot in self._plots:
             plot.set_veiled(True)
-        self._queue()
+        if not wait:
+            self._queue()
+
+    def start(self) -> None:
+        """Begin unveiling (a reveal made with ``wait=True``), after the next frame."""
+        if self._plots:
+            self._queue()
 
     def _queue(self) -> None:
         if self._widget is not None and shiboken6.isValid(self._widget):
@@ -44,16 +55,21 @@ class Reveal(QObject):
         turn, self._plots = self._plots[:PER_TURN], self._plots[PER_TURN:]
         for plot in turn:
             if shiboken6.isValid(plot):
+                if self._prepare is not None:
+                    self._prepare(plot)
                 plot.set_veiled(False)
         if self._plots:
             self._queue()
         else:
             self.deleteLater()
 
-    def finish(self) -> None:
-        """Unveil the rest now (another reveal of the same graphs begins)."""
+    def finish(self, prepare: bool = True) -> None:
+        """Unveil the rest now (another reveal of the same graphs begins); ``prepare=False``:
+        without preparing them (the next reveal does)."""
         for plot in self._plots:
             if shiboken6.isValid(plot):
+                if prepare and self._prepare is not None:
+                    self._prepare(plot)
                 plot.set_veiled(False)
         self._plots = []
 
@@ -69,9 +85,12 @@ def on_screen_first(plots: Sequence[LitePlotWidget]) -> list[LitePlotWidget]:
 
 
 def reveal(plots: Sequence[LitePlotWidget], parent: QObject,
-           previous: Reveal | None = None) -> Reveal | None:
-    """Veil ``plots`` now and unveil them over the next turns; ``previous`` (a reveal still
-    going, of the same graphs) is finished first. Keep what it returns to pass it next."""
+           previous: Reveal | None = None,
+           prepare: Callable[[LitePlotWidget], None] | None = None,
+           wait: bool = False) -> Reveal | None:
+    """Veil ``plots`` now and unveil them over the next turns (see the module doc for
+    ``prepare`` and ``wait``); ``previous`` (a reveal still going, of the same graphs) is
+    finished first. Keep what it returns to pass it next."""
     if previous is not None and shiboken6.isValid(previous):
-        previous.finish()
-    return Reveal(plots, parent) if plots else None
+        previous.finish(prepare=prepare is None)  # else this one prepares them
+    return Reveal(plots, parent, prepare, wait) if plots else None
