@@ -6,10 +6,10 @@ GPU a few times), so a tick of 12,500 machines costs ten times one of 1,250.
 - A series belongs to the GPU of its ``UUID`` label (``job``/``instance``/``gpu`` when an
   exporter sends none). Two scrape targets reporting one UUID are one GPU, shown once from one
   of them; the others are named in ``GpuInfo.duplicates``.
-- A machine is the ``Hostname`` label (dcgm-exporter before 4.x, gpumon), else ``hostname``
-  (dcgm-exporter from 4.x), else the target's ``instance``. Two targets with one host name
-  whose GPUs share an index are two machines (two containers with one name): each is shown as
-  ``host (instance)``, so names and numbers never mix.
+- A machine is the ``Hostname`` label (dcgm-exporter before 4.x, gpumon before it followed),
+  else ``hostname`` (dcgm-exporter from 4.x, gpumon), else the target's ``instance``. Two
+  targets with one host name whose GPUs share an index are two machines (two containers with
+  one name): each is shown as ``host (instance)``, so names and numbers never mix.
 - Each target (``job``, ``instance``) has its own ``up``: when one of two exporters on a
   machine stops, only its GPUs are shown lost, with the server's reason.
 - dcgm-exporter's MIG series (``GPU_I_ID``, ``GPU_I_PROFILE``) become MIG devices under their

@@ -18,7 +18,6 @@ Prometheus source has no topology, and the window says so.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QObject, Qt
@@ -45,7 +44,7 @@ from gpumon.telemetry.model.topology import (
 )
 from gpumon.telemetry.model.types import GpuSample, Snapshot
 from gpumon.ui.widgets.seen import SeenWatch, window_seen
-from gpumon.units import NA, format_bytes
+from gpumon.units import NA, format_bytes, format_clock
 
 TITLE = N_("GPU topology")
 OPTION_TEXT = N_("Topolog&y…")  # T is &Theme's
@@ -154,7 +153,7 @@ class TopologyView(QWidget):
             return
         if topo is not self._topology:
             self._set_matrix(topo)
-        when = time.strftime("%H:%M:%S", time.localtime(topo.read_at_s))
+        when = format_clock(topo.read_at_s)
         note = tr(READ_AT, time=when)
         self._set_note(f"{tr(SIMULATED)} {note}" if snap.simulated else note)
         self._set_rates(topo, snap)

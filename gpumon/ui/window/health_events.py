@@ -53,7 +53,7 @@ class EventLog(QListWidget):
 
 
 class EventsBadge(RunsLabel):
-    """The status bar's word on health events: how many, and the last one; a click opens
+    """The toolbar's word on health events: how many, and the last one; a click opens
     the log (``clicked``)."""
 
     clicked = Signal()

@@ -34,7 +34,7 @@ from gpumon.ui.widgets.axis import TimeAxis, next_nice, time_label
 from gpumon.ui.widgets.plot import LitePlot, LitePlotWidget
 from gpumon.ui.widgets.runs_label import RunsLabel, TextRun
 from gpumon.ui.widgets.seen import SeenWatch, window_seen
-from gpumon.units import NA
+from gpumon.units import NA, format_clock
 from gpumon.untrusted import for_terminal
 
 COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
@@ -233,7 +233,7 @@ class ProcessView(QWidget):
             return
         key, x_rel, pointer = self._hover
         t = self._now + x_rel
-        when = f"{time_label(round(x_rel, 1))} · {time.strftime('%H:%M:%S', time.localtime(t))}"
+        when = f"{time_label(round(x_rel, 1))} · {format_clock(t)}"
         self.tip.setText("\n".join([when, *readings_at(self.trace, t)]))
         self.tip.adjustSize()
         widget = self.plots[key]
