@@ -25,3 +25,12 @@ def test_what_the_exporter_sends_the_reader_knows() -> None:
     per_gpu = sent - {exported.NVML_UP, exported.PROCESS_MEMORY, exported.LAST_READ}
     assert per_gpu, text
     assert per_gpu <= set(FIELDS), per_gpu - set(FIELDS)
+
+
+def test_the_pcie_help_says_where_gpm_gives_the_rates_at_every_reading() -> None:
+    """On a GPU with GPM the rates come from it at every reading (nvml/activity.py), not from
+    the throughput call every few seconds: the help said only the latter."""
+    helps = {f.name: f.help for f in exported.GPUMON_FIELDS}
+    for name in ("gpumon_pcie_rx_bytes_per_second", "gpumon_pcie_tx_bytes_per_second"):
+        assert "GPM" in helps[name] and "every reading" in helps[name], helps[name]
+        assert "every few seconds" in helps[name]  # the throughput call's, elsewhere

@@ -50,8 +50,10 @@ class Field:
 SELDOM_ENERGY = ("Read less often than the other values where the driver's call is costly "
                  "(3.3 ms of CPU on an H200: every ~14 s, at most every 30 s); the last value "
                  "read is sent in between.")
-SELDOM_PCIE = ("As NVML measures it over 20 ms; read every few seconds (the slow readings), off "
-               "the reading's thread where the call sleeps, so it may be one period old.")
+SELDOM_PCIE = ("Where the GPU has GPM (Hopper and newer, without --no-gpm): GPM's rate between "
+               "two readings, read at every reading. Elsewhere as NVML measures it over 20 ms; "
+               "read every few seconds (the slow readings), off the reading's thread where the "
+               "call sleeps, so it may be one period old.")
 
 # dcgm-exporter's default counters that NVML gives us, with dcgm-exporter's help texts
 # (followed by gpumon's sentence where gpumon reads the value less often).
