@@ -4,10 +4,12 @@
 
 runs, in this order: ``--once`` and ``--once --json`` beside nvidia-smi (and the compute
 processes, while a playground kernel holds memory on cuda:0), the exporter beside
-``--json``, ``gpumon lesson``, the playground kernel on cuda:0 with the four memory lines
-after every step, cuda:1 alone and CUDA_VISIBLE_DEVICES reordered (two GPUs or more), and
-finally pytest on tests/gpu, tests/telemetry and tests/playground. Each check is PASS, FAIL
-or SKIP with its reason in ``summary.md``; the exit status is 1 when any check failed.
+``--json``, ``gpumon dmon``'s GPM activity beside ``nvidia-smi dmon --gpm-metrics`` while
+matrix products load cuda:0, ``gpumon lesson``, the playground kernel on cuda:0 with the four
+memory lines after every step, cuda:1 alone and CUDA_VISIBLE_DEVICES reordered (two GPUs or
+more), and finally pytest on tests/gpu, tests/telemetry and tests/playground. Each check is
+PASS, FAIL or SKIP with its reason in ``summary.md``; the exit status is 1 when any check
+failed.
 
 ``--dry-run`` runs the same code without a GPU (the fake NVML library, a stand-in nvidia-smi,
 the kernel on cpu, Qt hidden) and reports every GPU-only check as SKIP; tests/gpu/README.md.
@@ -29,7 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script, from anywhere
 
 from gpumon import __version__  # noqa: E402
-from tests.gpu.gpucheck import kernel_checks, outputs, runs  # noqa: E402
+from tests.gpu.gpucheck import activity, kernel_checks, outputs, runs  # noqa: E402
 from tests.gpu.gpucheck import kernel_walk as kw  # noqa: E402
 from tests.gpu.gpucheck.context import (  # noqa: E402
     FAKE_SMI,
@@ -50,7 +52,7 @@ from tests.gpu.gpucheck.results import (  # noqa: E402
 )
 
 PYTEST_DIRS = ("tests/gpu", "tests/telemetry", "tests/playground")
-CHECKS = ("outputs", "exporter", "lesson", "kernel", "pytest")
+CHECKS = ("outputs", "exporter", "activity", "lesson", "kernel", "pytest")
 MIN_SECONDS = 15.0  # a check does not start with less time than this left
 
 
@@ -142,6 +144,8 @@ def _plan(ctx: Context, only: set[str], cuda_count: int, uuids: list[str],
         return Result("", SKIP, "")
 
     plan.append(("", released))  # a hidden step: the holding kernel ends here
+    if "activity" in only:
+        plan.append(activity.planned(ctx, cuda_count, uuids))
     if "lesson" in only:
         plan.append(("gpumon lesson", lambda: runs.check_lesson(ctx, cuda_count)))
     if "kernel" in only:

@@ -41,6 +41,7 @@ def test_the_dry_run_passes_what_it_can_and_skips_the_gpu_checks(tmp_path: Path)
     assert {name: o for name, (o, _) in outcomes.items()} == {
         "--once, --json vs nvidia-smi": "PASS",
         "exporter vs --once --json": "PASS",
+        "GPM activity vs nvidia-smi dmon": "SKIP",
         "gpumon lesson": "PASS",
         "kernel on cpu (dry run)": "PASS",
         "kernel on cuda:0": "SKIP",
@@ -49,6 +50,7 @@ def test_the_dry_run_passes_what_it_can_and_skips_the_gpu_checks(tmp_path: Path)
         "pytest tests/gpu/test_playground_cuda.py": "PASS",
     }
     assert outcomes["kernel on cuda:1 only"][1] == "dry run: no CUDA GPU"
+    assert outcomes["GPM activity vs nvidia-smi dmon"][1] == "dry run: no CUDA GPU"
     for result in doc["results"]:
         for name in result["files"]:
             assert (out / name).is_file(), name
@@ -76,17 +78,19 @@ def test_a_value_that_disagrees_with_nvidia_smi_fails_the_check(tmp_path: Path) 
 def test_a_check_without_time_left_is_skip_and_a_known_skip_keeps_its_reason(
         tmp_path: Path) -> None:
     out = tmp_path / "gpu-check"
-    proc = _check(out, "--only", "kernel", "--budget", "1")
+    proc = _check(out, "--only", "kernel,activity", "--budget", "1")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     doc = json.loads((out / "results.json").read_text())
     reasons = {r["name"]: (r["outcome"], r["reason"]) for r in doc["results"]}
     assert reasons["kernel on cpu (dry run)"][0] == "SKIP"
     assert reasons["kernel on cpu (dry run)"][1].startswith("out of time:")
     assert reasons["kernel on cuda:0"] == ("SKIP", "dry run: no CUDA GPU")
+    assert reasons["GPM activity vs nvidia-smi dmon"] == ("SKIP", "dry run: no CUDA GPU")
+    assert list(reasons)[0] == "GPM activity vs nvidia-smi dmon"  # before the kernel's
 
 
 def test_a_wrong_option_is_one_sentence(tmp_path: Path) -> None:
     proc = _check(tmp_path / "x", "--only", "everything")
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
-        "check.py: --only takes outputs,exporter,lesson,kernel,pytest, got 'everything'"]
+        "check.py: --only takes outputs,exporter,activity,lesson,kernel,pytest, got 'everything'"]
