@@ -27,7 +27,7 @@ from gpumon.device_ids import normalize_uuid
 from gpumon.telemetry.model.activity import ActivityState
 from gpumon.telemetry.model.health import CLOCK_REASONS
 from gpumon.telemetry.nvml.gpm import MIN_INTERVAL_S, GpmReader
-from gpumon.telemetry.nvml.readers import clocks_event_reasons
+from gpumon.telemetry.nvml.readers import clocks_event_reasons, first_of
 
 T = TypeVar("T")
 #: The figures ``stop`` gives, in this order: GpuSample's names and units.
@@ -55,11 +55,7 @@ class _Calls:
             return None
 
     def first(self, fns: Sequence[Callable[..., T]], *args: Any) -> T | None:
-        for fn in fns:
-            value = self.call(fn, *args)
-            if value is not None or fn.__name__ not in self._missing:
-                return value
-        return None
+        return first_of(self, fns, *args)
 
     def lacks(self, name: str) -> bool:
         return name in self._missing

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from gpumon.telemetry.nvml.budget import Budget
-from gpumon.telemetry.nvml.readers import READERS, Guarded
+from gpumon.telemetry.nvml.readers import READERS, Guarded, first_of
 from gpumon.telemetry.nvml.status import GpuLost
 
 log = logging.getLogger(__name__)
@@ -48,11 +48,7 @@ class _OffTick:
         return value
 
     def first(self, fns: Sequence[Callable[..., T]], *args: Any) -> T | None:
-        for fn in fns:
-            value = self.call(fn, *args)
-            if value is not None:
-                return value
-        return None
+        return first_of(self, fns, *args)
 
 
 def read_rates(s: Guarded, handle: Any) -> Rates:

@@ -49,6 +49,16 @@ class Guarded(Protocol):
     def lacks(self, name: str) -> bool: ...
 
 
+def first_of(calls: Guarded, fns: Sequence[Callable[..., T]], *args: Any) -> T | None:
+    """The first of several versions of an NVML function that this driver has (``first``):
+    the next version is tried only where the driver lacks this one."""
+    for fn in fns:
+        value = calls.call(fn, *args)
+        if value is not None or not calls.lacks(fn.__name__):
+            return value
+    return None
+
+
 def _num(value: float | None, scale: float = 1.0) -> float | None:
     return None if value is None else float(value) * scale
 

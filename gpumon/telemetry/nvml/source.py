@@ -53,6 +53,7 @@ from gpumon.telemetry.nvml.readers import (
     READERS,
     SLOW_FIELDS,
     every_read_failed,
+    first_of,
     read_processes,
     slow_of,
 )
@@ -165,11 +166,7 @@ class NvmlSource:
 
     def first(self, fns: Sequence[Callable[..., T]], *args: Any) -> T | None:
         """The first of several versions of a function that this driver has."""
-        for fn in fns:
-            value = self.call(fn, *args)
-            if value is not None or fn.__name__ not in self._missing:
-                return value
-        return None
+        return first_of(self, fns, *args)
 
     # --- Source protocol ---------------------------------------------------------------------
 
