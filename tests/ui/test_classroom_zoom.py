@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "telemetry"))
 
 from fakenvml import FakeNvml, use_fake_nvml  # noqa: E402
 
+from gpumon import i18n  # noqa: E402
 from gpumon.telemetry.nvml.source import NvmlSource  # noqa: E402
 from gpumon.ui.window.main_window import MainWindow  # noqa: E402
 from gpumon.ui.window.settings import Settings  # noqa: E402
@@ -177,10 +178,14 @@ def test_the_time_axis_ends_in_now(qtbot, classroom, zoom):
             assert all("-" not in t[2] for t in texts)  # "−200 s": a real minus
 
 
-def test_eight_gpus_at_100_percent_show_every_panel_and_table_row(qtbot):
+@pytest.mark.parametrize("language", ["en", "zh_CN"])
+def test_eight_gpus_at_100_percent_show_every_panel_and_table_row(qtbot, language):
     """nvitop shows 8 GPUs on a 200×50 terminal; gpumon showed 6 of 8 panels and 5 of 8 table
-    rows in a 1400×900 window: now every panel (four to a row) and every row is on screen."""
+    rows in a 1400×900 window, and 4 panels in 2 columns in Chinese: now every panel (four to
+    a row) and every row is on screen in both."""
     from gpumon.telemetry.sources.simulated import SimulatedSource
+
+    i18n.set_language(i18n.CHINESE if language == "zh_CN" else i18n.ENGLISH)
 
     w = MainWindow(lambda: SimulatedSource(8, seed=1), 0.2, window_s=60,
                    settings=Settings.memory())
@@ -195,11 +200,12 @@ def test_eight_gpus_at_100_percent_show_every_panel_and_table_row(qtbot):
     assert all(on_screen(p, viewport) for p in w.gpu_grid.panels), [
         (p.index, p.geometry()) for p in w.gpu_grid.panels]
     assert all(p.memory_widget.height() >= GRAPH_MIN_PX for p in w.gpu_grid.panels)
+    assert len({p.geometry().top() for p in w.gpu_grid.panels}) == 2  # two rows of four
     table = w.smi_table
     last = table.model().rowCount() - 1
     assert last == 7
     assert table.rowViewportPosition(last) + table.rowHeight(last) <= table.viewport().height()
-    shot(w, "eight-gpus-100.png")
+    shot(w, f"eight-gpus-100-{language}.png")
 
 
 def test_the_status_bar_shows_only_with_something_to_say(qtbot, classroom):
