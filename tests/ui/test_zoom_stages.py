@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 import shiboken6
-from PySide6.QtCore import QEvent, QObject, QRectF, QTimer
+from PySide6.QtCore import QEvent, QObject, QRectF
 from PySide6.QtWidgets import QApplication, QLabel, QWidget
 
 from gpumon.ui.widgets.plot import LitePlotWidget
@@ -19,9 +19,11 @@ pytestmark = pytest.mark.usefixtures("restore_app_look")
 
 
 class Repaints(QObject):
-    """Calls ``fn`` after ``window``'s next repaint has been handled. As an application's
-    event filter it sees the repaint before the window's own filters do, so ``fn`` runs
-    before anything that waits for that frame (after_next_frame)."""
+    """Calls ``fn`` as ``window``'s next repaint begins: what that frame paints (its layouts
+    are done; their requests come before the repaint's low-priority event). Called after the
+    frame instead, ``fn`` could run after the work that follows it: on a loaded machine the
+    frame took ~30 ms to paint, after_next_frame's 50 ms fallback fell due meanwhile, and the
+    pages had taken the new font before ``fn`` looked (a CI run failed on it)."""
 
     def __init__(self, window: QWidget, fn) -> None:  # type: ignore[no-untyped-def]
         super().__init__()
@@ -35,7 +37,7 @@ class Repaints(QObject):
             app = QApplication.instance()
             assert app is not None
             app.removeEventFilter(self)
-            QTimer.singleShot(0, self.fn)  # handled after this repaint
+            self.fn()
         return False
 
 
