@@ -15,6 +15,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from gpumon import __version__, extras, i18n
+from gpumon.cli import remote as remote_cli
 from gpumon.cli import report
 from gpumon.cli.argtypes import (
     MAX_SIMULATED_GPUS,
@@ -61,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
                         default=[], help=tr("an HTTP header for the Prometheus server, e.g. "
                                             "'Authorization: Bearer TOKEN'; @FILE reads it "
                                             "from a file"))
+    remote_cli.add_arguments(parser)
     add_lang_argument(parser)
     parser.add_argument("--version", action="version", version=f"gpumon {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -79,6 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
     # Listed for --help; main() hands `gpumon exporter ...` to exporter_cli before parsing.
     commands.add_parser("exporter", help=tr("serve this machine's GPU numbers to Prometheus "
                                             "(gpumon exporter --help)"))
+    commands.add_parser("stream", help=tr("print a header line, then a JSON snapshot a line: "
+                                          "what gpumon --ssh reads (gpumon stream --help)"))
     commands.add_parser("dmon", help=tr("print a line of activity per GPU every second, like "
                                         "nvidia-smi dmon --gpm-metrics (gpumon dmon --help)"))
     commands.add_parser("topo", help=tr("print how the GPUs are joined, like nvidia-smi topo "
@@ -141,6 +145,10 @@ def main(argv: list[str] | None = None) -> int:
         from gpumon.cli import exporter as exporter_cli
 
         return exporter_cli.main(argv[1:])
+    if argv[:1] == ["stream"]:
+        from gpumon.cli import stream as stream_cli
+
+        return stream_cli.main(argv[1:])
     if argv[:1] and argv[0] in TOOLS:
         from gpumon.cli import gpu_tools
 
@@ -155,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     complaint = report.misuse(args)
     if complaint:
         parser.error(complaint)
+    if args.ssh is not None:
+        return remote_cli.main(parser, args, _no_window)
     if args.prometheus is not None:
         if args.watch is not None or any(getattr(args, name, None) not in (None, False)
                                          for name in report.OUTPUT_OPTIONS):

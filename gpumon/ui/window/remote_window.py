@@ -1,0 +1,62 @@
+"""The window on machines reached over SSH: one machine's Monitor, or many in the overview.
+
+One machine (``gpumon --ssh lab1``) is the ordinary window over a RemoteSource: every panel,
+table and view as for local GPUs, the machine's name in the title and the header (the
+snapshot's machine is named as the user named it). Many machines are the cluster window over
+a RemoteFleet: the overview in front, a machine's whole Monitor when it is opened. The
+playground stays on this computer and says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from gpumon.i18n import ntr, tr
+from gpumon.remote.fleet import RemoteFleet
+from gpumon.remote.source import RemoteSource
+from gpumon.ssh.command import SshOptions
+from gpumon.ssh.target import Target
+from gpumon.ui.window.cluster_window import ClusterWindow
+from gpumon.ui.window.main_window import MainWindow
+from gpumon.ui.window.settings import Settings
+from gpumon.untrusted import for_terminal
+
+
+class RemoteWindow(MainWindow):
+    """The main window over one machine's RemoteSource."""
+
+    def __init__(self, target: Target, options: SshOptions, interval_s: float,
+                 extra_args: tuple[str, ...] = (), *, settings: Settings | None = None,
+                 prewarm_kernel: bool = False) -> None:
+        self.target = target
+        super().__init__(lambda: RemoteSource(target, options, interval_s,
+                                              extra_args=extra_args),
+                         interval_s, settings=settings, prewarm_kernel=prewarm_kernel)
+        self.banner.simulate_button.hide()  # the choice here is the machine, not a demo
+
+    def _make_playground(self) -> QWidget:
+        page = super()._make_playground()
+        note = QLabel(tr("The playground runs on this computer, with its own GPUs; the Monitor "
+                         "shows {host}, read over SSH.", host=for_terminal(self.target.name)))
+        note.setObjectName("playgroundStaysLocal")
+        note.setWordWrap(True)
+        note.setStyleSheet("background: #e3f2fd; border: 1px solid #90caf9; padding: 4px;")
+        layout = page.layout()
+        if isinstance(layout, QVBoxLayout):
+            layout.insertWidget(0, note)
+        return page
+
+
+def remote_window(targets: Sequence[Target], options: SshOptions, interval_s: float,
+                  extra_args: tuple[str, ...], settings: Settings) -> MainWindow:
+    """The window for ``targets``: one machine's, or the overview of all of them."""
+    if len(targets) == 1:
+        return RemoteWindow(targets[0], options, interval_s, extra_args, settings=settings,
+                            prewarm_kernel=settings.playground_used)
+    fleet = RemoteFleet(targets, options, interval_s, extra_args=extra_args)
+    return ClusterWindow(fleet, interval_s, settings=settings,
+                         prewarm_kernel=settings.playground_used,
+                         where=ntr("{n} machine over SSH", "{n} machines over SSH",
+                                   len(targets)))
