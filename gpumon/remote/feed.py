@@ -94,6 +94,15 @@ class StreamFeed:
                                 timeout_s)
             return self._state
 
+    def ask_to_stop(self) -> None:
+        """Begin ``stop()`` without waiting: no reconnect, the ssh child asked to end."""
+        self.backoff.cancel()
+        with self._lock:
+            link = self._link
+            self._cond.notify_all()
+        if link is not None:
+            link.terminate()
+
     def stop(self, join_s: float = 1.0) -> None:
         """End the ssh child and the thread (which never starts another)."""
         self.backoff.cancel()

@@ -96,7 +96,7 @@ class RemoteFleet:
             self._feeds.clear()
             self._open = False
         for feed in feeds:  # all asked first, then each joined: one second in all
-            feed.backoff.cancel()
+            feed.ask_to_stop()
         for feed in feeds:
             feed.stop(join_s=1.0)
 

@@ -94,7 +94,7 @@ class SshLink:
                 raise LineTooLong()
             if not self._out_open:
                 raise self._ended()
-            if not self._pump(deadline - time.monotonic()):
+            if not self._pump(deadline - time.monotonic()) and time.monotonic() >= deadline:
                 return None
 
     def read_some(self, timeout_s: float) -> bytes:
@@ -104,7 +104,7 @@ class SshLink:
         while not self._buf:
             if not self._out_open:
                 raise self._ended()
-            if not self._pump(deadline - time.monotonic()):
+            if not self._pump(deadline - time.monotonic()) and time.monotonic() >= deadline:
                 return b""
         data = bytes(self._buf[:self.max_line])
         del self._buf[:len(data)]
@@ -164,6 +164,13 @@ class SshLink:
         stdin.write(data)
 
     # -- ending ------------------------------------------------------------------------------
+    def terminate(self) -> None:
+        """Ask the child and its group to end (SIGTERM) without waiting: many links are
+        asked first, then each ``kill()`` finds its child gone."""
+        self._closed = True
+        if self.proc.poll() is None:
+            self._signal(signal.SIGTERM)
+
     def kill(self, grace_s: float = 0.3) -> int | None:
         """End the child and its process group: stdin closed, SIGTERM, SIGKILL after
         ``grace_s``; returns the exit status. Any thread may call it (a reader blocked in

@@ -84,9 +84,10 @@ def parse_target(text: str) -> Target:
         if not _USER.fullmatch(user):
             raise _refuse(whole, tr("the user name holds characters a login has not"))
     port: int | None = None
-    bracketed = _IPV6.fullmatch(text.split("]:")[0] + "]") if text.startswith("[") else None
+    close = text.find("]")
+    bracketed = _IPV6.fullmatch(text[:close + 1]) if text.startswith("[") else None
     if bracketed is not None:
-        rest = text[len(bracketed.group(0)):]
+        rest = text[close + 1:]
         host = bracketed.group(1)
         if rest:
             if not rest.startswith(":"):
