@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from gpumon import __version__, extras, i18n
 from gpumon.cli import remote as remote_cli
+from gpumon.cli import replay as replay_cli
 from gpumon.cli import report
 from gpumon.cli.argtypes import (
     MAX_SIMULATED_GPUS,
@@ -63,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
                                             "'Authorization: Bearer TOKEN'; @FILE reads it "
                                             "from a file"))
     remote_cli.add_arguments(parser)
+    replay_cli.add_arguments(parser)
     add_lang_argument(parser)
     parser.add_argument("--version", action="version", version=f"gpumon {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -163,6 +165,10 @@ def main(argv: list[str] | None = None) -> int:
     complaint = report.misuse(args)
     if complaint:
         parser.error(complaint)
+    if args.replay is not None:
+        return replay_cli.main(parser, args, _no_window)
+    if args.at is not None:
+        parser.error(tr("--at picks a moment of a recording: use it with --replay FILE"))
     if args.ssh is not None:
         return remote_cli.main(parser, args, _no_window)
     if args.prometheus is not None:
