@@ -31,7 +31,13 @@ from gpumon.recording.lines import (
     decode_mark,
 )
 from gpumon.telemetry.model.types import Snapshot
-from gpumon.text.json_in import StreamError, StreamHeader, decode_header, decode_snapshot
+from gpumon.text.json_in import (
+    StreamError,
+    StreamHeader,
+    decode_header,
+    decode_snapshot,
+    load_line,
+)
 from gpumon.text.json_out import SCHEMA
 from gpumon.untrusted import for_terminal
 
@@ -55,7 +61,8 @@ def _open(path: Path) -> BinaryIO:
         raw.close()
         raise
     if magic == _GZIP_MAGIC:
-        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+        raw.close()
+        return gzip.open(path, "rb")  # type: ignore[return-value]
     return raw
 
 
@@ -126,7 +133,11 @@ class Recording:
 
     @staticmethod
     def _whole(line: bytes) -> bool:
-        return classify(line).kind is not LineKind.GARBAGE
+        try:
+            load_line(line)
+        except StreamError:
+            return False
+        return True
 
     def _take(self, line: bytes, start: int) -> None:
         if not line.strip():
@@ -188,7 +199,7 @@ class Recording:
         """The interval the header names, else the median gap of the first snapshots."""
         if self.header is not None and self.header.interval_s:
             return self.header.interval_s
-        gaps = sorted(b - a for a, b in zip(self.times[:50], self.times[1:51]))
+        gaps = sorted(b - a for a, b in zip(self.times[:50], self.times[1:51], strict=False))
         return gaps[len(gaps) // 2] if gaps else None
 
     def zone(self) -> tzinfo | None:

@@ -106,8 +106,8 @@ class RecordingSource:
         self._shown = -1  # index of the snapshot shown last
         self._seeks = -1  # the clock's seek count when it was shown
         self._last: Snapshot | None = None
-        self._gpus: dict[int, GpuInfo] = {}
         first = recording.first
+        self._gpus: dict[int, GpuInfo] = {g.index: g for g in first.gpus} if first else {}
         self._machine = MachineInfo(
             host_name=recording.host, source_name=SOURCE_NAME,
             driver_version=first.machine.driver_version if first else None,

@@ -59,6 +59,15 @@ class CsvRecordWriter:
         self.sections = 1
         self._on_error = on_error
         self._flush_every_s = flush_every_s
+        self._file: IO[str] | None = self._open_file()
+        self._last_flush = time.monotonic()
+        self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name="gpumon-csv-record",
+                                        daemon=True)
+        self._thread.start()
+
+    def _open_file(self) -> IO[str]:
+        """The file, created with its header (a recording of another format overrides it)."""
         f = self.path.open("w", newline="", encoding="utf-8")
         try:
             self._csv = csv.writer(f)
@@ -68,12 +77,12 @@ class CsvRecordWriter:
             with contextlib.suppress(OSError):
                 f.close()
             raise
-        self._file: IO[str] | None = f
-        self._last_flush = time.monotonic()
-        self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._run, name="gpumon-csv-record",
-                                        daemon=True)
-        self._thread.start()
+        return f
+
+    def put(self, item: object) -> None:
+        """Queue anything ``_write`` takes (any thread; nothing when the recording failed)."""
+        if self._file is not None:
+            self._queue.put(item)
 
     @property
     def failed(self) -> bool:
@@ -110,7 +119,7 @@ class CsvRecordWriter:
             try:
                 if item is _FLUSH:
                     self._flush()
-                elif isinstance(item, Snapshot):
+                else:
                     self._write(item)
                     if time.monotonic() - self._last_flush >= self._flush_every_s:
                         self._flush()
@@ -118,7 +127,8 @@ class CsvRecordWriter:
                 self._fail(tr("Recording to {path} stopped: {reason}.", path=self.path,
                               reason=reason(exc)))
 
-    def _write(self, snap: Snapshot) -> None:
+    def _write(self, snap: object) -> None:
+        assert isinstance(snap, Snapshot)
         new = [k for s in snap.samples if not s.lost
                for k in extra_values(snap, s.index) if k not in self.keys]
         if new:

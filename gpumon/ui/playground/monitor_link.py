@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pyqtgraph as pg
-from PySide6.QtCore import QObject, Qt, Slot
+from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtGui import QColor
 
 from gpumon.device_ids import cuda_index
@@ -106,6 +106,9 @@ class MonitorLink(QObject):
     and ``reapply`` when the grid's panels are rebuilt.
     """
 
+    # (time, text, NVML index or None) of each marker put on a graph (a recording keeps it)
+    marked = Signal(float, str, object)
+
     def __init__(self, grid: GpuGrid, counters: Counters, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._grid = grid
@@ -148,6 +151,7 @@ class MonitorLink(QObject):
             marker = Marker(device, outcome.started_at, marker_text(outcome, device),
                             color or device_color(device))
             self.markers.append(marker)
+            self.marked.emit(marker.t, marker.text, self.nvml_index(device))
             self.used.add(device)
             panel = self._panel(device)
             if panel is not None:

@@ -20,6 +20,7 @@ from PySide6.QtGui import QGuiApplication, QPainter
 from PySide6.QtWidgets import QApplication, QStatusBar
 
 from gpumon.i18n import tr
+from gpumon.recording.lines import Mark
 from gpumon.telemetry.history.csv_record import FLUSH_EVERY_S, CsvRecordWriter
 from gpumon.telemetry.model.facts import as_copied_at
 from gpumon.telemetry.model.types import Snapshot
@@ -98,6 +99,7 @@ class CsvRecorder(QObject):
         self._writer: CsvRecordWriter | None = None
         self._rows = 0  # of the last recording, once it has ended
         self.path: Path | None = None
+        self.interval_s: float | None = None  # the window's, named in a stream's header
         self._workerFailed.connect(self._on_worker_failed, Qt.ConnectionType.QueuedConnection)
 
     @property
@@ -116,7 +118,11 @@ class CsvRecorder(QObject):
     def start(self, path: str | Path) -> None:
         """Create (truncate) ``path`` and write the header; OSError if it cannot."""
         self.stop()
-        self._writer = CsvRecordWriter(path, self._report_from_worker, FLUSH_EVERY_S)
+        from gpumon.recording.writer import StreamRecordWriter, is_stream_path
+
+        self._writer = (StreamRecordWriter(path, self._report_from_worker, self.interval_s)
+                        if is_stream_path(path)
+                        else CsvRecordWriter(path, self._report_from_worker, FLUSH_EVERY_S))
         self.path, self._rows = self._writer.path, 0
         self.recordingChanged.emit(True)
 
@@ -137,6 +143,13 @@ class CsvRecorder(QObject):
     def flush(self) -> None:
         if self._writer is not None:
             self._writer.flush()
+
+    def add_mark(self, mark: Mark) -> None:
+        """Queue a mark; only a recording in gpumon's own format keeps marks."""
+        from gpumon.recording.writer import StreamRecordWriter
+
+        if isinstance(self._writer, StreamRecordWriter):
+            self._writer.add_mark(mark)
 
     def _report_from_worker(self, sentence: str) -> None:
         with contextlib.suppress(RuntimeError):  # the window was closed meanwhile

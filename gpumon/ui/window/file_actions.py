@@ -24,7 +24,9 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QLabel, QMainWindow, QMessageBox
 
 from gpumon.i18n import N_, ntr, tr
+from gpumon.recording.lines import Mark, MarkKind
 from gpumon.telemetry.history.store import History
+from gpumon.telemetry.model.health import HealthEvent
 from gpumon.telemetry.model.types import Snapshot
 from gpumon.ui.monitor.grid import GpuGrid
 from gpumon.ui.widgets.plot import LitePlot
@@ -40,6 +42,10 @@ GRAPH_NAMES = {"memory": N_("memory"), "utilization": N_("utilization")}
 
 def _csv_filter() -> str:
     return tr("CSV files") + " (*.csv)"
+
+
+def _recording_filter() -> str:
+    return tr("gpumon recordings, replayable") + " (*.jsonl.gz *.jsonl)"
 
 
 def _graph_filters() -> str:
@@ -174,8 +180,22 @@ class FileActions(QObject):
                 widget.addAction(action)
                 widget.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
 
-    # -- CSV ---------------------------------------------------------------------------------
+    # -- recording -----------------------------------------------------------------------------
+    def add_mark(self, mark: Mark) -> None:
+        """A playground action or a health event, kept while recording (gpumon's format)."""
+        if self._recorder is not None and self._recorder.recording:
+            self._recorder.add_mark(mark)
+
+    @Slot(float, str, object)
+    def add_action_mark(self, t: float, text: str, gpu: int | None) -> None:
+        self.add_mark(Mark(t, MarkKind.ACTION, text, gpu))
+
+    @Slot(object)
+    def add_health_mark(self, event: HealthEvent) -> None:
+        self.add_mark(Mark(event.time_s, MarkKind.HEALTH, event.text, event.gpu))
+
     def start_recording(self, path: str | Path) -> bool:
+        self.recorder.interval_s = getattr(self.window, "interval_s", None)
         try:
             self.recorder.start(path)
         except OSError as exc:
@@ -192,8 +212,11 @@ class FileActions(QObject):
         if self.recording:
             self.stop_recording()
             return
-        path, _ = QFileDialog.getSaveFileName(self.window, tr("Record to CSV"),
-                                              "gpumon-record.csv", _csv_filter())
+        path, chosen = QFileDialog.getSaveFileName(
+            self.window, tr("Record"), "gpumon-record.jsonl.gz",
+            _recording_filter() + ";;" + _csv_filter())
+        if path and not Path(path).suffix:  # the name without its suffix: the filter's
+            path += ".jsonl.gz" if chosen == _recording_filter() else ".csv"
         if path:
             self.start_recording(path)
         else:

@@ -139,6 +139,8 @@ class DockCap(QObject):
 class HealthEvents(QObject):
     """Connect ``on_snapshot`` to the window's snapshots (after the grid has shown them)."""
 
+    happened = Signal(object)  # each new HealthEvent (a recording keeps it as a mark)
+
     def __init__(self, grid: GpuGrid, log: EventLog, badge: EventsBadge,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -169,6 +171,7 @@ class HealthEvents(QObject):
                                              held_reasons(mask))
         for event in events:
             self._log.add(event.text)
+            self.happened.emit(event)
         if events:
             self.badge.show_events(self._log.count(), events[-1].text)
 

@@ -191,6 +191,7 @@ class MainWindow(QMainWindow):
             self, self.gpu_grid, self.add_dock, self.controls.add_right)
         self.menus.add_view_action(self.event_dock.toggleViewAction())
         self.snapshotReceived.connect(self.health.on_snapshot)
+        self.health.happened.connect(self.files.add_health_mark)
         self.add_lazy_page(N_("Lesson"), self._make_lesson)
         # The kernel starts when a kernel tab is wanted (kernel_warmup.py).
         self.warmup = KernelWarmup(self.tabs, self.settings, lambda: self.engine.load(), self)
@@ -346,6 +347,7 @@ class MainWindow(QMainWindow):
         panel = PlaygroundPanel(self.engine, self.gpu_grid)
         self.sampling.add_extra_provider(panel.link.provider)
         self.gpuPanelsChanged.connect(panel.link.reapply)
+        panel.link.marked.connect(self.files.add_action_mark)
         self.gpuPanelsChanged.connect(panel.refresh_devices)
         QTimer.singleShot(0, self.presentation, self.presentation.restyle_plots)  # CPU graph
         self.tabs.currentChanged.connect(

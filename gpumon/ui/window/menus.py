@@ -115,7 +115,7 @@ class Menus(QObject):
                      ("Ctrl+Shift+C",))
         self._action(menu, "actionSaveGraph", tr("&Save graph…"), f.save_graph_dialog, ("Ctrl+S",))
         menu.addSeparator()
-        rec = self._action(menu, "actionRecord", tr("&Record to CSV…"), f.toggle_recording,
+        rec = self._action(menu, "actionRecord", tr("&Record…"), f.toggle_recording,
                            ("Ctrl+R",), checkable=True)
         f.recordingChanged.connect(rec.setChecked)
         self._action(menu, "actionExportWindow", tr("&Export visible window to CSV…"),

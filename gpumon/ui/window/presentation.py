@@ -54,7 +54,7 @@ SHORTCUTS: tuple[tuple[str, str], ...] = (
                           "focus)")),
     ("Ctrl+Shift+C", N_("Copy the current snapshot as nvidia-smi-like text")),
     ("Ctrl+S", N_("Save a graph as PNG or SVG")),
-    ("Ctrl+R", N_("Start / stop recording to CSV")),
+    ("Ctrl+R", N_("Start / stop recording (replayable, or CSV)")),
     ("Ctrl+E", N_("Export the visible time window to CSV")),
     ("I / T / K", N_("On a process's row: interrupt / terminate / kill it (asks first)")),
     ("Alt+← / Alt+→", N_("Lesson: previous / next step (Space never turns the page)")),
