@@ -1,0 +1,98 @@
+"""A recording in the window: made with ``-l --json`` or in the window itself, replayed, the
+History holds at every time exactly the recorded values; the title says it is a recording."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from PySide6.QtWidgets import QApplication
+
+from gpumon.recording.reader import Recording
+from gpumon.telemetry.model.metrics import value_of
+from gpumon.telemetry.sources.simulated import SimulatedSource
+from gpumon.ui.window.replay_window import ReplayWindow
+
+ROOT = Path(__file__).resolve().parents[2]
+KEYS = ("mem_used_bytes", "gpu_util_pct", "power_w", "temperature_c")
+
+
+def _open(qtbot, path: Path) -> ReplayWindow:  # type: ignore[no-untyped-def]
+    w = ReplayWindow(Recording(path), play=False)
+    qtbot.addWidget(w)
+    w.show()
+    return w
+
+
+def _history_matches(w: ReplayWindow, rec: Recording, upto: int) -> None:
+    """Every recorded snapshot up to index ``upto`` is in the History with its values."""
+    recorded = dict(rec.read_range(0, upto))
+    for key in KEYS:
+        for gpu in (0, 1):
+            times, values = w.history.series(gpu, key)
+            assert list(times) == [recorded[i].sample_for(gpu).timestamp_s
+                                   for i in sorted(recorded)]
+            for t, v, i in zip(times, values, sorted(recorded), strict=True):
+                want = value_of(recorded[i].sample_for(gpu), key)
+                assert (math.isnan(v) and want is None) or v == want, (key, gpu, t)
+
+
+def _replays_exactly(qtbot, path: Path) -> None:  # type: ignore[no-untyped-def]
+    w = _open(qtbot, path)
+    rec = w.recording
+    qtbot.waitUntil(lambda: w.latest_snapshot is not None, timeout=10000)
+    assert w.windowTitle().startswith("gpumon — recording of ")
+    assert w.latest_snapshot.timestamp_s == rec.start_s
+    middle = len(rec) // 2
+    w.time_bar.seek(rec.times[middle])  # a jump: the window before it, at once
+    qtbot.waitUntil(lambda: w.latest_snapshot.timestamp_s == rec.times[middle], timeout=10000)
+    _history_matches(w, rec, middle)
+    w.time_bar.speed_combo.setCurrentIndex(2)  # 60x: to the end, every snapshot on the way
+    w.time_bar.set_playing(True)
+    qtbot.waitUntil(lambda: w.latest_snapshot.timestamp_s == rec.end_s, timeout=15000)
+    _history_matches(w, rec, len(rec) - 1)
+    assert not w.time_bar.clock.playing  # it stands at the end
+    qtbot.waitUntil(lambda: w.time_bar.play_button.text() == "Play", timeout=5000)
+    w.close()
+
+
+def test_a_recording_made_with_watch_json_replays_exactly(qtbot, tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-m", "gpumon", "--simulate", "2", "-l", "0.1",
+                          "--count", "12", "--json"], capture_output=True, text=True,
+                         timeout=60, env=env, check=True)
+    path = tmp_path / "watch.jsonl"
+    path.write_text(out.stdout)
+    _replays_exactly(qtbot, path)
+
+
+def test_a_recording_made_in_the_window_replays_exactly(qtbot, make_window, tmp_path):
+    live = make_window(lambda: SimulatedSource(2, seed=4))
+    qtbot.waitUntil(lambda: live.latest_snapshot is not None, timeout=5000)
+    path = tmp_path / "window.jsonl.gz"
+    assert live.files.start_recording(path)
+    qtbot.waitUntil(lambda: live.files.recorder.rows >= 12, timeout=10000)
+    live.files.stop_recording()
+    live.close()
+    rec = Recording(path)
+    assert len(rec) >= 12 and rec.problems() == [] and rec.header is not None
+    rec.close()
+    _replays_exactly(qtbot, path)
+
+
+def test_space_plays_and_pauses_and_a_bad_jump_is_a_sentence(qtbot, tmp_path):
+    w = _open(qtbot, ROOT / "tests" / "data" / "simulated-2gpus.jsonl.gz")
+    qtbot.waitUntil(lambda: w.latest_snapshot is not None, timeout=10000)
+    assert not w.time_bar.clock.playing
+    w.menus.toggle_pause()  # what Space does
+    assert w.time_bar.clock.playing
+    w.menus.toggle_pause()
+    assert not w.time_bar.clock.playing
+    w.time_bar.jump_edit.setText("yesterday")
+    w.time_bar.jump_edit.returnPressed.emit()
+    assert "is not a time" in w.time_bar.note.text()
+    QApplication.processEvents()
+    w.close()
