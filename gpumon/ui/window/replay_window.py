@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from PySide6.QtCore import Slot
 
-from gpumon.i18n import tr
 from gpumon.recording.lines import MarkKind
 from gpumon.recording.reader import Recording
 from gpumon.recording.source import RecordingSource
@@ -100,8 +99,3 @@ class ReplayWindow(MainWindow):
         super().closeEvent(event)  # type: ignore[arg-type]
         self.recording.close()
 
-
-def replay_status(recording: Recording) -> str:
-    """The sentence the status bar says when a recording opens with problems."""
-    problems = recording.problems()
-    return " ".join(problems) if problems else tr("Replaying {name}.", name=recording.name)
