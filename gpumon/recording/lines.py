@@ -125,7 +125,7 @@ def _parsed(line: bytes) -> LineFacts:
         return LineFacts(LineKind.GARBAGE)
     if not isinstance(doc, dict):
         return LineFacts(LineKind.GARBAGE)
-    t = doc.get("timestamp_epoch_s")
+    t: Any = doc.get("timestamp_epoch_s")
     time_ok = (isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t))
     if doc.get("stream") == STREAM:
         return LineFacts(LineKind.HEADER)
