@@ -147,3 +147,15 @@ def test_the_ssh_transport_stands_below_telemetry_and_the_playground() -> None:
         "gpumon.cli")) == {}
     assert offending_imports(graph, ("gpumon.remote",), (
         "gpumon.ui", "gpumon.cli", "gpumon.playground")) == {}
+
+
+def test_recordings_stand_below_the_cli_and_the_window() -> None:
+    """``recording/`` (the file format, its reader, the replay source, the writer) imports no
+    view, the CLI, the playground or the SSH transport; the telemetry and text below it do not
+    import it."""
+    graph = import_graph(ROOT, "gpumon")
+    assert sum(_in(m, ("gpumon.recording",)) for m in graph) >= 4
+    assert offending_imports(graph, ("gpumon.recording",), (
+        "gpumon.ui", "gpumon.cli", "gpumon.playground", "gpumon.ssh", "gpumon.remote")) == {}
+    assert offending_imports(graph, ("gpumon.telemetry", "gpumon.text"),
+                             ("gpumon.recording",)) == {}
