@@ -167,8 +167,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(complaint)
     if args.replay is not None:
         return replay_cli.main(parser, args, _no_window)
-    if args.at is not None:
-        parser.error(tr("--at picks a moment of a recording: use it with --replay FILE"))
+    if args.at is not None or args.compare is not None:
+        parser.error(tr("--at and --compare read recordings: use them with --replay FILE"))
     if args.ssh is not None:
         return remote_cli.main(parser, args, _no_window)
     if args.prometheus is not None:

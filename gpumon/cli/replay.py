@@ -25,6 +25,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--replay", metavar="FILE", default=None,
                         help=tr("show a recording (a gpumon stream or -l --json output, .gz "
                                 "too) instead of live GPUs"))
+    parser.add_argument("--compare", metavar="FILE", default=None,
+                        help=tr("with --replay: draw this second recording dashed under the "
+                                "first, aligned at their starts, with the differences of the "
+                                "means"))
     parser.add_argument("--at", metavar="TIME", default=None,
                         help=tr("with --replay: the moment shown, seconds after the first "
                                 "snapshot (90) or a clock time of the recording (14:05:30)"))
@@ -57,6 +61,9 @@ def main(parser: argparse.ArgumentParser, args: argparse.Namespace,
             recording.close()
             parser.error(str(exc))
     if args.once:
+        if args.compare is not None:
+            recording.close()
+            parser.error(tr("--compare draws two runs in the window: leave out --once"))
         if not len(recording):
             recording.close()
             return 1
@@ -67,14 +74,26 @@ def main(parser: argparse.ArgumentParser, args: argparse.Namespace,
         recording.close()
         print("gpumon: " + why, file=sys.stderr)
         return 1
+    other = None
+    if args.compare is not None:
+        try:
+            other = Recording(args.compare)
+        except RecordingError as exc:
+            recording.close()
+            print(f"gpumon: {exc}", file=sys.stderr)
+            return 1
+        for sentence in other.problems():
+            print(f"gpumon: {for_terminal(sentence)}", file=sys.stderr)
     try:
         from gpumon.ui.window import launch
         from gpumon.ui.window.replay_window import ReplayWindow
     except ImportError as exc:
         recording.close()
+        if other is not None:
+            other.close()
         print("gpumon: " + (extras.window_needs(exc) or tr(
             "cannot open the window ({error}).", error=exc)), file=sys.stderr)
         return 1
     return launch.run(None, None, lang=args.lang,
                       make_window=lambda _interval_s, settings: ReplayWindow(
-                          recording, at=at, settings=settings))
+                          recording, at=at, settings=settings, compare=other))

@@ -281,10 +281,14 @@ class GpuPanel(QFrame):
             self.memory_plot.removeItem(old)
         return line
 
-    def add_view(self, view: PanelView) -> None:
-        """Lay ``view`` out under the graphs, updated and drawn with them (panel_view.py)."""
+    def add_view(self, view: PanelView, *, above: bool = False) -> None:
+        """Lay ``view`` out under the graphs (``above``: under the title), updated and drawn
+        with them (panel_view.py)."""
         self.views.append(view)
-        self._layout.addWidget(view, 1)
+        if above:
+            self._layout.insertWidget(1, view)
+        else:
+            self._layout.addWidget(view, 1)
         self._drawn = False
         self._fit_to_font()
 

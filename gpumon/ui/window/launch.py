@@ -18,7 +18,8 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMainWindow
 
 from gpumon.interval import SAMPLING
-from gpumon.ui.window import gcguard, open_cluster
+from gpumon.recording.reader import Recording
+from gpumon.ui.window import gcguard, open_cluster, open_recording
 from gpumon.ui.window.language import choose, install_qt_translations
 from gpumon.ui.window.main_window import MainWindow, nvml_factory, simulated_factory
 from gpumon.ui.window.settings import Settings
@@ -65,6 +66,7 @@ def run(simulate: int | None, interval_s: float | None = None, seed: int = 0, *,
         window.setWindowIcon(icon)
     open_cluster.install(window, window.menus.file_menu, window.menus.actions.get("actionQuit"),
                          lambda url: cluster_window_for(url, window))
+    install_recordings(window)
     app.aboutToQuit.connect(window.close)  # quit without closing still joins the thread
     _fit_to_screen(window)
     _quit_on_signals(app)
@@ -78,15 +80,37 @@ def run(simulate: int | None, interval_s: float | None = None, seed: int = 0, *,
     return status
 
 
+def install_recordings(window: MainWindow) -> open_recording.RecordingOpener:
+    """File ▸ Open recording… in ``window`` (and Compare with recording… in a replay)."""
+    from gpumon.ui.window.replay_window import ReplayWindow
+
+    def make(recording: Recording) -> MainWindow:
+        replay = ReplayWindow(recording, settings=_settings_like(window))
+        replay.setWindowIcon(window.windowIcon())
+        replay.resize(window.size())
+        install_recordings(replay)
+        return replay
+
+    compare = window.compare_with if isinstance(window, ReplayWindow) else None
+    return open_recording.install(window, window.menus.file_menu,
+                                  window.menus.actions.get("actionQuit"), make, compare)
+
+
+def _settings_like(window: MainWindow) -> Settings:
+    """Settings in memory with ``window``'s zoom and theme (its own choices stay its own)."""
+    settings = Settings.memory()
+    settings.zoom = window.presentation.zoom
+    settings.theme = window.presentation.theme.name
+    return settings
+
+
 def cluster_window_for(url: str, window: MainWindow) -> MainWindow:
     """File ▸ Open cluster…'s window on ``url``, at ``window``'s interval, zoom and theme
     (its own settings in memory: its geometry and choices do not replace this window's)."""
     from gpumon.telemetry.cluster.prometheus import PrometheusSource
     from gpumon.ui.window.cluster_window import ClusterWindow
 
-    settings = Settings.memory()
-    settings.zoom = window.presentation.zoom
-    settings.theme = window.presentation.theme.name
+    settings = _settings_like(window)
     cluster = ClusterWindow(PrometheusSource(url), window.interval_s, settings=settings)
     cluster.setWindowIcon(window.windowIcon())
     cluster.resize(window.size())
