@@ -96,3 +96,57 @@ def test_space_plays_and_pauses_and_a_bad_jump_is_a_sentence(qtbot, tmp_path):
     assert "is not a time" in w.time_bar.note.text()
     QApplication.processEvents()
     w.close()
+
+
+def _shifted(src: Path, dest: Path, days: int, mem_less: int, util_factor: float) -> Path:
+    """``src`` as another run: ``days`` later, each GPU ``mem_less`` bytes lower and its
+    GPU-Util times ``util_factor``."""
+    import gzip
+    import json
+
+    out = []
+    with gzip.open(src, "rt", encoding="utf-8") as f:
+        for line in f:
+            doc = json.loads(line)
+            if "gpus" in doc:
+                doc["timestamp_epoch_s"] += days * 86400
+                for g in doc["gpus"]:
+                    g["timestamp_epoch_s"] += days * 86400
+                    g["mem_used_bytes"] -= mem_less
+                    g["gpu_util_pct"] *= util_factor
+            out.append(json.dumps(doc))
+    dest.write_text("\n".join(out) + "\n")
+    return dest
+
+
+def test_compare_draws_the_second_run_and_the_differences_of_the_means(qtbot, tmp_path):
+    data = ROOT / "tests" / "data" / "simulated-2gpus.jsonl.gz"
+    other = _shifted(data, tmp_path / "yesterday.jsonl", days=-1, mem_less=1 << 30,
+                     util_factor=0.5)
+    w = ReplayWindow(Recording(data), play=False, compare=Recording(other))
+    qtbot.addWidget(w)
+    w.show()
+    rec = w.recording
+    w.time_bar.seek(rec.end_s)
+    qtbot.waitUntil(lambda: w.latest_snapshot is not None
+                    and w.latest_snapshot.timestamp_s == rec.end_s, timeout=10000)
+    qtbot.waitUntil(lambda: len(w.compare_views) == 2, timeout=10000)
+    assert "compared with yesterday.jsonl" in w.windowTitle()
+    recorded = [s for _, s in rec.read_range(0, len(rec) - 1)]
+    for panel, view in w.compare_views:
+        gpu = panel.index
+        mem = [s.sample_for(gpu).mem_used_bytes for s in recorded]
+        util = [s.sample_for(gpu).gpu_util_pct for s in recorded]
+        qtbot.waitUntil(lambda v=view: v.differences.get("mem_used_bytes") is not None,
+                        timeout=5000)
+        # the first run's mean minus the second's: 1 GiB, and half the first's GPU-Util
+        assert math.isclose(view.differences["mem_used_bytes"], 1 << 30, rel_tol=1e-9)
+        assert math.isclose(view.differences["gpu_util_pct"], sum(util) / len(util) / 2,
+                            rel_tol=1e-9)
+        assert "+1.00 GiB" in view.label.text()
+        curve, _ = view.curves["mem_used_bytes"]
+        x, y = curve.getData()
+        assert len(x) == len(mem)  # the whole second run, aligned onto the first's times
+        assert [round(v * (1 << 30)) for v in y] == [m - (1 << 30) for m in mem]
+        assert view.isVisible()
+    w.close()

@@ -52,7 +52,7 @@ class CompareView(PanelView):
         for key, plot, scale in (("mem_used_bytes", memory_plot, GIB),
                                  ("gpu_util_pct", util_plot, 1.0)):
             curve = pg.PlotCurveItem(pen=pen)
-            curve.setZValue(5)  # over the memory fill, which would hide it; dashed, so the first run shows through
+            curve.setZValue(5)  # over the memory fill, which hid it; dashed: the first shows
             plot.addItem(curve)
             self.curves[key] = (curve, scale)
         self.differences: dict[str, float | None] = {}
@@ -69,14 +69,16 @@ class CompareView(PanelView):
     def draw(self, series: SeriesFn, t_ref: float) -> None:
         t0 = t_ref - self._window_s()
         for key, (curve, scale) in self.curves.items():
-            t, v = self.run.series(self.gpu, key)
-            shown = (t >= t0 - 1.0) & (t <= t_ref)
-            set_series(curve, t[shown], v[shown] / scale, t_ref, 0.0)
             try:
                 first = series(self.gpu, key)
             except KeyError:
                 first = (np.empty(0), np.empty(0))
-            self.differences[key] = mean_difference(first, (t, v), t0, t_ref)
+            # to the newest reading: a GPU's own time can be a moment after the snapshot's
+            t1 = max(t_ref, float(first[0][-1])) if len(first[0]) else t_ref
+            t, v = self.run.series(self.gpu, key)
+            shown = (t >= t0 - 1.0) & (t <= t1)
+            set_series(curve, t[shown], v[shown] / scale, t_ref, 0.0)
+            self.differences[key] = mean_difference(first, (t, v), t0, t1)
         self.label.setText(difference_text(self.run.name, self.differences["mem_used_bytes"],
                                            self.differences["gpu_util_pct"]))
 

@@ -132,8 +132,9 @@ class ReplayWindow(MainWindow):
     def _on_snapshot(self, snap: Snapshot) -> None:
         """The recorded snapshots since the last one go to the History first; after a jump
         back (or forward) the History holds the window before the new moment only."""
-        if snap is self.latest_snapshot:  # the clock stands: nothing new
-            self.status_text.arrived()
+        last = self.latest_snapshot
+        if last is not None and not snap.backfill and snap.timestamp_s == last.timestamp_s:
+            self.status_text.arrived()  # the clock stands: the same snapshot, nothing new
             return
         if snap.gpus and self.gpu_grid.set_gpus(snap.gpus, self.window_s):
             self.history.clear()
