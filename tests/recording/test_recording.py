@@ -230,3 +230,18 @@ def test_replay_at_prints_the_last_snapshot_at_or_before(good: list[str]) -> Non
     assert "Traceback" not in bad.stderr
     alone = _gpumon("--at", "90", "--once")
     assert alone.returncode == 2 and "--replay" in alone.stderr
+
+
+def test_the_header_and_a_mark_follow_the_documented_schema() -> None:
+    from testkit import jsonschema_or_skip
+
+    from gpumon.text.json_in import header_line
+
+    jsonschema = jsonschema_or_skip()
+    schema = json.loads((ROOT / "docs" / "recording.schema.json").read_text())
+    defs = schema["$defs"]
+    jsonschema.validate(json.loads(header_line(1.0)), {**defs["header"], "$defs": defs})
+    line = mark_line(Mark(1.5, MarkKind.HEALTH, "GPU 1: XID 79", 1))
+    jsonschema.validate(json.loads(line), {**defs["mark"], "$defs": defs})
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**json.loads(line), "kind": "other"}, defs["mark"])
