@@ -28,7 +28,8 @@ COMPARE_COLOR = "#424242"
 def difference_text(name: str, mem: float | None, util: float | None) -> str:
     """"vs B: memory +1.20 GiB · GPU-Util −5.0 %"; N/A where a run has no values."""
     mem_text = "N/A" if mem is None else ("+" if mem >= 0 else "−") + format_bytes(abs(mem))
-    util_text = "N/A" if util is None else ("+" if util >= 0 else "−") + f"{abs(util):.1f} %"
+    util_text = "N/A" if util is None else (
+        ("+" if round(util, 1) >= 0 else "−") + f"{abs(util):.1f} %")
     return tr("vs {name}: memory {memory} · GPU-Util {util} (means over the window)",
               name=name, memory=mem_text, util=util_text)
 
@@ -49,10 +50,11 @@ class CompareView(PanelView):
         layout.addWidget(self.label)
         pen = pg.mkPen(COMPARE_COLOR, width=1.5, style=Qt.PenStyle.DashLine)
         self.curves: dict[str, tuple[pg.PlotCurveItem, float]] = {}
-        for key, plot, scale in (("mem_used_bytes", memory_plot, GIB),
-                                 ("gpu_util_pct", util_plot, 1.0)):
+        # over the memory fill, which hid it; under the utilization curve
+        for key, plot, scale, z in (("mem_used_bytes", memory_plot, GIB, 5),
+                                    ("gpu_util_pct", util_plot, 1.0, -5)):
             curve = pg.PlotCurveItem(pen=pen)
-            curve.setZValue(5)  # over the memory fill, which hid it; dashed: the first shows
+            curve.setZValue(z)
             plot.addItem(curve)
             self.curves[key] = (curve, scale)
         self.differences: dict[str, float | None] = {}
