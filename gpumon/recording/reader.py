@@ -12,7 +12,6 @@ that ends early, snapshots whose clock went back; what is readable is kept.
 from __future__ import annotations
 
 import bisect
-import gzip
 import re
 import threading
 import zlib
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from gpumon.i18n import ntr, tr
+from gpumon.recording.gzseek import Checkpoints, open_gzip
 from gpumon.recording.lines import (
     HEAD_BYTES,
     LineKind,
@@ -51,8 +51,9 @@ class RecordingError(Exception):
     """The file cannot be read at all; ``str()`` is the sentence."""
 
 
-def _open(path: Path) -> BinaryIO:
-    """The file's bytes, decompressed when it is gzip (by its first bytes, not its name)."""
+def _open(path: Path, points: Checkpoints) -> BinaryIO:
+    """The file's bytes, decompressed when it is gzip (by its first bytes, not its name),
+    with jumps resumed from ``points`` (gzseek.py)."""
     raw = path.open("rb")
     try:
         magic = raw.read(2)
@@ -62,7 +63,7 @@ def _open(path: Path) -> BinaryIO:
         raise
     if magic == _GZIP_MAGIC:
         raw.close()
-        return gzip.open(path, "rb")  # type: ignore[return-value]
+        return open_gzip(path, points)
     return raw
 
 
@@ -84,10 +85,11 @@ class Recording:
         self._bad: dict[str, int] = {}  # a shown snapshot that did not decode, by reason
         self._iso_head = b""
         self._lock = threading.Lock()
+        self._points = Checkpoints()
         try:
-            with _open(self.path) as f:
+            with _open(self.path, self._points) as f:
                 self._index(f)
-            self._file: BinaryIO | None = _open(self.path)
+            self._file: BinaryIO | None = _open(self.path, self._points)
         except OSError as exc:
             raise RecordingError(tr("Cannot read {name}: {reason}.", name=self.name,
                                     reason=exc.strerror or str(exc))) from None
@@ -117,7 +119,7 @@ class Recording:
                             "writing it): it is left out.", name=self.name)
                         return
                 self._take(line, start)
-        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        except (EOFError, zlib.error) as exc:
             self._end_problem = tr(
                 "The compressed data of {name} ends early or is damaged ({error}): what "
                 "came before is shown.", name=self.name, error=str(exc)[:100])
@@ -309,7 +311,7 @@ class Recording:
         with self._lock:
             if self._file is None:
                 try:
-                    self._file = _open(self.path)
+                    self._file = _open(self.path, self._points)
                 except OSError:
                     self._file = None  # each read then counts the failure
 
