@@ -18,14 +18,18 @@ import threading
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpumon.cli.argtypes import add_gpm_argument, add_lang_argument, seconds
 from gpumon.cli.argtypes import gpu_count as _count
 from gpumon.i18n import tr
 from gpumon.interval import EXPORTER, IntervalRange
 from gpumon.telemetry.exporter.reader import DEFAULT_LISTEN, DEFAULT_READ_TIMEOUT_S
-from gpumon.telemetry.exporter.series import OPTIONAL_PROCESS_LABELS, Options
-from gpumon.telemetry.model.types import Source
+from gpumon.telemetry.exporter.series import OPTIONAL_PROCESS_LABELS, Options, View
+from gpumon.telemetry.model.types import Snapshot, Source
+
+if TYPE_CHECKING:
+    from gpumon.recording.writer import StreamRecordWriter
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -89,9 +93,27 @@ def build_parser() -> argparse.ArgumentParser:
                         help=tr("send no per-process series at all"))
     parser.add_argument("--hostname", default=None, metavar="NAME",
                         help=tr("the hostname label (default: this machine's name)"))
+    parser.add_argument("--record", metavar="FILE", type=Path, default=None,
+                        help=tr("also record every reading to FILE, replayable with gpumon "
+                                "--replay (gzip when it ends in .gz)"))
     add_gpm_argument(parser)
     add_lang_argument(parser)
     return parser
+
+
+def _recording(publish: Callable[[View], None], writer: StreamRecordWriter
+               ) -> Callable[[View], None]:
+    """``publish``, and each new reading the View carries also to ``writer``."""
+    last: list[Snapshot | None] = [None]
+
+    def both(view: View) -> None:
+        publish(view)
+        snap = view.snapshot
+        if snap is not None and snap is not last[0] and snap.status.usable:
+            last[0] = snap
+            writer.add(snap)
+
+    return both
 
 
 def _factory(simulate: int | None, seed: int, gpm: bool = True) -> Callable[[], Source]:
@@ -160,7 +182,18 @@ def main(argv: list[str]) -> int:
     raise_file_limit()
     pages = Pages(args.hostname, Options(processes=not args.no_processes,
                                          process_labels=args.process_labels))
-    reader = GpuReader(_factory(args.simulate, args.seed, not args.no_gpm), pages.publish,
+    publish, writer = pages.publish, None
+    if args.record is not None:
+        from gpumon.recording.writer import StreamRecordWriter
+
+        try:
+            writer = StreamRecordWriter(args.record, lambda why: logging.error("%s", why),
+                                        args.interval)
+        except OSError as exc:
+            return _fail(tr("cannot record to {path} ({reason}).", path=args.record,
+                            reason=exc.strerror or exc))
+        publish = _recording(pages.publish, writer)
+    reader = GpuReader(_factory(args.simulate, args.seed, not args.no_gpm), publish,
                        args.interval, args.read_timeout)
     # Before the first answer: a SIGTERM that comes as soon as the port answers (a test, a
     # quick systemd restart) must end the exporter cleanly, not by the default action.
@@ -188,4 +221,6 @@ def main(argv: list[str]) -> int:
         pass
     server.close()
     reader.stop(timeout_s=1.0)
+    if writer is not None:
+        writer.close()
     return 0

@@ -245,3 +245,40 @@ def test_the_header_and_a_mark_follow_the_documented_schema() -> None:
     jsonschema.validate(json.loads(line), {**defs["mark"], "$defs": defs})
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({**json.loads(line), "kind": "other"}, defs["mark"])
+
+
+def test_the_exporter_records_its_readings_with_a_flag(tmp_path: Path) -> None:
+    import signal
+    import socket
+    import time
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    path = tmp_path / "exporter.jsonl"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "gpumon", "exporter", "--simulate", "2",
+                             "--interval", "0.2", "--listen", f"127.0.0.1:{port}",
+                             "--record", str(path)], cwd=ROOT, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if path.exists() and path.read_text().count('"schema": "gpumon.snapshot/1"') >= 4:
+                break
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0 and "Traceback" not in out
+    rec = Recording(path)
+    assert len(rec) >= 4 and rec.problems() == [] and rec.header is not None
+    assert rec.header.interval_s == 0.2 and len(set(rec.times)) == len(rec)
+    first = rec.read(0)
+    assert first is not None and len(first.gpus) == 2
+    rec.close()
+    bad = _gpumon("exporter", "--simulate", "1", "--record", str(tmp_path / "no" / "x.jsonl"))
+    assert bad.returncode == 1 and "cannot record to" in bad.stderr
