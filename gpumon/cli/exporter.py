@@ -182,7 +182,8 @@ def main(argv: list[str]) -> int:
     raise_file_limit()
     pages = Pages(args.hostname, Options(processes=not args.no_processes,
                                          process_labels=args.process_labels))
-    publish, writer = pages.publish, None
+    publish: Callable[[View], None] = pages.publish
+    writer: StreamRecordWriter | None = None
     if args.record is not None:
         from gpumon.recording.writer import StreamRecordWriter
 
