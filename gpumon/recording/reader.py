@@ -223,6 +223,8 @@ class Recording:
     def problems(self) -> list[str]:
         """Each thing wrong with the file, as a sentence (empty: nothing)."""
         c, name, out = self._counts, self.name, []
+        if not self.times:  # the sentence that matters most comes first
+            out.append(tr("{name} holds no snapshot this gpumon can read.", name=name))
         if self._header_problem:
             out.append(self._header_problem)
         if c.get("schema"):
@@ -256,8 +258,6 @@ class Recording:
                            "they were skipped.", n, name=name, error=why))
         if self._end_problem:
             out.append(self._end_problem)
-        if not self.times:
-            out.append(tr("{name} holds no snapshot this gpumon can read.", name=name))
         return out
 
     # -- reading -------------------------------------------------------------------------

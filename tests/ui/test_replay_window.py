@@ -150,3 +150,34 @@ def test_compare_draws_the_second_run_and_the_differences_of_the_means(qtbot, tm
         assert [round(v * (1 << 30)) for v in y] == [m - (1 << 30) for m in mem]
         assert view.isVisible()
     w.close()
+
+
+def test_file_menu_opens_and_compares_recordings_and_says_why_not(qtbot, tmp_path):
+    from PySide6.QtGui import QAction
+
+    from gpumon.ui.window.launch import install_recordings
+
+    data = ROOT / "tests" / "data" / "simulated-2gpus.jsonl.gz"
+    w = _open(qtbot, data)
+    opener = install_recordings(w)
+    assert w.findChild(QAction, "actionOpenRecording") is not None
+    assert w.findChild(QAction, "actionCompareRecording") is not None
+    opener.read(str(data), opener.open)
+    qtbot.waitUntil(lambda: len(opener.windows) == 1, timeout=10000)
+    opened = opener.windows[0]
+    assert opened.windowTitle().startswith("gpumon — recording of ")
+    opener.read(str(data), w.compare_with)
+    qtbot.waitUntil(lambda: len(w.compare_views) == 2, timeout=10000)
+    garbage = tmp_path / "garbage.jsonl"
+    garbage.write_text("not a recording\n")
+    opener.read(str(tmp_path / "missing.jsonl"), opener.open)
+    qtbot.waitUntil(lambda: opener.box is not None, timeout=10000)
+    assert "Cannot read missing.jsonl" in opener.box.text()
+    opener.read(str(garbage), opener.open)  # readable, nothing to show: the window says why
+    qtbot.waitUntil(lambda: len(opener.windows) == 2, timeout=10000)
+    empty = opener.windows[1]
+    qtbot.waitUntil(lambda: "holds no snapshot" in empty.time_bar.note.text(), timeout=5000)
+    for window in opener.windows:
+        window.close()
+    opener.box.close()
+    w.close()
