@@ -83,6 +83,31 @@ def test_a_recording_made_in_the_window_replays_exactly(qtbot, make_window, tmp_
     _replays_exactly(qtbot, path)
 
 
+def test_health_events_are_recorded_as_marks_and_replayed_as_markers(qtbot, make_window,
+                                                                     tmp_path):
+    from gpumon.recording.lines import MarkKind
+    from gpumon.telemetry.sources.simulated import SimulatedFaults
+
+    faults = SimulatedFaults(xids={1: ((1.0, 79),)})
+    live = make_window(lambda: SimulatedSource(2, seed=4, faults=faults))
+    qtbot.waitUntil(lambda: live.latest_snapshot is not None, timeout=5000)
+    path = tmp_path / "xid.jsonl"
+    assert live.files.start_recording(path)
+    qtbot.waitUntil(lambda: live.event_log.count() >= 1, timeout=10000)
+    qtbot.waitUntil(lambda: live.files.recorder.rows >= 3, timeout=10000)
+    live.files.stop_recording()
+    live.close()
+    rec = Recording(path)
+    marks = [m for m in rec.marks if m.kind is MarkKind.HEALTH]
+    assert len(marks) == 1 and marks[0].gpu_index == 1 and "79" in marks[0].text
+    rec.close()
+    w = _open(qtbot, path)
+    qtbot.waitUntil(lambda: w.gpu_panel(1) is not None, timeout=10000)
+    assert [t for t, _ in w.gpu_panel(1)._markers] == [marks[0].timestamp_s]
+    assert w.gpu_panel(0)._markers == []
+    w.close()
+
+
 def test_space_plays_and_pauses_and_a_bad_jump_is_a_sentence(qtbot, tmp_path):
     w = _open(qtbot, ROOT / "tests" / "data" / "simulated-2gpus.jsonl.gz")
     qtbot.waitUntil(lambda: w.latest_snapshot is not None, timeout=10000)
