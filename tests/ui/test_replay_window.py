@@ -206,3 +206,23 @@ def test_file_menu_opens_and_compares_recordings_and_says_why_not(qtbot, tmp_pat
         window.close()
     opener.box.close()
     w.close()
+
+
+def test_a_lesson_step_that_ran_is_recorded_as_a_lesson_mark(qtbot, make_window, tmp_path):
+    from gpumon.playground.lesson.results import StepResult
+    from gpumon.playground.lesson.steps import LESSON
+    from gpumon.recording.lines import Mark, MarkKind
+
+    live = make_window(lambda: SimulatedSource(1, seed=4))
+    qtbot.waitUntil(lambda: live.latest_snapshot is not None, timeout=5000)
+    path = tmp_path / "lesson.jsonl"
+    assert live.files.start_recording(path)
+    live.files.add_lesson_mark(StepResult(3, LESSON[2], ()))
+    live.files.add_lesson_mark(StepResult(4, LESSON[3], (), ran=False))  # not run: no mark
+    live.files.stop_recording()
+    live.close()
+    rec = Recording(path)
+    assert [(m.kind, m.text, m.gpu_index) for m in rec.marks] == [
+        (MarkKind.LESSON, f"Lesson step 3: {LESSON[2].title}", None)]
+    assert isinstance(rec.marks[0], Mark)
+    rec.close()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,6 +35,7 @@ from gpumon.ui.widgets.plot import LitePlot
 if TYPE_CHECKING:
     from types import ModuleType
 
+    from gpumon.playground.lesson.results import StepResult
     from gpumon.ui.window.exports import CsvRecorder
 
 GRAPHS = ("memory", "utilization")
@@ -189,6 +191,15 @@ class FileActions(QObject):
     @Slot(float, str, object)
     def add_action_mark(self, t: float, text: str, gpu: int | None) -> None:
         self.add_mark(Mark(t, MarkKind.ACTION, text, gpu))
+
+    @Slot(object)
+    def add_lesson_mark(self, result: StepResult) -> None:
+        """A lesson step that ran: a mark at its first action (all GPUs: it names none)."""
+        if not result.ran:
+            return
+        t = result.outcomes[0].started_at if result.outcomes else time.time()
+        self.add_mark(Mark(t, MarkKind.LESSON, tr("Lesson step {n}: {title}", n=result.number,
+                                                  title=tr(result.step.title))))
 
     @Slot(object)
     def add_health_mark(self, event: HealthEvent) -> None:

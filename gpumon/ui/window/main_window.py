@@ -365,6 +365,7 @@ class MainWindow(QMainWindow):
         if self.latest_snapshot is not None:
             page.on_snapshot(self.latest_snapshot)
         self.snapshotReceived.connect(page.on_snapshot)
+        page.stepFinished.connect(self.files.add_lesson_mark)  # a mark while recording
         return page
 
     # -- slots -----------------------------------------------------------------------------
