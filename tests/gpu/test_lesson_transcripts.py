@@ -126,9 +126,11 @@ def test_the_checker_holds_the_three_memory_numbers_on_a_gpu() -> None:
     assert _memory_problems(said) == []
 
 
-def test_the_checker_holds_step_15_and_18_on_a_gpu() -> None:
+def test_the_checker_holds_steps_15_16_and_the_two_gpu_exercise_on_a_gpu() -> None:
     made_up = ("Step 15 of 18: GPU work is asynchronous  [English edition]\n"
-               "    (0.51, 53.6, '1%')\n    (90.2, 77.9, '+16%')\n"
+               "    (0.51, 53.6, '1%')\n"
+               "Step 16 of 18: Exercise: .item() at every step  [English edition]\n"
+               "    (90.2, 77.9, '+16%')\n"
                "Step 18 of 18: Exercise: two GPUs at once  [English edition]\n"
                "  >>> import time\n  ... first, second = 'cuda:0', 'cuda:0'  # one GPU\n"
                "    (101.0, 100.2, '99%')\n\n  On a machine with 2 GPUs, expect:\n")
@@ -153,9 +155,10 @@ def made_up_busy(big: str, small: str) -> str:
         "Step 17 of 19: GPU-Util is not how busy the GPU is  [gpumon]", "",
         "  >>> busy(lambda: big @ big)", f"    {big}",
         "  >>> busy(lambda: small @ small)", f"    {small}", "",
-        "  Measured on an NVIDIA H200 (driver 580.159.04, torch 2.11.0+cu130): in a loop of",
-        "  bfloat16 products, GPU-Util was 100%, SM occupancy 14.3%, 691 W of its 700 W",
-        "  power cap, SW power cap.", ""])
+        "  Measured on an NVIDIA H200 (driver 580.159.04, torch 2.11.0+cu130): bf16 8192 x",
+        "  8192 products showed GPU-Util 100%, occupancy 14.3%, at 691 W of the 700 W power",
+        "  cap.", "", "  More: On the H200, the large products' clock event reason was SW power",
+        "  cap.", ""])
 
 
 H200_BIG = ("{'gpu_util_pct': 100, 'sm_active_pct': 96.4, 'sm_occupancy_pct': 14.3, "
