@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gpumon.i18n import tr
+from gpumon.playground.data.memory_change import device_change
 from gpumon.playground.lesson import glossary
 from gpumon.playground.lesson.results import MORE_LABEL, source_label
 from gpumon.playground.lesson.smi_columns import column_lines
@@ -160,6 +161,9 @@ def _outcome_lines(out: Outcome, step: LessonStep, code: str) -> list[str]:
                 lines.append("    " + comment(tr(
                     "{device}: this process's resident memory {rss}", device=r.device,
                     rss=format_bytes(r.rss_bytes))))
+            change = device_change(out, r.device)  # what this line cost: change and peak
+            if change:
+                lines.append("    " + comment(change))
     return lines
 
 

@@ -95,6 +95,9 @@ def made_up_memory(process: tuple[float | None, ...] = (700, 700, 636),
     lines = ["Step 14 of 18: Memory: the context, the cache, del and empty_cache()  [gpumon]", ""]
     for code, p, r, a in zip(codes, process, reserved, allocated, strict=True):
         lines += [f"  >>> {code}", _reading(p, r, a)]
+        if code.startswith("big ="):  # what the line cost: the change from cuBLAS's 32 MiB
+            lines.append(f"    # cuda:0: allocated +{a - 32:.2f} MiB, reserved +64.00 MiB, "
+                         f"peak {a:.2f} MiB")
     lines += ["  >>> twice = 2 * torch.cuda.get_device_properties(device).total_memory",
               "  ... torch.empty(twice, dtype=torch.uint8, device=device)",
               "    torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. If "
@@ -109,6 +112,8 @@ def _memory_problems(text: str) -> list[str]:
 
 def test_the_checker_holds_the_three_memory_numbers_on_a_gpu() -> None:
     assert _memory_problems(made_up_memory()) == []
+    assert _memory_problems(made_up_memory(allocated=(64.01, 0.01, 0.01))) == [
+        "memory: the 64 MiB tensor's line does not show what it cost"]  # +32.01, not +64
     kept = made_up_memory(reserved=(98, 98, 98))
     assert _memory_problems(kept) == ["memory: empty_cache() did not lower reserved"]
     freed = made_up_memory(reserved=(98, 34, 34))

@@ -204,7 +204,8 @@ class LessonRunner:
         ``memory``: NVML's figure for this process is added to each GPU's memory reading."""
         before = set(self._engine.names())
         outcome = self._engine.run(action)
-        if memory and outcome.memory_after:
+        if memory and any(r.process_bytes is None and cuda_index(r.device) is not None
+                          for r in outcome.memory_after):  # the engine's NVML read none
             outcome = replace(outcome, memory_after=with_process_memory(outcome.memory_after))
         self._made.update(set(self._engine.names()) - before)
         if not quiet and self.on_outcome is not None:

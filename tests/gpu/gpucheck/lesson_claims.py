@@ -121,13 +121,19 @@ def measured_figures(lesson: Lesson) -> list[str]:
 
 def memory(lesson: Lesson) -> list[str]:
     block = lesson.step("Memory: the context, the cache, del and empty_cache()")
+    made = block.split(">>> big = torch.ones(4096, 4096, device=device)", 1)[-1]
+    made = made.split("  >>> ", 1)[0]  # what the 64 MiB tensor's line printed
     if not lesson.cuda:
         gpu = block.split(GPU_LABEL, 1)
         if len(gpu) < 2 or "recorded on an H200" not in gpu[1] or ">>> twice" not in gpu[1]:
             return ["memory: without CUDA, what an H200 recorded is not shown"]
+        if not re.search(r"# cpu: RSS \+6\d\.\d\d MiB, peak \+6\d\.\d\d MiB", made):
+            return ["memory: the 64 MiB tensor's line does not show what it cost"]
         return ["memory: the out-of-memory line ran without CUDA"] if ">>> twice" in gpu[0] \
             else []
     problems = []
+    if not re.search(r"# cuda:0: allocated \+64\.0\d MiB, reserved [^,]+, peak ", made):
+        problems.append("memory: the 64 MiB tensor's line does not show what it cost")
     three = [tuple(map(nbytes, m)) for m in _THREE.findall(block)]
     if not three and "NVML does not list this process" not in lesson.flat(block):
         problems.append("memory: no line gives NVML's figure for the process, nor says why")
