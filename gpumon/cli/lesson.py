@@ -226,9 +226,7 @@ def format_step(result: StepResult, total: int) -> str:
     if result.note and (step.kind != "smi" or result.smi_real):
         lines += [""] * (lines[-1] != "") + wrap(tr("Note: {note}", note=result.note))
     if result.shows_gpu:  # the code only once where it ran here: then the outputs
-        ran = result.actions[:len(result.outcomes)]
-        brief = [i for i, a in enumerate(step.actions) if a in ran]
-        lines += ["", "  " + result.gpu_heading()] + _indent(step.gpu_text(brief))
+        lines += ["", "  " + result.gpu_heading()] + _indent(result.gpu_text())
     if result.measured_text():
         lines += [""] + wrap(result.measured_text())
     if result.meta_outcomes:

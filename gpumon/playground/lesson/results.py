@@ -79,6 +79,12 @@ class StepResult:
         those that need a GPU where there is none, or the step's one-GPU variant."""
         return self.step.actions if self.played is None else self.played
 
+    def gpu_text(self) -> str:
+        """What the step prints on a GPU (``step.on_gpu``), its code shown once: the actions
+        that ran here, whose code is above, give their first line and their output."""
+        ran = self.actions[:len(self.outcomes)]
+        return self.step.gpu_text([i for i, a in enumerate(self.step.actions) if a in ran])
+
     def gpu_heading(self) -> str:
         """The heading of ``step.on_gpu`` where it is shown, in the language in use: what a
         machine with 2 GPUs prints for a two-GPU step, else what a CUDA GPU prints."""

@@ -107,7 +107,7 @@ def result_html(result: StepResult) -> str:
         parts.append(f"<p style='margin-top:6px'><b>{note}</b> "
                      f"{html.escape(result.note)}</p>")
     if result.shows_gpu:
-        gpu = html.escape(result.step.gpu_text())
+        gpu = html.escape(result.gpu_text())  # code that ran above: its first line
         parts.append(f"<p><b>{html.escape(result.gpu_heading())}</b></p>"
                      f"<pre style='margin:0 0 8px 16px'>{gpu}</pre>")
     if result.measured_text():
