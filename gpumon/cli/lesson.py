@@ -233,7 +233,7 @@ def format_step(result: StepResult, total: int) -> str:
         lines += ["", "  " + tr("The same rule on the meta device:")]
         lines += _run_lines(step.meta_variant, result.meta_outcomes, step)
     if step.more_text():  # what a class can skip: after all the step shows
-        lines += [""] + wrap(tr(MORE_LABEL) + " " + step.more_text())
+        lines += [""] + wrap(tr(MORE_LABEL, more=step.more_text()))
     return "\n".join(lines) + "\n"
 
 

@@ -137,7 +137,7 @@ ON_CPU_GPU_ONLY = N_("PyTorch here sees no CUDA GPU, so device is the CPU and th
                      "less the lines that need a CUDA GPU; what it shows on a GPU is printed "
                      "below, not run here.")
 #: The heading of a step's "More" (what a class can skip), in the terminal.
-MORE_LABEL = N_("More:")
+MORE_LABEL = N_("More: {more}")
 TOO_FEW_GPUS = N_("This step needs {needed} GPUs and PyTorch here sees {seen}, so it was not run: "
                   "what it compares cannot happen with fewer. Below is what it prints on a "
                   "machine with {needed} GPUs.")
