@@ -12,8 +12,9 @@ others are torch's exact text. Figures measured on a real GPU are in lesson/meas
 never in the narration, which must hold on every machine. Transcripts show only what a
 Python prompt prints (lesson/transcript.py). No torch import.
 
-Adding a step: a ``LessonStep`` in ``LESSON`` (its place is its number), its narration of two
-to five sentences true on every machine, ``on_gpu`` with one entry per action, figures a real
+Adding a step: a ``LessonStep`` in ``LESSON`` (its place is its number), its narration of one
+to five sentences true on every machine (what a class reads: lesson/reading.py counts it; what
+a class can skip goes in ``more``), ``on_gpu`` with one entry per action, figures a real
 GPU measured in lesson/measured.py (``measured``), and its messages in the catalogue
 (tools/catalogue.py, then the zh_CN translations). Tests find steps by id, the transcripts'
 checker (tests/gpu/gpucheck/lesson_claims.py) by title, so no number needs changing there.
