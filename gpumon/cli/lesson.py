@@ -16,8 +16,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gpumon.i18n import tr
+from gpumon.playground.data.memory_change import device_change
 from gpumon.playground.lesson import glossary
-from gpumon.playground.lesson.results import source_label
+from gpumon.playground.lesson.results import MORE_LABEL, source_label
 from gpumon.playground.lesson.smi_columns import column_lines
 from gpumon.playground.lesson.smi_columns import heading as columns_heading
 from gpumon.playground.lesson.step_code import localize
@@ -160,6 +161,9 @@ def _outcome_lines(out: Outcome, step: LessonStep, code: str) -> list[str]:
                 lines.append("    " + comment(tr(
                     "{device}: this process's resident memory {rss}", device=r.device,
                     rss=format_bytes(r.rss_bytes))))
+            change = device_change(out, r.device)  # what this line cost: change and peak
+            if change:
+                lines.append("    " + comment(change))
     return lines
 
 
@@ -221,13 +225,15 @@ def format_step(result: StepResult, total: int) -> str:
             lines += _run_lines(result.actions, result.outcomes, step)
     if result.note and (step.kind != "smi" or result.smi_real):
         lines += [""] * (lines[-1] != "") + wrap(tr("Note: {note}", note=result.note))
-    if result.shows_gpu:
-        lines += ["", "  " + result.gpu_heading()] + _indent(step.gpu_text())
+    if result.shows_gpu:  # the code only once where it ran here: then the outputs
+        lines += ["", "  " + result.gpu_heading()] + _indent(result.gpu_text())
     if result.measured_text():
         lines += [""] + wrap(result.measured_text())
     if result.meta_outcomes:
         lines += ["", "  " + tr("The same rule on the meta device:")]
         lines += _run_lines(step.meta_variant, result.meta_outcomes, step)
+    if step.more_text():  # what a class can skip: after all the step shows
+        lines += [""] + wrap(tr(MORE_LABEL, more=step.more_text()))
     return "\n".join(lines) + "\n"
 
 

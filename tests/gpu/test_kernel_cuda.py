@@ -211,3 +211,26 @@ def test_a_kernel_forked_from_the_fork_server_runs_on_cuda0(monkeypatch: pytest.
         assert out.ok and out.preview == "2.0", out.error
     finally:
         client.shutdown(timeout_s=5.0)
+
+
+def test_a_64_mib_tensor_s_card_shows_its_change_peak_and_nvml_on_cuda0(
+        client: KernelClient, inbox: Inbox) -> None:
+    """Issue 51 on a GPU: the card of a 64 MiB tensor on cuda:0 gives allocated and reserved
+    +64 MiB, the peak allocated, and NVML's figure for the kernel's process; a temporary's
+    peak shows what it held while allocated ends where it began."""
+    from gpumon.playground.data.memory_change import device_change
+
+    _code(client, inbox, "warm = torch.ones(8, device='cuda:0') @ torch.ones(8, device='cuda:0')")
+    made = _code(client, inbox, "big = torch.ones(4096, 4096, device='cuda:0')")
+    before, after = made.reading("cuda:0", after=False), made.reading("cuda:0")
+    assert before is not None and after is not None and after.peak_bytes is not None
+    assert after.allocated_bytes - before.allocated_bytes == 64 * 2**20  # type: ignore[operator]
+    assert after.peak_bytes >= after.allocated_bytes  # type: ignore[operator]
+    assert device_change(made, "cuda:0").startswith("cuda:0: allocated +64.00 MiB, reserved ")
+    if after.process_bytes is not None:  # NVML lists the kernel (not in a container)
+        assert "(NVML)" in device_change(made, "cuda:0")
+    temporary = _code(client, inbox, "torch.ones(4096, 4096, device='cuda:0').sum()")
+    before, after = temporary.reading("cuda:0", after=False), temporary.reading("cuda:0")
+    assert before is not None and after is not None and after.peak_bytes is not None
+    assert after.peak_bytes - before.allocated_bytes >= 64 * 2**20  # type: ignore[operator]
+    assert abs(after.allocated_bytes - before.allocated_bytes) < 2**20  # type: ignore[operator]

@@ -95,6 +95,9 @@ def made_up_memory(process: tuple[float | None, ...] = (700, 700, 636),
     lines = ["Step 14 of 18: Memory: the context, the cache, del and empty_cache()  [gpumon]", ""]
     for code, p, r, a in zip(codes, process, reserved, allocated, strict=True):
         lines += [f"  >>> {code}", _reading(p, r, a)]
+        if code.startswith("big ="):  # what the line cost: the change from cuBLAS's 32 MiB
+            lines.append(f"    # cuda:0: allocated +{a - 32:.2f} MiB, reserved +64.00 MiB, "
+                         f"peak {a:.2f} MiB")
     lines += ["  >>> twice = 2 * torch.cuda.get_device_properties(device).total_memory",
               "  ... torch.empty(twice, dtype=torch.uint8, device=device)",
               "    torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. If "
@@ -109,6 +112,8 @@ def _memory_problems(text: str) -> list[str]:
 
 def test_the_checker_holds_the_three_memory_numbers_on_a_gpu() -> None:
     assert _memory_problems(made_up_memory()) == []
+    assert _memory_problems(made_up_memory(allocated=(64.01, 0.01, 0.01))) == [
+        "memory: the 64 MiB tensor's line does not show what it cost"]  # +32.01, not +64
     kept = made_up_memory(reserved=(98, 98, 98))
     assert _memory_problems(kept) == ["memory: empty_cache() did not lower reserved"]
     freed = made_up_memory(reserved=(98, 34, 34))
@@ -126,9 +131,11 @@ def test_the_checker_holds_the_three_memory_numbers_on_a_gpu() -> None:
     assert _memory_problems(said) == []
 
 
-def test_the_checker_holds_step_15_and_18_on_a_gpu() -> None:
+def test_the_checker_holds_steps_15_16_and_the_two_gpu_exercise_on_a_gpu() -> None:
     made_up = ("Step 15 of 18: GPU work is asynchronous  [English edition]\n"
-               "    (0.51, 53.6, '1%')\n    (90.2, 77.9, '+16%')\n"
+               "    (0.51, 53.6, '1%')\n"
+               "Step 16 of 18: Exercise: .item() at every step  [English edition]\n"
+               "    (90.2, 77.9, '+16%')\n"
                "Step 18 of 18: Exercise: two GPUs at once  [English edition]\n"
                "  >>> import time\n  ... first, second = 'cuda:0', 'cuda:0'  # one GPU\n"
                "    (101.0, 100.2, '99%')\n\n  On a machine with 2 GPUs, expect:\n")
@@ -153,9 +160,10 @@ def made_up_busy(big: str, small: str) -> str:
         "Step 17 of 19: GPU-Util is not how busy the GPU is  [gpumon]", "",
         "  >>> busy(lambda: big @ big)", f"    {big}",
         "  >>> busy(lambda: small @ small)", f"    {small}", "",
-        "  Measured on an NVIDIA H200 (driver 580.159.04, torch 2.11.0+cu130): in a loop of",
-        "  bfloat16 products, GPU-Util was 100%, SM occupancy 14.3%, 691 W of its 700 W",
-        "  power cap, SW power cap.", ""])
+        "  Measured on an NVIDIA H200 (driver 580.159.04, torch 2.11.0+cu130): bf16 8192 x",
+        "  8192 products showed GPU-Util 100%, occupancy 14.3%, at 691 W of the 700 W power",
+        "  cap.", "", "  More: On the H200, the large products' clock event reason was SW power",
+        "  cap.", ""])
 
 
 H200_BIG = ("{'gpu_util_pct': 100, 'sm_active_pct': 96.4, 'sm_occupancy_pct': 14.3, "

@@ -25,7 +25,7 @@ from gpumon.playground.kernel.lesson_runner import LessonRunner
 from gpumon.playground.kernel.memory import with_process_memory
 from gpumon.playground.lesson import glossary, measured, results, smi_columns
 from gpumon.playground.lesson.step_code import ASYNC_N, LOG_EVERY_STEP, OUT_OF_MEMORY, PRECISION
-from gpumon.playground.lesson.steps import LESSON
+from gpumon.playground.lesson.steps import LESSON, LessonStep
 
 STEP = {s.id: s for s in LESSON}
 NUMBER = {s.id: i for i, s in enumerate(LESSON, start=1)}
@@ -38,6 +38,11 @@ ORDINAL = ("CUDA error: invalid device ordinal\nGPU device may be out of range, 
            "call, so the stacktrace below might be incorrect.\nFor debugging consider passing "
            "CUDA_LAUNCH_BLOCKING=1\nCompile with `TORCH_USE_CUDA_DSA` to enable device-side "
            "assertions.\n")
+
+
+def said(step: LessonStep) -> str:
+    """What a step says in English: its narration, then its "More" (what a class may skip)."""
+    return " ".join(t for t in (step.narration, step.more) if t)
 
 
 def zh(message: str, **fields: object) -> str:
@@ -115,7 +120,7 @@ def test_step_11_names_the_fix_and_the_loop_line_by_their_code() -> None:
     step = STEP["model-on-gpu"]
     assert "as net(torch.rand(2, 3).to(device)) does" in step.narration
     assert "net(torch.rand(2, 3).to(device))" in [a.code() for a in step.actions]
-    assert "X, y = X.to(device), y.to(device)" in step.narration
+    assert "X, y = X.to(device), y.to(device)" in said(step)
     assert "X, y = X.to(device), y.to(device)" in step.code()
     assert "就像 net(torch.rand(2, 3).to(device)) 那样" in zh(step.narration)
 
@@ -162,18 +167,22 @@ def test_step_15_uses_the_sizes_measured_on_the_h200_on_a_gpu_only() -> None:
 
 def test_no_narration_states_a_figure_only_a_gpu_measured() -> None:
     """What the H200 measured is in lesson/measured.py, under the machine's name; the
-    narration holds on every machine (no 'microseconds' promised to a CPU-only student)."""
+    narration holds on every machine (no 'microseconds' promised to a CPU-only student), but for
+    a figure that names the machine it was measured on, as step 17's comparison does."""
     for step in LESSON:
-        assert "H200" not in step.narration and not re.search(r"\d+(\.\d+)? ?(ms|µs|%)",
-                                                               step.narration), step.id
+        narration = re.sub(r"\([^()]*, on the H200\)", "", step.narration)
+        assert "H200's figures below" in narration or "H200" not in narration, step.id
+        assert not re.search(r"\d+(\.\d+)? ?(ms|µs|%)", narration), step.id
     gpu = " ".join(text for step in LESSON for text in step.on_gpu)
     assert "the first is microseconds" not in gpu
-    for text in (measured.MEMORY, measured.ASYNCHRONOUS, measured.TIMING, measured.BUSY):
+    for text in (measured.MEMORY, measured.ASYNCHRONOUS, measured.ITEM_EVERY_STEP,
+                 measured.TIMING, measured.BUSY):
         assert any(s.measured == text for s in LESSON)
-    assert {s.id for s in LESSON if s.measured} == {"memory", "asynchronous", "timing",
-                                                    "gpu-util-is-not-busy"}
+    assert {s.id for s in LESSON if s.measured} == {"memory", "asynchronous", "item-every-step",
+                                                    "timing", "gpu-util-is-not-busy"}
     assert all(s.measured_on == measured.H200 for s in LESSON if s.measured)
-    assert "slower by 14% to 19%" in measured.ASYNCHRONOUS and "only 7%" in measured.ASYNCHRONOUS
+    assert "slower by 14% to 19%" in measured.ITEM_EVERY_STEP
+    assert "only 7%" in measured.ITEM_EVERY_STEP
 
 
 def test_measured_figures_are_printed_under_the_machine_they_were_measured_on() -> None:
@@ -192,14 +201,16 @@ def test_step_14_says_three_numbers_the_workspace_and_the_oom_advice() -> None:
     step = STEP["memory"]
     for needle in ("Three numbers", "figure for the process (NVML's)", "memory_reserved",
                    "memory_allocated", "no leak", "cuBLAS's workspace", "expandable_segments"):
-        assert needle in step.narration, needle
+        assert needle in said(step), needle
     for needle in ("610 MiB", "678 MiB", "96.01 to 32.01 MiB", "98.00 MiB", "34 MiB",
-                   "cuBLAS's workspace", "from 4 to 40 MiB", "712 MiB"):
+                   "cuBLAS's workspace"):
         assert needle in step.measured, needle
+    for needle in ("from 4 to 40 MiB", "712 MiB"):
+        assert needle in step.measured_more, needle
     assert step.actions[-1].code() == OUT_OF_MEMORY and step.gpu_only == (len(step.actions) - 1,)
     assert "expandable_segments:True" in step.on_gpu[-1] and step.on_gpu[-1].startswith("# ")
     assert "recorded on an H200" in step.on_gpu[1] and "recorded on an H200" in step.on_gpu[3]
-    cn = zh(step.narration)
+    cn = zh(step.narration) + zh(step.more)
     assert "分配器在报显存不足之前，本来就会先清空缓存再重试" in cn and "不是泄漏" in cn
 
 
@@ -260,7 +271,8 @@ def test_without_a_gpu_the_out_of_memory_line_is_shown_not_run() -> None:
     result = LessonRunner(Engine()).run_step(NUMBER["memory"])
     step = result.step
     assert result.actions == step.actions[:-1] and len(result.outcomes) == len(step.actions) - 1
-    assert results.GPU_ONLY_NOT_RUN in result.note and result.shows_gpu
+    assert results.ON_CPU_GPU_ONLY in result.note and result.shows_gpu
+    assert results.GPU_ONLY_NOT_RUN not in result.note  # said once, not twice
     text = format_step(result, TOTAL)
     gpu = text.split("On a CUDA GPU, this step shows (not run here):")[1]
     assert ">>> twice = 2 * torch.cuda.get_device_properties(device).total_memory" in gpu
@@ -295,17 +307,17 @@ def test_step_16_prints_its_threads_and_measures_precision() -> None:
     assert "torch.set_float32_matmul_precision('high')" in PRECISION
     assert "a.bfloat16()" in PRECISION and "2 * n ** 3 /" in PRECISION
     assert "8192 if device.type == 'cuda' else 512" in PRECISION
-    assert "tensor cores" in step.narration and "datasheet" in step.narration
-    for needle in ("51 TFLOP/s in float32", "414 with TF32", "790 in bf16", "67 for FP32",
-                   "495 for TF32", "989 for BF16", "16 CPU threads"):
+    assert "tensor cores" in step.narration and "datasheet" in said(step)
+    for needle in ("51 TFLOP/s in float32", "414 with TF32", "790 in bf16",
+                   "of 67, 495 and 989 on the datasheet", "16 CPU threads"):
         assert needle in step.measured, needle
 
 
 def test_step_8_says_only_a_copy_leaves_the_gpu() -> None:
-    narration = LESSON[NUMBER["results-stay"] - 1].narration
+    narration = said(LESSON[NUMBER["results-stay"] - 1])
     assert "until Python needs" not in narration
     assert "torch copies them to main memory, and y itself stays on the GPU" in narration
-    assert "y 本身仍留在 GPU 上" in zh(narration)
+    assert "y 本身仍留在 GPU 上" in zh(LESSON[NUMBER["results-stay"] - 1].more)
 
 
 @cpu_only_build
@@ -333,7 +345,7 @@ def test_the_glossary_says_when_the_meta_device_appears() -> None:
     ("English edition", "英文版", "原书"),
     (STEP["model-on-gpu"].narration, "指出不在该设备上的那个输入（mat1）", "那个参数（mat1）"),
     (STEP["asynchronous"].narration,
-     "只有在 torch.cuda.synchronize() 等 GPU 算完之后再停表，量到的才是真实时间", "时间才真实"),
+     "在 torch.cuda.synchronize() 等 GPU 算完之后再停表，量到的才是计算的时间", "时间才真实"),
     (STEP["copy-to-host"].narration, "规则只有一条：Python 需要用到某个数值时",
      "只要 Python 需要一个数值"),
 ])

@@ -32,8 +32,11 @@ def codes(step: LessonStep) -> list[str]:
 
 
 def both(step_id: str) -> tuple[str, str]:
-    narration = STEP[step_id].narration
-    return narration, zh(narration)
+    """What a step says, in English and in Chinese: its narration, then its "More" (what a
+    class may skip, in the window's fold and in a note after the step in the terminal)."""
+    step = STEP[step_id]
+    texts = [t for t in (step.narration, step.more) if t]
+    return " ".join(texts), "".join(zh(t) for t in texts)
 
 
 # 1. ---------------------------------------------------------------------------------------------
@@ -62,9 +65,9 @@ def test_2_both_loops_are_warmed_up_then_alternated() -> None:
     body = LOG_EVERY_STEP.split(top[loop] + "\n", 1)[1].splitlines()
     assert body[:2] == ["    every_step.append(seconds(item_every_step))",
                         "    at_the_end.append(seconds(copy_at_the_end))"]
-    en, cn = both("asynchronous")
-    assert "run once before any clock starts" in en and "noise" in en
-    assert "计时前都先运行一次" in cn and "噪声" in cn
+    en, cn = both("item-every-step")
+    assert "runs once untimed, then three times in turn" in en and "noise" in en
+    assert "先各运行一次（不计时）" in cn and "噪声" in cn
 
 
 # 3. ---------------------------------------------------------------------------------------------
@@ -99,7 +102,7 @@ def test_4_cuda_visible_devices_order_uuids_and_when_it_is_read() -> None:
 def test_5_empty_cache_gives_torch_no_memory_and_del_frees_only_the_last_reference() -> None:
     en, cn = both("memory")
     assert "gives PyTorch itself no more memory" in en and "retries" in en
-    assert "del removes a name" in en and "last reference" in en and "Out[n] and _" in en
+    assert "del frees a tensor with its last reference" in en and "Out[n] and _" in en
     assert "不会让 PyTorch 自己多得到显存" in cn and "最后一个引用" in cn
     assert "Out[n] 和 _" in cn
 

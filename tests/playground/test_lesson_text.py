@@ -13,7 +13,13 @@ from gpumon.playground.kernel.explain import EXPLANATIONS, explanation_msgid
 from gpumon.playground.lesson.steps import LESSON, LessonStep, is_comment
 
 STEP = {s.id: s for s in LESSON}
-ALL_TEXT = " ".join([s.narration for s in LESSON] + [e for _, e in EXPLANATIONS])
+ALL_TEXT = " ".join([t for s in LESSON for t in (s.narration, s.more)]
+                    + [e for _, e in EXPLANATIONS])
+
+
+def said(step: LessonStep) -> str:
+    """What a step says in English: its narration, then its "More" (what a class may skip)."""
+    return " ".join(t for t in (step.narration, step.more) if t)
 
 #: torch 2.13's CUDA out-of-memory message, as its caching allocator writes it.
 OOM = ("CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB "
@@ -43,7 +49,7 @@ def test_is_available_causes_visible_devices_and_order() -> None:
     step = STEP["cuda-queries"]
     for needle in ("driver is missing or too old", "no GPU is visible", "CUDA_VISIBLE_DEVICES",
                    "CUDA_DEVICE_ORDER=PCI_BUS_ID", "UUID", "torch.version.cuda"):
-        assert needle in step.narration, needle
+        assert needle in said(step), needle
     assert act.Versions() in step.actions and step.show_uuids
     assert any("get_device_properties(i).uuid" in c for c in codes(step))
     assert any("CUDA_DEVICE_ORDER" in c and "CUDA_VISIBLE_DEVICES" in c for c in codes(step))
@@ -86,7 +92,7 @@ def test_same_device_explanation() -> None:
     assert explanation_msgid(
         "RuntimeError", "Tensor on device cpu is not on the expected device meta!") == same
     mixed = STEP["mixed-devices"]
-    assert "0-dim CPU tensor" in mixed.narration and "index a GPU" in mixed.narration
+    assert "0-dim CPU tensor" in said(mixed) and "index a GPU" in said(mixed)
     assert "y + torch.tensor(10)" in codes(mixed) and "y[torch.tensor([0, 2])]" in codes(mixed)
     assert "move the input to the model's device" in STEP["model-on-gpu"].narration
     assert "net(torch.rand(2, 3).to(device))" in codes(STEP["model-on-gpu"])
@@ -106,11 +112,11 @@ def test_numpy_shares_storage_and_force_copies() -> None:
     meta = explanation_msgid("TypeError", "can't convert meta device type tensor to numpy. "
                              "Use Tensor.cpu() to copy the tensor to host memory first.")
     assert "Cannot copy out of meta tensor" in meta and meta != cuda
-    assert "shares the CPU tensor's memory" in STEP["copy-to-host"].narration
+    assert "shares the CPU tensor's memory" in said(STEP["copy-to-host"])
 
 
 def test_small_copies_cost_synchronization_not_bytes() -> None:
-    text = STEP["copy-to-host"].narration
+    text = said(STEP["copy-to-host"])
     assert "the synchronization, not the bytes moved" in text
     assert "Many small copies like these can slow a training loop a lot" not in ALL_TEXT
 
@@ -129,11 +135,12 @@ def test_asynchronous_execution_comes_before_any_timing() -> None:
     timed = [s.id for s in LESSON if s.show_time or "perf_counter" in s.code()
              or "benchmark" in s.code()]
     assert timed[0] == "asynchronous" and order.index("asynchronous") < order.index("timing")
-    step = STEP["asynchronous"]
+    step, item = STEP["asynchronous"], STEP["item-every-step"]
+    assert order.index("item-every-step") == order.index("asynchronous") + 1
     assert "torch.cuda.synchronize()" in step.code()
-    assert "[train_step().item() for _ in range(100)]" in step.code()  # the loss, logged
-    assert "torch.stack([train_step().detach() for _ in range(100)]).tolist()" in step.code()
-    assert "logging the loss with .item() at every step stalls the GPU" in step.narration
+    assert "[train_step().item() for _ in range(100)]" in item.code()  # the loss, logged
+    assert "torch.stack([train_step().detach() for _ in range(100)]).tolist()" in item.code()
+    assert "with .item() at every step, Python waits for each step's work" in item.narration
     assert "gpumon itself synchronizes after every action" in step.narration
 
 

@@ -45,7 +45,9 @@ def test_the_h200_under_tiny_products_reads_as_waiting_for_launches() -> None:
 @pytest.mark.parametrize(("figures", "starts"), [
     ((0.0, 0.0, 0.0, 0.0, 0.0), "GPU-Util 0 %, SM activity 0 %: the GPU is idle"),
     ((4.9, 4.9, None, None, None), "GPU-Util 5 %, SM activity 5 %: the GPU is idle"),
-    ((100, 24.9, 30, 0, 1), "GPU-Util 100 % but SM activity 25 %: each GPU kernel keeps"),
+    ((100, 24.9, 30, 0, 1), "GPU-Util 100 % but SM activity 25 %: the kernels that ran kept"),
+    ((79.9, 19.9, 30, 0, 1), "GPU-Util 80 % but SM activity 20 %: each GPU kernel keeps"),
+    ((80, 19.9, 30, 0, 1), "GPU-Util 80 % but SM activity 20 %: the kernels that ran kept"),
     ((19.9, 1.0, 30, 0, 1), "GPU-Util 20 %, SM activity 1 %: while GPU kernels ran, about 5 %"),
     ((90, 60, 40, 2, 90), "DRAM 90 %: memory-bound"),
     ((90, 60, 40, 80, 60), "DRAM 60 %: memory-bound"),  # the memory rule comes first
@@ -61,10 +63,34 @@ def test_each_rule_at_its_edges(figures: tuple[float | None, ...], starts: str) 
 
 
 def test_low_occupancy_is_explained_only_under_busy_sms() -> None:
-    assert "Occupancy 20 %" in meaning(100, 80, 20, 0, 10)
-    assert "Occupancy" not in meaning(100, 79.9, 20, 0, 10)
+    assert "Occupancy 20 %" in meaning(100, 80, 20, 90, 10)
+    assert "Occupancy" not in meaning(100, 79.9, 20, 90, 10)
     assert "Occupancy" not in meaning(100, 95, 25, 90, 10)
     assert "Occupancy" not in meaning(100, 95, None, 90, 10)
+
+
+def test_at_full_gpu_util_nothing_waited_for_launches() -> None:
+    """At GPU-Util 100 % a kernel ran the whole time: the GPU did not wait. The review's
+    meaning(100, 24) said it "mostly waits for their launches"."""
+    text = meaning(100, 24)
+    assert text == ("GPU-Util 100 % but SM activity 24 %: the kernels that ran kept few SMs "
+                    "busy, as tiny kernels or kernels with few blocks do.")
+    assert "wait" not in text
+    assert "waits for their launches" in meaning(36, 0.24)  # well below 100 %: it waits
+
+
+def test_low_occupancy_is_normal_only_for_tensor_work() -> None:
+    """A memory-bound kernel with few warps may be held back by them: 'normal for large matrix
+    products' only where the tensor cores are busy (the review's meaning(100, 90, 10, 0, 70))."""
+    memory_bound = meaning(100, 90, 10, 0, 70)
+    assert memory_bound.startswith("DRAM 70 %: memory-bound")
+    assert "normal" not in memory_bound
+    assert "Occupancy 10 %: few warps per SM to switch between while they wait for memory" \
+        in memory_bound
+    assert "normal for large matrix products" in meaning(100, 96.4, 14.3, 93.6, 16.6)
+    assert "normal" not in meaning(100, 90, 10, 49.9, 20)  # tensor cores not busy enough
+    assert "Occupancy" not in meaning(100, 90, 10, 0, 20)  # nothing sure to say of it
+    assert "Occupancy" not in meaning(100, 90, 10, None, None)
 
 
 def test_nothing_is_said_without_sm_activity() -> None:
@@ -89,6 +115,20 @@ def test_a_sample_s_values_and_a_lost_gpu() -> None:
 def test_percent_keeps_small_figures_visible() -> None:
     assert [percent(v) for v in (0.0, 0.24, 0.96, 1.0, 14.3, 99.6, 100.0)] == [
         "0 %", "0.2 %", "1 %", "1 %", "14 %", "100 %", "100 %"]
+
+
+@pytest.mark.usefixtures("chinese")
+def test_the_corrected_sentences_in_chinese() -> None:
+    full = meaning(100, 24)
+    assert "运行的核函数只让少数 SM 忙碌" in full and "等待" not in full
+    assert "等待它们启动" in meaning(36, 0.24)
+    memory_bound = meaning(100, 90, 10, 0, 70)
+    assert "等待显存" in memory_bound and "正常" not in memory_bound
+
+
+def test_gpm_is_not_said_to_need_a_data_center_gpu() -> None:
+    text = why_empty(ActivityState.UNSUPPORTED)
+    assert "Hopper (H100) or newer GPU" in text and "data-center" not in text
 
 
 @pytest.mark.usefixtures("chinese")

@@ -1,7 +1,8 @@
-"""Steps 1, 15 and 16 of the Lesson tab run for real in the window, in English and Chinese,
+"""Steps 1, 16 and 17 of the Lesson tab run for real in the window, in English and Chinese,
 and photographed (set GPUMON_LESSON_SHOTS=DIR to keep the pictures; docs/images has them):
 step 1's box of the window's simulated GPUs said to be gpumon's view, with the seed's columns
-explained; steps 15 and 16 with their numbers, which read the same in both languages."""
+explained; steps 16 (.item() at every step) and 17 (timing) with their numbers, which read the
+same in both languages."""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def _show(page: LessonPage, text: str) -> None:
 
 
 @pytest.mark.parametrize("language", ["en", "zh_CN"])
-def test_steps_1_15_16_run_in_the_window(qtbot, make_window, tmp_path, language) -> None:
+def test_steps_1_16_17_run_in_the_window(qtbot, make_window, tmp_path, language) -> None:
     i18n.set_language(language)
     w = make_window()
     qtbot.waitUntil(lambda: w.snapshot_count >= 2, timeout=5000)
@@ -65,7 +66,8 @@ def test_steps_1_15_16_run_in_the_window(qtbot, make_window, tmp_path, language)
     assert heading() in shown and "Persistence-M" in shown
     assert (w.grab()).save(str(folder / f"lesson-{tag}-step01.png"))
 
-    for step_id, shot in (("asynchronous", "step15"), ("timing", "step16")):
+    for step_id, shot in (("item-every-step", "step16"), ("timing", "step17")):
+        assert f"step{NUMBER[step_id]}" == shot
         result = _run(qtbot, page, NUMBER[step_id])
         assert all(o.ok for o in result.outcomes), [o.error for o in result.outcomes]
         last = result.outcomes[-1].preview

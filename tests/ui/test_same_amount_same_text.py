@@ -36,7 +36,8 @@ def playground_texts(qtbot, n: int) -> set[str]:  # type: ignore[no-untyped-def]
     outcome = Outcome(CreateFilled("x", "zeros", (n,), dtype="uint8", device="cuda:0"),
                       "x = ...", True, 0.0, 0.0,
                       memory_after=(MemoryReading("cuda:0", n, n),))
-    line = re.fullmatch(r"cuda:0 allocated (.*), reserved (.*)", memory_text(outcome))
+    # a tensor on a GPU that held nothing: the change of allocated and reserved is its size
+    line = re.fullmatch(r"cuda:0: allocated \+?(.*), reserved \+?(.*)", memory_text(outcome))
     assert line is not None, memory_text(outcome)
     return {size, line.group(1), line.group(2)}
 

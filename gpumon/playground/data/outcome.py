@@ -22,9 +22,12 @@ class MemoryReading:
     allocated_bytes: int | None = None  # torch.cuda.memory_allocated
     reserved_bytes: int | None = None  # torch.cuda.memory_reserved
     rss_bytes: int | None = None  # psutil: resident memory of this process
-    # NVML: this process's memory on that GPU, as nvidia-smi lists it (the lesson's memory step
-    # reads it; None elsewhere, and where NVML does not list this process)
+    # NVML: this process's memory on that GPU, as nvidia-smi lists it (None where NVML does not
+    # list this process, in a container whose PIDs are not the host's, or was not asked)
     process_bytes: int | None = None
+    # After an action, the most it held during it: cuda, torch.cuda.max_memory_allocated (its
+    # peak reset before the action); cpu, the RSS high-water mark (reset before). None: unknown.
+    peak_bytes: int | None = None
 
 
 @dataclass(frozen=True)

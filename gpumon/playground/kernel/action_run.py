@@ -15,7 +15,7 @@ from typing import Any
 from gpumon.device_ids import cuda_index
 from gpumon.playground.data.errors import OperandInfo
 from gpumon.playground.kernel import cuda_calls
-from gpumon.playground.kernel.memory import read_memory
+from gpumon.playground.kernel.memory import read_memory, start_peaks, with_process_memory
 
 
 @dataclass
@@ -31,6 +31,7 @@ class ActionRun:
     devices: list[str] = field(default_factory=list)  # readings and graph markers
     held: list[str] = field(default_factory=list)  # devices holding the action's tensors
     memory_before: tuple[Any, ...] = ()
+    rss_peak: bool = False  # the RSS high-water mark was reset before the action ran
     duration_s: float = 0.0
     executed: bool = False
     in_torch: bool = False  # an exception now comes from the torch call (see blame.py)
@@ -56,9 +57,16 @@ class ActionRun:
             if name and name not in self.held:
                 self.held.append(name)
 
+    def begin(self, devices: list[str]) -> None:
+        """Read the memory of ``devices`` (NVML's figure for this process on each GPU too)
+        and reset the peaks, just before the action runs: its readings after give the change
+        and the most it held (memory.start_peaks)."""
+        self.memory_before = with_process_memory(read_memory(devices))
+        self.rss_peak = start_peaks()
+
     def execute(self, fn: Callable[[], Any]) -> Any:
         """Read memory, run the torch work timed (CUDA synchronised), and keep its value."""
-        self.memory_before = read_memory(self.devices)
+        self.begin(self.devices)
         self.executed = True
         start = time.perf_counter()
         try:

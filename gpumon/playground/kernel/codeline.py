@@ -26,7 +26,7 @@ from gpumon.playground.data.errors import ErrorInfo
 from gpumon.playground.kernel.action_run import ActionRun, synchronize
 from gpumon.playground.kernel.describe import ReprFailed, model_devices
 from gpumon.playground.kernel.explain import qualified_type_name
-from gpumon.playground.kernel.memory import read_memory, torch_memory_counters
+from gpumon.playground.kernel.memory import torch_memory_counters
 from gpumon.playground.kernel.printed import printed
 
 #: Names the card lists under "made or changed"; the rest are counted.
@@ -115,7 +115,8 @@ def run_code(values: dict[str, Any], action: RunCode, torch: Any, run: ActionRun
     ns: dict[str, Any] = {**provided, **values, "__builtins__": _BUILTINS}
     before = {name: _fingerprint(v, torch) for name, v in values.items()}
     cuda_now = [f"cuda:{i}" for i in torch_memory_counters()]
-    memory_before = read_memory(["cpu", *cuda_now])
+    run.begin(["cpu", *cuda_now])
+    memory_before = run.memory_before
     run.executed = True
     value: Any = None
     start = time.perf_counter()

@@ -41,7 +41,12 @@ from gpumon.playground.kernel.describe import (
     value_preview,
 )
 from gpumon.playground.kernel.explain import error_from_exception
-from gpumon.playground.kernel.memory import cuda_contexts, read_memory, torch_memory_counters
+from gpumon.playground.kernel.memory import (
+    cuda_contexts,
+    read_memory,
+    torch_memory_counters,
+    with_process_memory,
+)
 from gpumon.playground.kernel.threads import limit_torch_threads
 from gpumon.playground.kernel.torch_devices import list_devices
 
@@ -154,7 +159,9 @@ class Engine:
 
     def _outcome(self, action: act.Action, code: str, started_at: float, run: ActionRun,
                  error: ErrorInfo | None, created: tuple[str, ...] = ()) -> Outcome:
-        after = read_memory(run.devices) if run.executed else ()
+        # the change and the peak of each device the action touched (action_run.begin)
+        after = with_process_memory(read_memory(run.devices, peaks=True,
+                                                rss_peak=run.rss_peak)) if run.executed else ()
         base: dict[str, Any] = dict(
             action=action, code=code, started_at=started_at, duration_s=run.duration_s,
             operands=tuple(run.operands), devices=tuple(run.devices),

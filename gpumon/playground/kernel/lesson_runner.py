@@ -32,6 +32,7 @@ from gpumon.playground.lesson.results import (
     NO_TELEMETRY,
     NVML_VIEW,
     ON_CPU,
+    ON_CPU_GPU_ONLY,
     ONE_GPU_RAN,
     PREAMBLE_FAILED,
     REAL_SMI_FAILED,
@@ -142,7 +143,7 @@ class LessonRunner:
         cuda = self.cuda_device_count()
         # What a GPU prints is shown where this machine could not run it: without CUDA, or
         # with fewer GPUs than a two-GPU step's (never "On a CUDA GPU" where there is one).
-        two = step.needs_two_gpus or step.min_gpus > 1
+        two = step.two_gpus
         shows_gpu = bool(step.on_gpu) and (cuda == 0 or (two and cuda < 2))
         actions = step.actions_for(cuda)
         played = None if actions == step.actions else actions
@@ -171,12 +172,15 @@ class LessonRunner:
             elif step.one_gpu_variant and actions == step.one_gpu_variant:
                 notes.append(note(ONE_GPU_RAN))
             elif shows_gpu:
-                notes.append(note(ON_CPU if step.uses_device else NO_GPU_HERE))
+                some = len(actions) < len(step.actions) and cuda == 0 and step.gpu_only
+                notes.append(note(ON_CPU_GPU_ONLY if some and step.uses_device
+                                  else ON_CPU if step.uses_device else NO_GPU_HERE))
             gpu_readings = [r for o in outcomes for r in o.memory_after if r.device != "cpu"]
             if step.show_memory and gpu_readings and \
                     all(r.process_bytes is None for r in gpu_readings):
                 notes.append(note(NO_PROCESS_FIGURE))
-            if len(actions) < len(step.actions) and cuda == 0 and step.gpu_only:
+            if len(actions) < len(step.actions) and cuda == 0 and step.gpu_only and \
+                    not (shows_gpu and step.uses_device):  # else ON_CPU_GPU_ONLY said it
                 notes.append(note(GPU_ONLY_NOT_RUN))
             if len(outcomes) < len(actions):
                 notes.append(note(STOPPED) if step.stop_at_error
@@ -200,7 +204,8 @@ class LessonRunner:
         ``memory``: NVML's figure for this process is added to each GPU's memory reading."""
         before = set(self._engine.names())
         outcome = self._engine.run(action)
-        if memory and outcome.memory_after:
+        if memory and any(r.process_bytes is None and cuda_index(r.device) is not None
+                          for r in outcome.memory_after):  # the engine's NVML read none
             outcome = replace(outcome, memory_after=with_process_memory(outcome.memory_after))
         self._made.update(set(self._engine.names()) - before)
         if not quiet and self.on_outcome is not None:

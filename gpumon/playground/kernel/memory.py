@@ -95,8 +95,57 @@ def with_process_memory(readings: Iterable[MemoryReading],
     return tuple(out)
 
 
-def read_memory(devices: Iterable[str]) -> tuple[MemoryReading, ...]:
-    """Readings for the devices touched, in the given order; meta and unknown types skipped."""
+#: Linux: writing "5" here resets this process's RSS high-water mark (VmHWM) to its RSS now.
+CLEAR_REFS = "/proc/self/clear_refs"
+STATUS = "/proc/self/status"
+
+
+def start_peaks() -> bool:
+    """Reset the peaks an action's readings give after it: torch's peak allocated memory on
+    each CUDA device it has started (``reset_peak_memory_stats``; a device not started has
+    held nothing yet), and this process's RSS high-water mark. Whether the RSS peak read after
+    is the action's own: not where the kernel cannot reset it (no ``/proc``, not Linux)."""
+    torch = sys.modules.get("torch")
+    for index in torch_memory_counters():  # only where CUDA is initialised: no new context
+        try:
+            torch.cuda.reset_peak_memory_stats(index)  # type: ignore[union-attr]
+        except Exception:  # noqa: BLE001 - a lost GPU: its peak is not read either
+            pass
+    try:
+        with open(CLEAR_REFS, "w", encoding="ascii") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _rss_peak() -> int | None:
+    """This process's RSS high-water mark (VmHWM) in bytes; None where it cannot be read."""
+    try:
+        with open(STATUS, encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _cuda_peak(index: int) -> int | None:
+    torch = sys.modules.get("torch")
+    try:
+        if torch is None or not torch.cuda.is_initialized():
+            return None
+        return int(torch.cuda.max_memory_allocated(index))  # host-side: no context
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def read_memory(devices: Iterable[str], peaks: bool = False,
+                rss_peak: bool = False) -> tuple[MemoryReading, ...]:
+    """Readings for the devices touched, in the given order; meta and unknown types skipped.
+    ``peaks``: after an action, with each CUDA device's peak allocated since
+    :func:`start_peaks`, and the RSS peak where ``rss_peak`` (start_peaks reset it)."""
     readings: list[MemoryReading] = []
     for name in devices:
         if name == "cpu":
@@ -104,12 +153,16 @@ def read_memory(devices: Iterable[str]) -> tuple[MemoryReading, ...]:
                 rss: int | None = int(psutil.Process().memory_info().rss)
             except (psutil.Error, OSError):
                 rss = None
-            readings.append(MemoryReading("cpu", rss_bytes=rss))
+            peak = _rss_peak() if peaks and rss_peak else None
+            if peak is not None and rss is not None:
+                peak = max(peak, rss)  # psutil and /proc read a moment apart
+            readings.append(MemoryReading("cpu", rss_bytes=rss, peak_bytes=peak))
         elif (index := cuda_index(name)) is not None:
             counters = torch_memory_counters()
             if counters or _cuda_available():
                 alloc, reserved = counters.get(index, (0, 0))
-                readings.append(MemoryReading(name, alloc, reserved))
+                readings.append(MemoryReading(name, alloc, reserved,
+                                              peak_bytes=_cuda_peak(index) if peaks else None))
     return tuple(readings)
 
 

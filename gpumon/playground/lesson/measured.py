@@ -17,38 +17,53 @@ H200 = N_("Measured on an NVIDIA H200 (driver 580.159.04, torch 2.11.0+cu130):")
 
 MEMORY = N_(
     "the CUDA context took about 610 MiB after the first copy to the GPU, and about 678 MiB "
-    "once the first matrix product had loaded cuBLAS. In this step, del took allocated from "
-    "96.01 to 32.01 MiB while reserved stayed at 98.00 MiB, and empty_cache() lowered "
-    "reserved to 34 MiB. The 32 MiB still allocated is cuBLAS's workspace: the first "
-    "matrix product allocated it and keeps it for the next (y = x @ x with a 4 MiB x took "
-    "allocated from 4 to 40 MiB). An out-of-memory error said the process had 712 MiB in use, "
-    "32 MiB of it allocated by PyTorch: the rest was the context and torch's cache.")
+    "once the first matrix product had loaded cuBLAS. del took allocated from 96.01 to 32.01 "
+    "MiB, cuBLAS's workspace left, while reserved stayed at 98.00 MiB; empty_cache() lowered "
+    "reserved to 34 MiB.")
 
 ASYNCHRONOUS = N_(
     "20 back-to-back 4096 x 4096 float32 products returned after 0.48 to 0.54 ms (1.63 ms the"
     " first time), and their work was done at 53.6 to 53.7 ms: the calls returned in about a "
-    "hundredth of the time the work took. 100 training steps of the Linear(2048, 2048) on a "
-    "batch of 2048 took 89.0 to 92.5 ms with .item() at every step against 77.9 ms with one "
-    "copy at the end: slower by 14% to 19%. A Linear(100, 1) on a batch of 256 showed only 7%"
-    " (240.2 against 224.1 ms): a step that small is bound by the CPU launching its CUDA "
-    "kernels, 0.75 ms a step, not by the GPU.")
+    "hundredth of the time the work took.")
+
+#: The Linear(100, 1) figures are totals of three runs of 100 steps: 224.1 ms / 300 = 0.75 ms.
+ITEM_EVERY_STEP = N_(
+    "100 training steps of the Linear(2048, 2048) on a batch of 2048 took 89.0 to 92.5 ms with "
+    ".item() at every step against 77.9 ms with one copy at the end: slower by 14% to 19%. A "
+    "Linear(100, 1) on a batch of 256 was slower by only 7%, 0.80 against 0.75 ms a step: a step "
+    "that small is bound by the CPU launching its CUDA kernels, not by the GPU.")
 
 TIMING = N_(
-    "torch used 16 CPU threads. The 1000 x 1000 product took 67.9 µs on the GPU against "
-    "1970.9 µs on the CPU, 29 times faster, and the 10 x 10 one 9.8 µs against 1.9 µs, 5 "
-    "times slower. An 8192 x 8192 product ran at 51 TFLOP/s in float32, 414 with TF32 and 790 "
-    "in bf16, where the H200 SXM's datasheet gives 67 for FP32 and, on the tensor cores "
-    "without sparsity, 495 for TF32 and 989 for BF16: by default, float32 leaves the tensor "
-    "cores mostly idle.")
+    "the 1000 x 1000 product took 67.9 µs on the GPU against 1970.9 µs on 16 CPU threads, 29 "
+    "times as fast; the 10 x 10 one 9.8 µs against 1.9 µs, 5 times as long. An 8192 x 8192 "
+    "product ran at 51 TFLOP/s in float32, 414 with TF32 and 790 in bf16, of 67, 495 and 989 "
+    "on the datasheet: by default, float32 leaves the tensor cores idle.")
 
 BUSY = N_(
-    "in a loop of bfloat16 8192 x 8192 products, GPU-Util was 100%, graphics activity 100%, "
-    "SM activity 96.4%, SM occupancy 14.3%, tensor activity 93.6% (all of it the bf16 pipe, "
-    "HMMA), DRAM activity 16.6% and the FP32 pipe 0; PCIe carried 4.6 MiB/s out and 12.8 "
-    "MiB/s in. The GPU drew 691 W of its 700 W power cap, and its clock event reason was SW "
-    "power cap. A Python loop of 10 x 10 products showed GPU-Util 36%, SM activity 0.24%, "
-    "occupancy 0.015%, tensor and DRAM 0, 119 W and no clock event reason. GPM read the "
-    "activity over 0.5 s, nvidia-smi GPU-Util and the power; nvidia-smi dmon --gpm-metrics "
-    "printed the same activity.")
+    "bf16 8192 x 8192 products showed GPU-Util 100%, graphics activity 100%, SM activity "
+    "96.4%, occupancy 14.3%, tensor activity 93.6% and DRAM 16.6%, at 691 W of the 700 W power "
+    "cap. 10 x 10 products in a Python loop showed GPU-Util 36%, SM activity 0.24%, tensor and "
+    "DRAM 0.")
 
-__all__ = ["ASYNCHRONOUS", "BUSY", "H200", "MEMORY", "TIMING"]
+#: What step 16 (timing) says in its "More": the H200's figures behind bf16's speed.
+COMPUTE_BOUND = N_(
+    "On the H200 the product was compute-bound (DRAM 16.6 %, the next step shows): bf16 beat TF32 "
+    "because the tensor cores' bf16 peak is twice TF32's (989 against 495 TFLOP/s on the "
+    "datasheet), not because it halves the bytes.")
+
+#: Step 14's "More": the H200's out-of-memory error and cuBLAS's workspace.
+MEMORY_MORE = N_(
+    "On the H200, an out-of-memory error said the process had 712 MiB in use, 32 MiB of it "
+    "allocated by PyTorch: the rest was the context and torch's cache. y = x @ x with a 4 MiB x "
+    "took allocated from 4 to 40 MiB: the first product's cuBLAS workspace.")
+
+#: Step 17's "More": the rest of the H200's readings.
+BUSY_MORE = N_(
+    "On the H200, the large products' clock event reason was SW power cap; their tensor "
+    "activity was all the bf16 pipe (HMMA), the FP32 pipe 0, and PCIe carried 4.6 MiB/s out and "
+    "12.8 MiB/s in. The tiny products showed occupancy 0.015 %, 119 W and no clock event reason. "
+    "GPM read the activity over 0.5 s, nvidia-smi GPU-Util and the power; nvidia-smi dmon "
+    "--gpm-metrics printed the same activity.")
+
+__all__ = ["ASYNCHRONOUS", "BUSY", "BUSY_MORE", "COMPUTE_BOUND", "H200", "ITEM_EVERY_STEP",
+           "MEMORY", "MEMORY_MORE", "TIMING"]

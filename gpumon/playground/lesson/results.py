@@ -79,11 +79,17 @@ class StepResult:
         those that need a GPU where there is none, or the step's one-GPU variant."""
         return self.step.actions if self.played is None else self.played
 
+    def gpu_text(self) -> str:
+        """What the step prints on a GPU (``step.on_gpu``), its code shown once: the actions
+        that ran here, whose code is above, give their first line and their output."""
+        ran = self.actions[:len(self.outcomes)]
+        return self.step.gpu_text([i for i, a in enumerate(self.step.actions) if a in ran])
+
     def gpu_heading(self) -> str:
         """The heading of ``step.on_gpu`` where it is shown, in the language in use: what a
         machine with 2 GPUs prints for a two-GPU step, else what a CUDA GPU prints."""
         step = self.step
-        if step.needs_two_gpus or step.min_gpus > 1:
+        if step.two_gpus:
             return tr(MORE_GPUS_LABEL, count=max(2, step.min_gpus))
         return tr(GPU_LABEL)
 
@@ -127,6 +133,11 @@ NO_PROCESS_FIGURE = N_("NVML does not list this process here (in a container, NV
                        "host's process IDs), so only torch's two numbers are shown.")
 GPU_ONLY_NOT_RUN = N_("The lines that need a CUDA GPU were not run here; what they print on one "
                       "is below.")
+ON_CPU_GPU_ONLY = N_("PyTorch here sees no CUDA GPU, so device is the CPU and this step ran there, "
+                     "less the lines that need a CUDA GPU; what it shows on a GPU is printed "
+                     "below, not run here.")
+#: The heading of a step's "More" (what a class can skip), in the terminal.
+MORE_LABEL = N_("More: {more}")
 TOO_FEW_GPUS = N_("This step needs {needed} GPUs and PyTorch here sees {seen}, so it was not run: "
                   "what it compares cannot happen with fewer. Below is what it prints on a "
                   "machine with {needed} GPUs.")

@@ -4,6 +4,7 @@ runs, and what it shows on a GPU. The steps themselves are in lesson/steps.py. N
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Literal
 
@@ -36,7 +37,10 @@ class LessonStep:
     they print). ``uses_device`` False: the step runs before ``device`` is chosen.
     ``window_note`` is said only in the window (it speaks of the window's graphs).
     ``measured``: figures a real GPU gave (lesson/measured.py), printed after the results under
-    ``measured_on``, the machine they were measured on.
+    ``measured_on``, the machine they were measured on. ``more``: what a class can skip (edge
+    cases, details, more figures), in the window's "More" fold and in a note after the step in
+    the terminal; ``narration`` and ``measured`` are what a class reads (lesson/reading.py
+    counts their words). ``measured_more``: more figures a GPU gave, each naming its machine.
     """
 
     id: str
@@ -65,6 +69,19 @@ class LessonStep:
     one_gpu_variant: tuple[act.Action, ...] = ()
     measured: str = ""
     measured_on: str = H200
+    more: str = ""
+    measured_more: str = ""  # more of what a real GPU measured, said in ``more``'s place
+
+    def more_text(self) -> str:
+        """``more`` and ``measured_more`` in the language in use ('' when there is none)."""
+        parts = [tr(t) for t in (self.more, self.measured_more) if t]
+        return "".join(p if p.endswith("。") else p + " " for p in parts).rstrip()
+
+    @property
+    def two_gpus(self) -> bool:
+        """Whether the step's point needs two GPUs (marked as such; the window skips it in
+        one key)."""
+        return self.needs_two_gpus or self.min_gpus > 1
 
     def actions_for(self, cuda_devices: int) -> tuple[act.Action, ...]:
         """The actions run on a machine where PyTorch sees ``cuda_devices`` CUDA GPUs: without
@@ -88,17 +105,21 @@ class LessonStep:
         """The code of the meta variant ('' when there is none)."""
         return localize("\n".join(a.code() for a in self.meta_variant))
 
-    def gpu_text(self) -> str:
+    def gpu_text(self, brief: Collection[int] = ()) -> str:
         """``on_gpu`` as a REPL transcript: each action's code, then what a Python prompt
         prints on a GPU (torch's text as torch wrote it), or a comment in the language in use
-        that describes a value that varies."""
+        that describes a value that varies. ``brief``: indices of actions whose code was shown
+        above (they ran on this machine): each shows only its first line, ``...`` standing
+        for the rest, before its output."""
         lines: list[str] = []
-        for action, shown in zip(self.actions, self.on_gpu, strict=False):
+        for i, (action, shown) in enumerate(zip(self.actions, self.on_gpu, strict=False)):
             code = localize(action.code())
-            if is_comment(shown):
-                lines += [*prompt_lines(code, None), tr(shown)]
-            else:
-                lines += prompt_lines(code, shown)
+            shown_lines = prompt_lines(code, None) if is_comment(shown) \
+                else prompt_lines(code, shown)
+            if i in brief and "\n" in code:  # the first line, "..." for the others, the output
+                rest = code.count("\n")
+                shown_lines = [shown_lines[0], "..."] + shown_lines[1 + rest:]
+            lines += [*shown_lines, tr(shown)] if is_comment(shown) else shown_lines
         return "\n".join(lines)
 
 

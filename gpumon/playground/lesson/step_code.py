@@ -26,6 +26,7 @@ PRECISION_SIZE = N_("the size measured on an H200; small on the CPU, to stay qui
 TF32 = N_("TF32: float32 products on the tensor cores")
 DEFAULT_AGAIN = N_("back to the default for the rest of the session")
 PRECISION_RESULT = N_("TFLOP/s of a @ a (2n³ operations a product), by dtype")
+NO_BF16 = N_("a Pascal GPU (GTX 10 series) has no bfloat16 products")
 MOVE_EACH_BATCH = N_("each minibatch arrives on the CPU: move X and y every time")
 ONE_GPU_TWICE = N_("one GPU: both products on cuda:0")
 TWO_GPUS_RESULT = N_("milliseconds: one GPU after the other, both at once; then the second "
@@ -41,7 +42,7 @@ TRY_ALL_GPUS_DOC = N_("Return all available GPUs, or [cpu(),] if no GPU exists."
 
 CODE_WORDS: tuple[str, ...] = (
     WARM_UP_CUBLAS, ASYNC_SIZE, ASYNC_RESULT, WARM_UP_BOTH, ALTERNATE, LOG_SIZE, LOG_RESULT,
-    ALL_THREADS, BENCHMARK_RESULT, PRECISION_SIZE, TF32, DEFAULT_AGAIN, PRECISION_RESULT,
+    ALL_THREADS, BENCHMARK_RESULT, PRECISION_SIZE, TF32, DEFAULT_AGAIN, PRECISION_RESULT, NO_BF16,
     MOVE_EACH_BATCH, ONE_GPU_TWICE, TWO_GPUS_RESULT, PRIVATE_FOLDER, TWICE_THE_GPU,
     BUSY_READER, FIRST_SAMPLE, SECOND_SAMPLE, TRY_GPU_DOC, TRY_ALL_GPUS_DOC)
 
@@ -125,7 +126,10 @@ try:
     speeds['tf32'] = tflops(a)
 finally:
     torch.set_float32_matmul_precision('highest')  # {DEFAULT_AGAIN}
-speeds['bfloat16'] = tflops(a.bfloat16())
+try:
+    speeds['bfloat16'] = tflops(a.bfloat16())
+except RuntimeError as error:  # {NO_BF16}
+    speeds['bfloat16'] = str(error).splitlines()[0]
 # {PRECISION_RESULT}
 speeds"""
 

@@ -32,7 +32,7 @@ class ActivityState(enum.Enum):
     READING = "reading"  # read this tick (a metric the GPU does not answer is still None)
     WARMING = "warming"  # the first reading: GPM needs two samples >= 0.1 s apart
     OFF = "off"  # turned off (--no-gpm), e.g. because DCGM's profiling uses the counters
-    UNSUPPORTED = "unsupported"  # the GPU has no GPM (older than Hopper)
+    UNSUPPORTED = "unsupported"  # the GPU has no GPM (older than Hopper: RTX 30/40, A100)
     NO_DRIVER = "no_driver"  # the driver's NVML has no GPM functions
     MIG = "mig"  # in MIG mode: read per GPU instance (the MIG devices), not for the GPU
     FAILED = "failed"  # a GPM call failed on this tick (failed_reads says which)
@@ -45,7 +45,7 @@ WHY_EMPTY: dict[ActivityState, str] = {
                               "with the next one."),
     ActivityState.OFF: N_("Activity (GPM) reading is off (--no-gpm)."),
     ActivityState.UNSUPPORTED: N_("This GPU has no GPM counters: activity needs a Hopper "
-                                  "(H100) or newer data-center GPU."),
+                                  "(H100) or newer GPU."),
     ActivityState.NO_DRIVER: N_("This driver has no GPM functions: activity needs a newer "
                                 "NVIDIA driver."),
     ActivityState.MIG: N_("In MIG mode activity is read for each GPU instance: see the MIG "
@@ -75,15 +75,18 @@ def why_empty(state: ActivityState | None) -> str:
 IDLE_PCT = 5.0  # GPU-Util and SM activity both below: the GPU is idle or nearly so
 FEW_SMS_SHARE = 0.25  # SM activity below this share of GPU-Util (from 20 %): tiny kernels
 FEW_SMS_FROM_PCT = 20.0
+LAUNCH_WAIT_BELOW_PCT = 80.0  # GPU-Util below this, with few SMs busy: it waits for launches
 MEMORY_BOUND_PCT = 60.0  # DRAM activity from here: moving data sets the pace
 TENSOR_PCT = 50.0  # tensor activity from here: the tensor cores do the work
 NO_TENSOR_PCT = 5.0  # tensor activity below, with SM activity from BUSY_SM_PCT / 2
 BUSY_SM_PCT = 80.0  # SM activity from here counts as busy SMs
-LOW_OCCUPANCY_PCT = 25.0  # occupancy below this, with busy SMs: large-product kernels
+LOW_OCCUPANCY_PCT = 25.0  # occupancy below this, with busy SMs: few warps to switch between
 
 IDLE = N_("GPU-Util {util}, SM activity {sm}: the GPU is idle or nearly so.")
 FEW_SMS = N_("GPU-Util {util} but SM activity {sm}: each GPU kernel keeps few SMs busy, as "
              "tiny ones do while the GPU mostly waits for their launches.")
+FEW_SMS_NO_WAIT = N_("GPU-Util {util} but SM activity {sm}: the kernels that ran kept few SMs "
+                     "busy, as tiny kernels or kernels with few blocks do.")
 MEMORY_BOUND = N_("DRAM {dram}: memory-bound, moving data sets the pace, not arithmetic.")
 TENSOR = N_("SM activity {sm}, tensor {tensor}: the tensor cores do the work.")
 NO_TENSOR = N_("SM activity {sm}, tensor {tensor}: the SMs work on their ordinary pipes, not "
@@ -92,6 +95,8 @@ SM_SHARE = N_("GPU-Util {util}, SM activity {sm}: while GPU kernels ran, about {
               "the SMs had work.")
 LOW_OCCUPANCY = N_("Occupancy {occupancy}: few warps per SM, normal for large matrix "
                    "products.")
+LOW_OCCUPANCY_MEMORY = N_("Occupancy {occupancy}: few warps per SM to switch between while "
+                          "they wait for memory, which may be what holds this work back.")
 
 
 def percent(value: float) -> str:
@@ -107,13 +112,17 @@ def meaning(util: float | None, sm: float | None, occupancy: float | None = None
     the figures say nothing sure (or SM activity is not known: ``why_empty`` says why).
 
     The first of these that holds says what works: both GPU-Util and SM activity under 5 %:
-    idle; SM activity under a quarter of GPU-Util (GPU-Util 20 % or more): tiny kernels, the
-    GPU waits for launches (an H200 running 10 x 10 products in a Python loop: 36 % and
-    0.24 %); DRAM 60 % or more: memory-bound; tensor 50 % or more: the tensor cores do the
-    work; SM activity 40 % or more with tensor under 5 %: the ordinary pipes do it; else the
-    share of SMs busy while kernels ran (SM activity over GPU-Util). Then, with SM activity
-    80 % or more and occupancy under 25 %: that occupancy is normal for large products (an
-    H200's bf16 8192 x 8192 product: occupancy 14.3 % at SM activity 96.4 %)."""
+    idle; SM activity under a quarter of GPU-Util (GPU-Util 20 % or more): kernels that keep
+    few SMs busy, and, with GPU-Util under 80 %, a GPU that waits for their launches (an
+    H200 running 10 x 10 products in a Python loop: 36 % and 0.24 %; at 100 % a kernel ran
+    all the time, so nothing waited); DRAM 60 % or more: memory-bound; tensor 50 % or more:
+    the tensor cores do the work; SM activity 40 % or more with tensor under 5 %: the
+    ordinary pipes do it; else the share of SMs busy while kernels ran (SM activity over
+    GPU-Util). Then, with SM activity 80 % or more and occupancy under 25 %: with tensor
+    50 % or more, that occupancy is normal for large products (an H200's bf16 8192 x 8192
+    product: occupancy 14.3 % at SM activity 96.4 %, tensor 93.6 %); with DRAM 60 % or more
+    and the tensor cores not busy, it may be what holds a memory-bound kernel back (fewer
+    warps to switch between while they wait); otherwise nothing is said of it."""
     if sm is None:
         return ""
     first = ""
@@ -121,7 +130,8 @@ def meaning(util: float | None, sm: float | None, occupancy: float | None = None
     if util is not None and util < IDLE_PCT and sm < IDLE_PCT:
         first = tr(IDLE, **values)
     elif util is not None and util >= FEW_SMS_FROM_PCT and sm < FEW_SMS_SHARE * util:
-        return tr(FEW_SMS, **values)  # the occupancy of kernels this small says nothing
+        # the occupancy of kernels this small says nothing
+        return tr(FEW_SMS if util < LAUNCH_WAIT_BELOW_PCT else FEW_SMS_NO_WAIT, **values)
     elif dram is not None and dram >= MEMORY_BOUND_PCT:
         first = tr(MEMORY_BOUND, dram=percent(dram))
     elif tensor is not None and tensor >= TENSOR_PCT:
@@ -130,9 +140,13 @@ def meaning(util: float | None, sm: float | None, occupancy: float | None = None
         first = tr(NO_TENSOR, tensor=percent(tensor), **values)
     elif util is not None and util >= IDLE_PCT:
         first = tr(SM_SHARE, share=percent(min(100.0, 100.0 * sm / util)), **values)
-    low = occupancy is not None and occupancy < LOW_OCCUPANCY_PCT and sm >= BUSY_SM_PCT
-    return sentences(first, tr(LOW_OCCUPANCY, occupancy=percent(occupancy)) if low
-                     and occupancy is not None else "")
+    if occupancy is None or occupancy >= LOW_OCCUPANCY_PCT or sm < BUSY_SM_PCT:
+        return first
+    if tensor is not None and tensor >= TENSOR_PCT:
+        return sentences(first, tr(LOW_OCCUPANCY, occupancy=percent(occupancy)))
+    if dram is not None and dram >= MEMORY_BOUND_PCT:
+        return sentences(first, tr(LOW_OCCUPANCY_MEMORY, occupancy=percent(occupancy)))
+    return first
 
 
 def meaning_of(sample: Any) -> str:

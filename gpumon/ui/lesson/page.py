@@ -19,7 +19,7 @@ import time
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication, QPalette, QResizeEvent
+from PySide6.QtGui import QFont, QFontDatabase, QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -32,17 +32,14 @@ from PySide6.QtWidgets import (
 )
 
 from gpumon.i18n import tr
-from gpumon.playground.data.outcome import LoadStatus, Outcome
-from gpumon.playground.lesson import glossary
+from gpumon.playground.data.outcome import LoadStatus
 from gpumon.playground.lesson.results import StepResult
-from gpumon.playground.lesson.smi_columns import column_lines
-from gpumon.playground.lesson.smi_columns import heading as columns_heading
-from gpumon.playground.lesson.step_code import localize
 from gpumon.playground.lesson.steps import LESSON, LessonStep
-from gpumon.playground.lesson.transcript import echo, prompt_lines
 from gpumon.telemetry.model.facts import as_copied_at
+from gpumon.ui.lesson.more_fold import MoreFold
 from gpumon.ui.lesson.narration import NarrationArea
 from gpumon.ui.lesson.page_turns import PageTurns
+from gpumon.ui.lesson.result_view import colours, glossary_html, result_html
 from gpumon.ui.playground.kernel_link import load_lost_text
 from gpumon.ui.widgets.wide_cells import even_wide_cells
 
@@ -51,103 +48,7 @@ if TYPE_CHECKING:
     from gpumon.telemetry.model.types import Snapshot
     from gpumon.ui.playground.kernel_link import KernelLink
 
-ERROR_COLOUR = "#d32f2f"
-OK_COLOUR = "#2e7d32"
-META_COLOUR = "#6a1b9a"
-
-
-def _colours() -> tuple[str, str, str]:
-    """(error, ok, meta) colours: lighter shades when the application palette is dark."""
-    if QGuiApplication.palette().color(QPalette.ColorRole.Base).lightness() < 128:
-        return "#ff6b6b", "#81c784", "#ce93d8"
-    return ERROR_COLOUR, OK_COLOUR, META_COLOUR
-
-
-def outcome_html(out: Outcome) -> str:
-    """One action: its code, then its value as a Python prompt shows it (an assignment's
-    after ``>>> name``, nothing for None) and its device, or torch's error and why."""
-    lines = prompt_lines(localize(out.code), None)
-    how, name = echo(out.code)
-    if out.error is None and how == "name" and out.preview:
-        lines.append(f">>> {name}")  # asked for, as at a prompt
-    code = f"<pre style='margin:0'>{html.escape(chr(10).join(lines))}</pre>"
-    error_colour, ok_colour, _ = _colours()
-    if out.error is not None:
-        e = out.error
-        refused = html.escape(tr("(gpumon refused it before torch ran)"))
-        who = "" if e.by_torch else f" <i>{refused}</i>"
-        why = html.escape(tr("why: {explanation}", explanation=e.explanation))
-        return (f"{code}<p style='margin:2px 0 8px 16px'><b style='color:{error_colour}'>"
-                f"{html.escape(e.headline())}</b>{who}<br><span>{why}</span></p>")
-    facts = []
-    if out.device and out.kind != "value":
-        template = html.escape(tr("device {device}"))  # filled with HTML: escaped first
-        facts.append(template.format(device=f"<b>{html.escape(out.device)}</b>"))
-    if out.shape is not None:
-        facts.append(html.escape(tr("shape {shape}, {dtype}", shape=tuple(out.shape),
-                                    dtype=out.dtype or "")))
-    if out.copied is not None:
-        facts.append(html.escape(tr("copied") if out.copied
-                                 else tr("not copied (the result is the source)")))
-    facts.append(f"{out.duration_s * 1e3:.3f} ms")
-    printed = out.preview and how != "nothing" and not (how == "value" and out.preview == "None")
-    preview = (f"<pre style='margin:0 0 0 16px; color:{ok_colour}'>"
-               f"{html.escape(out.preview)}</pre>") if printed else ""
-    return f"{code}{preview}<p style='margin:2px 0 8px 16px'>{' · '.join(facts)}</p>"
-
-
-def glossary_html() -> str:
-    """The glossary as a list: each term in bold, in every language but English followed by
-    the English word torch uses, and its meaning beneath (the whole width, at any zoom)."""
-    english = glossary.shows_english()
-    items = []
-    for term, word, meaning in glossary.rows():
-        head = f"<b>{html.escape(term)}</b>"
-        if english:
-            head += f"&nbsp;&nbsp;&nbsp;{html.escape(word)}"
-        items.append(f"<dt>{head}</dt><dd style='margin-bottom:6px'>{html.escape(meaning)}</dd>")
-    return f"<dl>{''.join(items)}</dl>"
-
-
-def result_html(result: StepResult) -> str:
-    """The whole StepResult: nvidia-smi text or each outcome, the note, the meta variant."""
-    parts: list[str] = []
-    if result.step.kind == "glossary":
-        parts.append(glossary_html())
-    if result.step.kind == "smi":
-        if result.smi_real:
-            parts.append("<pre style='margin:0'>$ nvidia-smi</pre>")
-        elif result.note:  # what the box is, said above it: gpumon's view, not nvidia-smi's
-            note = html.escape(tr("Note:"))
-            parts.append(f"<p><b>{note}</b> {html.escape(result.note)}</p>")
-        if result.smi_text:
-            parts.append(f"<pre>{html.escape(result.smi_text)}</pre>")
-        items = "".join(f"<li>{html.escape(line)}</li>" for line in column_lines())
-        parts.append(f"<p><b>{html.escape(columns_heading())}</b></p><ul>{items}</ul>")
-    for out in result.outcomes:
-        parts.append(outcome_html(out))
-    if not result.ran:
-        not_run = html.escape(tr("This step was not run here."))
-        parts.append(f"<p><i>{not_run}</i></p>")
-    if result.note and (result.step.kind != "smi" or result.smi_real):
-        note = html.escape(tr("Note:"))
-        parts.append(f"<p style='margin-top:6px'><b>{note}</b> "
-                     f"{html.escape(result.note)}</p>")
-    if result.shows_gpu:
-        gpu = html.escape(result.step.gpu_text())
-        parts.append(f"<p><b>{html.escape(result.gpu_heading())}</b></p>"
-                     f"<pre style='margin:0 0 8px 16px'>{gpu}</pre>")
-    if result.measured_text():
-        parts.append(f"<p>{html.escape(result.measured_text())}</p>")
-    if result.meta_outcomes:
-        same = html.escape(tr("The same on the meta device:"))
-        parts.append(f"<p style='color:{_colours()[2]}'><b>{same}</b></p>")
-        parts += [outcome_html(o) for o in result.meta_outcomes]
-    if result.step.window_note:
-        parts.append(f"<p><i>{html.escape(tr(result.step.window_note))}</i></p>")
-    nothing = html.escape(tr("Nothing to show."))
-    return "".join(parts) or f"<p><i>{nothing}</i></p>"
-
+SKIP_KEY = "Alt+S"  # the next step that does not need two GPUs
 
 def _show_focus(button: QPushButton) -> None:
     """Focus ``button`` and have the style draw its focus frame, as after a Tab key (a
@@ -185,6 +86,18 @@ class LessonPage(QWidget):
         self.narration.setWordWrap(True)
         self.narration.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.narration_area = NarrationArea(self.narration)  # scrolls rather than cut a line
+        self.more = MoreFold(self)  # what a class may skip, folded (Alt+M opens it)
+        # A step that needs two GPUs says so; Alt+S turns to the next step past such steps.
+        self.skip_button = QPushButton(tr("Needs two GPUs: skip ▶▶"))
+        self.skip_button.setObjectName("lessonSkipTwoGpus")
+        self.skip_button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.skip_button.setToolTip(tr("{key}: the next step that does not need two GPUs",
+                                       key=QKeySequence(SKIP_KEY).toString(
+                                           QKeySequence.SequenceFormat.NativeText)))
+        self.skip_button.clicked.connect(self.skip_two_gpus)
+        skip = QShortcut(QKeySequence(SKIP_KEY), self)
+        skip.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        skip.activated.connect(self.skip_two_gpus)
         mono = QFont()  # only the family is set, so the size follows the zoom
         mono.setFamilies(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont).families())
         mono.setStyleHint(QFont.StyleHint.Monospace)
@@ -218,6 +131,7 @@ class LessonPage(QWidget):
 
         self._top = top = QHBoxLayout()
         top.addWidget(self.title, 1)
+        top.addWidget(self.skip_button)
         top.addWidget(self.counter)
         self._buttons = buttons = QHBoxLayout()
         buttons.addWidget(self.prev_button)
@@ -229,6 +143,7 @@ class LessonPage(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(self.narration_area)
+        layout.addWidget(self.more)
         layout.addWidget(self.code)
         layout.addWidget(self.output, 1)
         # Pinned to the page's foot: above the output they moved with each step's narration
@@ -262,6 +177,8 @@ class LessonPage(QWidget):
         self.counter.setText(tr("Step {number} of {total}", number=self._index + 1, total=n))
         self.title.setText(tr(step.title))
         self.narration.setText(tr(step.narration))
+        self.more.set_text(step.more_text())
+        self.skip_button.setVisible(step.two_gpus)
         self.narration_area.refit()
         self._fit_narration()
         code = step.code()
@@ -307,9 +224,10 @@ class LessonPage(QWidget):
             return
         margins = layout.contentsMargins()
         code = self.code.minimumHeight() if not self.code.isHidden() else 0
-        parts = 5 if code else 4
-        others = (self._top.sizeHint().height() + code + self._buttons.sizeHint().height()
-                  + self.output.minimumSizeHint().height())
+        more = self.more.minimumSizeHint().height() if not self.more.isHidden() else 0
+        parts = 4 + bool(code) + bool(more)
+        others = (self._top.sizeHint().height() + code + more
+                  + self._buttons.sizeHint().height() + self.output.minimumSizeHint().height())
         self.narration_area.fit(self.height() - margins.top() - margins.bottom()
                                 - (parts - 1) * layout.spacing() - others)
 
@@ -328,6 +246,15 @@ class LessonPage(QWidget):
     @Slot()
     def next(self) -> None:
         self.show_step(self._index + 1)
+
+    @Slot()
+    def skip_two_gpus(self) -> None:
+        """Alt+S: turn to the next step that does not need two GPUs (past the two-GPU
+        steps a class with one GPU each skips), Run taking the focus."""
+        later = [i for i in range(self._index + 1, len(self._steps))
+                 if not self._steps[i].two_gpus]
+        if later:
+            self.turn(later[0] - self._index)
 
     @Slot()
     def previous(self) -> None:
@@ -375,7 +302,7 @@ class LessonPage(QWidget):
         # a bug in the runner comes back as the exception it raised
         failed = html.escape(tr("The step could not run:"))
         self._set_output(
-            f"<p style='color:{_colours()[0]}'><b>{failed}</b> "
+            f"<p style='color:{colours()[0]}'><b>{failed}</b> "
             f"{html.escape(type(result).__name__)}: {html.escape(str(result))}</p>")
         self._update_buttons()
 

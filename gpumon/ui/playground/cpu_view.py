@@ -24,7 +24,7 @@ from PySide6.QtWidgets import QFrame, QSizePolicy, QVBoxLayout, QWidget
 from gpumon.i18n import N_, tr
 from gpumon.playground.data.outcome import Outcome, WorkspacePage
 from gpumon.telemetry.procs.rss import RssProbe
-from gpumon.ui.playground.style import ERROR_COLOR, short_code
+from gpumon.ui.playground.style import ERROR_COLOR, marker_tip, short_code, show_tip
 from gpumon.ui.widgets.axis import TimeAxis
 from gpumon.ui.widgets.plot import LitePlotWidget
 from gpumon.ui.widgets.runs_label import RunsLabel, TextRun
@@ -127,6 +127,7 @@ class CpuMemoryView(QFrame):
         setattr(line, MARKER_ATTR, (color, "#d0d0d0" if color == MARKER_COLOR else color))
         style_marker(line, color if not is_dark(self.palette()) else getattr(
             line, MARKER_ATTR)[1], self.widget.backgroundBrush().color())
+        show_tip(line, marker_tip(outcome, "cpu"))
         self.plot.addItem(line, ignoreBounds=True)
         self._markers.append((outcome.started_at, line))
         if len(self._markers) > MAX_MARKERS:

@@ -30,7 +30,9 @@ from gpumon.ui.playground.style import (
     ERROR_COLOR,
     device_color,
     marker_text,
+    marker_tip,
     on_background,
+    show_tip,
 )
 
 if TYPE_CHECKING:
@@ -97,6 +99,7 @@ class Marker:
     t: float
     text: str
     color: str
+    tip: str = ""  # the tooltip: the code and what it cost in memory on this GPU
 
 
 class MonitorLink(QObject):
@@ -149,7 +152,7 @@ class MonitorLink(QObject):
             if cuda_index(device) is None:
                 continue
             marker = Marker(device, outcome.started_at, marker_text(outcome, device),
-                            color or device_color(device))
+                            color or device_color(device), marker_tip(outcome, device))
             self.markers.append(marker)
             self.marked.emit(marker.t, marker.text, self.nvml_index(device))
             self.used.add(device)
@@ -186,6 +189,7 @@ class MonitorLink(QObject):
         line = panel.add_marker(marker.t, marker.text, marker.color,
                                 dark_color=on_background(marker.color, dark=True))
         label = getattr(line, "label", None)
+        show_tip(line, marker.tip)
         if label is not None:
             label.setPosition(LABEL_POSITIONS[count % len(LABEL_POSITIONS)])
 

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
+from typing import Any
 
 from gpumon.device_ids import cuda_index
 from gpumon.i18n import N_, ntr, tr
 from gpumon.playground.data.errors import REFUSED
-from gpumon.playground.data.outcome import MemoryReading, Outcome
-from gpumon.units import format_bytes, format_clock
+from gpumon.playground.data.memory_change import device_change, memory_change
+from gpumon.playground.data.outcome import Outcome
+from gpumon.units import format_clock
 
 CPU_COLOR = "#546e7a"
 META_COLOR = "#8e24aa"
@@ -33,6 +35,8 @@ DARK_VARIANTS = {
 MAX_MESSAGE_LINES = 6
 #: Lines of printed output a card shows; Copy entry copies them all.
 MAX_OUTPUT_LINES = 12
+#: Lines of code a marker's tooltip shows before "…".
+TIP_LINES = 4
 
 
 @dataclass(frozen=True)
@@ -109,6 +113,23 @@ def outcome_tag(outcome: Outcome) -> str:
 CONTEXT_LABEL = "context created"
 
 
+def marker_tip(outcome: Outcome, device: str) -> str:
+    """A marker's tooltip: the code (its first lines), then what it cost in memory on
+    ``device``, the marker's graph (data/memory_change.py)."""
+    lines = outcome.code.splitlines()
+    code = "\n".join(lines[:TIP_LINES] + (["…"] if len(lines) > TIP_LINES else []))
+    change = device_change(outcome, device)
+    return f"{code}\n{change}" if change else code
+
+
+def show_tip(line: Any, tip: str) -> None:
+    """Give a marker line and its label the tooltip ``tip`` (a hover over either shows it)."""
+    line.setToolTip(tip)
+    label = getattr(line, "label", None)
+    if label is not None:
+        label.setToolTip(tip)
+
+
 def marker_text(outcome: Outcome, device: str) -> str:
     """A marker's label: the code's first line, after "context created:" where the action made
     the CUDA context on ``device`` (NVML's memory jumps there, torch's counters do not)."""
@@ -153,27 +174,11 @@ def took_text(outcome: Outcome) -> str:
     return tr("took {duration}", duration=format_duration(outcome.duration_s))
 
 
-def _reading_text(before: MemoryReading | None, after: MemoryReading) -> str:
-    def arrow(field: str) -> str:
-        a: int | None = None if before is None else getattr(before, field)
-        b: int | None = getattr(after, field)
-        if b is None:
-            return tr("n/a")
-        if a is None or a == b:
-            return format_bytes(b)
-        return f"{format_bytes(a)} → {format_bytes(b)}"
-
-    if after.device == "cpu":
-        return tr("cpu RSS {rss}", rss=arrow("rss_bytes"))
-    return tr("{device} allocated {allocated}, reserved {reserved}", device=after.device,
-              allocated=arrow("allocated_bytes"), reserved=arrow("reserved_bytes"))
-
-
 def memory_text(outcome: Outcome) -> str:
-    """``cuda:0 allocated 0 B → 12 B, reserved 0 B → 2.00 MiB · cpu RSS …``; "" when unread."""
-    parts = [_reading_text(outcome.reading(r.device, after=False), r)
-             for r in outcome.memory_after]
-    return " · ".join(parts)
+    """What the action cost in memory on each device it touched (data/memory_change.py):
+    ``cuda:0: allocated +64.00 MiB, reserved +64.00 MiB, peak 64.00 MiB · cpu: RSS …``;
+    "" when unread."""
+    return memory_change(outcome)
 
 
 def facts_text(outcome: Outcome) -> str:

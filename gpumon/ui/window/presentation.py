@@ -58,6 +58,8 @@ SHORTCUTS: tuple[tuple[str, str], ...] = (
     ("Ctrl+E", N_("Export the visible time window to CSV")),
     ("I / T / K", N_("On a process's row: interrupt / terminate / kill it (asks first)")),
     ("Alt+← / Alt+→", N_("Lesson: previous / next step (Space never turns the page)")),
+    ("Alt+S", N_("Lesson: the next step that does not need two GPUs")),
+    ("Alt+M", N_("Lesson: open or close a step's More (what a class can skip)")),
     ("Esc / Ctrl+W", N_("Close a process's window")),
     ("F1", N_("About gpumon (versions of everything)")),
     ("Ctrl+Q", N_("Quit")),

@@ -28,6 +28,7 @@ _TWO = re.compile(r"# cuda:0: allocated " + _SIZE + ", reserved " + _SIZE)
 _SHARE = re.compile(r"^    \(([\d.]+), ([\d.]+), '([+-]?\d+)%'\)$", re.MULTILINE)
 _BUSY = re.compile(r">>> busy\(lambda: (big|small) @ (?:big|small)\)\n\s+(\{[^\n]*\})")
 BUSY_TITLE = "GPU-Util is not how busy the GPU is"
+ITEM_TITLE = "Exercise: .item() at every step"
 _ORDINAL_LINE = re.compile(r"\b(?:first|second|third|fourth|fifth|sixth|seventh) line\b")
 
 
@@ -113,20 +114,26 @@ def lines_by_what_they_are(lesson: Lesson) -> list[str]:
 def measured_figures(lesson: Lesson) -> list[str]:
     return [f"{title}: the H200's figures are not printed under its name"
             for title in ("Memory: the context, the cache, del and empty_cache()",
-                          "GPU work is asynchronous",
+                          "GPU work is asynchronous", ITEM_TITLE,
                           "Time the products properly, on every device", BUSY_TITLE)
             if lesson.flat(MEASURED) not in lesson.flat(lesson.step(title))]
 
 
 def memory(lesson: Lesson) -> list[str]:
     block = lesson.step("Memory: the context, the cache, del and empty_cache()")
+    made = block.split(">>> big = torch.ones(4096, 4096, device=device)", 1)[-1]
+    made = made.split("  >>> ", 1)[0]  # what the 64 MiB tensor's line printed
     if not lesson.cuda:
         gpu = block.split(GPU_LABEL, 1)
         if len(gpu) < 2 or "recorded on an H200" not in gpu[1] or ">>> twice" not in gpu[1]:
             return ["memory: without CUDA, what an H200 recorded is not shown"]
+        if not re.search(r"# cpu: RSS \+6\d\.\d\d MiB, peak \+6\d\.\d\d MiB", made):
+            return ["memory: the 64 MiB tensor's line does not show what it cost"]
         return ["memory: the out-of-memory line ran without CUDA"] if ">>> twice" in gpu[0] \
             else []
     problems = []
+    if not re.search(r"# cuda:0: allocated \+64\.0\d MiB, reserved [^,]+, peak ", made):
+        problems.append("memory: the 64 MiB tensor's line does not show what it cost")
     three = [tuple(map(nbytes, m)) for m in _THREE.findall(block)]
     if not three and "NVML does not list this process" not in lesson.flat(block):
         problems.append("memory: no line gives NVML's figure for the process, nor says why")
@@ -162,8 +169,8 @@ def _readings(block: str) -> list[tuple[str, tuple[float, float]]]:
 
 
 def asynchronous(lesson: Lesson) -> list[str]:
-    block = lesson.step("GPU work is asynchronous")
-    found = _SHARE.findall(block)
+    found = _SHARE.findall(lesson.step("GPU work is asynchronous"))[:1] + \
+        _SHARE.findall(lesson.step(ITEM_TITLE))[:1]
     if len(found) < 2:
         return ["asynchronous: its two results are not printed"]
     if not lesson.timed:
@@ -183,10 +190,12 @@ def timing(lesson: Lesson) -> list[str]:
     block = lesson.step("Time the products properly, on every device")
     threads = re.search(r">>> torch\.get_num_threads\(\)\n\s+(\d+)\n", block)
     speeds = re.search(r"\{'float32': ([\d.e+-]+), 'tf32': ([\d.e+-]+), "
-                       r"'bfloat16': ([\d.e+-]+)\}", block)
+                       r"'bfloat16': ([\d.e+-]+|'[^'\n]*')\}", block)
     problems = [] if threads else ["timing: torch's threads are not printed"]
     if not speeds:
         return problems + ["timing: no TFLOP/s by precision"]
+    if speeds[3].startswith("'"):  # a Pascal GPU: torch's error in place of bf16's figure
+        return problems
     fp32, tf32, bf16 = map(float, speeds.groups())
     tensor_cores = re.search(r"NVIDIA (?:H100|H200|A100|B200)", lesson.text)
     if lesson.timed and lesson.cuda and tensor_cores and not fp32 < min(tf32, bf16):
@@ -230,8 +239,8 @@ def gpu_util_is_not_busy(lesson: Lesson) -> list[str]:
         return ["gpu-util: the step is missing"]
     problems = []
     after = lesson.flat(block).split(lesson.flat(MEASURED), 1)[-1]
-    if not all(figure in after for figure in ("GPU-Util was 100%", "SM occupancy 14.3%",
-                                              "691 W of its 700 W", "SW power cap")):
+    if not all(figure in after for figure in ("GPU-Util 100%", "occupancy 14.3%",
+                                              "691 W of the 700 W", "SW power cap")):
         problems.append("gpu-util: the H200's figures are not printed under its name")
     readings = {which: ast.literal_eval(text)
                 for which, text in _BUSY.findall(block.split(GPU_LABEL, 1)[0])}
