@@ -53,7 +53,8 @@ _starter = ThreadPoolExecutor(1, thread_name_prefix="gpumon-forkserver-starter")
 
 #: Variables that differ from one kernel to the next without bearing on what the server
 #: imported: a forked kernel still gets them as sent (pytest names the running test in one).
-PER_KERNEL = frozenset({FOLDER_ENV, PARENT_ENV, ENABLE_ENV, "PYTEST_CURRENT_TEST"})
+PER_KERNEL = frozenset({FOLDER_ENV, PARENT_ENV, ENABLE_ENV, "PYTEST_CURRENT_TEST",
+                        "GPUMON_KERNEL_REPORT", "GPUMON_KERNEL_MEMORY_CAP"})
 
 
 def _key(python: str, env: dict[str, str]) -> tuple[str, tuple[tuple[str, str], ...]]:

@@ -17,12 +17,14 @@ user's code that still holds the pipes can neither keep the reader waiting nor o
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,11 +32,12 @@ from typing import IO, Any
 
 from gpumon import i18n
 from gpumon.i18n import ntr, tr
-from gpumon.playground.client import forkserver
+from gpumon.playground.client import forkserver, keeper
 from gpumon.playground.client.forkserver import ForkedKernel
 from gpumon.playground.client.internal import internal_errors_in
 from gpumon.playground.client.interrupt import creation_flags, interrupt_path, send_interrupt
 from gpumon.playground.client.job import put_in_job
+from gpumon.playground.client.keeper import KeptKernel, descendants, kill_all
 from gpumon.playground.data.errors import report_internal
 from gpumon.playground.data.wire import (
     FOLDER_ENV,
@@ -71,29 +74,12 @@ def kernel_env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
     env[PARENT_ENV] = str(os.getpid())
+    env[keeper.CAP_ENV] = str(keeper.memory_cap())
     try:
         env[FOLDER_ENV] = os.getcwd()
     except OSError:  # the folder was deleted under the window: the user's home instead
         env[FOLDER_ENV] = os.path.expanduser("~")
     return env
-
-
-def descendants(pid: int) -> list[Any]:
-    """The processes ``pid`` started, and theirs (psutil.Process objects); [] if unknown."""
-    try:
-        import psutil
-
-        return list(psutil.Process(pid).children(recursive=True))
-    except Exception:  # noqa: BLE001 - gone already, or psutil cannot see it
-        return []
-
-
-def kill_all(processes: Sequence[Any]) -> None:
-    for p in processes:
-        try:
-            p.kill()
-        except Exception:  # noqa: BLE001 - gone already
-            pass
 
 
 @dataclass(frozen=True)
@@ -108,6 +94,9 @@ class KernelExit:
     # "restarted", "protocol" (it sent what the window cannot read), "closed its output"
     detail: str = ""  # for "protocol": what was wrong with the message, a sentence
     lost_total: int | None = None  # how many names the workspace had (None: len(lost_names))
+    memory: tuple[int, int] | None = None  # (used, cap) bytes: its watchdog ended it for that
+    watchdog_lost: bool = False  # its watchdog was killed, so the window killed it
+
     def signal_name(self) -> str | None:
         """``SIGKILL`` when a signal ended it (POSIX), else None."""
         code = self.returncode
@@ -130,6 +119,14 @@ class KernelExit:
 
     def sentence(self) -> str:
         """``The playground kernel (pid 12) was killed by SIGKILL.``"""
+        if self.memory is not None:
+            used, cap = self.memory
+            return tr("The playground kernel (pid {pid}) ran out of its {cap} GB of memory "
+                      "(it held {used} GB), so it was stopped.", pid=self.pid,
+                      cap=f"{cap / 1e9:.1f}", used=f"{used / 1e9:.1f}")
+        if self.watchdog_lost:
+            return tr("The playground kernel's watchdog was ended, so the kernel (pid {pid}) "
+                      "was stopped: it may not run unwatched.", pid=self.pid)
         name = self.signal_name()
         if name is not None:
             return tr("The playground kernel (pid {pid}) was killed by {signal}.",
@@ -156,7 +153,8 @@ class KernelExit:
 class _Generation:
     """One kernel process and what it owes the window."""
 
-    proc: subprocess.Popen[bytes] | ForkedKernel
+    proc: subprocess.Popen[bytes] | ForkedKernel | KeptKernel
+    report: str  # the file its watchdog writes to when it ends it for its memory
     writer: FrameWriter
     pending: list[int] = field(default_factory=list)
     kinds: dict[int, str] = field(default_factory=dict)  # request id -> kind, while pending
@@ -187,6 +185,8 @@ class KernelClient:
         # parent-death signal when the *thread* that started it ends (prctl(2)), and a
         # restart may be asked for from a short-lived timer thread (_escalate).
         self._spawner = ThreadPoolExecutor(1, thread_name_prefix="gpumon-kernel-spawner")
+        # where a kernel's watchdog says it ended the kernel for its memory (keeper.py)
+        self._reports = tempfile.mkdtemp(prefix="gpumon-kernel-")
 
     # -- state -------------------------------------------------------------------------------
     @property
@@ -209,9 +209,11 @@ class KernelClient:
                 return False
             if self._gen is not None and self._gen.ending == "" and self._gen.proc.poll() is None:
                 return True
-            proc = self._spawner.submit(self._spawn).result()
+            report = os.path.join(self._reports, f"kernel-{self.starts + 1}")
+            proc = self._spawner.submit(self._spawn, report).result()
             assert proc.stdin is not None and proc.stdout is not None
-            gen = _Generation(proc, FrameWriter(proc.stdin, f"gpumon-kernel-writer-{proc.pid}"))
+            gen = _Generation(proc, report,
+                              FrameWriter(proc.stdin, f"gpumon-kernel-writer-{proc.pid}"))
             self._gen = gen
             self.starts += 1
             gen.reader = threading.Thread(target=self._read, args=(gen, proc.stdout),
@@ -219,16 +221,21 @@ class KernelClient:
             gen.reader.start()
             return True
 
-    def _spawn(self) -> subprocess.Popen[bytes] | ForkedKernel:
+    def _spawn(self, report: str) -> subprocess.Popen[bytes] | ForkedKernel | KeptKernel:
         """Start a kernel (on the spawner thread): in gpumon's own folder, so nothing in the
         user's folder shadows torch or gpumon (kernel/lifeline.py), in a session of its own;
-        forked from the fork server where one is ready (forkserver.py)."""
+        forked from the fork server where one is ready (forkserver.py), else under its
+        watchdog (keeper.py) where it can be."""
         env = kernel_env()
+        env[keeper.REPORT_ENV] = report
         command = kernel_command(self._python)
         if command == [self._python, "-m", KERNEL_MODULE]:
             forked = forkserver.spawn(self._python, env)
             if forked is not None:
                 return forked
+        kept = keeper.spawn(command, env, str(ROOT))
+        if kept is not None:
+            return kept
         proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True,
             cwd=str(ROOT), creationflags=creation_flags(), start_new_session=os.name == "posix",
@@ -334,6 +341,7 @@ class KernelClient:
         if gen.reader is not None and gen.reader is not threading.current_thread():
             gen.reader.join(1.0)
         self._spawner.shutdown(wait=False)
+        shutil.rmtree(self._reports, ignore_errors=True)
         return code
 
     # -- internals ---------------------------------------------------------------------------
@@ -417,7 +425,8 @@ class KernelClient:
         with self._lock:
             ending = gen.ending
             lost = KernelExit(gen.proc.pid, code, gen.names, tuple(gen.pending),
-                              ending or "died", gen.detail, gen.total)
+                              ending or "died", gen.detail, gen.total, keeper.ran_out(gen.report),
+                              getattr(gen.proc, "watchdog_lost", False))
             gen.pending.clear()
         gen.writer.close(0)
         if ending == "shutdown":

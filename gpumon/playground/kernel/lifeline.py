@@ -13,10 +13,12 @@ the kernel and every process it started end with it:
   handler ends the kernel's children and then the kernel) and becomes a child subreaper
   (``PR_SET_CHILD_SUBREAPER``), so a process that the user's code daemonised (forked twice,
   new session) is re-parented to the kernel and is found and ended with it;
-- on Linux a watchdog process (``watchdog.py``, an interpreter of its own) SIGKILLs the
-  kernel and what it started when the window has ended and the kernel has not ended itself
-  within :data:`GRACE_S`: the two ways above need the kernel's interpreter, and user code
-  that holds the GIL inside one C call (``sum(range(10**11))``) keeps both from running;
+- on Linux a watchdog process (``watchdog.py``, an interpreter of its own; the kernel's
+  parent, or for a forked kernel a process beside it) SIGKILLs the kernel and what it
+  started when the window has ended and the kernel has not ended itself within
+  :data:`GRACE_S`: the two ways above need the kernel's interpreter, and user code that
+  holds the GIL inside one C call (``sum(range(10**11))``) keeps both from running; it
+  also caps the kernel's memory;
 - everywhere, a side thread checks every :data:`WATCH_PERIOD_S` that the window's process is
   still the kernel's parent (on Windows: still alive, with the start time it had), so this
   works while the user's code runs in the main thread and where no such signal exists. On
@@ -40,6 +42,7 @@ from pathlib import Path
 from types import FrameType
 
 from gpumon.playground.data.wire import FOLDER_ENV, PARENT_ENV, process_end_fd
+from gpumon.playground.kernel.watchdog import KEPT_ENV
 
 #: How often the side thread looks at the window's process.
 WATCH_PERIOD_S = 0.25
@@ -100,8 +103,11 @@ _watchdog: list[subprocess.Popen[bytes]] = []  # held: never collected while it 
 
 
 def start_watchdog() -> bool:
-    """Start the watchdog process (Linux; ``watchdog.py``); False where it cannot run."""
+    """Start the watchdog process beside the kernel (Linux; ``watchdog.py``); False where it
+    cannot run or a watchdog is the kernel's parent already."""
     parent = _parent_pid()
+    if os.environ.pop(KEPT_ENV, "") == "1":
+        return False  # the watchdog is this kernel's parent (watchdog.keep)
     if parent is None or not sys.platform.startswith("linux") or _watchdog:
         return False
     try:
