@@ -257,21 +257,18 @@ def keep(grace_s: float, pid_fd: int, command: list[str]) -> None:
     kernel = os.fork()
     if kernel == 0:
         try:
-            os.close(pid_fd)
-            os.setsid()
+            os.setsid()  # before the window hears of it: it signals the kernel's group
             signal.signal(signal.SIGINT, signal.SIG_DFL)
+            os.write(pid_fd, f"{os.getpid()}\n".encode())
+            os.close(pid_fd)
             os.execvp(command[0], command)
         finally:
             os._exit(127)
+    os.close(pid_fd)
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1):  # the pipes are the kernel's alone: its end closes them
         os.dup2(devnull, fd)
     os.close(devnull)
-    try:
-        os.write(pid_fd, f"{kernel}\n".encode())
-    except OSError:
-        pass
-    os.close(pid_fd)
     kernel_fd, window_fd = _pidfd(kernel), _pidfd(window)
     if os.getppid() != window:  # the window ended before its pidfd was taken
         why = "window"
