@@ -14,18 +14,22 @@ held inside one C call cannot, so a thread here SIGKILLs it by its pidfd at once
 :attr:`KeptKernel.watchdog_lost` says why it ended: a SIGKILLed window then never leaves a
 kernel running.
 
-The memory cap (:func:`memory_cap`) goes to the watchdog in its environment.
+The memory cap (:func:`memory_cap`) goes to the watchdog in its environment. Where a user's
+systemd manager runs (a desktop session), the watchdog and the kernel start in a systemd
+scope of their own (:func:`scope_command`): a cgroup, which holds every process they start
+and caps their memory together; the watchdog's subreaper and sweep work the same inside it.
 """
 
 from __future__ import annotations
 
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +42,10 @@ REPORT_ENV = "GPUMON_KERNEL_REPORT"
 #: 0 for no cap); the default leaves the window and the desktop room.
 FRACTION_ENV = "GPUMON_KERNEL_MEMORY_FRACTION"
 DEFAULT_FRACTION = 0.5
+#: Set to "0" never to start the kernel in a systemd scope of its own (:func:`scope_command`).
+SCOPE_ENV = "GPUMON_KERNEL_SCOPE"
+#: Set in the watchdog's environment when it runs in such a scope (kernel/watchdog.py).
+IN_SCOPE_ENV = "GPUMON_KERNEL_IN_SCOPE"
 #: Seconds a kernel whose window ended has to end itself (as lifeline.GRACE_S).
 GRACE_S = 1.0
 #: Seconds the watchdog has to say the kernel's pid (a fork and an exec: milliseconds).
@@ -93,6 +101,24 @@ def kill_all(processes: Sequence[Any]) -> None:
             p.kill()
         except Exception:  # noqa: BLE001 - gone already
             pass
+
+
+def scope_command(cap: int, env: Mapping[str, str] = os.environ,
+                  which: Callable[[str], str | None] = shutil.which,
+                  exists: Callable[[str], bool] = os.path.exists) -> list[str]:
+    """``systemd-run --user --scope`` with the memory cap, to put before the watchdog's
+    command where a user's systemd manager answers on a unified (v2) cgroup hierarchy;
+    else []. In a scope the kernel and all it starts share one cgroup, which no process of
+    theirs can leave, and the kernel's memory cap (``MemoryMax``) counts all of them. Off
+    with :data:`SCOPE_ENV` set to ``0``."""
+    runtime = env.get("XDG_RUNTIME_DIR", "")
+    tool = which("systemd-run")
+    if env.get(SCOPE_ENV) == "0" or tool is None or not runtime.startswith("/") or \
+            not exists(f"{runtime}/systemd/private") or \
+            not exists("/sys/fs/cgroup/cgroup.controllers"):
+        return []
+    limits = ["-p", f"MemoryMax={cap}"] if cap > 0 else []
+    return [tool, "--user", "--scope", "--quiet", "--collect", *limits, "--"]
 
 
 def usable() -> bool:
@@ -158,9 +184,13 @@ def spawn(command: list[str], env: dict[str, str], cwd: str) -> KeptKernel | Non
     if not usable():
         return None
     read_end, write_end = os.pipe()
+    cap = env.get(CAP_ENV, "")
+    scope = scope_command(int(cap) if cap.isdigit() else 0, env)
+    if scope:
+        env = {**env, IN_SCOPE_ENV: "1"}
     try:
         watchdog = subprocess.Popen(  # noqa: S603 - our own interpreter and file
-            [sys.executable, "-I", "-S", str(WATCHDOG), "--keep", str(GRACE_S),
+            [*scope, sys.executable, "-I", "-S", str(WATCHDOG), "--keep", str(GRACE_S),
              str(write_end), "--", *command], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             env=env, close_fds=True, pass_fds=(write_end,), cwd=cwd, start_new_session=True)
     except OSError:

@@ -19,6 +19,10 @@ It runs in one of two places:
   reads the kernel's end from it. Killing it does not free the kernel: the kernel's
   parent-death signal and lifeline thread end it, and the window, which sees its end at
   once, kills the kernel by its pidfd when those cannot run.
+  Where a user's systemd manager runs, it and the kernel start in a systemd scope of their
+  own (a cgroup no descendant can leave, ``MemoryMax`` the memory cap): the sweep then also
+  ends every process left in that cgroup, and a kill by the scope's memory limit is
+  reported as the cap's.
 - **Beside the kernel** (a forked kernel starts it, ``lifeline.start_watchdog``): the fork
   server is that kernel's parent and subreaper; this process ends the kernel when its
   parent is gone and caps its memory.
@@ -52,6 +56,8 @@ CAP_ENV = "GPUMON_KERNEL_MEMORY_CAP"
 REPORT_ENV = "GPUMON_KERNEL_REPORT"
 #: Set in a kept kernel's environment: its parent is its watchdog (it starts none of its own).
 KEPT_ENV = "GPUMON_KERNEL_KEPT"
+#: Set when it runs in a systemd scope of its own (``client/keeper.py``).
+IN_SCOPE_ENV = "GPUMON_KERNEL_IN_SCOPE"
 #: As in ``gpumon.playground.data.wire`` (this file imports nothing of gpumon).
 PARENT_ENV = "GPUMON_KERNEL_PARENT"
 _PR_SET_CHILD_SUBREAPER = 36
@@ -202,10 +208,53 @@ def watch(window: int, kernel: int, grace_s: float) -> None:
         end_kernel(kernel, kernel_fd)
 
 
-def sweep() -> None:
-    """SIGKILL every process below this one and reap them (a subreaper's children)."""
+def _own_cgroup() -> str | None:
+    """This process's cgroup folder (v2) when it runs in a scope of its own, else None."""
+    if os.environ.get(IN_SCOPE_ENV) != "1":
+        return None
+    try:
+        with open("/proc/self/cgroup") as f:
+            for line in f:
+                if line.startswith("0::/"):
+                    return "/sys/fs/cgroup" + line[3:].strip()
+    except OSError:
+        pass
+    return None
+
+
+def _cgroup_file(group: str, name: str) -> str:
+    try:
+        with open(f"{group}/{name}") as f:
+            return f.read(4096)
+    except OSError:
+        return ""
+
+
+def scope_ran_out(group: str | None) -> None:
+    """Write the report when the scope's own memory limit (``MemoryMax``) killed in it."""
+    if group is None:
+        return
+    events = dict(line.split()[:2] for line in _cgroup_file(group, "memory.events")
+                  .splitlines() if len(line.split()) >= 2)
+    cap = _cgroup_file(group, "memory.max").strip()
+    report = os.environ.get(REPORT_ENV)
+    if events.get("oom_kill", "0") != "0" and cap.isdigit() and report:
+        used = _cgroup_file(group, "memory.peak").strip()
+        try:
+            with open(report, "w") as f:
+                f.write(f"memory {used if used.isdigit() else cap} {cap}\n")
+        except OSError:
+            pass
+
+
+def sweep(group: str | None = None) -> None:
+    """SIGKILL every process below this one and reap them (a subreaper's children), and
+    every other process of its scope's cgroup (``group``) if it has one."""
     for _ in range(3):
         pids = _descendants(os.getpid())
+        if group is not None:
+            pids += [int(p) for p in _cgroup_file(group, "cgroup.procs").split()
+                     if p.isdigit() and int(p) != os.getpid()]
         if not pids:
             break
         for pid in pids:
@@ -278,7 +327,9 @@ def keep(grace_s: float, pid_fd: int, command: list[str]) -> None:
     if why == "window" and not _grace(kernel, kernel_fd, grace_s):
         end_kernel(kernel, kernel_fd)
     _, status = os.waitpid(kernel, 0)
-    sweep()
+    group = _own_cgroup()
+    scope_ran_out(group)
+    sweep(group)
     _exit_as(status)
 
 
