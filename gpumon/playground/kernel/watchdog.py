@@ -18,7 +18,10 @@ It runs in one of two places:
   and exits with the kernel's own status (the same code, or the same signal), so the window
   reads the kernel's end from it. Killing it does not free the kernel: the kernel's
   parent-death signal and lifeline thread end it, and the window, which sees its end at
-  once, kills the kernel by its pidfd when those cannot run.
+  once, kills the kernel by its pidfd when those cannot run. With ``--connection`` it also
+  watches the kernel's stdin for its other end hanging up, for a window at the far end of
+  an ``ssh`` connection (issue 50), whose process it cannot watch: the parent it watches
+  is then the ``sshd`` session, and the connection's end ends the kernel within the grace.
   Where a user's systemd manager runs, it and the kernel start in a systemd scope of their
   own (a cgroup no descendant can leave, ``MemoryMax`` the memory cap): the sweep then also
   ends every process left in that cgroup, and a kill by the scope's memory limit is
@@ -45,11 +48,20 @@ import select
 import signal
 import sys
 import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 #: How often it looks where there are no pidfds (Linux before 5.3).
 POLL_S = 0.25
-#: How often it reads the kernel's resident memory when a cap is set.
+#: How often it reads the kernel's resident memory when a cap is set and the kernel is near
+#: it; further from it, as often as the kernel could grow to it at :data:`FASTEST_GROWTH`
+#: (an idle kernel far below its cap is looked at every :data:`MAX_PERIOD_S`).
 MEMORY_PERIOD_S = 0.1
+MAX_PERIOD_S = 2.0
+#: Bytes a second: typed recursion grew a kernel by 1.5 GB a second; twice that for margin.
+FASTEST_GROWTH = 3e9
 #: The kernel's memory cap in bytes (unset or 0: no cap).
 CAP_ENV = "GPUMON_KERNEL_MEMORY_CAP"
 #: A file the watchdog writes ``memory USED CAP`` to when it ends the kernel for its memory.
@@ -140,11 +152,12 @@ def resident_bytes(pid: int) -> int:
         return 0
 
 
-def over_cap(kernel: int, kernel_fd: int | None, cap: int) -> bool:
-    """End the kernel and write the report if it holds more than ``cap`` bytes."""
+def over_cap(kernel: int, kernel_fd: int | None, cap: int) -> float | None:
+    """End the kernel and write the report if it holds more than ``cap`` bytes (None);
+    else the seconds until it could, growing at :data:`FASTEST_GROWTH`, pass it."""
     used = resident_bytes(kernel) if cap else 0
     if used <= cap:
-        return False
+        return (cap - used) / FASTEST_GROWTH
     report = os.environ.get(REPORT_ENV)
     if report:
         try:
@@ -153,30 +166,37 @@ def over_cap(kernel: int, kernel_fd: int | None, cap: int) -> bool:
         except OSError:  # the window then reports a plain SIGKILL
             pass
     end_kernel(kernel, kernel_fd)
-    return True
+    return None
 
 
-def _wait(kernel: int, kernel_fd: int | None, window_fd: int | None, cap: int,
-          still_ours: object) -> str:
-    """Sleep until the kernel ends (``"kernel"``), the window does (``"window"``) or the
-    kernel passes its cap (``"memory"``, the kernel ended). ``still_ours()`` is False once
-    the window has gone without its pidfd saying so (no pidfds, or it was not ours)."""
-    period = MEMORY_PERIOD_S if cap else (None if window_fd is not None else POLL_S)
+def _wait(kernel: int, kernel_fd: int | None, ends: list[tuple[int, int]], cap: int,
+          still_ours: Callable[[], bool]) -> str:
+    """Sleep until the kernel ends (``"kernel"``), the window does (``"window"``: one of
+    ``ends``, ``(fd, poll events)``, is ready or ``still_ours()`` turns False) or the kernel
+    passes its cap (``"memory"``, the kernel ended)."""
     poll = select.poll()
-    for fd in (kernel_fd, window_fd):
-        if fd is not None:
-            poll.register(fd, select.POLLIN)
+    if kernel_fd is not None:
+        poll.register(kernel_fd, select.POLLIN)
+    for fd, events in ends:
+        poll.register(fd, events)
+    watched = kernel_fd is not None or bool(ends)
+    next_look = MEMORY_PERIOD_S
     while True:
-        if kernel_fd is not None or window_fd is not None:
+        period = min(next_look, POLL_S if not ends else MAX_PERIOD_S) if cap else \
+            (None if ends else POLL_S)
+        if watched:
             ready = {fd for fd, _ in poll.poll(None if period is None else round(period * 1000))}
         else:
             time.sleep(period or POLL_S)
             ready = set()
         if kernel_fd in ready or parent_of(kernel) is None:
             return "kernel"
-        if over_cap(kernel, kernel_fd, cap):
-            return "memory"
-        if window_fd in ready or not still_ours():  # type: ignore[operator]
+        if cap:
+            left = over_cap(kernel, kernel_fd, cap)
+            if left is None:
+                return "memory"
+            next_look = max(MEMORY_PERIOD_S, left)
+        if ready - {kernel_fd} or not still_ours():
             return "window"
 
 
@@ -201,8 +221,8 @@ def watch(window: int, kernel: int, grace_s: float) -> None:
     if window_fd is None and parent_of(kernel) != window:
         if parent_of(kernel) is None:
             return  # the kernel ended: nothing to watch
-    elif _wait(kernel, kernel_fd, window_fd, memory_cap(),
-               lambda: parent_of(kernel) in (window, None)) != "window":
+    elif _wait(kernel, kernel_fd, [] if window_fd is None else [(window_fd, select.POLLIN)],
+               memory_cap(), lambda: parent_of(kernel) in (window, None)) != "window":
         return
     if not _grace(kernel, kernel_fd, grace_s):
         end_kernel(kernel, kernel_fd)
@@ -291,9 +311,12 @@ def _exit_as(status: int) -> None:
     os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
 
 
-def keep(grace_s: float, pid_fd: int, command: list[str]) -> None:
-    """Above the kernel: start ``command`` as the kernel (a session of its own), write its
-    pid to ``pid_fd``, watch it and the window, then sweep and exit as the kernel did."""
+def keep(grace_s: float, pid_fd: int, command: list[str], connection: bool = False) -> None:
+    """Above the kernel: start ``command`` as the kernel (a session of its own; its pid
+    written to ``pid_fd`` unless that is -1), watch it and the window (this process's
+    parent), then sweep and exit as the kernel did. With ``connection`` the window may be
+    at the other end of the kernel's stdin (``ssh``): its hang-up ends the kernel too,
+    whatever the kernel's own interpreter is doing."""
     try:
         import ctypes
 
@@ -308,22 +331,26 @@ def keep(grace_s: float, pid_fd: int, command: list[str]) -> None:
         try:
             os.setsid()  # before the window hears of it: it signals the kernel's group
             signal.signal(signal.SIGINT, signal.SIG_DFL)
-            os.write(pid_fd, f"{os.getpid()}\n".encode())
-            os.close(pid_fd)
+            if pid_fd >= 0:
+                os.write(pid_fd, f"{os.getpid()}\n".encode())
+                os.close(pid_fd)
             os.execvp(command[0], command)
         finally:
             os._exit(127)
-    os.close(pid_fd)
+    if pid_fd >= 0:
+        os.close(pid_fd)
+    ends = [(fd, events) for fd, events in [connection_end(0)] if connection and fd >= 0]
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1):  # the pipes are the kernel's alone: its end closes them
         os.dup2(devnull, fd)
     os.close(devnull)
     kernel_fd, window_fd = _pidfd(kernel), _pidfd(window)
+    if window_fd is not None:
+        ends.append((window_fd, select.POLLIN))
     if os.getppid() != window:  # the window ended before its pidfd was taken
         why = "window"
     else:
-        why = _wait(kernel, kernel_fd, window_fd, memory_cap(),
-                    lambda: os.getppid() == window)
+        why = _wait(kernel, kernel_fd, ends, memory_cap(), lambda: os.getppid() == window)
     if why == "window" and not _grace(kernel, kernel_fd, grace_s):
         end_kernel(kernel, kernel_fd)
     _, status = os.waitpid(kernel, 0)
@@ -333,14 +360,30 @@ def keep(grace_s: float, pid_fd: int, command: list[str]) -> None:
     _exit_as(status)
 
 
+def connection_end(fd: int) -> tuple[int, int]:
+    """A copy of ``fd`` (the kernel's stdin) and the poll events that say only that its
+    other end hung up, never that data came (the kernel reads that): a pipe reports
+    POLLHUP unasked; a socket, POLLRDHUP. (-1, 0) if it cannot be copied."""
+    try:
+        copy = os.dup(fd)
+    except OSError:
+        return -1, 0
+    import stat
+
+    is_socket = stat.S_ISSOCK(os.fstat(copy).st_mode)
+    return copy, (getattr(select, "POLLRDHUP", 0x2000) if is_socket else 0)
+
+
 def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl+C is the window's
     try:
         if argv[1] == "--keep":
             grace_s, pid_fd, rest = float(argv[2]), int(argv[3]), argv[4:]
+            connection = rest[:1] == ["--connection"]
+            rest = rest[1:] if connection else rest
             if rest[:1] != ["--"] or len(rest) < 2:
                 return 2
-            keep(grace_s, pid_fd, rest[1:])
+            keep(grace_s, pid_fd, rest[1:], connection)
             return 0
         window, kernel, grace_s = int(argv[1]), int(argv[2]), float(argv[3])
     except (IndexError, ValueError):
