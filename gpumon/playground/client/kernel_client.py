@@ -173,9 +173,12 @@ class KernelClient:
     """Owns one kernel process at a time; restarts lazily after a death."""
 
     def __init__(self, on_message: Callable[[Message], None],
-                 python: str = sys.executable) -> None:
+                 python: str = sys.executable, in_band: bool = False) -> None:
         self._on_message = on_message
         self._python = python
+        # Stop as a frame the kernel's reader thread acts on, where no signal reaches the
+        # kernel (over ssh); else the platform's signal (interrupt.py)
+        self._in_band = in_band
         self._lock = threading.RLock()
         self._gen: _Generation | None = None
         self._next_id = 0
@@ -303,11 +306,11 @@ class KernelClient:
                 self._kill(gen, "killed during start-up")
                 self.start()
                 return "restarted"
-            if interrupt_path() == "none":
+            if interrupt_path() == "none" and not self._in_band:
                 self._kill(gen, "killed after interrupt")
                 return "killed"
             if gen.started == target:
-                send_interrupt(gen.proc, interrupt_path())
+                self._stop(gen, target)
             else:  # a SIGINT now would reach the kernel between requests and be ignored
                 gen.stop_when_started = target
         timer = threading.Timer(grace_s, self._escalate, args=(gen, target))
@@ -345,6 +348,12 @@ class KernelClient:
         return code
 
     # -- internals ---------------------------------------------------------------------------
+    def _stop(self, gen: _Generation, target: int) -> None:
+        if not self._in_band:
+            send_interrupt(gen.proc, interrupt_path())
+        else:
+            gen.writer.send(Request(0, "interrupt", target))
+
     def _escalate(self, gen: _Generation, target: int) -> None:
         with self._lock:
             if gen is not self._gen or target not in gen.pending or gen.proc.poll() is not None:
@@ -403,9 +412,9 @@ class KernelClient:
                         gen.ready = True
                     if message.kind == "started":
                         gen.started = message.id
-                        if gen.stop_when_started == message.id:
+                        if message.id is not None and gen.stop_when_started == message.id:
                             gen.stop_when_started = None
-                            send_interrupt(gen.proc, interrupt_path())
+                            self._stop(gen, message.id)
                         continue  # the client's own business: not delivered
                     if message.kind == "workspace":
                         gen.names = tuple(e.name for e in message.data)[:LOST_NAMES_SHOWN]
