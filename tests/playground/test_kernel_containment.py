@@ -269,3 +269,17 @@ def test_the_cap_is_a_fraction_of_the_machine_s_memory(monkeypatch: pytest.Monke
         assert keeper.memory_cap() == 0
     monkeypatch.setenv(keeper.FRACTION_ENV, "half")  # not a number: the default
     assert keeper.memory_cap() == int(total * keeper.DEFAULT_FRACTION)
+
+
+@pytest.mark.parametrize("language", ["en", "zh_CN"])
+def test_the_log_s_card_says_the_kernel_ran_out_of_its_cap(language: str) -> None:
+    from gpumon import i18n
+    from gpumon.playground.client.kernel_client import KernelExit
+
+    i18n.set_language(i18n.CHINESE if language == "zh_CN" else i18n.ENGLISH)
+    ended = KernelExit(41, -signal.SIGKILL, ("x",), (3,), memory=(1_620_000_000, CAP_BYTES))
+    text = ended.sentence()
+    assert "41" in text and "1.5" in text and "1.6" in text
+    assert ("ran out of its 1.5 GB of memory" in text) == (language == "en")
+    assert ("用完了分配给它的 1.5 GB 内存" in text) == (language == "zh_CN")
+    assert "SIGKILL" not in text  # the cause, not the signal that carried it out

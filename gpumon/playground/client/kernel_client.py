@@ -11,7 +11,9 @@ caller never waits on a full pipe); the reader refuses a frame over the size lim
 stops half-way, and any it cannot decode, and then ends that kernel with the reason, which
 the next request replaces; a kernel that closes its output while alive is ended too. Each
 kernel runs in a process group of its own, which is killed when it ends, so a child of the
-user's code that still holds the pipes can neither keep the reader waiting nor outlive it.
+user's code that still holds the pipes can neither keep the reader waiting nor outlive it;
+on Linux a kernel not forked from the fork server runs under its watchdog (keeper.py), which
+ends what the kernel left wherever it went, and caps the kernel's memory.
 """
 
 from __future__ import annotations
