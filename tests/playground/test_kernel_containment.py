@@ -19,7 +19,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from gpumon.playground.client import keeper
+from gpumon.playground.client import forkserver, keeper
 from gpumon.playground.client.kernel_client import KernelClient
 from gpumon.playground.data.actions import RunCode
 from tests.playground.kernel_helpers import Inbox
@@ -89,13 +89,22 @@ def _until_gone(pids: list[int], mark: str | None = None) -> list[int]:
 def _watchdogs_of(kernel: int) -> list[int]:
     """The kernel's watchdog: its parent (a first kernel) or its child (a forked one)."""
     me = psutil.Process(kernel)
-    return [p.pid for p in [me.parent(), *me.children()]
-            if p is not None and "watchdog.py" in " ".join(p.cmdline())]
+    found = []
+    for p in [me.parent(), *me.children()]:
+        try:
+            if p is not None and "watchdog.py" in " ".join(p.cmdline()):
+                found.append(p.pid)
+        except psutil.ZombieProcess:  # killed, not reaped yet: no watchdog any more
+            pass
+    return found
 
 
 def _client(monkeypatch: pytest.MonkeyPatch, forked: bool) -> tuple[KernelClient, Inbox]:
     if not forked:
         monkeypatch.setenv("GPUMON_KERNEL_FORKSERVER", "0")
+    else:  # ready, or the kernel would start the ordinary way (a loaded machine: minutes)
+        server = forkserver.current()
+        assert server is not None and server.wait_ready(300)
     inbox = Inbox()
     return KernelClient(inbox), inbox
 
@@ -283,3 +292,27 @@ def test_the_log_s_card_says_the_kernel_ran_out_of_its_cap(language: str) -> Non
     assert ("ran out of its 1.5 GB of memory" in text) == (language == "en")
     assert ("用完了分配给它的 1.5 GB 内存" in text) == (language == "zh_CN")
     assert "SIGKILL" not in text  # the cause, not the signal that carried it out
+
+
+@pytest.mark.usefixtures("kernel_fork_server")
+def test_a_forked_kernel_starts_another_watchdog_when_its_own_is_killed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its keeper is the fork server; the watchdog beside it caps its memory and must not be
+    left dead."""
+    client, inbox = _client(monkeypatch, forked=True)
+    try:
+        _run(client, inbox, "1")
+        kernel = client.pid
+        assert kernel is not None
+        (first,) = _watchdogs_of(kernel)
+        assert psutil.Process(first).ppid() == kernel  # beside it: a forked kernel's
+        _run(client, inbox, f"import os, signal\nos.kill({first}, signal.SIGKILL)")
+        deadline = time.monotonic() + GONE_WITHIN_S
+        while (found := _watchdogs_of(kernel)) in ([], [first]):
+            assert time.monotonic() < deadline, "no new watchdog"
+            time.sleep(0.05)
+        (second,) = found
+        assert second != first and str(kernel) in psutil.Process(second).cmdline()
+        assert _alive([first]) == []
+    finally:
+        client.shutdown(timeout_s=1.0)

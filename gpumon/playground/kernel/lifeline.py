@@ -111,13 +111,25 @@ def start_watchdog() -> bool:
     if parent is None or not sys.platform.startswith("linux") or _watchdog:
         return False
     try:
-        _watchdog.append(subprocess.Popen(  # noqa: S603 - our own interpreter and file
+        proc = subprocess.Popen(  # noqa: S603 - our own interpreter and file
             [sys.executable, "-I", "-S", str(WATCHDOG), str(parent), str(os.getpid()),
              str(GRACE_S)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            close_fds=True, start_new_session=True))
+            close_fds=True, start_new_session=True)
     except OSError:  # no process left to start: the handler and the thread still watch
         return False
+    _watchdog.append(proc)
+    threading.Thread(target=_restart_when_ended, args=(proc,), daemon=True,
+                     name="gpumon-kernel-watchdog-minder").start()
     return True
+
+
+def _restart_when_ended(proc: subprocess.Popen[bytes]) -> None:
+    """A watchdog beside the kernel ends only with the kernel, or killed (the user's code
+    can kill it): then start another, so the kernel never runs unwatched or uncapped."""
+    proc.wait()
+    if proc in _watchdog and not _ending:
+        _watchdog.remove(proc)
+        start_watchdog()
 
 
 def _on_terminate(_signum: int, _frame: FrameType | None) -> None:
@@ -188,8 +200,12 @@ def watch() -> threading.Thread | None:
     return thread
 
 
+_ending: list[bool] = []  # non-empty once the kernel is ending: no watchdog is restarted
+
+
 def end_children() -> int:
     """Kill every process the kernel started, and theirs (SIGKILL); how many."""
+    _ending.append(True)
     try:
         import psutil
 
