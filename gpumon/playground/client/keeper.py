@@ -46,6 +46,9 @@ DEFAULT_FRACTION = 0.5
 SCOPE_ENV = "GPUMON_KERNEL_SCOPE"
 #: Set in the watchdog's environment when it runs in such a scope (kernel/watchdog.py).
 IN_SCOPE_ENV = "GPUMON_KERNEL_IN_SCOPE"
+#: What each kernel gets as sent, which has no bearing on what the fork server imported
+#: (client/forkserver.py).
+KERNEL_SETTINGS = frozenset({CAP_ENV, REPORT_ENV, FRACTION_ENV, SCOPE_ENV, IN_SCOPE_ENV})
 #: Seconds a kernel whose window ended has to end itself (as lifeline.GRACE_S).
 GRACE_S = 1.0
 #: Seconds the watchdog has to say the kernel's pid (a fork and an exec: milliseconds).
