@@ -82,3 +82,21 @@ def test_the_kernel_starts_under_the_scope_command_with_its_watchdog(
         assert "--keep" in args
     finally:
         client.shutdown(timeout_s=1.0)
+
+
+def test_report_folders_of_ended_windows_are_removed_when_empty(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A SIGKILLed window leaves its (empty) folder for the kernels' memory reports; the
+    next window removes it, and nothing of a running window or with a file in it."""
+    monkeypatch.setattr(keeper.tempfile, "tempdir", str(tmp_path))
+    ended_pid = max(psutil.pids()) + 100_000  # above every pid in use: no such process
+    gone = tmp_path / f"{keeper.REPORT_PREFIX}{ended_pid}-abc"
+    kept_full = tmp_path / f"{keeper.REPORT_PREFIX}{ended_pid}-def"
+    alive = tmp_path / f"{keeper.REPORT_PREFIX}{os.getpid()}-ghi"
+    for folder in (gone, kept_full, alive):
+        folder.mkdir()
+    (kept_full / "kernel-1").write_text("memory 2 1\n")
+    made = Path(keeper.report_folder())
+    assert made.parent == tmp_path and made.name.startswith(f"{keeper.REPORT_PREFIX}{os.getpid()}-")
+    assert stat.S_IMODE(made.stat().st_mode) == 0o700
+    assert not gone.exists() and kept_full.exists() and alive.exists()

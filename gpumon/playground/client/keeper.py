@@ -22,12 +22,14 @@ and caps their memory together; the watchdog's subreaper and sweep work the same
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -49,6 +51,8 @@ IN_SCOPE_ENV = "GPUMON_KERNEL_IN_SCOPE"
 #: What each kernel gets as sent, which has no bearing on what the fork server imported
 #: (client/forkserver.py).
 KERNEL_SETTINGS = frozenset({CAP_ENV, REPORT_ENV, FRACTION_ENV, SCOPE_ENV, IN_SCOPE_ENV})
+#: How the folder for the reports is named: the window's pid follows.
+REPORT_PREFIX = "gpumon-kernel-"
 #: Seconds a kernel whose window ended has to end itself (as lifeline.GRACE_S).
 GRACE_S = 1.0
 #: Seconds the watchdog has to say the kernel's pid (a fork and an exec: milliseconds).
@@ -71,6 +75,26 @@ def memory_cap(fraction: float | None = None) -> int:
         return int(psutil.virtual_memory().total * fraction)
     except Exception:  # noqa: BLE001 - psutil missing: the watchdog cannot size it
         return 0
+
+
+def report_folder() -> str:
+    """A private folder (``mkdtemp``: 0700) for the reports of this window's kernels. The
+    empty folders of windows that have ended are removed first: a SIGKILLed window cannot
+    remove its own (``rmdir`` removes only an empty folder, in a sticky temp folder only
+    its owner's)."""
+    tmp = tempfile.gettempdir()
+    try:
+        import psutil
+
+        names = [n for n in os.listdir(tmp) if n.startswith(REPORT_PREFIX)]
+        for name in names:
+            pid = name[len(REPORT_PREFIX):].split("-")[0]
+            if pid.isdigit() and not psutil.pid_exists(int(pid)):
+                with contextlib.suppress(OSError):
+                    os.rmdir(os.path.join(tmp, name))
+    except (ImportError, OSError):
+        pass
+    return tempfile.mkdtemp(prefix=f"{REPORT_PREFIX}{os.getpid()}-")
 
 
 def ran_out(report: str) -> tuple[int, int] | None:

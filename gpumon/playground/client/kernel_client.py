@@ -23,7 +23,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -191,7 +190,7 @@ class KernelClient:
         # restart may be asked for from a short-lived timer thread (_escalate).
         self._spawner = ThreadPoolExecutor(1, thread_name_prefix="gpumon-kernel-spawner")
         # where a kernel's watchdog says it ended the kernel for its memory (keeper.py)
-        self._reports = tempfile.mkdtemp(prefix="gpumon-kernel-")
+        self._reports = ""  # made at the first start: a client that starts none leaves none
 
     # -- state -------------------------------------------------------------------------------
     @property
@@ -214,6 +213,7 @@ class KernelClient:
                 return False
             if self._gen is not None and self._gen.ending == "" and self._gen.proc.poll() is None:
                 return True
+            self._reports = self._reports or keeper.report_folder()
             report = os.path.join(self._reports, f"kernel-{self.starts + 1}")
             proc = self._spawner.submit(self._spawn, report).result()
             assert proc.stdin is not None and proc.stdout is not None
@@ -346,7 +346,8 @@ class KernelClient:
         if gen.reader is not None and gen.reader is not threading.current_thread():
             gen.reader.join(1.0)
         self._spawner.shutdown(wait=False)
-        shutil.rmtree(self._reports, ignore_errors=True)
+        if self._reports:
+            shutil.rmtree(self._reports, ignore_errors=True)
         return code
 
     # -- internals ---------------------------------------------------------------------------
