@@ -1,0 +1,99 @@
+"""The window on machines over SSH, through a real sshd on 127.0.0.1 (tests/remote/sshd.py):
+one machine's whole Monitor with its name in the title and the header; two machines in the
+overview, one opened; a stalled machine that turns down while the other keeps updating; and
+no ssh child left once the window is closed (checked in the process table)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QPoint, Qt
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "remote"))
+
+from sshd import Lab, need_openssh, remote_streams, ssh_clients  # noqa: E402
+
+from gpumon.ssh.command import SshOptions  # noqa: E402
+from gpumon.ssh.target import parse_target, parse_targets  # noqa: E402
+from gpumon.ui.window.cluster_window import ClusterWindow  # noqa: E402
+from gpumon.ui.window.remote_window import RemoteWindow, remote_window  # noqa: E402
+from gpumon.ui.window.settings import Settings  # noqa: E402
+
+pytestmark = pytest.mark.slow  # a real sshd and remote gpumons: seconds each
+
+
+@pytest.fixture
+def lab(tmp_path: Path, fake_lib: Path) -> Iterator[Lab]:
+    need_openssh()
+    made = Lab(tmp_path / "lab", fake_lib, {"lab1": {"FAKENVML_GPUS": "2"},
+                                            "lab2": {"FAKENVML_GPUS": "3"}}).start()
+    try:
+        yield made
+    finally:
+        made.stop()
+
+
+def options(lab: Lab) -> SshOptions:
+    return SshOptions(config_file=str(lab.config), remote_command=str(lab.gpumon))
+
+
+def test_one_machine_is_the_whole_monitor_named_for_it(qtbot, lab: Lab) -> None:  # type: ignore[no-untyped-def]
+    window = RemoteWindow(parse_target("lab1"), options(lab), 0.3)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitUntil(lambda: len(window.gpu_grid.shown_panels()) == 2, timeout=30000)
+    qtbot.waitUntil(lambda: window.windowTitle() == "gpumon — lab1", timeout=10000)
+    assert "lab1" in window.header.machine_label.text()
+    snap = window.latest_snapshot
+    assert snap is not None and snap.machine.source_name == "SSH"
+    assert snap.machine.driver_version == "550.54.15"  # the fake driver's, read on lab1
+    assert window.smi_table.model().rowCount() >= 2
+    assert not window.process_actions.enabled  # those PIDs are lab1's, not this machine's
+    qtbot.waitUntil(lambda: window.history.count(0) >= 3, timeout=15000)
+    assert ssh_clients(lab)
+    window.close()
+    assert ssh_clients(lab) == []  # within the close itself
+    qtbot.waitUntil(lambda: remote_streams(lab) == [], timeout=10000)
+
+
+def test_two_machines_in_the_overview_and_one_opened(qtbot, lab: Lab) -> None:  # type: ignore[no-untyped-def]
+    window = remote_window(parse_targets("lab1,lab2"), options(lab), 0.3, (), Settings.memory())
+    assert isinstance(window, ClusterWindow)
+    qtbot.addWidget(window)
+    window.resize(1400, 900)
+    window.show()
+    heatmap = window.overview.heatmap
+    qtbot.waitUntil(lambda: [len(h.gpus) for h in heatmap.hosts] == [2, 3]
+                    and all(h.up for h in heatmap.hosts), timeout=30000)
+    assert window.overview.summary.text().startswith("2 machines, 5 GPUs")
+    qtbot.waitUntil(lambda: len(window.gpu_grid.shown_panels()) == 2, timeout=15000)
+    row = heatmap.row_height()
+    qtbot.mouseClick(heatmap, Qt.MouseButton.LeftButton, pos=QPoint(10, row + row // 2))
+    assert window.tabs.tabText(window.tabs.currentIndex()) == "Monitor: lab2"
+    qtbot.waitUntil(lambda: len(window.gpu_grid.shown_panels()) == 3, timeout=15000)
+    panel = window.gpu_panel(0)
+    assert panel is not None and "lab2 · GPU 0" in panel.title.text()
+
+    # lab1's remote gpumon stalls: its row goes down with why; lab2 keeps updating.
+    lab1 = [pid for pid in remote_streams(lab)
+            if b"FAKENVML_GPUS=2" in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")]
+    assert lab1
+    for pid in lab1:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        qtbot.waitUntil(lambda: not heatmap.hosts[0].up, timeout=15000)
+        assert "No reading from lab1" in heatmap.hosts[0].message
+        assert heatmap.hosts[1].up
+        before = window.history.count(0)
+        qtbot.waitUntil(lambda: window.history.count(0) > before + 2, timeout=15000)
+    finally:
+        for pid in lab1:
+            os.kill(pid, signal.SIGCONT)
+    qtbot.waitUntil(lambda: heatmap.hosts[0].up, timeout=15000)
+    window.close()
+    assert ssh_clients(lab) == []
