@@ -196,3 +196,27 @@ def kill_remote_streams(lab: Lab) -> None:
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
+
+
+def replay_remote(lab: Lab, name: str, line: str, interval_s: float = 1.0) -> Path:
+    """A remote "gpumon" that costs almost nothing there: it prints the stream's header, then
+    ``line`` (one recorded snapshot) every ``interval_s`` (the reader restamps each on
+    arrival). For many machines on one test host, where 30 real remote gpumons would compete
+    with what is measured or tested."""
+    from gpumon.text.json_in import header_line
+
+    data = lab.folder / f"{name}.jsonl"
+    data.write_text(line.strip() + "\n")
+    header = lab.folder / f"{name}.header"
+    header.write_text(header_line(interval_s) + "\n")
+    return remote_script(lab.bin / name, (
+        f"export GPUMON_TEST_LAB={lab.folder}\n"
+        f"cat {header}\nwhile cat {data}; do sleep {interval_s:g}; done"))
+
+
+def record_line(lab: Lab, gpus: int) -> str:
+    """One snapshot line of ``gpus`` fake GPUs, as lab's remote gpumon streams it."""
+    done = subprocess.run([str(lab.gpumon), "stream", "--count", "1"], capture_output=True,
+                          text=True, timeout=60, env=dict(os.environ, FAKENVML_GPUS=str(gpus)),
+                          check=True)
+    return done.stdout.splitlines()[1]

@@ -97,3 +97,34 @@ def test_two_machines_in_the_overview_and_one_opened(qtbot, lab: Lab) -> None:  
     qtbot.waitUntil(lambda: heatmap.hosts[0].up, timeout=15000)
     window.close()
     assert ssh_clients(lab) == []
+
+
+def test_thirty_machines_in_one_overview(qtbot, tmp_path: Path, fake_lib: Path) -> None:  # type: ignore[no-untyped-def]
+    """A lab of thirty machines of eight GPUs, each its own ssh connection to one sshd; the
+    remote side replays a recorded snapshot (30 remote gpumons would only compete with the
+    test for this machine's cores)."""
+    from sshd import record_line, replay_remote
+
+    need_openssh()
+    names = [f"ws{i:02d}" for i in range(1, 31)]
+    lab = Lab(tmp_path / "lab", fake_lib, dict.fromkeys(names, {})).start()
+    try:
+        command = replay_remote(lab, "replay", record_line(lab, 8), 0.5)
+        window = remote_window(parse_targets(",".join(names)), SshOptions(
+            config_file=str(lab.config), remote_command=str(command)), 0.5, (),
+            Settings.memory())
+        qtbot.addWidget(window)
+        window.resize(1400, 900)
+        window.show()
+        heatmap = window.overview.heatmap  # type: ignore[attr-defined]
+        qtbot.waitUntil(lambda: len(heatmap.hosts) == 30
+                        and all(h.up and len(h.gpus) == 8 for h in heatmap.hosts),
+                        timeout=90000)
+        assert [h.host for h in heatmap.hosts] == names
+        assert window.overview.summary.text().startswith(  # type: ignore[attr-defined]
+            "30 machines, 240 GPUs")
+        assert len(ssh_clients(lab)) == 30
+        window.close()
+        assert ssh_clients(lab) == []
+    finally:
+        lab.stop()
