@@ -4,7 +4,9 @@ The remote gpumon reads its own NVML with its own budget and streams snapshots
 (``gpumon stream``); a :class:`~gpumon.remote.feed.StreamFeed` thread keeps the newest, and
 ``sample()`` only hands it over, so the sampling thread never waits on the network for long.
 The snapshot is the remote's, with the machine named as the user named it (``lab1``) and its
-source ``SSH`` (the window then offers no signals: those PIDs are not this machine's).
+source ``SSH`` (the window then offers no signals: those PIDs are not this machine's), or
+``SSH nvidia-smi`` where gpumon is not installed there and nvidia-smi is read instead, its
+status then naming the fields nvidia-smi does not give.
 
 When the link is bad the GPUs stay on screen, shown lost with the reason, as the cluster
 view shows a machine that is down: no line for ``STALE_INTERVALS`` intervals (the values are
@@ -18,6 +20,7 @@ import time
 from collections.abc import Mapping
 
 from gpumon.i18n import tr
+from gpumon.remote import smi
 from gpumon.remote.feed import FeedState, StreamFeed
 from gpumon.ssh.backoff import Backoff
 from gpumon.ssh.command import SshOptions
@@ -33,6 +36,7 @@ from gpumon.telemetry.model.types import (
 from gpumon.untrusted import for_terminal
 
 SOURCE_NAME = "SSH"
+FALLBACK_SOURCE = "SSH nvidia-smi"  # gpumon is not there: read through nvidia-smi (smi.py)
 STALE_INTERVALS = 3.0
 NEW_LINE_WAIT_S = 0.5  # at most this long a tick waits for a line due about now
 
@@ -61,7 +65,9 @@ class MachineView:
             self.seen = state.lines
             snap = state.snapshot
             machine = dataclasses.replace(snap.machine, host_name=self.target.name,
-                                          source_name=SOURCE_NAME)
+                                          source_name=FALLBACK_SOURCE if (
+                                              snap.machine.source_name == smi.SOURCE_NAME)
+                                          else SOURCE_NAME)
             self.machine, self.gpus = machine, snap.gpus
             status = snap.status
             if not status.usable:  # the remote's own words say "this computer": name it

@@ -121,7 +121,12 @@ class Lab:
         folder.mkdir(parents=True, exist_ok=True)
         self.user_key = folder / "id_ed25519"
         public = keygen(self.user_key)
-        self.sshd = Sshd(folder / "sshd", public)
+        # The remote PATH: a folder for tools a test puts there (a fake nvidia-smi), then the
+        # system's; no gpumon on it (the tests name theirs with --ssh-command).
+        self.remote_path = folder / "remote-path"
+        self.remote_path.mkdir()
+        self.sshd = Sshd(folder / "sshd", f'environment="PATH={self.remote_path}:/usr/bin:/bin" '
+                         + public)
         self.known_hosts = folder / "known_hosts"
         self.write_known_hosts(self.sshd.host_key.with_suffix(".pub"))
         driver = folder / "fake-driver"

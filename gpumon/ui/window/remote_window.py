@@ -11,17 +11,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from PySide6.QtCore import Slot
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from gpumon.i18n import ntr, tr
 from gpumon.remote.fleet import RemoteFleet
-from gpumon.remote.source import RemoteSource
+from gpumon.remote.source import FALLBACK_SOURCE, RemoteSource
 from gpumon.ssh.command import SshOptions
 from gpumon.ssh.target import Target
+from gpumon.telemetry.model.types import Snapshot
 from gpumon.ui.window.cluster_window import ClusterWindow
 from gpumon.ui.window.main_window import MainWindow
 from gpumon.ui.window.settings import Settings
 from gpumon.untrusted import for_terminal
+
+NOTE_STYLE = "background: #e3f2fd; border: 1px solid #90caf9; padding: 4px;"
 
 
 class RemoteWindow(MainWindow):
@@ -35,6 +39,24 @@ class RemoteWindow(MainWindow):
                                               extra_args=extra_args),
                          interval_s, settings=settings, prewarm_kernel=prewarm_kernel)
         self.banner.simulate_button.hide()  # the choice here is the machine, not a demo
+        # Where gpumon is not installed there: which fields nvidia-smi does not give.
+        self.fallback_note = QLabel()
+        self.fallback_note.setObjectName("remoteFallbackNote")
+        self.fallback_note.setWordWrap(True)
+        self.fallback_note.setStyleSheet(NOTE_STYLE)
+        self.fallback_note.hide()
+        central = self.centralWidget()
+        layout = central.layout() if central is not None else None
+        if isinstance(layout, QVBoxLayout):
+            layout.insertWidget(2, self.fallback_note)  # under the header and the banner
+
+    @Slot(object)
+    def _on_snapshot(self, snap: Snapshot) -> None:
+        super()._on_snapshot(snap)
+        fallback = snap.machine.source_name == FALLBACK_SOURCE
+        if fallback and self.fallback_note.text() != snap.status.message:
+            self.fallback_note.setText(snap.status.message)
+        self.fallback_note.setVisible(fallback)
 
     def _make_playground(self) -> QWidget:
         page = super()._make_playground()
@@ -42,7 +64,7 @@ class RemoteWindow(MainWindow):
                          "shows {host}, read over SSH.", host=for_terminal(self.target.name)))
         note.setObjectName("playgroundStaysLocal")
         note.setWordWrap(True)
-        note.setStyleSheet("background: #e3f2fd; border: 1px solid #90caf9; padding: 4px;")
+        note.setStyleSheet(NOTE_STYLE)
         layout = page.layout()
         if isinstance(layout, QVBoxLayout):
             layout.insertWidget(0, note)
