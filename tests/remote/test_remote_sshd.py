@@ -293,3 +293,11 @@ def test_a_host_named_like_an_option_is_refused_before_anything_runs(tmp_path: P
     assert "cannot begin with '-'" in done.stderr
     assert not marker.exists()
     assert fake_ssh.exists()
+
+
+def test_once_says_why_in_one_sentence_and_exits_1(lab: Lab) -> None:
+    done = gpumon("--ssh", "lab1", "--ssh-config", str(lab.config),
+                  "--ssh-command", str(lab.bin / "not-there"), "--once")
+    assert done.returncode == 1
+    assert done.stderr.startswith("gpumon: gpumon is not installed on lab1")
+    assert "Traceback" not in done.stderr and done.stdout == ""

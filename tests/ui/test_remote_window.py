@@ -128,3 +128,21 @@ def test_thirty_machines_in_one_overview(qtbot, tmp_path: Path, fake_lib: Path) 
         assert ssh_clients(lab) == []
     finally:
         lab.stop()
+
+
+def test_a_machine_without_gpumon_says_what_nvidia_smi_does_not_give(qtbot, lab: Lab) -> None:  # type: ignore[no-untyped-def]
+    from gpumon.remote.smi import missing_fields
+
+    fake = lab.remote_path / "nvidia-smi"
+    fake.write_text(f"#!{sys.executable}\n" + (Path(__file__).parents[1] / "remote"
+                                              / "fake_nvidia_smi.py").read_text())
+    fake.chmod(0o755)
+    window = RemoteWindow(parse_target("lab1"), SshOptions(config_file=str(lab.config)), 0.3)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitUntil(lambda: len(window.gpu_grid.shown_panels()) == 2, timeout=30000)
+    qtbot.waitUntil(window.fallback_note.isVisible, timeout=10000)
+    assert window.fallback_note.text() == missing_fields()
+    assert window.header.source_badge.text() == "SSH NVIDIA-SMI"
+    window.close()
+    assert ssh_clients(lab) == []
