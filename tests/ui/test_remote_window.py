@@ -146,3 +146,70 @@ def test_a_machine_without_gpumon_says_what_nvidia_smi_does_not_give(qtbot, lab:
     assert window.header.source_badge.text() == "SSH NVIDIA-SMI"
     window.close()
     assert ssh_clients(lab) == []
+
+
+def test_file_add_machine_checks_adds_and_remembers(qtbot, lab: Lab) -> None:  # type: ignore[no-untyped-def]
+    """File ▸ Add machine… refuses a name that could become an option, then adds lab2 to
+    the running overview of lab1 and remembers it."""
+    from PySide6.QtCore import QTimer
+
+    from gpumon.remote.fleet import RemoteFleet
+    from gpumon.ui.window import add_machine
+
+    settings = Settings.memory()
+    window = remote_window(parse_targets("lab1"), options(lab), 0.3, (), settings,
+                           overview=True)
+    assert isinstance(window, ClusterWindow) and isinstance(window.source, RemoteFleet)
+    qtbot.addWidget(window)
+    window.show()
+    adder = add_machine.install(window, window.menus.file_menu,
+                                window.menus.actions["actionQuit"], settings, window.source,
+                                lambda targets: pytest.fail("no second window"))
+    texts = [a.text() for a in window.menus.file_menu.actions()]
+    assert texts.index("Add &machine…") == texts.index("&Quit") - 1
+    heatmap = window.overview.heatmap
+    qtbot.waitUntil(lambda: [len(h.gpus) for h in heatmap.hosts] == [2], timeout=30000)
+    said: list[str] = []
+
+    def answer() -> None:
+        dialog = adder.dialog
+        assert dialog is not None and dialog.isVisible()
+        dialog.setTextValue("-oProxyCommand=touch /tmp/x")
+        dialog.accept()
+        said.append(dialog.labelText())
+        assert dialog.isVisible()  # still asking
+        dialog.setTextValue(" lab2 ")
+        dialog.accept()
+
+    QTimer.singleShot(0, answer)
+    adder.action.trigger()
+    assert len(said) == 1 and "cannot begin with '-'" in said[0]
+    qtbot.waitUntil(lambda: [len(h.gpus) for h in heatmap.hosts] == [2, 3], timeout=30000)
+    assert settings.ssh_machines == ["lab2"]
+    adder.add(parse_target("lab2"))  # twice: still one row, one entry
+    assert settings.ssh_machines == ["lab2"] and window.source.names == ["lab1", "lab2"]
+    window.close()
+    assert ssh_clients(lab) == []
+
+
+def test_add_machine_in_a_local_window_opens_the_overview_beside(  # type: ignore[no-untyped-def]
+        qtbot, make_window, lab: Lab) -> None:
+    from gpumon.ui.window import add_machine
+
+    local = make_window()
+    settings = Settings.memory()
+    settings.ssh_machines = ["lab1", "-bad entry"]  # remembered; the bad one never reaches ssh
+    adder = add_machine.install(
+        local, local.menus.file_menu, local.menus.actions["actionQuit"], settings, None,
+        lambda targets: remote_window(targets, options(lab), 0.3, (), Settings.memory(),
+                                      overview=True))
+    adder.add(parse_target("lab2"))
+    assert settings.ssh_machines == ["lab1", "-bad entry", "lab2"]
+    (overview,) = adder.windows
+    qtbot.addWidget(overview)
+    assert isinstance(overview, ClusterWindow)
+    heatmap = overview.overview.heatmap
+    qtbot.waitUntil(lambda: [(h.host, len(h.gpus)) for h in heatmap.hosts]
+                    == [("lab1", 2), ("lab2", 3)], timeout=30000)
+    overview.close()
+    assert ssh_clients(lab) == []

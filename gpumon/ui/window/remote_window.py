@@ -72,9 +72,11 @@ class RemoteWindow(MainWindow):
 
 
 def remote_window(targets: Sequence[Target], options: SshOptions, interval_s: float,
-                  extra_args: tuple[str, ...], settings: Settings) -> MainWindow:
-    """The window for ``targets``: one machine's, or the overview of all of them."""
-    if len(targets) == 1:
+                  extra_args: tuple[str, ...], settings: Settings, *,
+                  overview: bool = False) -> MainWindow:
+    """The window for ``targets``: one machine's, or the overview of all of them (also of
+    one, with ``overview``: machines are added to it later)."""
+    if len(targets) == 1 and not overview:
         return RemoteWindow(targets[0], options, interval_s, extra_args, settings=settings,
                             prewarm_kernel=settings.playground_used)
     fleet = RemoteFleet(targets, options, interval_s, extra_args=extra_args)
