@@ -213,3 +213,26 @@ def test_add_machine_in_a_local_window_opens_the_overview_beside(  # type: ignor
                     == [("lab1", 2), ("lab2", 3)], timeout=30000)
     overview.close()
     assert ssh_clients(lab) == []
+
+
+def test_a_remotes_words_are_shown_as_text_never_as_markup(qtbot, lab: Lab) -> None:  # type: ignore[no-untyped-def]
+    """A remote whose status says '<img ...><a href=...>': the banner shows those characters,
+    never its markup."""
+    import json
+
+    from sshd import record_line, replay_remote
+
+    doc = json.loads(record_line(lab, 2))
+    hostile = '<img src="/etc/passwd"><a href="http://x">click</a>'
+    doc["status"] = {"state": "error", "message": hostile, "hint": "<b>bold?</b>"}
+    command = replay_remote(lab, "hostile", json.dumps(doc), 0.3)
+    window = RemoteWindow(parse_target("lab1"), SshOptions(
+        config_file=str(lab.config), remote_command=str(command)), 0.3)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitUntil(window.banner.isVisible, timeout=30000)
+    qtbot.waitUntil(lambda: hostile in window.banner.message.text(), timeout=10000)
+    assert window.banner.message.text() == f"On lab1: {hostile}"
+    assert window.banner.message.textFormat() == Qt.TextFormat.PlainText
+    assert window.banner.hint.textFormat() == Qt.TextFormat.PlainText
+    window.close()
