@@ -58,6 +58,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--prometheus", metavar="URL", default=None,
                         help=tr("show every GPU a Prometheus server knows (gpumon exporters, "
                                 "dcgm-exporters), e.g. http://server:9090"))
+    parser.add_argument("--exporter", metavar="URL[,URL...]", default=None,
+                        help=tr("show the GPUs of these gpumon exporters or dcgm-exporters, "
+                                "read from their /metrics without a Prometheus server, e.g. "
+                                "http://node1:9401,http://node2:9400 (--prometheus-header "
+                                "applies to them)"))
     parser.add_argument("--prometheus-header", metavar="'NAME: VALUE'", action="append",
                         default=[], help=tr("an HTTP header for the Prometheus server, e.g. "
                                             "'Authorization: Bearer TOKEN'; @FILE reads it "
@@ -165,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(complaint)
     if args.ssh is not None:
         return remote_cli.main(parser, args, _no_window)
-    if args.prometheus is not None:
+    if args.prometheus is not None or args.exporter is not None:
         if args.watch is not None or any(getattr(args, name, None) not in (None, False)
                                          for name in report.OUTPUT_OPTIONS):
             parser.error(tr("with --prometheus, --once prints the cluster snapshot; "
