@@ -301,3 +301,20 @@ def test_once_says_why_in_one_sentence_and_exits_1(lab: Lab) -> None:
     assert done.returncode == 1
     assert done.stderr.startswith("gpumon: gpumon is not installed on lab1")
     assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_topo_and_dmon_over_ssh(lab: Lab) -> None:
+    """`gpumon topo --ssh lab1` prints the matrix gpumon topo prints on lab1 itself, and
+    `gpumon dmon --ssh lab1` a row per GPU per reading."""
+    ssh = ("--ssh", "lab1", "--ssh-config", str(lab.config), "--ssh-command", str(lab.gpumon))
+    remote = gpumon("topo", *ssh)
+    local = subprocess.run([str(lab.gpumon), "topo"], capture_output=True, text=True,
+                           timeout=60, env=dict(os.environ, FAKENVML_GPUS="2"))
+    assert remote.returncode == 0 and local.returncode == 0, remote.stderr + local.stderr
+    assert remote.stdout == local.stdout and "GPU1" in remote.stdout
+    dmon = gpumon("dmon", *ssh, "-c", "2", "-d", "0.5")
+    assert dmon.returncode == 0, dmon.stderr
+    lines = [line for line in dmon.stdout.splitlines() if not line.startswith("#")]
+    assert [line.split()[0] for line in lines] == ["0", "1", "0", "1"]
+    refused = gpumon("dmon", "--ssh=-oProxyCommand=x", "-c", "1")
+    assert refused.returncode == 2 and "cannot begin with '-'" in refused.stderr
