@@ -236,3 +236,27 @@ def test_a_remotes_words_are_shown_as_text_never_as_markup(qtbot, lab: Lab) -> N
     assert window.banner.message.textFormat() == Qt.TextFormat.PlainText
     assert window.banner.hint.textFormat() == Qt.TextFormat.PlainText
     window.close()
+
+
+def test_a_new_interval_is_a_new_stream_at_that_interval(qtbot, lab: Lab) -> None:  # type: ignore[no-untyped-def]
+    window = RemoteWindow(parse_target("lab1"), options(lab), 0.5)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitUntil(lambda: len(window.gpu_grid.shown_panels()) == 2, timeout=30000)
+    assert window.stream_interval_s == 0.5
+    window.set_interval(0.2)
+    def streams_at_0_2() -> bool:
+        found = False
+        for pid in remote_streams(lab):
+            try:
+                found |= b"--interval\x000.2\x00" in Path(f"/proc/{pid}/cmdline").read_bytes()
+            except OSError:
+                continue  # it ended meanwhile
+        return found
+
+    qtbot.waitUntil(streams_at_0_2, timeout=20000)
+    assert window.stream_interval_s == 0.2
+    before = window.history.count(0)
+    qtbot.waitUntil(lambda: window.history.count(0) >= before + 5, timeout=20000)
+    window.close()
+    assert ssh_clients(lab) == []

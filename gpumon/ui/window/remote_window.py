@@ -35,9 +35,10 @@ class RemoteWindow(MainWindow):
                  extra_args: tuple[str, ...] = (), *, settings: Settings | None = None,
                  prewarm_kernel: bool = False) -> None:
         self.target = target
-        super().__init__(lambda: RemoteSource(target, options, interval_s,
-                                              extra_args=extra_args),
-                         interval_s, settings=settings, prewarm_kernel=prewarm_kernel)
+        self._options, self._extra_args = options, extra_args
+        self.stream_interval_s = 0.0  # the interval the remote streams at now
+        super().__init__(self._make_source, interval_s, settings=settings,
+                         prewarm_kernel=prewarm_kernel)
         self.banner.simulate_button.hide()  # the choice here is the machine, not a demo
         # Where gpumon is not installed there: which fields nvidia-smi does not give.
         self.fallback_note = QLabel()
@@ -49,6 +50,20 @@ class RemoteWindow(MainWindow):
         layout = central.layout() if central is not None else None
         if isinstance(layout, QVBoxLayout):
             layout.insertWidget(2, self.fallback_note)  # under the header and the banner
+
+    def _make_source(self) -> RemoteSource:
+        """The machine's source at the window's interval (called in the sampling thread)."""
+        self.stream_interval_s = self.interval_s
+        return RemoteSource(self.target, self._options, self.interval_s,
+                            extra_args=self._extra_args)
+
+    @Slot(float)
+    def set_interval(self, interval_s: float) -> None:
+        """The remote reads at the window's pace: a new interval is a new stream (one
+        reconnect; the history is kept)."""
+        super().set_interval(interval_s)
+        if self.sampling.running and self.interval_s != self.stream_interval_s:
+            self.sampling.set_source(self._make_source)
 
     @Slot(object)
     def _on_snapshot(self, snap: Snapshot) -> None:
