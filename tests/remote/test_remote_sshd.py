@@ -318,3 +318,24 @@ def test_topo_and_dmon_over_ssh(lab: Lab) -> None:
     assert [line.split()[0] for line in lines] == ["0", "1", "0", "1"]
     refused = gpumon("dmon", "--ssh=-oProxyCommand=x", "-c", "1")
     assert refused.returncode == 2 and "cannot begin with '-'" in refused.stderr
+
+
+def test_a_killed_gpumon_leaves_no_ssh_and_no_remote_gpumon(lab: Lab) -> None:
+    """gpumon SIGKILLed (no close at all): its ssh child's next write finds no reader and
+    ssh ends, and the remote stream ends with the connection."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gpumon", "--ssh", "lab1", "--ssh-config", str(lab.config),
+         "--ssh-command", str(lab.gpumon), "-l", "0.3", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    try:
+        assert proc.stdout is not None
+        assert json.loads(proc.stdout.readline())["machine"]["host_name"] == "lab1"
+        assert ssh_clients(lab) and remote_streams(lab)
+    finally:
+        proc.kill()
+        proc.wait(10)
+        if proc.stdout is not None:
+            proc.stdout.close()
+    wait_for(lambda: ssh_clients(lab) == [] and remote_streams(lab) == [], 15,
+             "ssh and the remote gpumon to end after gpumon was killed")

@@ -97,6 +97,7 @@ def test_two_machines_in_the_overview_and_one_opened(qtbot, lab: Lab) -> None:  
     qtbot.waitUntil(lambda: heatmap.hosts[0].up, timeout=15000)
     window.close()
     assert ssh_clients(lab) == []
+    qtbot.waitUntil(lambda: remote_streams(lab) == [], timeout=10000)
 
 
 def test_thirty_machines_in_one_overview(qtbot, tmp_path: Path, fake_lib: Path) -> None:  # type: ignore[no-untyped-def]
