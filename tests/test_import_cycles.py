@@ -121,12 +121,14 @@ def test_both_import_forms_are_read(source: str) -> None:
 
 
 def test_no_part_imports_the_main_window_and_the_monitor_imports_no_other_part() -> None:
-    """Only the frame imports the main window: launch.py, which opens it, and the cluster
-    window, which is the main window over a Prometheus source; the monitor's views import
+    """Only the frame imports the main window: launch.py, which opens it, the cluster
+    window, which is the main window over many machines, and the remote window, the main
+    window over one machine read over SSH; the monitor's views import
     nothing of the playground, the lesson or the window's frame."""
     graph = import_graph(ROOT, PACKAGE)
     assert sorted(m for m, deps in graph.items() if "gpumon.ui.window.main_window" in deps) == [
-        "gpumon.ui.window.cluster_window", "gpumon.ui.window.launch"]
+        "gpumon.ui.window.cluster_window", "gpumon.ui.window.launch",
+        "gpumon.ui.window.remote_window"]
     parts = ("gpumon.ui.playground", "gpumon.ui.lesson", "gpumon.ui.window")
     assert {m: sorted(d for d in deps if d.startswith(parts))
             for m, deps in graph.items()

@@ -134,3 +134,16 @@ def test_telemetry_and_text_import_no_view() -> None:
     graph = import_graph(ROOT, "gpumon")
     assert offending_imports(graph, ("gpumon.telemetry", "gpumon.text"),
                              ("gpumon.ui", "gpumon.cli", "gpumon.playground")) == {}
+
+
+def test_the_ssh_transport_stands_below_telemetry_and_the_playground() -> None:
+    """``ssh/`` is shared by the remote source and the remote kernel: it imports neither,
+    nor any view; ``remote/`` (the remote source) imports no view, the CLI or the
+    playground."""
+    graph = import_graph(ROOT, "gpumon")
+    assert sum(_in(m, ("gpumon.ssh",)) for m in graph) >= 5
+    assert offending_imports(graph, ("gpumon.ssh",), (
+        "gpumon.telemetry", "gpumon.playground", "gpumon.remote", "gpumon.text", "gpumon.ui",
+        "gpumon.cli")) == {}
+    assert offending_imports(graph, ("gpumon.remote",), (
+        "gpumon.ui", "gpumon.cli", "gpumon.playground")) == {}

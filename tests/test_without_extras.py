@@ -100,6 +100,18 @@ def test_once_reads_the_driver_through_nvml(fake_driver: dict[str, str]) -> None
     assert not document.get("simulated")
 
 
+def test_stream_prints_a_header_and_snapshots(fake_driver: dict[str, str]) -> None:
+    """What ``gpumon --ssh`` runs on the other machine, a core install there (no Qt, numpy
+    or torch): its header, then snapshots that decode back to the fake's two GPUs."""
+    from gpumon.text.json_in import decode_header, decode_snapshot
+
+    done = _gpumon("stream", "--interval", "0.1", "--count", "2", env=fake_driver)
+    assert done.returncode == 0, done.stderr
+    header, *lines = done.stdout.splitlines()
+    assert decode_header(header).schema == "gpumon.snapshot/1"
+    assert [len(decode_snapshot(line).samples) for line in lines] == [2, 2]
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -15,6 +15,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from gpumon import __version__, extras, i18n
+from gpumon.cli import remote as remote_cli
 from gpumon.cli import report
 from gpumon.cli.argtypes import (
     MAX_SIMULATED_GPUS,
@@ -57,10 +58,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--prometheus", metavar="URL", default=None,
                         help=tr("show every GPU a Prometheus server knows (gpumon exporters, "
                                 "dcgm-exporters), e.g. http://server:9090"))
+    parser.add_argument("--exporter", metavar="URL[,URL...]", default=None,
+                        help=tr("show the GPUs of these gpumon exporters or dcgm-exporters, "
+                                "read from their /metrics without a Prometheus server, e.g. "
+                                "http://node1:9401,http://node2:9400 (--prometheus-header "
+                                "applies to them)"))
     parser.add_argument("--prometheus-header", metavar="'NAME: VALUE'", action="append",
                         default=[], help=tr("an HTTP header for the Prometheus server, e.g. "
                                             "'Authorization: Bearer TOKEN'; @FILE reads it "
                                             "from a file"))
+    remote_cli.add_arguments(parser)
     add_lang_argument(parser)
     parser.add_argument("--version", action="version", version=f"gpumon {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -79,6 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
     # Listed for --help; main() hands `gpumon exporter ...` to exporter_cli before parsing.
     commands.add_parser("exporter", help=tr("serve this machine's GPU numbers to Prometheus "
                                             "(gpumon exporter --help)"))
+    commands.add_parser("stream", help=tr("print a header line, then a JSON snapshot a line: "
+                                          "what gpumon --ssh reads (gpumon stream --help)"))
     commands.add_parser("dmon", help=tr("print a line of activity per GPU every second, like "
                                         "nvidia-smi dmon --gpm-metrics (gpumon dmon --help)"))
     commands.add_parser("topo", help=tr("print how the GPUs are joined, like nvidia-smi topo "
@@ -141,6 +150,10 @@ def main(argv: list[str] | None = None) -> int:
         from gpumon.cli import exporter as exporter_cli
 
         return exporter_cli.main(argv[1:])
+    if argv[:1] == ["stream"]:
+        from gpumon.cli import stream as stream_cli
+
+        return stream_cli.main(argv[1:])
     if argv[:1] and argv[0] in TOOLS:
         from gpumon.cli import gpu_tools
 
@@ -155,7 +168,9 @@ def main(argv: list[str] | None = None) -> int:
     complaint = report.misuse(args)
     if complaint:
         parser.error(complaint)
-    if args.prometheus is not None:
+    if args.ssh is not None:
+        return remote_cli.main(parser, args, _no_window)
+    if args.prometheus is not None or args.exporter is not None:
         if args.watch is not None or any(getattr(args, name, None) not in (None, False)
                                          for name in report.OUTPUT_OPTIONS):
             parser.error(tr("with --prometheus, --once prints the cluster snapshot; "

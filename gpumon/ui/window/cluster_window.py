@@ -8,13 +8,15 @@ The playground stays on this computer and says so.
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from gpumon.i18n import N_, tr
 from gpumon.interval import SAMPLING
 from gpumon.telemetry.cluster.prometheus import PrometheusSource
-from gpumon.telemetry.model.types import Snapshot
+from gpumon.telemetry.model.types import Snapshot, Source
 from gpumon.ui.monitor.cluster_overview import ClusterOverview
 from gpumon.ui.window.main_window import MainWindow
 from gpumon.ui.window.settings import Settings
@@ -29,13 +31,23 @@ def _monitor_of(host: str) -> str:
     return tr("Monitor: {host}", host=host)
 
 
-class ClusterWindow(MainWindow):
-    """MainWindow over a PrometheusSource, with the Overview page in front."""
+class FleetSource(Source, Protocol):
+    """A source of many machines (PrometheusSource, RemoteFleet): ``Snapshot.hosts`` has
+    every machine, and the one in focus is the snapshot's own."""
 
-    def __init__(self, source: PrometheusSource, interval_s: float = SAMPLING.default, *,
+    def set_focus(self, host: str | None) -> None: ...
+
+
+class ClusterWindow(MainWindow):
+    """MainWindow over a source of many machines, with the Overview page in front."""
+
+    def __init__(self, source: FleetSource, interval_s: float = SAMPLING.default, *,
                  settings: Settings | None = None, parent: QWidget | None = None,
-                 prewarm_kernel: bool = False) -> None:
+                 prewarm_kernel: bool = False, where: str | None = None) -> None:
+        """``where``: what the playground's note names as the machines' origin (default:
+        the Prometheus server's URL)."""
         self.source = source
+        self._where = where
         super().__init__(lambda: source, interval_s, settings=settings, parent=parent,
                          prewarm_kernel=prewarm_kernel)
         self.banner.simulate_button.hide()  # the choice here is the server, not a demo
@@ -81,8 +93,11 @@ class ClusterWindow(MainWindow):
 
     def _make_playground(self) -> QWidget:
         page = super()._make_playground()
+        where = self._where
+        if where is None and isinstance(self.source, PrometheusSource):
+            where = self.source.client.shown_url
         note = QLabel(tr("The playground runs on this computer, with its own GPUs; the Monitor "
-                         "shows machines read from {url}.", url=self.source.client.shown_url))
+                         "shows machines read from {url}.", url=where))
         note.setObjectName("playgroundStaysLocal")
         note.setWordWrap(True)
         note.setStyleSheet("background: #e3f2fd; border: 1px solid #90caf9; padding: 4px;")
