@@ -124,3 +124,32 @@ def test_bad_arguments_are_refused() -> None:
     for args in (["--keep"], ["--keep", "1", "x", "--", "true"], ["--keep", "1", "5", "true"],
                  ["--keep", "1", "5", "--"]):
         assert watchdog.main(["watchdog.py", *args]) == 2
+
+
+def test_over_ssh_it_needs_no_pid_pipe() -> None:
+    """Started by an ``sshd`` session (issue 50) there is no pipe for the pid (``-1``): the
+    connection's end still ends the kernel, and the watchdog exits as the kernel did."""
+    stdin_r, stdin_w = os.pipe()
+    proc = subprocess.Popen(
+        [sys.executable, "-I", "-S", str(watchdog.__file__), "--keep", "0.5", "-1",
+         "--connection", "--", sys.executable, "-c",
+         "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"],
+        stdin=stdin_r, start_new_session=True)
+    os.close(stdin_r)
+    kernels: list[psutil.Process] = []
+    try:
+        deadline = time.monotonic() + 30
+        while not (kernels := psutil.Process(proc.pid).children()):
+            assert time.monotonic() < deadline, "no kernel"
+            time.sleep(0.05)
+        os.close(stdin_w)
+        assert proc.wait(10) == -signal.SIGKILL
+        assert not _alive(kernels[0].pid)
+    finally:
+        proc.kill()
+        proc.wait()
+        for kernel in kernels:
+            try:
+                kernel.kill()
+            except psutil.NoSuchProcess:
+                pass

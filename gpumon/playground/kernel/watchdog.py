@@ -22,6 +22,9 @@ It runs in one of two places:
   watches the kernel's stdin for its other end hanging up, for a window at the far end of
   an ``ssh`` connection (issue 50), whose process it cannot watch: the parent it watches
   is then the ``sshd`` session, and the connection's end ends the kernel within the grace.
+  There it is started as ``python -I -S watchdog.py --keep 1.0 -1 --connection -- python
+  -m gpumon.playground.kernel.main`` (``-1``: no pipe for the kernel's pid, which the
+  kernel's ``hello`` says).
   Where a user's systemd manager runs, it and the kernel start in a systemd scope of their
   own (a cgroup no descendant can leave, ``MemoryMax`` the memory cap): the sweep then also
   ends every process left in that cgroup, and a kill by the scope's memory limit is
