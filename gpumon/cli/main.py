@@ -88,6 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
                                             "(gpumon exporter --help)"))
     commands.add_parser("stream", help=tr("print a header line, then a JSON snapshot a line: "
                                           "what gpumon --ssh reads (gpumon stream --help)"))
+    commands.add_parser("kernel", help=tr("run a playground kernel on stdin and stdout: what "
+                                          "gpumon --ssh starts on the other machine "
+                                          "(gpumon kernel --stdio)"))
     commands.add_parser("dmon", help=tr("print a line of activity per GPU every second, like "
                                         "nvidia-smi dmon --gpm-metrics (gpumon dmon --help)"))
     commands.add_parser("topo", help=tr("print how the GPUs are joined, like nvidia-smi topo "
@@ -154,6 +157,10 @@ def main(argv: list[str] | None = None) -> int:
         from gpumon.cli import stream as stream_cli
 
         return stream_cli.main(argv[1:])
+    if argv[:1] == ["kernel"]:  # a window on another machine runs its playground here
+        from gpumon.playground.kernel import stdio
+
+        return stdio.main(argv[1:])
     if argv[:1] and argv[0] in TOOLS:
         from gpumon.cli import gpu_tools
 

@@ -32,13 +32,15 @@ from pathlib import Path
 from typing import IO, Any
 
 from gpumon import i18n
-from gpumon.i18n import ntr, tr
+from gpumon.i18n import tr
 from gpumon.playground.client import forkserver, keeper
 from gpumon.playground.client.forkserver import ForkedKernel
 from gpumon.playground.client.internal import internal_errors_in
 from gpumon.playground.client.interrupt import creation_flags, interrupt_path, send_interrupt
 from gpumon.playground.client.job import put_in_job
 from gpumon.playground.client.keeper import KeptKernel, descendants, kill_all
+from gpumon.playground.client.kernel_exit import LOST_NAMES_SHOWN, KernelExit
+from gpumon.playground.client.ssh_kernel import Remote, SshKernel
 from gpumon.playground.data.errors import report_internal
 from gpumon.playground.data.wire import (
     FOLDER_ENV,
@@ -56,8 +58,6 @@ INTERRUPT_GRACE_S = 2.0
 #: Requests the window makes on its own account (warming up, refreshing the table); Stop
 #: stops the user's code ("run", "lesson"), never these.
 HOUSEKEEPING = frozenset({"load", "devices", "workspace", "names", "ping"})
-#: How many of a lost workspace's names its card lists.
-LOST_NAMES_SHOWN = 20
 #: Seconds a kernel that closed its output (while still running) has to exit on its own.
 CLOSED_OUTPUT_GRACE_S = 1.0
 ROOT = Path(__file__).resolve().parents[3]  # the folder that holds gpumon/
@@ -83,78 +83,11 @@ def kernel_env() -> dict[str, str]:
     return env
 
 
-@dataclass(frozen=True)
-class KernelExit:
-    """How a kernel ended and what went with it, for the card in the log."""
-
-    pid: int
-    returncode: int | None  # negative: killed by that signal (POSIX)
-    lost_names: tuple[str, ...] = ()  # the workspace as last reported (its first names)
-    lost_requests: tuple[int, ...] = ()  # request ids that never got their answer
-    reason: str = "died"  # "died", "killed after interrupt", "killed during start-up",
-    # "restarted", "protocol" (it sent what the window cannot read), "closed its output"
-    detail: str = ""  # for "protocol": what was wrong with the message, a sentence
-    lost_total: int | None = None  # how many names the workspace had (None: len(lost_names))
-    memory: tuple[int, int] | None = None  # (used, cap) bytes: its watchdog ended it for that
-    watchdog_lost: bool = False  # its watchdog was killed, so the window killed it
-
-    def signal_name(self) -> str | None:
-        """``SIGKILL`` when a signal ended it (POSIX), else None."""
-        code = self.returncode
-        if code is None or code >= 0:
-            return None
-        try:
-            return signal.Signals(-code).name
-        except ValueError:
-            return f"signal {-code}"
-
-    def how(self) -> str:
-        """``killed by SIGKILL`` / ``exited with code 3``: the cause in a person's words (in
-        the chosen language), to follow "was" in a sentence."""
-        name = self.signal_name()
-        if name is not None:
-            return tr("killed by {signal}", signal=name)
-        if self.returncode is None:
-            return tr("ended")
-        return tr("exited with code {code}", code=self.returncode)
-
-    def sentence(self) -> str:
-        """``The playground kernel (pid 12) was killed by SIGKILL.``"""
-        if self.memory is not None:
-            used, cap = self.memory
-            return tr("The playground kernel (pid {pid}) ran out of its {cap} GB of memory "
-                      "(it held {used} GB), so it was stopped.", pid=self.pid,
-                      cap=f"{cap / 1e9:.1f}", used=f"{used / 1e9:.1f}")
-        if self.watchdog_lost:
-            return tr("The playground kernel's watchdog was ended, so the kernel (pid {pid}) "
-                      "was stopped: it may not run unwatched.", pid=self.pid)
-        name = self.signal_name()
-        if name is not None:
-            return tr("The playground kernel (pid {pid}) was killed by {signal}.",
-                      pid=self.pid, signal=name)
-        if self.returncode is None:
-            return tr("The playground kernel (pid {pid}) ended.", pid=self.pid)
-        return tr("The playground kernel (pid {pid}) exited with code {code}.",
-                  pid=self.pid, code=self.returncode)
-
-    def lost_text(self) -> str:
-        """``the workspace (x, y) is gone`` or ``the workspace was empty``; at most
-        :data:`LOST_NAMES_SHOWN` names, then how many more."""
-        total = len(self.lost_names) if self.lost_total is None else self.lost_total
-        if not total:
-            return tr("The workspace was empty, so nothing was lost.")
-        names = ", ".join(self.lost_names[:LOST_NAMES_SHOWN])
-        if total > LOST_NAMES_SHOWN:
-            names += ntr(" and {count} more", " and {count} more", total - LOST_NAMES_SHOWN,
-                         count=f"{total - LOST_NAMES_SHOWN:,}")
-        return tr("The workspace ({names}) is gone.", names=names)
-
-
 @dataclass
 class _Generation:
     """One kernel process and what it owes the window."""
 
-    proc: subprocess.Popen[bytes] | ForkedKernel | KeptKernel
+    proc: subprocess.Popen[bytes] | ForkedKernel | KeptKernel | SshKernel
     report: str  # the file its watchdog writes to when it ends it for its memory
     writer: FrameWriter
     pending: list[int] = field(default_factory=list)
@@ -168,18 +101,22 @@ class _Generation:
     detail: str = ""  # why the client ended it, for "protocol"
     reader: threading.Thread | None = None
     lessons: dict[tuple[Any, ...], int] = field(default_factory=dict)  # steps sent -> key
+    kernel_pid: int | None = None  # the pid its hello said (over ssh: on the other machine)
 
 
 class KernelClient:
     """Owns one kernel process at a time; restarts lazily after a death."""
 
     def __init__(self, on_message: Callable[[Message], None],
-                 python: str = sys.executable, in_band: bool = False) -> None:
+                 python: str = sys.executable, in_band: bool = False,
+                 remote: Remote | None = None) -> None:
         self._on_message = on_message
         self._python = python
+        # Each kernel on another machine, at the far end of ssh (ssh_kernel.py)
+        self.remote = remote
         # Stop as a frame the kernel's reader thread acts on, where no signal reaches the
         # kernel (over ssh); else the platform's signal (interrupt.py)
-        self._in_band = in_band
+        self._in_band = in_band or remote is not None
         self._lock = threading.RLock()
         self._gen: _Generation | None = None
         self._next_id = 0
@@ -226,11 +163,15 @@ class KernelClient:
             gen.reader.start()
             return True
 
-    def _spawn(self, report: str) -> subprocess.Popen[bytes] | ForkedKernel | KeptKernel:
+    def _spawn(self, report: str
+               ) -> subprocess.Popen[bytes] | ForkedKernel | KeptKernel | SshKernel:
         """Start a kernel (on the spawner thread): in gpumon's own folder, so nothing in the
         user's folder shadows torch or gpumon (kernel/lifeline.py), in a session of its own;
         forked from the fork server where one is ready (forkserver.py), else under its
-        watchdog (keeper.py) where it can be."""
+        watchdog (keeper.py) where it can be; on the other machine over ssh, where its
+        watchdog is started there (ssh_kernel.py, kernel/stdio.py)."""
+        if self.remote is not None:
+            return SshKernel.start(self.remote)
         env = kernel_env()
         env[keeper.REPORT_ENV] = report
         command = kernel_command(self._python)
@@ -413,6 +354,7 @@ class KernelClient:
                         gen.kinds.pop(message.id, None)
                     if message.kind == "hello":
                         gen.ready = True
+                        gen.kernel_pid = message.data if isinstance(message.data, int) else None
                     if message.kind == "started":
                         gen.started = message.id
                         if message.id is not None and gen.stop_when_started == message.id:
@@ -434,11 +376,13 @@ class KernelClient:
             code = gen.proc.wait()
         self._end_group(gen)
         stdout.close()
+        problem = gen.proc.problem() if isinstance(gen.proc, SshKernel) else None
         with self._lock:
             ending = gen.ending
-            lost = KernelExit(gen.proc.pid, code, gen.names, tuple(gen.pending),
+            lost = KernelExit(gen.kernel_pid or gen.proc.pid, code, gen.names, tuple(gen.pending),
                               ending or "died", gen.detail, gen.total, keeper.ran_out(gen.report),
-                              getattr(gen.proc, "watchdog_lost", False))
+                              getattr(gen.proc, "watchdog_lost", False),
+                              problem if problem and ending in ("", "protocol") else "")
             gen.pending.clear()
         gen.writer.close(0)
         if ending == "shutdown":
