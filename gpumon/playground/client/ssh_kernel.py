@@ -84,15 +84,14 @@ class SshKernel:
         if stream is None:
             return
         fd = stream.fileno()
-        while True:
-            try:
-                data = os.read(fd, 4096)
-            except OSError:
-                return
-            if not data:
-                return
-            self._err += data
-            del self._err[:-STDERR_KEEP]
+        try:
+            while data := os.read(fd, 4096):
+                self._err += data
+                del self._err[:-STDERR_KEEP]
+        except OSError:
+            pass
+        finally:
+            stream.close()
 
     def stderr_text(self) -> str:
         """What ssh and the remote command wrote to stderr last (waits briefly for its end)."""

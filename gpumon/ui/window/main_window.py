@@ -249,10 +249,14 @@ class MainWindow(QMainWindow):
         """The one KernelLink, shared by the playground and the lesson; made when first
         asked for (its thread starts later still, on the first action)."""
         if self._engine is None:
-            from gpumon.ui.playground.kernel_link import KernelLink
-
-            self._engine = KernelLink(self)
+            self._engine = self._make_engine()
         return self._engine
+
+    def _make_engine(self) -> KernelLink:
+        """The kernel's handle: a kernel on this computer (RemoteWindow: on its machine)."""
+        from gpumon.ui.playground.kernel_link import KernelLink
+
+        return KernelLink(self)
 
     def _torch_facts(self) -> TorchFacts:
         """What the kernel said of its torch (nothing before the playground was used)."""

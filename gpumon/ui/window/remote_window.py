@@ -3,18 +3,21 @@
 One machine (``gpumon --ssh lab1``) is the ordinary window over a RemoteSource: every panel,
 table and view as for local GPUs, the machine's name in the title and the header (the
 snapshot's machine is named as the user named it). Many machines are the cluster window over
-a RemoteFleet: the overview in front, a machine's whole Monitor when it is opened. The
-playground stays on this computer and says so.
+a RemoteFleet: the overview in front, a machine's whole Monitor when it is opened. With one
+machine the Playground and the Lesson run their kernel there too (``gpumon kernel --stdio``
+over ssh, ``playground/client/ssh_kernel.py``), and the Playground says so.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from gpumon.i18n import ntr, tr
+from gpumon.playground.client.ssh_kernel import Remote
 from gpumon.remote.fleet import RemoteFleet
 from gpumon.remote.source import FALLBACK_SOURCE, RemoteSource
 from gpumon.ssh.command import SshOptions
@@ -24,6 +27,9 @@ from gpumon.ui.window.cluster_window import ClusterWindow
 from gpumon.ui.window.main_window import MainWindow
 from gpumon.ui.window.settings import Settings
 from gpumon.untrusted import for_terminal
+
+if TYPE_CHECKING:
+    from gpumon.ui.playground.kernel_link import KernelLink
 
 NOTE_STYLE = "background: #e3f2fd; border: 1px solid #90caf9; padding: 4px;"
 
@@ -73,11 +79,18 @@ class RemoteWindow(MainWindow):
             self.fallback_note.setText(snap.status.message)
         self.fallback_note.setVisible(fallback)
 
+    def _make_engine(self) -> KernelLink:
+        """The playground's kernel runs on the machine (``gpumon kernel --stdio`` there)."""
+        from gpumon.ui.playground.kernel_link import KernelLink
+
+        return KernelLink(self, remote=Remote(self.target, self._options))
+
     def _make_playground(self) -> QWidget:
         page = super()._make_playground()
-        note = QLabel(tr("The playground runs on this computer, with its own GPUs; the Monitor "
-                         "shows {host}, read over SSH.", host=for_terminal(self.target.name)))
-        note.setObjectName("playgroundStaysLocal")
+        note = QLabel(tr("Code in the Playground and the Lesson runs on {host}, with its "
+                         "Python, PyTorch and GPUs, over SSH.",
+                         host=for_terminal(self.target.name)))
+        note.setObjectName("playgroundRunsThere")
         note.setWordWrap(True)
         note.setStyleSheet(NOTE_STYLE)
         layout = page.layout()
