@@ -88,9 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
                                             "(gpumon exporter --help)"))
     commands.add_parser("stream", help=tr("print a header line, then a JSON snapshot a line: "
                                           "what gpumon --ssh reads (gpumon stream --help)"))
-    commands.add_parser("kernel", help=tr("run a playground kernel on stdin and stdout: what "
-                                          "gpumon --ssh starts on the other machine "
-                                          "(gpumon kernel --stdio)"))
+    commands.add_parser("kernel", help=tr("run the playground's kernel process on stdin and "
+                                          "stdout, as gpumon --ssh starts it on the other "
+                                          "machine (--stdio)"))
     commands.add_parser("dmon", help=tr("print a line of activity per GPU every second, like "
                                         "nvidia-smi dmon --gpm-metrics (gpumon dmon --help)"))
     commands.add_parser("topo", help=tr("print how the GPUs are joined, like nvidia-smi topo "

@@ -261,3 +261,53 @@ def test_a_new_interval_is_a_new_stream_at_that_interval(qtbot, lab: Lab) -> Non
     qtbot.waitUntil(lambda: window.history.count(0) >= before + 5, timeout=20000)
     window.close()
     assert ssh_clients(lab) == []
+
+
+def test_the_playground_runs_its_code_on_the_machine(qtbot, lab: Lab) -> None:  # type: ignore[no-untyped-def]
+    """With one machine the Playground's kernel is on it (``gpumon kernel --stdio`` over
+    ssh), the page says so, and closing the window leaves no kernel there."""
+    from PySide6.QtWidgets import QLabel
+
+    from gpumon.playground.data.actions import RunCode
+
+    window = RemoteWindow(parse_target("lab1"), options(lab), 0.3)
+    qtbot.addWidget(window)
+    window.show()
+    note = window.playground.findChild(QLabel, "playgroundRunsThere")
+    assert note is not None and note.text() == ("Code in the Playground and the Lesson runs on "
+                                                "lab1, with its Python, PyTorch and GPUs, "
+                                                "over SSH.")
+    engine = window.engine
+    with qtbot.waitSignal(engine.actionFinished, timeout=120000) as done:
+        engine.submit(RunCode("import os\nos.getpid()"))
+    outcome = done.args[1]
+    assert outcome.ok and int(outcome.preview) == engine.kernel_pid
+    assert engine.kernel_pid in remote_streams(lab)  # lab1's process (the lab's environment)
+    assert engine.local_pid is None  # never taken for one of this computer's processes
+    window.close()
+    qtbot.waitUntil(lambda: remote_streams(lab) == [], timeout=10000)
+
+
+def test_a_machine_without_torch_says_what_to_install_there(qtbot, lab: Lab) -> None:  # type: ignore[no-untyped-def]
+    from sshd import ROOT, remote_script
+
+    from gpumon.playground.client.ssh_kernel import Remote
+    from gpumon.ui.playground.kernel_link import KernelLink
+
+    blocked = lab.folder / "no-torch"
+    (blocked / "torch").mkdir(parents=True)
+    (blocked / "torch" / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'torch'\", name='torch')\n")
+    command = remote_script(lab.bin / "gpumon-no-torch", (
+        f"export PYTHONPATH={ROOT}:{blocked} GPUMON_TEST_LAB={lab.folder}\n"
+        f"exec {sys.executable} -m gpumon \"$@\""))
+    engine = KernelLink(remote=Remote(parse_target("lab1"), SshOptions(
+        config_file=str(lab.config), remote_command=str(command))))
+    try:
+        with qtbot.waitSignal(engine.loadingFinished, timeout=120000) as done:
+            engine.load()
+        assert done.args[0].message == (
+            "PyTorch is not installed on lab1, where the playground's code runs: install it "
+            "there (pip install 'gpumon[playground]'). The Monitor goes on.")
+    finally:
+        engine.stop()
