@@ -320,3 +320,25 @@ def test_a_forked_kernel_starts_another_watchdog_when_its_own_is_killed(
         assert _alive([first]) == []
     finally:
         client.shutdown(timeout_s=1.0)
+
+
+def test_kernels_under_their_watchdog_leave_no_descriptor_open_in_the_window(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each kept kernel's pidfd is closed once it has ended: a window restarts its kernel
+    many times."""
+    client, inbox = _client(monkeypatch, forked=False)
+    try:
+        inbox.wait("reply", client.request("ping"), timeout=120)
+        before = len(os.listdir("/proc/self/fd"))
+        for _ in range(4):
+            pid = client.pid
+            assert pid is not None
+            os.kill(pid, signal.SIGKILL)
+            inbox.wait("died", timeout=60)
+            inbox.wait("reply", client.request("ping"), timeout=120)
+        deadline = time.monotonic() + GONE_WITHIN_S
+        while len(os.listdir("/proc/self/fd")) > before and time.monotonic() < deadline:
+            time.sleep(0.05)  # the last one's reader closes its end after the reply
+        assert len(os.listdir("/proc/self/fd")) == before
+    finally:
+        client.shutdown(timeout_s=1.0)

@@ -165,6 +165,7 @@ class KeptKernel:
         self.watchdog_lost = False  # the watchdog ended first: the kernel was killed
         # taken while the watchdog lives: the kernel's pid is then still its unreaped child
         self._fd = os.pidfd_open(pid)
+        self._lock = threading.Lock()
         self._minder = threading.Thread(target=self._mind, daemon=True,
                                         name=f"gpumon-kernel-watchdog-{pid}")
         self._minder.start()
@@ -175,14 +176,17 @@ class KeptKernel:
 
     def _mind(self) -> None:
         self.watchdog.wait()
-        if self._ended(0):
-            return
-        self.watchdog_lost = True
-        # no subreaper above it now: stopped, so that it forks no more, what it started is
-        # found while still below it
-        self.send_signal(signal.SIGSTOP)
-        kill_all(descendants(self.pid))
-        self.kill()
+        if not self._ended(0):
+            self.watchdog_lost = True
+            # no subreaper above it now: stopped, so that it forks no more, what it started
+            # is found while still below it
+            self.send_signal(signal.SIGSTOP)
+            kill_all(descendants(self.pid))
+            self.kill()
+            self._ended(5.0)
+        with self._lock:  # ended: its pidfd is closed, never reused by mistake
+            os.close(self._fd)
+            self._fd = -1
 
     def _ended(self, timeout_s: float) -> bool:
         poll = select.poll()
@@ -196,10 +200,13 @@ class KeptKernel:
         return self.watchdog.wait(timeout)
 
     def send_signal(self, sig: int) -> None:
-        try:
-            signal.pidfd_send_signal(self._fd, sig)
-        except OSError:  # ended
-            pass
+        with self._lock:
+            if self._fd < 0:
+                return  # ended
+            try:
+                signal.pidfd_send_signal(self._fd, sig)
+            except OSError:  # ended
+                pass
 
     def kill(self) -> None:
         self.send_signal(signal.SIGKILL)
