@@ -158,9 +158,9 @@ def main(argv: list[str] | None = None) -> int:
 
         return stream_cli.main(argv[1:])
     if argv[:1] == ["kernel"]:  # a window on another machine runs its playground here
-        from gpumon.playground.kernel import stdio
+        from gpumon.cli import kernel as kernel_cli
 
-        return stdio.main(argv[1:])
+        return kernel_cli.main(argv[1:])
     if argv[:1] and argv[0] in TOOLS:
         from gpumon.cli import gpu_tools
 

@@ -272,3 +272,41 @@ def test_a_remote_without_torch_answers_with_a_sentence(lab: Lab, inbox: Inbox) 
         assert inbox.wait("reply", rid, timeout=60).data.error.type_name == "ImportError"
     finally:
         client.shutdown(timeout_s=1.0)
+
+
+def silent_after(lab: Lab, seconds: float) -> Path:
+    """The lab's gpumon, with the watchdog's silence limit set short."""
+    return remote_script(lab.bin / "gpumon-silence", (
+        f"export GPUMON_KERNEL_SILENCE_S={seconds:g}\nexec {lab.gpumon} \"$@\""))
+
+
+@pytest.mark.parametrize("busy", [False, True], ids=["idle", "holding-the-gil"])
+def test_a_link_gone_silent_ends_the_remote_kernel_without_sshds_keep_alive(
+        lab: Lab, inbox: Inbox, tmp_path: Path, busy: bool) -> None:
+    """The window's ssh stopped (SIGSTOP) and sshd's keep-alive off (its default): no beat
+    comes, and the watchdog ends the kernel and its child after its silence limit (2 s)."""
+    client = KernelClient(inbox, remote=remote(lab, silent_after(lab, 2.0)))
+    try:
+        kernel, child = kernel_and_child(client, inbox)
+        if busy:
+            hold_the_gil(client, tmp_path / "running")
+        ssh = client._gen.proc.pid  # noqa: SLF001
+        os.kill(ssh, signal.SIGSTOP)
+        wait_gone([kernel, child], 2.0 + 1.0 + 5.0)  # the silence, the grace, and 5 s
+        os.kill(ssh, signal.SIGCONT)
+    finally:
+        client.shutdown(timeout_s=1.0)
+
+
+def test_a_kernel_held_in_one_c_call_on_a_live_link_is_not_taken_for_a_silent_one(
+        lab: Lab, inbox: Inbox, tmp_path: Path) -> None:
+    """Its reader cannot read the beats while the code holds the GIL, but they keep coming
+    (unread bytes on its stdin): past three times the silence limit it still runs."""
+    client = KernelClient(inbox, remote=remote(lab, silent_after(lab, 2.0)))
+    try:
+        kernel, child = kernel_and_child(client, inbox)
+        hold_the_gil(client, tmp_path / "running")
+        time.sleep(6.0)
+        assert running(kernel) and running(child)
+    finally:
+        client.shutdown(timeout_s=1.0)

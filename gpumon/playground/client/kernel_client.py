@@ -53,6 +53,8 @@ from gpumon.playground.data.wire import (
     Request,
 )
 
+#: Seconds between the beats sent to a kernel over ssh (kernel/watchdog.py's Silence).
+BEAT_S = 1.0
 #: Seconds an interrupted kernel has to stop before it is killed and restarted.
 INTERRUPT_GRACE_S = 2.0
 #: Requests the window makes on its own account (warming up, refreshing the table); Stop
@@ -161,6 +163,9 @@ class KernelClient:
             gen.reader = threading.Thread(target=self._read, args=(gen, proc.stdout),
                                           daemon=True, name=f"gpumon-kernel-reader-{proc.pid}")
             gen.reader.start()
+            if self.remote is not None:
+                threading.Thread(target=self._beat, args=(gen,), daemon=True,
+                                 name=f"gpumon-kernel-beat-{proc.pid}").start()
             return True
 
     def _spawn(self, report: str
@@ -169,7 +174,7 @@ class KernelClient:
         user's folder shadows torch or gpumon (kernel/lifeline.py), in a session of its own;
         forked from the fork server where one is ready (forkserver.py), else under its
         watchdog (keeper.py) where it can be; on the other machine over ssh, where its
-        watchdog is started there (ssh_kernel.py, kernel/stdio.py)."""
+        watchdog is started there (ssh_kernel.py, cli/kernel.py)."""
         if self.remote is not None:
             return SshKernel.start(self.remote)
         env = kernel_env()
@@ -292,6 +297,17 @@ class KernelClient:
         return code
 
     # -- internals ---------------------------------------------------------------------------
+    @staticmethod
+    def _beat(gen: _Generation) -> None:
+        """Over ssh, a beat a second while the kernel runs: its watchdog there tells a
+        silent link (a laptop asleep) from an idle window by them (cli/kernel.py)."""
+        while not gen.ending and gen.proc.poll() is None:
+            time.sleep(BEAT_S)
+            try:
+                gen.writer.send(Request(0, "beat"))
+            except (ProtocolError, OSError, ValueError):
+                return
+
     def _stop(self, gen: _Generation, target: int) -> None:
         if not self._in_band:
             send_interrupt(gen.proc, interrupt_path())

@@ -7,7 +7,7 @@ is the part of ``subprocess.Popen`` the client uses, over an :class:`~gpumon.ssh
 ``pid`` is the local ``ssh`` child's (its pidfd wakes the reader when ssh ends; its process
 group is what the client kills), and the kernel's own pid on HOST comes in its ``hello``.
 
-Ending it is ending ``ssh``: the remote watchdog (``kernel/stdio.py``) sees the connection's
+Ending it is ending ``ssh``: the remote watchdog (``cli/kernel.py``) sees the connection's
 end and ends the kernel and all it started within its grace, whatever the kernel's
 interpreter is doing. So the client's kill (a Stop that did not stop in time, garbage, a
 closed output, quitting) kills the ssh child, and no signal has to cross the link; Stop is

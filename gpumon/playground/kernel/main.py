@@ -61,6 +61,8 @@ COUNTER_IDLE_S = 5.0
 USER_CODE = frozenset({"run", "lesson"})
 #: The in-band Stop's request kind (its payload: the id of the request to stop).
 INTERRUPT = "interrupt"
+#: The window's beat over ssh, every second: read here, told to the watchdog.
+BEAT = "beat"
 
 
 class Kernel:
@@ -149,6 +151,9 @@ class Kernel:
                 continue
             if request.kind == INTERRUPT:
                 self.interrupt(request.payload)
+                continue
+            if request.kind == BEAT:  # over ssh: the link lives (watchdog.Silence)
+                lifeline.beat()
                 continue
             requests.put(request)
             if request.kind == "shutdown":

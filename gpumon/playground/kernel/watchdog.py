@@ -22,9 +22,8 @@ It runs in one of two places:
   watches the kernel's stdin for its other end hanging up, for a window at the far end of
   an ``ssh`` connection (issue 50), whose process it cannot watch: the parent it watches
   is then the ``sshd`` session, and the connection's end ends the kernel within the grace.
-  There it is started as ``python -I -S watchdog.py --keep 1.0 -1 --connection -- python
-  -m gpumon.playground.kernel.main`` (``-1``: no pipe for the kernel's pid, which the
-  kernel's ``hello`` says).
+  There ``cli/kernel.py`` starts it (``-1``: the kernel's pid is in its ``hello``), and
+  a link silent for :data:`SILENCE_ENV` seconds (:class:`Silence`) ends the kernel too.
   Where a user's systemd manager runs, it and the kernel start in a systemd scope of their
   own (a cgroup no descendant can leave, ``MemoryMax`` the memory cap): the sweep then also
   ends every process left in that cgroup, and a kill by the scope's memory limit is
@@ -46,10 +45,13 @@ second, so it can pass the cap by about 150 MB before it is stopped.
 
 from __future__ import annotations
 
+import array
+import fcntl
 import os
 import select
 import signal
 import sys
+import termios
 import time
 from typing import TYPE_CHECKING
 
@@ -75,6 +77,9 @@ KEPT_ENV = "GPUMON_KERNEL_KEPT"
 IN_SCOPE_ENV = "GPUMON_KERNEL_IN_SCOPE"
 #: As in ``gpumon.playground.data.wire`` (this file imports nothing of gpumon).
 PARENT_ENV = "GPUMON_KERNEL_PARENT"
+#: Over ssh: seconds the link may be silent (:class:`Silence`); the window beats every second.
+SILENCE_ENV = "GPUMON_KERNEL_SILENCE_S"
+BEAT_FD_ENV = "GPUMON_KERNEL_BEAT_FD"
 _PR_SET_CHILD_SUBREAPER = 36
 
 
@@ -172,21 +177,47 @@ def over_cap(kernel: int, kernel_fd: int | None, cap: int) -> float | None:
     return None
 
 
+class Silence:
+    """A link silent without closing (a laptop asleep, a cut cable; sshd's keep-alive is off
+    by default): alive while the kernel reads the window's beats (a byte each on ``beats``)
+    or, held in one C call, while unread bytes keep coming on ``stdin`` (FIONREAD)."""
+
+    def __init__(self, beats: int, stdin: int, limit_s: float) -> None:
+        self.beats, self.stdin, self.limit_s = beats, stdin, limit_s
+        self.last, self.waiting = time.monotonic(), 0
+
+    def dead(self, ready: set[int]) -> bool:
+        now, count = time.monotonic(), array.array("i", [0])
+        try:
+            if self.beats in ready:
+                os.read(self.beats, 4096)
+                self.last = now
+            fcntl.ioctl(self.stdin, termios.FIONREAD, count)
+        except OSError:
+            pass
+        if count[0] != self.waiting:
+            self.waiting, self.last = count[0], now if count[0] else self.last
+        return now - self.last > self.limit_s
+
+
 def _wait(kernel: int, kernel_fd: int | None, ends: list[tuple[int, int]], cap: int,
-          still_ours: Callable[[], bool]) -> str:
+          still_ours: Callable[[], bool], silence: Silence | None = None) -> str:
     """Sleep until the kernel ends (``"kernel"``), the window does (``"window"``: one of
-    ``ends``, ``(fd, poll events)``, is ready or ``still_ours()`` turns False) or the kernel
-    passes its cap (``"memory"``, the kernel ended)."""
+    ``ends``, ``(fd, poll events)``, is ready, ``still_ours()`` turns False or the link is
+    ``silence``'s dead) or the kernel passes its cap (``"memory"``, the kernel ended)."""
     poll = select.poll()
     if kernel_fd is not None:
         poll.register(kernel_fd, select.POLLIN)
     for fd, events in ends:
         poll.register(fd, events)
+    if silence is not None:
+        poll.register(silence.beats, select.POLLIN)
     watched = kernel_fd is not None or bool(ends)
     next_look = MEMORY_PERIOD_S
     while True:
         period = min(next_look, POLL_S if not ends else MAX_PERIOD_S) if cap else \
             (None if ends else POLL_S)
+        period = min(period or 1.0, 1.0) if silence else period
         if watched:
             ready = {fd for fd, _ in poll.poll(None if period is None else round(period * 1000))}
         else:
@@ -199,7 +230,9 @@ def _wait(kernel: int, kernel_fd: int | None, ends: list[tuple[int, int]], cap: 
             if left is None:
                 return "memory"
             next_look = max(MEMORY_PERIOD_S, left)
-        if ready - {kernel_fd} or not still_ours():
+        if silence is not None and silence.dead(ready):
+            return "window"
+        if ready - {kernel_fd, silence and silence.beats} or not still_ours():
             return "window"
 
 
@@ -329,6 +362,7 @@ def keep(grace_s: float, pid_fd: int, command: list[str], connection: bool = Fal
     window = os.getppid()
     os.environ[PARENT_ENV] = str(os.getpid())
     os.environ[KEPT_ENV] = "1"
+    beats = _beat_pipe() if connection else None
     kernel = os.fork()
     if kernel == 0:
         try:
@@ -343,6 +377,9 @@ def keep(grace_s: float, pid_fd: int, command: list[str], connection: bool = Fal
     if pid_fd >= 0:
         os.close(pid_fd)
     ends = [(fd, events) for fd, events in [connection_end(0)] if connection and fd >= 0]
+    if beats is not None:
+        os.close(beats[1])
+    silence = Silence(beats[0], ends[0][0], beats[2]) if beats and ends else None
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1):  # the pipes are the kernel's alone: its end closes them
         os.dup2(devnull, fd)
@@ -353,7 +390,8 @@ def keep(grace_s: float, pid_fd: int, command: list[str], connection: bool = Fal
     if os.getppid() != window:  # the window ended before its pidfd was taken
         why = "window"
     else:
-        why = _wait(kernel, kernel_fd, ends, memory_cap(), lambda: os.getppid() == window)
+        why = _wait(kernel, kernel_fd, ends, memory_cap(), lambda: os.getppid() == window,
+                    silence)
     if why == "window" and not _grace(kernel, kernel_fd, grace_s):
         end_kernel(kernel, kernel_fd)
     _, status = os.waitpid(kernel, 0)
@@ -361,6 +399,19 @@ def keep(grace_s: float, pid_fd: int, command: list[str], connection: bool = Fal
     scope_ran_out(group)
     sweep(group)
     _exit_as(status)
+
+
+def _beat_pipe() -> tuple[int, int, float] | None:
+    """The beats' pipe (the kernel inherits its write end, named in :data:`BEAT_FD_ENV`,
+    which never blocks it) and the limit, where :data:`SILENCE_ENV` sets one; else None."""
+    text = os.environ.get(SILENCE_ENV, "")
+    if not text.replace(".", "", 1).isdigit() or not float(text) > 0:
+        return None
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    os.set_inheritable(write_end, True)
+    os.environ[BEAT_FD_ENV] = str(write_end)
+    return read_end, write_end, float(text)
 
 
 def connection_end(fd: int) -> tuple[int, int]:

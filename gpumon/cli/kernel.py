@@ -1,6 +1,6 @@
 """``gpumon kernel --stdio``: a playground kernel for a window on another machine (issue 50).
 
-The window runs ``ssh HOST gpumon kernel --stdio`` (``client/ssh_kernel.py``) and speaks the
+The window runs ``ssh HOST gpumon kernel --stdio`` (``playground/client/ssh_kernel.py``) and speaks the
 kernel's own length-capped frames on the connection's stdin and stdout, as it does over a
 local kernel's pipes. This process only prepares and then becomes (``exec``) the kernel's
 watchdog, ``watchdog.py --keep GRACE -1 --connection -- python -m
@@ -12,6 +12,9 @@ gpumon.playground.kernel.main``, so that on this machine too:
   grace (``--connection``: the far end of stdin hanging up, which happens when the window
   quits, is SIGKILLed, or its ``ssh`` is killed or given up by its keep-alive), also while
   the user's code holds the GIL in one long C call and the kernel's own threads cannot run;
+- a link that goes silent without closing (a laptop asleep, a cut cable) ends it after
+  :data:`SILENCE_S` without the window's beat (``watchdog.Silence``), also where sshd's own
+  keep-alive is off, as it is by default;
 - the kernel's memory is capped at a fraction of *this* machine's memory
   (``client/keeper.py``'s setting, read here);
 - imports are isolated as a local kernel's are (``lifeline.isolate_imports``): the kernel
@@ -31,9 +34,14 @@ from pathlib import Path
 from gpumon.playground.client import keeper
 from gpumon.playground.data.wire import FOLDER_ENV
 from gpumon.playground.kernel.lifeline import GRACE_S, WATCHDOG
+from gpumon.playground.kernel.watchdog import SILENCE_ENV
 
-ROOT = Path(__file__).resolve().parents[3]  # the folder that holds gpumon/
+ROOT = Path(__file__).resolve().parents[2]  # the folder that holds gpumon/
 KERNEL_MODULE = "gpumon.playground.kernel.main"
+#: Seconds of a silent link (no beat from the window, which beats every second) after which
+#: the kernel is ended: past ssh's own keep-alive on the window's side (5 s, 3 times), so a
+#: link the window still trusts is never given up here first.
+SILENCE_S = 20.0
 USAGE = "usage: gpumon kernel --stdio\n"
 
 
@@ -50,6 +58,7 @@ def environment(base: dict[str, str], folder: str) -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
     env[FOLDER_ENV] = folder
     env[keeper.CAP_ENV] = str(keeper.memory_cap())
+    env.setdefault(SILENCE_ENV, str(SILENCE_S))
     for name in (keeper.REPORT_ENV, keeper.IN_SCOPE_ENV):  # nothing of a window here
         env.pop(name, None)
     return env
