@@ -1,9 +1,9 @@
 """``gpumon kernel --stdio``: a playground kernel for a window on another machine (issue 50).
 
-The window runs ``ssh HOST gpumon kernel --stdio`` (``playground/client/ssh_kernel.py``) and speaks the
-kernel's own length-capped frames on the connection's stdin and stdout, as it does over a
-local kernel's pipes. This process only prepares and then becomes (``exec``) the kernel's
-watchdog, ``watchdog.py --keep GRACE -1 --connection -- python -m
+The window runs ``ssh HOST gpumon kernel --stdio`` (``playground/client/ssh_kernel.py``)
+and speaks the kernel's own length-capped frames on the connection's stdin and stdout, as it
+does over a local kernel's pipes. This process only prepares and then becomes (``exec``)
+the kernel's watchdog, ``watchdog.py --keep GRACE -1 --connection -- python -m
 gpumon.playground.kernel.main``, so that on this machine too:
 
 - the kernel is the watchdog's child, in a session of its own, below a child subreaper: what

@@ -27,6 +27,7 @@ from gpumon.ssh.command import SshOptions
 from gpumon.ssh.target import Target
 from gpumon.telemetry.model.types import (
     GpuInfo,
+    GpuProcess,
     GpuSample,
     MachineInfo,
     Snapshot,
@@ -39,6 +40,21 @@ SOURCE_NAME = "SSH"
 FALLBACK_SOURCE = "SSH nvidia-smi"  # gpumon is not there: read through nvidia-smi (smi.py)
 STALE_INTERVALS = 3.0
 NEW_LINE_WAIT_S = 0.5  # at most this long a tick waits for a line due about now
+
+
+#: The playground kernels this window runs on each machine, by host as the user named it
+#: (``client/ssh_kernel.py``): their processes count as "this process" there, as a local
+#: kernel's do here (procinfo.set_own_children), for the NVML memory line of the Playground.
+kernels: dict[str, frozenset[int]] = {}
+
+
+def own_marked(processes: tuple[GpuProcess, ...], own: frozenset[int] | None
+               ) -> tuple[GpuProcess, ...]:
+    """``processes`` with those of ``own`` marked ``is_self``."""
+    if not own:
+        return processes
+    return tuple(dataclasses.replace(p, is_self=True) if p.pid in own and not p.is_self
+                 else p for p in processes)
 
 
 class MachineView:
@@ -74,7 +90,9 @@ class MachineView:
                 status = dataclasses.replace(status, message=tr(
                     "On {host}: {message}", host=self.host, message=status.message))
             self._last = dataclasses.replace(snap, machine=machine, status=status,
-                                             read_duration_s=max(snap.read_duration_s, 1e-6))
+                                             read_duration_s=max(snap.read_duration_s, 1e-6),
+                                             processes=own_marked(snap.processes,
+                                                                  kernels.get(self.target.name)))
             return self._last
         self._last = None
         if state.connected and state.arrived_s is not None:

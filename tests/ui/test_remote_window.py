@@ -311,3 +311,29 @@ def test_a_machine_without_torch_says_what_to_install_there(qtbot, lab: Lab) -> 
             "there (pip install 'gpumon[playground]'). The Monitor goes on.")
     finally:
         engine.stop()
+
+
+def test_the_remote_kernels_process_is_this_process_on_its_machine(qtbot, lab: Lab) -> None:  # type: ignore[no-untyped-def]
+    """The NVML memory line of "this process" follows the kernel on lab1: its process in
+    lab1's stream is marked as the window's own."""
+    from gpumon.playground.data.actions import RunCode
+
+    window = RemoteWindow(parse_target("lab1"), options(lab), 0.3)
+    qtbot.addWidget(window)
+    window.show()
+    engine = window.engine
+    with qtbot.waitSignal(engine.actionFinished, timeout=120000):
+        engine.submit(RunCode("1"))
+    pid = engine.kernel_pid
+    assert pid is not None
+    # lab1's NVML lists the kernel on GPU 0 from the next stream on (a new interval)
+    lab.machines["lab1"] = {**lab.machines["lab1"], "FAKENVML_PROCS": f"0:{pid}:1048576"}
+    lab.write_config()
+    window.set_interval(0.4)
+
+    def marked() -> bool:
+        snap = window.latest_snapshot
+        return snap is not None and any(p.pid == pid and p.is_self for p in snap.processes)
+
+    qtbot.waitUntil(marked, timeout=30000)
+    window.close()

@@ -49,6 +49,7 @@ from gpumon.playground.data.outcome import LoadStatus, Outcome, WorkspacePage
 from gpumon.playground.data.wire import Message
 from gpumon.playground.lesson.checkpoint_path import remove_folders_of
 from gpumon.playground.lesson.steps import LessonStep
+from gpumon.remote.source import kernels as remote_kernels
 from gpumon.telemetry.model.types import Snapshot
 from gpumon.telemetry.procs.procinfo import set_own_children
 from gpumon.untrusted import for_terminal
@@ -291,8 +292,9 @@ class KernelLink(QObject):
         if not self._stopped:
             self._stopped = True
             self._client.shutdown(timeout_s=min(timeout_s, 2.0))
+            if self.kernel_pid is not None:
+                self._mark_own([])
             if self.local_pid is not None:
-                set_own_children([])
                 remove_folders_of(self.local_pid)  # the lesson's files (checkpoint_path.py)
             was_busy = self.busy
             self._requests.clear()
@@ -304,6 +306,13 @@ class KernelLink(QObject):
         return not self.running
 
     # -- internals -------------------------------------------------------------------------
+    def _mark_own(self, pids: list[int]) -> None:
+        """The kernel's process counts as "this process": here, or on its machine."""
+        if self.remote is None:
+            set_own_children(pids)
+        else:
+            remote_kernels[self.remote.host] = frozenset(pids)
+
     def _send(self, kind: str, what: Any) -> int:
         if kind == "run":
             rid = self._client.request("run", what)
@@ -329,8 +338,7 @@ class KernelLink(QObject):
         kind, data = message.kind, message.data
         if kind == "hello":
             self.kernel_pid = int(data)
-            if self.remote is None:  # NVML's "this process" line follows the kernel
-                set_own_children([self.kernel_pid])
+            self._mark_own([self.kernel_pid])  # NVML's "this process" line follows the kernel
             self.kernelStarted.emit(self.kernel_pid)
         elif kind == "workspace":
             self.workspaceChanged.emit(data)
@@ -394,8 +402,8 @@ class KernelLink(QObject):
     def _on_ended(self, ended: KernelExit) -> None:
         """The kernel is gone: every request it owed fails, the next one starts a fresh one."""
         self.kernel_pid = None
+        self._mark_own([])
         if self.remote is None:
-            set_own_children([])
             remove_folders_of(ended.pid)  # the lesson's files went with it (checkpoint_path.py)
         self.counters = {}
         # A kernel that died under an action (os._exit(3), a segfault): that action's card
