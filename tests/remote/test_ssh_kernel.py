@@ -310,3 +310,32 @@ def test_a_kernel_held_in_one_c_call_on_a_live_link_is_not_taken_for_a_silent_on
         assert running(kernel) and running(child)
     finally:
         client.shutdown(timeout_s=1.0)
+
+
+def transcript(client: KernelClient, inbox: Inbox) -> str:
+    """The whole lesson through ``client``, as ``gpumon lesson`` prints it, numbers masked
+    (times, memory readings and a model's random weights differ between any two runs)."""
+    import re
+
+    from gpumon.cli.lesson import format_step
+    from gpumon.playground.lesson.steps import LESSON
+
+    steps, text = tuple(LESSON), []
+    for number in range(1, len(steps) + 1):
+        rid = client.request("lesson", (steps, number, None))
+        text.append(format_step(inbox.wait("reply", rid, timeout=START_S).data, len(steps)))
+    masked = re.sub(r"-?\d+(?:[.,]\d+)*(?:e[-+]?\d+)?", "N", "".join(text))
+    return re.sub(r"[ \[]+", " ", masked)  # a random weight's sign moves a column
+
+
+def test_the_lesson_end_to_end_gives_the_local_transcript(
+        ssh_client: KernelClient, inbox: Inbox) -> None:
+    local_inbox = Inbox()
+    local = KernelClient(local_inbox, in_band=True)
+    try:
+        over_ssh = transcript(ssh_client, inbox)
+        here = transcript(local, local_inbox)
+    finally:
+        local.shutdown(timeout_s=1.0)
+    assert over_ssh == here
+    assert "Attempting to deserialize object on a CUDA device" in here  # torch's own words
