@@ -277,6 +277,8 @@ def test_the_playground_runs_its_code_on_the_machine(qtbot, lab: Lab) -> None:  
     assert note is not None and note.text() == ("Code in the Playground and the Lesson runs on "
                                                 "lab1, with its Python, PyTorch and GPUs, "
                                                 "over SSH.")
+    lesson_note = window.lesson.findChild(QLabel, "lessonRunsThere")
+    assert lesson_note is not None and lesson_note.text() == note.text()
     engine = window.engine
     with qtbot.waitSignal(engine.actionFinished, timeout=120000) as done:
         engine.submit(RunCode("import os\nos.getpid()"))

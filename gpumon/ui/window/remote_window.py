@@ -86,11 +86,17 @@ class RemoteWindow(MainWindow):
         return KernelLink(self, remote=Remote(self.target, self._options))
 
     def _make_playground(self) -> QWidget:
-        page = super()._make_playground()
+        return self._with_note(super()._make_playground(), "playgroundRunsThere")
+
+    def _make_lesson(self) -> QWidget:
+        return self._with_note(super()._make_lesson(), "lessonRunsThere")
+
+    def _with_note(self, page: QWidget, name: str) -> QWidget:
+        """``page`` under a line saying where its code runs."""
         note = QLabel(tr("Code in the Playground and the Lesson runs on {host}, with its "
                          "Python, PyTorch and GPUs, over SSH.",
                          host=for_terminal(self.target.name)))
-        note.setObjectName("playgroundRunsThere")
+        note.setObjectName(name)
         note.setWordWrap(True)
         note.setStyleSheet(NOTE_STYLE)
         layout = page.layout()
