@@ -13,7 +13,10 @@ the next request replaces; a kernel that closes its output while alive is ended 
 kernel runs in a process group of its own, which is killed when it ends, so a child of the
 user's code that still holds the pipes can neither keep the reader waiting nor outlive it;
 on Linux a kernel not forked from the fork server runs under its watchdog (keeper.py), which
-ends what the kernel left wherever it went, and caps the kernel's memory.
+ends what the kernel left wherever it went, and caps the kernel's memory. With ``remote``
+the kernel runs on another machine over ssh (ssh_kernel.py), everything else the same: Stop
+is then a frame (no signal crosses ssh), and a beat a second tells its watchdog there that
+the link lives.
 """
 
 from __future__ import annotations
