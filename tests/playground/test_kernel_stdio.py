@@ -48,3 +48,15 @@ def test_the_login_folder_cannot_shadow_torch_and_stays_importable(tmp_path: Pat
         assert outcome.preview == f"(7, '{login}', False)"
     finally:
         client.shutdown(timeout_s=2.0)
+
+
+def test_no_ssh_here_is_a_sentence_not_an_exception() -> None:
+    inbox = Inbox()
+    client = KernelClient(inbox, remote=Remote(parse_target("lab1"), SshOptions(
+        program="/nonexistent/ssh")))
+    try:
+        assert client.request("run", RunCode("1")) > 0
+        ended = inbox.wait("died", timeout=30).data
+        assert ended.sentence().startswith("ssh could not be started (")
+    finally:
+        client.shutdown(timeout_s=1.0)

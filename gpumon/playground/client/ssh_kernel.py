@@ -24,9 +24,11 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import threading
 from dataclasses import dataclass
 
+from gpumon.i18n import tr
 from gpumon.ssh.command import SshOptions, remote_command, ssh_argv, ssh_program
 from gpumon.ssh.diagnose import Kind, diagnose
 from gpumon.ssh.link import STDERR_KEEP, SshLink
@@ -66,14 +68,21 @@ class SshKernel:
         self.stdin = self.proc.stdin
         self.stdout = self.proc.stdout
         self._err = bytearray()
+        self.failed = ""  # why ssh could not be started
         self._drain = threading.Thread(target=self._read_stderr, daemon=True,
                                        name=f"gpumon-kernel-ssh-stderr-{self.pid}")
         self._drain.start()
 
     @classmethod
     def start(cls, remote: Remote) -> SshKernel:
-        """Start ssh; OSError when it cannot be started."""
-        return cls(SshLink.start(remote.argv()), remote.host)
+        """Start ssh. Where it cannot be started (no ssh here), a stand-in that ends at once
+        carries the sentence, so the client reports it as any kernel's end."""
+        try:
+            return cls(SshLink.start(remote.argv()), remote.host)
+        except OSError as exc:
+            kernel = cls(SshLink.start([sys.executable, "-c", ""]), remote.host)
+            kernel.failed = tr("ssh could not be started ({error}).", error=exc)
+            return kernel
 
     @property
     def returncode(self) -> int | None:
@@ -102,6 +111,8 @@ class SshKernel:
         """Once ended: the sentence for a failure of the link or of the remote command (a
         login refused, gpumon missing there, the link given up), else None (the kernel's
         own end, which the client's card says)."""
+        if self.failed:
+            return self.failed
         found = diagnose(self.stderr_text(), self.returncode, self.host)
         return found.sentence if found.kind in LINK_PROBLEMS else None
 
