@@ -339,3 +339,28 @@ def test_the_lesson_end_to_end_gives_the_local_transcript(
         local.shutdown(timeout_s=1.0)
     assert over_ssh == here
     assert "Attempting to deserialize object on a CUDA device" in here  # torch's own words
+
+
+@pytest.mark.parametrize("output", ["printf 'not a frame at all, just text\\n'",
+                                    "printf '\\000\\000\\001\\000half'"],
+                         ids=["garbage", "half-a-frame"])
+def test_a_remote_that_sends_what_is_no_kernels_gets_a_card_and_a_fresh_start(
+        lab: Lab, inbox: Inbox, output: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Garbage, or a frame that stops half-way (then silence), from the far end: the reader
+    refuses it, the link is ended, the card says why, and the next action starts again."""
+    from gpumon.playground.data import wire
+
+    monkeypatch.setattr(wire, "FRAME_REST_S", 2.0)
+    command = remote_script(lab.bin / "not-a-kernel", (
+        f"export GPUMON_TEST_LAB={lab.folder}\n{output}\nexec sleep 1000"))
+    client = KernelClient(inbox, remote=remote(lab, command))
+    try:
+        client.request("run", RunCode("1"))
+        ended = inbox.wait("died", timeout=60.0).data
+        assert ended.reason == "protocol" and ended.detail
+        first = client._gen  # noqa: SLF001
+        client.request("run", RunCode("1"))  # a fresh ssh and a fresh start
+        inbox.wait("died", timeout=60.0)
+        assert client._gen is not first and client.starts == 2  # noqa: SLF001
+    finally:
+        client.shutdown(timeout_s=1.0)
