@@ -63,6 +63,7 @@ from gpumon.ui.window.status_text import StatusText
 from gpumon.ui.window.workers import SamplingThread
 
 if TYPE_CHECKING:  # imported when first used: they pull in the playground's engine
+    from gpumon.playground.client.ssh_kernel import Remote
     from gpumon.ui.lesson.page import LessonPage
     from gpumon.ui.playground.kernel_link import KernelLink
     from gpumon.ui.playground.panel import PlaygroundPanel
@@ -93,6 +94,7 @@ class MainWindow(QMainWindow):
 
     snapshotReceived = Signal(object)  # Snapshot, after views and History are updated
     gpuPanelsChanged = Signal()  # the GPU panels were rebuilt (new source or GPU set)
+    kernel_remote: Remote | None = None  # the machine the kernel runs on (RemoteWindow)
 
     def __init__(
         self,
@@ -249,14 +251,10 @@ class MainWindow(QMainWindow):
         """The one KernelLink, shared by the playground and the lesson; made when first
         asked for (its thread starts later still, on the first action)."""
         if self._engine is None:
-            self._engine = self._make_engine()
+            from gpumon.ui.playground.kernel_link import KernelLink
+
+            self._engine = KernelLink(self, remote=self.kernel_remote)
         return self._engine
-
-    def _make_engine(self) -> KernelLink:
-        """The kernel's handle: a kernel on this computer (RemoteWindow: on its machine)."""
-        from gpumon.ui.playground.kernel_link import KernelLink
-
-        return KernelLink(self)
 
     def _torch_facts(self) -> TorchFacts:
         """What the kernel said of its torch (nothing before the playground was used)."""

@@ -11,7 +11,6 @@ over ssh, ``playground/client/ssh_kernel.py``), and the Playground says so.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
@@ -28,9 +27,6 @@ from gpumon.ui.window.main_window import MainWindow
 from gpumon.ui.window.settings import Settings
 from gpumon.untrusted import for_terminal
 
-if TYPE_CHECKING:
-    from gpumon.ui.playground.kernel_link import KernelLink
-
 NOTE_STYLE = "background: #e3f2fd; border: 1px solid #90caf9; padding: 4px;"
 
 
@@ -43,6 +39,8 @@ class RemoteWindow(MainWindow):
         self.target = target
         self._options, self._extra_args = options, extra_args
         self.stream_interval_s = 0.0  # the interval the remote streams at now
+        # the Playground's kernel runs there too (``gpumon kernel --stdio`` over ssh)
+        self.kernel_remote = Remote(target, options)
         super().__init__(self._make_source, interval_s, settings=settings,
                          prewarm_kernel=prewarm_kernel)
         self.banner.simulate_button.hide()  # the choice here is the machine, not a demo
@@ -78,12 +76,6 @@ class RemoteWindow(MainWindow):
         if fallback and self.fallback_note.text() != snap.status.message:
             self.fallback_note.setText(snap.status.message)
         self.fallback_note.setVisible(fallback)
-
-    def _make_engine(self) -> KernelLink:
-        """The playground's kernel runs on the machine (``gpumon kernel --stdio`` there)."""
-        from gpumon.ui.playground.kernel_link import KernelLink
-
-        return KernelLink(self, remote=Remote(self.target, self._options))
 
     def _make_playground(self) -> QWidget:
         return self._with_note(super()._make_playground(), "playgroundRunsThere")
