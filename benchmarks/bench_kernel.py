@@ -16,6 +16,11 @@
    CPU time up to then; a kernel started the ordinary way (the baseline, same run) against
    one forked from the fork server (Linux).
 
+5. Start under the watchdog: from starting a kernel to the answer of its first request
+   (``ping``, before torch), a kernel started under its watchdog (``client/keeper.py``, the
+   watchdog its parent and subreaper) against one started directly (the baseline, same
+   run); and the watchdog's resident memory.
+
 Sections 1 and 4's baseline start every kernel the ordinary way (GPUMON_KERNEL_FORKSERVER=0).
 
 Run from the repository root: ``python benchmarks/bench_kernel.py [--quick]``.
@@ -38,7 +43,7 @@ sys.path.insert(0, str(REPO))
 import psutil  # noqa: E402
 from machine import describe  # noqa: E402 (benchmarks/machine.py, beside this script)
 
-from gpumon.playground.client import forkserver  # noqa: E402
+from gpumon.playground.client import forkserver, keeper  # noqa: E402
 from gpumon.playground.client.kernel_client import KernelClient, kernel_env  # noqa: E402
 from gpumon.playground.data import actions as A  # noqa: E402
 from gpumon.playground.data.wire import Message  # noqa: E402
@@ -156,6 +161,27 @@ def round_trips(reps: int) -> bool:
     return ok
 
 
+def kept_start(kept: bool) -> tuple[float, int]:
+    """Seconds from start to the first ``ping`` answer; the watchdog's RSS (0: none)."""
+    os.environ[forkserver.ENABLE_ENV] = "0"
+    spawn = keeper.spawn
+    if not kept:
+        keeper.spawn = lambda *_args: None  # type: ignore[assignment]
+    waiter = Waiter()
+    client = KernelClient(waiter)
+    try:
+        start = time.perf_counter()
+        waiter.wait(client.request("ping"))
+        took = time.perf_counter() - start
+        assert client.pid is not None
+        parent = psutil.Process(client.pid).parent()
+        rss = parent.memory_info().rss if kept and parent is not None else 0
+        return took, rss
+    finally:
+        keeper.spawn = spawn
+        client.shutdown()
+
+
 def lesson_sizes() -> None:
     from gpumon.playground.data.wire import Request, encode_frame
     from gpumon.playground.lesson.steps import LESSON
@@ -205,6 +231,14 @@ def main() -> int:
               f"({f_s / p_s:.3f}x the baseline's time)")
     else:
         print("  (no fork server on this platform)")
+    if keeper.usable():
+        print(f"5. start to the first answer, under the watchdog ({runs * 3} runs, medians)")
+        direct = statistics.median(kept_start(False)[0] for _ in range(runs * 3))
+        under = [kept_start(True) for _ in range(runs * 3)]
+        u_s, u_rss = (statistics.median(v) for v in zip(*under, strict=True))
+        print(f"  started directly (baseline): {direct * 1e3:7.1f} ms")
+        print(f"  under its watchdog:          {u_s * 1e3:7.1f} ms "
+              f"(+{(u_s - direct) * 1e3:.1f} ms); the watchdog's RSS {u_rss / 2**20:.1f} MiB")
     return 0 if ok else 1
 
 

@@ -1,4 +1,5 @@
-"""``gpumon --prometheus URL``: the GPUs of every machine a Prometheus server knows.
+"""``gpumon --prometheus URL``: the GPUs of every machine a Prometheus server knows; and
+``gpumon --exporter URL[,URL...]``: the same, read from the exporters themselves.
 
 ``--once`` prints them grouped by machine (or one line saying why not, exit 1) without
 importing Qt; otherwise the window opens with the cluster overview.
@@ -11,8 +12,9 @@ import sys
 
 from gpumon import extras
 from gpumon.i18n import ntr, tr
+from gpumon.telemetry.cluster.exporters import ExporterSource
 from gpumon.telemetry.cluster.fleet import duplicate_note
-from gpumon.telemetry.cluster.promapi import parse_header
+from gpumon.telemetry.cluster.promapi import check_url, parse_header
 from gpumon.telemetry.cluster.prometheus import PrometheusSource
 from gpumon.telemetry.model.types import GpuInfo, GpuSample, HostView, MigSample, Snapshot
 from gpumon.units import NA, format_bytes, format_number
@@ -69,15 +71,23 @@ def _host_lines(host: HostView) -> list[str]:
     return lines
 
 
-def make_source(args: argparse.Namespace) -> PrometheusSource:
-    """The source for ``--prometheus`` and its headers; ValueError with a sentence."""
+def make_source(args: argparse.Namespace) -> PrometheusSource | ExporterSource:
+    """The source for ``--prometheus`` (or ``--exporter``) and its headers; ValueError with
+    a sentence."""
     headers = dict(parse_header(h) for h in args.prometheus_header)
+    if getattr(args, "exporter", None):
+        urls = [check_url(u) for u in args.exporter.split(",") if u.strip()]
+        if not urls:
+            raise ValueError(tr("--exporter needs at least one URL"))
+        return ExporterSource(urls, headers)
     return PrometheusSource(args.prometheus, headers)
 
 
 def main(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.simulate is not None:
         parser.error(tr("--prometheus and --simulate cannot be used together"))
+    if args.prometheus is not None and getattr(args, "exporter", None):
+        parser.error(tr("--prometheus and --exporter cannot be used together"))
     try:
         source = make_source(args)
     except ValueError as exc:
@@ -100,6 +110,7 @@ def main(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             + tr("Try `gpumon --prometheus URL --once` for a text snapshot."))),
               file=sys.stderr)
         return 1
+    where = source.where if isinstance(source, ExporterSource) else None
     return launch.run(None, args.interval, make_window=lambda interval, settings: ClusterWindow(
-        source, interval, settings=settings, prewarm_kernel=settings.playground_used),
-        lang=args.lang)
+        source, interval, settings=settings, prewarm_kernel=settings.playground_used,
+        where=where), lang=args.lang)

@@ -5,6 +5,7 @@ the terminal, from NVML (or simulated GPUs). No Qt, no torch.
     gpumon dmon -c 5 -d 0.5     five readings, half a second apart
     gpumon topo                 the path between each pair of GPUs, affinities, legend
     gpumon topo --p2p           which GPUs can read each other's memory (P2P)
+    gpumon dmon --ssh lab1      the same for another machine, over ssh
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import os
 import sys
 import time
 
+from gpumon import i18n
 from gpumon.cli.argtypes import (
     OneLineParser,
     add_gpm_argument,
@@ -25,8 +27,10 @@ from gpumon.cli.argtypes import (
 from gpumon.cli.sources import make_source
 from gpumon.i18n import tr
 from gpumon.interval import SAMPLING
+from gpumon.ssh.command import DEFAULT_REMOTE, SshOptions
+from gpumon.ssh.target import parse_target
 from gpumon.telemetry.model.activity import FIRST_READING_WAIT_S, warming
-from gpumon.telemetry.model.types import Snapshot, SourceStatus
+from gpumon.telemetry.model.types import Snapshot, Source, SourceStatus
 from gpumon.telemetry.sources.sampler import Sampler
 
 
@@ -63,7 +67,32 @@ def build_parser(command: str) -> argparse.ArgumentParser:
         parser.add_argument("--p2p", action="store_true",
                             help=tr("the P2P read matrix instead, like nvidia-smi topo -p2p r"))
     _common(parser)
+    parser.add_argument("--ssh", metavar="[USER@]HOST[:PORT]", default=None,
+                        help=tr("read another machine's GPUs over ssh (see gpumon --help)"))
+    parser.add_argument("--ssh-config", metavar="FILE", default=None,
+                        help=tr("the ssh_config file ssh reads (ssh -F FILE)"))
+    parser.add_argument("--ssh-command", metavar="COMMAND", default=DEFAULT_REMOTE,
+                        help=tr("how gpumon starts on the other machine (default: gpumon)"))
     return parser
+
+
+def _source(command: str, args: argparse.Namespace) -> Source:
+    """The GPUs to read: simulated, NVML, or one machine over ssh (TargetError, ValueError:
+    a sentence for the command line)."""
+    gpm = command == "dmon" and not args.no_gpm  # topo reads no activity: no GPM call
+    if args.ssh is None:
+        return make_source(args.simulate, args.seed, gpm=gpm)
+    from gpumon.cli.remote import ONCE_WAIT_S
+    from gpumon.remote.source import RemoteSource
+
+    if args.simulate is not None:
+        raise ValueError(tr("--ssh reads another machine: it cannot be used with --simulate"))
+    target = parse_target(args.ssh)
+    extra = ("--lang", i18n.language()) + (() if gpm else ("--no-gpm",))
+    return RemoteSource(target, SshOptions(config_file=args.ssh_config,
+                                           remote_command=args.ssh_command),
+                        getattr(args, "delay", 1.0), first_wait_s=ONCE_WAIT_S,
+                        extra_args=extra)
 
 
 def _fail(command: str, status: SourceStatus) -> int:
@@ -79,9 +108,10 @@ def main(command: str, argv: list[str]) -> int:
     args = build_parser(command).parse_args(argv)
     if command == "topo" and args.matrix and args.p2p:
         build_parser(command).error(tr("-m and --p2p print different matrices: choose one"))
-    try:  # topo reads no activity: no GPM call at all
-        source = make_source(args.simulate, args.seed,
-                             gpm=command == "dmon" and not args.no_gpm)
+    try:
+        source = _source(command, args)
+    except ValueError as exc:  # a refused host name (TargetError), --ssh with --simulate
+        build_parser(command).error(str(exc))
     except ImportError as exc:  # nvidia-ml-py is not installed
         print(f"gpumon {command}: " + tr("gpumon could not load its NVML support ({error}).",
                                          error=exc), file=sys.stderr)

@@ -59,6 +59,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--prometheus", metavar="URL", default=None,
                         help=tr("show every GPU a Prometheus server knows (gpumon exporters, "
                                 "dcgm-exporters), e.g. http://server:9090"))
+    parser.add_argument("--exporter", metavar="URL[,URL...]", default=None,
+                        help=tr("show the GPUs of these gpumon exporters or dcgm-exporters, "
+                                "read from their /metrics without a Prometheus server, e.g. "
+                                "http://node1:9401,http://node2:9400 (--prometheus-header "
+                                "applies to them)"))
     parser.add_argument("--prometheus-header", metavar="'NAME: VALUE'", action="append",
                         default=[], help=tr("an HTTP header for the Prometheus server, e.g. "
                                             "'Authorization: Bearer TOKEN'; @FILE reads it "
@@ -85,6 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
                                             "(gpumon exporter --help)"))
     commands.add_parser("stream", help=tr("print a header line, then a JSON snapshot a line: "
                                           "what gpumon --ssh reads (gpumon stream --help)"))
+    commands.add_parser("kernel", help=tr("run the playground's kernel process on stdin and "
+                                          "stdout, as gpumon --ssh starts it on the other "
+                                          "machine (--stdio)"))
     commands.add_parser("dmon", help=tr("print a line of activity per GPU every second, like "
                                         "nvidia-smi dmon --gpm-metrics (gpumon dmon --help)"))
     commands.add_parser("topo", help=tr("print how the GPUs are joined, like nvidia-smi topo "
@@ -151,6 +159,10 @@ def main(argv: list[str] | None = None) -> int:
         from gpumon.cli import stream as stream_cli
 
         return stream_cli.main(argv[1:])
+    if argv[:1] == ["kernel"]:  # a window on another machine runs its playground here
+        from gpumon.cli import kernel as kernel_cli
+
+        return kernel_cli.main(argv[1:])
     if argv[:1] and argv[0] in TOOLS:
         from gpumon.cli import gpu_tools
 
@@ -171,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(tr("--at and --compare read recordings: use them with --replay FILE"))
     if args.ssh is not None:
         return remote_cli.main(parser, args, _no_window)
-    if args.prometheus is not None:
+    if args.prometheus is not None or args.exporter is not None:
         if args.watch is not None or any(getattr(args, name, None) not in (None, False)
                                          for name in report.OUTPUT_OPTIONS):
             parser.error(tr("with --prometheus, --once prints the cluster snapshot; "

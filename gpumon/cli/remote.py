@@ -54,9 +54,9 @@ def main(parser: argparse.ArgumentParser, args: argparse.Namespace,
     """``no_window()``: why the window cannot open here (None: it can try)."""
     from gpumon.remote.source import RemoteSource
 
-    if args.simulate is not None or args.prometheus is not None:
-        parser.error(tr("--ssh reads other machines: it cannot be used with --simulate or "
-                        "--prometheus"))
+    if args.simulate is not None or args.prometheus is not None or args.exporter is not None:
+        parser.error(tr("--ssh reads other machines: it cannot be used with --simulate, "
+                        "--prometheus or --exporter"))
     try:
         targets = parse_targets(args.ssh)
     except TargetError as exc:

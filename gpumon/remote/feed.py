@@ -8,6 +8,9 @@ backoff (``ssh/backoff.py``): doubling waits with jitter, so thirty machines tha
 network together do not come back in one storm. A stalled link (no line) is left to ssh's
 ServerAlive keep-alive to end; the reader only notes when the last line came.
 
+Where gpumon is not installed there (ssh's exit status 127 for the default command), the next
+try reads the machine's ``nvidia-smi`` instead (``smi.py``), with fewer fields.
+
 A remote that sends garbage, a line over 1 MiB, or another schema is dropped with a sentence
 and tried again later; memory stays bounded (``ssh/link.py``). ``stop()`` ends the ssh child
 and the thread within about a second, even on a link that hangs.
@@ -21,8 +24,15 @@ import time
 from collections.abc import Callable, Mapping
 
 from gpumon.i18n import tr
+from gpumon.remote.smi import MARK, SmiParser, smi_command
 from gpumon.ssh.backoff import Backoff
-from gpumon.ssh.command import SshOptions, remote_command, ssh_argv, ssh_program
+from gpumon.ssh.command import (
+    DEFAULT_REMOTE,
+    SshOptions,
+    remote_command,
+    ssh_argv,
+    ssh_program,
+)
 from gpumon.ssh.diagnose import Kind, diagnose
 from gpumon.ssh.link import LineTooLong, LinkEnded, SshLink
 from gpumon.ssh.target import Target
@@ -75,6 +85,7 @@ class StreamFeed:
         self._link: SshLink | None = None
         self._thread: threading.Thread | None = None
         self.connects = 0  # ssh children started (tests and benchmarks read it)
+        self.smi = False  # gpumon is not there: nvidia-smi is read instead (smi.py)
 
     # -- the caller's side -------------------------------------------------------------------
     def start(self) -> None:
@@ -133,9 +144,12 @@ class StreamFeed:
         program = ssh_program(self.options)
         if program is None:
             return None
-        args = ["stream", "--interval", f"{self.interval_s:g}", *self.extra_args]
-        return ssh_argv(self.target, remote_command(self.options.remote_command, args),
-                        self.options, program)
+        if self.smi:
+            command = smi_command(self.interval_s)
+        else:
+            args = ["stream", "--interval", f"{self.interval_s:g}", *self.extra_args]
+            command = remote_command(self.options.remote_command, args)
+        return ssh_argv(self.target, command, self.options, program)
 
     def _run(self) -> None:
         while not self.backoff.cancelled:
@@ -162,11 +176,11 @@ class StreamFeed:
             self._link = link
             self.connects += 1
         try:
-            self._read(link)
+            self._read_smi(link) if self.smi else self._read(link)
         except LinkEnded as ended:
             if not self.backoff.cancelled:
                 problem = diagnose(ended.stderr, ended.returncode, self.target.name)
-                self._fail(self._stream_words(ended.stderr) or problem.sentence, problem.kind)
+                self._ended(problem.kind, self._stream_words(ended.stderr) or problem.sentence)
         except LineTooLong:
             self._fail(tr("{host} sent a line over 1 MiB: that is not a gpumon stream, so "
                           "gpumon dropped the connection.", host=self._host()), Kind.OTHER)
@@ -177,6 +191,23 @@ class StreamFeed:
             with self._lock:
                 self._link = None
             link.close(grace_s=0.2)
+
+    def _ended(self, kind: Kind, sentence: str) -> None:
+        """A connection ended; where gpumon is missing there (and the default command was
+        asked), the next try reads nvidia-smi at once; where that is missing too, the try
+        after the wait asks for gpumon again (it may have been installed meanwhile)."""
+        if kind is Kind.REMOTE_MISSING and not self.smi \
+                and self.options.remote_command == DEFAULT_REMOTE:
+            self.smi = True
+            self.backoff.skip_next()
+            self._fail(sentence, kind)
+            return
+        if kind is Kind.REMOTE_MISSING and self.smi:
+            self.smi = False
+            sentence = tr("Neither gpumon nor nvidia-smi was found on {host}: install gpumon "
+                          "there (pip install gpumon), or the NVIDIA driver, which brings "
+                          "nvidia-smi.", host=self._host())
+        self._fail(sentence, kind)
 
     def _host(self) -> str:
         return for_terminal(self.target.name)
@@ -191,17 +222,33 @@ class StreamFeed:
     def _fail(self, sentence: str, kind: Kind) -> None:
         self._set(connected=False, problem=sentence, problem_kind=kind)
 
-    def _read(self, link: SshLink) -> None:
+    def _header(self, link: SshLink, is_header: Callable[[bytes], bool]) -> bytes:
+        """The header line, after what a login script may print first."""
         deadline = time.monotonic() + HEADER_WAIT_S
         for _ in range(PREAMBLE_LINES):
             line = link.read_line(max(0.0, deadline - time.monotonic()))
             if line is None:
                 raise StreamError(tr("no stream header within {n} s", n=int(HEADER_WAIT_S)))
-            if line.lstrip().startswith(b"{"):
-                decode_header(line)
-                break
-        else:
-            raise StreamError(tr("no stream header in its first {n} lines", n=PREAMBLE_LINES))
+            if is_header(line):
+                return line
+        raise StreamError(tr("no stream header in its first {n} lines", n=PREAMBLE_LINES))
+
+    def _read_smi(self, link: SshLink) -> None:
+        """nvidia-smi's lines (``smi.py``), a Snapshot each time every GPU had its line."""
+        self._header(link, lambda line: line.strip() == MARK.encode())
+        self._set(connected=True, problem="", problem_kind=None)
+        parser = SmiParser(self.target.name)
+        while not self.backoff.cancelled:
+            line = link.read_line(max(1.0, self.interval_s))
+            if line is None:
+                continue
+            snap = parser.feed(line.decode("utf-8", "replace"))
+            if snap is not None:
+                self._set(snapshot=snap, arrived_s=time.monotonic(),
+                          lines=self._state.lines + 1)
+
+    def _read(self, link: SshLink) -> None:
+        decode_header(self._header(link, lambda line: line.lstrip().startswith(b"{")))
         self._set(connected=True, problem="", problem_kind=None)
         while not self.backoff.cancelled:
             line = link.read_line(max(1.0, self.interval_s))

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 
 from gpumon.i18n import ntr, tr
 from gpumon.remote.feed import StreamFeed
-from gpumon.remote.source import SOURCE_NAME, MachineView
+from gpumon.remote.source import FALLBACK_SOURCE, SOURCE_NAME, MachineView
 from gpumon.ssh.backoff import Backoff
 from gpumon.ssh.command import SshOptions
 from gpumon.ssh.target import Target
@@ -141,7 +141,8 @@ class RemoteFleet:
             snap = view.take(feed.state(), now, start)
             gpus = tuple(dataclasses.replace(g, host=name) for g in snap.gpus)
             up = view.fresh and snap.status.usable
-            hosts.append(HostView(host=name, up=up, message="" if up else snap.status.message,
+            say = not up or snap.machine.source_name == FALLBACK_SOURCE  # the missing fields
+            hosts.append(HostView(host=name, up=up, message=snap.status.message if say else "",
                                   gpus=gpus, samples=snap.samples, migs=snap.migs,
                                   driver_version=snap.machine.driver_version))
             if focused is None or name == focus:

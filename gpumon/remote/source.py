@@ -4,7 +4,9 @@ The remote gpumon reads its own NVML with its own budget and streams snapshots
 (``gpumon stream``); a :class:`~gpumon.remote.feed.StreamFeed` thread keeps the newest, and
 ``sample()`` only hands it over, so the sampling thread never waits on the network for long.
 The snapshot is the remote's, with the machine named as the user named it (``lab1``) and its
-source ``SSH`` (the window then offers no signals: those PIDs are not this machine's).
+source ``SSH`` (the window then offers no signals: those PIDs are not this machine's), or
+``SSH nvidia-smi`` where gpumon is not installed there and nvidia-smi is read instead, its
+status then naming the fields nvidia-smi does not give.
 
 When the link is bad the GPUs stay on screen, shown lost with the reason, as the cluster
 view shows a machine that is down: no line for ``STALE_INTERVALS`` intervals (the values are
@@ -18,12 +20,14 @@ import time
 from collections.abc import Mapping
 
 from gpumon.i18n import tr
+from gpumon.remote import smi
 from gpumon.remote.feed import FeedState, StreamFeed
 from gpumon.ssh.backoff import Backoff
 from gpumon.ssh.command import SshOptions
 from gpumon.ssh.target import Target
 from gpumon.telemetry.model.types import (
     GpuInfo,
+    GpuProcess,
     GpuSample,
     MachineInfo,
     Snapshot,
@@ -33,8 +37,24 @@ from gpumon.telemetry.model.types import (
 from gpumon.untrusted import for_terminal
 
 SOURCE_NAME = "SSH"
+FALLBACK_SOURCE = "SSH nvidia-smi"  # gpumon is not there: read through nvidia-smi (smi.py)
 STALE_INTERVALS = 3.0
 NEW_LINE_WAIT_S = 0.5  # at most this long a tick waits for a line due about now
+
+
+#: The playground kernels this window runs on each machine, by host as the user named it
+#: (``client/ssh_kernel.py``): their processes count as "this process" there, as a local
+#: kernel's do here (procinfo.set_own_children), for the NVML memory line of the Playground.
+kernels: dict[str, frozenset[int]] = {}
+
+
+def own_marked(processes: tuple[GpuProcess, ...], own: frozenset[int] | None
+               ) -> tuple[GpuProcess, ...]:
+    """``processes`` with those of ``own`` marked ``is_self``."""
+    if not own:
+        return processes
+    return tuple(dataclasses.replace(p, is_self=True) if p.pid in own and not p.is_self
+                 else p for p in processes)
 
 
 class MachineView:
@@ -61,14 +81,18 @@ class MachineView:
             self.seen = state.lines
             snap = state.snapshot
             machine = dataclasses.replace(snap.machine, host_name=self.target.name,
-                                          source_name=SOURCE_NAME)
+                                          source_name=FALLBACK_SOURCE if (
+                                              snap.machine.source_name == smi.SOURCE_NAME)
+                                          else SOURCE_NAME)
             self.machine, self.gpus = machine, snap.gpus
             status = snap.status
             if not status.usable:  # the remote's own words say "this computer": name it
                 status = dataclasses.replace(status, message=tr(
                     "On {host}: {message}", host=self.host, message=status.message))
             self._last = dataclasses.replace(snap, machine=machine, status=status,
-                                             read_duration_s=max(snap.read_duration_s, 1e-6))
+                                             read_duration_s=max(snap.read_duration_s, 1e-6),
+                                             processes=own_marked(snap.processes,
+                                                                  kernels.get(self.target.name)))
             return self._last
         self._last = None
         if state.connected and state.arrived_s is not None:

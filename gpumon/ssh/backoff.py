@@ -26,9 +26,17 @@ class Backoff:
         self._next = first_s
         self.failures = 0
         self._cancel = threading.Event()
+        self._skip = False
+
+    def skip_next(self) -> None:
+        """The next wait is none: the next try is another way, not the same one again."""
+        self._skip = True
 
     def delay(self) -> float:
         """The next wait in seconds, and the one after it grows."""
+        if self._skip:
+            self._skip = False
+            return 0.0
         base = self._next
         self._next = min(self.most_s, self._next * self.factor)
         self.failures += 1

@@ -60,6 +60,7 @@ def test_the_dry_run_passes_what_it_can_and_skips_the_gpu_checks(tmp_path: Path)
     compared = (out / "compare-nvidia-smi.csv").read_text()
     # both GPUs of the fake, every output, and the one compute process the fake lists
     assert "--once --json,1,temperature.gpu" in compared and "--once,0,power.draw" in compared
+    assert "gpumon stream,1,temperature.gpu" in compared and (out / "stream.jsonl").is_file()
     assert ",used_memory,300,300,300," in compared  # FAKENVML_PROCS: 300 MiB on GPU 0
     assert "6 skipped" in (out / "pytest-output.txt").read_text()
     assert "Step 1 of" in (out / "lesson.txt").read_text()

@@ -121,7 +121,12 @@ class Lab:
         folder.mkdir(parents=True, exist_ok=True)
         self.user_key = folder / "id_ed25519"
         public = keygen(self.user_key)
-        self.sshd = Sshd(folder / "sshd", public)
+        # The remote PATH: a folder for tools a test puts there (a fake nvidia-smi), then the
+        # system's; no gpumon on it (the tests name theirs with --ssh-command).
+        self.remote_path = folder / "remote-path"
+        self.remote_path.mkdir()
+        self.sshd = Sshd(folder / "sshd", f'environment="PATH={self.remote_path}:/usr/bin:/bin" '
+                         + public)
         self.known_hosts = folder / "known_hosts"
         self.write_known_hosts(self.sshd.host_key.with_suffix(".pub"))
         driver = folder / "fake-driver"
@@ -196,3 +201,27 @@ def kill_remote_streams(lab: Lab) -> None:
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
+
+
+def replay_remote(lab: Lab, name: str, line: str, interval_s: float = 1.0) -> Path:
+    """A remote "gpumon" that costs almost nothing there: it prints the stream's header, then
+    ``line`` (one recorded snapshot) every ``interval_s`` (the reader restamps each on
+    arrival). For many machines on one test host, where 30 real remote gpumons would compete
+    with what is measured or tested."""
+    from gpumon.text.json_in import header_line
+
+    data = lab.folder / f"{name}.jsonl"
+    data.write_text(line.strip() + "\n")
+    header = lab.folder / f"{name}.header"
+    header.write_text(header_line(interval_s) + "\n")
+    return remote_script(lab.bin / name, (
+        f"export GPUMON_TEST_LAB={lab.folder}\n"
+        f"cat {header}\nwhile cat {data}; do sleep {interval_s:g}; done"))
+
+
+def record_line(lab: Lab, gpus: int) -> str:
+    """One snapshot line of ``gpus`` fake GPUs, as lab's remote gpumon streams it."""
+    done = subprocess.run([str(lab.gpumon), "stream", "--count", "1"], capture_output=True,
+                          text=True, timeout=60, env=dict(os.environ, FAKENVML_GPUS=str(gpus)),
+                          check=True)
+    return done.stdout.splitlines()[1]

@@ -293,3 +293,49 @@ def test_a_host_named_like_an_option_is_refused_before_anything_runs(tmp_path: P
     assert "cannot begin with '-'" in done.stderr
     assert not marker.exists()
     assert fake_ssh.exists()
+
+
+def test_once_says_why_in_one_sentence_and_exits_1(lab: Lab) -> None:
+    done = gpumon("--ssh", "lab1", "--ssh-config", str(lab.config),
+                  "--ssh-command", str(lab.bin / "not-there"), "--once")
+    assert done.returncode == 1
+    assert done.stderr.startswith("gpumon: gpumon is not installed on lab1")
+    assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_topo_and_dmon_over_ssh(lab: Lab) -> None:
+    """`gpumon topo --ssh lab1` prints the matrix gpumon topo prints on lab1 itself, and
+    `gpumon dmon --ssh lab1` a row per GPU per reading."""
+    ssh = ("--ssh", "lab1", "--ssh-config", str(lab.config), "--ssh-command", str(lab.gpumon))
+    remote = gpumon("topo", *ssh)
+    local = subprocess.run([str(lab.gpumon), "topo"], capture_output=True, text=True,
+                           timeout=60, env=dict(os.environ, FAKENVML_GPUS="2"))
+    assert remote.returncode == 0 and local.returncode == 0, remote.stderr + local.stderr
+    assert remote.stdout == local.stdout and "GPU1" in remote.stdout
+    dmon = gpumon("dmon", *ssh, "-c", "2", "-d", "0.5")
+    assert dmon.returncode == 0, dmon.stderr
+    lines = [line for line in dmon.stdout.splitlines() if not line.startswith("#")]
+    assert [line.split()[0] for line in lines] == ["0", "1", "0", "1"]
+    refused = gpumon("dmon", "--ssh=-oProxyCommand=x", "-c", "1")
+    assert refused.returncode == 2 and "cannot begin with '-'" in refused.stderr
+
+
+def test_a_killed_gpumon_leaves_no_ssh_and_no_remote_gpumon(lab: Lab) -> None:
+    """gpumon SIGKILLed (no close at all): its ssh child's next write finds no reader and
+    ssh ends, and the remote stream ends with the connection."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gpumon", "--ssh", "lab1", "--ssh-config", str(lab.config),
+         "--ssh-command", str(lab.gpumon), "-l", "0.3", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    try:
+        assert proc.stdout is not None
+        assert json.loads(proc.stdout.readline())["machine"]["host_name"] == "lab1"
+        assert ssh_clients(lab) and remote_streams(lab)
+    finally:
+        proc.kill()
+        proc.wait(10)
+        if proc.stdout is not None:
+            proc.stdout.close()
+    wait_for(lambda: ssh_clients(lab) == [] and remote_streams(lab) == [], 15,
+             "ssh and the remote gpumon to end after gpumon was killed")

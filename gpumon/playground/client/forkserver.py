@@ -32,6 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, Any
 
+from gpumon.playground.client import keeper
 from gpumon.playground.data.wire import FOLDER_ENV, PARENT_ENV
 
 #: As in kernel/forkserver.py (the window imports nothing of the kernel's side).
@@ -53,7 +54,8 @@ _starter = ThreadPoolExecutor(1, thread_name_prefix="gpumon-forkserver-starter")
 
 #: Variables that differ from one kernel to the next without bearing on what the server
 #: imported: a forked kernel still gets them as sent (pytest names the running test in one).
-PER_KERNEL = frozenset({FOLDER_ENV, PARENT_ENV, ENABLE_ENV, "PYTEST_CURRENT_TEST"})
+PER_KERNEL = frozenset({FOLDER_ENV, PARENT_ENV, ENABLE_ENV, "PYTEST_CURRENT_TEST",
+                        *keeper.KERNEL_SETTINGS})
 
 
 def _key(python: str, env: dict[str, str]) -> tuple[str, tuple[tuple[str, str], ...]]:

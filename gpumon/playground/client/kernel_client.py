@@ -11,30 +11,39 @@ caller never waits on a full pipe); the reader refuses a frame over the size lim
 stops half-way, and any it cannot decode, and then ends that kernel with the reason, which
 the next request replaces; a kernel that closes its output while alive is ended too. Each
 kernel runs in a process group of its own, which is killed when it ends, so a child of the
-user's code that still holds the pipes can neither keep the reader waiting nor outlive it.
+user's code that still holds the pipes can neither keep the reader waiting nor outlive it;
+on Linux a kernel not forked from the fork server runs under its watchdog (keeper.py), which
+ends what the kernel left wherever it went, and caps the kernel's memory. With ``remote``
+the kernel runs on another machine over ssh (ssh_kernel.py), everything else the same: Stop
+is then a frame (no signal crosses ssh), and a beat a second tells its watchdog there that
+the link lives.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 from gpumon import i18n
-from gpumon.i18n import ntr, tr
-from gpumon.playground.client import forkserver
+from gpumon.i18n import tr
+from gpumon.playground.client import forkserver, keeper
 from gpumon.playground.client.forkserver import ForkedKernel
 from gpumon.playground.client.internal import internal_errors_in
 from gpumon.playground.client.interrupt import creation_flags, interrupt_path, send_interrupt
 from gpumon.playground.client.job import put_in_job
+from gpumon.playground.client.keeper import KeptKernel, descendants, kill_all
+from gpumon.playground.client.kernel_exit import LOST_NAMES_SHOWN, KernelExit
+from gpumon.playground.client.ssh_kernel import Remote, SshKernel
 from gpumon.playground.data.errors import report_internal
 from gpumon.playground.data.wire import (
     FOLDER_ENV,
@@ -47,13 +56,13 @@ from gpumon.playground.data.wire import (
     Request,
 )
 
+#: Seconds between the beats sent to a kernel over ssh (kernel/watchdog.py's Silence).
+BEAT_S = 1.0
 #: Seconds an interrupted kernel has to stop before it is killed and restarted.
 INTERRUPT_GRACE_S = 2.0
 #: Requests the window makes on its own account (warming up, refreshing the table); Stop
 #: stops the user's code ("run", "lesson"), never these.
 HOUSEKEEPING = frozenset({"load", "devices", "workspace", "names", "ping"})
-#: How many of a lost workspace's names its card lists.
-LOST_NAMES_SHOWN = 20
 #: Seconds a kernel that closed its output (while still running) has to exit on its own.
 CLOSED_OUTPUT_GRACE_S = 1.0
 ROOT = Path(__file__).resolve().parents[3]  # the folder that holds gpumon/
@@ -71,6 +80,7 @@ def kernel_env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
     env[PARENT_ENV] = str(os.getpid())
+    env[keeper.CAP_ENV] = str(keeper.memory_cap())
     try:
         env[FOLDER_ENV] = os.getcwd()
     except OSError:  # the folder was deleted under the window: the user's home instead
@@ -78,85 +88,12 @@ def kernel_env() -> dict[str, str]:
     return env
 
 
-def descendants(pid: int) -> list[Any]:
-    """The processes ``pid`` started, and theirs (psutil.Process objects); [] if unknown."""
-    try:
-        import psutil
-
-        return list(psutil.Process(pid).children(recursive=True))
-    except Exception:  # noqa: BLE001 - gone already, or psutil cannot see it
-        return []
-
-
-def kill_all(processes: Sequence[Any]) -> None:
-    for p in processes:
-        try:
-            p.kill()
-        except Exception:  # noqa: BLE001 - gone already
-            pass
-
-
-@dataclass(frozen=True)
-class KernelExit:
-    """How a kernel ended and what went with it, for the card in the log."""
-
-    pid: int
-    returncode: int | None  # negative: killed by that signal (POSIX)
-    lost_names: tuple[str, ...] = ()  # the workspace as last reported (its first names)
-    lost_requests: tuple[int, ...] = ()  # request ids that never got their answer
-    reason: str = "died"  # "died", "killed after interrupt", "killed during start-up",
-    # "restarted", "protocol" (it sent what the window cannot read), "closed its output"
-    detail: str = ""  # for "protocol": what was wrong with the message, a sentence
-    lost_total: int | None = None  # how many names the workspace had (None: len(lost_names))
-    def signal_name(self) -> str | None:
-        """``SIGKILL`` when a signal ended it (POSIX), else None."""
-        code = self.returncode
-        if code is None or code >= 0:
-            return None
-        try:
-            return signal.Signals(-code).name
-        except ValueError:
-            return f"signal {-code}"
-
-    def how(self) -> str:
-        """``killed by SIGKILL`` / ``exited with code 3``: the cause in a person's words (in
-        the chosen language), to follow "was" in a sentence."""
-        name = self.signal_name()
-        if name is not None:
-            return tr("killed by {signal}", signal=name)
-        if self.returncode is None:
-            return tr("ended")
-        return tr("exited with code {code}", code=self.returncode)
-
-    def sentence(self) -> str:
-        """``The playground kernel (pid 12) was killed by SIGKILL.``"""
-        name = self.signal_name()
-        if name is not None:
-            return tr("The playground kernel (pid {pid}) was killed by {signal}.",
-                      pid=self.pid, signal=name)
-        if self.returncode is None:
-            return tr("The playground kernel (pid {pid}) ended.", pid=self.pid)
-        return tr("The playground kernel (pid {pid}) exited with code {code}.",
-                  pid=self.pid, code=self.returncode)
-
-    def lost_text(self) -> str:
-        """``the workspace (x, y) is gone`` or ``the workspace was empty``; at most
-        :data:`LOST_NAMES_SHOWN` names, then how many more."""
-        total = len(self.lost_names) if self.lost_total is None else self.lost_total
-        if not total:
-            return tr("The workspace was empty, so nothing was lost.")
-        names = ", ".join(self.lost_names[:LOST_NAMES_SHOWN])
-        if total > LOST_NAMES_SHOWN:
-            names += ntr(" and {count} more", " and {count} more", total - LOST_NAMES_SHOWN,
-                         count=f"{total - LOST_NAMES_SHOWN:,}")
-        return tr("The workspace ({names}) is gone.", names=names)
-
-
 @dataclass
 class _Generation:
     """One kernel process and what it owes the window."""
 
-    proc: subprocess.Popen[bytes] | ForkedKernel
+    proc: subprocess.Popen[bytes] | ForkedKernel | KeptKernel | SshKernel
+    report: str  # the file its watchdog writes to when it ends it for its memory
     writer: FrameWriter
     pending: list[int] = field(default_factory=list)
     kinds: dict[int, str] = field(default_factory=dict)  # request id -> kind, while pending
@@ -169,15 +106,22 @@ class _Generation:
     detail: str = ""  # why the client ended it, for "protocol"
     reader: threading.Thread | None = None
     lessons: dict[tuple[Any, ...], int] = field(default_factory=dict)  # steps sent -> key
+    kernel_pid: int | None = None  # the pid its hello said (over ssh: on the other machine)
 
 
 class KernelClient:
     """Owns one kernel process at a time; restarts lazily after a death."""
 
     def __init__(self, on_message: Callable[[Message], None],
-                 python: str = sys.executable) -> None:
+                 python: str = sys.executable, in_band: bool = False,
+                 remote: Remote | None = None) -> None:
         self._on_message = on_message
         self._python = python
+        # Each kernel on another machine, at the far end of ssh (ssh_kernel.py)
+        self.remote = remote
+        # Stop as a frame the kernel's reader thread acts on, where no signal reaches the
+        # kernel (over ssh); else the platform's signal (interrupt.py)
+        self._in_band = in_band or remote is not None
         self._lock = threading.RLock()
         self._gen: _Generation | None = None
         self._next_id = 0
@@ -187,6 +131,8 @@ class KernelClient:
         # parent-death signal when the *thread* that started it ends (prctl(2)), and a
         # restart may be asked for from a short-lived timer thread (_escalate).
         self._spawner = ThreadPoolExecutor(1, thread_name_prefix="gpumon-kernel-spawner")
+        # where a kernel's watchdog says it ended the kernel for its memory (keeper.py)
+        self._reports = ""  # made at the first start: a client that starts none leaves none
 
     # -- state -------------------------------------------------------------------------------
     @property
@@ -209,26 +155,41 @@ class KernelClient:
                 return False
             if self._gen is not None and self._gen.ending == "" and self._gen.proc.poll() is None:
                 return True
-            proc = self._spawner.submit(self._spawn).result()
+            self._reports = self._reports or keeper.report_folder()
+            report = os.path.join(self._reports, f"kernel-{self.starts + 1}")
+            proc = self._spawner.submit(self._spawn, report).result()
             assert proc.stdin is not None and proc.stdout is not None
-            gen = _Generation(proc, FrameWriter(proc.stdin, f"gpumon-kernel-writer-{proc.pid}"))
+            gen = _Generation(proc, report,
+                              FrameWriter(proc.stdin, f"gpumon-kernel-writer-{proc.pid}"))
             self._gen = gen
             self.starts += 1
             gen.reader = threading.Thread(target=self._read, args=(gen, proc.stdout),
                                           daemon=True, name=f"gpumon-kernel-reader-{proc.pid}")
             gen.reader.start()
+            if self.remote is not None:
+                threading.Thread(target=self._beat, args=(gen,), daemon=True,
+                                 name=f"gpumon-kernel-beat-{proc.pid}").start()
             return True
 
-    def _spawn(self) -> subprocess.Popen[bytes] | ForkedKernel:
+    def _spawn(self, report: str
+               ) -> subprocess.Popen[bytes] | ForkedKernel | KeptKernel | SshKernel:
         """Start a kernel (on the spawner thread): in gpumon's own folder, so nothing in the
         user's folder shadows torch or gpumon (kernel/lifeline.py), in a session of its own;
-        forked from the fork server where one is ready (forkserver.py)."""
+        forked from the fork server where one is ready (forkserver.py), else under its
+        watchdog (keeper.py) where it can be; on the other machine over ssh, where its
+        watchdog is started there (ssh_kernel.py, cli/kernel.py)."""
+        if self.remote is not None:
+            return SshKernel.start(self.remote)
         env = kernel_env()
+        env[keeper.REPORT_ENV] = report
         command = kernel_command(self._python)
         if command == [self._python, "-m", KERNEL_MODULE]:
             forked = forkserver.spawn(self._python, env)
             if forked is not None:
                 return forked
+        kept = keeper.spawn(command, env, str(ROOT))
+        if kept is not None:
+            return kept
         proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True,
             cwd=str(ROOT), creationflags=creation_flags(), start_new_session=os.name == "posix",
@@ -296,11 +257,11 @@ class KernelClient:
                 self._kill(gen, "killed during start-up")
                 self.start()
                 return "restarted"
-            if interrupt_path() == "none":
+            if interrupt_path() == "none" and not self._in_band:
                 self._kill(gen, "killed after interrupt")
                 return "killed"
             if gen.started == target:
-                send_interrupt(gen.proc, interrupt_path())
+                self._stop(gen, target)
             else:  # a SIGINT now would reach the kernel between requests and be ignored
                 gen.stop_when_started = target
         timer = threading.Timer(grace_s, self._escalate, args=(gen, target))
@@ -334,9 +295,28 @@ class KernelClient:
         if gen.reader is not None and gen.reader is not threading.current_thread():
             gen.reader.join(1.0)
         self._spawner.shutdown(wait=False)
+        if self._reports:
+            shutil.rmtree(self._reports, ignore_errors=True)
         return code
 
     # -- internals ---------------------------------------------------------------------------
+    @staticmethod
+    def _beat(gen: _Generation) -> None:
+        """Over ssh, a beat a second while the kernel runs: its watchdog there tells a
+        silent link (a laptop asleep) from an idle window by them (cli/kernel.py)."""
+        while not gen.ending and gen.proc.poll() is None:
+            time.sleep(BEAT_S)
+            try:
+                gen.writer.send(Request(0, "beat"))
+            except (ProtocolError, OSError, ValueError):
+                return
+
+    def _stop(self, gen: _Generation, target: int) -> None:
+        if not self._in_band:
+            send_interrupt(gen.proc, interrupt_path())
+        else:
+            gen.writer.send(Request(0, "interrupt", target))
+
     def _escalate(self, gen: _Generation, target: int) -> None:
         with self._lock:
             if gen is not self._gen or target not in gen.pending or gen.proc.poll() is not None:
@@ -393,11 +373,12 @@ class KernelClient:
                         gen.kinds.pop(message.id, None)
                     if message.kind == "hello":
                         gen.ready = True
+                        gen.kernel_pid = message.data if isinstance(message.data, int) else None
                     if message.kind == "started":
                         gen.started = message.id
-                        if gen.stop_when_started == message.id:
+                        if message.id is not None and gen.stop_when_started == message.id:
                             gen.stop_when_started = None
-                            send_interrupt(gen.proc, interrupt_path())
+                            self._stop(gen, message.id)
                         continue  # the client's own business: not delivered
                     if message.kind == "workspace":
                         gen.names = tuple(e.name for e in message.data)[:LOST_NAMES_SHOWN]
@@ -414,10 +395,13 @@ class KernelClient:
             code = gen.proc.wait()
         self._end_group(gen)
         stdout.close()
+        problem = gen.proc.problem() if isinstance(gen.proc, SshKernel) else None
         with self._lock:
             ending = gen.ending
-            lost = KernelExit(gen.proc.pid, code, gen.names, tuple(gen.pending),
-                              ending or "died", gen.detail, gen.total)
+            lost = KernelExit(gen.kernel_pid or gen.proc.pid, code, gen.names, tuple(gen.pending),
+                              ending or "died", gen.detail, gen.total, keeper.ran_out(gen.report),
+                              getattr(gen.proc, "watchdog_lost", False),
+                              problem if problem and ending in ("", "protocol") else "")
             gen.pending.clear()
         gen.writer.close(0)
         if ending == "shutdown":

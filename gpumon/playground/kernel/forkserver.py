@@ -32,7 +32,7 @@ import traceback
 from typing import Any
 
 from gpumon.playground.data.wire import PARENT_ENV
-from gpumon.playground.kernel import lifeline
+from gpumon.playground.kernel import lifeline, watchdog
 
 #: The environment variable holding the socket's file descriptor number.
 SOCKET_ENV = "GPUMON_FORKSERVER_FD"
@@ -76,16 +76,33 @@ def _send(sock: socket.socket, message: dict[str, Any]) -> None:
 
 
 def _reap(sock: socket.socket, children: set[int]) -> None:
-    while children:
+    """Reap what ended, report the kernels' ends, and sweep what an ended kernel left."""
+    ended = False
+    while True:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             children.clear()
-            return
+            break
         if pid == 0:
-            return
-        children.discard(pid)
-        _send(sock, {"exit": pid, "code": os.waitstatus_to_exitcode(status)})
+            break
+        if pid in children:  # else one of the orphans swept below
+            children.discard(pid)
+            ended = True
+            _send(sock, {"exit": pid, "code": os.waitstatus_to_exitcode(status)})
+    if ended:
+        sweep_orphans(children)
+
+
+def sweep_orphans(kernels: set[int]) -> None:
+    """SIGKILL every child of this server that is not a running kernel, and what is below
+    it. The server is a child subreaper (``lifeline.bind_to_parent``), so what a kernel
+    started and left behind (a daemon, forked twice in a session of its own) is re-parented
+    here when the kernel ends, however it ended."""
+    me = os.getpid()
+    for name in os.listdir("/proc"):
+        if name.isdigit() and int(name) not in kernels and watchdog.parent_of(int(name)) == me:
+            watchdog.end_kernel(int(name), None)
 
 
 def _run_kernel(env: dict[str, str], fds: list[int], server_pid: int,

@@ -13,10 +13,12 @@ the kernel and every process it started end with it:
   handler ends the kernel's children and then the kernel) and becomes a child subreaper
   (``PR_SET_CHILD_SUBREAPER``), so a process that the user's code daemonised (forked twice,
   new session) is re-parented to the kernel and is found and ended with it;
-- on Linux a watchdog process (``watchdog.py``, an interpreter of its own) SIGKILLs the
-  kernel and what it started when the window has ended and the kernel has not ended itself
-  within :data:`GRACE_S`: the two ways above need the kernel's interpreter, and user code
-  that holds the GIL inside one C call (``sum(range(10**11))``) keeps both from running;
+- on Linux a watchdog process (``watchdog.py``, an interpreter of its own; the kernel's
+  parent, or for a forked kernel a process beside it) SIGKILLs the kernel and what it
+  started when the window has ended and the kernel has not ended itself within
+  :data:`GRACE_S`: the two ways above need the kernel's interpreter, and user code that
+  holds the GIL inside one C call (``sum(range(10**11))``) keeps both from running; it
+  also caps the kernel's memory;
 - everywhere, a side thread checks every :data:`WATCH_PERIOD_S` that the window's process is
   still the kernel's parent (on Windows: still alive, with the start time it had), so this
   works while the user's code runs in the main thread and where no such signal exists. On
@@ -40,6 +42,7 @@ from pathlib import Path
 from types import FrameType
 
 from gpumon.playground.data.wire import FOLDER_ENV, PARENT_ENV, process_end_fd
+from gpumon.playground.kernel.watchdog import BEAT_FD_ENV, KEPT_ENV
 
 #: How often the side thread looks at the window's process.
 WATCH_PERIOD_S = 0.25
@@ -97,21 +100,55 @@ def bind_to_parent() -> None:
 
 
 _watchdog: list[subprocess.Popen[bytes]] = []  # held: never collected while it runs
+_beats: list[int] = []  # the watchdog's pipe for the window's beats, over ssh
+
+
+def beat() -> None:
+    """Tell the watchdog that a beat of the window came (one byte on its pipe, never
+    waiting): over ssh it ends a kernel whose link went silent (watchdog.Silence)."""
+    if not _beats:
+        text = os.environ.pop(BEAT_FD_ENV, "")
+        _beats.append(int(text) if text.isdigit() else -1)
+        if _beats[0] >= 0:
+            try:
+                os.set_inheritable(_beats[0], False)  # not the user's processes'
+            except OSError:
+                _beats[0] = -1
+    if _beats[0] >= 0:
+        try:
+            os.write(_beats[0], b".")
+        except OSError:  # full (the watchdog reads them), or gone
+            pass
 
 
 def start_watchdog() -> bool:
-    """Start the watchdog process (Linux; ``watchdog.py``); False where it cannot run."""
+    """Start the watchdog process beside the kernel (Linux; ``watchdog.py``); False where it
+    cannot run or a watchdog is the kernel's parent already."""
     parent = _parent_pid()
+    if os.environ.pop(KEPT_ENV, "") == "1":
+        return False  # the watchdog is this kernel's parent (watchdog.keep)
     if parent is None or not sys.platform.startswith("linux") or _watchdog:
         return False
     try:
-        _watchdog.append(subprocess.Popen(  # noqa: S603 - our own interpreter and file
+        proc = subprocess.Popen(  # noqa: S603 - our own interpreter and file
             [sys.executable, "-I", "-S", str(WATCHDOG), str(parent), str(os.getpid()),
              str(GRACE_S)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            close_fds=True, start_new_session=True))
+            close_fds=True, start_new_session=True)
     except OSError:  # no process left to start: the handler and the thread still watch
         return False
+    _watchdog.append(proc)
+    threading.Thread(target=_restart_when_ended, args=(proc,), daemon=True,
+                     name="gpumon-kernel-watchdog-minder").start()
     return True
+
+
+def _restart_when_ended(proc: subprocess.Popen[bytes]) -> None:
+    """A watchdog beside the kernel ends only with the kernel, or killed (the user's code
+    can kill it): then start another, so the kernel never runs unwatched or uncapped."""
+    proc.wait()
+    if proc in _watchdog and not _ending:
+        _watchdog.remove(proc)
+        start_watchdog()
 
 
 def _on_terminate(_signum: int, _frame: FrameType | None) -> None:
@@ -182,8 +219,12 @@ def watch() -> threading.Thread | None:
     return thread
 
 
+_ending: list[bool] = []  # non-empty once the kernel is ending: no watchdog is restarted
+
+
 def end_children() -> int:
     """Kill every process the kernel started, and theirs (SIGKILL); how many."""
+    _ending.append(True)
     try:
         import psutil
 

@@ -19,10 +19,12 @@ window's language, while torch's own messages stay exactly as torch wrote them.
 
 from __future__ import annotations
 
+import _thread
 import gc
 import io
 import logging
 import os
+import queue
 import signal
 import sys
 import threading
@@ -57,6 +59,10 @@ COUNTER_PERIOD_S = 0.25
 COUNTER_IDLE_S = 5.0
 #: Requests that run the user's code: only these can be interrupted.
 USER_CODE = frozenset({"run", "lesson"})
+#: The in-band Stop's request kind (its payload: the id of the request to stop).
+INTERRUPT = "interrupt"
+#: The window's beat over ssh, every second: read here, told to the watchdog.
+BEAT = "beat"
 
 
 class Kernel:
@@ -117,12 +123,25 @@ class Kernel:
         self._writer.send_bytes(frame)
 
     def serve(self, inp: IO[bytes]) -> None:
-        """Answer requests until ``shutdown`` or until the window closes its end."""
+        """Answer requests until ``shutdown`` or until the window closes its end. A thread
+        reads them (:meth:`read_requests`), so that an in-band interrupt is read while the
+        user's code runs."""
         self.send(Message("hello", None, os.getpid()))
+        requests: queue.SimpleQueue[Request | None] = queue.SimpleQueue()
+        threading.Thread(target=self.read_requests, args=(inp, requests), daemon=True,
+                         name="gpumon-kernel-reader").start()
+        while (request := requests.get()) is not None and request.kind != "shutdown":
+            self.answer(request)
+        self.drain()
+
+    def read_requests(self, inp: IO[bytes], requests: queue.SimpleQueue[Request | None],
+                      ) -> None:
+        """Reader thread: queue each request for the main thread, None at the end; act on
+        an ``interrupt`` at once (:meth:`interrupt`)."""
         while True:
             try:
                 request: Request = read_frame(inp)
-            except EOFError:
+            except (EOFError, OSError):
                 break
             except FrameTooLarge as exc:  # the stream cannot be followed past it
                 self.send(Message("internal_error", None, f"a request was refused: {exc}"))
@@ -130,10 +149,30 @@ class Kernel:
             except ProtocolError as exc:  # the frame was read whole: the next one is intact
                 self.send(Message("internal_error", None, f"a request was refused: {exc}"))
                 continue
+            if request.kind == INTERRUPT:
+                self.interrupt(request.payload)
+                continue
+            if request.kind == BEAT:  # over ssh: the link lives (watchdog.Silence)
+                lifeline.beat()
+                continue
+            requests.put(request)
             if request.kind == "shutdown":
-                break
-            self.answer(request)
-        self.drain()
+                return
+        requests.put(None)
+
+    def interrupt(self, target: object) -> bool:
+        """The in-band Stop (a frame, where no signal can reach the kernel: over ``ssh``):
+        SIGINT to the main thread, as the window's own SIGINT would be, if the request it
+        names is the user's code running now; a Stop that comes late never hits the next
+        request. A signal, not ``_thread.interrupt_main``: it also ends a blocking call
+        (``time.sleep(100)``, a read). True if sent."""
+        if not self.busy or self._request_id != target:
+            return False
+        if hasattr(signal, "pthread_kill"):
+            signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+        else:  # Windows: no thread-directed signal; the next bytecode is interrupted
+            _thread.interrupt_main(signal.SIGINT)
+        return True
 
     def answer(self, request: Request) -> None:
         """Run one request; torch's errors are in the Outcome, ours become internal_error."""

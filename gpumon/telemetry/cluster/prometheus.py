@@ -14,7 +14,7 @@ import dataclasses
 import json
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
@@ -64,6 +64,29 @@ def instances_matcher(targets: set[Target]) -> str:
     json.dumps quotes it as PromQL wants: JSON's string escapes are a subset of PromQL's."""
     alternatives = "|".join(sorted({_regex_quote(t[1]) for t in targets}))
     return "instance=~" + json.dumps(alternatives)
+
+
+def processes_of(series: Iterable[Mapping[str, Any]],
+                 members: Mapping[tuple[Target, str], int]) -> tuple[GpuProcess, ...]:
+    """The processes of a machine's GPUs (``members``: its GPUs by target and id) among
+    ``gpumon_process_gpu_memory_bytes`` series, by GPU then PID; labels checked, capped."""
+    gpus = {(target, index) for (target, _), index in members.items()}
+    out = []
+    for s in series:
+        labels, value = s["metric"], number(s.get("value"))
+        value = None if value is None else usable("gpu_mem_bytes", value)
+        gpu, pid = labels.get("gpu", ""), labels.get("pid", "")
+        if not (gpu.isascii() and gpu.isdigit() and pid.isascii() and pid.isdigit()
+                and len(gpu) <= 6 and len(pid) <= 10):
+            continue
+        if (target_of(labels), int(gpu)) not in gpus:
+            continue
+        command = labels.get("command") or None
+        out.append(GpuProcess(gpu_index=int(gpu), pid=int(pid), type=ProcessType.COMPUTE,
+                              gpu_mem_bytes=None if value is None else int(value),
+                              name=command.split(" ")[0] if command else None,
+                              user=labels.get("user") or None, command=command))
+    return tuple(sorted(out, key=lambda p: (p.gpu_index, p.pid)))
 
 
 class PrometheusSource:
@@ -280,23 +303,8 @@ class PrometheusSource:
         targets = {target for target, _ in members}
         if not targets:
             return ()
-        gpus = {(target, index) for (target, _), index in members.items()}
-        out = []
-        for s in self._query(PROCESS_MEMORY + "{" + instances_matcher(targets) + "}"):
-            labels, value = s["metric"], number(s.get("value"))
-            value = None if value is None else usable("gpu_mem_bytes", value)
-            gpu, pid = labels.get("gpu", ""), labels.get("pid", "")
-            if not (gpu.isascii() and gpu.isdigit() and pid.isascii() and pid.isdigit()
-                    and len(gpu) <= 6 and len(pid) <= 10):
-                continue
-            if (target_of(labels), int(gpu)) not in gpus:
-                continue
-            command = labels.get("command") or None
-            out.append(GpuProcess(gpu_index=int(gpu), pid=int(pid), type=ProcessType.COMPUTE,
-                                  gpu_mem_bytes=None if value is None else int(value),
-                                  name=command.split(" ")[0] if command else None,
-                                  user=labels.get("user") or None, command=command))
-        return tuple(sorted(out, key=lambda p: (p.gpu_index, p.pid)))
+        return processes_of(
+            self._query(PROCESS_MEMORY + "{" + instances_matcher(targets) + "}"), members)
 
     def _backfill(self, view: HostView, members: Mapping[tuple[Target, str], int],
                   now: float) -> tuple[Snapshot, ...]:

@@ -132,14 +132,18 @@ class StatusBanner(QFrame):
         self.setStyleSheet(
             "#statusBanner { background: #fff3e0; border: 1px solid #ef6c00;"
             " border-radius: 4px; }")
+        # The sentences may carry another machine's words (a remote gpumon's status): text,
+        # never markup, whatever they hold.
         self.message = QLabel()
         self.message.setObjectName("bannerMessage")
+        self.message.setTextFormat(Qt.TextFormat.PlainText)
         self.message.setWordWrap(True)
         font = QFont()
         font.setBold(True)
         self.message.setFont(font)
         self.hint = QLabel()
         self.hint.setObjectName("bannerHint")
+        self.hint.setTextFormat(Qt.TextFormat.PlainText)
         self.hint.setWordWrap(True)
         self.simulate_button = QPushButton(tr("Show simulated GPUs"))
         self.simulate_button.setObjectName("simulateButton")

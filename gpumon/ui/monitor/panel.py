@@ -122,6 +122,7 @@ class GpuPanel(QFrame):
         self.health = self.header.health  # set by the window (health_events.py)
         self.lost_label = QLabel()
         self.lost_label.setObjectName(f"lostLabel{info.index}")
+        self.lost_label.setTextFormat(Qt.TextFormat.PlainText)  # the reason may be remote text
         # No word wrap in a panel: a height-for-width label makes the scroll area lay the
         # grid out at its preferred height. Long text is clipped; the tooltip has it all.
         # (The other lines are RunsLabels: cut with "…", the whole line in their tooltip.)

@@ -34,13 +34,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 from gpumon.i18n import sentences, tr
 from gpumon.playground.client.kernel_client import KernelClient, KernelExit
+from gpumon.playground.client.ssh_kernel import Remote
 from gpumon.playground.data.actions import Action
 from gpumon.playground.data.devices import DeviceOption
 from gpumon.playground.data.errors import ErrorInfo
@@ -48,8 +49,10 @@ from gpumon.playground.data.outcome import LoadStatus, Outcome, WorkspacePage
 from gpumon.playground.data.wire import Message
 from gpumon.playground.lesson.checkpoint_path import remove_folders_of
 from gpumon.playground.lesson.steps import LessonStep
+from gpumon.remote.source import kernels as remote_kernels
 from gpumon.telemetry.model.types import Snapshot
 from gpumon.telemetry.procs.procinfo import set_own_children
+from gpumon.untrusted import for_terminal
 
 
 class KernelInterrupted(Exception):
@@ -196,11 +199,14 @@ class KernelLink(QObject):
     kernelEnded = Signal(object, bool)  # KernelExit; True: a lost action's card says it
     countersChanged = Signal(object)  # {cuda index: (allocated, reserved)}
 
-    def __init__(self, parent: QObject | None = None) -> None:
+    def __init__(self, parent: QObject | None = None, remote: Remote | None = None) -> None:
         super().__init__(parent)
         self._bridge = _Bridge(self)
         self._bridge.message.connect(self._on_message, Qt.ConnectionType.QueuedConnection)
-        self._client = KernelClient(self._deliver)
+        # remote: the kernel runs on that machine, over ssh (client/ssh_kernel.py); its pid
+        # is that machine's, never one of this computer's processes
+        self.remote = remote
+        self._client = KernelClient(self._deliver, remote=remote)
         self._requests: dict[int, tuple[str, Any]] = {}  # id -> (kind, action or request)
         self._actions_pending = 0
         self._stopped = False
@@ -215,6 +221,11 @@ class KernelLink(QObject):
     def running(self) -> bool:
         """True while a kernel process runs."""
         return self._client.pid is not None
+
+    @property
+    def local_pid(self) -> int | None:
+        """The kernel's pid when it runs on this computer (None over ssh)."""
+        return self.kernel_pid if self.remote is None else None
 
     @property
     def busy(self) -> bool:
@@ -282,8 +293,9 @@ class KernelLink(QObject):
             self._stopped = True
             self._client.shutdown(timeout_s=min(timeout_s, 2.0))
             if self.kernel_pid is not None:
-                set_own_children([])
-                remove_folders_of(self.kernel_pid)  # the lesson's files (checkpoint_path.py)
+                self._mark_own([])
+            if self.local_pid is not None:
+                remove_folders_of(self.local_pid)  # the lesson's files (checkpoint_path.py)
             was_busy = self.busy
             self._requests.clear()
             self._actions_pending = 0
@@ -294,6 +306,13 @@ class KernelLink(QObject):
         return not self.running
 
     # -- internals -------------------------------------------------------------------------
+    def _mark_own(self, pids: list[int]) -> None:
+        """The kernel's process counts as "this process": here, or on its machine."""
+        if self.remote is None:
+            set_own_children(pids)
+        else:
+            remote_kernels[self.remote.host] = frozenset(pids)
+
     def _send(self, kind: str, what: Any) -> int:
         if kind == "run":
             rid = self._client.request("run", what)
@@ -319,7 +338,7 @@ class KernelLink(QObject):
         kind, data = message.kind, message.data
         if kind == "hello":
             self.kernel_pid = int(data)
-            set_own_children([self.kernel_pid])  # NVML's "this process" line follows the kernel
+            self._mark_own([self.kernel_pid])  # NVML's "this process" line follows the kernel
             self.kernelStarted.emit(self.kernel_pid)
         elif kind == "workspace":
             self.workspaceChanged.emit(data)
@@ -341,6 +360,11 @@ class KernelLink(QObject):
         if request == "load":
             self._loading = False
             status = data if kind == "reply" else LoadStatus(False, load_failed_text(kind))
+            if self.remote is not None and status.torch_missing:
+                status = replace(status, message=tr(
+                    "PyTorch is not installed on {host}, where the playground's code runs: "
+                    "install it there (pip install 'gpumon[playground]'). The Monitor goes on.",
+                    host=for_terminal(self.remote.host)))
             self.load_status = status
             self.loadingFinished.emit(status)
             if kind == "reply" and status.ok:
@@ -378,8 +402,9 @@ class KernelLink(QObject):
     def _on_ended(self, ended: KernelExit) -> None:
         """The kernel is gone: every request it owed fails, the next one starts a fresh one."""
         self.kernel_pid = None
-        set_own_children([])
-        remove_folders_of(ended.pid)  # the lesson's files went with it (checkpoint_path.py)
+        self._mark_own([])
+        if self.remote is None:
+            remove_folders_of(ended.pid)  # the lesson's files went with it (checkpoint_path.py)
         self.counters = {}
         # A kernel that died under an action (os._exit(3), a segfault): that action's card
         # says so, and a card of the kernel's own beside it said it twice.

@@ -115,7 +115,7 @@ class PlaygroundPanel(QWidget):
         self._graphs_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
         graphs_layout.addWidget(self._graphs_hint)
         # Without GPUs: the kernel process's main memory, live (cpu_view.py).
-        self.cpu_view = CpuMemoryView(lambda: engine.kernel_pid)
+        self.cpu_view = CpuMemoryView(lambda: engine.local_pid)
         self.cpu_view.hide()
         graphs_layout.addWidget(self.cpu_view)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)

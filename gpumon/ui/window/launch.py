@@ -17,9 +17,13 @@ from PySide6.QtCore import QObject, QSocketNotifier
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMainWindow
 
+from gpumon import i18n
 from gpumon.interval import SAMPLING
 from gpumon.recording.reader import Recording
-from gpumon.ui.window import gcguard, open_cluster, open_recording
+from gpumon.remote.fleet import RemoteFleet
+from gpumon.ssh.command import SshOptions
+from gpumon.ssh.target import Target
+from gpumon.ui.window import add_machine, gcguard, open_cluster, open_recording
 from gpumon.ui.window.language import choose, install_qt_translations
 from gpumon.ui.window.main_window import MainWindow, nvml_factory, simulated_factory
 from gpumon.ui.window.settings import Settings
@@ -64,6 +68,10 @@ def run(simulate: int | None, interval_s: float | None = None, seed: int = 0, *,
                             prewarm_kernel=settings.playground_used)
     if icon is not None:
         window.setWindowIcon(icon)
+    source = getattr(window, "source", None)  # a cluster window's: the SSH overview's fleet
+    fleet = source if isinstance(source, RemoteFleet) else None
+    add_machine.install(window, window.menus.file_menu, window.menus.actions.get("actionQuit"),
+                        settings, fleet, lambda targets: ssh_window_for(targets, window))
     open_cluster.install(window, window.menus.file_menu, window.menus.actions.get("actionQuit"),
                          lambda url: cluster_window_for(url, window))
     install_recordings(window)
@@ -115,6 +123,21 @@ def cluster_window_for(url: str, window: MainWindow) -> MainWindow:
     cluster.setWindowIcon(window.windowIcon())
     cluster.resize(window.size())
     return cluster
+
+
+def ssh_window_for(targets: list[Target], window: MainWindow) -> MainWindow:
+    """File ▸ Add machine…'s overview of ``targets`` over SSH (the user's own ssh config),
+    at ``window``'s interval, zoom and theme, with its own settings in memory."""
+    from gpumon.ui.window.remote_window import remote_window
+
+    settings = Settings.memory()
+    settings.zoom = window.presentation.zoom
+    settings.theme = window.presentation.theme.name
+    made = remote_window(targets, SshOptions(), window.interval_s,
+                         ("--lang", i18n.language()), settings, overview=True)
+    made.setWindowIcon(window.windowIcon())
+    made.resize(window.size())
+    return made
 
 
 def _exit_leaving_hung_thread(status: int) -> None:

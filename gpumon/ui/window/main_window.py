@@ -63,6 +63,7 @@ from gpumon.ui.window.status_text import StatusText
 from gpumon.ui.window.workers import SamplingThread
 
 if TYPE_CHECKING:  # imported when first used: they pull in the playground's engine
+    from gpumon.playground.client.ssh_kernel import Remote
     from gpumon.ui.lesson.page import LessonPage
     from gpumon.ui.playground.kernel_link import KernelLink
     from gpumon.ui.playground.panel import PlaygroundPanel
@@ -93,6 +94,7 @@ class MainWindow(QMainWindow):
 
     snapshotReceived = Signal(object)  # Snapshot, after views and History are updated
     gpuPanelsChanged = Signal()  # the GPU panels were rebuilt (new source or GPU set)
+    kernel_remote: Remote | None = None  # the machine the kernel runs on (RemoteWindow)
 
     def __init__(
         self,
@@ -252,7 +254,7 @@ class MainWindow(QMainWindow):
         if self._engine is None:
             from gpumon.ui.playground.kernel_link import KernelLink
 
-            self._engine = KernelLink(self)
+            self._engine = KernelLink(self, remote=self.kernel_remote)
         return self._engine
 
     def _torch_facts(self) -> TorchFacts:

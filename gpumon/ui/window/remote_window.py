@@ -3,25 +3,31 @@
 One machine (``gpumon --ssh lab1``) is the ordinary window over a RemoteSource: every panel,
 table and view as for local GPUs, the machine's name in the title and the header (the
 snapshot's machine is named as the user named it). Many machines are the cluster window over
-a RemoteFleet: the overview in front, a machine's whole Monitor when it is opened. The
-playground stays on this computer and says so.
+a RemoteFleet: the overview in front, a machine's whole Monitor when it is opened. With one
+machine the Playground and the Lesson run their kernel there too (``gpumon kernel --stdio``
+over ssh, ``playground/client/ssh_kernel.py``), and the Playground says so.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from PySide6.QtCore import Slot
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from gpumon.i18n import ntr, tr
+from gpumon.playground.client.ssh_kernel import Remote
 from gpumon.remote.fleet import RemoteFleet
-from gpumon.remote.source import RemoteSource
+from gpumon.remote.source import FALLBACK_SOURCE, RemoteSource
 from gpumon.ssh.command import SshOptions
 from gpumon.ssh.target import Target
+from gpumon.telemetry.model.types import Snapshot
 from gpumon.ui.window.cluster_window import ClusterWindow
 from gpumon.ui.window.main_window import MainWindow
 from gpumon.ui.window.settings import Settings
 from gpumon.untrusted import for_terminal
+
+NOTE_STYLE = "background: #e3f2fd; border: 1px solid #90caf9; padding: 4px;"
 
 
 class RemoteWindow(MainWindow):
@@ -31,18 +37,60 @@ class RemoteWindow(MainWindow):
                  extra_args: tuple[str, ...] = (), *, settings: Settings | None = None,
                  prewarm_kernel: bool = False) -> None:
         self.target = target
-        super().__init__(lambda: RemoteSource(target, options, interval_s,
-                                              extra_args=extra_args),
-                         interval_s, settings=settings, prewarm_kernel=prewarm_kernel)
+        self._options, self._extra_args = options, extra_args
+        self.stream_interval_s = 0.0  # the interval the remote streams at now
+        # the Playground's kernel runs there too (``gpumon kernel --stdio`` over ssh)
+        self.kernel_remote = Remote(target, options)
+        super().__init__(self._make_source, interval_s, settings=settings,
+                         prewarm_kernel=prewarm_kernel)
         self.banner.simulate_button.hide()  # the choice here is the machine, not a demo
+        # Where gpumon is not installed there: which fields nvidia-smi does not give.
+        self.fallback_note = QLabel()
+        self.fallback_note.setObjectName("remoteFallbackNote")
+        self.fallback_note.setWordWrap(True)
+        self.fallback_note.setStyleSheet(NOTE_STYLE)
+        self.fallback_note.hide()
+        central = self.centralWidget()
+        layout = central.layout() if central is not None else None
+        if isinstance(layout, QVBoxLayout):
+            layout.insertWidget(2, self.fallback_note)  # under the header and the banner
+
+    def _make_source(self) -> RemoteSource:
+        """The machine's source at the window's interval (called in the sampling thread)."""
+        self.stream_interval_s = self.interval_s
+        return RemoteSource(self.target, self._options, self.interval_s,
+                            extra_args=self._extra_args)
+
+    @Slot(float)
+    def set_interval(self, interval_s: float) -> None:
+        """The remote reads at the window's pace: a new interval is a new stream (one
+        reconnect; the history is kept)."""
+        super().set_interval(interval_s)
+        if self.sampling.running and self.interval_s != self.stream_interval_s:
+            self.sampling.set_source(self._make_source)
+
+    @Slot(object)
+    def _on_snapshot(self, snap: Snapshot) -> None:
+        super()._on_snapshot(snap)
+        fallback = snap.machine.source_name == FALLBACK_SOURCE
+        if fallback and self.fallback_note.text() != snap.status.message:
+            self.fallback_note.setText(snap.status.message)
+        self.fallback_note.setVisible(fallback)
 
     def _make_playground(self) -> QWidget:
-        page = super()._make_playground()
-        note = QLabel(tr("The playground runs on this computer, with its own GPUs; the Monitor "
-                         "shows {host}, read over SSH.", host=for_terminal(self.target.name)))
-        note.setObjectName("playgroundStaysLocal")
+        return self._with_note(super()._make_playground(), "playgroundRunsThere")
+
+    def _make_lesson(self) -> QWidget:
+        return self._with_note(super()._make_lesson(), "lessonRunsThere")
+
+    def _with_note(self, page: QWidget, name: str) -> QWidget:
+        """``page`` under a line saying where its code runs."""
+        note = QLabel(tr("Code in the Playground and the Lesson runs on {host}, with its "
+                         "Python, PyTorch and GPUs, over SSH.",
+                         host=for_terminal(self.target.name)))
+        note.setObjectName(name)
         note.setWordWrap(True)
-        note.setStyleSheet("background: #e3f2fd; border: 1px solid #90caf9; padding: 4px;")
+        note.setStyleSheet(NOTE_STYLE)
         layout = page.layout()
         if isinstance(layout, QVBoxLayout):
             layout.insertWidget(0, note)
@@ -50,9 +98,11 @@ class RemoteWindow(MainWindow):
 
 
 def remote_window(targets: Sequence[Target], options: SshOptions, interval_s: float,
-                  extra_args: tuple[str, ...], settings: Settings) -> MainWindow:
-    """The window for ``targets``: one machine's, or the overview of all of them."""
-    if len(targets) == 1:
+                  extra_args: tuple[str, ...], settings: Settings, *,
+                  overview: bool = False) -> MainWindow:
+    """The window for ``targets``: one machine's, or the overview of all of them (also of
+    one, with ``overview``: machines are added to it later)."""
+    if len(targets) == 1 and not overview:
         return RemoteWindow(targets[0], options, interval_s, extra_args, settings=settings,
                             prewarm_kernel=settings.playground_used)
     fleet = RemoteFleet(targets, options, interval_s, extra_args=extra_args)

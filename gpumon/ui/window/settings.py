@@ -207,6 +207,16 @@ class Settings:
     def hidden_process_columns(self, titles: Iterable[str]) -> None:
         self._set("view/hidden_process_columns", list(titles))
 
+    @property
+    def ssh_machines(self) -> list[str]:
+        """The machines added with File ▸ Add machine…, as the user wrote them (checked
+        again with ``ssh.target.parse_target`` wherever they are used)."""
+        return _strings(self._get("remote/ssh_machines")) or []
+
+    @ssh_machines.setter
+    def ssh_machines(self, names: Iterable[str]) -> None:
+        self._set("remote/ssh_machines", list(names))
+
 
 def _strings(v: object) -> list[str] | None:
     """A list of strings as QSettings gives it back (a one-element list as a plain string);

@@ -1,5 +1,6 @@
-"""The checks of gpumon's terminal outputs: ``--once`` and ``--once --json`` beside
-nvidia-smi, and the exporter's /metrics beside ``--once --json``."""
+"""The checks of gpumon's terminal outputs: ``--once``, ``--once --json`` and ``gpumon stream``
+(what ``--ssh`` reads) beside nvidia-smi, and the exporter's /metrics beside ``--once
+--json``."""
 
 from __future__ import annotations
 
@@ -49,6 +50,20 @@ def gpumon_output(ctx: Context, *args: str) -> str:
     return proc.stdout
 
 
+def rows_of_stream(text: str) -> readings.Readings:
+    """The last snapshot of ``gpumon stream``'s output, checked by the stream's own decoder
+    (a header, then documents it accepts), as ``--json`` readings."""
+    from gpumon.text.json_in import decode_header, decode_snapshot
+
+    header, *lines = text.splitlines()
+    decode_header(header)
+    if not lines:
+        raise RuntimeError("gpumon stream printed its header and no snapshot")
+    for line in lines:
+        decode_snapshot(line)  # StreamError: the window would refuse it
+    return readings.from_json(lines[-1])[0]
+
+
 def _verdict_of(rows: list[cmp.Row], what: str) -> tuple[str, str]:
     bad = [f"{r.source} GPU {r.gpu} {r.field}: gpumon {r.gpumon!r}, reference "
            f"{r.reference_before!r}/{r.reference_after!r} ({r.note})"
@@ -63,13 +78,19 @@ def check_outputs(ctx: Context, holder_pid: int | None) -> Result:
     apps_before = query_apps(ctx)
     json_text = gpumon_output(ctx, "--once", "--json")
     text = gpumon_output(ctx, "--once")
+    stream_text = gpumon_output(ctx, "stream", "--count", "2", "--interval", "0.5")
     after, _, _ = query_smi(ctx, fields)
     apps_after = query_apps(ctx)
-    files = [ctx.save("once.json", json_text), ctx.save("once.txt", text)]
+    files = [ctx.save("once.json", json_text), ctx.save("once.txt", text),
+             ctx.save("stream.jsonl", stream_text)]
     json_readings, doc = readings.from_json(json_text)
     ref_b, ref_a = cmp.smi_reference(before, fields), cmp.smi_reference(after, fields)
     rows = cmp.compare_gpus("--once --json", fields, ref_b, ref_a, json_readings)
     rows += cmp.compare_gpus("--once", fields, ref_b, ref_a, readings.from_text(text))
+    # What `gpumon --ssh` reads from this machine: the stream's header, then its last
+    # snapshot, decoded as the window decodes it (text/json_in.py).
+    stream_rows = rows_of_stream(stream_text)
+    rows += cmp.compare_gpus("gpumon stream", fields, ref_b, ref_a, stream_rows)
     rows += cmp.compare_apps("--once --json", apps_before, apps_after, readings.json_apps(doc))
     files += write_table(ctx.out, "compare-nvidia-smi", rows)
     outcome, reason = _verdict_of(rows, "of --once and --json and nvidia-smi")
