@@ -246,7 +246,7 @@ class HeatmapView(QWidget):
             text = "" if host is None else "\n".join(line for line in (
                 ntr("{host}: {n} GPU", "{host}: {n} GPUs", len(host.gpus), host=host.host),
                 tr("Driver {version}", version=host.driver_version) if host.driver_version
-                else "", "" if host.up else host.message, tr("click: open its panels")) if line)
+                else "", host.message, tr("click: open its panels")) if line)
         else:
             host, col = hit
             text = cell_text(host.host, host.gpus[col], host.samples[col])
