@@ -155,6 +155,9 @@ class GpuSample:
     # seconds between two reads: ("energy_mj", 14.0), ("pcie_rx_bytes_per_s", 5.0), and
     # ("processes", 15.0) for the per-process utilization (nvml/budget.py).
     read_every_s: tuple[tuple[str, float], ...] = ()
+    # Readings outside what a GPU can report (model/plausible.py), with the raw value the
+    # driver gave: their fields are None.
+    implausible: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

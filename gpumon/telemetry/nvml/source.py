@@ -30,6 +30,7 @@ from typing import Any, TypeVar, cast
 import pynvml
 
 from gpumon.i18n import tr
+from gpumon.telemetry.model.plausible import screen
 from gpumon.telemetry.model.types import (
     GpuInfo,
     GpuProcess,
@@ -418,6 +419,9 @@ class NvmlSource:
         xid = self._xids.state(g.index)
         if xid is not None:
             values.update(xid_count=xid.count, xid_last=xid.last, xid_last_time_s=xid.last_time_s)
+        bad = screen(values)  # sentinels (4294967295 %, -1 C) become N/A, the value kept
+        if bad:
+            values["implausible"] = bad
         # One constructor call: a dataclasses.replace() per GPU per tick cost ~4 us.
         return GpuSample(index=g.index, timestamp_s=time.time(), processes_supported=listed,
                          **values)
