@@ -36,6 +36,7 @@ from typing import Any
 
 from gpumon import extras
 from gpumon.i18n import tr
+from gpumon.telemetry.exporter.verify import Verifier
 
 CLIENT_AUTH = {
     "NoClientCert": ssl.CERT_NONE,
@@ -51,14 +52,11 @@ UNSUPPORTED_TLS_KEYS = {"cipher_suites", "curve_preferences", "prefer_server_cip
 MAX_FILE_BYTES = 1 << 20
 MAX_CACHED_LOGINS = 256
 MIN_GOOD_COST = 10  # exporter-toolkit's docs suggest 10; cost 4 takes 1.7 ms a guess
+# Each cost step doubles a check: cost 12 takes ~0.25 s of a core, 14 ~1 s, 31 some 17 days
+# (a cost-31 hash once hung the exporter's start). Checks run in verify.py's bounded pool,
+# one at a time per address; nothing is checked at start-up (30 users at cost 12 took 7.8 s).
+MAX_COST = 14
 _BCRYPT = re.compile(r"\$2[aby]\$(0[4-9]|[12][0-9]|3[01])\$[./A-Za-z0-9]{53}")
-# bcrypt checks at once: each takes a core for 0.1-0.3 s (cost 10-12), and the request
-# threads are few (server.WORKERS). A check that finds both taken is not queued: the request
-# is answered 429 at once. A queued one held a worker for up to 1 s, so a 64-thread flood of
-# wrong passwords kept every worker waiting and an authorised scrape, whose credentials are
-# remembered and need no check, queued behind them for 7 s.
-CHECKS_AT_ONCE = 2
-_checks = threading.BoundedSemaphore(CHECKS_AT_ONCE)
 # Wrong passwords from one address: after this many within the window, that address's logins
 # that are not remembered get 429 without a check until the oldest leaves the window.
 FAILURES_PER_CLIENT = 5
@@ -93,6 +91,7 @@ class WebConfig:
     _ok: dict[bytes, bool] = field(default_factory=dict, repr=False)
     _failures: OrderedDict[str, list[float]] = field(default_factory=OrderedDict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    verifier: Verifier = field(default_factory=Verifier, repr=False)
 
     @property
     def decoy(self) -> bytes:
@@ -111,9 +110,10 @@ class WebConfig:
         """What an Authorization header from ``client`` (an address) gets.
 
         A bcrypt check costs 0.1-0.3 s by design; a pair that passed once is remembered (by
-        its SHA-256) and never waits for one, as exporter-toolkit caches it. A check is BUSY
-        instead of waiting when ``CHECKS_AT_ONCE`` run, or when ``client`` sent
-        ``FAILURES_PER_CLIENT`` wrong passwords within ``FAILURE_WINDOW_S``."""
+        its SHA-256) and never waits for one, as exporter-toolkit caches it. Others wait for
+        the ``verifier``'s pool (a client with wrong passwords lately after the others); BUSY
+        when it cannot check soon, or when ``client`` sent ``FAILURES_PER_CLIENT`` wrong
+        passwords within ``FAILURE_WINDOW_S``."""
         if not self.users:
             return Verdict.OK
         scheme, _, encoded = (authorization or "").partition(" ")
@@ -132,17 +132,23 @@ class WebConfig:
                 return Verdict.OK
             if self.retry_after(client) > 0:
                 return Verdict.BUSY
+            suspect = client in self._failures
         import bcrypt
 
         known = self.users.get(user)
-        if not _checks.acquire(blocking=False):
+
+        def verify() -> bool:
+            with self._lock:
+                if self._ok.get(key):  # passed while this one waited
+                    return True
+            try:  # the hash's shape was checked at start; its salt is checked here
+                return bcrypt.checkpw(password.encode(), known or self.decoy) and bool(known)
+            except ValueError:
+                return False
+
+        ok = self.verifier.run(client, verify, suspect)
+        if ok is None:
             return Verdict.BUSY
-        try:
-            ok = bcrypt.checkpw(password.encode(), known or self.decoy) and known is not None
-        except ValueError:
-            ok = False
-        finally:
-            _checks.release()
         with self._lock:
             if ok:
                 if len(self._ok) >= MAX_CACHED_LOGINS:
@@ -323,8 +329,6 @@ def _tls(section: dict[str, Any], base: Path, path: Path) -> ssl.SSLContext:
 def _users(section: Any, path: Path) -> dict[str, bytes]:
     if section is None:
         return {}
-    import bcrypt
-
     users: dict[str, bytes] = {}
     for user, hashed in _mapping(section, path, "basic_auth_users").items():
         if not isinstance(user, str) or not isinstance(hashed, str) or ":" in user:
@@ -335,12 +339,13 @@ def _users(section: Any, path: Path) -> dict[str, bytes]:
                                     "is not a whole bcrypt hash ($2y$, $2b$ or $2a$, a cost "
                                     "from 04 to 31, then 53 characters).", path=str(path),
                                     user=repr(user)))
-        try:
-            bcrypt.checkpw(b"", hashed.encode())
-        except ValueError as err:
-            raise WebConfigError(tr("in the web config file {path}, the password of {user} "
-                                    "is not a bcrypt hash.", path=str(path),
-                                    user=repr(user))) from err
+        if _cost(hashed.encode()) > MAX_COST:
+            raise WebConfigError(tr(
+                "in the web config file {path}, the password hash of {user} has cost {cost}: "
+                "each check would take {seconds} s or more; gpumon takes costs up to {most} "
+                "(htpasswd -nBC 12 {user}).", path=str(path), user=repr(user),
+                cost=_cost(hashed.encode()), most=MAX_COST,
+                seconds=f"{2 ** (_cost(hashed.encode()) - 14):,}"))
         users[user] = hashed.encode()
     return users
 
