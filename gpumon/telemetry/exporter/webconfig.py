@@ -24,6 +24,7 @@ import base64
 import binascii
 import enum
 import hashlib
+import os
 import re
 import ssl
 import stat
@@ -195,17 +196,15 @@ def load(path: Path) -> WebConfig:
         raise WebConfigError(extras.web_config_needs(err) or tr(
             "--web.config.file cannot load {package} ({error}).", package=err.name or "?",
             error=err)) from err
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_FILE_BYTES + 1)
-    except OSError as err:
-        raise WebConfigError(tr("cannot read the web config file {path} ({reason}).",
-                                path=str(path), reason=err.strerror or err)) from err
+    raw = _read(Path(path))
     if len(raw) > MAX_FILE_BYTES:
         raise WebConfigError(tr("the web config file {path} is larger than 1 MiB.",
                                 path=str(path)))
     try:
         doc = yaml.safe_load(raw)
+    except RecursionError as err:  # "[[[[…" 100,000 deep: PyYAML's composer recurses
+        raise WebConfigError(tr("the web config file {path} is nested too deeply to be a web "
+                                "config.", path=str(path))) from err
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""
@@ -230,11 +229,61 @@ def load(path: Path) -> WebConfig:
         files = []
     config.users = _users(doc.get("basic_auth_users"), path)
     config.headers = _headers(doc.get("http_server_config"), path)
+    folders = dict.fromkeys(f.resolve().parent for f in [Path(path), *files])
     config.warnings = _weak_costs(config.users) + [
         tr("anyone on this machine may change {path}; make it writable by its owner only "
            "(chmod o-w).", path=str(f)) for f in [Path(path), *files]
-        if _mode(f) & stat.S_IWOTH]
+        if _mode(f) & stat.S_IWOTH] + [
+        tr("anyone on this machine may replace the files in {path}; make the folder writable "
+           "by its owner only (chmod o-w).", path=str(d)) for d in folders
+        if _mode(d) & stat.S_IWOTH and not _mode(d) & stat.S_ISVTX] + _expiry(
+        base / _text(doc["tls_server_config"], "cert_file", path) if config.tls else None)
     return config
+
+
+def _read(path: Path) -> bytes:
+    """The file's first MAX_FILE_BYTES + 1 bytes; WebConfigError unless it is a regular file
+    (a FIFO given as web.yml once blocked the start until something wrote to it)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as err:
+        raise WebConfigError(tr("cannot read the web config file {path} ({reason}).",
+                                path=str(path), reason=err.strerror or err)) from err
+    with open(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise WebConfigError(tr("the web config file {path} is not a regular file (a pipe, "
+                                    "a device or a folder); give the path of a YAML file.",
+                                    path=str(path)))
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        try:
+            return f.read(MAX_FILE_BYTES + 1)
+        except OSError as err:
+            raise WebConfigError(tr("cannot read the web config file {path} ({reason}).",
+                                    path=str(path), reason=err.strerror or err)) from err
+
+
+def _expiry(cert: Path | None, now: float | None = None) -> list[str]:
+    """A sentence when the TLS certificate has expired or is not valid yet: clients refuse
+    it, and the exporter would serve nobody without saying why. CPython's certificate
+    decoder is the only reader of a certificate file's dates in the standard library."""
+    decode = getattr(getattr(ssl, "_ssl", None), "_test_decode_cert", None)
+    if cert is None or decode is None:
+        return []
+    try:
+        dates = decode(str(cert))
+        after = ssl.cert_time_to_seconds(dates["notAfter"])
+        before = ssl.cert_time_to_seconds(dates["notBefore"])
+    except (OSError, ssl.SSLError, KeyError, ValueError):
+        return []
+    now = time.time() if now is None else now
+    if now > after:
+        return [tr("the TLS certificate {path} expired on {date}; clients will refuse it.",
+                   path=str(cert), date=dates["notAfter"])]
+    if now < before:
+        return [tr("the TLS certificate {path} is not valid before {date}; clients will "
+                   "refuse it until then.", path=str(cert), date=dates["notBefore"])]
+    return []
 
 
 def _mode(path: Path) -> int:
