@@ -53,6 +53,9 @@ class MachineInfo:
     cuda_driver_version: str | None = None  # e.g. "12.4"
     nvml_version: str | None = None
     simulated: bool = False
+    # gpumon runs in a PID namespace of its own (a container without --pid=host): processes
+    # of the host and of other containers hold GPU memory that it cannot list.
+    own_pid_namespace: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +215,7 @@ class GpuProcess:
     user: str | None = None
     command: str | None = None
     is_self: bool = False  # this gpumon process
+    seen: bool = True  # False: this machine's /proc does not know the PID (another namespace)
     container: str | None = None  # its container, batch job or systemd unit, when known
     # From NVML's per-process samples (percent of the GPU's time or bandwidth), newest since
     # the previous reading; None: no sample (the process did not run) or not supported.
