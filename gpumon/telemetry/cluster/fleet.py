@@ -30,6 +30,7 @@ from gpumon.i18n import N_, tr
 from gpumon.telemetry.cluster.promapi import clean_labels
 from gpumon.telemetry.model.exported import NVML_UP, READ_BACK
 from gpumon.telemetry.model.health import HEALTH_KEYS, from_exporter
+from gpumon.telemetry.model.plausible import physical_range
 from gpumon.telemetry.model.types import GpuInfo, GpuSample, HostView, MigSample
 
 Target = tuple[str, str]  # (job, instance): one scrape target
@@ -41,7 +42,6 @@ SCRAPE_FAILED = N_("the scrape failed")  # when Prometheus gives no reason of it
 # pixels: DCGM_FI_DEV_FB_USED = 1e308 (MiB, so inf bytes) once raised OverflowError and
 # blanked the whole cluster. Nothing gpumon reads back can be that large.
 MAX_VALUE = float(1 << 53)
-ABSOLUTE_ZERO_C = -273.15
 # What the fleet remembers is bounded whatever a server sends: a target whose GPU UUIDs
 # change at every scrape (a relabel gone wrong, MIG reconfigured in a loop) took the window
 # from 238 MB to 3.25 GB in 240 s while every UUID ever seen was kept. A GPU of a target that
@@ -53,10 +53,10 @@ MAX_GPUS_PER_TARGET = 64
 
 
 def value_range(key: str) -> tuple[float, float]:
-    """The values a GpuSample field read back can take (in its unit): temperatures from
-    absolute zero, percentages to 100, everything else from 0; all within ``MAX_VALUE``."""
-    low = ABSOLUTE_ZERO_C if key.endswith("_c") else 0.0
-    return low, 100.0 if key.endswith("_pct") else MAX_VALUE
+    """The values a GpuSample field read back can take (in its unit): what a GPU can report
+    (``plausible.physical_range``, as for NVML's readings), else from 0; within MAX_VALUE."""
+    low, high = physical_range(key) or (0.0, MAX_VALUE)
+    return low, min(high, MAX_VALUE)
 
 
 # Prometheus metric -> (field, factor to the field's unit, lowest and highest usable value)
