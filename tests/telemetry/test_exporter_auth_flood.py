@@ -1,11 +1,13 @@
 """A flood of wrong passwords never makes an authorised scrape wait for a password check.
 
-A check that cannot start at once (both of ``CHECKS_AT_ONCE`` taken) used to wait up to 1 s
-on a request thread, so 64 flooding clients held every worker and an authorised scrape, whose
-credentials are remembered, queued behind them (7.2 s measured, TLS, cost 12). Now such a
-request is answered 429 at once, and an address that sent ``FAILURES_PER_CLIENT`` wrong
-passwords gets 429 without a check for a while. Latency under a real TLS flood is measured by
-``benchmarks/bench_auth_flood.py``; these tests check the behaviour, not a time.
+A check that could not start at once used to wait up to 1 s on a request thread, so 64
+flooding clients held every worker and an authorised scrape, whose credentials are
+remembered, queued behind them (7.2 s measured, TLS, cost 12). Now at most
+``verify.MAX_WAITING`` requests wait for a check (two per address), the rest are answered 429
+at once, and an address that sent ``FAILURES_PER_CLIENT`` wrong passwords gets 429 without a
+check for a while (fairness across addresses: ``test_exporter_auth_fair.py``). Latency under
+a real TLS flood is measured by ``benchmarks/bench_auth_flood.py``; these tests check the
+behaviour, not a time.
 """
 
 from __future__ import annotations
