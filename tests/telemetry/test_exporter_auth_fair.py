@@ -147,3 +147,49 @@ def test_no_hash_is_checked_at_start_and_a_cost_above_14_is_refused(
                           capture_output=True, text=True, timeout=120, cwd=ROOT, check=False)
     assert done.returncode == 1 and "has cost 31" in done.stderr and "'ops'" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def _catches(pid: int, sig: int) -> bool:
+    """Whether process ``pid`` has a handler for ``sig`` (/proc's SigCgt mask)."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as f:
+            line = next(x for x in f if x.startswith("SigCgt:"))
+    except (OSError, StopIteration):
+        return False
+    return bool(int(line.split()[1], 16) >> (sig - 1) & 1)
+
+
+@pytest.mark.slow  # a cost-14 hash takes seconds to make
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc's SigCgt")
+def test_sigint_ends_the_exporter_while_it_starts_with_30_slow_users(tmp_path: Path) -> None:
+    """30 users at cost 14 were checked one by one at start-up, with SIGINT answered by a
+    traceback: now nothing is checked at start and SIGINT ends it with a status."""
+    import signal
+    import socket
+    import time
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+
+    hashed = bcrypt.hashpw(b"pw", bcrypt.gensalt(14)).decode()
+    path = tmp_path / "web.yml"
+    path.write_text("basic_auth_users:\n" + "".join(f"  user{i}: '{hashed}'\n"
+                                                   for i in range(30)))
+    path.chmod(0o600)
+    proc = subprocess.Popen([sys.executable, "-m", "gpumon", "exporter", "--simulate", "1",
+                             "--listen", f"127.0.0.1:{port}",
+                             "--web.config.file", str(path)], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 20  # its SIGTERM handler is in place, or 20 s passed
+        while not _catches(proc.pid, signal.SIGTERM) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode in (0, 128 + signal.SIGINT), err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
