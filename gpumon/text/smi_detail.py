@@ -182,8 +182,9 @@ def _gpu(info: GpuInfo | None, s: GpuSample | None, index: int, snap: Snapshot) 
     if migs:
         out.append(_line(1, "MIG Devices"))
         for m in migs:
-            out += [_line(2, f"GI {m.gpu_instance_id} CI {m.compute_instance_id}", m.name),
-                    _line(3, "UUID", m.uuid or NA),
+            out += [_line(2, f"GI {m.gpu_instance_id} CI {m.compute_instance_id}",
+                          for_terminal(m.name)),  # the driver's strings: escaped
+                    _line(3, "UUID", for_terminal(m.uuid) if m.uuid else NA),
                     _line(3, "Memory Used / Total",
                           f"{_mib(m.mem_used_bytes)} / {_mib(m.mem_total_bytes)}"),
                     *_activity(m, 3)]

@@ -245,7 +245,7 @@ def _mig_table(migs: tuple[MigSample, ...]) -> list[str]:
         memory = f"{mib(m.mem_used_bytes)} / {mib(m.mem_total_bytes)}"
         ids = [NA if v is None else str(v) for v in (m.gpu_instance_id, m.compute_instance_id)]
         lines.append(_full(f"{m.gpu_index:>5}  {ids[0]:>3}  {ids[1]:>3}  "
-                           f"{_fit(m.name, name_w):<{name_w}}  {memory:>22}"))
+                           f"{_fit(for_terminal(m.name), name_w):<{name_w}}  {memory:>22}"))
     lines.append(_FULL_RULE)
     return lines
 

@@ -143,3 +143,14 @@ def test_driver_strings_are_escaped_everywhere_they_are_shown(
     title = "".join(run.text for run in title_runs(info))
     _no_control_characters(title)
     assert shown in title
+
+
+def test_a_mig_device_named_with_escapes_is_escaped(fake_nvml: FakeNvml,
+                                                    capfd: pytest.CaptureFixture[str]) -> None:
+    fake_nvml.set_mig_mode(0, 1)
+    fake_nvml.add_mig(0, 0, 1, 0, "1g" + ESCAPES, 5 << 30, 1 << 30)
+    for flags in (["--once"], ["--once", "-q"]):
+        assert main(flags) == 0
+        out = capfd.readouterr().out
+        _no_control_characters(out)
+        assert "1g\\x1b]0;owned" in out
