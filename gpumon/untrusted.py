@@ -2,7 +2,9 @@
 
 ``for_terminal`` keeps a terminal from obeying what it prints: control characters (escape
 sequences, carriage returns, newlines, bidirectional overrides) become visible escapes such as
-``\\x1b``. ``for_csv`` keeps a spreadsheet from running a cell: a cell that begins with
+``\\x1b``; driver strings (GPU names, UUIDs, bus ids, versions) go through it as other
+users' command lines do, since a driver, a recording or a remote machine may hold anything.
+``for_csv`` keeps a spreadsheet from running a cell: a cell that begins with
 ``= + - @`` (or a tab or carriage return) is written as text, behind an apostrophe, as OWASP
 advises. JSON keeps the raw value: its readers are programs, and the encoder escapes.
 """
@@ -39,5 +41,7 @@ def for_terminal(text: str) -> str:
 
 
 def for_csv(text: str) -> str:
-    """A cell that a spreadsheet shows as the text it is, never evaluates as a formula."""
-    return "'" + text if text.startswith(_FORMULA_STARTS) else text
+    """A cell that a spreadsheet shows as the text it is, never evaluates as a formula, and
+    that a terminal printing the file (``cat``, ``less -R``) shows as text too."""
+    shown = for_terminal(text)
+    return "'" + shown if text.startswith(_FORMULA_STARTS) else shown

@@ -45,7 +45,8 @@ def test_for_terminal(text: str, shown: str) -> None:
     ("+cmd", "'+cmd"),
     ("-2", "'-2"),
     ("@SUM(A1)", "'@SUM(A1)"),
-    ("\t=1", "'\t=1"),
+    ("\t=1", "'\\t=1"),
+    ("GPU\x1b]0;owned\x07", "GPU\\x1b]0;owned\\x07"),
     ("a=b", "a=b"),
     ("", ""),
 ])

@@ -167,6 +167,19 @@ def main(argv: list[str]) -> int:
     """Serve until SIGINT/SIGTERM; 1 with a sentence when the address or the web config
     cannot be used."""
     args = build_parser().parse_args(argv)
+    # SIGINT and SIGTERM end the exporter at any moment: before it serves, at once (nothing
+    # to close yet; a slow web config once held the start with SIGINT unanswered), then
+    # cleanly, after the server and the reader stop.
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: object) -> None:
+        if not serving:
+            raise SystemExit(128 + signum)
+        stop.set()
+
+    serving = False
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, on_signal)
     logging.basicConfig(level=logging.INFO, format="gpumon exporter: %(message)s")
     from gpumon.telemetry.exporter.page import Pages
     from gpumon.telemetry.exporter.reader import GpuReader
@@ -196,11 +209,9 @@ def main(argv: list[str]) -> int:
         publish = _recording(pages.publish, writer)
     reader = GpuReader(_factory(args.simulate, args.seed, not args.no_gpm), publish,
                        args.interval, args.read_timeout)
-    # Before the first answer: a SIGTERM that comes as soon as the port answers (a test, a
-    # quick systemd restart) must end the exporter cleanly, not by the default action.
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
+    # From the first answer on, a SIGTERM (a test, a quick systemd restart) ends the
+    # exporter cleanly, not by the default action.
+    serving = True
     host, port = args.listen
     try:
         server = serve(host, port, pages, web)

@@ -10,6 +10,7 @@ UUID) are shown for the whole watch. No Qt, no NVML.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 from collections.abc import Iterable
 
@@ -19,11 +20,30 @@ from gpumon.telemetry.model.types import GpuInfo, Snapshot
 
 NOT_FOUND = 6  # nvidia-smi's return code when a query finds no object
 MAX_IDS = 64
+MAX_INDEX_DIGITS = 6
 
 
 def parse_ids(text: str) -> tuple[str, ...]:
     """The ids of ``-i 0,1`` (spaces around them ignored, empty ones dropped)."""
     return tuple(i.strip() for i in text.split(",") if i.strip())[:MAX_IDS]
+
+
+def checked_ids(text: str) -> str:
+    """``-i``'s argument when it names at least one GPU and each index is a number a GPU
+    can have; argparse's one-line error otherwise (``-i ,,,`` once showed every GPU with
+    status 0, and a 5,000-digit index raised int()'s digit limit as a traceback)."""
+    ids = parse_ids(text)
+    if not ids:
+        raise argparse.ArgumentTypeError(
+            tr("names no GPU: give an index, a UUID or a PCI bus id, got {text}",
+               text=repr(text)[:80]))
+    for given in ids:
+        if given.isascii() and given.isdigit() and len(given) > MAX_INDEX_DIGITS:
+            raise argparse.ArgumentTypeError(
+                tr("{id} is no GPU index (an index has at most {n} digits)",
+                   id=repr(given)[:40] + ("…" if len(given) > 38 else ""),
+                   n=MAX_INDEX_DIGITS))
+    return text
 
 
 def _bus(text: str) -> tuple[int, int, int, int] | None:
@@ -44,7 +64,7 @@ def _bus(text: str) -> tuple[int, int, int, int] | None:
 def matches(gpu: GpuInfo, given: str) -> bool:
     """Whether ``given`` (an index, a UUID, a PCI bus id) names ``gpu``."""
     if given.isascii() and given.isdigit():
-        return int(given) == gpu.index
+        return len(given) <= MAX_INDEX_DIGITS and int(given) == gpu.index
     uuid = normalize_uuid(given)
     if uuid is not None:
         return uuid == normalize_uuid(gpu.uuid)

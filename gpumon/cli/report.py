@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
 from gpumon.cli.argtypes import whole_count
+from gpumon.cli.gpu_select import checked_ids
 from gpumon.i18n import tr
 from gpumon.interval import SAMPLING
 from gpumon.telemetry.model.types import Source, SourceState, SourceStatus
@@ -54,7 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser,
                               "per GPU"))
     parser.add_argument("--count", type=whole_count, metavar="N", default=None,
                         help=tr("with --watch: stop after N snapshots"))
-    parser.add_argument("-i", "--id", metavar="ID[,ID...]", default=None,
+    parser.add_argument("-i", "--id", metavar="ID[,ID...]", default=None, type=checked_ids,
                         help=tr("with --once/--watch: only these GPUs, by index, UUID or PCI "
                                 "bus id, like nvidia-smi -i"))
 

@@ -14,10 +14,9 @@ import contextlib
 import gzip
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO
 
 from gpumon.recording.lines import Mark, mark_line
-from gpumon.telemetry.history.csv_record import FLUSH_EVERY_S, CsvRecordWriter
+from gpumon.telemetry.history.csv_record import FLUSH_EVERY_S, CsvRecordWriter, Sink
 from gpumon.telemetry.model.types import Snapshot
 from gpumon.text.json_in import header_line
 from gpumon.text.json_out import snapshot_json
@@ -39,13 +38,16 @@ class StreamRecordWriter(CsvRecordWriter):
         self.interval_s = interval_s or 1.0
         super().__init__(path, on_error, flush_every_s)
 
-    def _open_file(self) -> IO[str]:
-        if self.path.name.lower().endswith(".gz"):
-            f: IO[str] = gzip.open(self.path, "wt", encoding="utf-8", compresslevel=6)
-        else:
-            f = self.path.open("w", encoding="utf-8")
+    def _open_file(self) -> Sink:
+        gz = self.path.name.lower().endswith(".gz")
+        # A gzip file cannot be cut back to a whole line: its reader stops at its last
+        # whole line instead (recording/reader.py).
+        self._cut_back = not gz
+        f: Sink = (gzip.open(self.path, "wb", compresslevel=6) if gz
+                   else self.path.open("wb", buffering=0))
         try:
-            f.write(header_line(self.interval_s) + "\n")
+            self._pending += (header_line(self.interval_s) + "\n").encode("utf-8")
+            self._write_pending(f)
             f.flush()
         except OSError:
             with contextlib.suppress(OSError):
@@ -58,11 +60,8 @@ class StreamRecordWriter(CsvRecordWriter):
         self.put(mark)
 
     def _write(self, item: object) -> None:
-        f = self._file
-        if f is None:
-            return
         if isinstance(item, Snapshot):
-            f.write(snapshot_json(item) + "\n")
-            self.rows += 1
+            self._pending += (snapshot_json(item) + "\n").encode("utf-8")
+            self._pending_rows += 1
         elif isinstance(item, Mark):
-            f.write(mark_line(item) + "\n")
+            self._pending += (mark_line(item) + "\n").encode("utf-8")

@@ -19,7 +19,7 @@ from gpumon.telemetry.model.types import GpuInfo, GpuProcess, GpuSample, MigSamp
 
 SCHEMA = "gpumon.snapshot/1"
 _SAMPLE_SKIP = {"index", "timestamp_s", "lost", "message", "processes_supported", "failed_reads",
-                "activity_state", "nvlink_links", "read_every_s"}
+                "activity_state", "nvlink_links", "read_every_s", "implausible"}
 SAMPLE_KEYS = tuple(f.name for f in dataclasses.fields(GpuSample) if f.name not in _SAMPLE_SKIP)
 
 

@@ -134,10 +134,10 @@ def _activity(s: GpuSample | MigSample, depth: int = 1) -> list[str]:
 
 
 def _gpu(info: GpuInfo | None, s: GpuSample | None, index: int, snap: Snapshot) -> list[str]:
-    bus = info.pci_bus_id if info and info.pci_bus_id else NA
-    out = [f"GPU {bus}", _line(1, "Index", index),
-           _line(1, "Product Name", info.name if info else NA),
-           _line(1, "GPU UUID", info.uuid if info and info.uuid else NA)]
+    bus = for_terminal(info.pci_bus_id) if info and info.pci_bus_id else NA
+    out = [f"GPU {bus}", _line(1, "Index", index),  # the driver's strings: escaped
+           _line(1, "Product Name", for_terminal(info.name) if info else NA),
+           _line(1, "GPU UUID", for_terminal(info.uuid) if info and info.uuid else NA)]
     if s is None or s.lost:
         why = s.message if s is not None and s.message else tr("No reading.")
         return out + [_line(1, "State", f"LOST: {why}" if s is not None else "NO DATA")]
@@ -182,8 +182,9 @@ def _gpu(info: GpuInfo | None, s: GpuSample | None, index: int, snap: Snapshot) 
     if migs:
         out.append(_line(1, "MIG Devices"))
         for m in migs:
-            out += [_line(2, f"GI {m.gpu_instance_id} CI {m.compute_instance_id}", m.name),
-                    _line(3, "UUID", m.uuid or NA),
+            out += [_line(2, f"GI {m.gpu_instance_id} CI {m.compute_instance_id}",
+                          for_terminal(m.name)),  # the driver's strings: escaped
+                    _line(3, "UUID", for_terminal(m.uuid) if m.uuid else NA),
                     _line(3, "Memory Used / Total",
                           f"{_mib(m.mem_used_bytes)} / {_mib(m.mem_total_bytes)}"),
                     *_activity(m, 3)]
@@ -222,8 +223,8 @@ def render_detail(snap: Snapshot) -> str:
              _line(0, "Timestamp", format_smi_date(snap.timestamp_s)),
              _line(0, "Source", m.source_name + " (" + tr("SIMULATED") + ")" if simulated
                    else m.source_name),
-             _line(0, "Driver Version", m.driver_version or NA),
-             _line(0, "CUDA Version", m.cuda_driver_version or NA),
+             _line(0, "Driver Version", for_terminal(m.driver_version or NA)),
+             _line(0, "CUDA Version", for_terminal(m.cuda_driver_version or NA)),
              _line(0, "Attached GPUs", len(snap.gpus)), ""]
     infos = {g.index: g for g in snap.gpus}
     for index in sorted(set(infos) | {s.index for s in snap.samples}):

@@ -130,7 +130,8 @@ def render(snapshot: Snapshot, show_uuid: bool = False) -> str:
         lines += _gpu_block(index, infos.get(index), snapshot.sample_for(index))
         if show_uuid:
             info = infos.get(index)
-            lines.append(_full(f"     UUID: {info.uuid if info and info.uuid else NA}"))
+            uuid = for_terminal(info.uuid) if info and info.uuid else NA
+            lines.append(_full(f"     UUID: {uuid}"))
         lines.append(_RULE)
     lines.append("")
     if snapshot.migs:
@@ -173,19 +174,21 @@ def _header(snapshot: Snapshot) -> list[str]:
         lines.append(_full(tr("SIMULATED: these GPUs and numbers are simulated, not read "
                               "from hardware.")))
     lines.append(_full(
-        f"gpumon {__version__}   Driver Version: {m.driver_version or NA}   "
-        f"CUDA Version: {m.cuda_driver_version or NA}   NVML: {m.nvml_version or NA}"
+        f"gpumon {__version__}   Driver Version: {for_terminal(m.driver_version or NA)}   "
+        f"CUDA Version: {for_terminal(m.cuda_driver_version or NA)}   "
+        f"NVML: {for_terminal(m.nvml_version or NA)}"
     ))
     source = source_words(m.source_name)
     if simulated and m.source_name != "simulated":
         source += " " + tr("(SIMULATED)")
-    lines.append(_full(tr("Host: {host}   Source: {source}", host=m.host_name, source=source)))
+    lines.append(_full(tr("Host: {host}   Source: {source}", host=for_terminal(m.host_name),
+                             source=source)))
     return lines
 
 
 def _gpu_block(index: int, info: GpuInfo | None, sample: GpuSample | None) -> list[str]:
-    name = info.name if info else NA
-    bus = info.pci_bus_id if info else NA
+    name = for_terminal(info.name) if info else NA  # the driver's strings: escaped
+    bus = for_terminal(info.pci_bus_id) if info else NA
     if sample is None or sample.lost:
         why = sample.message if sample is not None and sample.message else tr("No reading.")
         state = "LOST" if sample is not None else "NO DATA"
@@ -242,7 +245,7 @@ def _mig_table(migs: tuple[MigSample, ...]) -> list[str]:
         memory = f"{mib(m.mem_used_bytes)} / {mib(m.mem_total_bytes)}"
         ids = [NA if v is None else str(v) for v in (m.gpu_instance_id, m.compute_instance_id)]
         lines.append(_full(f"{m.gpu_index:>5}  {ids[0]:>3}  {ids[1]:>3}  "
-                           f"{_fit(m.name, name_w):<{name_w}}  {memory:>22}"))
+                           f"{_fit(for_terminal(m.name), name_w):<{name_w}}  {memory:>22}"))
     lines.append(_FULL_RULE)
     return lines
 

@@ -110,3 +110,47 @@ def test_a_carriage_return_is_shown_as_one(fake_nvml: FakeNvml,
     finally:
         child.kill()
         child.wait(timeout=5)
+
+
+def test_driver_strings_are_escaped_everywhere_they_are_shown(
+        fake_nvml: FakeNvml, capfd: pytest.CaptureFixture[str]) -> None:
+    """A GPU name and a driver version holding escapes (issue 53) reach no terminal, CSV or
+    window label raw: they are escaped as command lines are; JSON keeps them as they are."""
+    from gpumon.telemetry.nvml.source import NvmlSource
+    from gpumon.ui.monitor.panel_labels import title_runs
+
+    fake_nvml.set_name(0, FORMULA + ESCAPES)
+    fake_nvml.set_driver_version("580.1" + ESCAPES, "12.580" + ESCAPES)
+    shown = FORMULA + "\\x1b]0;owned\\x07\\x1b[2J"
+    for flags in (["--once"], ["--once", "-q"]):
+        assert main(flags) == 0
+        out = capfd.readouterr().out
+        _no_control_characters(out)
+        assert shown[:20] in out and "580.1\\x1b]0;owned" in out
+    assert main(["--once", "--csv"]) == 0
+    out = capfd.readouterr().out
+    _no_control_characters(out)
+    header, row = list(csv.reader(io.StringIO(out)))
+    assert row[header.index("name")] == "'" + shown
+    assert main(["--once", "--json"]) == 0
+    assert json.loads(capfd.readouterr().out)["gpus"][0]["name"] == FORMULA + ESCAPES
+    source = NvmlSource()
+    assert source.open().usable
+    try:
+        info = source.gpus()[0]
+    finally:
+        source.close()
+    title = "".join(run.text for run in title_runs(info))
+    _no_control_characters(title)
+    assert shown in title
+
+
+def test_a_mig_device_named_with_escapes_is_escaped(fake_nvml: FakeNvml,
+                                                    capfd: pytest.CaptureFixture[str]) -> None:
+    fake_nvml.set_mig_mode(0, 1)
+    fake_nvml.add_mig(0, 0, 1, 0, "1g" + ESCAPES, 5 << 30, 1 << 30)
+    for flags in (["--once"], ["--once", "-q"]):
+        assert main(flags) == 0
+        out = capfd.readouterr().out
+        _no_control_characters(out)
+        assert "1g\\x1b]0;owned" in out

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from fakenvml import FakeNvml
 from faults_helpers import run_once
@@ -21,7 +23,7 @@ def _unsupported_lists(fake: FakeNvml, gpu: int = -1) -> None:
 
 def test_source_marks_the_gpu_without_process_list(fake_nvml: FakeNvml) -> None:
     fake_nvml.set_gpu_count(2)
-    fake_nvml.add_process(0, 4242, 1 << 30)
+    fake_nvml.add_process(0, os.getpid(), 1 << 30)
     _unsupported_lists(fake_nvml, gpu=1)
     source = NvmlSource()
     source.open()
@@ -31,7 +33,7 @@ def test_source_marks_the_gpu_without_process_list(fake_nvml: FakeNvml) -> None:
         source.close()
     assert [s.processes_supported for s in snap.samples] == [True, False]
     assert process_list_note(snap) == "Process list not supported by this GPU/driver (GPU 1)."
-    assert [p.pid for p in snap.processes] == [4242]
+    assert [p.pid for p in snap.processes] == [os.getpid()]
 
 
 def test_once_says_the_list_is_not_supported(fake_nvml: FakeNvml,
@@ -54,6 +56,6 @@ def test_window_table_says_the_list_is_not_supported(qtbot, make_window,  # type
     assert note.geometry() == w.process_table.viewport().rect()  # centred in the empty table
     for func in LISTS:  # the driver lists processes again (the latest script wins)
         fake_nvml.set_error(func, 0)
-    fake_nvml.add_process(0, 4242, 1 << 30)
+    fake_nvml.add_process(0, os.getpid(), 1 << 30)
     clock[0] += UNSUPPORTED_RECHECK_S  # it is asked again after that
     qtbot.waitUntil(lambda: not note.isVisible(), timeout=5000)

@@ -44,7 +44,8 @@ def test_disk_full_on_the_worker_becomes_one_sentence(tmp_path: Path) -> None:
     writer.close()
     assert not writer.thread.is_alive()
     assert errors == [("gpumon-csv-record",
-                       f"Recording to {path} stopped: No space left on device.")]
+                       f"Recording stopped: disk full. {path} keeps the rows written "
+                       "before, up to its last whole row.")]
     lines = path.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 2 and lines[0].startswith("timestamp_iso,")  # the rows before stay
 

@@ -1,11 +1,13 @@
 """A flood of wrong passwords never makes an authorised scrape wait for a password check.
 
-A check that cannot start at once (both of ``CHECKS_AT_ONCE`` taken) used to wait up to 1 s
-on a request thread, so 64 flooding clients held every worker and an authorised scrape, whose
-credentials are remembered, queued behind them (7.2 s measured, TLS, cost 12). Now such a
-request is answered 429 at once, and an address that sent ``FAILURES_PER_CLIENT`` wrong
-passwords gets 429 without a check for a while. Latency under a real TLS flood is measured by
-``benchmarks/bench_auth_flood.py``; these tests check the behaviour, not a time.
+A check that could not start at once used to wait up to 1 s on a request thread, so 64
+flooding clients held every worker and an authorised scrape, whose credentials are
+remembered, queued behind them (7.2 s measured, TLS, cost 12). Now at most
+``verify.MAX_WAITING`` requests wait for a check (two per address), the rest are answered 429
+at once, and an address that sent ``FAILURES_PER_CLIENT`` wrong passwords gets 429 without a
+check for a while (fairness across addresses: ``test_exporter_auth_fair.py``). Latency under
+a real TLS flood is measured by ``benchmarks/bench_auth_flood.py``; these tests check the
+behaviour, not a time.
 """
 
 from __future__ import annotations
@@ -68,22 +70,34 @@ def get(port: int, authorization: str, timeout: float = 30.0) -> tuple[int, str]
 
 
 @contextmanager
-def checks_taken() -> Iterator[None]:
-    """Both password-check slots taken, as by two checks that never end: whatever is
-    answered meanwhile was answered without waiting for one."""
-    for _ in range(webconfig.CHECKS_AT_ONCE):
-        assert webconfig._checks.acquire(timeout=5)
+def checks_taken(web: WebConfig) -> Iterator[None]:
+    """Every thread of the password-check pool taken, as by checks that never end: whatever
+    is answered 200 meanwhile was answered without a check."""
+    gate, running = threading.Event(), threading.Semaphore(0)
+
+    def blocked() -> bool:
+        running.release()
+        return gate.wait(60) and False
+
+    holders = [threading.Thread(target=web.verifier.run, args=(f"holder{i}", blocked))
+               for i in range(web.verifier.workers)]
+    for t in holders:
+        t.start()
+    for _ in holders:
+        assert running.acquire(timeout=10)
     try:
         yield
     finally:
-        for _ in range(webconfig.CHECKS_AT_ONCE):
-            webconfig._checks.release()
+        gate.set()
+        for t in holders:
+            t.join(10)
 
 
 @pytest.mark.slow  # 64 client threads and a server: a few seconds under load
 def test_while_every_check_is_taken_the_flood_is_refused_and_the_scrape_answered(
         web_yml: Path) -> None:
     web = load(web_yml)
+    web.verifier.wait_s = 1.0  # the flood's waiting requests give up sooner
     with exporter(web) as server:
         assert get(server.port, GOOD) == (200, "")  # the one check Prometheus pays
         results: list[tuple[int, str]] = []
@@ -95,7 +109,7 @@ def test_while_every_check_is_taken_the_flood_is_refused_and_the_scrape_answered
                 with lock:
                     results.append(answer)
 
-        with checks_taken():
+        with checks_taken(web):
             threads = [threading.Thread(target=flood) for _ in range(64)]
             for t in threads:
                 t.start()
@@ -103,7 +117,7 @@ def test_while_every_check_is_taken_the_flood_is_refused_and_the_scrape_answered
             for t in threads:
                 t.join(60)
             assert not any(t.is_alive() for t in threads)
-            # all answered while no check could run: none of them waited for one
+            # answered while no check could run: the scrapes needed none, the flood got 429
             assert scrapes == [200] * 5
             assert Counter(results) == {(429, "10"): 64 * 3}
 
@@ -132,9 +146,10 @@ def test_a_client_that_keeps_failing_is_refused_without_checks(
     assert web.check(WRONG, "10.0.0.9") is webconfig.Verdict.DENIED
 
 
-def test_a_new_login_while_every_check_is_taken_is_busy_at_once(web_yml: Path) -> None:
+def test_a_new_login_while_every_check_is_taken_is_busy_after_its_wait(web_yml: Path) -> None:
     web = load(web_yml)
-    with checks_taken():
+    web.verifier.wait_s = 0.2
+    with checks_taken(web):
         assert web.check(GOOD, "10.0.0.1") is webconfig.Verdict.BUSY
     assert web.check(GOOD, "10.0.0.1") is webconfig.Verdict.OK
 

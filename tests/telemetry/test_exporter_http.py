@@ -376,3 +376,32 @@ def test_the_exporter_imports_where_there_is_no_resource_module() -> None:
                           timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "448"
+
+
+def test_bare_lf_heads_get_400_at_once_and_head_is_get_without_its_body() -> None:
+    """Issue 53: lines ending in a bare LF never make CRLF CRLF, so such a request waited for
+    the head timeout's 408; HEAD got 405 where Prometheus's exporters answer it as GET."""
+    with running(SIMULATED, head_timeout_s=600.0) as ex:
+        wait_until(lambda: ex.get("/health")[0] == 200, 10, "the first reading")
+        for head in (b"GET /metrics HTTP/1.1\nHost: x\n\n", b"GET /metrics HTTP/1.1\n"):
+            with socket.create_connection(("127.0.0.1", ex.server.port), timeout=5) as s:
+                s.sendall(head)
+                answer = read_all(s, 60)  # the head timeout would be 600 s: 400 is at once
+            assert status_of(answer) == 400 and b"CR LF" in answer
+        with socket.create_connection(("127.0.0.1", ex.server.port), timeout=5) as s:
+            s.sendall(SCRAPE)
+            get = read_all(s)
+        with socket.create_connection(("127.0.0.1", ex.server.port), timeout=5) as s:
+            s.sendall(SCRAPE.replace(b"GET", b"HEAD", 1))
+            head_answer = read_all(s)
+        assert status_of(head_answer) == 200
+        head_lines, _, body = head_answer.partition(b"\r\n\r\n")
+        assert body == b""
+        length = int(next(line.split(b":")[1] for line in head_lines.split(b"\r\n")
+                          if line.lower().startswith(b"content-length:")))
+        assert length > 1000 and abs(length - len(get.partition(b"\r\n\r\n")[2])) < 200
+        assert b"Content-Type: text/plain; version=0.0.4" in head_lines
+        with socket.create_connection(("127.0.0.1", ex.server.port), timeout=5) as s:
+            s.sendall(b"DELETE /metrics HTTP/1.1\r\n\r\n")
+            answer = read_all(s)
+        assert status_of(answer) == 405 and b"Allow: GET, HEAD" in answer

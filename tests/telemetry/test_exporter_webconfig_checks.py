@@ -5,6 +5,7 @@ and a TLS key only its owner may read when the exporter listens beyond loopback.
 from __future__ import annotations
 
 import base64
+import os
 import shutil
 import socket
 import subprocess
@@ -127,3 +128,70 @@ def test_every_costs_range_is_accepted(tmp_path: Path) -> None:
     assert webconfig._BCRYPT.fullmatch(H11)
     assert not webconfig._BCRYPT.fullmatch(H11.replace("$11$", "$32$"))
     assert not webconfig._BCRYPT.fullmatch(H11.replace("$11$", "$03$"))
+
+
+def _exporter_with(path: Path) -> subprocess.CompletedProcess[str]:
+    """``gpumon exporter`` started on ``path``; a hang fails the test at the timeout."""
+    return subprocess.run([sys.executable, "-m", "gpumon", "exporter", "--simulate", "1",
+                           "--listen", "127.0.0.1:9", "--web.config.file", str(path)],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT, check=False)
+
+
+def test_deep_nesting_and_a_fifo_are_refused_with_a_sentence(tmp_path: Path) -> None:
+    """Issue 53: 100,000 nested lists raised RecursionError; a FIFO blocked the start."""
+    deep = tmp_path / "deep.yml"
+    deep.write_text("basic_auth_users: " + "[" * 100_000)
+    with pytest.raises(WebConfigError, match="is nested too deeply to be a web config"):
+        load(deep)
+    fifo = tmp_path / "web.yml"
+    os.mkfifo(fifo)
+    with pytest.raises(WebConfigError, match="is not a regular file"):
+        load(fifo)
+    for path, words in ((deep, "nested too deeply"), (fifo, "not a regular file")):
+        done = _exporter_with(path)
+        assert done.returncode == 1 and words in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr
+
+
+def _expired_cert(d: Path) -> tuple[Path, Path]:
+    """A self-signed certificate valid in 2019 only, and its key (openssl ca sets dates)."""
+    (d / "newcerts").mkdir()
+    (d / "index.txt").write_text("")
+    (d / "serial").write_text("01\n")
+    (d / "ca.cnf").write_text(
+        f"[ca]\ndefault_ca = d\n[d]\ndir = {d}\ndatabase = $dir/index.txt\n"
+        "new_certs_dir = $dir/newcerts\nserial = $dir/serial\ndefault_md = sha256\n"
+        "policy = p\n[p]\ncommonName = supplied\n")
+    key, csr, cert = d / "old.key", d / "old.csr", d / "old.crt"
+    subprocess.run(["openssl", "req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
+                    "-out", csr, "-subj", "/CN=old"], check=True, capture_output=True)
+    subprocess.run(["openssl", "ca", "-batch", "-config", d / "ca.cnf", "-selfsign", "-keyfile",
+                    key, "-in", csr, "-out", cert, "-startdate", "20190101000000Z",
+                    "-enddate", "20200101000000Z"], check=True, capture_output=True)
+    key.chmod(0o600)
+    return cert, key
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl makes the certificate")
+def test_an_expired_certificate_and_a_folder_anyone_may_change_are_warned_about(
+        tmp_path: Path) -> None:
+    folder = tmp_path / "conf"
+    folder.mkdir()
+    cert, _ = _expired_cert(folder)
+    path = folder / "web.yml"
+    path.write_text("tls_server_config:\n  cert_file: old.crt\n  key_file: old.key\n")
+    path.chmod(0o600)
+    folder.chmod(0o700)
+    assert load(path).warnings == [f"the TLS certificate {cert} expired on Jan  1 00:00:00 "
+                                   "2020 GMT; clients will refuse it."]
+    folder.chmod(0o777)
+    warnings = load(path).warnings
+    assert f"anyone on this machine may replace the files in {folder}; make the folder " \
+           "writable by its owner only (chmod o-w)." in warnings
+    assert any("expired on Jan  1 00:00:00 2020 GMT" in w for w in warnings)
+    sticky = tmp_path / "sticky"  # like /tmp: others may not replace the owner's files
+    sticky.mkdir()
+    sticky.chmod(0o1777)
+    (sticky / "web.yml").write_text("")
+    (sticky / "web.yml").chmod(0o600)
+    assert load(sticky / "web.yml").warnings == []

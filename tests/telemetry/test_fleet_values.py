@@ -113,7 +113,8 @@ def test_usable_ranges() -> None:
     assert usable("mem_used_bytes", 1e308) is None
     assert usable("mem_used_bytes", 80e9) == 80e9
     assert usable("gpu_util_pct", 100.5) is None and usable("gpu_util_pct", 100.0) == 100.0
-    assert usable("temperature_c", -10.0) == -10.0
+    assert usable("temperature_c", 55.0) == 55.0
+    assert usable("temperature_c", -1.0) is None  # a driver's sentinel, as NVML's (issue 53)
     assert usable("temperature_c", -300.0) is None
 
 

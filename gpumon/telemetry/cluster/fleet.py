@@ -14,6 +14,8 @@ GPU a few times), so a tick of 12,500 machines costs ten times one of 1,250.
   machine stops, only its GPUs are shown lost, with the server's reason.
 - dcgm-exporter's MIG series (``GPU_I_ID``, ``GPU_I_PROFILE``) become MIG devices under their
   parent GPU; ``DCGM_FI_DRIVER_VERSION`` is the machine's driver version.
+- What is remembered is bounded (``FORGET_AFTER_S``, ``MAX_GPUS_PER_TARGET``): a target whose
+  UUIDs change at every scrape costs at most its cap of GPUs, and its row says so.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from gpumon.i18n import N_, tr
 from gpumon.telemetry.cluster.promapi import clean_labels
 from gpumon.telemetry.model.exported import NVML_UP, READ_BACK
 from gpumon.telemetry.model.health import HEALTH_KEYS, from_exporter
+from gpumon.telemetry.model.plausible import physical_range
 from gpumon.telemetry.model.types import GpuInfo, GpuSample, HostView, MigSample
 
 Target = tuple[str, str]  # (job, instance): one scrape target
@@ -39,14 +42,21 @@ SCRAPE_FAILED = N_("the scrape failed")  # when Prometheus gives no reason of it
 # pixels: DCGM_FI_DEV_FB_USED = 1e308 (MiB, so inf bytes) once raised OverflowError and
 # blanked the whole cluster. Nothing gpumon reads back can be that large.
 MAX_VALUE = float(1 << 53)
-ABSOLUTE_ZERO_C = -273.15
+# What the fleet remembers is bounded whatever a server sends: a target whose GPU UUIDs
+# change at every scrape (a relabel gone wrong, MIG reconfigured in a loop) took the window
+# from 238 MB to 3.25 GB in 240 s while every UUID ever seen was kept. A GPU of a target that
+# is up but has had no series for FORGET_AFTER_S is forgotten (a down target keeps its GPUs,
+# shown lost), and a target keeps at most MAX_GPUS_PER_TARGET GPUs, the ones seen last
+# (the largest machines have 16 GPUs; dcgm-exporter's MIG devices are under their GPU).
+FORGET_AFTER_S = 300.0
+MAX_GPUS_PER_TARGET = 64
 
 
 def value_range(key: str) -> tuple[float, float]:
-    """The values a GpuSample field read back can take (in its unit): temperatures from
-    absolute zero, percentages to 100, everything else from 0; all within ``MAX_VALUE``."""
-    low = ABSOLUTE_ZERO_C if key.endswith("_c") else 0.0
-    return low, 100.0 if key.endswith("_pct") else MAX_VALUE
+    """The values a GpuSample field read back can take (in its unit): what a GPU can report
+    (``plausible.physical_range``, as for NVML's readings), else from 0; within MAX_VALUE."""
+    low, high = physical_range(key) or (0.0, MAX_VALUE)
+    return low, min(high, MAX_VALUE)
 
 
 # Prometheus metric -> (field, factor to the field's unit, lowest and highest usable value)
@@ -212,15 +222,42 @@ class Fleet:
 
     def __init__(self) -> None:
         self._known: dict[tuple[Target, str], Reading] = {}
+        self._seen: dict[tuple[Target, str], float] = {}  # when each was last in a tick
         self._infos: dict[tuple[Target, str], GpuInfo] = {}
+        self._capped: dict[Target, int] = {}  # targets over the cap -> GPUs left out
         # machine name -> its GPUs' keys and indexes, as of the last update
         self.members: dict[str, dict[tuple[Target, str], int]] = {}
 
-    def remember(self, readings: Iterable[Reading]) -> None:
+    def __len__(self) -> int:
+        """How many GPUs the fleet remembers (every table of it is as long or shorter)."""
+        return len(self._known)
+
+    def remember(self, readings: Iterable[Reading], now: float) -> None:
         """GPUs of targets never seen up (a source started after they went down)."""
         for r in readings:
             if r.key not in self._known:
                 self._known[r.key] = dataclasses.replace(r, values=None)
+                self._seen[r.key] = now
+        self._cap()
+
+    def _forget(self, key: tuple[Target, str]) -> None:
+        del self._known[key]
+        self._seen.pop(key, None)
+        self._infos.pop(key, None)
+
+    def _cap(self) -> None:
+        """At most MAX_GPUS_PER_TARGET GPUs per target: those seen last, then by index."""
+        by_target: dict[Target, list[tuple[Target, str]]] = {}
+        for key in self._known:
+            by_target.setdefault(key[0], []).append(key)
+        self._capped = {}
+        for target, keys in by_target.items():
+            if len(keys) <= MAX_GPUS_PER_TARGET:
+                continue
+            keys.sort(key=lambda k: (-self._seen.get(k, 0.0), self._known[k].index, k[1]))
+            for key in keys[MAX_GPUS_PER_TARGET:]:
+                self._forget(key)
+            self._capped[target] = len(keys) - MAX_GPUS_PER_TARGET
 
     def known_targets(self) -> set[Target]:
         return {r.target for r in self._known.values()}
@@ -229,13 +266,17 @@ class Fleet:
         """Every machine as of this tick, sorted by name."""
         for key, r in tick.readings.items():
             self._known[key] = r
+            self._seen[key] = now
         for key, r in list(self._known.items()):
             if key not in tick.readings:
                 if r.target not in tick.up:  # its target left the server's configuration
-                    del self._known[key]
-                    self._infos.pop(key, None)
+                    self._forget(key)
+                elif (tick.up[r.target] != 0.0
+                      and now - self._seen.get(key, now) > FORGET_AFTER_S):
+                    self._forget(key)  # its target is up and has not named it for minutes
                 elif r.values is not None:
                     self._known[key] = dataclasses.replace(r, values=None)
+        self._cap()
         chosen = self._one_per_uuid(tick)
         machines: dict[str, _Machine] = {}
         for r, _ in chosen:
@@ -287,6 +328,10 @@ class Fleet:
         for t in sorted(no_nvml - down):
             messages[t] = tr("The exporter on {host} cannot read its GPUs "
                              "(gpumon_nvml_up is 0); its log says why.", host=m.name)
+        notes = [tr("{instance} reported more GPUs than gpumon keeps for one scrape target "
+                    "({cap}): {n} left out, the ones seen longest ago. Are its GPU UUIDs "
+                    "changing at every scrape?", instance=t[1], cap=MAX_GPUS_PER_TARGET,
+                    n=self._capped[t]) for t in sorted(m.targets & self._capped.keys())]
         infos, samples, migs = [], [], []
         for r in sorted(m.readings, key=lambda r: (r.index, r.target)):
             info = self._info(r, m.name, duplicates.get(r.key, ()))
@@ -294,7 +339,7 @@ class Fleet:
             samples.append(_sample(r, info, messages.get(r.target), now))
             migs += _migs(r, info)
         return HostView(m.name, up=not m.targets or bool(m.targets - down),
-                        message=" ".join(messages.values()), gpus=tuple(infos),
+                        message=" ".join([*messages.values(), *notes]), gpus=tuple(infos),
                         samples=tuple(samples), migs=tuple(migs), driver_version=driver)
 
     def _info(self, r: Reading, host: str, duplicates: tuple[str, ...]) -> GpuInfo:

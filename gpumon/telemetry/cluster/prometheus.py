@@ -258,6 +258,7 @@ class PrometheusSource:
 
     def _hosts(self, series: list[dict[str, Any]], now: float) -> list[HostView]:
         tick = parse_tick(series)
+        self._ghosts_asked &= tick.up.keys()  # only targets still configured
         down = {t for t, v in tick.up.items() if v == 0.0}
         unknown = down - self._fleet.known_targets() - self._ghosts_asked
         if unknown:
@@ -279,7 +280,7 @@ class PrometheusSource:
                             "unless on(job, instance) (up == 1)", at=now)
         for s in found:
             s["metric"]["__name__"] = GPU_UTIL  # last_over_time drops the name
-        self._fleet.remember(parse_tick(found).readings.values())
+        self._fleet.remember(parse_tick(found).readings.values(), now)
 
     def _scrape_errors(self) -> dict[Target, str]:
         try:

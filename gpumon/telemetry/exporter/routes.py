@@ -5,9 +5,11 @@
   the driver does not answer, no driver is loaded or every GPU is lost (a probe for systemd,
   Kubernetes or a load balancer);
 - ``/``: a small page linking to both, as Prometheus's own exporters have;
-- anything else 404; any method but GET 405. With ``basic_auth_users`` every path asks for
-  the password (401 without it), as exporter-toolkit does; 429 with Retry-After where a
-  password would have to wait to be checked (``webconfig.Verdict.BUSY``).
+- anything else 404; HEAD as GET without the body (as Prometheus's exporters answer), any
+  other method 405; a request whose lines end in a bare LF 400 at once (``server``). With
+  ``basic_auth_users`` every path asks for the password (401 without it), as
+  exporter-toolkit does; 429 with Retry-After where a password would have to wait to be
+  checked (``webconfig.Verdict.BUSY``).
 """
 
 from __future__ import annotations
@@ -53,8 +55,9 @@ def make_handler(pages: Pages, web: WebConfig | None = None) -> Handler:
         if verdict is not Verdict.OK:
             return text_response(401, "Unauthorized.",
                                  ("WWW-Authenticate", 'Basic realm="gpumon exporter"'), *extra)
-        if request.method != "GET":
-            return text_response(405, "Only GET is answered here.", ("Allow", "GET"), *extra)
+        if request.method not in ("GET", "HEAD"):  # HEAD: the GET's head (the server)
+            return text_response(405, "Only GET and HEAD are answered here.",
+                                 ("Allow", "GET, HEAD"), *extra)
         if request.path == "/metrics":
             accept = request.headers.get("Accept")
             encoding = request.headers.get("Accept-Encoding")

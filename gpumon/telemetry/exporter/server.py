@@ -19,6 +19,7 @@ import http.client
 import io
 import logging
 import queue
+import re
 import selectors
 import socket
 import ssl
@@ -57,6 +58,9 @@ def connection_limit() -> int:
     return max(16, min(4096, soft - 64))
 
 
+_BARE_LF = re.compile(rb"(?<!\r)\n")
+
+
 @dataclass(frozen=True)
 class Request:
     """One parsed request head."""
@@ -78,11 +82,13 @@ class Response:
 Handler = Callable[[Request], Response]
 
 
-def encode_response(response: Response) -> bytes:
+def encode_response(response: Response, with_body: bool = True) -> bytes:
+    """The response's bytes; without its body for HEAD (the length still says the GET's)."""
     reason = REASONS.get(response.status, "")
     lines = [f"HTTP/1.1 {response.status} {reason}", f"Content-Length: {len(response.body)}",
              "Connection: close", *(f"{k}: {v}" for k, v in response.headers)]
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + response.body
+    head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+    return head + response.body if with_body else head
 
 
 def text_response(status: int, text: str, *headers: tuple[str, str]) -> Response:
@@ -254,6 +260,10 @@ class HttpServer:
                     self._drop(conn)
                     return
                 conn.buffer += chunk
+                if _BARE_LF.search(conn.buffer):  # it would never end in CRLF CRLF: 408 in 5 s
+                    self._answer_now(conn, text_response(
+                        400, "Malformed request: lines end in CR LF."))
+                    return
                 end = conn.buffer.find(b"\r\n\r\n")
                 if end >= 0:
                     self._complete(conn, bytes(conn.buffer[:end + 4]))
@@ -332,7 +342,7 @@ class HttpServer:
             try:
                 conn.sock.setblocking(True)
                 conn.sock.settimeout(WRITE_TIMEOUT_S)
-                conn.sock.sendall(encode_response(response))
+                conn.sock.sendall(encode_response(response, request.method != "HEAD"))
             except (OSError, ValueError):
                 pass
             _close(conn.sock)

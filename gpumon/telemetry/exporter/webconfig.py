@@ -24,6 +24,7 @@ import base64
 import binascii
 import enum
 import hashlib
+import os
 import re
 import ssl
 import stat
@@ -36,6 +37,7 @@ from typing import Any
 
 from gpumon import extras
 from gpumon.i18n import tr
+from gpumon.telemetry.exporter.verify import Verifier
 
 CLIENT_AUTH = {
     "NoClientCert": ssl.CERT_NONE,
@@ -51,14 +53,11 @@ UNSUPPORTED_TLS_KEYS = {"cipher_suites", "curve_preferences", "prefer_server_cip
 MAX_FILE_BYTES = 1 << 20
 MAX_CACHED_LOGINS = 256
 MIN_GOOD_COST = 10  # exporter-toolkit's docs suggest 10; cost 4 takes 1.7 ms a guess
+# Each cost step doubles a check: cost 12 takes ~0.25 s of a core, 14 ~1 s, 31 some 17 days
+# (a cost-31 hash once hung the exporter's start). Checks run in verify.py's bounded pool,
+# one at a time per address; nothing is checked at start-up (30 users at cost 12 took 7.8 s).
+MAX_COST = 14
 _BCRYPT = re.compile(r"\$2[aby]\$(0[4-9]|[12][0-9]|3[01])\$[./A-Za-z0-9]{53}")
-# bcrypt checks at once: each takes a core for 0.1-0.3 s (cost 10-12), and the request
-# threads are few (server.WORKERS). A check that finds both taken is not queued: the request
-# is answered 429 at once. A queued one held a worker for up to 1 s, so a 64-thread flood of
-# wrong passwords kept every worker waiting and an authorised scrape, whose credentials are
-# remembered and need no check, queued behind them for 7 s.
-CHECKS_AT_ONCE = 2
-_checks = threading.BoundedSemaphore(CHECKS_AT_ONCE)
 # Wrong passwords from one address: after this many within the window, that address's logins
 # that are not remembered get 429 without a check until the oldest leaves the window.
 FAILURES_PER_CLIENT = 5
@@ -93,6 +92,7 @@ class WebConfig:
     _ok: dict[bytes, bool] = field(default_factory=dict, repr=False)
     _failures: OrderedDict[str, list[float]] = field(default_factory=OrderedDict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    verifier: Verifier = field(default_factory=Verifier, repr=False)
 
     @property
     def decoy(self) -> bytes:
@@ -111,9 +111,10 @@ class WebConfig:
         """What an Authorization header from ``client`` (an address) gets.
 
         A bcrypt check costs 0.1-0.3 s by design; a pair that passed once is remembered (by
-        its SHA-256) and never waits for one, as exporter-toolkit caches it. A check is BUSY
-        instead of waiting when ``CHECKS_AT_ONCE`` run, or when ``client`` sent
-        ``FAILURES_PER_CLIENT`` wrong passwords within ``FAILURE_WINDOW_S``."""
+        its SHA-256) and never waits for one, as exporter-toolkit caches it. Others wait for
+        the ``verifier``'s pool (a client with wrong passwords lately after the others); BUSY
+        when it cannot check soon, or when ``client`` sent ``FAILURES_PER_CLIENT`` wrong
+        passwords within ``FAILURE_WINDOW_S``."""
         if not self.users:
             return Verdict.OK
         scheme, _, encoded = (authorization or "").partition(" ")
@@ -132,17 +133,23 @@ class WebConfig:
                 return Verdict.OK
             if self.retry_after(client) > 0:
                 return Verdict.BUSY
+            suspect = client in self._failures
         import bcrypt
 
         known = self.users.get(user)
-        if not _checks.acquire(blocking=False):
+
+        def verify() -> bool:
+            with self._lock:
+                if self._ok.get(key):  # passed while this one waited
+                    return True
+            try:  # the hash's shape was checked at start; its salt is checked here
+                return bcrypt.checkpw(password.encode(), known or self.decoy) and bool(known)
+            except ValueError:
+                return False
+
+        ok = self.verifier.run(client, verify, suspect)
+        if ok is None:
             return Verdict.BUSY
-        try:
-            ok = bcrypt.checkpw(password.encode(), known or self.decoy) and known is not None
-        except ValueError:
-            ok = False
-        finally:
-            _checks.release()
         with self._lock:
             if ok:
                 if len(self._ok) >= MAX_CACHED_LOGINS:
@@ -189,17 +196,15 @@ def load(path: Path) -> WebConfig:
         raise WebConfigError(extras.web_config_needs(err) or tr(
             "--web.config.file cannot load {package} ({error}).", package=err.name or "?",
             error=err)) from err
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_FILE_BYTES + 1)
-    except OSError as err:
-        raise WebConfigError(tr("cannot read the web config file {path} ({reason}).",
-                                path=str(path), reason=err.strerror or err)) from err
+    raw = _read(Path(path))
     if len(raw) > MAX_FILE_BYTES:
         raise WebConfigError(tr("the web config file {path} is larger than 1 MiB.",
                                 path=str(path)))
     try:
         doc = yaml.safe_load(raw)
+    except RecursionError as err:  # "[[[[…" 100,000 deep: PyYAML's composer recurses
+        raise WebConfigError(tr("the web config file {path} is nested too deeply to be a web "
+                                "config.", path=str(path))) from err
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""
@@ -224,11 +229,61 @@ def load(path: Path) -> WebConfig:
         files = []
     config.users = _users(doc.get("basic_auth_users"), path)
     config.headers = _headers(doc.get("http_server_config"), path)
+    folders = dict.fromkeys(f.resolve().parent for f in [Path(path), *files])
     config.warnings = _weak_costs(config.users) + [
         tr("anyone on this machine may change {path}; make it writable by its owner only "
            "(chmod o-w).", path=str(f)) for f in [Path(path), *files]
-        if _mode(f) & stat.S_IWOTH]
+        if _mode(f) & stat.S_IWOTH] + [
+        tr("anyone on this machine may replace the files in {path}; make the folder writable "
+           "by its owner only (chmod o-w).", path=str(d)) for d in folders
+        if _mode(d) & stat.S_IWOTH and not _mode(d) & stat.S_ISVTX] + _expiry(
+        base / _text(doc["tls_server_config"], "cert_file", path) if config.tls else None)
     return config
+
+
+def _read(path: Path) -> bytes:
+    """The file's first MAX_FILE_BYTES + 1 bytes; WebConfigError unless it is a regular file
+    (a FIFO given as web.yml once blocked the start until something wrote to it)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as err:
+        raise WebConfigError(tr("cannot read the web config file {path} ({reason}).",
+                                path=str(path), reason=err.strerror or err)) from err
+    with open(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise WebConfigError(tr("the web config file {path} is not a regular file (a pipe, "
+                                    "a device or a folder); give the path of a YAML file.",
+                                    path=str(path)))
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        try:
+            return f.read(MAX_FILE_BYTES + 1)
+        except OSError as err:
+            raise WebConfigError(tr("cannot read the web config file {path} ({reason}).",
+                                    path=str(path), reason=err.strerror or err)) from err
+
+
+def _expiry(cert: Path | None, now: float | None = None) -> list[str]:
+    """A sentence when the TLS certificate has expired or is not valid yet: clients refuse
+    it, and the exporter would serve nobody without saying why. CPython's certificate
+    decoder is the only reader of a certificate file's dates in the standard library."""
+    decode = getattr(getattr(ssl, "_ssl", None), "_test_decode_cert", None)
+    if cert is None or decode is None:
+        return []
+    try:
+        dates = decode(str(cert))
+        after = ssl.cert_time_to_seconds(dates["notAfter"])
+        before = ssl.cert_time_to_seconds(dates["notBefore"])
+    except (OSError, ssl.SSLError, KeyError, ValueError):
+        return []
+    now = time.time() if now is None else now
+    if now > after:
+        return [tr("the TLS certificate {path} expired on {date}; clients will refuse it.",
+                   path=str(cert), date=dates["notAfter"])]
+    if now < before:
+        return [tr("the TLS certificate {path} is not valid before {date}; clients will "
+                   "refuse it until then.", path=str(cert), date=dates["notBefore"])]
+    return []
 
 
 def _mode(path: Path) -> int:
@@ -323,8 +378,6 @@ def _tls(section: dict[str, Any], base: Path, path: Path) -> ssl.SSLContext:
 def _users(section: Any, path: Path) -> dict[str, bytes]:
     if section is None:
         return {}
-    import bcrypt
-
     users: dict[str, bytes] = {}
     for user, hashed in _mapping(section, path, "basic_auth_users").items():
         if not isinstance(user, str) or not isinstance(hashed, str) or ":" in user:
@@ -335,12 +388,13 @@ def _users(section: Any, path: Path) -> dict[str, bytes]:
                                     "is not a whole bcrypt hash ($2y$, $2b$ or $2a$, a cost "
                                     "from 04 to 31, then 53 characters).", path=str(path),
                                     user=repr(user)))
-        try:
-            bcrypt.checkpw(b"", hashed.encode())
-        except ValueError as err:
-            raise WebConfigError(tr("in the web config file {path}, the password of {user} "
-                                    "is not a bcrypt hash.", path=str(path),
-                                    user=repr(user))) from err
+        if _cost(hashed.encode()) > MAX_COST:
+            raise WebConfigError(tr(
+                "in the web config file {path}, the password hash of {user} has cost {cost}: "
+                "each check would take {seconds} s or more; gpumon takes costs up to {most} "
+                "(htpasswd -nBC 12 {user}).", path=str(path), user=repr(user),
+                cost=_cost(hashed.encode()), most=MAX_COST,
+                seconds=f"{2 ** (_cost(hashed.encode()) - 14):,}"))
         users[user] = hashed.encode()
     return users
 

@@ -6,9 +6,14 @@ columns and cells of ``csv_rows``.
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import os
+import secrets
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 import numpy as np
 
@@ -52,7 +57,7 @@ def history_table(history: History, snapshot: Snapshot | None, window_s: float) 
 
 def write_history_csv(table: HistoryTable, path: str | Path) -> int:
     """Write ``table`` as CSV (any thread; OSError when it cannot be written); rows written."""
-    with Path(path).open("w", newline="", encoding="utf-8") as f:
+    with replaced_whole(Path(path)) as f:
         writer = csv.writer(f)
         writer.writerow([*ID_COLUMNS, *(column(k) for k in table.keys)])
         for gpu, uuid, name, times, columns in table.blocks:
@@ -61,3 +66,22 @@ def write_history_csv(table: HistoryTable, path: str | Path) -> int:
             writer.writerows([*stamps(t), gpu, uuid, name, *row]
                              for t, *row in zip(times_s, *cells, strict=True))
     return table.rows
+
+
+@contextlib.contextmanager
+def replaced_whole(path: Path) -> Iterator[TextIO]:
+    """A text file that becomes ``path`` only once it is written whole: written beside it
+    under a hidden name, then renamed over it. A failure (a full disk) leaves ``path`` as it
+    was (a truncated export once stood under the name the user chose) and the rest removed.
+    The new file gets the permissions a plain ``open`` gives (the umask's)."""
+    temp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
+                 0o666)
+    try:
+        with open(fd, "w", newline="", encoding="utf-8") as f:
+            yield f
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temp.unlink()
+        raise

@@ -8,8 +8,12 @@ import dataclasses
 
 from gpumon.i18n import N_, tr
 from gpumon.telemetry.model.types import Snapshot
+from gpumon.units import MIB
 
 PROCESS_LIST_UNSUPPORTED = N_("Process list not supported by this GPU/driver")
+# Used memory no process accounts for that is more than a driver keeps for itself on an idle
+# GPU (a few MiB on Hopper with driver 580; the reserved memory is counted apart from it).
+HIDDEN_GAP_BYTES = 256 * MIB
 
 
 def unlisted_gpus(snap: Snapshot) -> list[int]:
@@ -18,18 +22,47 @@ def unlisted_gpus(snap: Snapshot) -> list[int]:
 
 
 def process_list_note(snap: Snapshot) -> str:
-    """The sentence to show where processes would be, or "" when every list was read.
+    """The sentences to show where processes would be, or "" when every list was read and
+    every process on it is seen: which GPUs give no list, and the memory of processes this
+    machine cannot see (``hidden_memory``).
 
-    gpustat says the same ("Not Supported"): an empty table would claim that nothing runs.
+    gpustat says the first ("Not Supported"): an empty table would claim that nothing runs.
     """
+    notes = []
     unlisted = unlisted_gpus(snap)
-    if not unlisted:
-        return ""
     readable = [s for s in snap.samples if not s.lost]
     if len(unlisted) == len(readable) == 1:
-        return tr(PROCESS_LIST_UNSUPPORTED) + "."
-    which = ", ".join(str(i) for i in unlisted)
-    return tr("{what} (GPU {which}).", what=tr(PROCESS_LIST_UNSUPPORTED), which=which)
+        notes.append(tr(PROCESS_LIST_UNSUPPORTED) + ".")
+    elif unlisted:
+        notes.append(tr("{what} (GPU {which}).", what=tr(PROCESS_LIST_UNSUPPORTED),
+                        which=", ".join(str(i) for i in unlisted)))
+    hidden = hidden_memory(snap)
+    if hidden >= MIB:
+        notes.append(tr("{mib} MiB are used by processes this container cannot see; run it "
+                        "with the host's PID namespace (--pid=host) to list them.",
+                        mib=f"{hidden // MIB:,}"))
+    return " ".join(notes)
+
+
+def hidden_memory(snap: Snapshot) -> int:
+    """Bytes of GPU memory held by processes this machine cannot see: those the driver lists
+    with PIDs that /proc does not know (the host's PIDs, in a container); and, where gpumon
+    runs in a PID namespace of its own, the used memory no listed process accounts for, when
+    it is at least ``HIDDEN_GAP_BYTES`` (the driver lists nothing there, or only this
+    container's processes). A GPU without a process list counts none of the second kind."""
+    hidden = sum(p.gpu_mem_bytes or 0 for p in snap.processes if not p.seen)
+    if not snap.machine.own_pid_namespace:
+        return hidden
+    listed: dict[int, int] = {}
+    for p in snap.processes:
+        listed[p.gpu_index] = listed.get(p.gpu_index, 0) + (p.gpu_mem_bytes or 0)
+    for s in snap.samples:
+        if s.lost or not s.processes_supported or s.mem_used_bytes is None:
+            continue
+        gap = s.mem_used_bytes - listed.get(s.index, 0)
+        if gap >= HIDDEN_GAP_BYTES:
+            hidden += gap
+    return hidden
 
 
 

@@ -16,6 +16,7 @@ from gpumon.telemetry.model.metrics import (
     format_reading,
     format_value,
 )
+from gpumon.telemetry.model.plausible import implausible_text
 from gpumon.telemetry.model.types import GpuSample, Snapshot
 from gpumon.units import NA, format_bytes, format_clock
 
@@ -75,6 +76,14 @@ def read_every_text(s: GpuSample | None, key: str) -> str:
     return "" if every is None else tr(" (read every {seconds} s)", seconds=f"{every:.0f}")
 
 
+def implausible_lines(s: GpuSample | None) -> list[str]:
+    """Why readings of ``s`` are N/A although the driver answered: the value it gave."""
+    if s is None:
+        return []
+    return [implausible_text(key, tr(BY_KEY[key].label) if key in BY_KEY else key, value)
+            for key, value in s.implausible]
+
+
 def extra_readouts(s: GpuSample | None) -> str:
     """The readouts the panel has no room for, one per line: every "tooltip" metric of the
     table (memory free and reserved, PCIe, encoder, decoder …), N/A where not reported, and
@@ -86,6 +95,7 @@ def extra_readouts(s: GpuSample | None) -> str:
     if every is not None:
         lines.append(tr("Per-process utilization: read every {seconds} s",
                         seconds=f"{every:.0f}"))
+    lines += implausible_lines(s)
     if s is not None and s.failed_reads:
         lines.append(tr("N/A on this tick because NVML failed to read them:"))
         lines += [f"  {failure}" for failure in s.failed_reads]

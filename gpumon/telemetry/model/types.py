@@ -53,6 +53,9 @@ class MachineInfo:
     cuda_driver_version: str | None = None  # e.g. "12.4"
     nvml_version: str | None = None
     simulated: bool = False
+    # gpumon runs in a PID namespace of its own (a container without --pid=host): processes
+    # of the host and of other containers hold GPU memory that it cannot list.
+    own_pid_namespace: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +158,9 @@ class GpuSample:
     # seconds between two reads: ("energy_mj", 14.0), ("pcie_rx_bytes_per_s", 5.0), and
     # ("processes", 15.0) for the per-process utilization (nvml/budget.py).
     read_every_s: tuple[tuple[str, float], ...] = ()
+    # Readings outside what a GPU can report (model/plausible.py), with the raw value the
+    # driver gave: their fields are None.
+    implausible: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +215,7 @@ class GpuProcess:
     user: str | None = None
     command: str | None = None
     is_self: bool = False  # this gpumon process
+    seen: bool = True  # False: this machine's /proc does not know the PID (another namespace)
     container: str | None = None  # its container, batch job or systemd unit, when known
     # From NVML's per-process samples (percent of the GPU's time or bandwidth), newest since
     # the previous reading; None: no sample (the process did not run) or not supported.

@@ -149,7 +149,8 @@ slow_of = operator.attrgetter(*SLOW_FIELDS)
 _READ_FIELDS = tuple(f.name for f in dataclasses.fields(GpuSample)
                      if f.name not in ("index", "timestamp_s", "lost", "message",
                                        "processes_supported", "failed_reads", "read_every_s",
-                                       "nvlink_links", "activity_state", *XID_FIELDS))
+                                       "implausible", "nvlink_links", "activity_state",
+                                       *XID_FIELDS))
 
 
 def every_read_failed(sample: GpuSample) -> bool:

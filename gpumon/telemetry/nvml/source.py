@@ -30,6 +30,7 @@ from typing import Any, TypeVar, cast
 import pynvml
 
 from gpumon.i18n import tr
+from gpumon.telemetry.model.plausible import screen
 from gpumon.telemetry.model.types import (
     GpuInfo,
     GpuProcess,
@@ -66,7 +67,7 @@ from gpumon.telemetry.nvml.status import (
     open_status,
     pstate_text,
 )
-from gpumon.telemetry.procs.procinfo import HostUsage, ProcInfoCache
+from gpumon.telemetry.procs.procinfo import HostUsage, ProcInfoCache, self_pids
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -274,6 +275,7 @@ class NvmlSource:
             cuda_driver_version=cuda_version_text(
                 self._system(pynvml.nvmlSystemGetCudaDriverVersion)),
             nvml_version=self._system(pynvml.nvmlSystemGetNVMLVersion),
+            own_pid_namespace=len(self_pids()) > 1,  # NSpid names more than one PID
         )
 
     def _open_gpu(self, index: int) -> _Gpu:
@@ -418,6 +420,9 @@ class NvmlSource:
         xid = self._xids.state(g.index)
         if xid is not None:
             values.update(xid_count=xid.count, xid_last=xid.last, xid_last_time_s=xid.last_time_s)
+        bad = screen(values)  # sentinels (4294967295 %, -1 C) become N/A, the value kept
+        if bad:
+            values["implausible"] = bad
         # One constructor call: a dataclasses.replace() per GPU per tick cost ~4 us.
         return GpuSample(index=g.index, timestamp_s=time.time(), processes_supported=listed,
                          **values)
@@ -475,6 +480,6 @@ class NvmlSource:
             GpuProcess(gpu_index=gpu, pid=pid, type=kind, gpu_mem_bytes=mem,
                        name=infos[pid].name, user=infos[pid].user,
                        command=infos[pid].command, is_self=infos[pid].is_self,
-                       container=infos[pid].container,
+                       container=infos[pid].container, seen=infos[pid].exists,
                        **usage_fields(util.get(gpu, {}).get(pid), self._usage.get(pid)))
             for gpu, pid, kind, mem in sorted(raw, key=lambda r: (r[0], r[1])))

@@ -48,7 +48,7 @@ TRANSITION_S = 8.0  # phases blend into each other over this many seconds
 FAULTABLE_FIELDS: frozenset[str] = frozenset(
     f.name for f in dataclasses.fields(GpuSample)
     if f.name not in ("index", "timestamp_s", "lost", "message", "failed_reads", "read_every_s",
-                      *NOT_FAULTABLE)
+                      "implausible", *NOT_FAULTABLE)
 )
 
 

@@ -28,6 +28,7 @@ from gpumon.telemetry.model.health import Level, assess, held_down
 from gpumon.telemetry.model.types import GpuInfo, GpuSample, HostView
 from gpumon.ui.monitor.health_mark import MARKS
 from gpumon.units import format_bytes
+from gpumon.untrusted import for_terminal
 
 # Utilization 0..100 % -> a ramp from cool blue-grey through green and amber to red
 # (ColorBrewer-like steps, readable by people with red-green colour blindness by lightness).
@@ -61,7 +62,7 @@ _build_colors()
 
 def cell_text(host: str, info: GpuInfo | None, sample: GpuSample | None) -> str:
     """A cell's tooltip: ``host · GPU i · name`` and its numbers, or why it is lost."""
-    name = info.name if info is not None else "GPU"
+    name = for_terminal(info.name) if info is not None else "GPU"
     index = sample.index if sample is not None else (info.index if info else 0)
     head = f"{host} · GPU {index} · {name}"
     if info is not None and info.duplicates:  # the fleet counts this GPU twice
@@ -246,7 +247,7 @@ class HeatmapView(QWidget):
             text = "" if host is None else "\n".join(line for line in (
                 ntr("{host}: {n} GPU", "{host}: {n} GPUs", len(host.gpus), host=host.host),
                 tr("Driver {version}", version=host.driver_version) if host.driver_version
-                else "", "" if host.up else host.message, tr("click: open its panels")) if line)
+                else "", host.message, tr("click: open its panels")) if line)
         else:
             host, col = hit
             text = cell_text(host.host, host.gpus[col], host.samples[col])

@@ -16,6 +16,7 @@ from gpumon.i18n import tr
 from gpumon.telemetry.model.types import MachineInfo, SourceStatus
 from gpumon.ui.widgets.fit_row import FitRow
 from gpumon.ui.widgets.runs_label import RunsLabel, TextRun
+from gpumon.untrusted import for_terminal
 
 # Sizes in em, not px: the badge grows with the zoom (the window re-polishes styled widgets
 # when the font changes, presentation.py); bold comes from the widget's font.
@@ -31,7 +32,8 @@ def _set_style(widget: QWidget, sheet: str) -> None:
 
 
 def _or_na(v: str | None) -> str:
-    return v if v else "N/A"
+    """The driver's string escaped as any untrusted text is, or N/A."""
+    return for_terminal(v) if v else "N/A"
 
 
 def _fewer_items(text: str) -> list[list[TextRun]]:
@@ -85,12 +87,12 @@ class HeaderBar(QFrame):
             # "Prometheus at URL", and only what a machine's exporter says (the driver of the
             # machine in focus): "Driver N/A · CUDA N/A · NVML N/A" described nothing there.
             self.machine_label.set_runs([b(machine.host_name, bold=True), *(
-                run for words, v in facts if v for run in (b(words), b(v, bold=True)))])
+                run for words, v in facts if v for run in (b(words), b(_or_na(v), bold=True)))])
             return
         stack = [b(" · CUDA "), b(_or_na(machine.cuda_driver_version), bold=True),
                  b(" · NVML "), b(_or_na(machine.nvml_version), bold=True)]
-        host, driver = b(machine.host_name, bold=True), b(_or_na(machine.driver_version),
-                                                           bold=True)
+        host = b(for_terminal(machine.host_name), bold=True)
+        driver = b(_or_na(machine.driver_version), bold=True)
         self.machine_label.set_runs(
             [b(tr("Host") + " "), host, b(" · " + tr("Driver") + " "), driver, *stack],
             [[host, b(" · " + tr("Driver") + " "), driver, *stack],

@@ -11,6 +11,7 @@ from gpumon.telemetry.model.metrics import format_value
 from gpumon.telemetry.model.types import GpuInfo, GpuSample
 from gpumon.ui.widgets.runs_label import TextRun
 from gpumon.units import GIB
+from gpumon.untrusted import for_terminal
 
 MEM_COLOR = "#1f77b4"
 GPU_UTIL_COLOR = "#2ca02c"
@@ -48,9 +49,10 @@ def title_runs(info: GpuInfo, *, bus: str | None = None, others: bool = True
     none), [SIMULATED] when it is, and (``others``) the other exporters that report it too."""
     bus_id = info.pci_bus_id if bus is None else bus
     runs = [TextRun(info.host, bold=True), TextRun(" · ")] if info.host else []
-    runs += [TextRun(f"GPU {info.index}", bold=True), TextRun(f" · {info.name}")]
+    runs += [TextRun(f"GPU {info.index}", bold=True),
+             TextRun(f" · {for_terminal(info.name)}")]  # the driver's strings: escaped
     if bus_id:
-        runs += [TextRun(" "), TextRun(bus_id, color="#777")]
+        runs += [TextRun(" "), TextRun(for_terminal(bus_id), color="#777")]
     if info.simulated:
         runs.append(TextRun(" [" + tr("SIMULATED") + "]", bold=True, color="#e65100"))
     if info.duplicates and others:  # two exporters report this GPU (the tooltip says all)

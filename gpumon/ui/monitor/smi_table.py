@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QWidget
 
 from gpumon.i18n import tr
 from gpumon.telemetry.model.health import assess
+from gpumon.telemetry.model.readouts import implausible_lines
 from gpumon.telemetry.model.types import GpuInfo, GpuSample, Snapshot
 from gpumon.text.smi_text import mib, mig_mode, uncorrected_ecc
 from gpumon.ui.widgets.table_model import FittedTableView, TitledTableModel
@@ -183,7 +184,8 @@ class SmiTableModel(TitledTableModel):
                 return row[1].message or tr("The GPU is lost.")
             if ecc:
                 return "\n".join(assess(row[1]).reasons)
-            return "\n".join([row[0].uuid, *self._migs.get(row[0].index, [])])
+            return "\n".join([row[0].uuid, *self._migs.get(row[0].index, []),
+                              *implausible_lines(row[1])])
         if role == Qt.ItemDataRole.TextAlignmentRole and col not in (1, 3):
             return int(Qt.AlignmentFlag.AlignCenter)
         return None

@@ -38,6 +38,7 @@ from gpumon.ui.window.presentation import (
     show_shortcuts,
 )
 from gpumon.ui.window.settings import Settings
+from gpumon.untrusted import for_terminal
 
 # Widgets that need the space bar themselves (text fields take it anyway, via Qt's
 # shortcut override; buttons and combo boxes would lose it to the pause shortcut).
@@ -176,7 +177,7 @@ class Menus(QObject):
         panels = self._grid.panels
         for panel in panels:
             info = panel.info
-            a = QAction(tr("GPU {index} · {name}", index=info.index, name=info.name),
+            a = QAction(tr("GPU {index} · {name}", index=info.index, name=for_terminal(info.name)),
                         self.gpu_menu)
             a.setObjectName(f"actionShowGpu{info.index}")
             a.setCheckable(True)
