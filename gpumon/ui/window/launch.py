@@ -92,7 +92,7 @@ def cluster_window_for(url: str, window: MainWindow) -> MainWindow:
 
     settings = Settings.memory()
     settings.zoom = window.presentation.zoom
-    settings.theme = window.presentation.theme.name
+    settings.theme = window.presentation.choice
     cluster = ClusterWindow(PrometheusSource(url), window.interval_s, settings=settings)
     cluster.setWindowIcon(window.windowIcon())
     cluster.resize(window.size())
