@@ -33,6 +33,7 @@ from gpumon.i18n import N_, tr
 from gpumon.text.smi_text import source_words
 from gpumon.ui.widgets.color_scheme import SystemScheme
 from gpumon.ui.widgets.font_stages import FontStages, repolish_styled, with_children
+from gpumon.ui.widgets.full_screen import FullScreen
 from gpumon.ui.widgets.plot import LitePlotWidget
 from gpumon.ui.widgets.reveal import Reveal, on_screen_first, reveal
 from gpumon.ui.widgets.screen_fit import ScreenFit
@@ -101,7 +102,7 @@ class Presentation(QObject):
         self._system = SystemScheme(self)
         self._system.changed.connect(self._on_system_scheme)
         self._theme = self._resolved()
-        self._was_maximized = False
+        self.full_screen = FullScreen(window)
         self._reveal: Reveal | None = None  # graphs coming into view after a zoom step
         self.screen_fit = ScreenFit(window)
         self.stages = FontStages(window)
@@ -189,12 +190,7 @@ class Presentation(QObject):
 
     @Slot()
     def toggle_full_screen(self) -> None:
-        w = self._window
-        if w.isFullScreen():
-            w.showMaximized() if self._was_maximized else w.showNormal()
-        else:
-            self._was_maximized = w.isMaximized()
-            w.showFullScreen()
+        self.full_screen.toggle()
 
     # -- applying ----------------------------------------------------------------------------
     def apply(self, staged: bool = False) -> None:
