@@ -6,7 +6,9 @@ starts, inherits it).
   program) and the like once, when the application starts. The tests compare widget sizes
   with numbers written at scale 1, so those variables are cleared, unless
   ``GPUMON_TEST_SCALE`` asks for a scale: then ``QT_SCALE_FACTOR`` is that (a pass of the
-  layout and zoom tests at 150 %, which measure in device pixels where they read images).
+  layout and zoom tests at 150 %, which measure in device pixels where they read images),
+  and the offscreen screen has that many more device pixels (a configuration file), so it
+  stays 800×800 logical pixels as at scale 1 instead of shrinking to 533×533.
 - Fonts: with Noto installed, fontconfig prefers Noto Sans and Noto Sans Mono to DejaVu on
   Debian, and Noto Sans CJK to WenQuanYi for Chinese, and text grows taller. A fontconfig
   file (``tests/fonts/``) puts the suite's fonts first: ``GPUMON_TEST_FONTS`` = ``pinned``
@@ -16,8 +18,11 @@ starts, inherits it).
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import MutableMapping
 from pathlib import Path
 
@@ -26,6 +31,7 @@ SCALE_VARIABLES = ("QT_SCALE_FACTOR", "QT_SCREEN_SCALE_FACTORS", "QT_AUTO_SCREEN
                    "QT_ENABLE_HIGHDPI_SCALING", "QT_FONT_DPI", "QT_USE_PHYSICAL_DPI",
                    "QT_SCALE_FACTOR_ROUNDING_POLICY")
 PINNED_FAMILIES = ("DejaVu Sans", "DejaVu Sans Mono", "WenQuanYi Micro Hei")
+OFFSCREEN_SIZE = 800  # Qt's offscreen screen, in pixels square
 
 
 def pin_fonts_and_scale(env: MutableMapping[str, str]) -> None:
@@ -34,6 +40,8 @@ def pin_fonts_and_scale(env: MutableMapping[str, str]) -> None:
         env.pop(name, None)
     if scale:
         env["QT_SCALE_FACTOR"] = scale
+        if env.get("QT_QPA_PLATFORM", "offscreen") == "offscreen":
+            env["QT_QPA_PLATFORM"] = f"offscreen:configfile={_offscreen_screen(float(scale))}"
     fonts = env.get("GPUMON_TEST_FONTS", "pinned")
     if "FONTCONFIG_FILE" in env or fonts == "system":
         return
@@ -43,6 +51,23 @@ def pin_fonts_and_scale(env: MutableMapping[str, str]) -> None:
     if not config.is_file():
         raise ValueError(f"GPUMON_TEST_FONTS={fonts!r}: expected pinned, noto or system")
     env["FONTCONFIG_FILE"] = str(config)
+
+
+def _offscreen_screen(scale: float, logical: int = OFFSCREEN_SIZE) -> Path:
+    """A configuration of Qt's offscreen platform: one screen of ``logical`` pixels square
+    at ``scale`` (its default is 800 device pixels square)."""
+    side = round(logical * scale)
+    path = Path(tempfile.gettempdir()) / f"gpumon-tests-offscreen-{side}.json"
+    config = {"synchronousWindowSystemEvents": False, "windowFrameMargins": True,
+              "screens": [{"name": "OffscreenScreen", "x": 0, "y": 0, "width": side,
+                           "height": side, "logicalDpi": 96, "logicalBaseDpi": 96,
+                           "dpr": 1}]}
+    text = json.dumps(config)
+    if not path.is_file() or path.read_text() != text:
+        temporary = path.with_suffix(f".{os.getpid()}.tmp")
+        temporary.write_text(text)
+        temporary.replace(path)  # whole, for the test processes that read it meanwhile
+    return path
 
 
 def _installed(families: tuple[str, ...]) -> bool:

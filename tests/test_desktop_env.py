@@ -21,15 +21,20 @@ def test_a_desktop_s_scale_is_cleared_and_a_pass_s_scale_kept() -> None:
            "GPUMON_TEST_FONTS": "noto"}
     pin_fonts_and_scale(env)
     assert env["QT_SCALE_FACTOR"] == "1.5" and "QT_SCREEN_SCALE_FACTORS" not in env
+    assert env["QT_QPA_PLATFORM"].startswith("offscreen:configfile=")
     assert env["FONTCONFIG_FILE"] == str(FONTS / "noto.conf")
     with pytest.raises(ValueError):
         pin_fonts_and_scale({"GPUMON_TEST_FONTS": "comic"})
 
 
-def test_this_run_has_no_scale_it_did_not_ask_for() -> None:
+def test_this_run_has_no_scale_it_did_not_ask_for(qapp) -> None:  # type: ignore[no-untyped-def]
     asked = os.environ.get("GPUMON_TEST_SCALE")
     assert os.environ.get("QT_SCALE_FACTOR") == asked
     assert "QT_SCREEN_SCALE_FACTORS" not in os.environ
+    screen = qapp.primaryScreen()
+    assert screen.devicePixelRatio() == float(asked or 1)
+    if qapp.platformName() == "offscreen":  # 800 px square at every scale
+        assert (screen.geometry().width(), screen.geometry().height()) == (800, 800)
 
 
 @pytest.mark.skipif(shutil.which("fc-match") is None, reason="fontconfig's fc-match is missing")
