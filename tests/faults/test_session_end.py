@@ -290,3 +290,48 @@ def test_the_session_ends(case: Case, session: tuple[Xvfb, list[App]], tmp_path:
 def test_a_hang_up_or_a_lost_display(case: Case, session: tuple[Xvfb, list[App]],
                                      tmp_path: Path) -> None:
     _run(case, session, tmp_path)
+
+
+XLIB = r"""
+import ctypes, ctypes.util, os, signal, sys, time
+from PySide6.QtCore import QTimer
+from gpumon.ui.window import launch
+from gpumon.ui.window.main_window import MainWindow, simulated_factory
+
+def make(interval_s, settings):
+    window = MainWindow(simulated_factory(2), 0.2, settings=settings)
+    def end_x():
+        # The X server goes, then a call through Xlib meets the broken connection, as
+        # Qt's GL and input code may at any moment.
+        os.kill(int(sys.argv[1]), signal.SIGKILL)
+        time.sleep(0.5)
+        from PySide6.QtWidgets import QApplication
+        display = QApplication.instance().nativeInterface().display()
+        x11 = ctypes.CDLL(ctypes.util.find_library("X11"))
+        x11.XSync.argtypes = [ctypes.c_void_p, ctypes.c_int]
+        x11.XSync(display, 0)
+        print("Xlib returned", flush=True)
+    QTimer.singleShot(1000, window, end_x)
+    return window
+
+sys.exit(launch.run(2, make_window=make))
+"""
+
+
+def test_xlib_meeting_the_lost_display_ends_the_window_in_order(tmp_path: Path) -> None:
+    """Xlib's own handler of a lost connection called exit(1) at once ("XIO: fatal IO
+    error"): nothing finished, no sentence. Now it returns, and the window ends in order."""
+    xvfb = Xvfb()
+    try:
+        env = dict(os.environ, DISPLAY=xvfb.display, QT_QPA_PLATFORM="xcb", LANGUAGE="en",
+                   XDG_CONFIG_HOME=str(tmp_path))
+        env.pop("WAYLAND_DISPLAY", None)
+        done = subprocess.run([sys.executable, "-c", XLIB, str(xvfb.proc.pid)], env=env,
+                              capture_output=True, text=True, timeout=120)
+    finally:
+        xvfb.close()
+    assert "Xlib returned" in done.stdout, done.stderr
+    assert done.returncode == 1, done.stderr
+    assert f"gpumon: the display {xvfb.display} went away; the window has closed." in (
+        done.stderr), done.stderr
+    assert "XIO:" not in done.stderr and "Traceback" not in done.stderr, done.stderr

@@ -7,6 +7,11 @@ acts on it from the top of the event loop. Qt leaves the loop by itself when the
 window is closed or its display connection breaks (X11: "The X11 connection broke", status
 1); ``aboutToQuit`` then ends the rest the same way.
 
+On X11, Qt's connection also goes through Xlib, whose lost connection ended the process on
+the spot ("XIO: fatal IO error", C ``exit(1)``: no recording finished, no kernel ended): now
+Xlib's handlers return (``_let_xlib_return``), and Qt's own check of the connection ends the
+loop as above.
+
 Ending, done once whatever asks again meanwhile: every recording is finished (its rows
 written and the file closed, so a session's end loses none), every window is closed (a main
 window's close ends its kernel and its sampling thread), and the loop is left with a status
@@ -17,11 +22,14 @@ that the display went away, and where each recording was saved.
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
 import os
 import signal
 import socket
 import sys
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QObject, QSocketNotifier, QTimer, Slot
 from PySide6.QtGui import QGuiApplication
@@ -52,6 +60,7 @@ class SessionEnd(QObject):
         self._notifier.activated.connect(self._woken)
         app.aboutToQuit.connect(self._quitting)
         QTimer.singleShot(0, self, self._loop_runs)
+        self.xlib_returns = _let_xlib_return(app)
 
     @Slot()
     def _loop_runs(self) -> None:
@@ -121,6 +130,35 @@ class SessionEnd(QObject):
                      "the recording {path} is complete: {rows} rows.", rows,
                      path=for_terminal(str(path)), rows=rows))
         return status
+
+
+def _let_xlib_return(app: QApplication) -> bool:
+    """On X11: make Xlib's lost-connection handlers return instead of calling ``exit(1)``
+    (libX11 1.7 and later; True where done). Both are libc's ``sched_yield``, a C function
+    that takes no argument and returns 0: called with Xlib's arguments it ignores them, as
+    the C calling convention allows, and needs no Python (no GIL) wherever Xlib calls it.
+    Xlib then marks the display dead, and Qt's xcb connection, which broke too, ends the
+    event loop with status 1."""
+    if QGuiApplication.platformName() != "xcb":
+        return False
+    try:
+        x11_app: Any = app.nativeInterface()  # QNativeInterface.QX11Application
+        display = x11_app.display()
+        x11 = ctypes.CDLL(ctypes.util.find_library("X11") or "libX11.so.6")
+        libc = ctypes.CDLL(None)
+        exit_handler = x11.XSetIOErrorExitHandler  # AttributeError before libX11 1.7
+    except (AttributeError, OSError, TypeError):
+        return False
+    if not display:
+        return False
+    returns = ctypes.cast(libc.sched_yield, ctypes.c_void_p)
+    exit_handler.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    exit_handler.restype = None
+    exit_handler(display, returns, None)
+    x11.XSetIOErrorHandler.argtypes = [ctypes.c_void_p]
+    x11.XSetIOErrorHandler.restype = ctypes.c_void_p
+    x11.XSetIOErrorHandler(returns)
+    return True
 
 
 def _display_name() -> str:
