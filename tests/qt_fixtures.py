@@ -17,7 +17,8 @@ from typing import TypeVar
 import pyqtgraph as pg
 import pytest
 import shiboken6
-from PySide6.QtCore import QThread, QTimer
+from PySide6.QtCore import Qt, QThread, QTimer
+from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication, QTabWidget, QWidget
 
 from gpumon.telemetry.model.types import Source
@@ -167,3 +168,16 @@ def back_in_sight(tabs: QTabWidget, how: str) -> None:
         tabs.setCurrentIndex(0)
     else:
         tabs.showNormal()
+
+
+def logical_image(widget: QWidget) -> QImage:
+    """``widget`` as drawn, one pixel per logical pixel: ``grab()`` gives device pixels
+    (1.5 times as many each way at 150 %), and tests that read a pixel at a widget's
+    coordinates read it here (nearest pixel: the colours are as drawn)."""
+    image = widget.grab().toImage()
+    if image.devicePixelRatio() == 1.0:
+        return image
+    image = image.scaled(widget.size(), Qt.AspectRatioMode.IgnoreAspectRatio,
+                         Qt.TransformationMode.FastTransformation)
+    image.setDevicePixelRatio(1.0)
+    return image

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 
 import pytest
 
-from gpumon import __version__
+from gpumon import __version__, ending
 from gpumon.cli.main import main
 
 
@@ -132,8 +133,15 @@ def test_gui_is_launched_with_the_arguments(monkeypatch: pytest.MonkeyPatch) -> 
 
     monkeypatch.setitem(sys.modules, "gpumon.ui.window.launch", fake)
     monkeypatch.setattr(gpumon.ui.window, "launch", fake, raising=False)
-    assert main(["--simulate", "2", "--interval", "0.5", "--seed", "9"]) == 3
-    assert main(["--lang", "zh_CN.UTF-8", "--no-gpm"]) == 3
+    before = {sig: signal.getsignal(sig) for sig in ending.ENDING_SIGNALS}
+    try:
+        assert main(["--simulate", "2", "--interval", "0.5", "--seed", "9"]) == 3
+        # A signal ends the process on the spot while Qt is imported (gpumon/ending.py).
+        assert {signal.getsignal(sig) for sig in ending.ENDING_SIGNALS} == {ending._end_now}
+        assert main(["--lang", "zh_CN.UTF-8", "--no-gpm"]) == 3
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
     assert calls == [{"simulate": 2, "interval_s": 0.5, "seed": 9, "lang": None, "gpm": True},
                      {"simulate": None, "interval_s": None, "seed": 0, "lang": "zh_CN",
                       "gpm": False}]

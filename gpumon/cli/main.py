@@ -14,7 +14,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from gpumon import __version__, extras, i18n
+from gpumon import __version__, ending, extras, i18n
 from gpumon.cli import remote as remote_cli
 from gpumon.cli import replay as replay_cli
 from gpumon.cli import report
@@ -200,6 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     if why := _no_window():
         print("gpumon: " + why, file=sys.stderr)
         return 1
+    ending.end_at_once()  # a signal while Qt loads: nothing of ours runs yet to be ended
     try:
         import gpumon.ui.window.launch as ui_launch
     except ImportError as exc:

@@ -9,6 +9,7 @@ import socket
 import pytest
 from PySide6.QtCore import QRect
 from PySide6.QtGui import QColor, QFont, QImage
+from qt_fixtures import logical_image
 
 from gpumon.telemetry.cluster.prometheus import PrometheusSource
 from gpumon.telemetry.model.health import Level
@@ -83,7 +84,7 @@ def test_warning_and_error_differ_in_shape_in_the_cells_and_the_legend(qtbot, zo
     page = _overview(qtbot, zoom)
     warning, error = MARKS[Level.WARNING], MARKS[Level.ERROR]
     view = page.heatmap
-    image = view.grab().toImage()
+    image = logical_image(view)  # pixels at the cells' coordinates
     lw, cw, rh = view.label_width(), view.cell_width(), view.row_height()
     cells = [QRect(lw + col * (cw + 3), 3, cw, rh - 6) for col in range(3)]
     side = max(11, cells[0].height() * 4 // 5)  # the corner's square (mark_side)

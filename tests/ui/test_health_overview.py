@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QRect
 from PySide6.QtGui import QColor
+from qt_fixtures import logical_image
 
 from gpumon.telemetry.model.health import Level
 from gpumon.telemetry.model.types import GpuInfo, GpuSample, HostView
@@ -17,7 +18,7 @@ GIB = 2**30
 def corner_colour(view: HeatmapView, col: int) -> QColor | None:
     """The colour of the mark in the cell's corner square (the symbol drawn on white), or
     None when nothing but white and the cell's colour is there."""
-    image = view.grab().toImage()
+    image = logical_image(view)  # pixels at the cells' coordinates
     lw, cw, rh = view.label_width(), view.cell_width(), view.row_height()
     cell = QRect(lw + col * (cw + 3), 3, cw, rh - 6)
     box = QRect(cell.right() - mark_side(cell) + 1, cell.top(), mark_side(cell),

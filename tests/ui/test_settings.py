@@ -42,11 +42,11 @@ def test_defaults_and_nonsense_values(tmp_path):
     memory = Settings.memory()
     assert memory.file_name == ""
     assert (memory.theme, memory.zoom, memory.interval_s, memory.window_s) == \
-        ("light", 1.0, None, None)
+        ("system", 1.0, None, None)
     path = tmp_path / "gpumon.ini"
     path.write_text("[view]\ntheme=purple\nzoom=abc\n[sampling]\ninterval_s=nan\n")
     s = Settings.ini(path)
-    assert (s.theme, s.zoom, s.interval_s, s.hidden_gpus) == ("light", 1.0, None, set())
+    assert (s.theme, s.zoom, s.interval_s, s.hidden_gpus) == ("system", 1.0, None, set())
     with pytest.raises(ValueError):
         s.theme = "purple"
     s.zoom = 99

@@ -31,6 +31,9 @@ class Theme:
     plot_fg: str  # axes, tick labels, grid (drawn with the axis pen at low alpha)
     muted: str  # secondary text (hover readout)
     banner_text: str  # text on the light orange "no data" banner
+    note_bg: str = "#e3f2fd"  # a note on the page (the cluster window's Playground note)
+    note_border: str = "#90caf9"
+    note_text: str = "#1a1a1a"
     window: str | None = None
     base: str | None = None
     alt_base: str | None = None
@@ -44,7 +47,8 @@ class Theme:
 LIGHT = Theme("light", plot_bg="#ffffff", plot_fg="#333333", muted="#333333",
               banner_text="#222222")
 DARK = Theme("dark", plot_bg="#16181c", plot_fg="#c9cdd4", muted="#b8bcc4",
-             banner_text="#222222", window="#25272b", base="#1b1d21", alt_base="#2a2d32",
+             banner_text="#222222", note_bg="#1d3348", note_border="#3f6c96",
+             note_text="#e4e6ea", window="#25272b", base="#1b1d21", alt_base="#2a2d32",
              text="#e4e6ea", button="#2f3237", highlight="#3d7bd9", link="#7fb0ff",
              disabled_text="#7b7f86")
 THEMES: dict[str, Theme] = {t.name: t for t in (LIGHT, DARK)}

@@ -2,22 +2,20 @@
 
 Kept apart from ``main_window.py`` (the window itself) so the window can be built in tests and
 benchmarks without the process-wide parts: the QApplication, the icon, remembered settings,
-and quitting cleanly on Ctrl+C or SIGTERM.
+and the end of the process (``session_end.py``: on a signal, the last window closed or the
+display gone).
 """
 
 from __future__ import annotations
 
 import os
-import signal
-import socket
 import sys
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, QSocketNotifier
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMainWindow
 
-from gpumon import i18n
+from gpumon import ending, i18n
 from gpumon.interval import SAMPLING
 from gpumon.recording.reader import Recording
 from gpumon.remote.fleet import RemoteFleet
@@ -26,6 +24,7 @@ from gpumon.ssh.target import Target
 from gpumon.ui.window import add_machine, gcguard, open_cluster, open_recording
 from gpumon.ui.window.language import choose, install_qt_translations
 from gpumon.ui.window.main_window import MainWindow, nvml_factory, simulated_factory
+from gpumon.ui.window.session_end import SessionEnd
 from gpumon.ui.window.settings import Settings
 from gpumon.untrusted import for_terminal
 
@@ -39,14 +38,19 @@ def run(simulate: int | None, interval_s: float | None = None, seed: int = 0, *,
 
     Settings are the user's (QSettings "gpumon"/"gpumon"); an interval given on the command
     line replaces the remembered one, otherwise the remembered one (or 1 s) is used.
-    Ctrl+C (SIGINT) and SIGTERM close the window and quit cleanly, exit status 0.
+    Ctrl+C (SIGINT) and SIGTERM close the window and quit cleanly, exit status 0; SIGHUP
+    the same with status 129, a display that went away with status 1 (``session_end.py``).
     Python's cyclic garbage collection runs on this (the GUI) thread only (gcguard.py).
     ``make_window(interval_s, settings)`` builds another kind of main window instead.
     The language is ``lang`` (``--lang``), else the one saved in View ▸ Language, else the
     system's. ``gpm=False`` (``--no-gpm``): no GPU activity (GPM) is read.
     """
+    ending.note_signals()
     app = QApplication.instance() or QApplication(sys.argv)
     assert isinstance(app, QApplication)
+    if ending.noted():  # asked to end while Qt was loading: no window to open
+        return ending.status_for(ending.noted()[0])
+    session = SessionEnd(app)  # from here on, any end closes what is open by then
     gcguard.install()
     app.setApplicationName("gpumon")
     app.setDesktopFileName("gpumon")
@@ -75,14 +79,15 @@ def run(simulate: int | None, interval_s: float | None = None, seed: int = 0, *,
     open_cluster.install(window, window.menus.file_menu, window.menus.actions.get("actionQuit"),
                          lambda url: cluster_window_for(url, window))
     install_recordings(window)
-    app.aboutToQuit.connect(window.close)  # quit without closing still joins the thread
     _fit_to_screen(window)
-    _quit_on_signals(app)
-    window.show()
+    if not session.ending:  # the display went away while the window was being made
+        window.show()
     if settings.notice:
         window.statusBar().showMessage(settings.notice, NOTICE_MS)
         window.statusBar().setToolTip(settings.notice)  # the whole sentence where it is cut
-    status = int(app.exec())
+    loop_status = int(app.exec()) if not session.ending else ending.DISPLAY_LOST
+    session.end(None)  # (done already, unless Qt left its loop without saying so)
+    status = session.exit_status(loop_status)
     if window.sampling.running:
         _exit_leaving_hung_thread(status)
     return status
@@ -108,7 +113,7 @@ def _settings_like(window: MainWindow) -> Settings:
     """Settings in memory with ``window``'s zoom and theme (its own choices stay its own)."""
     settings = Settings.memory()
     settings.zoom = window.presentation.zoom
-    settings.theme = window.presentation.theme.name
+    settings.theme = window.presentation.choice
     return settings
 
 
@@ -132,7 +137,7 @@ def ssh_window_for(targets: list[Target], window: MainWindow) -> MainWindow:
 
     settings = Settings.memory()
     settings.zoom = window.presentation.zoom
-    settings.theme = window.presentation.theme.name
+    settings.theme = window.presentation.choice
     made = remote_window(targets, SshOptions(), window.interval_s,
                          ("--lang", i18n.language()), settings, overview=True)
     made.setWindowIcon(window.windowIcon())
@@ -157,24 +162,6 @@ def _fit_to_screen(window: QMainWindow) -> None:
     free = screen.availableGeometry()
     if window.width() > free.width() or window.height() > free.height():
         window.resize(min(window.width(), free.width()), min(window.height(), free.height()))
-
-
-def _quit_on_signals(app: QApplication) -> None:
-    """Make SIGINT (Ctrl+C in the terminal) and SIGTERM quit the event loop cleanly.
-
-    Python runs its signal handlers only between bytecodes, and Qt's event loop runs in C++;
-    a wake-up socket that Qt watches makes the handler run at once.
-    """
-    reader, writer = socket.socketpair()
-    reader.setblocking(False)
-    writer.setblocking(False)
-    signal.set_wakeup_fd(writer.fileno())
-    notifier = QSocketNotifier(reader.fileno(), QSocketNotifier.Type.Read, app)
-    notifier.activated.connect(lambda: reader.recv(64))
-    keep = QObject(app)  # the sockets live as long as the application
-    keep.setProperty("sockets", [reader, writer])
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: app.quit())
 
 
 def _icon() -> QIcon | None:

@@ -140,10 +140,11 @@ class Menus(QObject):
                      checkable=True)
         theme_menu = menu.addMenu(tr("&Theme"))
         group = QActionGroup(self)
-        for name, label in (("light", tr("Light")), ("dark", tr("Dark"))):
+        for name, label in (("system", tr("System")), ("light", tr("Light")),
+                            ("dark", tr("Dark"))):
             a = self._action(theme_menu, f"actionTheme{name.title()}", label,
                              lambda n=name: p.set_theme(n), checkable=True)  # type: ignore[misc]
-            a.setChecked(p.theme.name == name)
+            a.setChecked(p.choice == name)
             group.addAction(a)
         for extra in (self.memory_stacks.action, self.activity_views.action,
                       *([self._topology.action] if self._topology is not None else [])):

@@ -1,6 +1,8 @@
 """Presentation: zoom, themes, full screen, the about box and the list of shortcuts.
 
-Zoom and theme apply to the whole application (``QApplication.setFont`` / ``setPalette``),
+The theme is chosen as "system" (the default: light or dark as the desktop is, following a
+switch while the window is open; ``widgets/color_scheme.py``), "light" or "dark". Zoom and
+theme apply to the whole application (``QApplication.setFont`` / ``setPalette``),
 so menus, dialogs and tooltips follow, and to every pyqtgraph plot in the window, including
 the GPU panels rebuilt after a source switch (``gpuPanelsChanged``). The base font and the
 style's own palette are taken once, at the first Presentation, so 100 % and "light" are
@@ -29,7 +31,9 @@ from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 from gpumon import __version__
 from gpumon.i18n import N_, tr
 from gpumon.text.smi_text import source_words
+from gpumon.ui.widgets.color_scheme import SystemScheme
 from gpumon.ui.widgets.font_stages import FontStages, repolish_styled, with_children
+from gpumon.ui.widgets.full_screen import FullScreen
 from gpumon.ui.widgets.plot import LitePlotWidget
 from gpumon.ui.widgets.reveal import Reveal, on_screen_first, reveal
 from gpumon.ui.widgets.screen_fit import ScreenFit
@@ -96,8 +100,11 @@ class Presentation(QObject):
         self._settings = settings
         self._pages = pages
         self._zoom = settings.zoom
-        self._theme = THEMES[settings.theme]
-        self._was_maximized = False
+        self._choice = settings.theme  # "system", "light" or "dark"
+        self._system = SystemScheme(self)
+        self._system.changed.connect(self._on_system_scheme)
+        self._theme = self._resolved()
+        self.full_screen = FullScreen(window)
         self._reveal: Reveal | None = None  # graphs coming into view after a zoom step
         self.screen_fit = ScreenFit(window)
         self.stages = FontStages(window)
@@ -112,7 +119,18 @@ class Presentation(QObject):
 
     @property
     def theme(self) -> Theme:
+        """The theme shown: light or dark (for "system", as the desktop is now)."""
         return self._theme
+
+    @property
+    def choice(self) -> str:
+        """The theme chosen: "system", "light" or "dark"."""
+        return self._choice
+
+    def _resolved(self) -> Theme:
+        if self._choice == "system":
+            return THEMES["dark" if self._system.dark else "light"]
+        return THEMES[self._choice]
 
     # -- actions ---------------------------------------------------------------------------
     def set_zoom(self, zoom: float) -> None:
@@ -151,22 +169,30 @@ class Presentation(QObject):
         self.set_zoom(1.0)
 
     def set_theme(self, name: str) -> None:
-        theme = THEMES[name]  # KeyError for an unknown name: a programming error
-        if theme is self._theme:
+        """Choose "system", "light" or "dark" (another name: ValueError, a programming
+        error)."""
+        if name == self._choice:
             return
-        self._theme = theme
         self._settings.theme = name
-        self.apply()
+        self._choice = name
+        theme = self._resolved()
+        if theme is not self._theme:
+            self._theme = theme
+            self.apply()
         self.themeChanged.emit(name)
+
+    @Slot(bool)
+    def _on_system_scheme(self, _dark: bool) -> None:
+        """The desktop switched between light and dark: "system" follows it (a window
+        already closed does not: it would set the application's font and palette)."""
+        theme = self._resolved()
+        if theme is not self._theme and self._window.isVisible():
+            self._theme = theme
+            self.apply()
 
     @Slot()
     def toggle_full_screen(self) -> None:
-        w = self._window
-        if w.isFullScreen():
-            w.showMaximized() if self._was_maximized else w.showNormal()
-        else:
-            self._was_maximized = w.isMaximized()
-            w.showFullScreen()
+        self.full_screen.toggle()
 
     # -- applying ----------------------------------------------------------------------------
     def apply(self, staged: bool = False) -> None:
@@ -185,9 +211,10 @@ class Presentation(QObject):
         if staged:  # no colour changed; the graphs are restyled as they are unveiled
             self.applied.emit(self._theme)  # (the banner's sheet sets its labels' fonts)
             return
-        if self._theme.window is not None and app.style().name().lower() != "fusion":
-            app.setStyle("Fusion")  # native styles ignore much of a custom dark palette
-        app.setPalette(palette_for(self._theme, base_palette))
+        with self._system.own_change():
+            if self._theme.window is not None and app.style().name().lower() != "fusion":
+                app.setStyle("Fusion")  # native styles ignore much of a custom dark palette
+            app.setPalette(palette_for(self._theme, base_palette))
         pg.setConfigOptions(background=self._theme.plot_bg, foreground=self._theme.plot_fg)
         self.restyle_plots()
         self.applied.emit(self._theme)

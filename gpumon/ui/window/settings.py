@@ -28,8 +28,8 @@ from gpumon.ui.window import settings_file
 
 ORGANISATION = "gpumon"
 APPLICATION = "gpumon"
-THEMES = ("light", "dark")
-DEFAULT_THEME = "light"
+THEMES = ("system", "light", "dark")
+DEFAULT_THEME = "system"  # light or dark as the desktop is (presentation.py)
 MIN_ZOOM, MAX_ZOOM = 0.5, 3.0
 MAX_GEOMETRY_BYTES = 4096
 MAX_LIST = 1024  # hidden GPUs or columns: more are not gpumon's

@@ -1,0 +1,115 @@
+"""The "System" theme, the default: light or dark as the desktop is, and following a switch
+while the window is open (gpumon/ui/widgets/color_scheme.py).
+
+Qt's offscreen platform has no colour scheme (``QStyleHints.colorScheme`` stays Unknown and
+``setColorScheme`` changes nothing), so there the desktop's switch arrives as a palette
+change gpumon did not make; where the platform takes ``setColorScheme``, that drives it.
+The dark theme covers every note: the cluster window's Playground note is dark in it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QColor, QPalette
+from PySide6.QtWidgets import QApplication, QLabel
+
+from gpumon.telemetry.cluster.prometheus import PrometheusSource
+from gpumon.ui.widgets.color_scheme import palette_is_dark
+from gpumon.ui.widgets.theme import DARK, LIGHT
+from gpumon.ui.window.cluster_window import ClusterWindow
+from gpumon.ui.window.settings import Settings
+
+pytestmark = pytest.mark.usefixtures("restore_app_look")
+
+
+def _desktop_palette(window: str, text: str) -> QPalette:
+    pal = QPalette(QApplication.palette())
+    pal.setColor(QPalette.ColorRole.Window, QColor(window))
+    pal.setColor(QPalette.ColorRole.WindowText, QColor(text))
+    return pal
+
+
+@pytest.fixture
+def no_scheme(qapp: QApplication) -> Iterator[None]:
+    """The desktop's scheme as unknown (offscreen) afterwards, where the platform took one."""
+    yield
+    qapp.styleHints().unsetColorScheme()
+
+
+def _window_colour(w) -> QColor:  # type: ignore[no-untyped-def]
+    return w.palette().color(QPalette.ColorRole.Window)
+
+
+def test_system_is_the_default_and_follows_the_desktop(qtbot, make_window, no_scheme) -> None:  # type: ignore[no-untyped-def]
+    assert Settings.memory().theme == "system"
+    w = make_window()
+    assert w.presentation.choice == "system" and w.presentation.theme is LIGHT
+    assert w.findChild(QAction, "actionThemeSystem").isChecked()
+    app = QApplication.instance()
+    hints = app.styleHints()
+    hints.setColorScheme(Qt.ColorScheme.Dark)
+    if hints.colorScheme() != Qt.ColorScheme.Dark:  # offscreen: the palette instead
+        app.setPalette(_desktop_palette("#202020", "#f0f0f0"))
+    qtbot.waitUntil(lambda: w.presentation.theme is DARK, timeout=3000)
+    qtbot.waitUntil(lambda: _window_colour(w) == QColor(DARK.window), timeout=3000)
+    assert w.gpu_panel(0) is None or w.gpu_panel(0).memory_widget.backgroundBrush().color() \
+        == QColor(DARK.plot_bg)
+    assert w.settings.theme == "system"  # the choice stays; what it shows changed
+    # And back to light when the desktop switches back.
+    hints.setColorScheme(Qt.ColorScheme.Light)
+    if hints.colorScheme() != Qt.ColorScheme.Light:
+        app.setPalette(_desktop_palette("#efefef", "#000000"))
+    qtbot.waitUntil(lambda: w.presentation.theme is LIGHT, timeout=3000)
+    assert not palette_is_dark(QApplication.palette())
+
+
+def test_a_chosen_theme_does_not_follow_the_desktop(qtbot, make_window, no_scheme) -> None:  # type: ignore[no-untyped-def]
+    w = make_window()
+    w.findChild(QAction, "actionThemeLight").trigger()
+    assert w.presentation.choice == "light" and w.settings.theme == "light"
+    app = QApplication.instance()
+    app.setPalette(_desktop_palette("#202020", "#f0f0f0"))
+    qtbot.wait(50)
+    assert w.presentation.theme is LIGHT
+    w.findChild(QAction, "actionThemeSystem").trigger()  # now it does: the desktop is dark
+    assert w.presentation.theme is DARK and w.settings.theme == "system"
+
+
+def test_gpumon_s_own_palette_is_not_the_desktop_s(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+    w = make_window()
+    w.presentation.set_theme("dark")
+    w.presentation.set_theme("system")  # the desktop is light: gpumon's dark palette was its own
+    assert w.presentation.theme is LIGHT
+
+
+def test_the_cluster_window_s_playground_note_follows_the_theme(qtbot) -> None:  # type: ignore[no-untyped-def]
+    settings = Settings.memory()
+    settings.theme = "dark"
+    w = ClusterWindow(PrometheusSource("http://127.0.0.1:9"), 1.0, settings=settings)
+    qtbot.addWidget(w)
+    w.show()
+    note = w.playground.findChild(QLabel, "playgroundStaysLocal")  # (its tab not shown: no
+    assert note is not None  # kernel starts)
+    note.resize(400, note.heightForWidth(400))
+
+    def colours() -> tuple[QColor, QColor]:
+        shot = note.grab().toImage()
+        ratio = shot.devicePixelRatio()
+        return (shot.pixelColor(int(2 * ratio), int(note.height() // 2 * ratio)),
+                note.palette().color(note.foregroundRole()))
+
+    background, text = colours()
+    assert palette_is_dark(_only(background)) and not palette_is_dark(_only(text))
+    w.presentation.set_theme("light")
+    background, text = colours()
+    assert background == QColor("#e3f2fd") and palette_is_dark(_only(text))
+    w.close()
+
+
+def _only(colour: QColor) -> QPalette:
+    pal = QPalette()
+    pal.setColor(QPalette.ColorRole.Window, colour)
+    return pal
