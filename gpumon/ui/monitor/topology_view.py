@@ -43,6 +43,7 @@ from gpumon.telemetry.model.topology import (
     pair_rates,
 )
 from gpumon.telemetry.model.types import GpuSample, Snapshot
+from gpumon.ui.widgets.close_keys import close_on_keys
 from gpumon.ui.widgets.seen import SeenWatch, window_seen
 from gpumon.units import NA, format_bytes, format_clock
 
@@ -128,6 +129,7 @@ class TopologyView(QWidget):
         layout.addWidget(self.note)
         layout.addWidget(self.splitter, 1)
         self.resize(1000, 560)
+        close_on_keys(self)
         self._seen = SeenWatch(self, self._catch_up)
 
     # -- snapshots ----------------------------------------------------------------------------

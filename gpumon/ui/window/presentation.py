@@ -29,6 +29,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 from gpumon import __version__
 from gpumon.i18n import N_, tr
 from gpumon.text.smi_text import source_words
+from gpumon.ui.widgets.close_keys import close_on_keys
 from gpumon.ui.widgets.font_stages import FontStages, repolish_styled, with_children
 from gpumon.ui.widgets.plot import LitePlotWidget
 from gpumon.ui.widgets.reveal import Reveal, on_screen_first, reveal
@@ -58,7 +59,7 @@ SHORTCUTS: tuple[tuple[str, str], ...] = (
     ("Ctrl+E", N_("Export the visible time window to CSV")),
     ("I / T / K", N_("On a process's row: interrupt / terminate / kill it (asks first)")),
     ("Alt+← / Alt+→", N_("Lesson: previous / next step (Space never turns the page)")),
-    ("Esc / Ctrl+W", N_("Close a process's window")),
+    ("Esc / Ctrl+W", N_("Close a window of its own: a process, the topology, about")),
     ("F1", N_("About gpumon (versions of everything)")),
     ("Ctrl+Q", N_("Quit")),
 )
@@ -317,6 +318,7 @@ def _open_box(parent: QWidget, name: str, title: str, text: str) -> QMessageBox:
     box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     box.setWindowModality(Qt.WindowModality.NonModal)
     box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    close_on_keys(box)
     icon = parent.windowIcon()
     if not icon.isNull():
         box.setIconPixmap(icon.pixmap(64, 64))

@@ -22,7 +22,7 @@ import numpy as np
 import psutil
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QSize, Qt, QTimer
-from PySide6.QtGui import QKeySequence, QPalette, QShortcut
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from gpumon.i18n import tr
@@ -31,6 +31,7 @@ from gpumon.telemetry.history.store import History
 from gpumon.telemetry.model.types import GpuProcess, Snapshot
 from gpumon.ui.monitor.process.readout import current_values, memory_unit, readings_at
 from gpumon.ui.widgets.axis import TimeAxis, next_nice, time_label
+from gpumon.ui.widgets.close_keys import close_on_keys
 from gpumon.ui.widgets.plot import LitePlot, LitePlotWidget
 from gpumon.ui.widgets.runs_label import RunsLabel, TextRun
 from gpumon.ui.widgets.seen import SeenWatch, window_seen
@@ -40,7 +41,6 @@ from gpumon.untrusted import for_terminal
 COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
           "#7f7f7f")
 MEMORY = ("gpu_mem", "rss")  # graphs of bytes, in the unit of their highest value
-CLOSE_KEYS = ("Esc", "Ctrl+W")
 
 
 def _stamp(t: float | None) -> str:
@@ -136,8 +136,7 @@ class ProcessView(QWidget):
         layout.addWidget(self.details)
         layout.addWidget(self.status)
         layout.addLayout(grid, 1)
-        for keys in CLOSE_KEYS:
-            QShortcut(QKeySequence(keys), self, self.close)
+        close_on_keys(self)
         self._describe(process)
         self._show_titles()
         self._fit_to_font()
