@@ -66,6 +66,15 @@ def instances_matcher(targets: set[Target]) -> str:
     return "instance=~" + json.dumps(alternatives)
 
 
+def _type(labels: dict[str, str]) -> ProcessType:
+    """A process's type as the exporter labels it (C, G or C+G); compute where it does not
+    say (an exporter before the label, or a value it does not know)."""
+    try:
+        return ProcessType(labels.get("type", "C"))
+    except ValueError:
+        return ProcessType.COMPUTE
+
+
 class PrometheusSource:
     """The GPUs of every machine a Prometheus server scrapes. Plain blocking calls."""
 
@@ -292,7 +301,7 @@ class PrometheusSource:
             if (target_of(labels), int(gpu)) not in gpus:
                 continue
             command = labels.get("command") or None
-            out.append(GpuProcess(gpu_index=int(gpu), pid=int(pid), type=ProcessType.COMPUTE,
+            out.append(GpuProcess(gpu_index=int(gpu), pid=int(pid), type=_type(labels),
                                   gpu_mem_bytes=None if value is None else int(value),
                                   name=command.split(" ")[0] if command else None,
                                   user=labels.get("user") or None, command=command))
