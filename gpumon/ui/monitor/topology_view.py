@@ -267,6 +267,7 @@ class TopologyWindows(QObject):
         self._parent = parent
         self._latest = latest
         self.view: TopologyView | None = None
+        self.shared_actions: list[QAction] = []  # the main window's zoom keys, also here
         self.action = QAction(tr(OPTION_TEXT), parent)
         self.action.setObjectName("actionTopology")
         self.action.setToolTip(tr("How the GPUs are joined (nvidia-smi topo -m), with the "
@@ -276,6 +277,7 @@ class TopologyWindows(QObject):
     def open(self) -> TopologyView:
         if self.view is None:
             self.view = TopologyView(self._parent)
+            self.view.addActions(self.shared_actions)
         self.view.show()
         self.view.raise_()
         self.view.activateWindow()
