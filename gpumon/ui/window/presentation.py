@@ -16,15 +16,25 @@ take the font a page a frame. Settled, the window is as a zoom applied at once l
 
 from __future__ import annotations
 
+import math
 import platform
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import pyqtgraph as pg
 import shiboken6
-from PySide6.QtCore import QEvent, QObject, Qt, Signal, Slot, qVersion
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal, Slot, qVersion
 from PySide6.QtGui import QFont, QPalette
-from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QDialog,
+    QDialogButtonBox,
+    QFrame,
+    QLabel,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
 
 from gpumon import __version__
 from gpumon.i18n import N_, tr
@@ -33,7 +43,7 @@ from gpumon.ui.widgets.close_keys import close_on_keys
 from gpumon.ui.widgets.font_stages import FontStages, repolish_styled, with_children
 from gpumon.ui.widgets.plot import LitePlotWidget
 from gpumon.ui.widgets.reveal import Reveal, on_screen_first, reveal
-from gpumon.ui.widgets.screen_fit import ScreenFit
+from gpumon.ui.widgets.screen_fit import ScreenFit, placed, room_for
 from gpumon.ui.widgets.theme import THEMES, Theme, palette_for, style_plot
 from gpumon.ui.window.settings import MAX_ZOOM, MIN_ZOOM, Settings
 
@@ -292,7 +302,7 @@ def about_text(snap: Snapshot | None, torch: TorchFacts = (None, ())) -> str:
 
 
 def show_about(parent: QWidget, snap: Snapshot | None,
-               torch: TorchFacts = (None, ())) -> QMessageBox:
+               torch: TorchFacts = (None, ())) -> InfoBox:
     """Open (not exec) the about box and return it, so tests can read and close it."""
     return _open_box(parent, "aboutDialog", tr("About gpumon"), about_text(snap, torch))
 
@@ -306,21 +316,69 @@ def shortcuts_html() -> str:
     return f"<h3>{title}</h3><table>{rows}</table>"
 
 
-def show_shortcuts(window: QWidget) -> QMessageBox:
+def show_shortcuts(window: QWidget) -> InfoBox:
     return _open_box(window, "shortcutsDialog", tr("Keyboard shortcuts"), shortcuts_html())
 
 
-def _open_box(parent: QWidget, name: str, title: str, text: str) -> QMessageBox:
-    box = QMessageBox(QMessageBox.Icon.NoIcon, title, text, QMessageBox.StandardButton.Close,
-                      parent)
-    box.setObjectName(name)
-    box.setTextFormat(Qt.TextFormat.RichText)
-    box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+class InfoBox(QDialog):
+    """The about box and the list of shortcuts: rich text that scrolls where the screen is
+    too small for it (at 300 % the list of shortcuts, in a message box, was 3078 px high),
+    a Close button; as large as its text, within the screen with its frame."""
+
+    def __init__(self, parent: QWidget, name: str, title: str, text: str) -> None:
+        super().__init__(parent)
+        self.setObjectName(name)
+        self.setWindowTitle(title)
+        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.browser = QTextBrowser(self)
+        self.browser.setOpenLinks(False)
+        self.browser.setFrameShape(QFrame.Shape.NoFrame)
+        self.browser.setHtml(text)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        icon = parent.windowIcon()
+        if not icon.isNull():
+            picture = QLabel(self)
+            picture.setPixmap(icon.pixmap(64, 64))
+            layout.addWidget(picture)
+        layout.addWidget(self.browser, 1)
+        layout.addWidget(buttons)
+        close_on_keys(self)
+        self._fit()
+
+    def text(self) -> str:
+        """The text shown (plain, for tests and the clipboard)."""
+        return self.browser.toPlainText()
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # a zoom step while it is open
+            self._fit()
+
+    def _fit(self) -> None:
+        doc = self.browser.document().clone(self)  # measured apart: the browser wraps its own
+        doc.setDefaultFont(self.browser.font())
+        doc.setTextWidth(1e6)  # unwrapped: its widest line (a table's idealWidth at -1 is
+        fm = self.fontMetrics()  # its narrowest)
+        width = math.ceil(doc.idealWidth()) + 2 * fm.height()
+        doc.setTextWidth(width)
+        chrome = self.layout().totalSizeHint() - self.browser.sizeHint()  # icon, buttons
+        want = QSize(max(width, 30 * fm.averageCharWidth()) + chrome.width(),
+                     math.ceil(doc.size().height()) + fm.height() + chrome.height())
+        doc.deleteLater()
+        room = room_for(self)
+        self.resize(want if room is None else want.boundedTo(room))
+
+
+def _open_box(parent: QWidget, name: str, title: str, text: str) -> InfoBox:
+    box = InfoBox(parent, name, title, text)
     box.setWindowModality(Qt.WindowModality.NonModal)
-    box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-    close_on_keys(box)
-    icon = parent.windowIcon()
-    if not icon.isNull():
-        box.setIconPixmap(icon.pixmap(64, 64))
-    box.open()
+    box.show()
+    screen = box.screen()  # centred over a window partly off the screen: back on it
+    if screen is not None:
+        frame = box.frameGeometry()
+        on_screen = placed(frame, screen.availableGeometry())
+        if on_screen != frame:
+            box.move(on_screen.topLeft())
     return box
