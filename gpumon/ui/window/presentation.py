@@ -336,7 +336,7 @@ class InfoBox(QDialog):
         self.browser.setHtml(text)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
+        layout = self._layout = QVBoxLayout(self)
         icon = parent.windowIcon()
         if not icon.isNull():
             picture = QLabel(self)
@@ -363,7 +363,7 @@ class InfoBox(QDialog):
         fm = self.fontMetrics()  # its narrowest)
         width = math.ceil(doc.idealWidth()) + 2 * fm.height()
         doc.setTextWidth(width)
-        chrome = self.layout().totalSizeHint() - self.browser.sizeHint()  # icon, buttons
+        chrome = self._layout.totalSizeHint() - self.browser.sizeHint()  # icon, buttons
         want = QSize(max(width, 30 * fm.averageCharWidth()) + chrome.width(),
                      math.ceil(doc.size().height()) + fm.height() + chrome.height())
         doc.deleteLater()
