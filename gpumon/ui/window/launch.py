@@ -13,7 +13,7 @@ import socket
 import sys
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, QSocketNotifier
+from PySide6.QtCore import QObject, QSocketNotifier, QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMainWindow
 
@@ -69,6 +69,7 @@ def run(simulate: int | None, interval_s: float | None = None, seed: int = 0, *,
     _fit_to_screen(window)
     _quit_on_signals(app)
     window.show()
+    QTimer.singleShot(0, window.presentation.screen_fit.fit)  # again, with its frame known
     if settings.notice:
         window.statusBar().showMessage(settings.notice, NOTICE_MS)
         window.statusBar().setToolTip(settings.notice)  # the whole sentence where it is cut

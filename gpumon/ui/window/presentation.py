@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import pyqtgraph as pg
 import shiboken6
-from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal, Slot, qVersion
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal, Slot, qVersion
 from PySide6.QtGui import QFont, QPalette
 from PySide6.QtWidgets import (
     QApplication,
@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFrame,
     QLabel,
+    QMainWindow,
     QTextBrowser,
     QVBoxLayout,
     QWidget,
@@ -90,6 +91,9 @@ def base_font_and_palette() -> tuple[QFont, QPalette]:
 class Presentation(QObject):
     """Owns zoom, theme and full screen for one window; remembers them in ``settings``."""
 
+    #: take back a zoom step the screen has no room for (refuse_if_too_big); the tests that
+    #: lay out a 1400 x 900 window on a smaller offscreen screen on purpose turn it off
+    refuse_unfit = True
     zoomChanged = Signal(float)
     themeChanged = Signal(str)
     applied = Signal(object)  # Theme: after each apply, for widgets styled by their owner
@@ -112,6 +116,10 @@ class Presentation(QObject):
         self.stages = FontStages(window)
         self.stages.shown.connect(self._on_pages_shown)
         self.stages.done.connect(self._on_pages_done)
+        self._check_due = False  # a fit check is queued (refuse_if_too_big)
+        self._refusing = False  # a step back from a zoom the screen has no room for
+        self._asked = self._zoom
+        window.installEventFilter(self)  # its layout changed (a tab, a dock): does it fit?
         self.apply()
 
     # -- state -----------------------------------------------------------------------------
@@ -129,6 +137,8 @@ class Presentation(QObject):
         if zoom == self._zoom:
             return
         self.screen_fit.before_zoom()
+        if not self._refusing:
+            self._asked = zoom  # what the user chose: said if it is taken back
         self._zoom = zoom
         self._settings.zoom = zoom
         if self._window.isVisible():
@@ -221,9 +231,60 @@ class Presentation(QObject):
 
     @Slot()
     def _on_pages_done(self) -> None:
-        """Every page has it: fit the window for the last time (back home at 100 %)."""
+        """Every page has it: fit the window for the last time (back home at 100 %), and
+        step back where the screen is too small for this zoom."""
         self.screen_fit.after_zoom(self._zoom)
+        if self.refuse_unfit:
+            QTimer.singleShot(0, self, self.refuse_if_too_big)
 
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+        if (event.type() == QEvent.Type.LayoutRequest and watched is self._window
+                and not self._check_due and self._zoom > 1.0 and self.refuse_unfit):
+            self._check_due = True
+            QTimer.singleShot(0, self, self.refuse_if_too_big)
+        return super().eventFilter(watched, event)
+
+    def too_big(self) -> tuple[QSize, QSize] | None:
+        """(what the window's layout needs, the room its screen has, frame left out) when
+        the window cannot fit its screen at this zoom; None when it can."""
+        layout, room = self._window.layout(), room_for(self._window)
+        if layout is None or room is None:
+            return None
+        need = layout.totalMinimumSize()
+        if need.width() <= room.width() and need.height() <= room.height():
+            return None
+        return need, room
+
+    @Slot()
+    def refuse_if_too_big(self) -> None:
+        """A zoom step the screen has no room for is taken back, with a word in the status
+        bar: at 125 % or 150 % desktop scale a 1080 px screen has 864 or 720 px, and the
+        Playground needed 894 at 300 % (its bottom was off the screen). Checked after each
+        step and whenever the window's layout changes (a tab shown, a dock opened)."""
+        self._check_due = False
+        if not self._window.isVisible() or any(p.isVisible() for p in self.stages.held()):
+            return  # the page in sight has not taken the zoom's font yet: checked after
+        found = self.too_big()
+        if found is None or self._zoom <= 1.0:
+            screen = self._window.screen()  # it fits: on its screen (a dock may have grown
+            if screen is not None and not screen.availableGeometry().contains(  # it)
+                    self._window.frameGeometry()):
+                self.screen_fit.fit()
+            return
+        (need, room), refused = found, self._zoom
+        back = max(1.0, next((z for z in reversed(ZOOM_STEPS) if z < refused - 1e-6), 1.0))
+        self._refusing = True
+        try:
+            self.set_zoom(back)
+        finally:
+            self._refusing = False
+        if isinstance(self._window, QMainWindow):
+            self._window.statusBar().showMessage(tr(
+                "The screen has no room for {zoom} % ({width} × {height} px needed, "
+                "{free_width} × {free_height} free): back to {back} %.",
+                zoom=round(self._asked * 100), width=need.width(), height=need.height(),
+                free_width=room.width(), free_height=room.height(), back=round(back * 100)),
+                10000)
 
 def _lay_out_now() -> None:
     """Give the widgets the new font and lay them out before the next repaint. Posted while
