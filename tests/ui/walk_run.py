@@ -83,6 +83,8 @@ def look(window: QWidget, shots: Path | None, name: str) -> list[str]:
     app = QApplication.instance()
     settled(lambda: (window.frameGeometry(), window.layout().totalMinimumSize()
                      if window.layout() is not None else None, app.font().pointSizeF()))
+    window.grab()  # a first paint: axes widen for the labels they draw, and lay out again
+    settled(lambda: window.frameGeometry())
     if shots is not None:
         window.grab().save(str(shots / (name.replace(" ", "_").replace("%", "pct")
                                        .replace("·", "-") + ".png")))
