@@ -157,6 +157,9 @@ def _show_focus(button: QPushButton) -> None:
     button.update()
 
 
+OUTPUT_LINES = 3  # the step's output keeps this many lines in sight before the narration
+
+
 class LessonPage(QWidget):
     """Step k of n: narration, code, Run, the real outcome; previous / next."""
 
@@ -308,10 +311,19 @@ class LessonPage(QWidget):
         margins = layout.contentsMargins()
         code = self.code.minimumHeight() if not self.code.isHidden() else 0
         parts = 5 if code else 4
+        # The output keeps OUTPUT_LINES in sight before the narration takes the rest (it
+        # scrolls): at 300 % a long narration left the output one line (issue 54, item 6).
+        frame = 2 * int(self.output.document().documentMargin()) + 2 * self.output.frameWidth()
+        output = max(self.output.minimumSizeHint().height(),
+                     OUTPUT_LINES * self.output.fontMetrics().lineSpacing() + frame)
         others = (self._top.sizeHint().height() + code + self._buttons.sizeHint().height()
-                  + self.output.minimumSizeHint().height())
-        self.narration_area.fit(self.height() - margins.top() - margins.bottom()
-                                - (parts - 1) * layout.spacing() - others)
+                  + output)
+        room = self.height() - margins.top() - margins.bottom() - (parts - 1) * layout.spacing() \
+            - others
+        self.narration_area.fit(room)
+        # no taller than that room: the layout gives a part its size hint (the whole text)
+        # before the output's stretch
+        self.narration_area.setMaximumHeight(max(self.narration_area.minimumHeight(), room))
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt name)
         super().resizeEvent(event)
