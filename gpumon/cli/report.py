@@ -123,6 +123,7 @@ def run(args: argparse.Namespace, make_source: Callable[[], Source],
     from gpumon.cli.gpu_select import NOT_FOUND, Selection, parse_ids
     from gpumon.telemetry.model.activity import FIRST_READING_WAIT_S, warming
     from gpumon.telemetry.model.cadence import next_due
+    from gpumon.telemetry.model.facts import cpu_pending
     from gpumon.telemetry.sources.sampler import Sampler
 
     try:
@@ -145,9 +146,11 @@ def run(args: argparse.Namespace, make_source: Callable[[], Source],
         anchor, done = time.monotonic(), 0
         while True:
             snap = sampler.tick()
-            if done == 0 and warming(snap):  # GPM's first sample: show the second reading
+            # GPM's activity and a process's CPU % are rates: the first reading has none, so
+            # the first snapshot is the second reading (nvitop -1 shows CPU % the same way).
+            if done == 0 and (warming(snap) or cpu_pending(snap)):
                 time.sleep(FIRST_READING_WAIT_S)
-                snap = sampler.tick()
+                snap = sampler.tick(slow=True)
             if not snap.status.usable and not watch:
                 return _fail(snap.status)
             if selection is not None and snap.status.usable:

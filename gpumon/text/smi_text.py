@@ -83,17 +83,28 @@ def _fit(text: str, width: int) -> str:
     return cut + "." * (width - cells(cut))
 
 
-def _tail(text: str, width: int) -> str:
-    """Keep the end of a long command line, as nvidia-smi does: '...' + tail, padded to
-    ``width`` terminal columns (a Chinese name or "[本 gpumon]" takes two a character)."""
-    if cells(text) > width:
+def _middle(text: str, width: int, mark: str = "") -> str:
+    """A long command line cut in the middle, padded to ``width`` terminal columns: the
+    program and its first arguments (two thirds of the room), '...', then the end (the last
+    argument, "[this gpumon]"). nvidia-smi keeps only the end, which loses the program's
+    name: ``.../to/some/dataset/folder`` said nothing of ``python3 trainer_main.py``.
+    ``mark`` follows the text whole ("[this gpumon]"). A Chinese name takes two columns a
+    character."""
+    if cells(text) + cells(mark) > width:
+        room = width - 3 - cells(mark)
+        head_room = room * 2 // 3
+        head = ""
+        for c in text:
+            if cells(head) + cells(c) > head_room:
+                break
+            head += c
         tail = ""
         for c in reversed(text):
-            if cells(tail) + cells(c) > width - 3:
+            if cells(head) + cells(tail) + cells(c) > room:
                 break
             tail = c + tail
-        text = "..." + tail
-    return _fit(text, width)
+        text = head + "..." + tail
+    return _fit(text + mark, width)
 
 
 def mib(n: int | None) -> str:
@@ -268,12 +279,11 @@ def _process_table(processes: tuple[GpuProcess, ...], note: str = "") -> list[st
         lines.append(_full("  " + tr("No running processes found")))
     for p in sorted(processes, key=lambda p: (p.gpu_index, p.pid)):
         label = for_terminal(p.command or p.name or NA)  # another user's text: escaped
-        if p.is_self:
-            label = f"{label} [{tr(THIS_GPUMON)}]"
+        mark = f" [{tr(THIS_GPUMON)}]" if p.is_self else ""
         user = _fit(for_terminal(p.user or NA), 10)
         lines.append(_full(
             f"{p.gpu_index:>5}  {p.pid:>9}  {p.type.value:>4}  {user}  "
-            f"{_tail(label, name_w)}  {format_number(p.sm_util_pct, '%'):>4}  "
+            f"{_middle(label, name_w, mark)}  {format_number(p.sm_util_pct, '%'):>4}  "
             f"{format_number(p.cpu_pct, '%'):>5}  {mib(p.gpu_mem_bytes):>10}"
         ))
     lines.append(_FULL_RULE)

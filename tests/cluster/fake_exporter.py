@@ -22,6 +22,9 @@ if __name__ == "__main__":
     with use_fake_nvml(Path(sys.argv[1])) as fake:
         fake.set_gpu_count(int(sys.argv[2]))
         fake.add_process(0, 4242, 512 * 1024**2)
+        fake.add_process(1, 4343, 128 * 1024**2, graphics=True)  # a display server
+        fake.add_process(1, 4444, 64 * 1024**2)  # and a program that both computes and draws
+        fake.add_process(1, 4444, 64 * 1024**2, graphics=True)
         for item in filter(None, os.environ.get("FAKE_VALUES", "").split(",")):
             where, value = item.split("=")
             gpu, key = where.split(":")

@@ -66,8 +66,10 @@ def test_source_shows_every_host_and_gpu_with_the_exporters_values(cluster: Clus
     source.set_focus("node-fake")
     snap = source.sample()
     assert [g.host for g in snap.gpus] == ["node-fake", "node-fake"]
-    assert [(p.gpu_index, p.pid, p.gpu_mem_bytes) for p in snap.processes] == [
-        (0, 4242, 512 * 1024**2)]
+    # Each process with its type as the exporter read it (every one was "C" before).
+    assert [(p.gpu_index, p.pid, p.type.value, p.gpu_mem_bytes) for p in snap.processes] == [
+        (0, 4242, "C", 512 * 1024**2), (1, 4343, "G", 128 * 1024**2),
+        (1, 4444, "C+G", 64 * 1024**2)]
 
 
 def test_values_match_the_fake_nvml_exactly(cluster: Cluster) -> None:

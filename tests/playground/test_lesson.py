@@ -449,3 +449,39 @@ def test_step_two_lists_nvidia_smi_s_uuids_beside_torch_s() -> None:
          for i in range(torch.cuda.device_count())])
     alone = lesson.LessonRunner(Engine()).run_step(NUMBER["cuda-queries"])
     assert "nvidia-smi lists no GPU here" in alone.note
+
+
+def test_the_lesson_keeps_the_playgrounds_values_and_says_so() -> None:
+    """The lesson overwrote the Playground's x and net without a word (issue 54, item 13):
+    in the one workspace, a value of the user's that a step overwrites is kept under another
+    name, and that step's note says which."""
+    import torch
+
+    from gpumon.playground.data import actions as act
+    from gpumon.playground.kernel.engine import Engine
+    from gpumon.playground.kernel.lesson_runner import LessonRunner
+    from gpumon.playground.lesson.steps import LESSON
+
+    engine = Engine()
+    engine.run(act.CreateTensor("x", "[7, 8]"))
+    engine.run(act.CreateTensor("x_mine", "[0]"))  # the first kept name is taken
+    engine.run(act.CreateModel("net", 5, 2))
+    engine.run(act.CreateTensor("other", "[1]"))
+    mine_x, mine_net, other = engine.get("x"), engine.get("net"), engine.get("other")
+    runner = LessonRunner(engine, steps=LESSON, shared=True)
+    result = runner.run_step(NUMBER["tensor-on-cpu"])  # x = torch.tensor([1, 2, 3])
+    assert engine.get("x_mine2") is mine_x and torch.equal(engine.get("x"),  # type: ignore[arg-type]
+                                                           torch.tensor([1, 2, 3]))
+    assert "The lesson uses the name x: your Playground's x is kept as x_mine2." in result.note
+    later = runner.run_step(NUMBER["model-device"])  # makes net, after replaying to it
+    assert engine.get("net_mine") is mine_net and engine.get("net") is not mine_net
+    assert "your Playground's net is kept as net_mine." in later.note
+    assert "x_mine" not in later.note  # said once, on the step that took the name
+    assert engine.get("other") is other  # a name the lesson does not use is left alone
+    runner.reset()  # forgets the lesson's names, never the kept ones
+    assert {"x_mine", "x_mine2", "net_mine", "other"} <= set(engine.names())
+    assert "x" not in engine.names() and "net" not in engine.names()
+    alone = Engine()  # the lesson on its own workspace (gpumon lesson): nothing to keep
+    alone.run(act.CreateTensor("x", "[7, 8]"))
+    assert "kept as" not in LessonRunner(alone, steps=LESSON).run_step(
+        NUMBER["tensor-on-cpu"]).note

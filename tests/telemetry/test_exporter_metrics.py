@@ -121,16 +121,18 @@ def test_simulated_is_labelled_and_processes_are_bounded() -> None:
     processes = families["gpumon_process_gpu_memory_bytes"].samples  # type: ignore
     assert processes
     for s in processes:
-        assert set(s.labels) == {"gpu", "UUID", "pid", "user", "command", "hostname",
-                                 "simulated"}
+        assert set(s.labels) == {"gpu", "UUID", "pid", "type", "user", "command",
+                                 "hostname", "simulated"}
         assert len(s.labels["command"]) <= MAX_COMMAND_CHARS and s.value > 0
 
 
 @pytest.mark.parametrize(("options", "labels"), [
-    (Options(), {"gpu", "UUID", "pid", "hostname"}),
-    (Options(process_labels=("command",)), {"gpu", "UUID", "pid", "hostname", "command"}),
-    (Options(process_labels=("user",)), {"gpu", "UUID", "pid", "hostname", "user"}),
-    (Options(process_labels=("container",)), {"gpu", "UUID", "pid", "hostname", "container"}),
+    (Options(), {"gpu", "UUID", "pid", "type", "hostname"}),
+    (Options(process_labels=("command",)), {"gpu", "UUID", "pid", "type", "hostname",
+                                            "command"}),
+    (Options(process_labels=("user",)), {"gpu", "UUID", "pid", "type", "hostname", "user"}),
+    (Options(process_labels=("container",)), {"gpu", "UUID", "pid", "type", "hostname",
+                                              "container"}),
 ])
 def test_user_and_command_only_when_asked_for(fake_nvml: FakeNvml, options: Options,
                                               labels: set[str]) -> None:
@@ -138,6 +140,7 @@ def test_user_and_command_only_when_asked_for(fake_nvml: FakeNvml, options: Opti
     families = scrape(NvmlSource, options=options)
     (sample,) = families["gpumon_process_gpu_memory_bytes"].samples  # type: ignore
     assert set(sample.labels) == labels and sample.labels["pid"] == str(os.getpid())
+    assert sample.labels["type"] == "C"  # as nvidia-smi writes it (C, G, C+G)
     assert sample.value == 3 * GIB
 
 

@@ -8,7 +8,14 @@ import time
 
 from gpumon.telemetry.model.metrics import TIME_KEY
 from gpumon.telemetry.model.readouts import extra_readouts, format_readout
-from gpumon.telemetry.model.types import GpuSample, SourceState, SourceStatus
+from gpumon.telemetry.model.types import (
+    GpuInfo,
+    GpuSample,
+    MachineInfo,
+    Snapshot,
+    SourceState,
+    SourceStatus,
+)
 from gpumon.units import GIB, MIB
 
 
@@ -77,6 +84,22 @@ def test_status_line_counts_gpus_and_lost_ones_or_says_why_not() -> None:
     closed = dataclasses.replace(snap, status=SourceStatus(SourceState.DRIVER_NOT_LOADED,
                                                            "The driver is not loaded."))
     assert status_summary(closed, 1.0) == "The driver is not loaded."
+
+
+def test_a_clusters_status_line_names_the_machine_and_counts_the_whole() -> None:
+    """The header of a cluster window said "2 GPUs" while its overview said 4 (issue 54,
+    item 11): the machine in focus is named and the cluster's count is beside it."""
+    from gpumon.telemetry.model.readouts import status_summary
+    from gpumon.telemetry.model.types import HostView
+
+    gpus = tuple(GpuInfo(i, "H100", f"GPU-{i}", "", host="node-a") for i in range(2))
+    other = tuple(GpuInfo(i, "H100", f"GPU-b{i}", "", host="node-b") for i in range(2))
+    snap = Snapshot(0.0, MachineInfo("here", "Prometheus"), SourceStatus(SourceState.OK, ""),
+                    gpus=gpus, read_duration_s=0.007,
+                    hosts=(HostView("node-a", True, gpus=gpus), HostView("node-b", True,
+                                                                         gpus=other)))
+    assert status_summary(snap, 1.0) == (
+        "node-a: 2 GPUs of 4 on 2 machines · read in 7 ms · every 1 s")
 
 
 def test_window_labels_of_every_choice() -> None:

@@ -15,7 +15,7 @@ from gpumon.telemetry.model.types import (
     SourceStatus,
 )
 from gpumon.telemetry.sources.simulated import SimulatedFaults, SimulatedSource
-from gpumon.text.smi_text import render, render_status
+from gpumon.text.smi_text import cells, render, render_status
 from gpumon.units import GIB, MIB
 
 _REAL = MachineInfo("box", "NVML", "550.54.15", "12.4", "12.550.54.15")
@@ -129,14 +129,29 @@ def test_vanished_process_and_self_are_marked() -> None:
     assert "[this gpumon]" in text
 
 
-def test_long_command_keeps_its_end() -> None:
-    cmd = "python " + "x" * 100 + " --the-end"
-    proc = GpuProcess(0, 1, ProcessType.COMPUTE, MIB, "python", "u", cmd)
+def _row_of(command: str, find: str, *, is_self: bool = False) -> str:
+    proc = GpuProcess(0, 1, ProcessType.COMPUTE, MIB, "python", "u", command, is_self=is_self)
     text = render(Snapshot(0.0, _REAL, _OK, gpus=(_gpu(0),), samples=(_full_sample(0),),
                            processes=(proc,)))
-    row = next(line for line in text.splitlines() if "--the-end" in line)
-    assert re.search(r"  \.\.\.x+ --the-end +N/A +N/A +1MiB \|$", row), row
-    assert "python" not in row
+    return next(line for line in text.splitlines() if find in line)
+
+
+def test_long_command_keeps_its_program_and_end() -> None:
+    """Cut in the middle (issue 54, item 10): the program and its first arguments, then the
+    end; nvidia-smi's cut from the left showed only ``.../to/some/dataset/folder``."""
+    cmd = ("python3 -c import trainer_main; trainer_main.run() --data "
+           "/very/long/path/to/some/dataset/folder")
+    row = _row_of(cmd, "folder")
+    assert re.search(r"  u +python3 -c imp\S*\.\.\.\S*folder +N/A +N/A +1MiB \|$", row), row
+    assert len(row) == len(_row_of("python3 short.py", "short.py"))  # the table's width
+    wide = _row_of("python " + "x" * 100 + " --the-end", "python x")
+    assert re.search(r"  u +python x+\.\.\.x* ?-*the-end +N/A", wide), wide
+
+
+def test_a_cut_command_keeps_this_gpumon_mark_and_wide_characters_fit() -> None:
+    row = _row_of("python -m gpumon " + "训练" * 40, "gpumon]", is_self=True)
+    assert re.search(r"  u +python\S*\.\.\.练 \[this gpumon\] +N/A", row), row
+    assert cells(row) == cells(_row_of("python3 short.py", "short.py"))  # wide chars: 2 cells
 
 
 def test_unusable_status_is_rendered_instead_of_gpus() -> None:

@@ -21,6 +21,18 @@ __all__ = ["_gc_on_the_gui_thread", "_no_dangling_qthreads_or_qtimers", "make_wi
            "restore_app_look"]
 
 
+@pytest.fixture(autouse=True)
+def _zoom_kept_on_a_small_screen(request: pytest.FixtureRequest,
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many tests lay out a 1400 x 900 window at 300 % on the 800 x 800 offscreen screen on
+    purpose; the app would take that zoom back (presentation.py). Tests marked
+    ``refuses_zoom`` keep the app's behaviour."""
+    if request.node.get_closest_marker("refuses_zoom") is None:
+        from gpumon.ui.window.presentation import Presentation
+
+        monkeypatch.setattr(Presentation, "refuse_unfit", False)
+
+
 @pytest.fixture(scope="session")
 def fake_lib(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Path of the compiled fake NVML; the test skips, saying why, where it cannot be built."""

@@ -63,6 +63,10 @@ def test_overview_then_a_click_opens_that_machines_panels(qtbot, cluster: Cluste
     qtbot.waitUntil(lambda: len(window.gpu_grid.shown_panels()) == 3, timeout=15000)
     panel = window.gpu_panel(0)
     assert panel is not None and "node-b · GPU 0" in panel.title.text()
+    # The header names the machine and counts as the overview does (it said "3 GPUs" beside
+    # the overview's 5, issue 54 item 11).
+    qtbot.waitUntil(lambda: window.header.status_line.text().startswith(
+        "node-b: 3 GPUs of 5 on 2 machines · "), timeout=15000)
     # Its history came from the server's range queries: more points than ticks so far.
     qtbot.waitUntil(lambda: window.history.count(0) >= 3, timeout=15000)
     assert window.history.gpu_indices() == [0, 1, 2]  # only what is drawn is kept

@@ -112,3 +112,23 @@ def test_nvidia_smi_s_own_output_is_shown_as_text_not_html() -> None:
                                    smi_real=True))
     assert "$ nvidia-smi" in shown and "&lt;b&gt;GPU&lt;/b&gt; &amp; 0" in shown
     assert "<b>GPU</b>" not in shown
+
+
+def test_at_300_percent_the_output_keeps_three_lines_in_sight(qtbot, make_window):
+    """At 300 % a long narration left the step's output one line, the code two (issue 54,
+    item 6): the output keeps three lines, the narration scrolls instead."""
+    from qt_fixtures import settled
+
+    from gpumon.ui.lesson.page import OUTPUT_LINES
+
+    w = make_window()
+    page = _page(w)
+    w.show_tab("Lesson")
+    w.presentation.set_zoom(3.0)
+    page.show_step(0)  # nvidia-smi: the longest narration of the first steps
+    settled(lambda: (page.output.geometry(), page.narration_area.geometry(),
+                     page.fontMetrics().height()))
+    line = page.output.fontMetrics().lineSpacing()
+    assert page.output.viewport().height() >= OUTPUT_LINES * line, (
+        page.output.viewport().height(), line)
+    assert page.narration_area.cut_off() and page.narration_area.verticalScrollBar().isVisible()

@@ -9,7 +9,7 @@ import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QColor, QPalette
-from PySide6.QtWidgets import QApplication, QLineEdit, QMessageBox, QPushButton
+from PySide6.QtWidgets import QApplication, QLineEdit, QPushButton
 
 from gpumon.playground.data.devices import DeviceOption
 from gpumon.playground.data.outcome import LoadStatus
@@ -17,8 +17,10 @@ from gpumon.telemetry.sources.simulated import SimulatedSource
 from gpumon.ui.widgets.theme import DARK, LIGHT
 from gpumon.ui.window.presentation import (
     SHORTCUTS,
+    InfoBox,
     about_text,
     show_about,
+    show_shortcuts,
     versions,
 )
 
@@ -165,7 +167,7 @@ def test_about_box_lists_versions(qtbot, make_window):
     qtbot.waitUntil(lambda: w.latest_snapshot is not None, timeout=5000)
     _active(qtbot, w)
     qtbot.keyClick(w, Qt.Key.Key_F1)
-    box = w.findChild(QMessageBox, "aboutDialog")
+    box = w.findChild(InfoBox, "aboutDialog")
     assert box is not None and box.isVisible()
     text = box.text()
     for word in ("gpumon", "Python", "Qt / PySide6", "pyqtgraph", "PyTorch", "NVIDIA driver",
@@ -205,16 +207,16 @@ def test_about_box_names_torch_from_the_kernel_never_from_this_process(monkeypat
 def test_about_box_shows_the_kernels_torch_once_loaded(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
     w = make_window()
     _trigger(w, "actionAbout")
-    box = w.findChild(QMessageBox, "aboutDialog")
+    box = w.findChild(InfoBox, "aboutDialog")
     assert "not loaded yet" in box.text()
     box.close()
     w.tabs.setCurrentWidget(w.playground)  # the kernel loads torch
     qtbot.waitUntil(lambda: bool(w.engine.device_options), timeout=60000)
     status = w.engine.load_status
     assert status is not None and status.ok and status.torch_version
-    qtbot.waitUntil(lambda: w.findChild(QMessageBox, "aboutDialog") is None, timeout=5000)
+    qtbot.waitUntil(lambda: w.findChild(InfoBox, "aboutDialog") is None, timeout=5000)
     _trigger(w, "actionAbout")
-    box = w.findChild(QMessageBox, "aboutDialog")
+    box = w.findChild(InfoBox, "aboutDialog")
     text = box.text()
     assert status.torch_version in text and "not loaded yet" not in text
     assert ("CPU-only build" in text) == (status.cuda_version is None)
@@ -225,7 +227,7 @@ def test_about_box_shows_the_kernels_torch_once_loaded(qtbot, make_window) -> No
 def test_help_menu_lists_every_shortcut(make_window):
     w = make_window(show=False)
     _trigger(w, "actionShortcuts")
-    box = w.findChild(QMessageBox, "shortcutsDialog")
+    box = w.findChild(InfoBox, "shortcutsDialog")
     assert box is not None
     for keys, _ in SHORTCUTS:
         assert keys.split(" ")[0] in box.text()
@@ -241,3 +243,21 @@ def test_window_icon_from_resources(qapp):
 
     icon = _icon()
     assert icon is not None and not icon.pixmap(64, 64).isNull()
+
+
+@pytest.mark.parametrize("zoom", [1.0, 2.0, 3.0])
+def test_the_about_box_and_the_shortcuts_fit_the_screen(qtbot, make_window, zoom) -> None:  # type: ignore[no-untyped-def]
+    """At 200 % the list of shortcuts, a message box, was 1344 px high on a 1000 px screen,
+    at 300 % 3078 (issue 54's walk): now it scrolls within the screen."""
+    w = make_window()
+    w.presentation.set_zoom(zoom)
+    for box in (show_about(w, w.latest_snapshot), show_shortcuts(w)):
+        qtbot.waitExposed(box)
+        area = box.screen().availableGeometry()
+        assert area.contains(box.frameGeometry()), (box.objectName(), box.frameGeometry())
+        bar = box.browser.verticalScrollBar()
+        # the whole text can be read: in sight, or by scrolling
+        assert bar.maximum() == 0 or bar.isVisible()
+        if zoom == 1.0:  # where the screen has room, all of it in sight
+            assert bar.maximum() == 0, box.objectName()
+        box.close()

@@ -224,6 +224,14 @@ class Engine:
         for name in list(names):
             self._values.pop(name, None)
 
+    def put(self, name: str, value: Any) -> None:
+        """Name ``value`` (the lesson keeps a Playground value it would overwrite)."""
+        self._values[name] = value
+
+    def value(self, name: str) -> Any:
+        """Whatever the name holds (a tensor, a model, a device, a number); None if absent."""
+        return self._values.get(name)
+
     def clear(self) -> None:
         """Forget every named value (their memory goes back to torch's cache)."""
         self._values.clear()

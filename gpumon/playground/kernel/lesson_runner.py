@@ -22,6 +22,7 @@ from gpumon.playground.lesson.checkpoint_path import remove_lesson_folder
 from gpumon.playground.lesson.results import (
     GPU_NOT_RUN,
     GPU_ONLY_NOT_RUN,
+    KEPT_YOURS,
     META_AGAIN,
     META_RAN,
     NEEDED_FAILED,
@@ -79,6 +80,7 @@ class LessonRunner:
         self._shared = shared
         self.on_outcome = on_outcome
         self._made: set[str] = set()
+        self._kept: list[Note] = []  # the Playground's values set aside since the last step
         self._next = 1  # the step whose predecessors have run, in order
         self._cuda: int | None = None
         self._error_step: int | None = None  # no CUDA: the step that showed torch's error
@@ -116,6 +118,9 @@ class LessonRunner:
                 self._replay(self._steps[earlier - 1])
         result = self._play(number, meta)
         self._next = number + 1
+        if self._kept:  # said on the step that needed the names (a replay's too)
+            result = replace(result, notes=(*self._kept, *result.notes))
+            self._kept = []
         return result
 
     def run_all(self, meta: bool = True) -> Iterator[StepResult]:
@@ -203,14 +208,30 @@ class LessonRunner:
         """One action on the engine; the names it made are the lesson's (forgotten on reset).
         ``memory``: NVML's figure for this process is added to each GPU's memory reading."""
         before = set(self._engine.names())
+        # A shared workspace: the Playground's own values (x, y, net) are the user's; one the
+        # lesson overwrites or deletes is kept under another name, and the step says so.
+        yours = {n: self._engine.value(n) for n in before - self._made} if self._shared else {}
         outcome = self._engine.run(action)
+        self._made.update(set(self._engine.names()) - before)
+        for name, value in yours.items():
+            if self._engine.value(name) is not value:
+                self._keep(name, value)
         if memory and any(r.process_bytes is None and cuda_index(r.device) is not None
                           for r in outcome.memory_after):  # the engine's NVML read none
             outcome = replace(outcome, memory_after=with_process_memory(outcome.memory_after))
-        self._made.update(set(self._engine.names()) - before)
         if not quiet and self.on_outcome is not None:
             self.on_outcome(outcome)
         return outcome
+
+    def _keep(self, name: str, value: object) -> None:
+        names = set(self._engine.names())
+        kept = f"{name}_mine"
+        n = 2
+        while kept in names:
+            kept, n = f"{name}_mine{n}", n + 1
+        self._engine.put(kept, value)
+        self._made.add(name)  # the name is the lesson's now; the kept one stays the user's
+        self._kept.append(note(KEPT_YOURS, name=name, kept=kept))
 
     def _run_actions(self, actions: Sequence[act.Action], stop_at_error: bool,
                      quiet: bool = False, needed: tuple[int, ...] = (),

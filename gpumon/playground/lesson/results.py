@@ -170,6 +170,7 @@ REAL_SMI_FAILED = N_("nvidia-smi did not answer ({error}); below is gpumon's own
                      "laid out like nvidia-smi.")
 SIMULATED = N_("These GPUs are simulated: the numbers are not read from hardware.")
 UNREADABLE = N_("No GPU could be read here; the box below says why.")
+KEPT_YOURS = N_("The lesson uses the name {name}: your Playground's {name} is kept as {kept}.")
 
 
 def note(message: str, **fields: object) -> Note:

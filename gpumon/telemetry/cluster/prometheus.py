@@ -66,6 +66,15 @@ def instances_matcher(targets: set[Target]) -> str:
     return "instance=~" + json.dumps(alternatives)
 
 
+def _type(labels: dict[str, str]) -> ProcessType:
+    """A process's type as the exporter labels it (C, G or C+G); compute where it does not
+    say (an exporter before the label, or a value it does not know)."""
+    try:
+        return ProcessType(labels.get("type", "C"))
+    except ValueError:
+        return ProcessType.COMPUTE
+
+
 def processes_of(series: Iterable[Mapping[str, Any]],
                  members: Mapping[tuple[Target, str], int]) -> tuple[GpuProcess, ...]:
     """The processes of a machine's GPUs (``members``: its GPUs by target and id) among
@@ -82,7 +91,7 @@ def processes_of(series: Iterable[Mapping[str, Any]],
         if (target_of(labels), int(gpu)) not in gpus:
             continue
         command = labels.get("command") or None
-        out.append(GpuProcess(gpu_index=int(gpu), pid=int(pid), type=ProcessType.COMPUTE,
+        out.append(GpuProcess(gpu_index=int(gpu), pid=int(pid), type=_type(labels),
                               gpu_mem_bytes=None if value is None else int(value),
                               name=command.split(" ")[0] if command else None,
                               user=labels.get("user") or None, command=command))

@@ -48,7 +48,7 @@ HOST_LABEL = "hostname"  # dcgm-exporter's since its pull request 655 (it was "H
 GPU_LABELS = ("gpu", "UUID", "pci_bus_id", "device", "modelName", HOST_LABEL, DRIVER_LABEL)
 # A process's series carry these always; OPTIONAL_PROCESS_LABELS only when asked for
 # (``--process-labels``): command lines carry tokens, paths and user names.
-PROCESS_LABELS = ("gpu", "UUID", "pid", HOST_LABEL)
+PROCESS_LABELS = ("gpu", "UUID", "pid", "type", HOST_LABEL)  # "type": C, G or C+G
 OPTIONAL_PROCESS_LABELS = ("user", "command", "container")
 PROCESS_HELP = "GPU memory a process holds (bytes)."
 FIELDS = DCGM_FIELDS + GPUMON_FIELDS  # every per-GPU gauge, in the order they are sent
@@ -200,7 +200,8 @@ def _process_family(snap: Snapshot, host: str, optional: tuple[str, ...], tag: l
         more = {"user": p.user or "", "command": cut_command(p.command or p.name),
                 # a delegated cgroup's name is a user's text: cut like a command line
                 "container": cut_command(p.container)}
-        family.add_metric([str(p.gpu_index), uuids.get(p.gpu_index, ""), str(p.pid), host,
+        family.add_metric([str(p.gpu_index), uuids.get(p.gpu_index, ""), str(p.pid),
+                           p.type.value, host,
                            *(more[name] for name in chosen), *extra],
                           float(p.gpu_mem_bytes))
     return family

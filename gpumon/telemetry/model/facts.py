@@ -1,6 +1,6 @@
 """Facts derived from a Snapshot that several views show (window, --once, exports), so
-each is computed in one place: which GPUs give no process list, and the time a copied
-snapshot shows."""
+each is computed in one place: which GPUs give no process list, the time a copied
+snapshot shows, and whether a process's CPU % waits for a second reading."""
 
 from __future__ import annotations
 
@@ -64,6 +64,11 @@ def hidden_memory(snap: Snapshot) -> int:
             hidden += gap
     return hidden
 
+
+def cpu_pending(snap: Snapshot) -> bool:
+    """Whether a process's host CPU % waits for a second reading: its host was read (RSS
+    known) but CPU % is a rate over time, so the first reading of a process has none."""
+    return any(p.cpu_pct is None and p.host_rss_bytes is not None for p in snap.processes)
 
 
 def as_copied_at(snap: Snapshot, now_s: float) -> Snapshot:

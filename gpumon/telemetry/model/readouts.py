@@ -127,6 +127,12 @@ def status_summary(snap: Snapshot, interval_s: float) -> str:
     lost = sum(1 for s in snap.samples if s.lost)
     n = len(snap.gpus)
     parts = [ntr("{n} GPU", "{n} GPUs", n)]
+    host = snap.gpus[0].host if snap.gpus else None
+    if snap.hosts and host:  # a cluster: which machine, and the whole beside it (the
+        # overview counts every machine's GPUs; "2 GPUs" alone read as a contradiction)
+        total = sum(len(h.gpus) for h in snap.hosts)
+        parts = [tr("{host}: {gpus} of {total} on {machines}", host=host, gpus=parts[0],
+                    total=total, machines=ntr("{n} machine", "{n} machines", len(snap.hosts)))]
     if lost:
         parts.append(tr("{n} lost", n=lost))
     if snap.period_s > interval_s * 1.001:  # reading cannot keep up: readings further apart

@@ -93,15 +93,17 @@ class Sampler:
                 self._machine = None
         return self._status
 
-    def tick(self) -> Snapshot:
-        """Read one Snapshot now, opening the source first if that was not done."""
+    def tick(self, slow: bool = False) -> Snapshot:
+        """Read one Snapshot now, opening the source first if that was not done; ``slow``:
+        read the slow fields (process details, host CPU) even before they are due."""
         if not self._opened:
             self.open()
         if not self._open_status.usable:
             self._status = self._open_status
             return unavailable_snapshot(self._status, self._machine, self._wall_clock())
         start = self._clock()
-        include_slow = self._last_slow is None or start - self._last_slow >= self._slow_every_s
+        include_slow = (slow or self._last_slow is None
+                        or start - self._last_slow >= self._slow_every_s)
         try:
             snapshot = self._source.sample(include_slow=include_slow)
         except Exception as exc:

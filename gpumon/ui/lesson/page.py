@@ -58,6 +58,9 @@ def _show_focus(button: QPushButton) -> None:
     button.update()
 
 
+OUTPUT_LINES = 3  # the step's output keeps this many lines in sight before the narration
+
+
 class LessonPage(QWidget):
     """Step k of n: narration, code, Run, the real outcome; previous / next."""
 
@@ -226,10 +229,19 @@ class LessonPage(QWidget):
         code = self.code.minimumHeight() if not self.code.isHidden() else 0
         more = self.more.minimumSizeHint().height() if not self.more.isHidden() else 0
         parts = 4 + bool(code) + bool(more)
+        # The output keeps OUTPUT_LINES in sight before the narration takes the rest (it
+        # scrolls): at 300 % a long narration left the output one line (issue 54, item 6).
+        frame = 2 * int(self.output.document().documentMargin()) + 2 * self.output.frameWidth()
+        output = max(self.output.minimumSizeHint().height(),
+                     OUTPUT_LINES * self.output.fontMetrics().lineSpacing() + frame)
         others = (self._top.sizeHint().height() + code + more
-                  + self._buttons.sizeHint().height() + self.output.minimumSizeHint().height())
-        self.narration_area.fit(self.height() - margins.top() - margins.bottom()
-                                - (parts - 1) * layout.spacing() - others)
+                  + self._buttons.sizeHint().height() + output)
+        room = self.height() - margins.top() - margins.bottom() - (parts - 1) * layout.spacing() \
+            - others
+        self.narration_area.fit(room)
+        # no taller than that room: the layout gives a part its size hint (the whole text)
+        # before the output's stretch
+        self.narration_area.setMaximumHeight(max(self.narration_area.minimumHeight(), room))
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt name)
         super().resizeEvent(event)

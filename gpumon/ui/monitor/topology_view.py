@@ -43,6 +43,7 @@ from gpumon.telemetry.model.topology import (
     pair_rates,
 )
 from gpumon.telemetry.model.types import GpuSample, Snapshot
+from gpumon.ui.widgets.close_keys import close_on_keys
 from gpumon.ui.widgets.seen import SeenWatch, window_seen
 from gpumon.units import NA, format_bytes, format_clock
 
@@ -128,6 +129,7 @@ class TopologyView(QWidget):
         layout.addWidget(self.note)
         layout.addWidget(self.splitter, 1)
         self.resize(1000, 560)
+        close_on_keys(self)
         self._seen = SeenWatch(self, self._catch_up)
 
     # -- snapshots ----------------------------------------------------------------------------
@@ -265,6 +267,7 @@ class TopologyWindows(QObject):
         self._parent = parent
         self._latest = latest
         self.view: TopologyView | None = None
+        self.shared_actions: list[QAction] = []  # the main window's zoom keys, also here
         self.action = QAction(tr(OPTION_TEXT), parent)
         self.action.setObjectName("actionTopology")
         self.action.setToolTip(tr("How the GPUs are joined (nvidia-smi topo -m), with the "
@@ -274,6 +277,7 @@ class TopologyWindows(QObject):
     def open(self) -> TopologyView:
         if self.view is None:
             self.view = TopologyView(self._parent)
+            self.view.addActions(self.shared_actions)
         self.view.show()
         self.view.raise_()
         self.view.activateWindow()

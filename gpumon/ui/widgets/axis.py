@@ -30,6 +30,7 @@ from gpumon.i18n import N_, tr
 LABEL_GAP = 0.35  # free space between two stacked labels, in label heights
 KEPT_IMAGES = 3  # an axis keeps its picture at this many sizes (the Monitor's, the Playground's)
 NOW_TEXT = N_("now")  # translated where a tick is labelled
+TITLE_NUDGE = 5  # pyqtgraph puts a vertical axis's title this far outside it (resizeEvent)
 
 
 def next_nice(step: float) -> float:
@@ -105,6 +106,21 @@ class ThinAxis(pg.AxisItem):
     def setGrid(self, grid: int | float | bool) -> None:  # noqa: N802 (pyqtgraph's name)
         self._new_look()
         super().setGrid(grid)
+
+    def _updateWidth(self) -> None:  # noqa: N802 (pyqtgraph's private name, < 0.15)
+        """pyqtgraph leaves 0.8 of the title's height for a vertical axis's title ("GiB")
+        and draws the title 5 px outside the axis, so a title more than 25 px high (200 %
+        zoom) lay over the widest tick numbers: leave it its whole height, and a pixel."""
+        super()._updateWidth()
+        if (self.orientation in ("left", "right") and self.isVisible()
+                and self.fixedWidth is None and self.style["showValues"]
+                and self.label.isVisible()):
+            height = self.label.boundingRect().height()
+            more = (height - TITLE_NUDGE + 1) - 0.8 * height
+            if more > 0:
+                width = self.maximumWidth() + math.ceil(more)
+                self.setMaximumWidth(width)
+                self.setMinimumWidth(width)
 
     def _image_key(self, rect: QRectF) -> tuple[object, ...]:
         return (round(rect.x(), 2), round(rect.y(), 2), round(rect.width()),

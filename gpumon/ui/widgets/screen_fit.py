@@ -26,6 +26,31 @@ def placed(rect: QRect, area: QRect) -> QRect:
     return QRect(x, y, rect.width(), rect.height())
 
 
+def frame_extra(window: QWidget) -> QSize:
+    """What the window's frame (title bar, borders) adds to its size. Before the window is
+    first shown a window manager has given it no frame yet: then its parent window's, which
+    has the same decorations, stands in, so a new window is sized right from the start (on
+    Wayland a program cannot move its windows afterwards)."""
+    parent = window.parentWidget()
+    for w in (window, parent.window() if parent is not None else None):
+        if w is not None and w.isVisible():
+            frame = w.frameGeometry()
+            extra = QSize(frame.width() - w.width(), frame.height() - w.height())
+            if extra.width() > 0 or extra.height() > 0 or w is not window:
+                return extra
+    return QSize(0, 0)
+
+
+def room_for(window: QWidget) -> QSize | None:
+    """The largest size of ``window``'s inside whose frame stays within the available area
+    of its screen (None without a screen)."""
+    screen = window.screen()
+    if screen is None:
+        return None
+    area, extra = screen.availableGeometry(), frame_extra(window)
+    return QSize(max(1, area.width() - extra.width()), max(1, area.height() - extra.height()))
+
+
 class ScreenFit(QObject):
     """Fits ``window`` to its screen after zoom changes (see the module doc)."""
 
@@ -51,13 +76,10 @@ class ScreenFit(QObject):
         if w.isMaximized() or w.isFullScreen():
             return
         screen = w.screen()
-        if screen is None:
+        available = room_for(w)
+        if screen is None or available is None:
             return
         area = screen.availableGeometry()
-        frame = w.frameGeometry()
-        extra = QSize(frame.width() - w.width(), frame.height() - w.height())
-        available = QSize(max(1, area.width() - extra.width()),
-                          max(1, area.height() - extra.height()))
         layout = w.layout()
         minimum = layout.totalMinimumSize() if layout is not None else w.minimumSizeHint()
         wanted = self._before if self._before is not None else w.size()

@@ -12,6 +12,7 @@ import os
 import sys
 from collections.abc import Callable
 
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMainWindow
 
@@ -82,6 +83,7 @@ def run(simulate: int | None, interval_s: float | None = None, seed: int = 0, *,
     _fit_to_screen(window)
     if not session.ending:  # the display went away while the window was being made
         window.show()
+        QTimer.singleShot(0, window.presentation.screen_fit.fit)  # again, with its frame known
     if settings.notice:
         window.statusBar().showMessage(settings.notice, NOTICE_MS)
         window.statusBar().setToolTip(settings.notice)  # the whole sentence where it is cut

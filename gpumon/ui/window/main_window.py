@@ -419,6 +419,7 @@ class MainWindow(QMainWindow):
         view = ProcessView(p, self.window_s, self, simulated=bool(snap and snap.simulated),
                            local=real, history=self.history)
         self.presentation.restyle_plots()  # its plots take the theme and zoom (a child of ours)
+        view.addActions(self.menus.zoom_actions())  # Ctrl+=, Ctrl+-, Ctrl+0 there too
         self.snapshotReceived.connect(view.add)
         self.controls.windowChanged.connect(view.set_window)
         if snap is not None:

@@ -80,6 +80,8 @@ class Menus(QObject):
         self.view_menu = bar.addMenu(tr("&View"))
         self._build_view(self.view_menu)
         self._build_help(bar.addMenu(tr("&Help")))
+        if topology is not None:  # its window zooms with the same keys
+            topology.shared_actions = self.zoom_actions()
         # Space pauses, but only while the focus is not on a widget that uses the space bar.
         self.space = QShortcut(QKeySequence(Qt.Key.Key_Space), window)
         self.space.setObjectName("spaceShortcut")
@@ -93,6 +95,11 @@ class Menus(QObject):
         window.installEventFilter(self)
         if settings.geometry is not None:
             window.restoreGeometry(settings.geometry)
+
+    def zoom_actions(self) -> list[QAction]:
+        """Zoom in, out and back: added to a window of its own (a process's, the topology)
+        so that its keys work there too (they are the window's shortcuts, not global)."""
+        return [self.actions[n] for n in ("actionZoomIn", "actionZoomOut", "actionZoomReset")]
 
     # -- building --------------------------------------------------------------------------
     def _action(self, menu: QMenu, name: str, text: str, slot: Callable[[], object],

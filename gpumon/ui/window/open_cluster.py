@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from gpumon.i18n import tr
 from gpumon.telemetry.cluster.promapi import check_url
+from gpumon.ui.widgets.close_keys import close_on_keys
 
 EXAMPLE = "http://localhost:9090"
 
@@ -48,6 +49,7 @@ class UrlDialog(QInputDialog):
         self.setMinimumWidth(40 * self.fontMetrics().averageCharWidth())
         self.setTextValue(text or EXAMPLE)
         self.url: str | None = None  # the checked address, once accepted
+        close_on_keys(self)
 
     def done(self, result: int) -> None:  # noqa: D401 (Qt's name)
         if result == QInputDialog.DialogCode.Accepted:

@@ -18,25 +18,37 @@ take the font a page a frame. Settled, the window is as a zoom applied at once l
 
 from __future__ import annotations
 
+import math
 import platform
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import pyqtgraph as pg
 import shiboken6
-from PySide6.QtCore import QEvent, QObject, Qt, Signal, Slot, qVersion
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal, Slot, qVersion
 from PySide6.QtGui import QFont, QPalette
-from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QDialog,
+    QDialogButtonBox,
+    QFrame,
+    QLabel,
+    QMainWindow,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
 
 from gpumon import __version__
 from gpumon.i18n import N_, tr
 from gpumon.text.smi_text import source_words
+from gpumon.ui.widgets.close_keys import close_on_keys
 from gpumon.ui.widgets.color_scheme import SystemScheme
 from gpumon.ui.widgets.font_stages import FontStages, repolish_styled, with_children
 from gpumon.ui.widgets.full_screen import FullScreen
 from gpumon.ui.widgets.plot import LitePlotWidget
 from gpumon.ui.widgets.reveal import Reveal, on_screen_first, reveal
-from gpumon.ui.widgets.screen_fit import ScreenFit
+from gpumon.ui.widgets.screen_fit import ScreenFit, placed, room_for
 from gpumon.ui.widgets.theme import THEMES, Theme, palette_for, style_plot
 from gpumon.ui.window.settings import MAX_ZOOM, MIN_ZOOM, Settings
 
@@ -64,7 +76,7 @@ SHORTCUTS: tuple[tuple[str, str], ...] = (
     ("Alt+← / Alt+→", N_("Lesson: previous / next step (Space never turns the page)")),
     ("Alt+S", N_("Lesson: the next step that does not need two GPUs")),
     ("Alt+M", N_("Lesson: open or close a step's More (what a class can skip)")),
-    ("Esc / Ctrl+W", N_("Close a process's window")),
+    ("Esc / Ctrl+W", N_("Close a window of its own: a process, the topology, about")),
     ("F1", N_("About gpumon (versions of everything)")),
     ("Ctrl+Q", N_("Quit")),
 )
@@ -85,6 +97,9 @@ def base_font_and_palette() -> tuple[QFont, QPalette]:
 class Presentation(QObject):
     """Owns zoom, theme and full screen for one window; remembers them in ``settings``."""
 
+    #: take back a zoom step the screen has no room for (refuse_if_too_big); the tests that
+    #: lay out a 1400 x 900 window on a smaller offscreen screen on purpose turn it off
+    refuse_unfit = True
     zoomChanged = Signal(float)
     themeChanged = Signal(str)
     applied = Signal(object)  # Theme: after each apply, for widgets styled by their owner
@@ -110,6 +125,10 @@ class Presentation(QObject):
         self.stages = FontStages(window)
         self.stages.shown.connect(self._on_pages_shown)
         self.stages.done.connect(self._on_pages_done)
+        self._check_due = False  # a fit check is queued (refuse_if_too_big)
+        self._refusing = False  # a step back from a zoom the screen has no room for
+        self._asked = self._zoom
+        window.installEventFilter(self)  # its layout changed (a tab, a dock): does it fit?
         self.apply()
 
     # -- state -----------------------------------------------------------------------------
@@ -138,6 +157,8 @@ class Presentation(QObject):
         if zoom == self._zoom:
             return
         self.screen_fit.before_zoom()
+        if not self._refusing:
+            self._asked = zoom  # what the user chose: said if it is taken back
         self._zoom = zoom
         self._settings.zoom = zoom
         if self._window.isVisible():
@@ -239,9 +260,60 @@ class Presentation(QObject):
 
     @Slot()
     def _on_pages_done(self) -> None:
-        """Every page has it: fit the window for the last time (back home at 100 %)."""
+        """Every page has it: fit the window for the last time (back home at 100 %), and
+        step back where the screen is too small for this zoom."""
         self.screen_fit.after_zoom(self._zoom)
+        if self.refuse_unfit:
+            QTimer.singleShot(0, self, self.refuse_if_too_big)
 
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+        if (event.type() == QEvent.Type.LayoutRequest and watched is self._window
+                and not self._check_due and self._zoom > 1.0 and self.refuse_unfit):
+            self._check_due = True
+            QTimer.singleShot(0, self, self.refuse_if_too_big)
+        return super().eventFilter(watched, event)
+
+    def too_big(self) -> tuple[QSize, QSize] | None:
+        """(what the window's layout needs, the room its screen has, frame left out) when
+        the window cannot fit its screen at this zoom; None when it can."""
+        layout, room = self._window.layout(), room_for(self._window)
+        if layout is None or room is None:
+            return None
+        need = layout.totalMinimumSize()
+        if need.width() <= room.width() and need.height() <= room.height():
+            return None
+        return need, room
+
+    @Slot()
+    def refuse_if_too_big(self) -> None:
+        """A zoom step the screen has no room for is taken back, with a word in the status
+        bar: at 125 % or 150 % desktop scale a 1080 px screen has 864 or 720 px, and the
+        Playground needed 894 at 300 % (its bottom was off the screen). Checked after each
+        step and whenever the window's layout changes (a tab shown, a dock opened)."""
+        self._check_due = False
+        if not self._window.isVisible() or any(p.isVisible() for p in self.stages.held()):
+            return  # the page in sight has not taken the zoom's font yet: checked after
+        found = self.too_big()
+        if found is None or self._zoom <= 1.0:
+            screen = self._window.screen()  # it fits: on its screen (a dock may have grown
+            if screen is not None and not screen.availableGeometry().contains(  # it)
+                    self._window.frameGeometry()):
+                self.screen_fit.fit()
+            return
+        (need, room), refused = found, self._zoom
+        back = max(1.0, next((z for z in reversed(ZOOM_STEPS) if z < refused - 1e-6), 1.0))
+        self._refusing = True
+        try:
+            self.set_zoom(back)
+        finally:
+            self._refusing = False
+        if isinstance(self._window, QMainWindow):
+            self._window.statusBar().showMessage(tr(
+                "The screen has no room for {zoom} % ({width} × {height} px needed, "
+                "{free_width} × {free_height} free): back to {back} %.",
+                zoom=round(self._asked * 100), width=need.width(), height=need.height(),
+                free_width=room.width(), free_height=room.height(), back=round(back * 100)),
+                10000)
 
 def _lay_out_now() -> None:
     """Give the widgets the new font and lay them out before the next repaint. Posted while
@@ -320,7 +392,7 @@ def about_text(snap: Snapshot | None, torch: TorchFacts = (None, ())) -> str:
 
 
 def show_about(parent: QWidget, snap: Snapshot | None,
-               torch: TorchFacts = (None, ())) -> QMessageBox:
+               torch: TorchFacts = (None, ())) -> InfoBox:
     """Open (not exec) the about box and return it, so tests can read and close it."""
     return _open_box(parent, "aboutDialog", tr("About gpumon"), about_text(snap, torch))
 
@@ -334,20 +406,69 @@ def shortcuts_html() -> str:
     return f"<h3>{title}</h3><table>{rows}</table>"
 
 
-def show_shortcuts(window: QWidget) -> QMessageBox:
+def show_shortcuts(window: QWidget) -> InfoBox:
     return _open_box(window, "shortcutsDialog", tr("Keyboard shortcuts"), shortcuts_html())
 
 
-def _open_box(parent: QWidget, name: str, title: str, text: str) -> QMessageBox:
-    box = QMessageBox(QMessageBox.Icon.NoIcon, title, text, QMessageBox.StandardButton.Close,
-                      parent)
-    box.setObjectName(name)
-    box.setTextFormat(Qt.TextFormat.RichText)
-    box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+class InfoBox(QDialog):
+    """The about box and the list of shortcuts: rich text that scrolls where the screen is
+    too small for it (at 300 % the list of shortcuts, in a message box, was 3078 px high),
+    a Close button; as large as its text, within the screen with its frame."""
+
+    def __init__(self, parent: QWidget, name: str, title: str, text: str) -> None:
+        super().__init__(parent)
+        self.setObjectName(name)
+        self.setWindowTitle(title)
+        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.browser = QTextBrowser(self)
+        self.browser.setOpenLinks(False)
+        self.browser.setFrameShape(QFrame.Shape.NoFrame)
+        self.browser.setHtml(text)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
+        buttons.rejected.connect(self.reject)
+        layout = self._layout = QVBoxLayout(self)
+        icon = parent.windowIcon()
+        if not icon.isNull():
+            picture = QLabel(self)
+            picture.setPixmap(icon.pixmap(64, 64))
+            layout.addWidget(picture)
+        layout.addWidget(self.browser, 1)
+        layout.addWidget(buttons)
+        close_on_keys(self)
+        self._fit()
+
+    def text(self) -> str:
+        """The text shown (plain, for tests and the clipboard)."""
+        return self.browser.toPlainText()
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # a zoom step while it is open
+            self._fit()
+
+    def _fit(self) -> None:
+        doc = self.browser.document().clone(self)  # measured apart: the browser wraps its own
+        doc.setDefaultFont(self.browser.font())
+        doc.setTextWidth(1e6)  # unwrapped: its widest line (a table's idealWidth at -1 is
+        fm = self.fontMetrics()  # its narrowest)
+        width = math.ceil(doc.idealWidth()) + 2 * fm.height()
+        doc.setTextWidth(width)
+        chrome = self._layout.totalSizeHint() - self.browser.sizeHint()  # icon, buttons
+        want = QSize(max(width, 30 * fm.averageCharWidth()) + chrome.width(),
+                     math.ceil(doc.size().height()) + fm.height() + chrome.height())
+        doc.deleteLater()
+        room = room_for(self)
+        self.resize(want if room is None else want.boundedTo(room))
+
+
+def _open_box(parent: QWidget, name: str, title: str, text: str) -> InfoBox:
+    box = InfoBox(parent, name, title, text)
     box.setWindowModality(Qt.WindowModality.NonModal)
-    box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-    icon = parent.windowIcon()
-    if not icon.isNull():
-        box.setIconPixmap(icon.pixmap(64, 64))
-    box.open()
+    box.show()
+    screen = box.screen()  # centred over a window partly off the screen: back on it
+    if screen is not None:
+        frame = box.frameGeometry()
+        on_screen = placed(frame, screen.availableGeometry())
+        if on_screen != frame:
+            box.move(on_screen.topLeft())
     return box

@@ -22,7 +22,7 @@ import numpy as np
 import psutil
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QSize, Qt, QTimer
-from PySide6.QtGui import QKeySequence, QPalette, QShortcut
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from gpumon.i18n import tr
@@ -31,8 +31,10 @@ from gpumon.telemetry.history.store import History
 from gpumon.telemetry.model.types import GpuProcess, Snapshot
 from gpumon.ui.monitor.process.readout import current_values, memory_unit, readings_at
 from gpumon.ui.widgets.axis import TimeAxis, next_nice, time_label
+from gpumon.ui.widgets.close_keys import close_on_keys
 from gpumon.ui.widgets.plot import LitePlot, LitePlotWidget
 from gpumon.ui.widgets.runs_label import RunsLabel, TextRun
+from gpumon.ui.widgets.screen_fit import room_for
 from gpumon.ui.widgets.seen import SeenWatch, window_seen
 from gpumon.units import NA, format_clock
 from gpumon.untrusted import for_terminal
@@ -40,7 +42,6 @@ from gpumon.untrusted import for_terminal
 COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
           "#7f7f7f")
 MEMORY = ("gpu_mem", "rss")  # graphs of bytes, in the unit of their highest value
-CLOSE_KEYS = ("Esc", "Ctrl+W")
 
 
 def _stamp(t: float | None) -> str:
@@ -132,12 +133,11 @@ class ProcessView(QWidget):
             grid.addLayout(box, i // 2, i % 2)
             grid.setColumnStretch(i % 2, 1)
             grid.setRowStretch(i // 2, 1)
-        layout = QVBoxLayout(self)
+        layout = self._layout = QVBoxLayout(self)
         layout.addWidget(self.details)
         layout.addWidget(self.status)
         layout.addLayout(grid, 1)
-        for keys in CLOSE_KEYS:
-            QShortcut(QKeySequence(keys), self, self.close)
+        close_on_keys(self)
         self._describe(process)
         self._show_titles()
         self._fit_to_font()
@@ -154,16 +154,25 @@ class ProcessView(QWidget):
     def _fit_to_font(self) -> None:
         """Room for the text and the graphs in this font (at 300 % the 760 px window of
         100 % showed one graph, cut): graphs five tick labels tall, two titles side by side
-        whole, the window as large as the font asks, within the screen."""
+        whole, the window as large as the font asks, within the screen with its frame (it
+        measured 1272 x 1113 on a 1080 px screen at 300 %, its lower graphs off it). Where
+        the screen is too small for that, the graphs give up height, down to three lines."""
         fm = self.fontMetrics()
-        for widget in self.plots.values():
-            widget.setMinimumSize(max(260, 24 * fm.averageCharWidth()), max(160, 5 * fm.height()))
         titles = max((label.full_width() for label in self.titles.values()), default=0.0)
         want = QSize(max(760, 64 * fm.averageCharWidth(), int(2 * titles) + 6 * fm.height()),
                      max(560, 34 * fm.height()))
-        screen = self.screen()
-        if screen is not None:
-            want = want.boundedTo(screen.availableGeometry().size())
+        graph = QSize(max(260, 24 * fm.averageCharWidth()), max(160, 5 * fm.height()))
+        room = room_for(self)
+        if room is not None:
+            want = want.boundedTo(room)
+            for widget in self.plots.values():
+                widget.setMinimumSize(graph)
+            need = self._layout.totalMinimumSize()  # two graphs a column, a row
+            over = need - room
+            graph = QSize(max(3 * fm.height(), graph.width() - max(0, over.width()) // 2 - 1),
+                          max(3 * fm.height(), graph.height() - max(0, over.height()) // 2 - 1))
+        for widget in self.plots.values():
+            widget.setMinimumSize(graph)
         self.resize(want)
 
     def _make_plot(self, key: str) -> LitePlotWidget:

@@ -1,0 +1,66 @@
+"""The walk (issue 54; issue 57 at desktop scales): every tab and every window at 100 %,
+200 % and 300 % zoom, in English and Chinese, on a 1600 x 1000 screen at scale 1 and 1.5
+(``QT_SCALE_FACTOR``), each in a program of its own (``walk_run.py``). It fails on any text
+cut, any graph without room, any page that scrolls sideways and any window, frame included,
+outside the screen's available area or smaller than its layout needs.
+
+``STILL_OPEN`` lists what the walk still finds and is not fixed yet (place and problem, as
+patterns): a problem not listed fails the test. Listed ones come and go with the machine's
+load (a relayout a pass later), so one that is not seen does not fail it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow  # four programs that start torch's kernel: ~30 s each
+HERE = Path(__file__).resolve().parent
+SCREEN = '{"screens": [{"name": "walk", "x": 0, "y": 0, "width": 1600, "height": 1000, ' \
+         '"logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]}'
+ALL = ("en", "zh_CN")
+# (place, problem): known and still open. Issue 54 item 5 and issue 57 item 5: the
+# Playground's left column and results at 200-300 % (its forms scroll sideways, the results'
+# hint is cut, the GPU panels beside it are too narrow); item 2: the Monitor with Activity
+# and the event log at 300 % scrolls sideways, and on a 667 px screen (1000 px at 150 %) it
+# needs 705 px even at 100 %: its page would have to scroll.
+STILL_OPEN: list[tuple[str, str]] = [
+    # the left column scrolls sideways: its labels, lists, tabs and buttons are cut by it
+    (r"^[23]00 % · Playground", r"scrolls sideways|^(label|list|tab|button) '"),
+    (r"^[23]00 % · Monitor with Activity and the event log",
+     r"gpuGrid scrolls sideways|^mainWindow .* outside the available area"),
+]
+
+
+def walk(tmp_path: Path, lang: str, scale: float) -> dict[str, list[str]]:
+    config = tmp_path / "screen.json"
+    config.write_text(SCREEN, encoding="utf-8")
+    env = dict(os.environ, QT_QPA_PLATFORM=f"offscreen:configfile={config}",
+               QT_SCALE_FACTOR=f"{scale:g}")
+    shots = os.environ.get("GPUMON_SHOTS")
+    command = [sys.executable, str(HERE / "walk_run.py"), "--lang", lang]
+    if shots:
+        command += ["--shots", str(Path(shots) / f"walk-{lang}-{scale:g}")]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=400,
+                          check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    problems: dict[str, list[str]] = report["problems"]
+    return problems
+
+
+@pytest.mark.parametrize("scale", [1.0, 1.5])
+@pytest.mark.parametrize("lang", ALL)
+def test_every_window_at_every_zoom(tmp_path: Path, lang: str, scale: float) -> None:
+    problems = walk(tmp_path, lang, scale)
+    new = {place: [p for p in found if not any(
+        re.search(where, place) and re.search(what, p) for where, what in STILL_OPEN)]
+        for place, found in problems.items()}
+    assert {k: v for k, v in new.items() if v} == {}
+    assert [place for place in problems if "without a word" in place] == []
