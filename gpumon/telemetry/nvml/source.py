@@ -4,8 +4,8 @@ Only the modules of ``telemetry/nvml/`` import ``pynvml``: this one, status.py (
 NVML's errors mean, in sentences), readers.py (one reader per metric, the slow-tick fields,
 the process lists), budget.py and pcie.py (what a driver makes costly, read as the reading
 budget allows), health.py, procutil.py, activity.py (GPM's activity, gpm.py; NVLink and the
-topology, links.py), free.py (a GPU's free memory by UUID, for the playground's kernel) and
-process_memory.py (one process's memory on a GPU, for the lesson). Every NVML call of the
+topology, links.py) and session.py (one GPU by UUID in a session of its own, for the kernel's
+free.py, process_memory.py and busy.py). Every NVML call of the
 source goes through one guarded helper, ``NvmlSource.call`` (with ``first`` for a function
 with several versions; the room's other modules use both through ``readers.Guarded``): "not
 supported" becomes None (shown as N/A) and is not asked again on that GPU for a while
