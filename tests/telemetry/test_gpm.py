@@ -229,24 +229,5 @@ def test_gpm_pcie_rates_replace_the_blocking_pcie_call(fake_nvml: FakeNvml,
     assert (g.pcie_tx_bytes_per_s, g.pcie_rx_bytes_per_s) == (0.70 * MIB, 0.50 * MIB)
 
 
-def test_the_pcie_provider_gives_gpm_rates_or_none(fake_nvml: FakeNvml,
-                                                   source: NvmlSource) -> None:
-    fake_nvml.set_gpu_count(2)
-    fake_nvml.set_gpm(0)
-    source.open()
-    reader = GpmReader()
-    handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in (0, 1)]
-    for i, h in enumerate(handles):
-        reader.open_gpu(source, i, h, mig=False)
-        reader.read(source, i, h)
-    assert reader.pcie_rates(0) is None  # warming: no rates yet
-    time.sleep(GAP_S)
-    for i, h in enumerate(handles):
-        reader.read(source, i, h)
-    assert reader.pcie_rates(0) == (0.50 * MIB, 0.70 * MIB)  # (rx, tx)
-    assert reader.pcie_rates(1) is None  # no GPM
-    reader.close(source)
-
-
 def test_every_activity_key_is_read_from_gpm() -> None:
     assert set(ACTIVITY_KEYS) <= set(FIELDS)

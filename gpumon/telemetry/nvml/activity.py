@@ -4,8 +4,8 @@
 The source calls these hooks: ``open`` once the GPUs are known, ``tick`` before each reading
 (the topology, on slow ticks once a minute), ``read`` per GPU, ``instances`` for the MIG devices
 of a GPU in MIG mode, ``restart`` when a GPU is lost, ``close`` before nvmlShutdown.
-``pcie_rates(index)`` is GPM's PCIe of a GPU (no wait), for a PCIe reader to take instead of
-``nvmlDeviceGetPcieThroughput``.
+``read`` gives GPM's PCIe rates too where GPM has them: they cost no wait, and the source
+takes them instead of ``nvmlDeviceGetPcieThroughput``'s (pcie.py).
 """
 
 from __future__ import annotations
@@ -97,10 +97,6 @@ class GpuActivity:
         """GPU ``index`` was lost: its next reading starts GPM and the counters over."""
         self.gpm.restart(index)
         self.links.restart(index)
-
-    def pcie_rates(self, index: int) -> tuple[float, float] | None:
-        """GPU ``index``'s (rx, tx) PCIe bytes/s from GPM's last reading, None without GPM."""
-        return self.gpm.pcie_rates(index)
 
     def close(self, source: Guarded) -> None:
         self.gpm.close(source)

@@ -424,8 +424,8 @@ class NvmlSource:
 
     def pcie_rates(self, g: _Gpu, fresh: bool) -> tuple[float | None, float | None]:
         """A GPU's PCIe RX and TX (bytes/s) for this reading; ``fresh``: a slow tick. From
-        NVML's throughput call (pcie.py: off the tick where it sleeps); another source of
-        the rates can take over here, GPU by GPU."""
+        NVML's throughput call (pcie.py: off the tick where it sleeps), for a GPU whose
+        rates GPM did not give."""
         last = g.last
         rates, failed = self._pcie.rates(g.index, g.handle, fresh, None if last is None else (
             last.pcie_rx_bytes_per_s, last.pcie_tx_bytes_per_s))
