@@ -15,12 +15,7 @@ from gpumon.playground.data.devices import DeviceOption
 from gpumon.playground.data.outcome import LoadStatus
 from gpumon.telemetry.sources.simulated import SimulatedSource
 from gpumon.ui.widgets.theme import DARK, LIGHT
-from gpumon.ui.window.presentation import (
-    SHORTCUTS,
-    about_text,
-    show_about,
-    versions,
-)
+from gpumon.ui.window.about import SHORTCUTS, about_text, show_about, versions
 
 # Zoom and theme are application-wide: the 100 % light look comes back after each test.
 pytestmark = pytest.mark.usefixtures("restore_app_look")

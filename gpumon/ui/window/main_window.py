@@ -51,12 +51,13 @@ from gpumon.ui.monitor.topology_view import TopologyWindows
 from gpumon.ui.widgets.dock_title import DockTitle
 from gpumon.ui.widgets.theme import Theme
 from gpumon.ui.window import health_events
+from gpumon.ui.window.about import TorchFacts
 from gpumon.ui.window.controls import Controls
 from gpumon.ui.window.file_actions import FileActions
 from gpumon.ui.window.kernel_warmup import KernelWarmup
 from gpumon.ui.window.lazy_tabs import LazyTabs
 from gpumon.ui.window.menus import Menus
-from gpumon.ui.window.presentation import Presentation, TorchFacts
+from gpumon.ui.window.presentation import Presentation
 from gpumon.ui.window.settings import Settings
 from gpumon.ui.window.status_bar import StatusBarShown
 from gpumon.ui.window.status_text import StatusText

@@ -1,4 +1,4 @@
-"""Presentation: zoom, themes, full screen, the about box and the list of shortcuts.
+"""Presentation: zoom, themes and full screen (the about box and the shortcuts: about.py).
 
 Zoom and theme apply to the whole application (``QApplication.setFont`` / ``setPalette``),
 so menus, dialogs and tooltips follow, and to every pyqtgraph plot in the window, including
@@ -16,19 +16,14 @@ take the font a page a frame. Settled, the window is as a zoom applied at once l
 
 from __future__ import annotations
 
-import platform
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 import pyqtgraph as pg
 import shiboken6
-from PySide6.QtCore import QEvent, QObject, Qt, Signal, Slot, qVersion
+from PySide6.QtCore import QEvent, QObject, Signal, Slot
 from PySide6.QtGui import QFont, QPalette
-from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
+from PySide6.QtWidgets import QApplication, QWidget
 
-from gpumon import __version__
-from gpumon.i18n import N_, tr
-from gpumon.text.smi_text import source_words
 from gpumon.ui.widgets.font_stages import FontStages, repolish_styled, with_children
 from gpumon.ui.widgets.plot import LitePlotWidget
 from gpumon.ui.widgets.reveal import Reveal, on_screen_first, reveal
@@ -36,32 +31,7 @@ from gpumon.ui.widgets.screen_fit import ScreenFit
 from gpumon.ui.widgets.theme import THEMES, Theme, palette_for, style_plot
 from gpumon.ui.window.settings import MAX_ZOOM, MIN_ZOOM, Settings
 
-if TYPE_CHECKING:
-    from gpumon.playground.data.devices import DeviceOption
-    from gpumon.playground.data.outcome import LoadStatus
-    from gpumon.telemetry.model.types import Snapshot
-
 ZOOM_STEPS = (0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0)
-
-# (keys as shown, what they do): the Help menu and docs/user-guide.md show this same list.
-SHORTCUTS: tuple[tuple[str, str], ...] = (
-    ("Space", N_("Pause / resume sampling (not while typing in a text field)")),
-    ("Ctrl++ / Ctrl+=", N_("Zoom in (fonts, graph labels, curve widths)")),
-    ("Ctrl+-", N_("Zoom out")),
-    ("Ctrl+0", N_("Reset the zoom to 100 %")),
-    ("F11", N_("Full screen on / off")),
-    ("Ctrl+1 / 2 / 3", N_("Monitor / Playground / Lesson (the code line or Run takes the "
-                          "focus)")),
-    ("Ctrl+Shift+C", N_("Copy the current snapshot as nvidia-smi-like text")),
-    ("Ctrl+S", N_("Save a graph as PNG or SVG")),
-    ("Ctrl+R", N_("Start / stop recording to CSV")),
-    ("Ctrl+E", N_("Export the visible time window to CSV")),
-    ("I / T / K", N_("On a process's row: interrupt / terminate / kill it (asks first)")),
-    ("Alt+← / Alt+→", N_("Lesson: previous / next step (Space never turns the page)")),
-    ("Esc / Ctrl+W", N_("Close a process's window")),
-    ("F1", N_("About gpumon (versions of everything)")),
-    ("Ctrl+Q", N_("Quit")),
-)
 
 _base: tuple[QFont, QPalette] | None = None
 
@@ -226,99 +196,3 @@ def _lay_out_now() -> None:
 def _point_size(font: QFont) -> float:
     pt = font.pointSizeF()
     return pt if pt > 0 else 9.0  # a pixel-sized font has no point size
-
-
-# -- dialogs -------------------------------------------------------------------------------
-#: What the kernel said about its torch: its load answer (None before one came) and devices.
-TorchFacts = tuple["LoadStatus | None", "Sequence[DeviceOption]"]
-
-
-def torch_text(status: LoadStatus | None) -> str:
-    """The About box's PyTorch line, from the kernel's answer to "load": the window never
-    imports torch, so it never looks for it in its own process."""
-    if status is None:
-        return tr("not loaded yet (it loads with the first playground action)")
-    if not status.ok or status.torch_version is None:
-        return tr("not usable: {why}", why=status.message)
-    if status.cuda_version:
-        return tr("{version} (built for CUDA {cuda})", version=status.torch_version,
-                  cuda=status.cuda_version)
-    return tr("{version} (CPU-only build)", version=status.torch_version)
-
-
-def versions(snap: Snapshot | None,
-             torch: TorchFacts = (None, ())) -> list[tuple[str, str]]:
-    """(component, version) for the about box; PyTorch's version, build and devices as the
-    playground's kernel reported them once it loaded torch (``torch``)."""
-    import numpy
-    import PySide6
-
-    status, devices = torch
-    machine = snap.machine if snap is not None else None
-
-    def fact(value: str | None) -> str:
-        if machine is None:
-            return tr("no snapshot yet")
-        return value or "N/A"
-
-    source = tr("no snapshot yet") if machine is None else source_words(machine.source_name) + (
-        " " + tr("(simulated values)") if machine.simulated or snap is not None and snap.simulated
-        else "")
-    return [
-        ("gpumon", __version__),
-        ("Python", f"{platform.python_version()} ({platform.python_implementation()})"),
-        ("Qt / PySide6", f"{qVersion()} / {PySide6.__version__}"),
-        ("pyqtgraph", str(pg.__version__)),
-        ("NumPy", str(numpy.__version__)),
-        ("PyTorch", torch_text(status)),
-        *([(tr("PyTorch devices"), "; ".join(d.label for d in devices if d.available))]
-          if devices and status is not None and status.ok else []),
-        (tr("Source"), source),
-        (tr("NVIDIA driver"), fact(machine.driver_version if machine else None)),
-        (tr("CUDA (driver)"), fact(machine.cuda_driver_version if machine else None)),
-        ("NVML", fact(machine.nvml_version if machine else None)),
-    ]
-
-
-def about_text(snap: Snapshot | None, torch: TorchFacts = (None, ())) -> str:
-    import html  # here: the About box is rare, and html.entities is a large import
-
-    rows = "".join(f"<tr><td><b>{html.escape(k)}</b>&nbsp;&nbsp;</td>"
-                   f"<td>{html.escape(v)}</td></tr>" for k, v in versions(snap, torch))
-    intro = html.escape(tr("A live monitor for NVIDIA GPUs, with a PyTorch device playground "
-                           "for teaching."))
-    return f"<h3>gpumon</h3><p>{intro}</p><table>{rows}</table>"
-
-
-def show_about(parent: QWidget, snap: Snapshot | None,
-               torch: TorchFacts = (None, ())) -> QMessageBox:
-    """Open (not exec) the about box and return it, so tests can read and close it."""
-    return _open_box(parent, "aboutDialog", tr("About gpumon"), about_text(snap, torch))
-
-
-def shortcuts_html() -> str:
-    import html
-
-    rows = "".join(f"<tr><td><b>{html.escape(k)}</b>&nbsp;&nbsp;&nbsp;</td>"
-                   f"<td>{html.escape(tr(v))}</td></tr>" for k, v in SHORTCUTS)
-    title = html.escape(tr("Keyboard shortcuts"))
-    return f"<h3>{title}</h3><table>{rows}</table>"
-
-
-def show_shortcuts(window: QWidget) -> QMessageBox:
-    return _open_box(window, "shortcutsDialog", tr("Keyboard shortcuts"), shortcuts_html())
-
-
-def _open_box(parent: QWidget, name: str, title: str, text: str) -> QMessageBox:
-    box = QMessageBox(QMessageBox.Icon.NoIcon, title, text, QMessageBox.StandardButton.Close,
-                      parent)
-    box.setObjectName(name)
-    box.setTextFormat(Qt.TextFormat.RichText)
-    box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    box.setWindowModality(Qt.WindowModality.NonModal)
-    box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-    icon = parent.windowIcon()
-    if not icon.isNull():
-        box.setIconPixmap(icon.pixmap(64, 64))
-    box.open()
-    return box
