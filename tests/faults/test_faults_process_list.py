@@ -7,8 +7,8 @@ from fakenvml import FakeNvml
 from faults_helpers import run_once
 
 from gpumon.telemetry.model.facts import process_list_note
-from gpumon.telemetry.nvml.budget import UNSUPPORTED_RECHECK_S
 from gpumon.telemetry.nvml.source import NvmlSource
+from gpumon.telemetry.nvml.unsupported import UNSUPPORTED_RECHECK_S
 
 LISTS = ("nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2",
          "nvmlDeviceGetGraphicsRunningProcesses_v3", "nvmlDeviceGetGraphicsRunningProcesses_v2")

@@ -9,7 +9,7 @@ free.py, process_memory.py and busy.py). Every NVML call of the
 source goes through one guarded helper, ``NvmlSource.call`` (with ``first`` for a function
 with several versions; the room's other modules use both through ``readers.Guarded``): "not
 supported" becomes None (shown as N/A) and is not asked again on that GPU for a while
-(budget.py: Unsupported), a function the driver lacks is logged once and never called again,
+(unsupported.py), a function the driver lacks is logged once and never called again,
 and an error that means the GPU stopped answering marks only that GPU as lost while the
 others keep updating. What a driver makes costly (the energy counter, per-process
 utilization, the PCIe rates) is read as the reading budget allows (budget.py, pcie.py); GPM's
@@ -42,7 +42,7 @@ from gpumon.telemetry.model.types import (
     SourceStatus,
 )
 from gpumon.telemetry.nvml.activity import GpuActivity
-from gpumon.telemetry.nvml.budget import Budget, Unsupported
+from gpumon.telemetry.nvml.budget import Budget
 from gpumon.telemetry.nvml.health import XidWatch, read_health
 from gpumon.telemetry.nvml.pcie import PcieRates
 from gpumon.telemetry.nvml.procutil import ProcessUtil, ProcessUtilReader, usage_fields
@@ -66,6 +66,7 @@ from gpumon.telemetry.nvml.status import (
     open_status,
     pstate_text,
 )
+from gpumon.telemetry.nvml.unsupported import Unsupported
 from gpumon.telemetry.procs.procinfo import HostUsage, ProcInfoCache
 
 log = logging.getLogger(__name__)
@@ -255,7 +256,7 @@ class NvmlSource:
             self._gpus = []
             self._procs.clear()
             self._util.forget()
-            self._unsupported.fns.clear()
+            self._unsupported.forget()
             self._budget.forget()
 
     # --- opening -----------------------------------------------------------------------------
