@@ -22,9 +22,9 @@ from gpumon.cli.argtypes import (
     seconds,
     whole_count,
 )
-from gpumon.cli.sources import make_source
 from gpumon.i18n import tr
 from gpumon.interval import SAMPLING
+from gpumon.telemetry.choice import make_source
 from gpumon.telemetry.model.activity import FIRST_READING_WAIT_S, warming
 from gpumon.telemetry.model.types import Snapshot, SourceStatus
 from gpumon.telemetry.sources.sampler import Sampler

@@ -25,9 +25,9 @@ from gpumon.cli.argtypes import (
     seconds,
 )
 from gpumon.cli.argtypes import gpu_count as _gpu_count
-from gpumon.cli.sources import make_source
 from gpumon.i18n import tr
 from gpumon.interval import SAMPLING
+from gpumon.telemetry.choice import make_source
 
 if TYPE_CHECKING:
     from gpumon.telemetry.model.types import Snapshot
