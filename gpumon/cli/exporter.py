@@ -15,17 +15,15 @@ import logging
 import signal
 import sys
 import threading
-from collections.abc import Callable
-from functools import partial
 from pathlib import Path
 
 from gpumon.cli.argtypes import add_gpm_argument, add_lang_argument, seconds
 from gpumon.cli.argtypes import gpu_count as _count
 from gpumon.i18n import tr
 from gpumon.interval import EXPORTER, IntervalRange
+from gpumon.telemetry.choice import source_factory
 from gpumon.telemetry.exporter.reader import DEFAULT_LISTEN, DEFAULT_READ_TIMEOUT_S
 from gpumon.telemetry.exporter.series import OPTIONAL_PROCESS_LABELS, Options
-from gpumon.telemetry.model.types import Source
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -94,22 +92,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _factory(simulate: int | None, seed: int, gpm: bool = True) -> Callable[[], Source]:
-    """Simulated GPUs, or NVML (imported when first opened: a missing binding is a status);
-    ``gpm=False``: no activity (no DCGM_FI_PROF_* series)."""
-    if simulate is not None:
-        from gpumon.telemetry.sources.simulated import SimulatedSource
-
-        return partial(SimulatedSource, n_gpus=simulate, seed=seed, gpm=gpm)
-
-    def nvml() -> Source:
-        from gpumon.telemetry.nvml.source import NvmlSource
-
-        return NvmlSource(gpm=gpm)
-
-    return nvml
-
-
 def is_loopback(host: str) -> bool:
     """Whether ``host`` is only reachable from this machine."""
     if host == "localhost":
@@ -160,7 +142,7 @@ def main(argv: list[str]) -> int:
     raise_file_limit()
     pages = Pages(args.hostname, Options(processes=not args.no_processes,
                                          process_labels=args.process_labels))
-    reader = GpuReader(_factory(args.simulate, args.seed, not args.no_gpm), pages.publish,
+    reader = GpuReader(source_factory(args.simulate, args.seed, not args.no_gpm), pages.publish,
                        args.interval, args.read_timeout)
     # Before the first answer: a SIGTERM that comes as soon as the port answers (a test, a
     # quick systemd restart) must end the exporter cleanly, not by the default action.

@@ -18,9 +18,10 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMainWindow
 
 from gpumon.interval import SAMPLING
+from gpumon.telemetry.choice import source_factory
 from gpumon.ui.window import gcguard, open_cluster
 from gpumon.ui.window.language import choose, install_qt_translations
-from gpumon.ui.window.main_window import MainWindow, nvml_factory, simulated_factory
+from gpumon.ui.window.main_window import MainWindow, simulated_factory
 from gpumon.ui.window.settings import Settings
 from gpumon.untrusted import for_terminal
 
@@ -57,7 +58,7 @@ def run(simulate: int | None, interval_s: float | None = None, seed: int = 0, *,
     if make_window is not None:
         window = make_window(settings.interval_s or SAMPLING.default, settings)
     else:
-        factory = simulated_factory(simulate, seed, gpm) if simulate else nvml_factory(gpm)
+        factory = source_factory(simulate or None, seed, gpm)
         window = MainWindow(factory, settings.interval_s or SAMPLING.default,
                             demo_factory=simulated_factory(4, seed), settings=settings,
                             prewarm_kernel=settings.playground_used)

@@ -20,7 +20,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from functools import partial
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal, Slot
@@ -34,6 +33,7 @@ from PySide6.QtWidgets import (
 
 from gpumon.i18n import N_, tr
 from gpumon.interval import SAMPLING
+from gpumon.telemetry.choice import source_factory
 from gpumon.telemetry.history.store import WINDOW_CHOICES_S, History, capacity_for
 from gpumon.telemetry.model.facts import process_list_note
 from gpumon.telemetry.model.readouts import readout_parts
@@ -77,16 +77,7 @@ DEFAULT_WINDOW_S = 300
 
 
 def simulated_factory(n_gpus: int = 4, seed: int = 0, gpm: bool = True) -> Callable[[], Source]:
-    from gpumon.telemetry.sources.simulated import SimulatedSource
-
-    return partial(SimulatedSource, n_gpus=n_gpus, seed=seed, gpm=gpm)
-
-
-def nvml_factory(gpm: bool = True) -> Callable[[], Source]:
-    """NVML's source; ``gpm=False`` (``--no-gpm``): no activity reading."""
-    from gpumon.telemetry.nvml.source import NvmlSource
-
-    return partial(NvmlSource, gpm=gpm)
+    return source_factory(n_gpus, seed, gpm)
 
 
 class MainWindow(QMainWindow):
