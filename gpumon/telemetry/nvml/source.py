@@ -116,9 +116,11 @@ class NvmlSource:
         # NVML calls started so far: a watchdog that sees it stand still while a read is in
         # progress knows a call hangs (the exporter's read deadline); a slow driver moves it.
         self.calls_started = 0
+        self.last_call: Callable[..., Any] | None = None  # the last of them, for a sentence
 
     def _progress(self) -> None:
         self.calls_started += 1  # a call made outside call() (the XID event set's)
+        self.last_call = None
 
     # --- the one guarded helper -------------------------------------------------------------
 
@@ -135,6 +137,7 @@ class NvmlSource:
             return None
         if off_tick is None:
             self.calls_started += 1
+            self.last_call = fn
         try:
             return fn(*args)
         except pynvml.NVMLError_NotSupported:
@@ -176,6 +179,7 @@ class NvmlSource:
         with self._lock:
             self.close()
             try:
+                self.last_call = pynvml.nvmlInit
                 pynvml.nvmlInit()
             except Exception as err:  # NVMLError, or anything odd from loading the library
                 self._status = init_error_status(err)
