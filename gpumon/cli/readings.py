@@ -27,7 +27,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import TextIO
+from typing import TypeVar
 
 from gpumon.cli.argtypes import seconds
 from gpumon.i18n import tr
@@ -36,6 +36,8 @@ from gpumon.telemetry.model.activity import FIRST_READING_WAIT_S, warming
 from gpumon.telemetry.model.cadence import next_due
 from gpumon.telemetry.model.types import Snapshot, Source, SourceState, SourceStatus
 from gpumon.telemetry.sources.sampler import Sampler
+
+T = TypeVar("T")
 
 #: A reading that has started no NVML call for this long is said to wait (seconds).
 SAY_AFTER_S = 3.0
@@ -76,16 +78,15 @@ class Readings:
         self.busy_since: float | None = None  # while open() or tick() runs (monotonic)
 
     def open(self) -> SourceStatus:
-        self.busy_since = time.monotonic()
-        try:
-            return self.sampler.open()
-        finally:
-            self.busy_since = None
+        return self._busy(self.sampler.open)
 
     def tick(self) -> Snapshot:
+        return self._busy(self.sampler.tick)
+
+    def _busy(self, work: Callable[[], T]) -> T:
         self.busy_since = time.monotonic()
         try:
-            return self.sampler.tick()
+            return work()
         finally:
             self.busy_since = None
 
@@ -116,7 +117,7 @@ class Readings:
 
 
 def run(prefix: str, make_source: Callable[[], Source], body: Callable[[Readings], int],
-        timeout_s: float = DRIVER_WAIT.default, err: TextIO | None = None) -> int:
+        timeout_s: float = DRIVER_WAIT.default) -> int:
     """Make and open the source, then ``body``'s status; 1 with a sentence on stderr when the
     source cannot be made or opened, or when the driver stood still for ``timeout_s``; 0
     on Ctrl+C and when stdout's reader went away."""
