@@ -101,5 +101,5 @@ def main(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 1
     return launch.run(None, args.interval, make_window=lambda interval, settings: ClusterWindow(
-        source, interval, settings=settings, prewarm_kernel=settings.playground_used),
+        source, interval, settings=settings),
         lang=args.lang)

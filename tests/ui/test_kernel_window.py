@@ -164,7 +164,10 @@ def test_the_kernel_is_prewarmed_after_the_first_frame_when_asked() -> None:
         from gpumon.ui.window.main_window import MainWindow as Prewarming
         running_at_show = w.engine.running
         w.close()
-        p = Prewarming(simulated_factory(1), 0.1, prewarm_kernel=True)
+        from gpumon.ui.window.settings import Settings
+        used = Settings.memory()
+        used.playground_used = True  # the last session showed the playground
+        p = Prewarming(simulated_factory(1), 0.1, settings=used)
         p.show()
         started_at_show = p.engine.running
         wait(lambda: p.engine.load_status is not None)

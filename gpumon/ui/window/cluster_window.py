@@ -33,11 +33,9 @@ class ClusterWindow(MainWindow):
     """MainWindow over a PrometheusSource, with the Overview page in front."""
 
     def __init__(self, source: PrometheusSource, interval_s: float = SAMPLING.default, *,
-                 settings: Settings | None = None, parent: QWidget | None = None,
-                 prewarm_kernel: bool = False) -> None:
+                 settings: Settings | None = None, parent: QWidget | None = None) -> None:
         self.source = source
-        super().__init__(lambda: source, interval_s, settings=settings, parent=parent,
-                         prewarm_kernel=prewarm_kernel)
+        super().__init__(lambda: source, interval_s, settings=settings, parent=parent)
         self.banner.simulate_button.hide()  # the choice here is the server, not a demo
         self.overview = ClusterOverview()
         self.tabs.add_keyed(self.overview, OVERVIEW, 0)

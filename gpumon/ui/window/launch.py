@@ -60,8 +60,7 @@ def run(simulate: int | None, interval_s: float | None = None, seed: int = 0, *,
     else:
         factory = source_factory(simulate or None, seed, gpm)
         window = MainWindow(factory, settings.interval_s or SAMPLING.default,
-                            demo_factory=simulated_factory(4, seed), settings=settings,
-                            prewarm_kernel=settings.playground_used)
+                            demo_factory=simulated_factory(4, seed), settings=settings)
     if icon is not None:
         window.setWindowIcon(icon)
     open_cluster.install(window, window.menus.file_menu, window.menus.actions.get("actionQuit"),

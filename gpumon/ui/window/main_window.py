@@ -95,14 +95,12 @@ class MainWindow(QMainWindow):
         demo_factory: Callable[[], Source] | None = None,
         settings: Settings | None = None,
         parent: QWidget | None = None,
-        prewarm_kernel: bool = False,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("mainWindow")
         # Tooltips (a health mark's reasons) also while another window is active: Qt shows
         # them only in the active window unless told so.
         self.setAttribute(Qt.WidgetAttribute.WA_AlwaysShowToolTips)
-        self._prewarm_kernel = prewarm_kernel  # start the playground kernel after 1st frame
         self.interval_s = SAMPLING.clamp(interval_s)
         self.window_s = int(window_s)
         self._demo_factory = demo_factory or simulated_factory(4)
@@ -310,11 +308,7 @@ class MainWindow(QMainWindow):
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
         super().showEvent(event)
         self.start()
-        if self._prewarm_kernel:
-            self._prewarm_kernel = False
-            # A 0 ms timer fires once the events queued now (the first paint among them)
-            # are handled: the kernel's start never delays the first frame.
-            QTimer.singleShot(0, self.engine, self.engine.load)
+        self.warmup.window_shown()
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         self.hide()  # at once, even if a driver call keeps the sampling thread busy
