@@ -11,12 +11,12 @@ import pytest
 pytest.importorskip("PySide6", reason="the window's GPU test needs PySide6")
 pytest.importorskip("pytestqt", reason="the window's GPU test needs pytest-qt")
 
-import numpy as np  # noqa: E402
-import pyqtgraph as pg  # noqa: E402
-import torch  # noqa: E402
+import numpy as np
+import pyqtgraph as pg
+import torch
 
 from gpumon.playground.data import actions as act
-from gpumon.ui.playground.monitor_link import ALLOCATED_KEY, RESERVED_KEY  # noqa: E402
+from gpumon.ui.playground.monitor_link import ALLOCATED_KEY, RESERVED_KEY
 
 pytestmark = [
     pytest.mark.gpu,

@@ -23,13 +23,13 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "telemetry"))
 
-from fakenvml import FakeNvml, use_fake_nvml  # noqa: E402
+from fakenvml import FakeNvml, use_fake_nvml
 
-from gpumon import i18n  # noqa: E402
-from gpumon.telemetry.nvml.source import NvmlSource  # noqa: E402
-from gpumon.ui.window.main_window import MainWindow  # noqa: E402
-from gpumon.ui.window.settings import Settings  # noqa: E402
-from gpumon.units import GIB  # noqa: E402
+from gpumon import i18n
+from gpumon.telemetry.nvml.source import NvmlSource
+from gpumon.ui.window.main_window import MainWindow
+from gpumon.ui.window.settings import Settings
+from gpumon.units import GIB
 
 pytestmark = pytest.mark.usefixtures("restore_app_look")
 WAIT_MS = 10000

@@ -16,11 +16,11 @@ from PySide6.QtWidgets import QLabel
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cluster"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "telemetry"))
 
-from cluster_helpers import Cluster, prometheus_binary  # noqa: E402
-from scripted_http import ScriptedServer  # noqa: E402
+from cluster_helpers import Cluster, prometheus_binary
+from scripted_http import ScriptedServer
 
-from gpumon.telemetry.cluster.prometheus import PrometheusSource  # noqa: E402
-from gpumon.ui.window.cluster_window import ClusterWindow  # noqa: E402
+from gpumon.telemetry.cluster.prometheus import PrometheusSource
+from gpumon.ui.window.cluster_window import ClusterWindow
 
 pytestmark = pytest.mark.slow  # real servers or subprocesses: seconds each (docs/development.md)
 

@@ -13,11 +13,11 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cluster"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "telemetry"))
 
-from cluster_helpers import Cluster, prometheus_binary, wait_for  # noqa: E402
-from fakenvml import FakeNvmlUnavailable, build_fake_nvml  # noqa: E402
+from cluster_helpers import Cluster, prometheus_binary, wait_for
+from fakenvml import FakeNvmlUnavailable, build_fake_nvml
 
-from gpumon.telemetry.cluster.prometheus import PrometheusSource  # noqa: E402
-from gpumon.ui.window.cluster_window import ClusterWindow  # noqa: E402
+from gpumon.telemetry.cluster.prometheus import PrometheusSource
+from gpumon.ui.window.cluster_window import ClusterWindow
 
 pytestmark = pytest.mark.slow  # a real Prometheus and an exporter process
 

@@ -15,12 +15,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "telemetry"))
 
-from fakenvml import FakeNvml, use_fake_nvml  # noqa: E402
+from fakenvml import FakeNvml, use_fake_nvml
 
-from gpumon.telemetry.nvml.source import NvmlSource  # noqa: E402
-from gpumon.telemetry.sources.sampler import Sampler  # noqa: E402
-from gpumon.ui.window import workers  # noqa: E402
-from gpumon.ui.window.main_window import MainWindow  # noqa: E402
+from gpumon.telemetry.nvml.source import NvmlSource
+from gpumon.telemetry.sources.sampler import Sampler
+from gpumon.ui.window import workers
+from gpumon.ui.window.main_window import MainWindow
 
 pytestmark = pytest.mark.usefixtures("restore_app_look")
 WAIT_MS = 5000

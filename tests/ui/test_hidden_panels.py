@@ -29,7 +29,7 @@ class Touches(QObject):
         self.root = root
         self.events: list[tuple[str, str]] = []
 
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if event.type() in self.KINDS and isinstance(obj, QWidget) and \
                 self.root.isAncestorOf(obj):
             self.events.append((event.type().name, obj.objectName()))

@@ -44,7 +44,7 @@ def test_each_snapshot_puts_the_stale_watchdog_off_until_the_data_would_turn_sta
     qtbot.addWidget(grid)
     status = StatusText(_Window(), header, grid, lambda _title: None)
     status.start(opening=False)
-    watchdog = status._watchdog  # noqa: SLF001 - the timer under test
+    watchdog = status._watchdog  # the timer under test
     try:
         for _ in range(5):
             status.arrived()  # what the window calls for each snapshot

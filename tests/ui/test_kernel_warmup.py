@@ -27,8 +27,8 @@ def test_a_monitor_only_session_starts_no_kernel(qtbot, make_window) -> None:
     w = make_window()
     qtbot.waitUntil(lambda: w.snapshot_count >= 3, timeout=10000)
     _move_over(w.tabs.tabBar(), _tab(w, "Monitor"))
-    assert not w.warmup._hover.isActive()  # noqa: SLF001 - no start is on its way
-    assert w._engine is None  # noqa: SLF001 - no KernelLink made, no process started
+    assert not w.warmup._hover.isActive()  # no start is on its way
+    assert w._engine is None  # no KernelLink made, no process started
     assert not w.settings.playground_used
 
 
@@ -38,7 +38,7 @@ def test_resting_on_the_playground_tab_starts_the_kernel_before_the_click(
     qtbot.waitUntil(lambda: w.snapshot_count >= 1, timeout=10000)
     _move_over(w.tabs.tabBar(), _tab(w, "Playground"))
     # loading, or loaded already (a kernel forked from the fork server has torch at once)
-    qtbot.waitUntil(lambda: w._engine is not None and (  # noqa: SLF001
+    qtbot.waitUntil(lambda: w._engine is not None and (
         w.engine.loading or w.engine.load_status is not None), timeout=3000)
     assert w.tabs.key(w.tabs.currentIndex()) == "Monitor"  # not shown: only warmed
     assert not w.settings.playground_used  # only showing it counts as use
@@ -49,7 +49,7 @@ def test_resting_on_the_playground_tab_starts_the_kernel_before_the_click(
 def test_showing_the_lesson_starts_the_kernel_and_is_remembered(qtbot, make_window) -> None:
     w = make_window()
     w.show_tab("Lesson")
-    qtbot.waitUntil(lambda: w._engine is not None and w.engine.running, timeout=10000)  # noqa: SLF001
+    qtbot.waitUntil(lambda: w._engine is not None and w.engine.running, timeout=10000)
     assert w.settings.playground_used
 
 

@@ -24,7 +24,7 @@ class LayoutRequests(QObject):
         super().__init__()
         self.count = 0
 
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.LayoutRequest:
             self.count += 1
         return False

@@ -20,19 +20,19 @@ from testkit import STATUS_OK
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "telemetry"))
 
-from fakenvml import FakeNvml, use_fake_nvml  # noqa: E402
+from fakenvml import FakeNvml, use_fake_nvml
 
-from gpumon.telemetry.model.types import MachineInfo, Snapshot  # noqa: E402
-from gpumon.telemetry.nvml.source import NvmlSource  # noqa: E402
-from gpumon.ui.monitor.topology_view import (  # noqa: E402
+from gpumon.telemetry.model.types import MachineInfo, Snapshot
+from gpumon.telemetry.nvml.source import NvmlSource
+from gpumon.ui.monitor.topology_view import (
     AFFINITY,
     TopologyView,
     gpu_rates,
     rate_text,
 )
-from gpumon.ui.window.main_window import MainWindow  # noqa: E402
-from gpumon.ui.window.settings import Settings  # noqa: E402
-from gpumon.units import KIB  # noqa: E402
+from gpumon.ui.window.main_window import MainWindow
+from gpumon.ui.window.settings import Settings
+from gpumon.units import KIB
 
 pytestmark = pytest.mark.usefixtures("restore_app_look")
 WAIT_MS = 5000

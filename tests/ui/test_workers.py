@@ -113,7 +113,7 @@ def test_switch_source_pause_and_interval(qtbot):
     with qtbot.waitSignal(sampling.pausedChanged, timeout=5000):
         sampling.set_paused(True)
     n = len(snaps)
-    timer = sampling.worker._timer  # noqa: SLF001 - the polling timer
+    timer = sampling.worker._timer  # the polling timer
     assert timer is not None and not timer.isActive()  # no tick is coming
     QApplication.processEvents()  # one sent before the pause came before pausedChanged
     assert len(snaps) == n

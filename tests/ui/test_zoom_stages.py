@@ -32,7 +32,7 @@ class Repaints(QObject):
         assert app is not None
         app.installEventFilter(self)
 
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.UpdateRequest and obj is self.window:
             app = QApplication.instance()
             assert app is not None
@@ -50,7 +50,7 @@ class FontChanges(QObject):
         for widget in widgets:
             widget.installEventFilter(self)
 
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.FontChange:
             self.got.append(f"{type(obj).__name__}:{obj.objectName()}")
         return False

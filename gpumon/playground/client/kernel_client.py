@@ -84,7 +84,7 @@ def descendants(pid: int) -> list[Any]:
         import psutil
 
         return list(psutil.Process(pid).children(recursive=True))
-    except Exception:  # noqa: BLE001 - gone already, or psutil cannot see it
+    except Exception:  # gone already, or psutil cannot see it
         return []
 
 
@@ -92,7 +92,7 @@ def kill_all(processes: Sequence[Any]) -> None:
     for p in processes:
         try:
             p.kill()
-        except Exception:  # noqa: BLE001 - gone already
+        except Exception:  # gone already
             pass
 
 
@@ -229,7 +229,7 @@ class KernelClient:
             forked = forkserver.spawn(self._python, env)
             if forked is not None:
                 return forked
-        proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
+        proc = subprocess.Popen(  # our own interpreter and module
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True,
             cwd=str(ROOT), creationflags=creation_flags(), start_new_session=os.name == "posix",
         )

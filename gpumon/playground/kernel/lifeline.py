@@ -105,7 +105,7 @@ def start_watchdog() -> bool:
     if parent is None or not sys.platform.startswith("linux") or _watchdog:
         return False
     try:
-        _watchdog.append(subprocess.Popen(  # noqa: S603 - our own interpreter and file
+        _watchdog.append(subprocess.Popen(  # our own interpreter and file
             [sys.executable, "-I", "-S", str(WATCHDOG), str(parent), str(os.getpid()),
              str(GRACE_S)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             close_fds=True, start_new_session=True))
@@ -125,7 +125,7 @@ def _start_time(pid: int) -> float | None:
         import psutil
 
         return float(psutil.Process(pid).create_time())
-    except Exception:  # noqa: BLE001 - psutil missing, or the process is gone
+    except Exception:  # psutil missing, or the process is gone
         return None
 
 
@@ -137,7 +137,7 @@ def _parent_alive(parent: int, started: float | None) -> bool:
 
         proc = psutil.Process(parent)
         return started is None or abs(proc.create_time() - started) < 1.0
-    except Exception:  # noqa: BLE001 - NoSuchProcess, AccessDenied
+    except Exception:  # NoSuchProcess, AccessDenied
         return False
 
 
@@ -188,12 +188,12 @@ def end_children() -> int:
         import psutil
 
         children = psutil.Process().children(recursive=True)
-    except Exception:  # noqa: BLE001 - psutil missing or /proc unreadable
+    except Exception:  # psutil missing or /proc unreadable
         return 0
     for child in children:
         try:
             child.kill()
-        except Exception:  # noqa: BLE001 - gone already, or not ours to kill
+        except Exception:  # gone already, or not ours to kill
             pass
     return len(children)
 
@@ -204,6 +204,6 @@ def end_now() -> None:
     for hook in before_exit:
         try:
             hook()
-        except Exception:  # noqa: BLE001 - nothing may keep the kernel from ending
+        except Exception:  # nothing may keep the kernel from ending
             pass
     os._exit(0)

@@ -43,7 +43,7 @@ def torch_memory_counters() -> dict[int, tuple[int, int]]:
             i: (int(cuda.memory_allocated(i)), int(cuda.memory_reserved(i)))
             for i in range(cuda.device_count())
         }
-    except Exception:  # noqa: BLE001 - a half-imported torch or a lost GPU: no figures
+    except Exception:  # a half-imported torch or a lost GPU: no figures
         return {}
 
 
@@ -63,7 +63,7 @@ def cuda_contexts() -> frozenset[int]:
         if has is None:
             return frozenset({int(cuda.current_device())})
         return frozenset(i for i in range(cuda.device_count()) if has(i))
-    except Exception:  # noqa: BLE001 - a half-imported torch or a lost GPU: none known
+    except Exception:  # a half-imported torch or a lost GPU: none known
         return frozenset()
 
 
@@ -79,7 +79,7 @@ def nvml_process_bytes(index: int) -> int | None:
 
     try:
         uuid = str(cuda_calls.properties(torch, index).uuid)
-    except Exception:  # noqa: BLE001 - no UUID: nothing to match NVML's GPUs by
+    except Exception:  # no UUID: nothing to match NVML's GPUs by
         return None
     return process_memory_by_uuid(uuid, os.getpid())
 
@@ -117,7 +117,7 @@ def _cuda_available() -> bool:
     torch = sys.modules.get("torch")
     try:
         return bool(torch is not None and torch.cuda.is_available())
-    except Exception:  # noqa: BLE001
+    except Exception:
         return False
 
 

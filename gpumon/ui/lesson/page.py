@@ -313,11 +313,11 @@ class LessonPage(QWidget):
         self.narration_area.fit(self.height() - margins.top() - margins.bottom()
                                 - (parts - 1) * layout.spacing() - others)
 
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt name)
+    def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._fit_narration()
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+    def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:  # the zoom changed the font
             # After the children have it too; dropped if the page is gone by then.

@@ -191,7 +191,7 @@ class GpuPanel(QFrame):
         layout.addLayout(self.graphs, 1)
         self._layout = layout  # views join it under the graphs (add_view)
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+    def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:  # the zoom: room for the bigger text
             if self.styleSheet():  # a lost GPU's red border: see _follow_font
@@ -413,7 +413,7 @@ class GpuPanel(QFrame):
         self.readout.show_at(heading, lines, point, QRect(graph.mapTo(self, QPoint(0, 0)),
                                                           graph.size()))
 
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         """The pointer left a graph: no crosshair, no readout (they stayed for minutes).
         Every event of the graphs passes here: nothing else is done (a call to the base
         class's filter cost ~0.1 ms an event, 20 ms of a tab switch)."""

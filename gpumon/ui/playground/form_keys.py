@@ -79,7 +79,7 @@ class EnterRuns(QObject):
                 self._buttons[cell] = button
                 cell.installEventFilter(self)
 
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if (event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent)
                 and event.key() in ENTER_KEYS
                 and not event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier):

@@ -213,13 +213,13 @@ class PlaygroundPanel(QWidget):
             # Zoomed while another page was shown: once shown, the forms may need more room.
             QTimer.singleShot(0, self, self._fit_left_column)
 
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt name)
+    def resizeEvent(self, event: QResizeEvent) -> None:
         """Size the splitter when first shown at its real width (two columns of graphs), and
         widen the forms' column later where it is narrower than they need and there is room."""
         super().resizeEvent(event)
         self._fit_left_column()
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+    def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:
             # The zoom changed: once the forms have relaid out, fit the column to them.

@@ -29,16 +29,16 @@ class Field(QWidget):
         self.setSizePolicy(label.sizePolicy())
         self.setObjectName(f"{label.objectName() or 'label'}Field")
 
-    def sizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+    def sizeHint(self) -> QSize:
         return self.label.sizeHint()
 
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+    def minimumSizeHint(self) -> QSize:
         return self.label.minimumSizeHint()
 
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt name)
+    def resizeEvent(self, event: QResizeEvent) -> None:
         self.label.setGeometry(self.rect())
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+    def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
             self.updateGeometry()  # a new font: new hints, the panel lays out once

@@ -91,10 +91,10 @@ class FitRow(QWidget):
         """Which label takes its next shorter form first, second …; which are cut then."""
         self._steps, self._cuts = tuple(steps), tuple(cuts)
 
-    def sizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+    def sizeHint(self) -> QSize:
         return QSize(self.fontMetrics().averageCharWidth() * 10, self._line_height())
 
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+    def minimumSizeHint(self) -> QSize:
         return QSize(0, self._line_height())
 
     def _line_height(self) -> int:
@@ -109,7 +109,7 @@ class FitRow(QWidget):
             self.updateGeometry()  # a new line height: the parent lays out once
         return super().event(event)
 
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt name)
+    def resizeEvent(self, event: QResizeEvent) -> None:
         self.place()
 
     def place(self) -> None:

@@ -45,7 +45,7 @@ class KernelWarmup(QObject):
         bar.installEventFilter(self)
         tabs.currentChanged.connect(self._on_tab_shown)
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         kind = event.type()
         if kind == QEvent.Type.MouseMove:
             bar = self._tabs.tabBar()

@@ -305,12 +305,12 @@ class MainWindow(QMainWindow):
         self.switch_source(self._demo_factory)
 
     # -- Qt events -------------------------------------------------------------------------
-    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
+    def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         self.start()
         self.warmup.window_shown()
 
-    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+    def closeEvent(self, event: QCloseEvent) -> None:
         self.hide()  # at once, even if a driver call keeps the sampling thread busy
         self.status_text.stop()
         # One budget for both: the kernel first (asked to exit, killed after 1 s if a long

@@ -213,7 +213,7 @@ class Menus(QObject):
     def _save_window(self, value: int) -> None:
         self.settings.window_s = value
 
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if obj is self.window:
             if event.type() == QEvent.Type.Close:
                 self.files.stop_recording()

@@ -49,7 +49,7 @@ class UrlDialog(QInputDialog):
         self.setTextValue(text or EXAMPLE)
         self.url: str | None = None  # the checked address, once accepted
 
-    def done(self, result: int) -> None:  # noqa: D401 (Qt's name)
+    def done(self, result: int) -> None:
         if result == QInputDialog.DialogCode.Accepted:
             try:
                 self.url = check_url(self.textValue())

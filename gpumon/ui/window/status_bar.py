@@ -37,7 +37,7 @@ class StatusBarShown(QObject):
         if self._bar.isHidden() == wanted:
             self._bar.setVisible(wanted)
 
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         kind = event.type()
         if obj is self._bar:
             if kind == QEvent.Type.ChildAdded:
