@@ -109,7 +109,7 @@ def test_mps_says_what_torch_says(engine: Engine) -> None:
 
 # --- through the kernel and the playground page --------------------------------------
 
-def _run_all(qtbot, submit, outcomes: list[Outcome], n: int) -> None:  # type: ignore[no-untyped-def]
+def _run_all(qtbot, submit, outcomes: list[Outcome], n: int) -> None:
     for _, action in BAD:
         submit(action)
     qtbot.waitUntil(lambda: len(outcomes) >= n, timeout=WAIT_MS)

@@ -43,7 +43,7 @@ def test_once_says_the_list_is_not_supported(fake_nvml: FakeNvml,
     assert "No running processes found" not in out
 
 
-def test_window_table_says_the_list_is_not_supported(qtbot, make_window,  # type: ignore[no-untyped-def]
+def test_window_table_says_the_list_is_not_supported(qtbot, make_window,
                                                      fake_nvml: FakeNvml) -> None:
     _unsupported_lists(fake_nvml)
     clock = [0.0]  # the source's clock: when a "not supported" call is asked again

@@ -25,7 +25,7 @@ pytestmark = [
 
 
 @pytest.fixture
-def window(qtbot, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+def window(qtbot, monkeypatch: pytest.MonkeyPatch):
     # The lesson's timing loop keeps the budget its code asks, in the kernel too (the suite
     # cuts it short elsewhere: tests/quick_benchmark): it must show on the utilization graph.
     monkeypatch.setenv("GPUMON_TEST_FULL_BENCHMARKS", "1")

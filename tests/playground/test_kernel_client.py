@@ -207,7 +207,7 @@ def test_many_large_requests_in_a_row_never_deadlock(client: KernelClient,
 
 @pytest.mark.slow
 def test_a_file_the_users_code_left_open_is_written_when_the_kernel_exits(
-        client: KernelClient, inbox: Inbox, tmp_path) -> None:  # type: ignore[no-untyped-def]
+        client: KernelClient, inbox: Inbox, tmp_path) -> None:
     """The kernel ends with os._exit (no interpreter teardown): it flushes open files first."""
     path = tmp_path / "notes.txt"
     outcome = _run(client, inbox, RunCode(f"f = open({str(path)!r}, 'w')\nf.write('kept')"))

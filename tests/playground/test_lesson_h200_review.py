@@ -213,7 +213,7 @@ def _stub_outcome(code: str) -> Outcome:
 class StubMemoryEngine(OneGpuEngine):
     """One CUDA GPU, and every action's memory reading on cuda:0 as a GPU gives it."""
 
-    def run(self, action):  # type: ignore[no-untyped-def]
+    def run(self, action):
         return _stub_outcome(action.code())
 
 

@@ -276,7 +276,7 @@ class GpusEngine(Engine):
         return [DeviceOption("cpu", "cpu"),
                 *(DeviceOption(f"cuda:{i}", f"cuda:{i}") for i in range(self.gpus))]
 
-    def run(self, action):  # type: ignore[no-untyped-def]
+    def run(self, action):
         self.ran.append(action)
         return super().run(action)
 

@@ -28,7 +28,7 @@ def source() -> Iterator[NvmlSource]:
     s.close()
 
 
-def two_readings(source: NvmlSource):  # type: ignore[no-untyped-def]
+def two_readings(source: NvmlSource):
     source.open()
     first = source.sample()
     time.sleep(GAP_S)

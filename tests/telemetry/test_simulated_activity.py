@@ -9,7 +9,7 @@ from gpumon.telemetry.sources.simulated import SimulatedSource
 from gpumon.telemetry.sources.simulated_activity import activity, has_gpm
 
 
-def snapshot(n: int = 2, **kw: object):  # type: ignore[no-untyped-def]
+def snapshot(n: int = 2, **kw: object):
     clock = [1000.0]
     source = SimulatedSource(n_gpus=n, clock=lambda: clock[0], **kw)  # type: ignore[arg-type]
     source.open()

@@ -50,7 +50,7 @@ def prefilled(seconds: int, gpm: bool = True, ago: float = 0.0
     return (lambda: src), snaps
 
 
-def open_window(qtbot, settings: Settings, seconds: int = 240, *,  # type: ignore[no-untyped-def]
+def open_window(qtbot, settings: Settings, seconds: int = 240, *,
                 gpm: bool = True, ago: float = 0.0) -> MainWindow:
     factory, snaps = prefilled(seconds, gpm, ago)
     w = MainWindow(factory, 1.0, window_s=300, settings=settings)

@@ -56,7 +56,7 @@ def classroom(fake_lib: Path) -> Iterator[FakeNvml]:
         yield f
 
 
-def open_window(qtbot, zoom: float) -> MainWindow:  # type: ignore[no-untyped-def]
+def open_window(qtbot, zoom: float) -> MainWindow:
     """A 1400×900 window at ``zoom`` (set before it is made, as a remembered zoom is)."""
     settings = Settings.memory()
     settings.zoom = zoom
@@ -243,7 +243,7 @@ def test_health_tooltips_show_while_another_window_is_active(qtbot, classroom):
 
 
 def test_the_playground_at_300_percent_keeps_stop_the_code_line_and_the_results(
-        qtbot, kernel_fork_server):  # type: ignore[no-untyped-def]
+        qtbot, kernel_fork_server):
     """Stop showed as "S" (scrolled away with the column), the results list lay below the
     window's edge."""
     from gpumon.telemetry.sources.simulated import SimulatedSource

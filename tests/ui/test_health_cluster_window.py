@@ -42,7 +42,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory,
         c.stop()
 
 
-def test_remote_panels_have_the_words_the_mark_and_the_event(qtbot, cluster: Cluster  # type: ignore[no-untyped-def]
+def test_remote_panels_have_the_words_the_mark_and_the_event(qtbot, cluster: Cluster
                                                              ) -> None:
     window = ClusterWindow(PrometheusSource(cluster.url, backfill_s=60), 0.3)
     qtbot.addWidget(window)

@@ -14,14 +14,14 @@ from gpumon.ui.widgets.hover_box import place_box
 pytestmark = pytest.mark.usefixtures("restore_app_look")
 
 
-def point_over(panel, widget, fx: float, fy: float) -> QPointF:  # type: ignore[no-untyped-def]
+def point_over(panel, widget, fx: float, fy: float) -> QPointF:
     """The scene position at fractions (fx, fy) of ``widget``'s plot area."""
     vb = widget.getPlotItem().getViewBox()
     rect = vb.sceneBoundingRect()
     return QPointF(rect.left() + fx * rect.width(), rect.top() + fy * rect.height())
 
 
-def move(panel, widget, fx: float, fy: float) -> QPoint:  # type: ignore[no-untyped-def]
+def move(panel, widget, fx: float, fy: float) -> QPoint:
     """What a pointer move over the graph does; the pointer's place in the panel."""
     pos = point_over(panel, widget, fx, fy)
     widget.scene().sigMouseMoved.emit(pos)

@@ -16,7 +16,7 @@ pytestmark = [pytest.mark.skipif(os.name != "posix", reason="sends SIGKILL to th
 
 
 @pytest.mark.slow
-def test_a_kernel_killed_while_torch_loads_ends_the_loading_state(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+def test_a_kernel_killed_while_torch_loads_ends_the_loading_state(qtbot, make_window) -> None:
     w = make_window()
     lesson = w.lesson
     panel = w.playground

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QApplication
 from gpumon.ui.window.settings import Settings
 
 
-def _move_over(bar, index: int) -> None:  # type: ignore[no-untyped-def]
+def _move_over(bar, index: int) -> None:
     at = QPointF(bar.tabRect(index).center())
     event = QMouseEvent(QEvent.Type.MouseMove, at, bar.mapToGlobal(at),
                         Qt.MouseButton.NoButton, Qt.MouseButton.NoButton,
@@ -19,7 +19,7 @@ def _move_over(bar, index: int) -> None:  # type: ignore[no-untyped-def]
     QApplication.sendEvent(bar, event)
 
 
-def _tab(w, key: str) -> int:  # type: ignore[no-untyped-def]
+def _tab(w, key: str) -> int:
     return next(i for i in range(w.tabs.count()) if w.tabs.key(i) == key)
 
 
@@ -53,7 +53,7 @@ def test_showing_the_lesson_starts_the_kernel_and_is_remembered(qtbot, make_wind
     assert w.settings.playground_used
 
 
-def test_the_remembered_use_survives_in_the_settings_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_the_remembered_use_survives_in_the_settings_file(tmp_path) -> None:
     path = tmp_path / "gpumon.ini"
     first = Settings.ini(path)
     assert first.playground_used is False
@@ -62,7 +62,7 @@ def test_the_remembered_use_survives_in_the_settings_file(tmp_path) -> None:  # 
     assert Settings.ini(path).playground_used is True
 
 
-def _kernel_children_after_start(config_home, seconds: float = 6.0  # type: ignore[no-untyped-def]
+def _kernel_children_after_start(config_home, seconds: float = 6.0
                                  ) -> tuple[list[str], float]:
     """The app's kernel processes, looked for until one shows or ``seconds`` passed, and the
     seconds that took."""
@@ -92,7 +92,7 @@ def _kernel_children_after_start(config_home, seconds: float = 6.0  # type: igno
 
 @pytest.mark.slow
 def test_the_app_starts_its_kernel_at_launch_only_after_a_session_that_used_it(
-        tmp_path) -> None:  # type: ignore[no-untyped-def]
+        tmp_path) -> None:
     used = tmp_path / "used"
     import os
     import subprocess

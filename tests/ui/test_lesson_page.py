@@ -10,7 +10,7 @@ from gpumon.playground.lesson.steps import LESSON
 from gpumon.ui.lesson.page import LessonPage
 
 
-def _page(w) -> LessonPage:  # type: ignore[no-untyped-def]
+def _page(w) -> LessonPage:
     assert w.findChild(LessonPage, "lessonPage") is None  # built on first use, not at start
     assert w.lesson is not None  # builds it
     page = w.findChild(LessonPage, "lessonPage")

@@ -21,7 +21,7 @@ NUMBER = {step.id: i for i, step in enumerate(LESSON, start=1)}
 pytestmark = pytest.mark.usefixtures("restore_app_look")
 
 
-def _lesson(qtbot, w) -> LessonPage:  # type: ignore[no-untyped-def]
+def _lesson(qtbot, w) -> LessonPage:
     page = w.lesson
     w.tabs.setCurrentWidget(page)
     qtbot.waitUntil(page.isVisible, timeout=3000)

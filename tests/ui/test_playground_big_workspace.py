@@ -21,7 +21,7 @@ MAKE_INTS = "for i in range(200000): globals()[f'v{i}'] = i"
 
 
 @pytest.mark.slow
-def test_200000_names_never_stall_the_gui_thread(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+def test_200000_names_never_stall_the_gui_thread(qtbot, make_window) -> None:
     w = make_window(interval_s=0.5)
     w.tabs.setCurrentWidget(w.playground)
     qtbot.waitUntil(lambda: bool(w.engine.device_options), timeout=30000)

@@ -39,14 +39,14 @@ KEPT = {"cpu", "cuda", "meta", "RSS", "MiB", "KiB", "GiB", "int64", "float32", "
 
 
 @pytest.fixture
-def zh_panel(qtbot, make_window, chinese) -> PlaygroundPanel:  # type: ignore[no-untyped-def]
+def zh_panel(qtbot, make_window, chinese) -> PlaygroundPanel:
     window = make_window()
     window.tabs.setCurrentWidget(window.playground)
     qtbot.waitUntil(lambda: bool(window.engine.device_options), timeout=30000)
     return window.playground
 
 
-def _click(qtbot, panel: PlaygroundPanel, name: str) -> None:  # type: ignore[no-untyped-def]
+def _click(qtbot, panel: PlaygroundPanel, name: str) -> None:
     qtbot.mouseClick(panel.findChild(QPushButton, name), Qt.MouseButton.LeftButton)
 
 
@@ -193,7 +193,7 @@ def _cut_off(root: QWidget) -> list[str]:
 
 @pytest.mark.parametrize("zoom", [1.0, 2.0])
 def test_no_chinese_text_is_cut_off(qtbot, make_window, chinese, restore_app_look,
-                                    tmp_path, zoom) -> None:  # type: ignore[no-untyped-def]
+                                    tmp_path, zoom) -> None:
     w = make_window()
     w.tabs.setCurrentWidget(w.playground)
     w.presentation.set_zoom(zoom)
@@ -212,7 +212,7 @@ def test_no_chinese_text_is_cut_off(qtbot, make_window, chinese, restore_app_loo
     assert CJK.search(w.playground.log._empty.text())  # the empty hint
 
 
-def test_the_cut_off_check_finds_a_squeezed_button(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_the_cut_off_check_finds_a_squeezed_button(qtbot) -> None:
     root = QWidget()
     qtbot.addWidget(root)
     button = QPushButton("参数所在设备", root)
@@ -223,7 +223,7 @@ def test_the_cut_off_check_finds_a_squeezed_button(qtbot) -> None:  # type: igno
     assert _cut_off(root) == []
 
 
-def test_a_modifier_combo_gives_form_text_its_own_as_is(qtbot, chinese) -> None:  # type: ignore[no-untyped-def]
+def test_a_modifier_combo_gives_form_text_its_own_as_is(qtbot, chinese) -> None:
     from gpumon.playground.data.form_text import AS_IS
     from gpumon.ui.playground.form_keys import modifier
 
@@ -236,7 +236,7 @@ def test_a_modifier_combo_gives_form_text_its_own_as_is(qtbot, chinese) -> None:
 
 
 def test_cards_already_in_the_log_follow_the_zoom(qtbot, make_window, chinese,
-                                                  restore_app_look) -> None:  # type: ignore[no-untyped-def]
+                                                  restore_app_look) -> None:
     """A card's style sheet styles its labels, which kept their 100 % font at 200 %."""
     w = make_window()
     w.tabs.setCurrentWidget(w.playground)

@@ -27,7 +27,7 @@ def test_history_walks_back_and_forward() -> None:
 
 
 
-def _page(qtbot, make_window, wait_for_torch: bool = True):  # type: ignore[no-untyped-def]
+def _page(qtbot, make_window, wait_for_torch: bool = True):
     w = make_window(interval_s=0.1)
     activate(qtbot, w)
     qtbot.keyClick(w, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
@@ -39,7 +39,7 @@ def _page(qtbot, make_window, wait_for_torch: bool = True):  # type: ignore[no-u
     return w, panel
 
 
-def _type(qtbot, panel, text: str) -> None:  # type: ignore[no-untyped-def]
+def _type(qtbot, panel, text: str) -> None:
     edit = panel.code_bar.edit
     for i, line in enumerate(text.split("\n")):
         if i:
@@ -124,7 +124,7 @@ def test_sigkill_during_an_action_shows_a_card_and_the_next_action_works(
 @posix_only
 @pytest.mark.usefixtures("kernels_import_torch")  # a fresh start, with its import
 def test_esc_while_the_kernel_is_still_starting_restarts_it_and_the_log_says_so(
-        qtbot, make_window, monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+        qtbot, make_window, monkeypatch, tmp_path) -> None:
     """The first action typed while the fresh kernel still starts: Esc is not swallowed. The
     kernel's start is slowed by 2 s (a wrapper around the interpreter) so Esc surely lands
     in it, as it does on a slow machine while torch imports."""

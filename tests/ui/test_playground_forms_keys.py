@@ -15,7 +15,7 @@ from gpumon.ui.playground.forms import ActionForms
 
 
 @pytest.fixture
-def forms(qtbot) -> ActionForms:  # type: ignore[no-untyped-def]
+def forms(qtbot) -> ActionForms:
     f = ActionForms()
     qtbot.addWidget(f)
     f.resize(560, 360)

@@ -17,7 +17,7 @@ from gpumon.ui.playground.kernel_link import KernelInternalError, KernelLink
 
 
 @pytest.fixture
-def engine(qapp) -> Iterator[KernelLink]:  # type: ignore[no-untyped-def]
+def engine(qapp) -> Iterator[KernelLink]:
     handle = KernelLink()
     yield handle
     assert handle.stop()

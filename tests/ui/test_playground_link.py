@@ -44,7 +44,7 @@ def fake_cuda_outcome(code: str = "x = x.cuda(0)") -> Outcome:
                    dtype="int64", device="cuda:0", copied=True, devices=("cpu", "cuda:0"))
 
 
-def pretend_cuda0_is_nvml_gpu(window, nvml_index: int) -> None:  # type: ignore[no-untyped-def]
+def pretend_cuda0_is_nvml_gpu(window, nvml_index: int) -> None:
     uuid = window.latest_snapshot.gpus[nvml_index].uuid
     window.playground.link.set_device_options([
         DeviceOption("cpu", "cpu — main memory"),

@@ -35,7 +35,7 @@ NAMES = ("playgroundPanel", "playgroundStatus", "actionForms", "workspaceTable",
 
 
 @pytest.fixture
-def panel(qtbot, make_window) -> PlaygroundPanel:  # type: ignore[no-untyped-def]
+def panel(qtbot, make_window) -> PlaygroundPanel:
     window = make_window()
     pg = window.playground
     window.tabs.setCurrentWidget(pg)  # borrows the graphs and starts loading torch
@@ -43,15 +43,15 @@ def panel(qtbot, make_window) -> PlaygroundPanel:  # type: ignore[no-untyped-def
     return pg
 
 
-def click(qtbot, panel: PlaygroundPanel, name: str) -> None:  # type: ignore[no-untyped-def]
+def click(qtbot, panel: PlaygroundPanel, name: str) -> None:
     qtbot.mouseClick(panel.findChild(QPushButton, name), Qt.MouseButton.LeftButton)
 
 
-def wait_log(qtbot, panel: PlaygroundPanel, count: int) -> None:  # type: ignore[no-untyped-def]
+def wait_log(qtbot, panel: PlaygroundPanel, count: int) -> None:
     qtbot.waitUntil(lambda: panel.log.count() >= count, timeout=20000)
 
 
-def test_every_widget_has_a_stable_name(make_window) -> None:  # type: ignore[no-untyped-def]
+def test_every_widget_has_a_stable_name(make_window) -> None:
     window = make_window(show=False)
     assert window.findChild(object, "playgroundPanel") is None  # built on first use
     assert window.playground.objectName() == "playgroundPanel"
@@ -205,7 +205,7 @@ def test_shape_typo_is_caught_in_the_form(qtbot, panel: PlaygroundPanel) -> None
     assert panel.log.count() == 0
 
 
-def test_graphs_follow_the_current_tab(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+def test_graphs_follow_the_current_tab(qtbot, make_window) -> None:
     from PySide6.QtWidgets import QSplitter
 
     w = make_window()

@@ -21,7 +21,7 @@ from gpumon.ui.window.about import SHORTCUTS, about_text, show_about, versions
 pytestmark = pytest.mark.usefixtures("restore_app_look")
 
 
-def _active(qtbot, w) -> None:  # type: ignore[no-untyped-def]
+def _active(qtbot, w) -> None:
     """Make ``w`` the active window. The offscreen platform now and then ignores a single
     request right after another test's window closed (about 1 run in 10), so ask again."""
     def active() -> bool:
@@ -33,7 +33,7 @@ def _active(qtbot, w) -> None:  # type: ignore[no-untyped-def]
     qtbot.waitUntil(active, timeout=5000)
 
 
-def _trigger(w, name: str) -> None:  # type: ignore[no-untyped-def]
+def _trigger(w, name: str) -> None:
     action = w.findChild(QAction, name)
     assert action is not None, name
     action.trigger()
@@ -197,7 +197,7 @@ def test_about_box_names_torch_from_the_kernel_never_from_this_process(monkeypat
 
 
 @pytest.mark.slow
-def test_about_box_shows_the_kernels_torch_once_loaded(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+def test_about_box_shows_the_kernels_torch_once_loaded(qtbot, make_window) -> None:
     w = make_window()
     _trigger(w, "actionAbout")
     box = w.findChild(QMessageBox, "aboutDialog")

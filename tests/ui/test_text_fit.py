@@ -28,7 +28,7 @@ pytestmark = pytest.mark.usefixtures("restore_app_look")
 SIZE = (1600, 1000)
 
 
-def _pages(qtbot, make_window, zoom: float) -> dict[str, tuple[list[str], list[str]]]:  # type: ignore[no-untyped-def]
+def _pages(qtbot, make_window, zoom: float) -> dict[str, tuple[list[str], list[str]]]:
     """Per page: the cut texts and the elided panel lines, after zooming to ``zoom``."""
     w = make_window()
     qtbot.waitUntil(lambda: w.snapshot_count >= 3, timeout=5000)

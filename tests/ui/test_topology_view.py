@@ -65,7 +65,7 @@ def readings(n: int = 2) -> list[Snapshot]:
         source.close()
 
 
-def open_view(qtbot, snap: Snapshot) -> TopologyView:  # type: ignore[no-untyped-def]
+def open_view(qtbot, snap: Snapshot) -> TopologyView:
     view = TopologyView()
     qtbot.addWidget(view)
     view.resize(1400, 900)

@@ -130,7 +130,7 @@ class _SlowAfterFirst(SimulatedSource):
         super().__init__(2, seed=1)
         self._reads = 0
 
-    def sample(self, include_slow: bool = True):  # type: ignore[no-untyped-def]
+    def sample(self, include_slow: bool = True):
         self._reads += 1
         if self._reads > 1:
             time.sleep(1.2)
