@@ -134,3 +134,12 @@ def test_telemetry_and_text_import_no_view() -> None:
     graph = import_graph(ROOT, "gpumon")
     assert offending_imports(graph, ("gpumon.telemetry", "gpumon.text"),
                              ("gpumon.ui", "gpumon.cli", "gpumon.playground")) == {}
+
+
+MAX_MODULE_LINES = 450
+
+
+def test_no_module_is_over_450_lines() -> None:
+    long = {str(p.relative_to(ROOT)): n for p in (ROOT / "gpumon").rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert long == {}
