@@ -192,3 +192,14 @@ def test_legend_samples_stay_beside_their_labels_after_300_and_dark(qtbot, make_
     assert legend.geometry().width() < 1.2 * max(  # not the 300 % box's width
         label.item.boundingRect().width() + 30 for _, label in legend.items)
     view.close()
+
+
+def test_the_row_activation_slot_takes_the_rows_model_index() -> None:
+    """The table's ``activated(QModelIndex)`` opens the view through a slot of that
+    signature (a slot declared for other arguments is a different, unused method)."""
+    from gpumon.ui.window.main_window import MainWindow
+
+    meta = MainWindow.staticMetaObject
+    slots = {meta.method(i).methodSignature().data().decode()
+             for i in range(meta.methodOffset(), meta.methodCount())}
+    assert "open_process_view(QModelIndex)" in slots

@@ -1,6 +1,6 @@
 """The GUI thread's handle on the playground kernel, a child process that owns torch.
 
-``KernelLink`` keeps the signals the views were written against; behind them a
+``KernelLink`` gives the views signals and calls as if torch ran in the window; behind them a
 :class:`~gpumon.playground.client.kernel_client.KernelClient` runs the Engine in another process
 (``python -m gpumon.playground.kernel.main``), so the window never imports torch, a long
 operation can be stopped, and a crash of torch costs the workspace, never the window.

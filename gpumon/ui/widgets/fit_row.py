@@ -1,12 +1,12 @@
 """One line of labels that share its width by priority, not by stretch factors.
 
-A GPU panel's header had its title at stretch 2 and its health mark at stretch 3: "● healthy"
-took 60 % of the row while the bus id beside it was cut to "000000…", and at 200 % the ✖
-mark itself was pushed out of the panel. A ``FitRow`` gives each label the widest of its
-forms (``RunsLabel.set_runs(..., shorter=...)``) that lets the whole row fit, giving up room
-in a fixed order (``steps``: which label takes its next shorter form first), then cuts the
-labels named in ``cuts`` with "…", never below a few characters. Left labels sit at the left
-edge, right labels at the right edge, and what is left over lies between them.
+Stretch factors share a row in fixed proportions whatever the text: in a GPU panel's header
+(title at stretch 2, health mark at 3) "● healthy" took 60 % of the row while the bus id beside
+it was cut to "000000…", and at 200 % the ✖ mark left the panel. A ``FitRow`` gives each label
+the widest of its forms (``RunsLabel.set_runs(..., shorter=...)``) that lets the whole row fit,
+giving up room in a fixed order (``steps``: which label takes its next shorter form first),
+then cuts the labels named in ``cuts`` with "…", never below a few characters. Left labels sit
+at the left edge, right labels at the right edge, and what is left over lies between them.
 
 The row is one line tall and its size hint never depends on the text, so a new reading only
 places the labels again (a few ``setGeometry`` calls); the window is never laid out for it.

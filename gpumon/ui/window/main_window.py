@@ -390,7 +390,7 @@ class MainWindow(QMainWindow):
         self.header.set_status_text(
             tr("Sampling error: {error}", error=f"{type(exc).__name__}: {exc}"), warn=True)
 
-    @Slot(int, float)
+    @Slot(QModelIndex)
     def open_process_view(self, index: QModelIndex) -> ProcessView:
         """The row's process in a window of its own, fed by every snapshot from now on."""
         table = self.process_table
