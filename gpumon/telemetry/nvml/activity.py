@@ -11,7 +11,8 @@ takes them instead of ``nvmlDeviceGetPcieThroughput``'s (pcie.py).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from gpumon.telemetry.model.activity import ACTIVITY_KEYS, ACTIVITY_PCT_KEYS, ActivityState
@@ -32,8 +33,8 @@ _EMPTY: dict[ActivityState, dict[str, Any]] = {
 class GpuActivity:
     """GPM and NVLink readers of one source (not thread-safe: the source holds its lock)."""
 
-    def __init__(self, gpm: bool = True) -> None:
-        self.gpm = GpmReader(enabled=gpm)
+    def __init__(self, gpm: bool = True, clock: Callable[[], float] = time.monotonic) -> None:
+        self.gpm = GpmReader(enabled=gpm, clock=clock)  # GPM's two samples, by this clock
         self.links = LinkReader()
 
     @property

@@ -96,7 +96,7 @@ class NvmlSource:
         """``clock``: the clock of the reading budget's due times (the sampler's); ``gpm``:
         read GPM's activity (False: ``--no-gpm``)."""
         self.recheck_lost_s = recheck_lost_s
-        self._activity = GpuActivity(gpm)  # GPM (gpm=False: --no-gpm), NVLink, the topology
+        self._activity = GpuActivity(gpm, clock)  # GPM (gpm=False: --no-gpm), NVLink, the topology
         self._lock = threading.RLock()
         self._status = SourceStatus(SourceState.CLOSED, tr("The NVML source has not been opened."))
         self._machine = MachineInfo(host_name=socket.gethostname(), source_name="NVML")
