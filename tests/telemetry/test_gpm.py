@@ -13,7 +13,8 @@ import pynvml
 import pytest
 from fakenvml import FakeNvml
 
-from gpumon.telemetry.model.activity import ACTIVITY_KEYS, ActivityState, why_empty
+from gpumon.telemetry.model.activity import ActivityState, why_empty
+from gpumon.telemetry.model.metrics import ACTIVITY_KEYS
 from gpumon.telemetry.nvml.gpm import FIELDS, MIN_INTERVAL_S, GpmReader
 from gpumon.telemetry.nvml.source import NvmlSource
 from gpumon.units import MIB

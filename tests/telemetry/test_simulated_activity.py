@@ -4,7 +4,8 @@ every Snapshot is still labelled simulated."""
 
 from __future__ import annotations
 
-from gpumon.telemetry.model.activity import ACTIVITY_KEYS, ActivityState
+from gpumon.telemetry.model.activity import ActivityState
+from gpumon.telemetry.model.metrics import ACTIVITY_KEYS
 from gpumon.telemetry.sources.simulated import SimulatedSource
 from gpumon.telemetry.sources.simulated_activity import activity, has_gpm
 

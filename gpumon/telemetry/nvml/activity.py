@@ -15,7 +15,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from gpumon.telemetry.model.activity import ACTIVITY_KEYS, ACTIVITY_PCT_KEYS, ActivityState
+from gpumon.telemetry.model.activity import ActivityState
+from gpumon.telemetry.model.metrics import ACTIVITY_KEYS, ACTIVITY_PCT_KEYS
 from gpumon.telemetry.model.topology import Topology
 from gpumon.telemetry.model.types import MigSample
 from gpumon.telemetry.nvml.gpm import PCIE_KEYS, GpmReader
