@@ -33,7 +33,12 @@ from gpumon.i18n import ntr, tr
 from gpumon.playground.client import forkserver
 from gpumon.playground.client.forkserver import ForkedKernel
 from gpumon.playground.client.internal import internal_errors_in
-from gpumon.playground.client.interrupt import creation_flags, interrupt_path, send_interrupt
+from gpumon.playground.client.interrupt import (
+    Interrupted,
+    creation_flags,
+    interrupt_path,
+    send_interrupt,
+)
 from gpumon.playground.client.job import put_in_job
 from gpumon.playground.data.errors import report_internal
 from gpumon.playground.data.wire import (
@@ -277,7 +282,7 @@ class KernelClient:
         gen.lessons[steps] = key
         return (key, steps, number, snapshot)
 
-    def interrupt(self, grace_s: float = INTERRUPT_GRACE_S) -> str:
+    def interrupt(self, grace_s: float = INTERRUPT_GRACE_S) -> Interrupted:
         """Stop the user's running (or queued) code: ``"idle"`` (none), ``"signalled"``
         (SIGINT; a kill and a fresh kernel follow after ``grace_s`` if it still runs),
         ``"killed"`` (no gentle way on this platform), or ``"restarted"``: the kernel was

@@ -40,6 +40,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 from gpumon.i18n import sentences, tr
+from gpumon.playground.client.interrupt import Interrupted
 from gpumon.playground.client.kernel_client import KernelClient, KernelExit
 from gpumon.playground.data.actions import Action
 from gpumon.playground.data.devices import DeviceOption
@@ -271,7 +272,7 @@ class KernelLink(QObject):
         """Play step ``number`` of ``steps`` in the kernel; its StepResult by ``callFinished``."""
         return self.call("lesson", (tuple(steps), number, snapshot))
 
-    def interrupt(self) -> str:
+    def interrupt(self) -> Interrupted:
         """Stop the running code: ``idle``, ``signalled``, ``killed`` or ``restarted`` (it
         was still starting; see KernelClient)."""
         return self._client.interrupt()

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from gpumon.i18n import tr
+from gpumon.playground.client.interrupt import Interrupted
 from gpumon.playground.client.kernel_client import KernelExit
 from gpumon.playground.data.actions import Action, RunCode
 from gpumon.playground.data.device_offer import offered
@@ -187,7 +188,7 @@ class PlaygroundPanel(QWidget):
             self._show_queue(self.engine.queue_length)
         return ticket
 
-    def stop_code(self) -> str:
+    def stop_code(self) -> Interrupted:
         """Stop / Esc: interrupt the running code (the kernel restarts if it does not stop)."""
         how = self.engine.interrupt()
         if how == "signalled":
