@@ -128,6 +128,8 @@ def run(prefix: str, make_source: Callable[[], Source], body: Callable[[Readings
             SourceState.LIBRARY_NOT_FOUND,
             tr("gpumon could not load its NVML support ({error}).", error=exc),
             tr("Install nvidia-ml-py, or try --simulate 4.")))
+    except KeyboardInterrupt:  # while the binding was imported
+        return 0
     readings = Readings(Sampler(source), source, threading.Event())
     result: list[int] = []
     thread = threading.Thread(target=_read, args=(prefix, readings, body, result),
