@@ -146,7 +146,7 @@ def test_corpus_through_the_playground_page(qtbot, make_window, probe: list[int]
     w = make_window()
     panel = w.playground
     outcomes: list[Outcome] = []
-    w.engine.outcomeReady.connect(outcomes.append)
+    w.kernel_link.outcomeReady.connect(outcomes.append)
     for action in SETUP:
         panel.submit(action)
     _run_all(qtbot, panel.submit, outcomes, len(SETUP) + len(BAD))

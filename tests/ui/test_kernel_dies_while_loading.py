@@ -20,7 +20,7 @@ def test_a_kernel_killed_while_torch_loads_ends_the_loading_state(qtbot, make_wi
     w = make_window()
     lesson = w.lesson
     panel = w.playground
-    engine = w.engine
+    engine = w.kernel_link
     engine.load()
     qtbot.waitUntil(lambda: engine.kernel_pid is not None, timeout=30000)
     assert engine.loading and engine.load_status is None  # the kernel is importing torch

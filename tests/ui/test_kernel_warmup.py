@@ -28,7 +28,7 @@ def test_a_monitor_only_session_starts_no_kernel(qtbot, make_window) -> None:
     qtbot.waitUntil(lambda: w.snapshot_count >= 3, timeout=10000)
     _move_over(w.tabs.tabBar(), _tab(w, "Monitor"))
     assert not w.warmup._hover.isActive()  # no start is on its way
-    assert w._engine is None  # no KernelLink made, no process started
+    assert w._kernel_link is None  # no KernelLink made, no process started
     assert not w.settings.playground_used
 
 
@@ -38,18 +38,18 @@ def test_resting_on_the_playground_tab_starts_the_kernel_before_the_click(
     qtbot.waitUntil(lambda: w.snapshot_count >= 1, timeout=10000)
     _move_over(w.tabs.tabBar(), _tab(w, "Playground"))
     # loading, or loaded already (a kernel forked from the fork server has torch at once)
-    qtbot.waitUntil(lambda: w._engine is not None and (
-        w.engine.loading or w.engine.load_status is not None), timeout=3000)
+    qtbot.waitUntil(lambda: w._kernel_link is not None and (
+        w.kernel_link.loading or w.kernel_link.load_status is not None), timeout=3000)
     assert w.tabs.key(w.tabs.currentIndex()) == "Monitor"  # not shown: only warmed
     assert not w.settings.playground_used  # only showing it counts as use
-    qtbot.waitUntil(lambda: w.engine.load_status is not None, timeout=60000)
-    assert w.engine.load_status.ok
+    qtbot.waitUntil(lambda: w.kernel_link.load_status is not None, timeout=60000)
+    assert w.kernel_link.load_status.ok
 
 
 def test_showing_the_lesson_starts_the_kernel_and_is_remembered(qtbot, make_window) -> None:
     w = make_window()
     w.show_tab("Lesson")
-    qtbot.waitUntil(lambda: w._engine is not None and w.engine.running, timeout=10000)
+    qtbot.waitUntil(lambda: w._kernel_link is not None and w.kernel_link.running, timeout=10000)
     assert w.settings.playground_used
 
 

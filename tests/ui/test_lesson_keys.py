@@ -79,7 +79,7 @@ def test_space_after_a_click_on_next_or_previous_runs_the_step_never_turns_the_p
     w.presentation.set_zoom(zoom)
     page = _shown_lesson(qtbot, w)
     sent: list[int] = []
-    w.engine.run_lesson_step = (  # type: ignore[method-assign]
+    w.kernel_link.run_lesson_step = (  # type: ignore[method-assign]
         lambda steps, number, snap: sent.append(number) or -1)
     page.show_step(4)
     for button, shown in ((page.next_button, 5), (page.next_button, 6),
@@ -135,7 +135,7 @@ def test_run_keeps_the_focus_through_the_glossary(qtbot, make_window):
     page.next()  # as a click on Next would
     assert page.index == glossary and page.run_button.hasFocus()
     sent: list[object] = []
-    w.engine.run_lesson_step = lambda *a: sent.append(a) or -1  # type: ignore[method-assign]
+    w.kernel_link.run_lesson_step = lambda *a: sent.append(a) or -1  # type: ignore[method-assign]
     with qtbot.waitSignal(page.stepFinished, timeout=1000):
         qtbot.keyClick(page.run_button, Qt.Key.Key_Space)
     assert page.index == glossary and page.run_button.hasFocus() and not sent

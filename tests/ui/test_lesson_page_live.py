@@ -89,9 +89,9 @@ def test_a_lesson_outcome_that_made_the_context_is_marked_so(qtbot, make_window)
                       contexts_created=("cuda:0",))
     later = Outcome(act.Delete("big"), "del big", True, time.time(), 0.001,
                     devices=("cuda:0",))
-    with qtbot.waitSignal(w.engine.outcomeReady, timeout=5000):
-        w.engine._deliver(Message("outcome", 9, outcome))  # as the reader thread would
-    with qtbot.waitSignal(w.engine.outcomeReady, timeout=5000):
-        w.engine._deliver(Message("outcome", 9, later))
+    with qtbot.waitSignal(w.kernel_link.outcomeReady, timeout=5000):
+        w.kernel_link._deliver(Message("outcome", 9, outcome))  # as the reader thread would
+    with qtbot.waitSignal(w.kernel_link.outcomeReady, timeout=5000):
+        w.kernel_link._deliver(Message("outcome", 9, later))
     assert marker_texts(w.gpu_panel(1)) == [f"{CONTEXT_LABEL}: x = x.cuda(0)", "del big"]
     assert all(marker_texts(w.gpu_panel(i)) == [] for i in (0, 2, 3))

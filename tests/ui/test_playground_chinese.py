@@ -42,7 +42,7 @@ KEPT = {"cpu", "cuda", "meta", "RSS", "MiB", "KiB", "GiB", "int64", "float32", "
 def zh_panel(qtbot, make_window, chinese) -> PlaygroundPanel:
     window = make_window()
     window.tabs.setCurrentWidget(window.playground)
-    qtbot.waitUntil(lambda: bool(window.engine.device_options), timeout=30000)
+    qtbot.waitUntil(lambda: bool(window.kernel_link.device_options), timeout=30000)
     return window.playground
 
 

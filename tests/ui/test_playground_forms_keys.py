@@ -106,7 +106,7 @@ def test_cpu_only_learner_picks_cuda_0_and_reads_torchs_error(qtbot, make_window
     w = make_window()
     panel = w.playground
     w.tabs.setCurrentWidget(panel)
-    qtbot.waitUntil(lambda: bool(w.engine.device_options), timeout=30000)
+    qtbot.waitUntil(lambda: bool(w.kernel_link.device_options), timeout=30000)
     combo = panel.forms.device_combo
     index = combo.findText("cuda:0 — not available here")
     assert index >= 0

@@ -39,7 +39,7 @@ def panel(qtbot, make_window) -> PlaygroundPanel:
     window = make_window()
     pg = window.playground
     window.tabs.setCurrentWidget(pg)  # borrows the graphs and starts loading torch
-    qtbot.waitUntil(lambda: bool(window.engine.device_options), timeout=30000)
+    qtbot.waitUntil(lambda: bool(window.kernel_link.device_options), timeout=30000)
     return pg
 
 
@@ -62,7 +62,7 @@ def test_every_widget_has_a_stable_name(make_window) -> None:
             assert widget.accessibleName() or widget.toolTip() or name.endswith(
                 ("Edit", "Spin", "Combo", "Check", "Bar")), name
     assert window.tabs.tabText(window.tabs.indexOf(window.playground)) == "Playground"
-    assert not window.engine.running  # nothing started until the playground is used
+    assert not window.kernel_link.running  # nothing started until the playground is used
 
 
 def test_window_opens_without_importing_torch() -> None:
@@ -174,13 +174,13 @@ def test_busy_state_while_an_action_runs(qtbot, panel: PlaygroundPanel) -> None:
     button = panel.findChild(QPushButton, "runComputeButton")
     panel.submit(act.Compute("b", "matmul", "a", "a"))
     panel.submit(act.Compute("c", "matmul", "a", "a"))
-    assert panel.engine.busy
+    assert panel.kernel_link.busy
     assert button.property("busy") is True and button.isEnabled()  # a click still queues
     assert not panel.busy_bar.isHidden()
     assert panel.busy_label.text().startswith("running a = torch.randn(1200, 1200)")
     assert "2 queued" in panel.busy_label.text()
     wait_log(qtbot, panel, 3)
-    qtbot.waitUntil(lambda: not panel.engine.busy, timeout=5000)
+    qtbot.waitUntil(lambda: not panel.kernel_link.busy, timeout=5000)
     assert button.property("busy") is False and panel.busy_bar.isHidden()
     assert panel.busy_label.text() == ""
 

@@ -19,10 +19,10 @@ def test_page_follows_a_theme_switch_both_ways(qtbot, make_window) -> None:
     presentation.set_theme("dark")
     panel = w.playground
     w.tabs.setCurrentWidget(panel)
-    qtbot.waitUntil(lambda: bool(w.engine.device_options), timeout=30000)
+    qtbot.waitUntil(lambda: bool(w.kernel_link.device_options), timeout=30000)
     panel.submit(act.CreateFilled("m", "ones", (3,), device="meta"))
     panel.submit(act.CreateFilled("g", "zeros", (2,), device="mps"))
-    qtbot.waitUntil(lambda: panel.log.count() == 2 and not w.engine.busy, timeout=20000)
+    qtbot.waitUntil(lambda: panel.log.count() == 2 and not w.kernel_link.busy, timeout=20000)
     error, meta = panel.log.entries()
     assert error.tones is DARK_TONES and DARK_TONES.error in error.body.text()
     assert "mps is Apple" in error.body.text() and "not built with it" in error.body.text()
@@ -45,7 +45,7 @@ def test_long_error_messages_are_cut_in_the_log_not_in_the_copy(qtbot, make_wind
     w = make_window()
     panel = w.playground
     w.tabs.setCurrentWidget(panel)
-    qtbot.waitUntil(lambda: bool(w.engine.device_options), timeout=30000)
+    qtbot.waitUntil(lambda: bool(w.kernel_link.device_options), timeout=30000)
     panel.submit(act.CreateModel("net", 3, 1, device="mps"))  # a long dispatcher message
     qtbot.waitUntil(lambda: panel.log.count() == 1, timeout=20000)
     entry = panel.log.entries()[0]

@@ -204,8 +204,8 @@ def test_about_box_shows_the_kernels_torch_once_loaded(qtbot, make_window) -> No
     assert "not loaded yet" in box.text()
     box.close()
     w.tabs.setCurrentWidget(w.playground)  # the kernel loads torch
-    qtbot.waitUntil(lambda: bool(w.engine.device_options), timeout=60000)
-    status = w.engine.load_status
+    qtbot.waitUntil(lambda: bool(w.kernel_link.device_options), timeout=60000)
+    status = w.kernel_link.load_status
     assert status is not None and status.ok and status.torch_version
     qtbot.waitUntil(lambda: w.findChild(QMessageBox, "aboutDialog") is None, timeout=5000)
     _trigger(w, "actionAbout")

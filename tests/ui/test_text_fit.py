@@ -40,7 +40,7 @@ def _pages(qtbot, make_window, zoom: float) -> dict[str, tuple[list[str], list[s
     for page in range(tabs.count()):
         tabs.setCurrentIndex(page)  # a lazy page is built now
         if tabs.key(page) == "Playground":  # its forms list the devices once torch is in
-            qtbot.waitUntil(lambda: bool(w.engine.device_options), timeout=60000)
+            qtbot.waitUntil(lambda: bool(w.kernel_link.device_options), timeout=60000)
         # laid out, the forms' column fitted
         found[tabs.tabText(page)] = settled(lambda: (cut_texts(w), elided_texts(w)))
     return found

@@ -1,7 +1,7 @@
 """The "Lesson" tab: the GPU-computing lesson one step at a time, run for real.
 
 Each step shows its narration and code; "Run" plays it with a
-:class:`~gpumon.playground.lesson.results.LessonRunner` through the engine client it is given
+:class:`~gpumon.playground.lesson.results.LessonRunner` through the kernel link it is given
 (``KernelLink.run_lesson_step``), so torch runs in the playground's kernel, never in this
 process. The runner shares the playground's workspace there: the lesson's tensors appear in
 the workspace table, and jumping between steps forgets only the lesson's own names.
@@ -162,12 +162,12 @@ class LessonPage(QWidget):
 
     stepFinished = Signal(object)  # StepResult, after it is shown
 
-    def __init__(self, engine: KernelLink, steps: tuple[LessonStep, ...] = LESSON,
+    def __init__(self, kernel_link: KernelLink, steps: tuple[LessonStep, ...] = LESSON,
                  parent: QWidget | None = None) -> None:
-        """``engine`` runs the steps; feed ``on_snapshot`` for step 1's nvidia-smi."""
+        """``kernel_link`` runs the steps; feed ``on_snapshot`` for step 1's nvidia-smi."""
         super().__init__(parent)
         self.setObjectName("lessonPage")
-        self._engine = engine
+        self._kernel_link = kernel_link
         self._latest: Snapshot | None = None
         self._steps = steps
         self._index = 0
@@ -235,10 +235,10 @@ class LessonPage(QWidget):
         # and code height, so a second click on "Next" missed.
         layout.addLayout(buttons)
 
-        self._engine.callFinished.connect(self._on_call_finished)
-        self._engine.loadingStarted.connect(self._on_loading)
-        self._engine.loadingFinished.connect(self._on_loaded)
-        self._engine.loadingLost.connect(self._on_load_lost)
+        self._kernel_link.callFinished.connect(self._on_call_finished)
+        self._kernel_link.loadingStarted.connect(self._on_loading)
+        self._kernel_link.loadingFinished.connect(self._on_loaded)
+        self._kernel_link.loadingLost.connect(self._on_load_lost)
         self.show_step(0)
 
     # -- navigation --------------------------------------------------------------------------
@@ -355,7 +355,7 @@ class LessonPage(QWidget):
         snap = self._latest
         if snap is not None:  # a no-driver snapshot is stamped now, not at the window's start
             snap = as_copied_at(snap, time.time())
-        self._ticket = self._engine.run_lesson_step(self._steps, number, snap)
+        self._ticket = self._kernel_link.run_lesson_step(self._steps, number, snap)
         self._set_busy(True, tr("Running step {number}…", number=number))
 
     @Slot(object)

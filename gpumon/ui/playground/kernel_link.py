@@ -9,25 +9,25 @@ Requests are answered in the order they were sent; the kernel starts on the firs
 
 API (every method is called from the GUI thread, every signal arrives in the GUI thread)::
 
-    engine = KernelLink(parent)               # nothing started yet
-    engine.loadingStarted / loadingFinished(LoadStatus) / devicesChanged(list[DeviceOption])
-    engine.loadingLost(KernelExit)              # the kernel ended before torch loaded
-    engine.outcomeReady(Outcome)                # every action, whoever submitted it, and
+    link = KernelLink(parent)               # nothing started yet
+    link.loadingStarted / loadingFinished(LoadStatus) / devicesChanged(list[DeviceOption])
+    link.loadingLost(KernelExit)              # the kernel ended before torch loaded
+    link.outcomeReady(Outcome)                # every action, whoever submitted it, and
                                                 # each action of a lesson step as it runs
-    engine.actionFinished(ticket, Outcome)      # to find your own
-    engine.workspaceChanged(WorkspacePage)      # the first rows and the count of the rest
-    engine.busyChanged(bool), engine.queueLengthChanged(int)
-    engine.callFinished(ticket, result)         # a call's answer, or the exception for it
-    engine.kernelStarted(pid)                   # a (fresh) kernel said hello
-    engine.kernelEnded(KernelExit, bool)        # it died, or was killed and restarted
-    engine.countersChanged(dict)                # {cuda index: (allocated, reserved)}
+    link.actionFinished(ticket, Outcome)      # to find your own
+    link.workspaceChanged(WorkspacePage)      # the first rows and the count of the rest
+    link.busyChanged(bool), link.queueLengthChanged(int)
+    link.callFinished(ticket, result)         # a call's answer, or the exception for it
+    link.kernelStarted(pid)                   # a (fresh) kernel said hello
+    link.kernelEnded(KernelExit, bool)        # it died, or was killed and restarted
+    link.countersChanged(dict)                # {cuda index: (allocated, reserved)}
 
-    engine.load()                               # start the kernel and import torch there
-    ticket = engine.submit(A.CreateTensor("x", "[1, 2, 3]"))   # queued; returns at once
-    ticket = engine.call("names")               # a kernel request by name ("workspace", ...)
-    ticket = engine.run_lesson_step(steps, 3, snapshot)  # StepResult by callFinished
-    engine.interrupt()                          # Stop: SIGINT, kill + restart after 2 s
-    engine.stop()                               # shut the kernel down (quit); idempotent
+    link.load()                               # start the kernel and import torch there
+    ticket = link.submit(A.CreateTensor("x", "[1, 2, 3]"))   # queued; returns at once
+    ticket = link.call("names")               # a kernel request by name ("workspace", ...)
+    ticket = link.run_lesson_step(steps, 3, snapshot)  # StepResult by callFinished
+    link.interrupt()                          # Stop: SIGINT, kill + restart after 2 s
+    link.stop()                               # shut the kernel down (quit); idempotent
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ class KernelWarmup(QObject):
         super().__init__(parent)
         self._tabs = tabs
         self._settings = settings
-        self._start = start  # the window's engine.load (the engine made on first use)
+        self._start = start  # the window's kernel_link.load (the link made on first use)
         self._prewarm = settings.playground_used  # the last session's, before this one's
         self._hover = QTimer(self)
         self._hover.setSingleShot(True)

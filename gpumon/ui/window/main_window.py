@@ -1,8 +1,8 @@
 """The main window: the one place that knows every part and wires them together.
 
 Each part gets what it needs when it is made and learns the rest by signals: the monitor's
-views get snapshots and the History; the playground and lesson pages get the shared engine
-client (``MainWindow.engine``), the GPU grid, and snapshots; menus get the controllers their
+views get snapshots and the History; the playground and lesson pages get the shared kernel
+link (``MainWindow.kernel_link``), the GPU grid, and snapshots; menus get the controllers their
 actions call. No part imports this module. ``launch.run()`` starts the window.
 
 - ``MainWindow.add_page(widget, title)`` / ``add_lazy_page(title, build)``: a tab beside
@@ -111,7 +111,7 @@ class MainWindow(QMainWindow):
         self._paused = False
 
         self.sampling = SamplingThread(source_factory, self.interval_s, self)
-        self._engine: KernelLink | None = None  # made on first use (``engine``)
+        self._kernel_link: KernelLink | None = None  # made on first use (``kernel_link``)
         self.controls = Controls(self.interval_s, self.window_s, self)
         self.addToolBar(self.controls)
         self.header = HeaderBar()
@@ -183,7 +183,7 @@ class MainWindow(QMainWindow):
         self.snapshotReceived.connect(self.health.on_snapshot)
         self.add_lazy_page(N_("Lesson"), self._make_lesson)
         # The kernel starts when a kernel tab is wanted (kernel_warmup.py).
-        self.warmup = KernelWarmup(self.tabs, self.settings, lambda: self.engine.load(), self)
+        self.warmup = KernelWarmup(self.tabs, self.settings, lambda: self.kernel_link.load(), self)
         for number, title in enumerate(("Monitor", "Playground", "Lesson"), start=1):
             key = QShortcut(QKeySequence(f"Ctrl+{number}"), self)
             key.activated.connect(lambda t=title: self.show_tab(t))
@@ -235,19 +235,19 @@ class MainWindow(QMainWindow):
         return page  # type: ignore[return-value]  # _make_lesson's widget
 
     @property
-    def engine(self) -> KernelLink:
+    def kernel_link(self) -> KernelLink:
         """The one KernelLink, shared by the playground and the lesson; made when first
         asked for (its thread starts later still, on the first action)."""
-        if self._engine is None:
+        if self._kernel_link is None:
             from gpumon.ui.playground.kernel_link import KernelLink
 
-            self._engine = KernelLink(self)
-        return self._engine
+            self._kernel_link = KernelLink(self)
+        return self._kernel_link
 
     def _torch_facts(self) -> TorchFacts:
         """What the kernel said of its torch (nothing before the playground was used)."""
-        engine = self._engine
-        return (None, ()) if engine is None else (engine.load_status, engine.device_options)
+        link = self._kernel_link
+        return (None, ()) if link is None else (link.load_status, link.device_options)
 
     def gpu_panel(self, index: int) -> GpuPanel | None:
         """The panel of NVML GPU ``index``, or None when there is no such GPU (yet)."""
@@ -318,18 +318,18 @@ class MainWindow(QMainWindow):
         # QUIT_WAIT_S. Waiting for each in turn could add up past the 3 s a quit may take
         # when a driver call hangs while torch is busy.
         started = time.monotonic()
-        if self._engine is not None:
-            self._engine.stop()
+        if self._kernel_link is not None:
+            self._kernel_link.stop()
         self.sampling.stop(max(0.1, QUIT_WAIT_S - (time.monotonic() - started)))
         super().closeEvent(event)
 
     # -- lazy pages ------------------------------------------------------------------------
     def _make_playground(self) -> QWidget:
-        """The Playground page: the shared engine, the GPU grid it borrows while shown, and
+        """The Playground page: the shared kernel link, the GPU grid it borrows while shown, and
         its link to the graphs wired to the sampler and the panels."""
         from gpumon.ui.playground.panel import PlaygroundPanel
 
-        panel = PlaygroundPanel(self.engine, self.gpu_grid)
+        panel = PlaygroundPanel(self.kernel_link, self.gpu_grid)
         self.sampling.add_extra_provider(panel.link.provider)
         self.gpuPanelsChanged.connect(panel.link.reapply)
         self.gpuPanelsChanged.connect(panel.refresh_devices)
@@ -339,11 +339,11 @@ class MainWindow(QMainWindow):
         return panel
 
     def _make_lesson(self) -> QWidget:
-        """The Lesson page: the shared engine, and the snapshots step 1 shows."""
+        """The Lesson page: the shared kernel link, and the snapshots step 1 shows."""
         from gpumon.ui.lesson.page import LessonPage
 
-        page = LessonPage(self.engine)
-        # The lesson's actions reach the graphs through the Playground's link (the engine's
+        page = LessonPage(self.kernel_link)
+        # The lesson's actions reach the graphs through the Playground's link (the kernel link's
         # outcomeReady), exactly as the Playground's own actions: it must exist to mark them.
         self.page("Playground")
         if self.latest_snapshot is not None:
