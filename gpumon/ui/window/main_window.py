@@ -66,7 +66,7 @@ from gpumon.ui.window.workers import SamplingThread
 if TYPE_CHECKING:  # imported when first used: they pull in the playground's engine
     from gpumon.ui.lesson.page import LessonPage
     from gpumon.ui.playground.kernel_link import KernelLink
-    from gpumon.ui.playground.panel import PlaygroundPanel
+    from gpumon.ui.playground.page import PlaygroundPage
 
 log = logging.getLogger(__name__)
 
@@ -221,7 +221,7 @@ class MainWindow(QMainWindow):
         return self.tabs.page(title)
 
     @property
-    def playground(self) -> PlaygroundPanel:
+    def playground(self) -> PlaygroundPage:
         """The Playground page (built on first use; it borrows gpu_grid while shown)."""
         page = self.page("Playground")
         assert page is not None
@@ -327,9 +327,9 @@ class MainWindow(QMainWindow):
     def _make_playground(self) -> QWidget:
         """The Playground page: the shared kernel link, the GPU grid it borrows while shown, and
         its link to the graphs wired to the sampler and the panels."""
-        from gpumon.ui.playground.panel import PlaygroundPanel
+        from gpumon.ui.playground.page import PlaygroundPage
 
-        panel = PlaygroundPanel(self.kernel_link, self.gpu_grid)
+        panel = PlaygroundPage(self.kernel_link, self.gpu_grid)
         self.sampling.add_extra_provider(panel.link.provider)
         self.gpuPanelsChanged.connect(panel.link.reapply)
         self.gpuPanelsChanged.connect(panel.refresh_devices)

@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 BUSY_COLORS = {False: "#8a5a00", True: "#ffb74d"}  # amber on a light / a dark palette
 
 
-class PlaygroundPanel(QWidget):
+class PlaygroundPage(QWidget):
     """The playground page (see the module doc): actions go to ``kernel_link``, markers and
     torch's memory curves to ``grid``'s panels (wire ``link`` to the sampler)."""
 
