@@ -28,14 +28,14 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from PySide6.QtWidgets import QApplication, QGridLayout, QWidget  # noqa: E402
+from PySide6.QtWidgets import QApplication, QGridLayout, QWidget
 
-from gpumon.telemetry.history.store import History, capacity_for  # noqa: E402
-from gpumon.telemetry.model.types import Snapshot  # noqa: E402
-from gpumon.telemetry.sources.sampler import Sampler  # noqa: E402
-from gpumon.telemetry.sources.simulated import SimulatedSource  # noqa: E402
-from gpumon.ui.monitor.activity_view import ActivityViews  # noqa: E402
-from gpumon.ui.monitor.grid import GpuGrid  # noqa: E402
+from gpumon.telemetry.history.store import History, capacity_for
+from gpumon.telemetry.model.types import Snapshot
+from gpumon.telemetry.sources.sampler import Sampler
+from gpumon.telemetry.sources.simulated import SimulatedSource
+from gpumon.ui.monitor.activity_view import ActivityViews
+from gpumon.ui.monitor.grid import GpuGrid
 
 GPU_COUNTS = (2, 8)
 WINDOWS = (300, 60)

@@ -65,8 +65,8 @@ w.resize(1400, 900)
 w.show()
 wait(lambda: w.snapshot_count > 0)
 if WARM:
-    w.engine.load()
-    wait(lambda: w.engine.load_status is not None)
+    w.kernel_link.load()
+    wait(lambda: w.kernel_link.load_status is not None)
 shown = time.monotonic()
 w.tabs.setCurrentWidget(w.playground)
 panel = w.playground

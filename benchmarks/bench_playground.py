@@ -103,17 +103,17 @@ def responsiveness(seconds: float) -> bool:
     # Sized in the kernel after loading (it may lower torch's thread count), so this
     # process never runs torch, as in the app.
     sized: list[int] = []
-    w.engine.actionFinished.connect(lambda _t, o: sized.append(int(o.preview)))
-    w.engine.submit(RunCode(matmul_size_code(seconds)))
+    w.kernel_link.actionFinished.connect(lambda _t, o: sized.append(int(o.preview)))
+    w.kernel_link.submit(RunCode(matmul_size_code(seconds)))
     while not sized:
         app.processEvents()
         time.sleep(0.001)
-    w.engine.actionFinished.disconnect()
+    w.kernel_link.actionFinished.disconnect()
     n = sized[0]
-    status = w.engine.load_status
+    status = w.kernel_link.load_status
     print(f"  {status.status_text() if status else 'PyTorch did not load'}")
     done: list[float] = []
-    w.engine.outcomeReady.connect(lambda o: done.append(o.duration_s))
+    w.kernel_link.outcomeReady.connect(lambda o: done.append(o.duration_s))
     for action in (A.CreateFilled("a", "rand", (n, n)), A.CreateFilled("b", "rand", (n, n))):
         panel.submit(action)
     while len(done) < 2:

@@ -42,7 +42,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from machine import describe  # noqa: E402
+from machine import describe
 
 REPO = Path(__file__).resolve().parent.parent
 SCREEN = (1600, 1000)

@@ -57,10 +57,10 @@ def after(app: QApplication) -> bool:
     w.resize(1400, 900)
     w.show()
     w.tabs.setCurrentWidget(w.playground)  # loads torch in the kernel
-    while not w.engine.device_options:
+    while not w.kernel_link.device_options:
         pump(app, 0.05)
     pages: list[float] = []
-    w.engine.workspaceChanged.connect(lambda _page: pages.append(time.monotonic()))
+    w.kernel_link.workspaceChanged.connect(lambda _page: pages.append(time.monotonic()))
     ticks: list[tuple[float, float]] = []  # (wall, GUI thread CPU)
     timer = QTimer()
     timer.timeout.connect(lambda: ticks.append((time.monotonic(), time.thread_time())))

@@ -15,11 +15,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gpumon.telemetry.exporter.page import Pages  # noqa: E402
-from gpumon.telemetry.exporter.reader import GpuReader  # noqa: E402
-from gpumon.telemetry.exporter.routes import serve  # noqa: E402
-from gpumon.telemetry.exporter.server import HttpServer  # noqa: E402
-from gpumon.telemetry.sources.simulated import SimulatedSource  # noqa: E402
+from gpumon.telemetry.exporter.page import Pages
+from gpumon.telemetry.exporter.reader import GpuReader
+from gpumon.telemetry.exporter.routes import serve
+from gpumon.telemetry.exporter.server import HttpServer
+from gpumon.telemetry.sources.simulated import SimulatedSource
 
 
 def start(machines: int, gpus: int) -> tuple[list[HttpServer], list[GpuReader]]:

@@ -19,7 +19,7 @@ class SlowLink:
             def log_message(self, *_: Any) -> None:
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            def do_GET(self) -> None:
                 time.sleep(link.delay_s)  # the round trip a remote server costs
                 try:
                     with urllib.request.urlopen(target + self.path, timeout=30) as r:

@@ -11,8 +11,8 @@ import os
 import sys
 
 if not getattr(sys.flags, "safe_path", False) and sys.path and sys.path[0] in ("", os.getcwd()):
-    del sys.path[0]  # noqa: E402 - must happen before the imports below
+    del sys.path[0]  # must happen before the imports below
 
-from gpumon.cli.main import main  # noqa: E402
+from gpumon.cli.main import main
 
 sys.exit(main())

@@ -90,7 +90,9 @@ def catalogue_path(language: str) -> Any:
         folder = source.joinpath(*tail)
     else:
         try:
-            folder = resources.files("gpumon.resources").joinpath(*tail)
+            folder = resources.files("gpumon.resources")
+            for part in tail:  # one name a call: Python 3.10's Traversable takes no more
+                folder = folder.joinpath(part)
         except ModuleNotFoundError:
             folder = source.joinpath(*tail)
     return folder / f"{DOMAIN}.mo"
@@ -153,7 +155,7 @@ def sentences(*parts: str | None) -> str:
     return text
 
 
-def N_(message: str) -> str:  # noqa: N802 (gettext's own name for it)
+def N_(message: str) -> str:
     """Marks a message for the catalogue without translating it yet (module constants that
     are translated where they are shown, with :func:`tr`)."""
     return message

@@ -55,3 +55,7 @@ SAMPLING = IntervalRange(low=0.1, high=10.0)
 #: to a minute, Prometheus's default scrape interval (a graph drawn from readings a minute
 #: apart would show little, hence the monitor's 10 s).
 EXPORTER = IntervalRange(low=0.1, high=60.0)
+#: How long a terminal command waits on a GPU driver that has stopped answering before it
+#: gives up (``--timeout``): a healthy driver answers each call within milliseconds, and
+#: nvmlInit, the slowest, within a few seconds on a machine with 8 GPUs.
+DRIVER_WAIT = IntervalRange(low=0.5, high=3600.0, default=10.0, decimals=1)

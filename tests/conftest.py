@@ -25,7 +25,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # The suite measures the window in pixels with known fonts at scale 1, whatever the desktop
 # that runs it (desktop_env.py): a KDE session's QT_SCREEN_SCALE_FACTORS, a 150 % scale, Noto
 # fonts installed. A pass at another scale or with Noto asks for it (.ci/run's second pass).
-from desktop_env import pin_fonts_and_scale  # noqa: E402
+from desktop_env import pin_fonts_and_scale
 
 pin_fonts_and_scale(os.environ)
 # Every process the tests start, this one included, runs the lesson's timing step on a short

@@ -77,7 +77,7 @@ WindowFactory = Callable[..., MainWindow]
 
 
 @pytest.fixture
-def make_window(qtbot, kernel_fork_server) -> Iterator[WindowFactory]:  # type: ignore[no-untyped-def]
+def make_window(qtbot, kernel_fork_server) -> Iterator[WindowFactory]:
     """Open a MainWindow on ``source`` (a factory; default 4 simulated GPUs), shown.
 
     The windows are held here until pytest-qt has closed them: a window that is only
@@ -131,7 +131,7 @@ def settled(measure: Callable[[], T], quiet_passes: int = 5, most_passes: int = 
     raise AssertionError(f"still changing after {most_passes} passes of the event loop: {last}")
 
 
-def activate(qtbot, w) -> None:  # type: ignore[no-untyped-def]
+def activate(qtbot, w) -> None:
     """Make ``w`` the active window: window shortcuts (Esc, Space, Ctrl+1/2/3) need that."""
     def active() -> bool:  # offscreen now and then ignores one request: ask again
         if not w.isActiveWindow():
@@ -142,7 +142,7 @@ def activate(qtbot, w) -> None:  # type: ignore[no-untyped-def]
     qtbot.waitUntil(active, timeout=5000)
 
 
-def first_of_two_tabs(qtbot, widget: QWidget) -> QTabWidget:  # type: ignore[no-untyped-def]
+def first_of_two_tabs(qtbot, widget: QWidget) -> QTabWidget:
     """``widget`` on the first of two tabs, shown and exposed (for ``out_of_sight``)."""
     tabs = QTabWidget()
     qtbot.addWidget(tabs)

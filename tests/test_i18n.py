@@ -22,13 +22,13 @@ import pytest
 pytest.importorskip("babel", reason="Babel is not installed (pip install -e '.[test]'): the "
                     "catalogues are read with it")
 
-from babel.messages.catalog import Catalog, Message  # noqa: E402
-from babel.messages.mofile import read_mo  # noqa: E402
-from babel.messages.pofile import read_po  # noqa: E402
+from babel.messages.catalog import Catalog, Message
+from babel.messages.mofile import read_mo
+from babel.messages.pofile import read_po
 
-from gpumon import i18n  # noqa: E402
-from gpumon.telemetry.model.types import SourceState, SourceStatus  # noqa: E402
-from gpumon.text.smi_text import cells, no_gpus_hint, render, wrap_cells  # noqa: E402
+from gpumon import i18n
+from gpumon.telemetry.model.types import SourceState, SourceStatus
+from gpumon.text.smi_text import cells, no_gpus_hint, render, wrap_cells
 
 ROOT = Path(__file__).resolve().parent.parent
 ZH_PO = ROOT / "resources" / "locale" / "zh_CN" / "LC_MESSAGES" / "gpumon.po"

@@ -62,7 +62,7 @@ def import_graph(root: Path, package: str) -> dict[str, set[str]]:
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     """One import cycle as ``[a, b, …, a]``, or None when the graph has none (DFS colours)."""
-    WHITE, GREY, BLACK = 0, 1, 2  # noqa: N806 (names of the classic algorithm)
+    WHITE, GREY, BLACK = 0, 1, 2  # (names of the classic algorithm)
     colour = dict.fromkeys(graph, WHITE)
     stack: list[str] = []
 

@@ -159,3 +159,12 @@ def test_recordings_stand_below_the_cli_and_the_window() -> None:
         "gpumon.ui", "gpumon.cli", "gpumon.playground", "gpumon.ssh", "gpumon.remote")) == {}
     assert offending_imports(graph, ("gpumon.telemetry", "gpumon.text"),
                              ("gpumon.recording",)) == {}
+
+
+MAX_MODULE_LINES = 450
+
+
+def test_no_module_is_over_450_lines() -> None:
+    long = {str(p.relative_to(ROOT)): n for p in (ROOT / "gpumon").rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert long == {}

@@ -78,7 +78,7 @@ def test_csv_rows_write_remote_names_as_text_and_json_keeps_them_raw() -> None:
     assert gpu["name"] == HOSTILE_NAME  # raw in JSON: programs read it
 
 
-def test_the_history_csv_writes_remote_names_as_text(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_the_history_csv_writes_remote_names_as_text(tmp_path) -> None:
     from gpumon.telemetry.history.csv_export import history_table, write_history_csv
     from gpumon.telemetry.history.store import History
 

@@ -19,8 +19,8 @@ import pytest
 pytest.importorskip("babel", reason="Babel is not installed (pip install -e '.[test]'): the "
                     "catalogues are read with it")
 
-from babel.messages.catalog import Catalog  # noqa: E402
-from babel.messages.pofile import read_po  # noqa: E402
+from babel.messages.catalog import Catalog
+from babel.messages.pofile import read_po
 
 ZH_PO = (Path(__file__).resolve().parent.parent
          / "resources" / "locale" / "zh_CN" / "LC_MESSAGES" / "gpumon.po")

@@ -108,7 +108,7 @@ def torch_error(fn: Callable[[], object]) -> tuple[str, str] | None:
 
     try:
         fn()
-    except Exception as exc:  # noqa: BLE001 - we want whatever torch raises
+    except Exception as exc:  # we want whatever torch raises
         return qualified_type_name(exc), str(exc)
     return None
 

@@ -112,5 +112,4 @@ def main(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return 1
     where = source.where if isinstance(source, ExporterSource) else None
     return launch.run(None, args.interval, make_window=lambda interval, settings: ClusterWindow(
-        source, interval, settings=settings, prewarm_kernel=settings.playground_used,
-        where=where), lang=args.lang)
+        source, interval, settings=settings, where=where), lang=args.lang)

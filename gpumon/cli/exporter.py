@@ -16,7 +16,6 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,9 +23,10 @@ from gpumon.cli.argtypes import add_gpm_argument, add_lang_argument, seconds
 from gpumon.cli.argtypes import gpu_count as _count
 from gpumon.i18n import tr
 from gpumon.interval import EXPORTER, IntervalRange
+from gpumon.telemetry.choice import source_factory
 from gpumon.telemetry.exporter.reader import DEFAULT_LISTEN, DEFAULT_READ_TIMEOUT_S
 from gpumon.telemetry.exporter.series import OPTIONAL_PROCESS_LABELS, Options, View
-from gpumon.telemetry.model.types import Snapshot, Source
+from gpumon.telemetry.model.types import Snapshot
 
 if TYPE_CHECKING:
     from gpumon.recording.writer import StreamRecordWriter
@@ -116,22 +116,6 @@ def _recording(publish: Callable[[View], None], writer: StreamRecordWriter
     return both
 
 
-def _factory(simulate: int | None, seed: int, gpm: bool = True) -> Callable[[], Source]:
-    """Simulated GPUs, or NVML (imported when first opened: a missing binding is a status);
-    ``gpm=False``: no activity (no DCGM_FI_PROF_* series)."""
-    if simulate is not None:
-        from gpumon.telemetry.sources.simulated import SimulatedSource
-
-        return partial(SimulatedSource, n_gpus=simulate, seed=seed, gpm=gpm)
-
-    def nvml() -> Source:
-        from gpumon.telemetry.nvml.source import NvmlSource
-
-        return NvmlSource(gpm=gpm)
-
-    return nvml
-
-
 def is_loopback(host: str) -> bool:
     """Whether ``host`` is only reachable from this machine."""
     if host == "localhost":
@@ -207,7 +191,7 @@ def main(argv: list[str]) -> int:
             return _fail(tr("cannot record to {path} ({reason}).", path=args.record,
                             reason=exc.strerror or exc))
         publish = _recording(pages.publish, writer)
-    reader = GpuReader(_factory(args.simulate, args.seed, not args.no_gpm), publish,
+    reader = GpuReader(source_factory(args.simulate, args.seed, not args.no_gpm), publish,
                        args.interval, args.read_timeout)
     # From the first answer on, a SIGTERM (a test, a quick systemd restart) ends the
     # exporter cleanly, not by the default action.

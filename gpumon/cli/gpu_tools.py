@@ -11,9 +11,8 @@ the terminal, from NVML (or simulated GPUs). No Qt, no torch.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import time
+from collections.abc import Callable
 
 from gpumon import i18n
 from gpumon.cli.argtypes import (
@@ -24,20 +23,20 @@ from gpumon.cli.argtypes import (
     seconds,
     whole_count,
 )
-from gpumon.cli.sources import make_source
+from gpumon.cli.readings import Readings, add_timeout_argument, fail, run, say
 from gpumon.i18n import tr
 from gpumon.interval import SAMPLING
 from gpumon.ssh.command import DEFAULT_REMOTE, SshOptions
 from gpumon.ssh.target import parse_target
-from gpumon.telemetry.model.activity import FIRST_READING_WAIT_S, warming
-from gpumon.telemetry.model.types import Snapshot, Source, SourceStatus
-from gpumon.telemetry.sources.sampler import Sampler
+from gpumon.telemetry.choice import source_factory
+from gpumon.telemetry.model.types import Snapshot, Source
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--simulate", type=gpu_count, metavar="N", default=None,
                         help=tr("read N simulated GPUs instead of real ones"))
     parser.add_argument("--seed", type=int, default=0, help=tr("seed of the simulated GPUs"))
+    add_timeout_argument(parser)
     add_lang_argument(parser)
 
 
@@ -76,12 +75,12 @@ def build_parser(command: str) -> argparse.ArgumentParser:
     return parser
 
 
-def _source(command: str, args: argparse.Namespace) -> Source:
-    """The GPUs to read: simulated, NVML, or one machine over ssh (TargetError, ValueError:
-    a sentence for the command line)."""
-    gpm = command == "dmon" and not args.no_gpm  # topo reads no activity: no GPM call
+def _factory(command: str, args: argparse.Namespace) -> Callable[[], Source]:
+    """What makes the GPUs to read: simulated, NVML, or one machine over ssh (TargetError,
+    ValueError: a sentence for the command line, before anything runs)."""
+    gpm = command == "dmon" and not args.no_gpm  # topo reads no activity: no GPM call at all
     if args.ssh is None:
-        return make_source(args.simulate, args.seed, gpm=gpm)
+        return source_factory(args.simulate, args.seed, gpm=gpm)
     from gpumon.cli.remote import ONCE_WAIT_S
     from gpumon.remote.source import RemoteSource
 
@@ -89,81 +88,49 @@ def _source(command: str, args: argparse.Namespace) -> Source:
         raise ValueError(tr("--ssh reads another machine: it cannot be used with --simulate"))
     target = parse_target(args.ssh)
     extra = ("--lang", i18n.language()) + (() if gpm else ("--no-gpm",))
-    return RemoteSource(target, SshOptions(config_file=args.ssh_config,
-                                           remote_command=args.ssh_command),
-                        getattr(args, "delay", 1.0), first_wait_s=ONCE_WAIT_S,
-                        extra_args=extra)
-
-
-def _fail(command: str, status: SourceStatus) -> int:
-    from gpumon.text.smi_text import render_status
-
-    print(f"gpumon {command}: {render_status(status)}", file=sys.stderr)
-    return 1
+    options = SshOptions(config_file=args.ssh_config, remote_command=args.ssh_command)
+    return lambda: RemoteSource(target, options, getattr(args, "delay", 1.0),
+                                first_wait_s=ONCE_WAIT_S, extra_args=extra)
 
 
 def main(command: str, argv: list[str]) -> int:
     """``gpumon dmon`` or ``gpumon topo``; 0 when done (or Ctrl+C), 1 with a sentence on
-    stderr when the GPUs cannot be read, 2 for bad options."""
+    stderr when the GPUs cannot be read (readings.run), 2 for bad options."""
     args = build_parser(command).parse_args(argv)
     if command == "topo" and args.matrix and args.p2p:
         build_parser(command).error(tr("-m and --p2p print different matrices: choose one"))
     try:
-        source = _source(command, args)
+        factory = _factory(command, args)
     except ValueError as exc:  # a refused host name (TargetError), --ssh with --simulate
         build_parser(command).error(str(exc))
-    except ImportError as exc:  # nvidia-ml-py is not installed
-        print(f"gpumon {command}: " + tr("gpumon could not load its NVML support ({error}).",
-                                         error=exc), file=sys.stderr)
-        return 1
-    sampler = Sampler(source)
-    try:
-        status = sampler.open()
-        if not status.usable:
-            return _fail(command, status)
-        if command == "topo":
-            return _topo(args, sampler.tick())
-        return _dmon(args, sampler)
-    except KeyboardInterrupt:
-        return 0
-    except BrokenPipeError:  # `gpumon dmon | head`: stop quietly
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
-    finally:
-        sampler.close()
+    prefix = f"gpumon {command}"
+    if command == "topo":
+        return run(prefix, factory, lambda readings: _topo(args, readings.tick()),
+                   args.timeout)
+    return run(prefix, factory, lambda readings: _dmon(args, readings), args.timeout)
 
 
 def _topo(args: argparse.Namespace, snap: Snapshot) -> int:
     from gpumon.text.topo_text import render_matrix, render_p2p
 
     if not snap.status.usable:
-        return _fail("topo", snap.status)
+        return fail("gpumon topo", snap.status)
     if snap.topology is None or not snap.topology.places:
-        print("gpumon topo: " + tr("no GPU topology: the source gives none."),
-              file=sys.stderr)
+        say("gpumon topo", tr("no GPU topology: the source gives none."))
         return 1
     render = render_p2p if args.p2p else render_matrix
     sys.stdout.write(render(snap.topology, snap.simulated))
     return 0
 
 
-def _dmon(args: argparse.Namespace, sampler: Sampler) -> int:
-    from gpumon.telemetry.model.cadence import next_due
+def _dmon(args: argparse.Namespace, readings: Readings) -> int:
     from gpumon.text.dmon_text import header, rows
 
-    snap = sampler.tick()  # GPM's first sample: the first values come with the next one
-    if warming(snap):
-        time.sleep(max(0.0, FIRST_READING_WAIT_S - args.delay))
-    print(header(snap.simulated), flush=True)
-    anchor, done = time.monotonic(), 0
-    while args.count is None or done < args.count:
-        due = next_due(anchor, args.delay, time.monotonic())
-        anchor = due - args.delay
-        time.sleep(max(0.0, due - time.monotonic()))
-        snap = sampler.tick()
+    for done, snap in enumerate(readings.every(args.delay, args.count, settle=True)):
+        if done == 0:
+            print(header(snap.simulated), flush=True)
         if snap.status.usable:
             print(rows(snap), flush=True)
         else:  # keep going: the next read may work again
-            print(f"gpumon dmon: {snap.status.message}", file=sys.stderr)
-        done += 1
+            say("gpumon dmon", snap.status.message)
     return 0

@@ -27,9 +27,9 @@ from gpumon.cli.argtypes import (
     seconds,
 )
 from gpumon.cli.argtypes import gpu_count as _gpu_count
-from gpumon.cli.sources import make_source
 from gpumon.i18n import tr
 from gpumon.interval import SAMPLING
+from gpumon.telemetry.choice import make_source
 
 if TYPE_CHECKING:
     from gpumon.telemetry.model.types import Snapshot
@@ -140,7 +140,7 @@ def _run_lesson(parser: argparse.ArgumentParser, simulate: int | None, seed: int
     except BrokenPipeError:  # the reader went away (`gpumon lesson | head`): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
-    except Exception as exc:  # noqa: BLE001 - a runner bug: say so briefly, exit non-zero
+    except Exception as exc:  # a runner bug: say so briefly, exit non-zero
         print("gpumon: " + tr("the lesson runner failed ({error}).",
                               error=f"{type(exc).__name__}: {exc}"), file=sys.stderr)
         return 1

@@ -13,22 +13,23 @@ from __future__ import annotations
 
 import argparse
 import csv
-import os
 import sys
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
 from gpumon.cli.argtypes import whole_count
 from gpumon.cli.gpu_select import checked_ids
+from gpumon.cli.readings import Readings, add_timeout_argument, fail, say
+from gpumon.cli.readings import run as readings_run
 from gpumon.i18n import tr
-from gpumon.interval import SAMPLING
-from gpumon.telemetry.model.types import Source, SourceState, SourceStatus
+from gpumon.interval import DRIVER_WAIT, SAMPLING
+from gpumon.telemetry.model.types import Source
 
 if TYPE_CHECKING:
     from gpumon.telemetry.model.types import Snapshot
 
 OUTPUT_OPTIONS = ("query", "uuid", "json", "csv", "count", "id")
+PREFIX = "gpumon"  # before each sentence on stderr
 
 
 def add_arguments(parser: argparse.ArgumentParser,
@@ -58,6 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser,
     parser.add_argument("-i", "--id", metavar="ID[,ID...]", default=None, type=checked_ids,
                         help=tr("with --once/--watch: only these GPUs, by index, UUID or PCI "
                                 "bus id, like nvidia-smi -i"))
+    add_timeout_argument(parser)
 
 
 def misuse(args: argparse.Namespace) -> str | None:
@@ -109,69 +111,30 @@ class _Printer:
         out.flush()
 
 
-def _fail(status: SourceStatus) -> int:
-    from gpumon.text.smi_text import render_status
-
-    print(f"gpumon: {render_status(status)}", file=sys.stderr)
-    return 1
-
-
 def run(args: argparse.Namespace, make_source: Callable[[], Source],
         interval_s: float | None = None) -> int:
     """``--once`` or ``--watch``: 0 when every snapshot was printed (or Ctrl+C ended the
-    watch), 1 with a short reason on stderr when the GPUs cannot be read."""
+    watch), 1 with a short reason on stderr when the GPUs cannot be read (readings.run)."""
     from gpumon.cli.gpu_select import NOT_FOUND, Selection, parse_ids
-    from gpumon.telemetry.model.activity import FIRST_READING_WAIT_S, warming
-    from gpumon.telemetry.model.cadence import next_due
-    from gpumon.telemetry.model.facts import cpu_pending
-    from gpumon.telemetry.sources.sampler import Sampler
 
-    try:
-        source = make_source()
-    except ImportError as exc:  # e.g. nvidia-ml-py is not installed
-        return _fail(SourceStatus(SourceState.LIBRARY_NOT_FOUND,
-                                  tr("gpumon could not load its NVML support ({error}).",
-                                     error=exc),
-                                  tr("Install nvidia-ml-py, or try --simulate 4.")))
     watch = args.watch is not None
     period = (args.watch or interval_s or SAMPLING.default) if watch else 0.0
-    count = args.count if watch else 1
     printer = _Printer(args, sys.stdout)
     selection = Selection(parse_ids(args.id)) if getattr(args, "id", None) else None
-    sampler = Sampler(source)
-    try:
-        status = sampler.open()
-        if not status.usable:
-            return _fail(status)
-        anchor, done = time.monotonic(), 0
-        while True:
-            snap = sampler.tick()
-            # GPM's activity and a process's CPU % are rates: the first reading has none, so
-            # the first snapshot is the second reading (nvitop -1 shows CPU % the same way).
-            if done == 0 and (warming(snap) or cpu_pending(snap)):
-                time.sleep(FIRST_READING_WAIT_S)
-                snap = sampler.tick(slow=True)
+
+    def body(readings: Readings) -> int:
+        for done, snap in enumerate(readings.every(period, args.count if watch else 1)):
             if not snap.status.usable and not watch:
-                return _fail(snap.status)
+                return fail(PREFIX, snap.status)
             if selection is not None and snap.status.usable:
                 if done == 0 and (missing := selection.resolve(snap)) is not None:
-                    print(f"gpumon: {missing}", file=sys.stderr)
+                    say(PREFIX, missing)
                     return NOT_FOUND
                 snap = selection.apply(snap)
             if snap.status.usable:
                 printer.write(snap)
             else:  # a watch keeps going: the next read may work again
-                print(f"gpumon: {snap.status.message}", file=sys.stderr)
-            done += 1
-            if count is not None and done >= count:
-                return 0
-            due = next_due(anchor, period, time.monotonic())
-            anchor = due - period
-            time.sleep(max(0.0, due - time.monotonic()))
-    except KeyboardInterrupt:  # Ctrl+C ends a watch, as it ends nvidia-smi -l
+                say(PREFIX, snap.status.message)
         return 0
-    except BrokenPipeError:  # the reader went away (`gpumon -l 1 | head`): stop quietly
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
-    finally:
-        sampler.close()
+
+    return readings_run(PREFIX, make_source, body, getattr(args, "timeout", DRIVER_WAIT.default))

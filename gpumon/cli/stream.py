@@ -29,9 +29,9 @@ from gpumon.cli.argtypes import (
     seconds,
     whole_count,
 )
-from gpumon.cli.sources import make_source
 from gpumon.i18n import tr
 from gpumon.interval import SAMPLING
+from gpumon.telemetry.choice import make_source
 from gpumon.telemetry.model.cadence import next_due
 from gpumon.telemetry.sources.sampler import Sampler, unavailable_snapshot
 from gpumon.text.json_in import header_line

@@ -23,7 +23,8 @@ from typing import Any, TypeVar
 
 from gpumon import __version__
 from gpumon.i18n import tr
-from gpumon.telemetry.model.activity import ACTIVITY_PCT_KEYS, ActivityState, LinkRate
+from gpumon.telemetry.model.activity import ActivityState, LinkRate
+from gpumon.telemetry.model.metrics import ACTIVITY_PCT_KEYS
 from gpumon.telemetry.model.topology import UNKNOWN, GpuPlace, NvLink, Topology
 from gpumon.telemetry.model.types import (
     GpuInfo,

@@ -12,8 +12,8 @@ import math
 from typing import Any
 
 from gpumon.telemetry.history.csv_rows import stamps
-from gpumon.telemetry.model.activity import ACTIVITY_PCT_KEYS
 from gpumon.telemetry.model.health import CLOCK_REASONS, as_mask
+from gpumon.telemetry.model.metrics import ACTIVITY_PCT_KEYS
 from gpumon.telemetry.model.topology import UNKNOWN, Topology
 from gpumon.telemetry.model.types import GpuInfo, GpuProcess, GpuSample, MigSample, Snapshot
 

@@ -162,7 +162,7 @@ class Cluster:
                interval_s: float = 0.5) -> None:
         port = free_port()
         log_path = self.tmp / f"exporter-{len(self.exporters)}.log"
-        log = open(log_path, "wb")  # noqa: SIM115
+        log = open(log_path, "wb")
         options = ["--hostname", host, "--interval", str(interval_s)] if gpumon else []
         proc = subprocess.Popen(
             command + options + ["--listen", f"127.0.0.1:{port}"],

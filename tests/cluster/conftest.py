@@ -11,8 +11,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "telemetry"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from cluster_helpers import Cluster, prometheus_binary  # noqa: E402
-from fakenvml import FakeNvmlUnavailable, build_fake_nvml  # noqa: E402
+from cluster_helpers import Cluster, prometheus_binary
+from fakenvml import FakeNvmlUnavailable, build_fake_nvml
 
 
 @pytest.fixture(scope="session")

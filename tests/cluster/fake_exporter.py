@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "telemetry"))
 
-from fakenvml import use_fake_nvml  # noqa: E402
+from fakenvml import use_fake_nvml
 
 from gpumon.cli import exporter as exporter_cli
 

@@ -20,8 +20,8 @@ import pytest
 from cluster_helpers import ROOT
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "telemetry"))
-from scripted_http import Answer, ScriptedServer  # noqa: E402
-from scripted_prometheus import answer_from  # noqa: E402
+from scripted_http import Answer, ScriptedServer
+from scripted_prometheus import answer_from
 
 pytestmark = pytest.mark.slow  # subprocesses: a second or more each
 TOKEN = "SECRET-TOKEN-123"
@@ -47,7 +47,7 @@ class Logger:
             def log_message(self, *_: Any) -> None:
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 logger.seen.append(dict(self.headers))
                 if self.path.startswith("/old/"):  # moved on the same server
                     self.send_response(301)
@@ -80,7 +80,7 @@ class Redirector:
             def log_message(self, *_: Any) -> None:
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 self.send_response(302)
                 self.send_header("Location", target + self.path)
                 self.send_header("Content-Length", "0")

@@ -36,7 +36,7 @@ class Flood:
             def log_message(self, *_: Any) -> None:
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 flood.requests += 1
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")

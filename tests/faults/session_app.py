@@ -23,8 +23,8 @@ def _say(line: str) -> None:
 
 
 def _lesson(window: MainWindow) -> None:
-    window.engine.kernelStarted.connect(lambda pid: _say(f"kernel {pid}"))
-    window.engine.loadingFinished.connect(lambda _status: _say("ready"))
+    window.kernel_link.kernelStarted.connect(lambda pid: _say(f"kernel {pid}"))
+    window.kernel_link.loadingFinished.connect(lambda _status: _say("ready"))
     window.show_tab("Lesson")
 
 

@@ -16,7 +16,7 @@ from gpumon.ui.window.workers import SamplingThread
 INTERVAL_S = 0.2
 
 
-def test_a_late_tick_does_not_cause_a_catch_up_tick(qtbot, fake_nvml: FakeNvml,  # type: ignore[no-untyped-def]
+def test_a_late_tick_does_not_cause_a_catch_up_tick(qtbot, fake_nvml: FakeNvml,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     real = pynvml.nvmlDeviceGetUtilizationRates
     calls = [0]

@@ -54,7 +54,7 @@ def test_once_prints_the_mig_devices(fake_nvml: FakeNvml,
     assert "4096MiB / 20480MiB" in lines[start + 3]
 
 
-def test_gpu_table_marks_the_mig_gpu(qtbot, make_window,  # type: ignore[no-untyped-def]
+def test_gpu_table_marks_the_mig_gpu(qtbot, make_window,
                                      fake_nvml: FakeNvml) -> None:
     _mig_machine(fake_nvml)
     w = make_window(NvmlSource)

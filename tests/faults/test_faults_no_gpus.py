@@ -20,7 +20,7 @@ def test_once_with_zero_gpus_prints_the_hint(fake_nvml: FakeNvml,
     assert "--simulate" in text
 
 
-def test_window_with_zero_gpus_shows_the_hint(qtbot, make_window,  # type: ignore[no-untyped-def]
+def test_window_with_zero_gpus_shows_the_hint(qtbot, make_window,
                                               fake_nvml: FakeNvml) -> None:
     fake_nvml.set_gpu_count(0)
     w = make_window(NvmlSource)

@@ -19,7 +19,7 @@ from gpumon.telemetry.nvml.source import NvmlSource
 WAIT_MS = 5000
 
 
-def _banner_window(qtbot, make_window):  # type: ignore[no-untyped-def]
+def _banner_window(qtbot, make_window):
     w = make_window(NvmlSource)
     qtbot.waitUntil(lambda: w.banner.isVisible(), timeout=WAIT_MS)
     assert "(no GPU data)" in w.windowTitle()

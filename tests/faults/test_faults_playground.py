@@ -109,7 +109,7 @@ def test_mps_says_what_torch_says(engine: Engine) -> None:
 
 # --- through the kernel and the playground page --------------------------------------
 
-def _run_all(qtbot, submit, outcomes: list[Outcome], n: int) -> None:  # type: ignore[no-untyped-def]
+def _run_all(qtbot, submit, outcomes: list[Outcome], n: int) -> None:
     for _, action in BAD:
         submit(action)
     qtbot.waitUntil(lambda: len(outcomes) >= n, timeout=WAIT_MS)
@@ -146,7 +146,7 @@ def test_corpus_through_the_playground_page(qtbot, make_window, probe: list[int]
     w = make_window()
     panel = w.playground
     outcomes: list[Outcome] = []
-    w.engine.outcomeReady.connect(outcomes.append)
+    w.kernel_link.outcomeReady.connect(outcomes.append)
     for action in SETUP:
         panel.submit(action)
     _run_all(qtbot, panel.submit, outcomes, len(SETUP) + len(BAD))

@@ -9,8 +9,8 @@ from fakenvml import FakeNvml
 from faults_helpers import run_once
 
 from gpumon.telemetry.model.facts import process_list_note
-from gpumon.telemetry.nvml.budget import UNSUPPORTED_RECHECK_S
 from gpumon.telemetry.nvml.source import NvmlSource
+from gpumon.telemetry.nvml.unsupported import UNSUPPORTED_RECHECK_S
 
 LISTS = ("nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2",
          "nvmlDeviceGetGraphicsRunningProcesses_v3", "nvmlDeviceGetGraphicsRunningProcesses_v2")
@@ -45,7 +45,7 @@ def test_once_says_the_list_is_not_supported(fake_nvml: FakeNvml,
     assert "No running processes found" not in out
 
 
-def test_window_table_says_the_list_is_not_supported(qtbot, make_window,  # type: ignore[no-untyped-def]
+def test_window_table_says_the_list_is_not_supported(qtbot, make_window,
                                                      fake_nvml: FakeNvml) -> None:
     _unsupported_lists(fake_nvml)
     clock = [0.0]  # the source's clock: when a "not supported" call is asked again

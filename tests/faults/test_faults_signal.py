@@ -179,7 +179,7 @@ class PrometheusLike(SimulatedSource):
 
 
 def test_a_prometheus_source_s_processes_are_never_offered(
-        qtbot, make_window, child: subprocess.Popen[bytes]) -> None:  # type: ignore[no-untyped-def]
+        qtbot, make_window, child: subprocess.Popen[bytes]) -> None:
     w = make_window(lambda: PrometheusLike(child.pid))
     qtbot.waitUntil(_shows(w, child.pid), timeout=5000)
     p = next(p for p in w.process_table.process_model.processes if p.pid == child.pid)

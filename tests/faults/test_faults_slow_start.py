@@ -9,7 +9,7 @@ from fakenvml import FakeNvml
 from gpumon.telemetry.nvml.source import NvmlSource
 
 
-def test_slow_driver_start_says_waiting_and_counts(qtbot, make_window,  # type: ignore[no-untyped-def]
+def test_slow_driver_start_says_waiting_and_counts(qtbot, make_window,
                                                    fake_nvml: FakeNvml) -> None:
     fake_nvml.set_gpu_count(2)
     fake_nvml.set_delay("nvmlInit", -1)  # hangs until it is let go below
@@ -33,7 +33,7 @@ def test_slow_driver_start_says_waiting_and_counts(qtbot, make_window,  # type: 
     assert w.header.source_badge.text() == "NVML"
 
 
-def test_slow_first_reading_also_says_waiting(qtbot, make_window,  # type: ignore[no-untyped-def]
+def test_slow_first_reading_also_says_waiting(qtbot, make_window,
                                               fake_nvml: FakeNvml) -> None:
     fake_nvml.set_delay("nvmlDeviceGetUtilizationRates", -1)  # nvmlInit is quick
     w = make_window(NvmlSource, interval_s=0.2)

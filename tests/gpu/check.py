@@ -30,10 +30,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script, from anywhere
 
-from gpumon import __version__  # noqa: E402
-from tests.gpu.gpucheck import activity, kernel_checks, outputs, runs  # noqa: E402
-from tests.gpu.gpucheck import kernel_walk as kw  # noqa: E402
-from tests.gpu.gpucheck.context import (  # noqa: E402
+from gpumon import __version__
+from tests.gpu.gpucheck import activity, kernel_checks, outputs, runs
+from tests.gpu.gpucheck import kernel_walk as kw
+from tests.gpu.gpucheck.context import (
     FAKE_SMI,
     REPO,
     Context,
@@ -42,7 +42,7 @@ from tests.gpu.gpucheck.context import (  # noqa: E402
     fake_nvml_opener,
     torch_facts,
 )
-from tests.gpu.gpucheck.results import (  # noqa: E402
+from tests.gpu.gpucheck.results import (
     FAIL,
     SKIP,
     Known,
@@ -97,7 +97,7 @@ def _facts(ctx: Context) -> tuple[int, list[str]]:
                                   f", NVML {machine.nvml_version})"
         finally:
             reader.close()
-    except Exception as exc:  # noqa: BLE001 - the summary says what went wrong
+    except Exception as exc:  # the summary says what went wrong
         ctx.facts["GPUs (NVML)"] = f"NVML unusable: {exc}"
     ctx.torch = torch_facts(ctx)
     t = ctx.torch
@@ -164,7 +164,7 @@ def _run_one(ctx: Context, name: str, check: Callable[[], Result]) -> Result:
     start = time.monotonic()
     try:
         result = check()
-    except Exception as exc:  # noqa: BLE001 - a check that breaks is a FAIL with its story
+    except Exception as exc:  # a check that breaks is a FAIL with its story
         stem = "".join(c if c.isalnum() else "-" for c in name).strip("-")
         path = ctx.save(f"error-{stem}.txt", traceback.format_exc())
         result = Result(name, FAIL, f"{type(exc).__name__}: {exc}", [path])

@@ -11,12 +11,12 @@ import pytest
 pytest.importorskip("PySide6", reason="the window's GPU test needs PySide6")
 pytest.importorskip("pytestqt", reason="the window's GPU test needs pytest-qt")
 
-import numpy as np  # noqa: E402
-import pyqtgraph as pg  # noqa: E402
-import torch  # noqa: E402
+import numpy as np
+import pyqtgraph as pg
+import torch
 
 from gpumon.playground.data import actions as act
-from gpumon.ui.playground.monitor_link import ALLOCATED_KEY, RESERVED_KEY  # noqa: E402
+from gpumon.ui.playground.monitor_link import ALLOCATED_KEY, RESERVED_KEY
 
 pytestmark = [
     pytest.mark.gpu,
@@ -25,7 +25,7 @@ pytestmark = [
 
 
 @pytest.fixture
-def window(qtbot, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+def window(qtbot, monkeypatch: pytest.MonkeyPatch):
     # The lesson's timing loop keeps the budget its code asks, in the kernel too (the suite
     # cuts it short elsewhere: tests/quick_benchmark): it must show on the utilization graph.
     monkeypatch.setenv("GPUMON_TEST_FULL_BENCHMARKS", "1")
@@ -38,15 +38,15 @@ def window(qtbot, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-d
     w.show()
     yield w
     w.close()
-    assert not w.engine.running and not w.sampling.running
+    assert not w.kernel_link.running and not w.sampling.running
 
 
 def test_cuda_action_marks_the_nvml_gpu_and_plots_torch_memory(qtbot, window) -> None:
     qtbot.waitUntil(lambda: window.snapshot_count >= 2, timeout=20000)
     assert window.source_status.usable, window.source_status.message
     window.tabs.setCurrentWidget(window.playground)
-    qtbot.waitUntil(lambda: bool(window.engine.device_options), timeout=60000)
-    names = [d.name for d in window.engine.device_options]
+    qtbot.waitUntil(lambda: bool(window.kernel_link.device_options), timeout=60000)
+    names = [d.name for d in window.kernel_link.device_options]
     assert "cuda:0" in names and "meta" not in names
     panel = window.playground
     panel.submit(act.CreateFilled("x", "ones", (1024, 1024), device="cuda:0"))  # 4 MiB
@@ -88,9 +88,9 @@ def test_the_lesson_marks_the_gpu_graph_and_feeds_torch_memory(qtbot, window) ->
     page = window.lesson
     assert isinstance(page, LessonPage)
     window.tabs.setCurrentWidget(window.playground)  # the graphs show on this tab
-    qtbot.waitUntil(lambda: bool(window.engine.device_options), timeout=60000)
+    qtbot.waitUntil(lambda: bool(window.kernel_link.device_options), timeout=60000)
     outcomes = []
-    window.engine.outcomeReady.connect(outcomes.append)
+    window.kernel_link.outcomeReady.connect(outcomes.append)
     for index in range(len(LESSON)):
         page.show_step(index)
         with qtbot.waitSignal(page.stepFinished, timeout=300000):

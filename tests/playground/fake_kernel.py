@@ -49,7 +49,7 @@ def main(scenario: str) -> None:
         misbehave(scenario, out)
 
 
-def misbehave(scenario: str, out) -> None:  # type: ignore[no-untyped-def]
+def misbehave(scenario: str, out) -> None:
     header = struct.Struct(">I")
     if scenario == "garbage":
         body = os.urandom(64)

@@ -8,7 +8,7 @@ from gpumon.playground.kernel import memory
 from gpumon.playground.kernel.cgroup import cgroup_headroom
 
 
-def _reader(files: dict[str, str]):  # type: ignore[no-untyped-def]
+def _reader(files: dict[str, str]):
     return lambda path: files.get(path)
 
 

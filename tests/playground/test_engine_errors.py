@@ -342,10 +342,10 @@ def test_an_inline_move_is_made_inside_the_timed_region(
     inside: list[bool] = []
     real = ops.moved
 
-    def spying(value, how, device, index, run):  # type: ignore[no-untyped-def]
+    def spying(value, how, device, index, run):
         fetch = real(value, how, device, index, run)
 
-        def wrapped():  # type: ignore[no-untyped-def]
+        def wrapped():
             inside.append(run.in_torch)
             return fetch()
         return wrapped

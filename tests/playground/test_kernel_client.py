@@ -126,7 +126,7 @@ def test_shutdown_during_a_long_operation_is_quick_and_leaves_no_process(
     client.request("run", RunCode(touch_line(mark) + "import time\ntime.sleep(10)"))
     inbox.wait("hello")
     wait_for_file(mark)
-    gen = client._gen  # noqa: SLF001
+    gen = client._gen
     assert gen is not None
     start = time.monotonic()
     client.shutdown(timeout_s=1.0)
@@ -167,7 +167,7 @@ def test_without_a_gentle_interrupt_the_kernel_is_killed(
 
 
 def test_the_kernel_reads_python_from_sys_executable() -> None:
-    assert KernelClient(Inbox())._python == sys.executable  # noqa: SLF001
+    assert KernelClient(Inbox())._python == sys.executable
 
 
 @pytest.mark.slow
@@ -196,7 +196,7 @@ def test_many_large_requests_in_a_row_never_deadlock(client: KernelClient,
     deadlocked = sender.is_alive()
     if deadlocked:  # unblock the writer so the test can end
         give_up.set()
-        gen = client._gen  # noqa: SLF001
+        gen = client._gen
         assert gen is not None
         gen.proc.kill()
         sender.join(10.0)
@@ -207,7 +207,7 @@ def test_many_large_requests_in_a_row_never_deadlock(client: KernelClient,
 
 @pytest.mark.slow
 def test_a_file_the_users_code_left_open_is_written_when_the_kernel_exits(
-        client: KernelClient, inbox: Inbox, tmp_path) -> None:  # type: ignore[no-untyped-def]
+        client: KernelClient, inbox: Inbox, tmp_path) -> None:
     """The kernel ends with os._exit (no interpreter teardown): it flushes open files first."""
     path = tmp_path / "notes.txt"
     outcome = _run(client, inbox, RunCode(f"f = open({str(path)!r}, 'w')\nf.write('kept')"))

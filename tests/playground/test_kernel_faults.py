@@ -57,9 +57,8 @@ def test_a_broken_kernel_is_ended_with_its_reason_and_the_next_request_starts_a_
     try:
         assert inbox.wait("reply", client.request("load"), timeout=20).data.ok
         first_pid = client.pid
-        sent = time.monotonic()
-        rid = client.request("run", None)
-        assert time.monotonic() - sent < 0.5  # the caller never waits on the pipe
+        rid = client.request("run", None)  # returns before the broken kernel answers
+        assert rid in client.pending
         ended: KernelExit = inbox.wait("died", timeout=10).data
         assert ended.reason == reason and detail in ended.detail
         assert rid in ended.lost_requests  # the request it owed is answered as lost
@@ -131,10 +130,10 @@ def test_a_megabyte_cell_sent_while_the_kernel_is_busy_returns_at_once(tmp_path:
         busy = client.request("run", RunCode(touch_line(mark) + "import time; time.sleep(1.5)"))
         wait_for_file(mark)  # the kernel sleeps: it reads no request for 1.5 s
         assert busy in client.pending
-        sent = time.monotonic()
         big = client.request("run", RunCode("n = len('''" + "y" * 1_000_000 + "''')"))
-        took = time.monotonic() - sent
-        assert took < 0.5, took
+        # back before the kernel has read it: the sleep it reads nothing in is still owed
+        # (how long the call takes: benchmarks/bench_kernel.py)
+        assert busy in client.pending and big in client.pending
         reply = inbox.wait("reply", big, timeout=60)
         assert reply.data.ok, reply.data.error
     finally:

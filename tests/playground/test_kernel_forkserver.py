@@ -73,14 +73,17 @@ def test_a_forked_kernel_has_torch_at_once_and_keeps_its_workspace(server: ForkS
     inbox = Inbox()
     client = KernelClient(inbox)
     try:
+        client.start()
+        kernel = psutil.Process(client.pid)
+        # torch came with the fork, before "load" asked for it (how much sooner the kernel
+        # is ready: benchmarks/bench_kernel.py)
+        assert any("libtorch" in m.path for m in kernel.memory_maps())
         rid = client.request("load")
         status = inbox.wait("reply", rid, timeout=10).data
         assert isinstance(status, LoadStatus) and status.ok, status
         assert isinstance(client._gen.proc, ForkedKernel)  # type: ignore[union-attr]
-        kernel = psutil.Process(client.pid)
         assert kernel.ppid() == server.proc.pid  # the server's child, not the window's
         assert os.getsid(kernel.pid) == kernel.pid  # a session of its own
-        assert status.duration_s < 0.5  # torch was imported already (a fresh import: seconds)
         assert _run(client, inbox, "x = torch.arange(3)").ok
         assert _run(client, inbox, "x.sum()").preview == "tensor(3)"
     finally:

@@ -52,7 +52,7 @@ def test_an_in_band_stop_stops_the_code_and_keeps_the_kernel(
 def test_a_stop_for_another_request_is_ignored() -> None:
     kernel = Kernel(io.BytesIO())
     assert not kernel.interrupt(7)  # nothing runs
-    kernel.busy, kernel._request_id = True, 8  # noqa: SLF001 - the request running now
+    kernel.busy, kernel._request_id = True, 8
     assert not kernel.interrupt(7)  # a late Stop for the request before
     kernel.busy = False
     assert not kernel.interrupt(8)  # the request has ended: not between requests either

@@ -60,7 +60,7 @@ def test_keyboard_interrupt_in_a_request_is_answered_as_interrupted() -> None:
         assert kernel.busy  # SIGINT only interrupts while the user's code runs
         raise KeyboardInterrupt
 
-    kernel._handlers["run"] = stopped  # noqa: SLF001
+    kernel._handlers["run"] = stopped
     kernel.answer(Request(7, "run", RunCode("1")))
     assert not kernel.busy
     kinds = [(m.kind, m.id) for m in _messages(out, kernel)]
@@ -94,17 +94,17 @@ def test_a_sigint_during_import_torch_waits_for_the_import_then_stops_the_code(
         on_sigint: Callable[[], None]) -> None:
     out = io.BytesIO()
     kernel = Kernel(out)
-    kernel_mod._install_interrupt(kernel)  # noqa: SLF001
+    kernel_mod._install_interrupt(kernel)
     seen: list[bool] = []
     ran: list[object] = []
     _importing(kernel, on_sigint, seen)
-    kernel._handlers["run"] = ran.append  # noqa: SLF001
+    kernel._handlers["run"] = ran.append
     kernel.answer(Request(3, "run", RunCode("x = 1")))
     assert seen == [True] and ran == []  # held back, then the code was stopped before it ran
     assert kernel.engine.is_loaded and not kernel.deferred
     kinds = [(m.kind, m.id) for m in _messages(out, kernel)]
     assert kinds[:2] == [("started", 3), ("interrupted", 3)]
-    kernel._handlers["run"] = kernel._run  # noqa: SLF001
+    kernel._handlers["run"] = kernel._run
     kernel.answer(Request(4, "run", RunCode("torch.ones(2).sum()")))
     assert _messages(out, kernel)[-2].data.preview == "tensor(2.)"  # torch is whole
 
@@ -113,7 +113,7 @@ def test_a_sigint_during_the_warm_up_load_does_not_fail_the_load(
         on_sigint: Callable[[], None]) -> None:
     out = io.BytesIO()
     kernel = Kernel(out)
-    kernel_mod._install_interrupt(kernel)  # noqa: SLF001
+    kernel_mod._install_interrupt(kernel)
     seen: list[bool] = []
     _importing(kernel, on_sigint, seen)
     kernel.answer(Request(1, "load"))
@@ -233,8 +233,8 @@ def test_a_reply_that_cannot_be_pickled_becomes_a_card_and_the_kernel_goes_on() 
     kernel = Kernel(out)
     unsendable = Outcome(RunCode("x"), "x", True, 0.0, 0.0,
                          preview=lambda: "a value pickle refuses")  # type: ignore[arg-type]
-    kernel._handlers["run"] = lambda _p: unsendable  # noqa: SLF001
-    kernel._handlers["names"] = lambda _p: [threading.Lock()]  # noqa: SLF001
+    kernel._handlers["run"] = lambda _p: unsendable
+    kernel._handlers["names"] = lambda _p: [threading.Lock()]
     kernel.answer(Request(1, "run", RunCode("x")))
     kernel.answer(Request(2, "names"))
     kernel.answer(Request(3, "ping"))

@@ -219,7 +219,7 @@ def test_a_pascal_gpu_s_missing_bf16_products_do_not_stop_the_lesson(
 
     monkeypatch.setattr(torch.Tensor, "__matmul__", no_bf16)
     space: dict[str, object] = {"torch": torch, "device": torch.device("cpu")}
-    exec(compile(PRECISION.replace("min_run_time=0.5", "min_run_time=0.01"),  # noqa: S102
+    exec(compile(PRECISION.replace("min_run_time=0.5", "min_run_time=0.01"),
                  "<precision>", "exec"), space)
     speeds = space["speeds"]
     assert isinstance(speeds, dict)

@@ -57,14 +57,14 @@ class _Reading:
 
 
 @pytest.fixture
-def sleeper():  # type: ignore[no-untyped-def]
+def sleeper():
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     yield proc
     proc.kill()
     proc.wait()
 
 
-def test_the_reader_sleeps_while_the_kernel_is_quiet_and_notices_its_end(sleeper) -> None:  # type: ignore[no-untyped-def]
+def test_the_reader_sleeps_while_the_kernel_is_quiet_and_notices_its_end(sleeper) -> None:
     reading = _Reading(sleeper)
     try:
         os.write(reading.write_fd, encode_frame("hello"))
@@ -85,7 +85,7 @@ def test_the_reader_sleeps_while_the_kernel_is_quiet_and_notices_its_end(sleeper
         reading.close()
 
 
-def test_a_frame_that_stops_half_way_is_still_refused_in_time(sleeper) -> None:  # type: ignore[no-untyped-def]
+def test_a_frame_that_stops_half_way_is_still_refused_in_time(sleeper) -> None:
     reading = _Reading(sleeper, rest_within_s=0.3)
     try:
         os.write(reading.write_fd, encode_frame("x" * 100)[:20])

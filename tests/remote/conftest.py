@@ -12,8 +12,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "telemetry"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fakenvml import FakeNvmlUnavailable, build_fake_nvml  # noqa: E402
-from sshd import Lab, need_openssh  # noqa: E402
+from fakenvml import FakeNvmlUnavailable, build_fake_nvml
+from sshd import Lab, need_openssh
 
 # Each machine's scenario (FAKENVML_* variables, sent with SetEnv): exact, known values.
 MACHINES = {"lab1": {"FAKENVML_GPUS": "2"}, "lab2": {"FAKENVML_GPUS": "3"}}

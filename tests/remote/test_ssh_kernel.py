@@ -81,7 +81,7 @@ def kernel_and_child(client: KernelClient, inbox: Inbox) -> tuple[int, int]:
     child = int(run(client, inbox, CHILD))
     kernel = inbox.wait("hello", timeout=5.0).data
     assert running(kernel) and running(child)
-    assert isinstance(client._gen.proc, SshKernel)  # noqa: SLF001 - over ssh, not locally
+    assert isinstance(client._gen.proc, SshKernel)
     return kernel, child
 
 
@@ -161,7 +161,7 @@ def test_the_ssh_child_killed_ends_the_remote_kernel_and_its_child(
     try:
         kernel, child = kernel_and_child(client, inbox)
         hold_the_gil(client, tmp_path / "running")
-        os.kill(client._gen.proc.pid, signal.SIGKILL)  # noqa: SLF001
+        os.kill(client._gen.proc.pid, signal.SIGKILL)
         inbox.wait("died", timeout=10.0)
         wait_gone([kernel, child], 5.0)
     finally:
@@ -224,7 +224,7 @@ def test_a_stalled_link_ends_the_remote_kernel_within_the_keep_alive(
     try:
         kernel, child = kernel_and_child(client, inbox)
         hold_the_gil(client, tmp_path / "running")
-        ssh = client._gen.proc.pid  # noqa: SLF001
+        ssh = client._gen.proc.pid
         os.kill(ssh, signal.SIGSTOP)
         wait_gone([kernel, child], 3.0 + 5.0)  # the keep-alive, then the watchdog's grace
         os.kill(ssh, signal.SIGCONT)
@@ -290,7 +290,7 @@ def test_a_link_gone_silent_ends_the_remote_kernel_without_sshds_keep_alive(
         kernel, child = kernel_and_child(client, inbox)
         if busy:
             hold_the_gil(client, tmp_path / "running")
-        ssh = client._gen.proc.pid  # noqa: SLF001
+        ssh = client._gen.proc.pid
         os.kill(ssh, signal.SIGSTOP)
         wait_gone([kernel, child], 2.0 + 1.0 + 5.0)  # the silence, the grace, and 5 s
         os.kill(ssh, signal.SIGCONT)
@@ -363,9 +363,9 @@ def test_a_remote_that_sends_what_is_no_kernels_gets_a_card_and_a_fresh_start(
         client.request("run", RunCode("1"))
         ended = inbox.wait("died", timeout=60.0).data
         assert ended.reason == "protocol" and ended.detail
-        first = client._gen  # noqa: SLF001
+        first = client._gen
         client.request("run", RunCode("1"))  # a fresh ssh and a fresh start
         inbox.wait("died", timeout=60.0)
-        assert client._gen is not first and client.starts == 2  # noqa: SLF001
+        assert client._gen is not first and client.starts == 2
     finally:
         client.shutdown(timeout_s=1.0)

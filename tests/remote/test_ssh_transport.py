@@ -155,7 +155,7 @@ def test_a_line_over_the_cap_and_endless_output_stay_bounded() -> None:
     try:
         with pytest.raises(LineTooLong):
             link.read_line(30)
-        assert len(link._buf) == 0  # noqa: SLF001 - what it held was let go
+        assert len(link._buf) == 0
     finally:
         link.close()
 

@@ -24,7 +24,7 @@ class ScriptedServer:
             def log_message(self, *_: Any) -> None:
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 server.requests.append((self.path, dict(self.headers)))
                 status, ctype, body, delay = server.answer(self.path)
                 if delay:

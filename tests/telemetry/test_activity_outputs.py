@@ -19,7 +19,7 @@ from testkit import ExporterReading
 from gpumon.cli.main import main
 from gpumon.telemetry.cluster.prometheus import FIELDS as READ_BACK
 from gpumon.telemetry.history.csv_rows import record_header, record_rows
-from gpumon.telemetry.model.activity import ACTIVITY_PCT_KEYS
+from gpumon.telemetry.model.metrics import ACTIVITY_PCT_KEYS
 from gpumon.telemetry.nvml.source import NvmlSource
 from gpumon.units import MIB
 

@@ -113,7 +113,7 @@ def test_the_lesson_s_code_reads_the_gpu_torch_calls_device(fake_nvml: FakeNvml)
         cuda = Cuda
 
     namespace: dict[str, object] = {"torch": Torch, "device": "cuda:3"}
-    exec(BUSY, namespace)  # noqa: S102 - the lesson's own code
+    exec(BUSY, namespace)  # the lesson's own code
     busy = namespace["busy"]
     products: list[int] = []
     got = busy(lambda: products.append(1), seconds=0.15)  # type: ignore[operator]

@@ -54,7 +54,7 @@ PODMAN_UNSHARE = "0::/user.slice/user-1000.slice/user@1000.service/user.slice/po
 K8S_CONTAINERD_SYSTEMD = """\
 11:perf_event:/kubepods-besteffort-pod0125ec2f_b64a_4868_8f5b_94b56cbab864.slice:cri-containerd:ee4b20e90ac7f42a10bd004d05646b13d8ab5e2c5e7cbc01abf8006bac016459
 10:blkio:/system.slice/containerd.service/kubepods-besteffort-pod0125ec2f_b64a_4868_8f5b_94b56cbab864.slice:cri-containerd:ee4b20e90ac7f42a10bd004d05646b13d8ab5e2c5e7cbc01abf8006bac016459
-"""  # noqa: E501
+"""
 
 # Kubernetes, cgroupfs driver, cgroup v2 (spiffe/spire issue 2578, Fedora 33).
 K8S_CGROUPFS_V2 = ("0::/kubelet/kubepods/besteffort/poddfd874dc-ab52-4793-af47-d06b78b68337/"
@@ -64,7 +64,7 @@ K8S_CGROUPFS_V2 = ("0::/kubelet/kubepods/besteffort/poddfd874dc-ab52-4793-af47-d
 K8S_CRIO = """\
 13:freezer:/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-poda5c1f8d5_1919_434d_add7_4afaafdaef89.slice/crio-5eed917563583925ffdbd40a64efb2aaffe58638e57add8becaf460fe74f5b1c.scope
 11:files:/
-"""  # noqa: E501
+"""
 
 # Slurm: cgroup v1 (NordicHPC/sonar's job-id test, "older data") and v2 (the same test,
 # "from a Fox compute node on 2025-03-13").

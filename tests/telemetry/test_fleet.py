@@ -92,7 +92,7 @@ def test_one_of_two_exporters_of_a_machine_down_loses_only_its_gpus() -> None:
                for line in lines)
 
 
-def test_hostname_and_Hostname_are_one_machine_and_instance_is_the_fallback() -> None:  # noqa: N802
+def test_hostname_and_Hostname_are_one_machine_and_instance_is_the_fallback() -> None:
     old = gpu("node-a", 0, "GPU-0", "10.0.0.1:9400", "NVIDIA B200", label="Hostname")
     new = gpu("node-a", 1, "GPU-1", "10.0.0.1:9401", "NVIDIA B200", label="hostname")
     bare = {"gpu": "0", "UUID": "GPU-2", "instance": "10.0.0.9:9400", "job": "gpu"}

@@ -18,7 +18,7 @@ MIB = 1024**2
 GPU = {"Hostname": "node1", "gpu": "0", "UUID": "GPU-1", "instance": "node1:9835"}
 
 
-def bands_after_two_ticks(series: dict[str, list[tuple[dict[str, str], float]]]):  # type: ignore[no-untyped-def]
+def bands_after_two_ticks(series: dict[str, list[tuple[dict[str, str], float]]]):
     history = History(capacity=10)
     with scripted(series) as server:
         source = PrometheusSource(server.url)

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from gpumon.telemetry.model.activity import ACTIVITY_KEYS
-from gpumon.telemetry.model.metrics import METRICS
+from gpumon.telemetry.model.metrics import ACTIVITY_KEYS, METRICS
 from gpumon.telemetry.model.readouts import extra_readouts, readout_line
 from gpumon.telemetry.model.types import GpuSample
 from gpumon.telemetry.nvml import gpm
@@ -19,8 +18,24 @@ KEYS = [m.key for m in METRICS]
 def test_nvml_reads_exactly_the_metrics_of_the_table() -> None:
     assert list(READERS) == [m.key for m in METRICS if not m.gpm]  # same rows, same order
     # the others: GPM's activity and the NVLink rates (nvml/activity.py), all of them
-    assert [m.key for m in METRICS if m.gpm] == list(ACTIVITY_KEYS)
     assert set(ACTIVITY_KEYS) <= set(gpm.FIELDS)
+
+
+def test_the_activity_lists_are_the_tables_gpm_rows() -> None:
+    """GpuSample and MigSample hold the activity as the table's GPM rows, in its order;
+    the exporter, the lesson's busy-watch and GPM's reader name only those."""
+    from gpumon.telemetry.model.exported import PROF_FIELDS
+    from gpumon.telemetry.model.metrics import ACTIVITY_PCT_KEYS
+    from gpumon.telemetry.model.types import MigSample
+    from gpumon.telemetry.nvml.busy import KEYS as BUSY_KEYS
+
+    assert ACTIVITY_KEYS == tuple(m.key for m in METRICS if m.gpm)
+    activity = set(ACTIVITY_PCT_KEYS)
+    for cls in (GpuSample, MigSample):
+        names = [f.name for f in dataclasses.fields(cls) if f.name in activity]
+        assert names == list(ACTIVITY_PCT_KEYS), cls
+    assert {f.key for f in PROF_FIELDS if f.key.endswith("_pct")} <= activity
+    assert set(BUSY_KEYS) & set(gpm.FIELDS) <= activity
 
 
 def test_every_metric_is_a_sample_field_and_has_a_place_in_the_panel() -> None:

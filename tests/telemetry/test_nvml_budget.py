@@ -16,13 +16,9 @@ import pytest
 from fakenvml import FakeNvml
 
 from gpumon.telemetry.model.types import GpuSample
-from gpumon.telemetry.nvml.budget import (
-    MAX_EVERY_S,
-    SHARE_S,
-    UNSUPPORTED_RECHECK_S,
-    Budget,
-)
+from gpumon.telemetry.nvml.budget import MAX_EVERY_S, SHARE_S, Budget
 from gpumon.telemetry.nvml.source import NvmlSource
+from gpumon.telemetry.nvml.unsupported import UNSUPPORTED_RECHECK_S
 from gpumon.text.smi_detail import render_detail
 
 KIB = 1024

@@ -134,7 +134,7 @@ def test_an_old_driver_gives_the_reasons_through_the_throttle_call(
     assert source.sample().samples[0].clocks_event_reasons == 0x24  # missing: asked no more
 
 
-def wait_for(predicate, timeout_s: float = 2.0) -> None:  # type: ignore[no-untyped-def]
+def wait_for(predicate, timeout_s: float = 2.0) -> None:
     deadline = time.monotonic() + timeout_s
     while not predicate():
         assert time.monotonic() < deadline, "timed out"

@@ -7,8 +7,8 @@ import pytest
 # The process view's trace reads the History, which needs numpy (a GPU machine may lack it).
 pytest.importorskip("numpy", reason="numpy is not installed (the process view needs it)")
 
-from gpumon.telemetry.history.process_trace import ProcessTrace  # noqa: E402
-from gpumon.telemetry.model.types import (  # noqa: E402
+from gpumon.telemetry.history.process_trace import ProcessTrace
+from gpumon.telemetry.model.types import (
     GpuProcess,
     MachineInfo,
     ProcessType,

@@ -66,7 +66,7 @@ def test_lost_simulated_gpu_and_failed_source_in_chinese(chinese: None) -> None:
         "模拟 GPU 1 在启动 2 s 后从总线上掉线（GPU is lost）；其他 GPU 照常运行。")
 
     class Broken(SimulatedSource):
-        def sample(self, include_slow: bool = True):  # type: ignore[no-untyped-def]
+        def sample(self, include_slow: bool = True):
             raise RuntimeError("boom")
 
     snap = Sampler(Broken(1)).tick()

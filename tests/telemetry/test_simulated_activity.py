@@ -4,12 +4,13 @@ every Snapshot is still labelled simulated."""
 
 from __future__ import annotations
 
-from gpumon.telemetry.model.activity import ACTIVITY_KEYS, ActivityState
+from gpumon.telemetry.model.activity import ActivityState
+from gpumon.telemetry.model.metrics import ACTIVITY_KEYS
 from gpumon.telemetry.sources.simulated import SimulatedSource
 from gpumon.telemetry.sources.simulated_activity import activity, has_gpm
 
 
-def snapshot(n: int = 2, **kw: object):  # type: ignore[no-untyped-def]
+def snapshot(n: int = 2, **kw: object):
     clock = [1000.0]
     source = SimulatedSource(n_gpus=n, clock=lambda: clock[0], **kw)  # type: ignore[arg-type]
     source.open()

@@ -15,7 +15,7 @@ from qt_fixtures import (
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "telemetry"))
 
-from fakenvml import FakeNvmlUnavailable, build_fake_nvml  # noqa: E402
+from fakenvml import FakeNvmlUnavailable, build_fake_nvml
 
 __all__ = ["_gc_on_the_gui_thread", "_no_dangling_qthreads_or_qtimers", "make_window",
            "restore_app_look"]

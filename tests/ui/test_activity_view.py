@@ -50,7 +50,7 @@ def prefilled(seconds: int, gpm: bool = True, ago: float = 0.0
     return (lambda: src), snaps
 
 
-def open_window(qtbot, settings: Settings, seconds: int = 240, *,  # type: ignore[no-untyped-def]
+def open_window(qtbot, settings: Settings, seconds: int = 240, *,
                 gpm: bool = True, ago: float = 0.0) -> MainWindow:
     factory, snaps = prefilled(seconds, gpm, ago)
     w = MainWindow(factory, 1.0, window_s=300, settings=settings)
@@ -111,7 +111,8 @@ def test_the_values_the_sentence_and_why_a_gpu_has_none(qtbot) -> None:
     settings = Settings.memory()
     settings.activity_view = True
     w = open_window(qtbot, settings, seconds=30)
-    qtbot.wait(1100)  # a live reading after the prefilled ones
+    read = w.snapshot_count
+    qtbot.waitUntil(lambda: w.snapshot_count > read, timeout=WAIT_MS)  # a live reading more
     snap = w.latest_snapshot
     assert snap is not None
     no_gpm, gpm = (snap.sample_for(i) for i in (0, 1))
@@ -194,8 +195,10 @@ def test_readable_at_300_percent_in_a_1400_by_900_window(
     for index in (0, 1):
         view = view_of(w, index)
         w.gpu_grid.ensureWidgetVisible(view, 0, 0)
-        qtbot.wait(300)  # laid out and painted at the new size
         line = view.fontMetrics().height()
+        qtbot.waitUntil(lambda view=view, line=line: view.isVisible()  # laid out at 300 %
+                        and view.plot_widget.height() >= max(PLOT_MIN_LINES * line, 120),
+                        timeout=WAIT_MS)
         # as tall as the panel's own graphs may get (their tick labels), and the classroom's
         # 120 px (the Monitor at 300 % in a 1400 x 900 window)
         assert view.plot_widget.height() >= max(PLOT_MIN_LINES * line, 120)

@@ -22,7 +22,7 @@ class Frames(QObject):
         self.count = 0
         window.installEventFilter(self)
 
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.UpdateRequest:
             self.count += 1
         return False
@@ -40,7 +40,7 @@ class PaintWatch(QObject):
         self.plots[plot.viewport()] = plot
         plot.viewport().installEventFilter(self)
 
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.Paint and obj in self.plots:
             self.painted.append((self.frames.count, self.plots[obj].veiled))
         return False

@@ -23,13 +23,13 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "telemetry"))
 
-from fakenvml import FakeNvml, use_fake_nvml  # noqa: E402
+from fakenvml import FakeNvml, use_fake_nvml
 
-from gpumon import i18n  # noqa: E402
-from gpumon.telemetry.nvml.source import NvmlSource  # noqa: E402
-from gpumon.ui.window.main_window import MainWindow  # noqa: E402
-from gpumon.ui.window.settings import Settings  # noqa: E402
-from gpumon.units import GIB  # noqa: E402
+from gpumon import i18n
+from gpumon.telemetry.nvml.source import NvmlSource
+from gpumon.ui.window.main_window import MainWindow
+from gpumon.ui.window.settings import Settings
+from gpumon.units import GIB
 
 pytestmark = pytest.mark.usefixtures("restore_app_look")
 WAIT_MS = 10000
@@ -56,7 +56,7 @@ def classroom(fake_lib: Path) -> Iterator[FakeNvml]:
         yield f
 
 
-def open_window(qtbot, zoom: float) -> MainWindow:  # type: ignore[no-untyped-def]
+def open_window(qtbot, zoom: float) -> MainWindow:
     """A 1400×900 window at ``zoom`` (set before it is made, as a remembered zoom is)."""
     settings = Settings.memory()
     settings.zoom = zoom
@@ -243,7 +243,7 @@ def test_health_tooltips_show_while_another_window_is_active(qtbot, classroom):
 
 
 def test_the_playground_at_300_percent_keeps_stop_the_code_line_and_the_results(
-        qtbot, kernel_fork_server):  # type: ignore[no-untyped-def]
+        qtbot, kernel_fork_server):
     """Stop showed as "S" (scrolled away with the column), the results list lay below the
     window's edge."""
     from gpumon.telemetry.sources.simulated import SimulatedSource

@@ -12,9 +12,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
 from gpumon.ui.monitor.topology_view import TopologyView
+from gpumon.ui.window.about import show_about, show_shortcuts
 from gpumon.ui.window.main_window import MainWindow
 from gpumon.ui.window.open_cluster import UrlDialog
-from gpumon.ui.window.presentation import show_about, show_shortcuts
 from tests.qt_fixtures import activate
 
 

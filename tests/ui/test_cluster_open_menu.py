@@ -23,7 +23,7 @@ def _closed_port() -> int:
 
 
 @pytest.mark.parametrize("zoom", [1.0, 3.0])
-def test_file_open_cluster_asks_checks_and_opens_the_cluster_window(  # type: ignore[no-untyped-def]
+def test_file_open_cluster_asks_checks_and_opens_the_cluster_window(
         qtbot, make_window, zoom: float) -> None:
     w = make_window()
     w.presentation.set_zoom(zoom)
@@ -62,14 +62,14 @@ def test_file_open_cluster_asks_checks_and_opens_the_cluster_window(  # type: ig
     QApplication.processEvents()
 
 
-def test_the_command_line_opens_the_same_cluster_window(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_the_command_line_opens_the_same_cluster_window(qtbot, monkeypatch) -> None:
     """``gpumon --prometheus URL`` hands the cluster window to launch.run (replaced here)."""
     from gpumon.cli.main import main
     from gpumon.ui.window.settings import Settings
 
     made: list[ClusterWindow] = []
 
-    def run(simulate: int | None, interval_s: float | None, *, make_window, lang):  # type: ignore[no-untyped-def]
+    def run(simulate: int | None, interval_s: float | None, *, make_window, lang):
         window = make_window(interval_s or 1.0, Settings.memory())
         qtbot.addWidget(window)
         made.append(window)

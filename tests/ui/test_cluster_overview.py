@@ -27,7 +27,7 @@ def host(name: str, n: int, up: bool = True, util: float = 50.0) -> HostView:
     return HostView(name, up, "" if up else "Prometheus cannot scrape it", gpus, samples)
 
 
-def test_rows_cells_and_clicks(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_rows_cells_and_clicks(qtbot) -> None:
     page = ClusterOverview()
     qtbot.addWidget(page)
     page.resize(900, 600)
@@ -48,7 +48,7 @@ def test_rows_cells_and_clicks(qtbot) -> None:  # type: ignore[no-untyped-def]
     assert view.frames >= 1
 
 
-def test_sizes_follow_the_font(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_sizes_follow_the_font(qtbot) -> None:
     page = ClusterOverview()
     qtbot.addWidget(page)
     page.show_hosts([host(f"n{i}", 8) for i in range(64)])
@@ -76,7 +76,7 @@ def test_tooltips_and_colours() -> None:
 
 
 def test_a_gpu_two_exporters_report_is_named_in_the_tooltip_and_the_panel_header(
-        qtbot) -> None:  # type: ignore[no-untyped-def]
+        qtbot) -> None:
     from gpumon.ui.monitor.panel import GpuPanel
 
     info = GpuInfo(0, "NVIDIA H200", "GPU-1", "", 140 * GIB, host="vm",

@@ -30,7 +30,7 @@ def _closed_port() -> int:
 
 
 @pytest.mark.parametrize("zoom", ZOOMS)
-def test_no_server_is_said_once_and_no_driver_is_claimed(qtbot, zoom: float) -> None:  # type: ignore[no-untyped-def]
+def test_no_server_is_said_once_and_no_driver_is_claimed(qtbot, zoom: float) -> None:
     url = f"http://127.0.0.1:{_closed_port()}"
     window = ClusterWindow(PrometheusSource(url, timeout_s=1.0), 0.5)
     qtbot.addWidget(window)
@@ -49,7 +49,7 @@ def test_no_server_is_said_once_and_no_driver_is_claimed(qtbot, zoom: float) -> 
     window.close()
 
 
-def _overview(qtbot, zoom: float) -> ClusterOverview:  # type: ignore[no-untyped-def]
+def _overview(qtbot, zoom: float) -> ClusterOverview:
     gpus = tuple(GpuInfo(i, "NVIDIA H100", f"GPU-{i}", "", 80 * GIB, host="node-a")
                  for i in range(3))
     samples = (GpuSample(0, 0.0, gpu_util_pct=50, mem_used_bytes=GIB),
@@ -80,7 +80,7 @@ def _corner(image: QImage, cell: QRect, side: int, colour: str) -> set[tuple[int
 
 @pytest.mark.parametrize("zoom", ZOOMS)
 def test_warning_and_error_differ_in_shape_in_the_cells_and_the_legend(qtbot, zoom: float
-                                                                       ) -> None:  # type: ignore[no-untyped-def]
+                                                                       ) -> None:
     page = _overview(qtbot, zoom)
     warning, error = MARKS[Level.WARNING], MARKS[Level.ERROR]
     view = page.heatmap
@@ -100,7 +100,7 @@ def test_warning_and_error_differ_in_shape_in_the_cells_and_the_legend(qtbot, zo
     assert warning[0] != error[0]
 
 
-def test_the_host_tooltip_says_its_driver(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_the_host_tooltip_says_its_driver(qtbot) -> None:
     page = _overview(qtbot, 1.0)
     texts: list[str] = []
     from gpumon.ui.monitor import cluster_overview

@@ -16,11 +16,11 @@ from PySide6.QtWidgets import QLabel
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cluster"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "telemetry"))
 
-from cluster_helpers import Cluster, prometheus_binary  # noqa: E402
-from scripted_http import ScriptedServer  # noqa: E402
+from cluster_helpers import Cluster, prometheus_binary
+from scripted_http import ScriptedServer
 
-from gpumon.telemetry.cluster.prometheus import PrometheusSource  # noqa: E402
-from gpumon.ui.window.cluster_window import ClusterWindow  # noqa: E402
+from gpumon.telemetry.cluster.prometheus import PrometheusSource
+from gpumon.ui.window.cluster_window import ClusterWindow
 
 pytestmark = pytest.mark.slow  # real servers or subprocesses: seconds each (docs/development.md)
 
@@ -39,7 +39,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         c.stop()
 
 
-def make(qtbot, source: PrometheusSource, interval_s: float = 0.3) -> ClusterWindow:  # type: ignore[no-untyped-def]
+def make(qtbot, source: PrometheusSource, interval_s: float = 0.3) -> ClusterWindow:
     window = ClusterWindow(source, interval_s)
     qtbot.addWidget(window)
     window.resize(1400, 900)
@@ -47,7 +47,7 @@ def make(qtbot, source: PrometheusSource, interval_s: float = 0.3) -> ClusterWin
     return window
 
 
-def test_overview_then_a_click_opens_that_machines_panels(qtbot, cluster: Cluster) -> None:  # type: ignore[no-untyped-def]
+def test_overview_then_a_click_opens_that_machines_panels(qtbot, cluster: Cluster) -> None:
     window = make(qtbot, PrometheusSource(cluster.url, backfill_s=120))
     heatmap = window.overview.heatmap
     qtbot.waitUntil(lambda: len(heatmap.hosts) == 2, timeout=15000)
@@ -74,7 +74,7 @@ def test_overview_then_a_click_opens_that_machines_panels(qtbot, cluster: Cluste
     assert [h.host for h in window.latest_snapshot.hosts] == ["node-a", "node-b"]
 
 
-def test_playground_says_it_stays_local(qtbot, cluster: Cluster) -> None:  # type: ignore[no-untyped-def]
+def test_playground_says_it_stays_local(qtbot, cluster: Cluster) -> None:
     window = make(qtbot, PrometheusSource(cluster.url))
     note = window.playground.findChild(QLabel, "playgroundStaysLocal")
     assert note is not None and note.isVisibleTo(window.playground)
@@ -82,7 +82,7 @@ def test_playground_says_it_stays_local(qtbot, cluster: Cluster) -> None:  # typ
                            f"Monitor shows machines read from {cluster.url}.")
 
 
-def test_a_hung_server_never_freezes_the_window(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_a_hung_server_never_freezes_the_window(qtbot) -> None:
     """Each query hangs; the source gives up after 1 s, in the sampling thread: the GUI
     thread keeps running its timers meanwhile, and the banner says what happened."""
     with ScriptedServer(lambda _: (200, "application/json", b"{}", 30.0)) as server:
@@ -102,7 +102,7 @@ def test_a_hung_server_never_freezes_the_window(qtbot) -> None:  # type: ignore[
         window.close()
 
 
-def test_a_dcgm_exporter_beside_gpumon_in_the_window(qtbot, tmp_path_factory) -> None:  # type: ignore[no-untyped-def]
+def test_a_dcgm_exporter_beside_gpumon_in_the_window(qtbot, tmp_path_factory) -> None:
     """gpumon's exporter and two real dcgm-exporter pages that report one GPU, all with the
     host name node-a: the overview shows two machines; the dcgm machine's panel names the B200
     with the page's numbers, its duplicate, and the driver the page's label gives."""

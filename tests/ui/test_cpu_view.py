@@ -29,7 +29,7 @@ def test_no_gpu_playground_shows_the_kernels_memory_moving(qtbot, make_window):
     panel = w.playground
     w.tabs.setCurrentWidget(panel)
     view = panel.cpu_view
-    qtbot.waitUntil(lambda: view.isVisible() and w.engine.kernel_pid is not None,
+    qtbot.waitUntil(lambda: view.isVisible() and w.kernel_link.kernel_pid is not None,
                     timeout=30000)
     assert not w.gpu_grid.isVisible()  # not "No GPUs to show."
     title = view.title.text()
@@ -37,7 +37,7 @@ def test_no_gpu_playground_shows_the_kernels_memory_moving(qtbot, make_window):
     qtbot.waitUntil(lambda: len(view.probe.series()[0]) >= 2, timeout=10000)
     _, before = view.probe.series()
     base = before[-1]
-    assert abs(base - (rss_of(w.engine.kernel_pid) or 0)) < 200 * MIB  # the kernel's RSS
+    assert abs(base - (rss_of(w.kernel_link.kernel_pid) or 0)) < 200 * MIB  # the kernel's RSS
     # A 256 MiB tensor on the cpu, made with the form (Enter in the shape field).
     panel.forms.shape_edit.setText("8192, 8192")
     panel.forms.findChild(QComboBox, "fillCombo").setCurrentText("ones")
@@ -60,7 +60,7 @@ def test_no_gpu_playground_shows_the_kernels_memory_moving(qtbot, make_window):
     assert "256.00 MiB" in view.readout.text() and "RSS" in view.readout.text()
     assert len(view._markers) == 1
     assert "GPU" not in " ".join(view.legend_names())
-    assert f"PID {w.engine.kernel_pid}" in view.title.text()
+    assert f"PID {w.kernel_link.kernel_pid}" in view.title.text()
 
 
 def test_with_gpus_the_grid_shows_and_the_cpu_view_does_not(qtbot, make_window):

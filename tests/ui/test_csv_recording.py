@@ -55,7 +55,7 @@ def _sections(path: Path) -> list[list[list[str]]]:
     return sections
 
 
-def test_recording_has_every_series_of_the_history_export(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_recording_has_every_series_of_the_history_export(qtbot, tmp_path: Path) -> None:
     snaps = [_snap(1_700_000_000.0 + k, torch_on=k >= 2) for k in range(4)]
     recorder = CsvRecorder()
     recorder.start(tmp_path / "rec.csv")
@@ -89,7 +89,7 @@ def test_recording_has_every_series_of_the_history_export(qtbot, tmp_path: Path)
     assert exported <= set(wider), exported - set(wider)
 
 
-def test_rows_are_written_on_the_worker_thread(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
+def test_rows_are_written_on_the_worker_thread(qtbot, tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     threads: list[threading.Thread] = []
     real_stamps = csv_rows.stamps
@@ -109,7 +109,7 @@ def test_rows_are_written_on_the_worker_thread(qtbot, tmp_path: Path,  # type: i
     assert {t.name for t in threads} == {"gpumon-csv-record"}
 
 
-def test_rows_reach_the_file_within_about_a_second(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
+def test_rows_reach_the_file_within_about_a_second(qtbot, tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """The once-a-second flush: rows are on disk while the recording goes on (here with a
     tenth of the period, so that the test waits 0.15 s, not 1.1 s)."""

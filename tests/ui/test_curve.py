@@ -12,7 +12,7 @@ from gpumon.ui.widgets.curve import LiteCurve
 from gpumon.ui.widgets.plot import LitePlotWidget
 
 
-def _plot(qtbot):  # type: ignore[no-untyped-def]
+def _plot(qtbot):
     widget = LitePlotWidget()
     qtbot.addWidget(widget)
     widget.resize(400, 200)
@@ -21,7 +21,7 @@ def _plot(qtbot):  # type: ignore[no-untyped-def]
     return widget
 
 
-def test_set_data_keeps_the_view_rect_as_bounds(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_set_data_keeps_the_view_rect_as_bounds(qtbot) -> None:
     widget = _plot(qtbot)
     plot = widget.getPlotItem()
     plot.setXRange(-10, 0, padding=0)
@@ -41,7 +41,7 @@ def test_set_data_keeps_the_view_rect_as_bounds(qtbot) -> None:  # type: ignore[
     assert curve.boundingRect() == plot.getViewBox().viewRect() != view
 
 
-def test_other_calls_go_through_plot_curve_item(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_other_calls_go_through_plot_curve_item(qtbot) -> None:
     curve = LiteCurve()
     curve.setData([0.0, 1.0], [2.0, 3.0], pen="#f00", name="x")  # keyword beyond the fast ones
     assert curve.name() == "x" and curve.opts["pen"].color().name() == "#ff0000"
@@ -54,7 +54,7 @@ def test_other_calls_go_through_plot_curve_item(qtbot) -> None:  # type: ignore[
         raise AssertionError("mismatched arrays accepted")
 
 
-def test_auto_range_follows_the_data(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_auto_range_follows_the_data(qtbot) -> None:
     widget = _plot(qtbot)
     plot = widget.getPlotItem()
     plot.enableAutoRange(y=True)
@@ -66,7 +66,7 @@ def test_auto_range_follows_the_data(qtbot) -> None:  # type: ignore[no-untyped-
     qtbot.waitUntil(lambda: plot.getViewBox().viewRange()[1][1] >= 50.0)
 
 
-def test_panel_curves_are_lite_curves(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_panel_curves_are_lite_curves(qtbot) -> None:
     info = GpuInfo(index=0, name="GPU", uuid="GPU-0", pci_bus_id="0", mem_total_bytes=2**30)
     panel = GpuPanel(info, window_s=60)
     qtbot.addWidget(panel)

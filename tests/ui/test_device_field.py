@@ -32,7 +32,7 @@ def _shows_whole(combo: QComboBox, text: str) -> bool:
 @pytest.mark.parametrize("language", [i18n.CHINESE, i18n.ENGLISH])
 @pytest.mark.parametrize("zoom", [1.0, 3.0])
 def test_the_device_field_and_its_list_show_the_longest_item_whole(
-        qtbot, make_window, zoom: float, language: str) -> None:  # type: ignore[no-untyped-def]
+        qtbot, make_window, zoom: float, language: str) -> None:
     i18n.set_language(language)
     w = make_window()
     panel = w.playground

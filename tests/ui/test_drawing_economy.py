@@ -22,7 +22,7 @@ INFO = GpuInfo(0, "Test GPU", "GPU-0000", "00000000:01:00.0", mem_total_bytes=16
 WINDOW_S = 3600.0
 
 
-def _shown_panel(qtbot, series):  # type: ignore[no-untyped-def]
+def _shown_panel(qtbot, series):
     panel = GpuPanel(INFO)
     qtbot.addWidget(panel)
     panel.set_window(WINDOW_S)
@@ -34,18 +34,18 @@ def _shown_panel(qtbot, series):  # type: ignore[no-untyped-def]
     return panel
 
 
-def _ramp(t_now: float):  # type: ignore[no-untyped-def]
+def _ramp(t_now: float):
     def series(_gpu: int, _key: str) -> tuple[np.ndarray, np.ndarray]:
         t = np.arange(t_now - WINDOW_S, t_now + 1.0)
         return t, (t % 97) * GIB / 10
     return series
 
 
-def test_a_curve_redraw_does_not_repaint_the_axes(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_curve_redraw_does_not_repaint_the_axes(qtbot, monkeypatch) -> None:
     painted: list[str] = []
     original = pg.AxisItem.paint
 
-    def counting(self, *args):  # type: ignore[no-untyped-def]
+    def counting(self, *args):
         painted.append(self.orientation)
         return original(self, *args)
 
@@ -75,7 +75,7 @@ def test_a_curve_redraw_does_not_repaint_the_axes(qtbot, monkeypatch) -> None:  
     assert painted == []
 
 
-def test_memory_fill_is_opaque_and_blended_for_the_theme(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_memory_fill_is_opaque_and_blended_for_the_theme(qtbot) -> None:
     assert opaque_fill("#000000", 0.25, "#ffffff") == QColor("#bfbfbf")
     panel = GpuPanel(INFO)
     qtbot.addWidget(panel)
@@ -89,7 +89,7 @@ def test_memory_fill_is_opaque_and_blended_for_the_theme(qtbot) -> None:  # type
     assert dark != brush.color()
 
 
-def test_peak_downsampling_draws_about_two_points_a_pixel_and_keeps_the_peaks(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_peak_downsampling_draws_about_two_points_a_pixel_and_keeps_the_peaks(qtbot) -> None:
     t = np.arange(-WINDOW_S, 1.0)
     v = np.full(t.shape, 1.0)
     v[1234] = 90.0  # a one-sample spike must still show
@@ -106,7 +106,7 @@ def test_peak_downsampling_draws_about_two_points_a_pixel_and_keeps_the_peaks(qt
     assert y.max() == 90.0
 
 
-def test_runs_label_reads_as_plain_text_and_paints_its_runs(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_runs_label_reads_as_plain_text_and_paints_its_runs(qtbot) -> None:
     label = RunsLabel()
     qtbot.addWidget(label)
     label.resize(300, 24)
@@ -185,7 +185,7 @@ def test_due_takes_the_most_behind_first_and_never_leaves_a_pixel_behind() -> No
     assert GpuGrid._due(panels, 10.0, 0.0) == {0, 1, 2}  # first tick: every due panel
 
 
-def test_runs_label_shows_plain_text_set_directly(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_runs_label_shows_plain_text_set_directly(qtbot) -> None:
     label = RunsLabel()
     qtbot.addWidget(label)
     label.resize(200, 24)

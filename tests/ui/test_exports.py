@@ -20,7 +20,7 @@ def _read(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
-def _close_boxes(w) -> None:  # type: ignore[no-untyped-def]
+def _close_boxes(w) -> None:
     for box in w.findChildren(QMessageBox):
         box.close()
 
@@ -162,7 +162,7 @@ def test_export_writes_on_a_worker_thread_and_refuses_a_second_meanwhile(
     writer_threads: list[str] = []
     real_write = ex.write_history_csv
 
-    def slow_write(table, path):  # type: ignore[no-untyped-def]
+    def slow_write(table, path):
         writer_threads.append(threading.current_thread().name)
         assert release.wait(10)
         return real_write(table, path)

@@ -19,7 +19,7 @@ class Holder:
         self.me = self
 
 
-def test_cycles_with_qt_objects_are_collected_on_the_gui_thread(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_cycles_with_qt_objects_are_collected_on_the_gui_thread(qtbot) -> None:
     assert gcguard.installed() and not gc.isenabled()  # the session fixture installed it
     collected_in: list[str] = []
     holder = Holder()
@@ -68,7 +68,7 @@ class RecordingTimer(QTimer):
         super().start(*args)
 
 
-def test_each_snapshot_collects_and_puts_the_timer_off(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_each_snapshot_collects_and_puts_the_timer_off(qtbot, monkeypatch) -> None:
     """The collection rides on the snapshots' wake-up: each delivery collects and starts the
     timer, which would wake the GUI thread on its own, over again, so it fires only when no
     snapshot came for its whole interval. Each delivery is checked, rather than the fires

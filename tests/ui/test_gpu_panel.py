@@ -16,7 +16,7 @@ def _series(_gpu: int, _key: str) -> tuple[np.ndarray, np.ndarray]:
     return np.array([1.0, 2.0]), np.array([1.0, 2.0])
 
 
-def test_panel_header_tooltip_follows_the_sample(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_panel_header_tooltip_follows_the_sample(qtbot) -> None:
     panel = GpuPanel(INFO)
     qtbot.addWidget(panel)
     panel.update_view(GpuSample(0, 1.0, mem_free_bytes=2 * GIB, encoder_util_pct=7.0), 1.0,
@@ -30,7 +30,7 @@ def test_panel_header_tooltip_follows_the_sample(qtbot) -> None:  # type: ignore
     assert "Encoder: N/A" in panel.title.toolTip()
 
 
-def test_panel_tooltip_says_which_reads_failed_on_this_tick(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_panel_tooltip_says_which_reads_failed_on_this_tick(qtbot) -> None:
     panel = GpuPanel(INFO)
     qtbot.addWidget(panel)
     failed = ("nvmlDeviceGetUtilizationRates: Unknown Error",)
@@ -43,14 +43,14 @@ def test_panel_tooltip_says_which_reads_failed_on_this_tick(qtbot) -> None:  # t
     assert "NVML failed" not in panel.title.toolTip()
 
 
-def test_labels_are_set_only_when_their_text_changes(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_labels_are_set_only_when_their_text_changes(qtbot) -> None:
     panel = GpuPanel(INFO)
     qtbot.addWidget(panel)
     calls: list[str] = []
     for label in (panel.mem_label, panel.util_label, panel.readouts):
         original = label.setText
 
-        def counting(text: str, _set=original) -> None:  # type: ignore[no-untyped-def]
+        def counting(text: str, _set=original) -> None:
             calls.append(text)
             _set(text)
 
@@ -70,7 +70,7 @@ def test_labels_are_set_only_when_their_text_changes(qtbot) -> None:  # type: ig
     assert "51 %" in panel.util_label.text()
 
 
-def test_memory_readout_shows_free(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_memory_readout_shows_free(qtbot) -> None:
     panel = GpuPanel(INFO)
     qtbot.addWidget(panel)
     panel.update_view(GpuSample(0, 1.0, mem_total_bytes=16 * GIB, mem_used_bytes=3 * GIB,

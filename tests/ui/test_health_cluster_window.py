@@ -13,11 +13,11 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cluster"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "telemetry"))
 
-from cluster_helpers import Cluster, prometheus_binary, wait_for  # noqa: E402
-from fakenvml import FakeNvmlUnavailable, build_fake_nvml  # noqa: E402
+from cluster_helpers import Cluster, prometheus_binary, wait_for
+from fakenvml import FakeNvmlUnavailable, build_fake_nvml
 
-from gpumon.telemetry.cluster.prometheus import PrometheusSource  # noqa: E402
-from gpumon.ui.window.cluster_window import ClusterWindow  # noqa: E402
+from gpumon.telemetry.cluster.prometheus import PrometheusSource
+from gpumon.ui.window.cluster_window import ClusterWindow
 
 pytestmark = pytest.mark.slow  # a real Prometheus and an exporter process
 
@@ -42,7 +42,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory,
         c.stop()
 
 
-def test_remote_panels_have_the_words_the_mark_and_the_event(qtbot, cluster: Cluster  # type: ignore[no-untyped-def]
+def test_remote_panels_have_the_words_the_mark_and_the_event(qtbot, cluster: Cluster
                                                              ) -> None:
     window = ClusterWindow(PrometheusSource(cluster.url, backfill_s=60), 0.3)
     qtbot.addWidget(window)

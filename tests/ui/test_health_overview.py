@@ -33,7 +33,7 @@ def corner_colour(view: HeatmapView, col: int) -> QColor | None:
     return QColor(max(counts, key=counts.__getitem__)) if counts else None
 
 
-def test_a_corner_in_the_marks_colour_and_the_words_in_the_tooltip(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_a_corner_in_the_marks_colour_and_the_words_in_the_tooltip(qtbot) -> None:
     gpus = tuple(GpuInfo(i, "NVIDIA H100", f"GPU-{i}", "", 80 * GIB, host="node-a")
                  for i in range(3))
     samples = (GpuSample(0, 0.0, gpu_util_pct=50, mem_used_bytes=GIB),

@@ -15,12 +15,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "telemetry"))
 
-from fakenvml import FakeNvml, use_fake_nvml  # noqa: E402
+from fakenvml import FakeNvml, use_fake_nvml
 
-from gpumon.telemetry.nvml.source import NvmlSource  # noqa: E402
-from gpumon.telemetry.sources.sampler import Sampler  # noqa: E402
-from gpumon.ui.window import workers  # noqa: E402
-from gpumon.ui.window.main_window import MainWindow  # noqa: E402
+from gpumon.telemetry.nvml.source import NvmlSource
+from gpumon.telemetry.sources.sampler import Sampler
+from gpumon.ui.window import workers
+from gpumon.ui.window.main_window import MainWindow
 
 pytestmark = pytest.mark.usefixtures("restore_app_look")
 WAIT_MS = 5000
@@ -43,7 +43,7 @@ def shot(w: MainWindow, name: str, whole: bool = False) -> None:
         panel.grab().save(str(Path(where) / name))
 
 
-def run_window(qtbot, make_window, fake: FakeNvml, words: dict[str, str],  # type: ignore[no-untyped-def]
+def run_window(qtbot, make_window, fake: FakeNvml, words: dict[str, str],
                shot_name: str) -> None:
     w = make_window(NvmlSource)
     qtbot.waitUntil(lambda: w.gpu_panel(1) is not None and w.snapshot_count >= 2,
@@ -76,7 +76,7 @@ def run_window(qtbot, make_window, fake: FakeNvml, words: dict[str, str],  # typ
 
 
 def test_panel_says_why_clocks_are_down_and_an_xid_reaches_the_badge(
-        qtbot, make_window, fake: FakeNvml) -> None:  # type: ignore[no-untyped-def]
+        qtbot, make_window, fake: FakeNvml) -> None:
     run_window(qtbot, make_window, fake, {
         "held": "clocks held down: power cap, thermal", "warning": "▲ warning",
         "ok": "● healthy", "error": "✖ error", "pending": "a row remap is pending",
@@ -85,7 +85,7 @@ def test_panel_says_why_clocks_are_down_and_an_xid_reaches_the_badge(
         "health_panel_en.png")
 
 
-def test_the_same_in_chinese(qtbot, make_window, fake: FakeNvml,  # type: ignore[no-untyped-def]
+def test_the_same_in_chinese(qtbot, make_window, fake: FakeNvml,
                              chinese: None) -> None:
     run_window(qtbot, make_window, fake, {
         "held": "频率被压低：功耗上限、过热", "warning": "▲ 警告", "ok": "● 正常",
@@ -94,7 +94,7 @@ def test_the_same_in_chinese(qtbot, make_window, fake: FakeNvml,  # type: ignore
         "one_event": "▲ 1 个事件："}, "health_panel_zh.png")
 
 
-def test_a_lost_gpu_has_no_health_mark(qtbot, make_window, fake: FakeNvml) -> None:  # type: ignore[no-untyped-def]
+def test_a_lost_gpu_has_no_health_mark(qtbot, make_window, fake: FakeNvml) -> None:
     w = make_window(NvmlSource)
     qtbot.waitUntil(lambda: w.gpu_panel(1) is not None and w.snapshot_count >= 2,
                     timeout=WAIT_MS)
@@ -105,7 +105,7 @@ def test_a_lost_gpu_has_no_health_mark(qtbot, make_window, fake: FakeNvml) -> No
     assert not p1.health.mark.isVisible() and not p1.health.held.isVisible()
 
 
-def test_a_new_uncorrected_ecc_error_reaches_the_badge_and_log(  # type: ignore[no-untyped-def]
+def test_a_new_uncorrected_ecc_error_reaches_the_badge_and_log(
         qtbot, make_window, fake: FakeNvml, monkeypatch: pytest.MonkeyPatch) -> None:
     # ECC counters are slow fields, read every 5 s; here every 0.5 s (the path is the test).
     monkeypatch.setattr(workers, "Sampler", functools.partial(Sampler, slow_every_s=0.5))

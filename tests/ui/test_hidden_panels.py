@@ -29,14 +29,14 @@ class Touches(QObject):
         self.root = root
         self.events: list[tuple[str, str]] = []
 
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if event.type() in self.KINDS and isinstance(obj, QWidget) and \
                 self.root.isAncestorOf(obj):
             self.events.append((event.type().name, obj.objectName()))
         return False
 
 
-def _fed_grid(qtbot, n_gpus: int = 2):  # type: ignore[no-untyped-def]
+def _fed_grid(qtbot, n_gpus: int = 2):
     """A grid on the first of two tabs, fed by a simulated source on a fake clock."""
     clock = [1_700_000_000.0]
     source = SimulatedSource(n_gpus, seed=0, clock=lambda: clock[0])
@@ -65,11 +65,11 @@ def _fed_grid(qtbot, n_gpus: int = 2):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("how", ["tab", "minimised"])
-def test_a_hidden_panel_gets_no_update_and_catches_up_when_shown(qtbot, monkeypatch, how) -> None:  # type: ignore[no-untyped-def]
+def test_a_hidden_panel_gets_no_update_and_catches_up_when_shown(qtbot, monkeypatch, how) -> None:
     set_runs: list[RunsLabel] = []
     original = RunsLabel.set_runs
 
-    def counting(self, runs, *forms):  # type: ignore[no-untyped-def]
+    def counting(self, runs, *forms):
         set_runs.append(self)
         original(self, runs, *forms)
 

@@ -14,14 +14,14 @@ from gpumon.ui.widgets.hover_box import place_box
 pytestmark = pytest.mark.usefixtures("restore_app_look")
 
 
-def point_over(panel, widget, fx: float, fy: float) -> QPointF:  # type: ignore[no-untyped-def]
+def point_over(panel, widget, fx: float, fy: float) -> QPointF:
     """The scene position at fractions (fx, fy) of ``widget``'s plot area."""
     vb = widget.getPlotItem().getViewBox()
     rect = vb.sceneBoundingRect()
     return QPointF(rect.left() + fx * rect.width(), rect.top() + fy * rect.height())
 
 
-def move(panel, widget, fx: float, fy: float) -> QPoint:  # type: ignore[no-untyped-def]
+def move(panel, widget, fx: float, fy: float) -> QPoint:
     """What a pointer move over the graph does; the pointer's place in the panel."""
     pos = point_over(panel, widget, fx, fy)
     widget.scene().sigMouseMoved.emit(pos)
@@ -65,7 +65,7 @@ def test_the_readout_floats_beside_the_pointer_inside_the_graph(qtbot, make_wind
             assert label.width() >= label.sizeHint().width(), (zoom, label.text())
     QApplication.sendEvent(graph.viewport(), QEvent(QEvent.Type.Leave))
     assert not panel.readout.isVisible()
-    assert not any(line.isVisible() for line in panel._cross)
+    assert not any(line.isVisible() for line in panel.crosshair.lines)
 
 
 def test_a_still_pointer_reads_the_time_under_it_as_the_data_moves(qtbot, make_window):
@@ -79,8 +79,8 @@ def test_a_still_pointer_reads_the_time_under_it_as_the_data_moves(qtbot, make_w
     qtbot.waitUntil(lambda: times[-1] > first + 0.15, timeout=5000)  # no pointer event came
     assert panel.readout is not None and panel.readout.text().startswith("GPU 1 at ")
     # The readout follows: it reads the same time before the newest snapshot.
-    assert panel._hover_x is not None
-    assert abs(times[-1] - (panel._t_ref + panel._hover_x)) < 1e-6
+    assert panel.crosshair.x is not None
+    assert abs(times[-1] - (panel._t_ref + panel.crosshair.x)) < 1e-6
 
 
 def test_the_box_flips_and_stays_inside() -> None:

@@ -18,7 +18,7 @@ class _Window:
     paused = False
 
 
-def test_data_that_stops_coming_turns_stale_and_the_age_counts_on(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_data_that_stops_coming_turns_stale_and_the_age_counts_on(qtbot) -> None:
     header, grid = HeaderBar(), GpuGrid()
     qtbot.addWidget(header)
     qtbot.addWidget(grid)
@@ -34,7 +34,7 @@ def test_data_that_stops_coming_turns_stale_and_the_age_counts_on(qtbot) -> None
 
 
 def test_each_snapshot_puts_the_stale_watchdog_off_until_the_data_would_turn_stale(
-        qtbot) -> None:  # type: ignore[no-untyped-def]
+        qtbot) -> None:
     """While data comes the watchdog does not wake: each arrival moves its single shot to the
     moment the data would turn stale (2.5 intervals, at least 0.5 s); it woke every 250 ms.
     Its state is checked after each arrival rather than its wake-ups counted over a
@@ -44,7 +44,7 @@ def test_each_snapshot_puts_the_stale_watchdog_off_until_the_data_would_turn_sta
     qtbot.addWidget(grid)
     status = StatusText(_Window(), header, grid, lambda _title: None)
     status.start(opening=False)
-    watchdog = status._watchdog  # noqa: SLF001 - the timer under test
+    watchdog = status._watchdog  # the timer under test
     try:
         for _ in range(5):
             status.arrived()  # what the window calls for each snapshot

@@ -24,7 +24,7 @@ def cli(text: str) -> float | None:
 
 
 def test_what_the_command_line_accepts_the_window_shows_and_samples_at(
-        make_window) -> None:  # type: ignore[no-untyped-def]
+        make_window) -> None:
     first = cli("0.25")
     w = make_window(interval_s=first, show=False)
     assert w.interval_s == w.controls.interval_spin.value() == first == 0.25
@@ -36,7 +36,7 @@ def test_what_the_command_line_accepts_the_window_shows_and_samples_at(
 
 
 def test_the_window_stops_where_the_command_line_does(
-        make_window, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+        make_window, capsys: pytest.CaptureFixture[str]) -> None:
     w = make_window(show=False)
     spin = w.controls.interval_spin
     assert (spin.minimum(), spin.maximum()) == (cli("0.1"), cli("10"))
@@ -47,7 +47,7 @@ def test_the_window_stops_where_the_command_line_does(
         assert w.interval_s == spin.value() == SAMPLING.clamp(typed), typed
 
 
-def test_a_remembered_interval_is_read_in_the_same_range(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_remembered_interval_is_read_in_the_same_range(tmp_path) -> None:
     for i, (stored, read) in enumerate((("99", 10.0), ("0.01", 0.1), ("0.25", 0.25),
                                         ("0.125", 0.13), ("nan", None))):
         path = tmp_path / f"gpumon{i}.ini"  # QSettings caches a file it has read
@@ -58,7 +58,7 @@ def test_a_remembered_interval_is_read_in_the_same_range(tmp_path) -> None:  # t
     assert settings.interval_s == cli("0.15") == 0.15
 
 
-def test_the_spin_box_rounds_every_value_as_the_interval_does(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_the_spin_box_rounds_every_value_as_the_interval_does(qtbot) -> None:
     controls = Controls(1.0, 60)
     qtbot.addWidget(controls)
     spin = controls.interval_spin

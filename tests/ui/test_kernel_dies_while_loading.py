@@ -16,11 +16,11 @@ pytestmark = [pytest.mark.skipif(os.name != "posix", reason="sends SIGKILL to th
 
 
 @pytest.mark.slow
-def test_a_kernel_killed_while_torch_loads_ends_the_loading_state(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+def test_a_kernel_killed_while_torch_loads_ends_the_loading_state(qtbot, make_window) -> None:
     w = make_window()
     lesson = w.lesson
     panel = w.playground
-    engine = w.engine
+    engine = w.kernel_link
     engine.load()
     qtbot.waitUntil(lambda: engine.kernel_pid is not None, timeout=30000)
     assert engine.loading and engine.load_status is None  # the kernel is importing torch

@@ -10,9 +10,9 @@ from gpumon.playground.data import actions as act
 
 
 @pytest.mark.slow  # a real kernel, ended and started again
-def test_os_exit_under_an_action_is_one_card(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+def test_os_exit_under_an_action_is_one_card(qtbot, make_window) -> None:
     w = make_window()
-    panel, engine = w.playground, w.engine
+    panel, engine = w.playground, w.kernel_link
     panel.submit(act.RunCode("x = torch.ones(3)"))
     qtbot.waitUntil(lambda: panel.log.count() == 1, timeout=60000)
     pid = engine.kernel_pid

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QApplication
 from gpumon.ui.window.settings import Settings
 
 
-def _move_over(bar, index: int) -> None:  # type: ignore[no-untyped-def]
+def _move_over(bar, index: int) -> None:
     at = QPointF(bar.tabRect(index).center())
     event = QMouseEvent(QEvent.Type.MouseMove, at, bar.mapToGlobal(at),
                         Qt.MouseButton.NoButton, Qt.MouseButton.NoButton,
@@ -19,7 +19,7 @@ def _move_over(bar, index: int) -> None:  # type: ignore[no-untyped-def]
     QApplication.sendEvent(bar, event)
 
 
-def _tab(w, key: str) -> int:  # type: ignore[no-untyped-def]
+def _tab(w, key: str) -> int:
     return next(i for i in range(w.tabs.count()) if w.tabs.key(i) == key)
 
 
@@ -27,8 +27,8 @@ def test_a_monitor_only_session_starts_no_kernel(qtbot, make_window) -> None:
     w = make_window()
     qtbot.waitUntil(lambda: w.snapshot_count >= 3, timeout=10000)
     _move_over(w.tabs.tabBar(), _tab(w, "Monitor"))
-    assert not w.warmup._hover.isActive()  # noqa: SLF001 - no start is on its way
-    assert w._engine is None  # noqa: SLF001 - no KernelLink made, no process started
+    assert not w.warmup._hover.isActive()  # no start is on its way
+    assert w._kernel_link is None  # no KernelLink made, no process started
     assert not w.settings.playground_used
 
 
@@ -38,22 +38,22 @@ def test_resting_on_the_playground_tab_starts_the_kernel_before_the_click(
     qtbot.waitUntil(lambda: w.snapshot_count >= 1, timeout=10000)
     _move_over(w.tabs.tabBar(), _tab(w, "Playground"))
     # loading, or loaded already (a kernel forked from the fork server has torch at once)
-    qtbot.waitUntil(lambda: w._engine is not None and (  # noqa: SLF001
-        w.engine.loading or w.engine.load_status is not None), timeout=3000)
+    qtbot.waitUntil(lambda: w._kernel_link is not None and (
+        w.kernel_link.loading or w.kernel_link.load_status is not None), timeout=3000)
     assert w.tabs.key(w.tabs.currentIndex()) == "Monitor"  # not shown: only warmed
     assert not w.settings.playground_used  # only showing it counts as use
-    qtbot.waitUntil(lambda: w.engine.load_status is not None, timeout=60000)
-    assert w.engine.load_status.ok
+    qtbot.waitUntil(lambda: w.kernel_link.load_status is not None, timeout=60000)
+    assert w.kernel_link.load_status.ok
 
 
 def test_showing_the_lesson_starts_the_kernel_and_is_remembered(qtbot, make_window) -> None:
     w = make_window()
     w.show_tab("Lesson")
-    qtbot.waitUntil(lambda: w._engine is not None and w.engine.running, timeout=10000)  # noqa: SLF001
+    qtbot.waitUntil(lambda: w._kernel_link is not None and w.kernel_link.running, timeout=10000)
     assert w.settings.playground_used
 
 
-def test_the_remembered_use_survives_in_the_settings_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_the_remembered_use_survives_in_the_settings_file(tmp_path) -> None:
     path = tmp_path / "gpumon.ini"
     first = Settings.ini(path)
     assert first.playground_used is False
@@ -62,7 +62,7 @@ def test_the_remembered_use_survives_in_the_settings_file(tmp_path) -> None:  # 
     assert Settings.ini(path).playground_used is True
 
 
-def _kernel_children_after_start(config_home, seconds: float = 6.0  # type: ignore[no-untyped-def]
+def _kernel_children_after_start(config_home, seconds: float = 6.0
                                  ) -> tuple[list[str], float]:
     """The app's kernel processes, looked for until one shows or ``seconds`` passed, and the
     seconds that took."""
@@ -92,7 +92,7 @@ def _kernel_children_after_start(config_home, seconds: float = 6.0  # type: igno
 
 @pytest.mark.slow
 def test_the_app_starts_its_kernel_at_launch_only_after_a_session_that_used_it(
-        tmp_path) -> None:  # type: ignore[no-untyped-def]
+        tmp_path) -> None:
     used = tmp_path / "used"
     import os
     import subprocess

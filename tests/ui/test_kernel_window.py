@@ -49,7 +49,7 @@ def _python(code: str, timeout: float = 180) -> subprocess.CompletedProcess[str]
 def test_torch_is_never_imported_by_the_window_in_a_playground_and_lesson_session() -> None:
     proc = _python("""
         done = []
-        w.engine.outcomeReady.connect(done.append)
+        w.kernel_link.outcomeReady.connect(done.append)
         w.tabs.setCurrentWidget(w.playground)
         w.playground.submit(act.CreateTensor("x", "[1, 2, 3]"))
         w.playground.submit(RunCode("y = x * 2\\nnet = nn.Linear(3, 1)"))
@@ -69,8 +69,8 @@ def test_torch_is_never_imported_by_the_window_in_a_playground_and_lesson_sessio
             "smi_text": r.smi_text, "cuda_devices": r.cuda_devices, "shows_gpu": r.shows_gpu,
             "outcomes": [(o.code, o.ok, o.error and (o.error.type_name, o.error.by_torch))
                          for o in r.outcomes]} for r in results]))
-        print("devices", json.dumps([d.name for d in w.engine.device_options]))
-        print("kernel", w.engine.kernel_pid, "window", os.getpid())
+        print("devices", json.dumps([d.name for d in w.kernel_link.device_options]))
+        print("kernel", w.kernel_link.kernel_pid, "window", os.getpid())
         print("torch in window:", "torch" in sys.modules)
         w.close()
     """)
@@ -136,8 +136,8 @@ def test_quit_during_a_10_s_operation_exits_0_within_3_s_and_leaves_no_kernel(
     script = PRELUDE + textwrap.dedent(f"""
         w.tabs.setCurrentWidget(w.playground)
         w.playground.submit(RunCode({touch_line(mark)!r} + "import time\\ntime.sleep(10)"))
-        wait(lambda: w.engine.kernel_pid is not None and os.path.exists({str(mark)!r}))
-        print("kernel", w.engine.kernel_pid, flush=True)
+        wait(lambda: w.kernel_link.kernel_pid is not None and os.path.exists({str(mark)!r}))
+        print("kernel", w.kernel_link.kernel_pid, flush=True)
         print("closing", time.monotonic(), flush=True)
         QTimer.singleShot(0, w.close)
         QTimer.singleShot(0, app.quit)
@@ -162,14 +162,17 @@ def test_quit_during_a_10_s_operation_exits_0_within_3_s_and_leaves_no_kernel(
 def test_the_kernel_is_prewarmed_after_the_first_frame_when_asked() -> None:
     proc = _python("""
         from gpumon.ui.window.main_window import MainWindow as Prewarming
-        running_at_show = w.engine.running
+        running_at_show = w.kernel_link.running
         w.close()
-        p = Prewarming(simulated_factory(1), 0.1, prewarm_kernel=True)
+        from gpumon.ui.window.settings import Settings
+        used = Settings.memory()
+        used.playground_used = True  # the last session showed the playground
+        p = Prewarming(simulated_factory(1), 0.1, settings=used)
         p.show()
-        started_at_show = p.engine.running
-        wait(lambda: p.engine.load_status is not None)
-        print(running_at_show, started_at_show, p.engine.load_status.ok,
-              p.engine.kernel_pid not in (None, os.getpid()))
+        started_at_show = p.kernel_link.running
+        wait(lambda: p.kernel_link.load_status is not None)
+        print(running_at_show, started_at_show, p.kernel_link.load_status.ok,
+              p.kernel_link.kernel_pid not in (None, os.getpid()))
         p.close()
     """)
     assert proc.returncode == 0, proc.stderr

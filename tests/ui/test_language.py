@@ -35,7 +35,7 @@ def english_after() -> Iterator[None]:
     i18n.set_language("en")
 
 
-def _window(qtbot, settings: Settings) -> MainWindow:  # type: ignore[no-untyped-def]
+def _window(qtbot, settings: Settings) -> MainWindow:
     w = MainWindow(lambda: SimulatedSource(2, seed=1), 0.1, window_s=60, settings=settings)
     qtbot.addWidget(w)
     return w

@@ -37,7 +37,7 @@ def _straight(doc: QTextDocument) -> bool:
 
 
 def test_step_one_box_keeps_its_right_border_in_chinese_at_100_and_300(
-        qtbot, make_window, chinese) -> None:  # type: ignore[no-untyped-def]
+        qtbot, make_window, chinese) -> None:
     w = make_window()
     page = w.lesson
     w.tabs.setCurrentWidget(page)

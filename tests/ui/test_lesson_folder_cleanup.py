@@ -20,13 +20,13 @@ MAKE = RunCode("import os\nfrom gpumon.playground.lesson.checkpoint_path import 
 
 
 @pytest.fixture
-def engine(qapp) -> Iterator[KernelLink]:  # type: ignore[no-untyped-def]
+def engine(qapp) -> Iterator[KernelLink]:
     handle = KernelLink()
     yield handle
     assert handle.stop()
 
 
-def make_folder(qtbot, engine: KernelLink) -> str:  # type: ignore[no-untyped-def]
+def make_folder(qtbot, engine: KernelLink) -> str:
     done: list[Outcome] = []
     engine.actionFinished.connect(lambda _t, o: done.append(o))
     engine.submit(MAKE)
@@ -39,7 +39,7 @@ def make_folder(qtbot, engine: KernelLink) -> str:  # type: ignore[no-untyped-de
 
 @pytest.mark.slow
 @pytest.mark.skipif(os.name != "posix", reason="sends SIGKILL to the kernel")
-def test_a_killed_kernel_leaves_no_lesson_folder(qtbot, engine: KernelLink) -> None:  # type: ignore[no-untyped-def]
+def test_a_killed_kernel_leaves_no_lesson_folder(qtbot, engine: KernelLink) -> None:
     folder = make_folder(qtbot, engine)
     assert engine.kernel_pid is not None
     with qtbot.waitSignal(engine.kernelEnded, timeout=10000):
@@ -48,7 +48,7 @@ def test_a_killed_kernel_leaves_no_lesson_folder(qtbot, engine: KernelLink) -> N
 
 
 @pytest.mark.slow
-def test_quitting_leaves_no_lesson_folder(qtbot, engine: KernelLink) -> None:  # type: ignore[no-untyped-def]
+def test_quitting_leaves_no_lesson_folder(qtbot, engine: KernelLink) -> None:
     folder = make_folder(qtbot, engine)
     assert engine.stop()
     assert not os.path.exists(folder)

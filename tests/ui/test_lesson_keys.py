@@ -12,7 +12,7 @@ from gpumon.ui.lesson.page import LessonPage
 from tests.qt_fixtures import activate
 
 
-def _shown_lesson(qtbot, w) -> LessonPage:  # type: ignore[no-untyped-def]
+def _shown_lesson(qtbot, w) -> LessonPage:
     page = w.lesson
     w.tabs.setCurrentWidget(page)
     qtbot.waitUntil(page.isVisible, timeout=3000)
@@ -72,14 +72,14 @@ def test_ctrl_3_from_the_code_line_then_space_runs_the_step(qtbot, make_window):
 
 @pytest.mark.parametrize("zoom", [1.0, 3.0])
 def test_space_after_a_click_on_next_or_previous_runs_the_step_never_turns_the_page(
-        qtbot, make_window, restore_app_look, zoom: float) -> None:  # type: ignore[no-untyped-def]
+        qtbot, make_window, restore_app_look, zoom: float) -> None:
     """A mouse click on Next, then Space: the step shown runs, the page stays (a click left
     the focus on Next, so Space pressed it again: step 6 went back to 5)."""
     w = make_window()
     w.presentation.set_zoom(zoom)
     page = _shown_lesson(qtbot, w)
     sent: list[int] = []
-    w.engine.run_lesson_step = (  # type: ignore[method-assign]
+    w.kernel_link.run_lesson_step = (  # type: ignore[method-assign]
         lambda steps, number, snap: sent.append(number) or -1)
     page.show_step(4)
     for button, shown in ((page.next_button, 5), (page.next_button, 6),
@@ -135,7 +135,7 @@ def test_run_keeps_the_focus_through_the_glossary(qtbot, make_window):
     page.next()  # as a click on Next would
     assert page.index == glossary and page.run_button.hasFocus()
     sent: list[object] = []
-    w.engine.run_lesson_step = lambda *a: sent.append(a) or -1  # type: ignore[method-assign]
+    w.kernel_link.run_lesson_step = lambda *a: sent.append(a) or -1  # type: ignore[method-assign]
     with qtbot.waitSignal(page.stepFinished, timeout=1000):
         qtbot.keyClick(page.run_button, Qt.Key.Key_Space)
     assert page.index == glossary and page.run_button.hasFocus() and not sent

@@ -10,7 +10,7 @@ from gpumon.playground.lesson.steps import LESSON
 from gpumon.ui.lesson.page import LessonPage
 
 
-def _page(w) -> LessonPage:  # type: ignore[no-untyped-def]
+def _page(w) -> LessonPage:
     assert w.findChild(LessonPage, "lessonPage") is None  # built on first use, not at start
     assert w.lesson is not None  # builds it
     page = w.findChild(LessonPage, "lessonPage")
@@ -40,7 +40,7 @@ def test_navigation(qtbot, make_window):
     assert not page.next_button.isEnabled()
     qtbot.mouseClick(page.prev_button, Qt.MouseButton.LeftButton)
     assert page.index == n - 2
-    assert not w.engine.running  # navigating never starts torch
+    assert not w.kernel_link.running  # navigating never starts torch
 
 
 def test_step_one_shows_nvidia_smi_text(qtbot, make_window):
@@ -85,21 +85,21 @@ def test_lesson_steps_share_the_playground_workspace_and_keep_its_names(qtbot, m
     from gpumon.playground.data import actions as act
 
     w = make_window(show=False)
-    with qtbot.waitSignal(w.engine.actionFinished, timeout=60000):
-        w.engine.submit(act.CreateTensor("mine", "[7, 8, 9]"))
+    with qtbot.waitSignal(w.kernel_link.actionFinished, timeout=60000):
+        w.kernel_link.submit(act.CreateTensor("mine", "[7, 8, 9]"))
     page = _page(w)
     page.show_step(_number("to-gpu") - 1)  # not the next step: the runner resets and replays
     with qtbot.waitSignal(page.stepFinished, timeout=60000):
         page.run_current()
-    with qtbot.waitSignal(w.engine.callFinished, timeout=10000) as blocker:
-        w.engine.call("names")
+    with qtbot.waitSignal(w.kernel_link.callFinished, timeout=10000) as blocker:
+        w.kernel_link.call("names")
     names = blocker.args[1]
     assert names[0] == "mine" and len(names) > 1  # the lesson's tensors are there too
     page.show_step(_number("to-gpu") - 1)  # jump again: a reset of the lesson's names only
     with qtbot.waitSignal(page.stepFinished, timeout=60000):
         page.run_current()
-    with qtbot.waitSignal(w.engine.callFinished, timeout=10000) as again:
-        w.engine.call("names")
+    with qtbot.waitSignal(w.kernel_link.callFinished, timeout=10000) as again:
+        w.kernel_link.call("names")
     assert again.args[1] == names
 
 

@@ -23,7 +23,7 @@ from gpumon.playground.lesson.results import StepResult
 from gpumon.playground.lesson.steps import LESSON
 from gpumon.ui.lesson.page import LessonPage
 from gpumon.ui.monitor.panel import GpuPanel
-from gpumon.ui.playground.panel import PlaygroundPanel
+from gpumon.ui.playground.page import PlaygroundPage
 from gpumon.ui.playground.style import CONTEXT_LABEL
 from gpumon.ui.window.main_window import MainWindow
 from gpumon.units import GIB
@@ -45,11 +45,11 @@ def marker_texts(panel: GpuPanel) -> list[str]:
 @pytest.mark.slow
 def test_a_lesson_step_reaches_the_link_and_the_log_as_it_runs(qtbot, make_window):
     w = make_window()
-    assert not isinstance(playground_tab(w), PlaygroundPanel)
+    assert not isinstance(playground_tab(w), PlaygroundPage)
     page = w.lesson
     assert isinstance(page, LessonPage)
     # built with the lesson: its link is what marks the lesson's actions
-    assert isinstance(playground_tab(w), PlaygroundPanel)
+    assert isinstance(playground_tab(w), PlaygroundPage)
     link = w.playground.link
     seen: list[Outcome] = []
     original = link.on_outcome
@@ -89,9 +89,9 @@ def test_a_lesson_outcome_that_made_the_context_is_marked_so(qtbot, make_window)
                       contexts_created=("cuda:0",))
     later = Outcome(act.Delete("big"), "del big", True, time.time(), 0.001,
                     devices=("cuda:0",))
-    with qtbot.waitSignal(w.engine.outcomeReady, timeout=5000):
-        w.engine._deliver(Message("outcome", 9, outcome))  # as the reader thread would
-    with qtbot.waitSignal(w.engine.outcomeReady, timeout=5000):
-        w.engine._deliver(Message("outcome", 9, later))
+    with qtbot.waitSignal(w.kernel_link.outcomeReady, timeout=5000):
+        w.kernel_link._deliver(Message("outcome", 9, outcome))  # as the reader thread would
+    with qtbot.waitSignal(w.kernel_link.outcomeReady, timeout=5000):
+        w.kernel_link._deliver(Message("outcome", 9, later))
     assert marker_texts(w.gpu_panel(1)) == [f"{CONTEXT_LABEL}: x = x.cuda(0)", "del big"]
     assert all(marker_texts(w.gpu_panel(i)) == [] for i in (0, 2, 3))

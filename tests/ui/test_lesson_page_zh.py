@@ -21,7 +21,7 @@ NUMBER = {step.id: i for i, step in enumerate(LESSON, start=1)}
 pytestmark = pytest.mark.usefixtures("restore_app_look")
 
 
-def _lesson(qtbot, w) -> LessonPage:  # type: ignore[no-untyped-def]
+def _lesson(qtbot, w) -> LessonPage:
     page = w.lesson
     w.tabs.setCurrentWidget(page)
     qtbot.waitUntil(page.isVisible, timeout=3000)
@@ -52,7 +52,7 @@ def test_lesson_tab_speaks_chinese(qtbot, make_window, chinese) -> None:
     meaning = lines[lines.index("张量   tensor") + 1]
     assert meaning.startswith("有形状、dtype（数据类型）")
     sent: list[object] = []
-    w.engine.run_lesson_step = lambda *a: sent.append(a) or -1  # type: ignore[method-assign]
+    w.kernel_link.run_lesson_step = lambda *a: sent.append(a) or -1  # type: ignore[method-assign]
     with qtbot.waitSignal(page.stepFinished, timeout=1000):  # answered here, at once
         page.run_current()
     assert not sent and "张量" in page.output.toPlainText()  # the kernel was not asked

@@ -23,7 +23,7 @@ NUMBER = {step.id: i for i, step in enumerate(LESSON, start=1)}
 pytestmark = [pytest.mark.usefixtures("restore_app_look"), pytest.mark.slow]
 
 
-def _run(qtbot, page: LessonPage, number: int) -> StepResult:  # type: ignore[no-untyped-def]
+def _run(qtbot, page: LessonPage, number: int) -> StepResult:
     page.show_step(number - 1)
     with qtbot.waitSignal(page.stepFinished, timeout=180000) as blocker:
         page.run_current()

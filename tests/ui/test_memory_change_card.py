@@ -22,7 +22,7 @@ def test_a_64_mib_tensor_s_card_and_marker_show_plus_64_mib(qtbot, make_window) 
         pytest.skip("this machine has GPUs: the playground shows their graphs")
     panel = w.playground
     w.tabs.setCurrentWidget(panel)
-    qtbot.waitUntil(lambda: bool(w.engine.device_options), timeout=60000)
+    qtbot.waitUntil(lambda: bool(w.kernel_link.device_options), timeout=60000)
     edit = panel.code_bar.edit
     edit.setFocus()
     # the kernel's first line pays one-time costs (imports, first allocations): ~26 MiB here

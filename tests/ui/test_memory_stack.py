@@ -52,7 +52,7 @@ def prefilled(seconds: int, n_gpus: int = 2, seed: int = 2
     return (lambda: src), snaps
 
 
-def open_window(qtbot, settings: Settings, seconds: int = 240,  # type: ignore[no-untyped-def]
+def open_window(qtbot, settings: Settings, seconds: int = 240,
                 ) -> MainWindow:
     factory, snaps = prefilled(seconds)
     w = MainWindow(factory, 1.0, window_s=300, settings=settings)
@@ -113,7 +113,7 @@ def test_the_option_draws_bands_that_add_up_to_used_and_is_remembered(
     w2.close()
 
 
-def _panel(qtbot) -> tuple[GpuPanel, History]:  # type: ignore[no-untyped-def]
+def _panel(qtbot) -> tuple[GpuPanel, History]:
     panel = GpuPanel(GpuInfo(index=0, name="Test GPU", uuid="GPU-0", pci_bus_id="0000:01:00.0",
                              mem_total_bytes=16 * GIB), window_s=60)
     qtbot.addWidget(panel)

@@ -21,10 +21,10 @@ MAKE_INTS = "for i in range(200000): globals()[f'v{i}'] = i"
 
 
 @pytest.mark.slow
-def test_200000_names_never_stall_the_gui_thread(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+def test_200000_names_never_stall_the_gui_thread(qtbot, make_window) -> None:
     w = make_window(interval_s=0.5)
     w.tabs.setCurrentWidget(w.playground)
-    qtbot.waitUntil(lambda: bool(w.engine.device_options), timeout=30000)
+    qtbot.waitUntil(lambda: bool(w.kernel_link.device_options), timeout=30000)
     panel = w.playground
     ticks: list[float] = []
     timer = QTimer()
@@ -32,8 +32,8 @@ def test_200000_names_never_stall_the_gui_thread(qtbot, make_window) -> None:  #
     timer.timeout.connect(lambda: ticks.append(time.monotonic()))
     timer.start()
     events: list[str] = []  # in the order the GUI thread got them
-    w.engine.outcomeReady.connect(lambda _outcome: events.append("card"))
-    w.engine.workspaceChanged.connect(lambda _page: events.append("page"))
+    w.kernel_link.outcomeReady.connect(lambda _outcome: events.append("card"))
+    w.kernel_link.workspaceChanged.connect(lambda _page: events.append("page"))
 
     def page_after_card(n: int) -> bool:  # the workspace page comes after the run's card
         cards = [i for i, e in enumerate(events) if e == "card"]
@@ -43,7 +43,7 @@ def test_200000_names_never_stall_the_gui_thread(qtbot, make_window) -> None:  #
             count = panel.log.count()
             panel.submit(RunCode(code))
             qtbot.waitUntil(lambda c=count: panel.log.count() > c, timeout=120000)
-            qtbot.waitUntil(lambda: not w.engine.busy, timeout=30000)
+            qtbot.waitUntil(lambda: not w.kernel_link.busy, timeout=30000)
             qtbot.waitUntil(lambda n=n: page_after_card(n), timeout=30000)
     finally:
         timer.stop()

@@ -21,7 +21,7 @@ from gpumon.playground.data import actions as act
 from gpumon.playground.data.errors import REFUSED, ErrorInfo
 from gpumon.playground.data.outcome import Outcome
 from gpumon.ui.playground.kernel_link import ended_outcome, interrupted_error
-from gpumon.ui.playground.panel import PlaygroundPanel
+from gpumon.ui.playground.page import PlaygroundPage
 from gpumon.ui.playground.style import (
     facts_text,
     outcome_html,
@@ -39,14 +39,14 @@ KEPT = {"cpu", "cuda", "meta", "RSS", "MiB", "KiB", "GiB", "int64", "float32", "
 
 
 @pytest.fixture
-def zh_panel(qtbot, make_window, chinese) -> PlaygroundPanel:  # type: ignore[no-untyped-def]
+def zh_panel(qtbot, make_window, chinese) -> PlaygroundPage:
     window = make_window()
     window.tabs.setCurrentWidget(window.playground)
-    qtbot.waitUntil(lambda: bool(window.engine.device_options), timeout=30000)
+    qtbot.waitUntil(lambda: bool(window.kernel_link.device_options), timeout=30000)
     return window.playground
 
 
-def _click(qtbot, panel: PlaygroundPanel, name: str) -> None:  # type: ignore[no-untyped-def]
+def _click(qtbot, panel: PlaygroundPage, name: str) -> None:
     qtbot.mouseClick(panel.findChild(QPushButton, name), Qt.MouseButton.LeftButton)
 
 
@@ -60,7 +60,7 @@ def _english_words(text: str) -> set[str]:
     return {w for w in re.findall(r"[A-Za-z][A-Za-z0-9_]+", text) if w not in KEPT}
 
 
-def test_forms_code_line_and_table_speak_chinese(zh_panel: PlaygroundPanel) -> None:
+def test_forms_code_line_and_table_speak_chinese(zh_panel: PlaygroundPage) -> None:
     forms = zh_panel.forms
     assert [forms.tabText(i) for i in range(forms.count())] == [
         "创建", "移动", "计算", "模型", "查询"]
@@ -88,7 +88,7 @@ def test_forms_code_line_and_table_speak_chinese(zh_panel: PlaygroundPanel) -> N
 
 
 def test_card_has_chinese_labels_and_torchs_error_in_english(
-        qtbot, zh_panel: PlaygroundPanel) -> None:
+        qtbot, zh_panel: PlaygroundPage) -> None:
     if torch.cuda.is_available():
         pytest.skip("this machine has CUDA; the CPU-only build's error is not raised")
     expected = torch_error(lambda: torch.tensor([1, 2, 3], device="cuda:0"))
@@ -110,7 +110,7 @@ def test_card_has_chinese_labels_and_torchs_error_in_english(
     assert err.message in entry.plain_text()
 
 
-def test_result_card_and_workspace_in_chinese(qtbot, zh_panel: PlaygroundPanel) -> None:
+def test_result_card_and_workspace_in_chinese(qtbot, zh_panel: PlaygroundPage) -> None:
     _click(qtbot, zh_panel, "runCreateButton")  # x = torch.tensor([1, 2, 3])
     zh_panel.submit(act.Move("x", "to", "cpu", None, "z"))  # no copy: already there
     qtbot.waitUntil(lambda: zh_panel.log.count() == 2, timeout=20000)
@@ -128,7 +128,7 @@ def test_result_card_and_workspace_in_chinese(qtbot, zh_panel: PlaygroundPanel) 
                                                         "24 B")
 
 
-def test_a_detail_line_uses_the_full_width_colon(qtbot, zh_panel: PlaygroundPanel) -> None:
+def test_a_detail_line_uses_the_full_width_colon(qtbot, zh_panel: PlaygroundPage) -> None:
     """Typed code's "made or changed" line: "新建或改动：x (cpu)", not "新建或改动: x"."""
     zh_panel.code_bar.edit.set_code("x = torch.ones(2)")
     qtbot.mouseClick(zh_panel.code_bar.run_button, Qt.MouseButton.LeftButton)
@@ -140,7 +140,7 @@ def test_a_detail_line_uses_the_full_width_colon(qtbot, zh_panel: PlaygroundPane
 
 
 def test_compute_with_the_as_is_modifier_runs_in_chinese(qtbot,
-                                                         zh_panel: PlaygroundPanel) -> None:
+                                                         zh_panel: PlaygroundPage) -> None:
     """The modifier combos show "（不变）" for form_text.AS_IS: the code must not get it."""
     zh_panel.submit(act.CreateTensor("x", "[1, 2, 3]"))
     a_mod = zh_panel.findChild(QComboBox, "computeAModCombo")
@@ -193,7 +193,7 @@ def _cut_off(root: QWidget) -> list[str]:
 
 @pytest.mark.parametrize("zoom", [1.0, 2.0])
 def test_no_chinese_text_is_cut_off(qtbot, make_window, chinese, restore_app_look,
-                                    tmp_path, zoom) -> None:  # type: ignore[no-untyped-def]
+                                    tmp_path, zoom) -> None:
     w = make_window()
     w.tabs.setCurrentWidget(w.playground)
     w.presentation.set_zoom(zoom)
@@ -209,10 +209,10 @@ def test_no_chinese_text_is_cut_off(qtbot, make_window, chinese, restore_app_loo
         forms.grab().save(str(tmp_path / f"forms-{i}-{round(zoom * 100)}.png"))
     assert not _cut_off(w.playground.code_bar)
     assert not _cut_off(w.playground.log)
-    assert CJK.search(w.playground.log._empty.text())  # noqa: SLF001 - the empty hint
+    assert CJK.search(w.playground.log._empty.text())  # the empty hint
 
 
-def test_the_cut_off_check_finds_a_squeezed_button(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_the_cut_off_check_finds_a_squeezed_button(qtbot) -> None:
     root = QWidget()
     qtbot.addWidget(root)
     button = QPushButton("参数所在设备", root)
@@ -223,7 +223,7 @@ def test_the_cut_off_check_finds_a_squeezed_button(qtbot) -> None:  # type: igno
     assert _cut_off(root) == []
 
 
-def test_a_modifier_combo_gives_form_text_its_own_as_is(qtbot, chinese) -> None:  # type: ignore[no-untyped-def]
+def test_a_modifier_combo_gives_form_text_its_own_as_is(qtbot, chinese) -> None:
     from gpumon.playground.data.form_text import AS_IS
     from gpumon.ui.playground.form_keys import modifier
 
@@ -236,7 +236,7 @@ def test_a_modifier_combo_gives_form_text_its_own_as_is(qtbot, chinese) -> None:
 
 
 def test_cards_already_in_the_log_follow_the_zoom(qtbot, make_window, chinese,
-                                                  restore_app_look) -> None:  # type: ignore[no-untyped-def]
+                                                  restore_app_look) -> None:
     """A card's style sheet styles its labels, which kept their 100 % font at 200 %."""
     w = make_window()
     w.tabs.setCurrentWidget(w.playground)
@@ -251,7 +251,7 @@ def test_cards_already_in_the_log_follow_the_zoom(qtbot, make_window, chinese,
         assert widget.font().pointSizeF() == pytest.approx(2 * before), widget.objectName()
 
 
-def test_running_then_stop_speak_chinese(qtbot, zh_panel: PlaygroundPanel, tmp_path) -> None:
+def test_running_then_stop_speak_chinese(qtbot, zh_panel: PlaygroundPage, tmp_path) -> None:
     from gpumon.playground.data.actions import RunCode
 
     mark = tmp_path / "sleeping"

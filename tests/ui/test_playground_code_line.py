@@ -27,7 +27,7 @@ def test_history_walks_back_and_forward() -> None:
 
 
 
-def _page(qtbot, make_window, wait_for_torch: bool = True):  # type: ignore[no-untyped-def]
+def _page(qtbot, make_window, wait_for_torch: bool = True):
     w = make_window(interval_s=0.1)
     activate(qtbot, w)
     qtbot.keyClick(w, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
@@ -35,11 +35,11 @@ def _page(qtbot, make_window, wait_for_torch: bool = True):  # type: ignore[no-u
     assert w.tabs.currentWidget() is panel
     qtbot.waitUntil(lambda: panel.code_bar.edit.hasFocus(), timeout=5000)
     if wait_for_torch:
-        qtbot.waitUntil(lambda: bool(w.engine.device_options), timeout=60000)
+        qtbot.waitUntil(lambda: bool(w.kernel_link.device_options), timeout=60000)
     return w, panel
 
 
-def _type(qtbot, panel, text: str) -> None:  # type: ignore[no-untyped-def]
+def _type(qtbot, panel, text: str) -> None:
     edit = panel.code_bar.edit
     for i, line in enumerate(text.split("\n")):
         if i:
@@ -99,7 +99,7 @@ def test_sigkill_during_an_action_shows_a_card_and_the_next_action_works(
     w, panel = _page(qtbot, make_window)
     _type(qtbot, panel, "a = torch.zeros(3)")
     qtbot.waitUntil(lambda: panel.log.count() == 1, timeout=30000)
-    pid = w.engine.kernel_pid
+    pid = w.kernel_link.kernel_pid
     assert pid is not None and pid != os.getpid()
     assert ProcInfo(pid).is_self  # NVML's "this process" line is the kernel's
     mark = tmp_path / "sleeping"
@@ -116,15 +116,15 @@ def test_sigkill_during_an_action_shows_a_card_and_the_next_action_works(
     _type(qtbot, panel, "torch.ones(2).sum()")
     qtbot.waitUntil(lambda: panel.log.count() == 3, timeout=30000)
     assert panel.log.outcomes()[0].ok and panel.log.outcomes()[0].preview == "tensor(2.)"
-    assert w.engine.kernel_pid not in (None, pid)
-    assert ProcInfo(w.engine.kernel_pid).is_self and not ProcInfo(pid).is_self
+    assert w.kernel_link.kernel_pid not in (None, pid)
+    assert ProcInfo(w.kernel_link.kernel_pid).is_self and not ProcInfo(pid).is_self
 
 
 @pytest.mark.slow
 @posix_only
 @pytest.mark.usefixtures("kernels_import_torch")  # a fresh start, with its import
 def test_esc_while_the_kernel_is_still_starting_restarts_it_and_the_log_says_so(
-        qtbot, make_window, monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+        qtbot, make_window, monkeypatch, tmp_path) -> None:
     """The first action typed while the fresh kernel still starts: Esc is not swallowed. The
     kernel's start is slowed by 2 s (a wrapper around the interpreter) so Esc surely lands
     in it, as it does on a slow machine while torch imports."""
@@ -139,7 +139,7 @@ def test_esc_while_the_kernel_is_still_starting_restarts_it_and_the_log_says_so(
     monkeypatch.setattr("gpumon.ui.playground.kernel_link.KernelClient",
                         functools.partial(KernelClient, python=str(slow)))
     w, panel = _page(qtbot, make_window, wait_for_torch=False)  # shown: the warm-up starts
-    qtbot.waitUntil(lambda: w.engine.loading, timeout=3000)  # after the page's first frame
+    qtbot.waitUntil(lambda: w.kernel_link.loading, timeout=3000)  # after the page's first frame
     _type(qtbot, panel, "import time\ntime.sleep(30)")
     activate(qtbot, w)
     qtbot.keyClick(panel.code_bar.edit, Qt.Key.Key_Escape)
@@ -147,7 +147,7 @@ def test_esc_while_the_kernel_is_still_starting_restarts_it_and_the_log_says_so(
     texts = [e.plain_text() for e in panel.log.entries()]
     assert any("still starting" in t and "killed and restarted" in t for t in texts), texts
     assert any("time.sleep(30)" in t for t in texts)  # the stopped code has its own card
-    assert "restarted" in panel.busy_label.text() or w.engine.loading
+    assert "restarted" in panel.busy_label.text() or w.kernel_link.loading
     _type(qtbot, panel, "torch.ones(2).sum()")
     qtbot.waitUntil(lambda: panel.log.count() == len(texts) + 1, timeout=60000)
     assert panel.log.outcomes()[0].ok and panel.log.outcomes()[0].preview == "tensor(2.)"

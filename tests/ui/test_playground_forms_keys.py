@@ -15,7 +15,7 @@ from gpumon.ui.playground.forms import ActionForms
 
 
 @pytest.fixture
-def forms(qtbot) -> ActionForms:  # type: ignore[no-untyped-def]
+def forms(qtbot) -> ActionForms:
     f = ActionForms()
     qtbot.addWidget(f)
     f.resize(560, 360)
@@ -84,9 +84,9 @@ def test_a_malformed_value_is_explained_under_its_field_across_the_form(
     width = forms.width()
     edit.setText(text)
     qtbot.keyClick(edit, Qt.Key.Key_Return)
-    qtbot.wait(50)
     error = forms.error_label
-    assert not got and error.isVisible()
+    qtbot.waitUntil(error.isVisible, timeout=5000)  # the sentence under the fields
+    assert not got
     assert all(w in error.text() for w in words), error.text()
     assert "<unknown>" not in error.text() and "line 1" not in error.text()
     page = forms.currentWidget()
@@ -106,7 +106,7 @@ def test_cpu_only_learner_picks_cuda_0_and_reads_torchs_error(qtbot, make_window
     w = make_window()
     panel = w.playground
     w.tabs.setCurrentWidget(panel)
-    qtbot.waitUntil(lambda: bool(w.engine.device_options), timeout=30000)
+    qtbot.waitUntil(lambda: bool(w.kernel_link.device_options), timeout=30000)
     combo = panel.forms.device_combo
     index = combo.findText("cuda:0 — not available here")
     assert index >= 0

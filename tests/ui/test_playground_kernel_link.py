@@ -17,7 +17,7 @@ from gpumon.ui.playground.kernel_link import KernelInternalError, KernelLink
 
 
 @pytest.fixture
-def engine(qapp) -> Iterator[KernelLink]:  # type: ignore[no-untyped-def]
+def engine(qapp) -> Iterator[KernelLink]:
     handle = KernelLink()
     yield handle
     assert handle.stop()
@@ -152,7 +152,7 @@ def test_a_load_that_got_no_reply_says_why_in_a_sentence(engine: KernelLink, chi
     """Not "PyTorch did not load: interrupted" (the kernel's word for its answer)."""
     finished = []
     engine.loadingFinished.connect(finished.append)
-    engine._requests[7] = ("load", None)  # noqa: SLF001 - the answer to a pending load
-    engine._answer(7, kind, "Traceback …")  # noqa: SLF001
+    engine._requests[7] = ("load", None)  # the answer to a pending load
+    engine._answer(7, kind, "Traceback …")
     assert [s.message for s in finished] == [sentence]
     assert engine.load_status is not None and not engine.load_status.ok

@@ -44,7 +44,7 @@ def fake_cuda_outcome(code: str = "x = x.cuda(0)") -> Outcome:
                    dtype="int64", device="cuda:0", copied=True, devices=("cpu", "cuda:0"))
 
 
-def pretend_cuda0_is_nvml_gpu(window, nvml_index: int) -> None:  # type: ignore[no-untyped-def]
+def pretend_cuda0_is_nvml_gpu(window, nvml_index: int) -> None:
     uuid = window.latest_snapshot.gpus[nvml_index].uuid
     window.playground.link.set_device_options([
         DeviceOption("cpu", "cpu — main memory"),
@@ -74,7 +74,7 @@ def test_fake_cuda_outcome_marks_the_matching_gpu_and_adds_torch_curves(qtbot, m
     link.provider.counters = lambda: {0: (GIB, 2 * GIB)}
     pretend_cuda0_is_nvml_gpu(w, 2)
     assert link.nvml_index("cuda:0") == 2
-    w.engine.outcomeReady.emit(fake_cuda_outcome())  # as the kernel would deliver it
+    w.kernel_link.outcomeReady.emit(fake_cuda_outcome())  # as the kernel would deliver it
     panel = w.gpu_panel(2)
     assert marker_texts(panel) == ["x = x.cuda(0)"]
     line = next(i for i in panel.memory_plot.items if isinstance(i, pg.InfiniteLine)
@@ -105,7 +105,7 @@ def test_markers_and_curves_come_back_after_panels_are_rebuilt(qtbot, make_windo
     w = make_window()
     qtbot.waitUntil(lambda: w.snapshot_count >= 1, timeout=5000)
     pretend_cuda0_is_nvml_gpu(w, 1)
-    w.engine.outcomeReady.emit(fake_cuda_outcome("y = x ** 2"))
+    w.kernel_link.outcomeReady.emit(fake_cuda_outcome("y = x ** 2"))
     old = w.gpu_panel(1)
     with qtbot.waitSignal(w.gpuPanelsChanged, timeout=5000):
         w.switch_source(lambda: SimulatedSource(5, seed=1))  # same UUIDs, one GPU more
@@ -128,8 +128,8 @@ def test_errors_are_marked_in_the_error_colour_and_cpu_outcomes_not_at_all(qtbot
                                   "device", "different devices"))
     cpu = Outcome(act.CreateTensor("x", "[1]"), "x = torch.tensor([1])", True, time.time(),
                   0.0, devices=("cpu",), device="cpu")
-    w.engine.outcomeReady.emit(bad)
-    w.engine.outcomeReady.emit(cpu)
+    w.kernel_link.outcomeReady.emit(bad)
+    w.kernel_link.outcomeReady.emit(cpu)
     assert marker_texts(w.gpu_panel(0)) == ["z = y + x.cpu()"]
     line = next(i for i in w.gpu_panel(0).memory_plot.items if isinstance(i, pg.InfiniteLine)
                 and getattr(i, "label", None) is not None)
@@ -159,19 +159,19 @@ def test_a_marker_placed_while_the_monitor_is_unseen_shows_when_it_is_seen_again
     ticks(2)
     w.tabs.setCurrentWidget(w.playground)
     # the kernel's own devices first (they would replace the pretended ones when they come)
-    qtbot.waitUntil(lambda: bool(w.engine.device_options), timeout=60000)
+    qtbot.waitUntil(lambda: bool(w.kernel_link.device_options), timeout=60000)
     pretend_cuda0_is_nvml_gpu(w, 1)
     panel = w.gpu_panel(1)
     qtbot.waitUntil(lambda: panel.isVisible() and window_seen(panel), timeout=5000)
     first = dataclasses.replace(fake_cuda_outcome("x = torch.ones(1024, 1024, device='cuda:0')"),
                                 started_at=time.time(), contexts_created=("cuda:0",))
-    w.engine.outcomeReady.emit(first)
+    w.kernel_link.outcomeReady.emit(first)
     assert marker_texts(panel) == [f"{CONTEXT_LABEL}: x = torch.ones(1024, 1024, …"]
     w.showMinimized()
     qtbot.waitUntil(lambda: not window_seen(panel), timeout=5000)
     ticks(3)  # the panels skip these ticks
     second = dataclasses.replace(fake_cuda_outcome("y = x @ x"), started_at=time.time())
-    w.engine.outcomeReady.emit(second)
+    w.kernel_link.outcomeReady.emit(second)
     assert marker_texts(panel)[1:] == ["y = x @ x"]
     ticks(3)
     w.showNormal()

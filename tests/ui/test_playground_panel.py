@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QComboBox, QLineEdit, QPushButton
 from testkit import torch_error
 
 from gpumon.playground.data import actions as act
-from gpumon.ui.playground.panel import PlaygroundPanel
+from gpumon.ui.playground.page import PlaygroundPage
 from gpumon.ui.playground.style import ERROR_COLOR, device_color
 
 NAMES = ("playgroundPanel", "playgroundStatus", "actionForms", "workspaceTable", "outcomeLog",
@@ -35,23 +35,23 @@ NAMES = ("playgroundPanel", "playgroundStatus", "actionForms", "workspaceTable",
 
 
 @pytest.fixture
-def panel(qtbot, make_window) -> PlaygroundPanel:  # type: ignore[no-untyped-def]
+def panel(qtbot, make_window) -> PlaygroundPage:
     window = make_window()
     pg = window.playground
     window.tabs.setCurrentWidget(pg)  # borrows the graphs and starts loading torch
-    qtbot.waitUntil(lambda: bool(window.engine.device_options), timeout=30000)
+    qtbot.waitUntil(lambda: bool(window.kernel_link.device_options), timeout=30000)
     return pg
 
 
-def click(qtbot, panel: PlaygroundPanel, name: str) -> None:  # type: ignore[no-untyped-def]
+def click(qtbot, panel: PlaygroundPage, name: str) -> None:
     qtbot.mouseClick(panel.findChild(QPushButton, name), Qt.MouseButton.LeftButton)
 
 
-def wait_log(qtbot, panel: PlaygroundPanel, count: int) -> None:  # type: ignore[no-untyped-def]
+def wait_log(qtbot, panel: PlaygroundPage, count: int) -> None:
     qtbot.waitUntil(lambda: panel.log.count() >= count, timeout=20000)
 
 
-def test_every_widget_has_a_stable_name(make_window) -> None:  # type: ignore[no-untyped-def]
+def test_every_widget_has_a_stable_name(make_window) -> None:
     window = make_window(show=False)
     assert window.findChild(object, "playgroundPanel") is None  # built on first use
     assert window.playground.objectName() == "playgroundPanel"
@@ -62,7 +62,7 @@ def test_every_widget_has_a_stable_name(make_window) -> None:  # type: ignore[no
             assert widget.accessibleName() or widget.toolTip() or name.endswith(
                 ("Edit", "Spin", "Combo", "Check", "Bar")), name
     assert window.tabs.tabText(window.tabs.indexOf(window.playground)) == "Playground"
-    assert not window.engine.running  # nothing started until the playground is used
+    assert not window.kernel_link.running  # nothing started until the playground is used
 
 
 def test_window_opens_without_importing_torch() -> None:
@@ -78,7 +78,7 @@ def test_window_opens_without_importing_torch() -> None:
     assert out.stdout.split() == ["False", "playgroundPanel"]
 
 
-def test_create_square_and_table(qtbot, panel: PlaygroundPanel) -> None:
+def test_create_square_and_table(qtbot, panel: PlaygroundPage) -> None:
     assert "PyTorch" in panel.status_label.text() and "cpu" in panel.status_label.text()
     devices = panel.findChild(QComboBox, "deviceCombo")
     assert devices.isEditable()
@@ -106,7 +106,7 @@ def test_create_square_and_table(qtbot, panel: PlaygroundPanel) -> None:
     assert QGuiApplication.clipboard().text() == "y = x ** 2"
 
 
-def test_cuda_on_cpu_build_shows_torchs_own_error(qtbot, panel: PlaygroundPanel) -> None:
+def test_cuda_on_cpu_build_shows_torchs_own_error(qtbot, panel: PlaygroundPage) -> None:
     if torch.cuda.is_available():
         pytest.skip("this machine has CUDA; tests/gpu covers it")
     expected = torch_error(lambda: torch.tensor([1, 2, 3], device="cuda:0"))
@@ -122,7 +122,7 @@ def test_cuda_on_cpu_build_shows_torchs_own_error(qtbot, panel: PlaygroundPanel)
     assert err.message in entry.plain_text()
 
 
-def test_wrong_device_strings_get_clear_messages(qtbot, panel: PlaygroundPanel) -> None:
+def test_wrong_device_strings_get_clear_messages(qtbot, panel: PlaygroundPage) -> None:
     combo = panel.findChild(QComboBox, "deviceCombo")
     for i, text in enumerate(("gpu", "cuda:-1", "cuda:abc"), start=1):
         combo.setEditText(text)
@@ -137,7 +137,7 @@ def test_wrong_device_strings_get_clear_messages(qtbot, panel: PlaygroundPanel) 
         assert "not a device name torch accepts" in outcome.error.explanation
 
 
-def test_cpu_plus_meta_error_names_both_devices(qtbot, panel: PlaygroundPanel) -> None:
+def test_cpu_plus_meta_error_names_both_devices(qtbot, panel: PlaygroundPage) -> None:
     panel.submit(act.CreateTensor("x", "[1.0, 2.0, 3.0]"))
     panel.submit(act.CreateFilled("m", "zeros", (3,), device="meta"))
     panel.findChild(QComboBox, "computeOpCombo").setCurrentText("a + b")
@@ -156,7 +156,7 @@ def test_cpu_plus_meta_error_names_both_devices(qtbot, panel: PlaygroundPanel) -
 
 
 def test_log_keeps_every_entry_newest_first_and_order_holds(qtbot,
-                                                           panel: PlaygroundPanel) -> None:
+                                                           panel: PlaygroundPage) -> None:
     codes = []
     for i in range(12):
         action = act.CreateFilled(f"t{i}", "arange", (i + 1,))
@@ -169,23 +169,23 @@ def test_log_keeps_every_entry_newest_first_and_order_holds(qtbot,
     qtbot.waitUntil(lambda: panel.workspace_table.rowCount() == 12, timeout=5000)
 
 
-def test_busy_state_while_an_action_runs(qtbot, panel: PlaygroundPanel) -> None:
+def test_busy_state_while_an_action_runs(qtbot, panel: PlaygroundPage) -> None:
     panel.submit(act.CreateFilled("a", "randn", (1200, 1200)))
     button = panel.findChild(QPushButton, "runComputeButton")
     panel.submit(act.Compute("b", "matmul", "a", "a"))
     panel.submit(act.Compute("c", "matmul", "a", "a"))
-    assert panel.engine.busy
+    assert panel.kernel_link.busy
     assert button.property("busy") is True and button.isEnabled()  # a click still queues
     assert not panel.busy_bar.isHidden()
     assert panel.busy_label.text().startswith("running a = torch.randn(1200, 1200)")
     assert "2 queued" in panel.busy_label.text()
     wait_log(qtbot, panel, 3)
-    qtbot.waitUntil(lambda: not panel.engine.busy, timeout=5000)
+    qtbot.waitUntil(lambda: not panel.kernel_link.busy, timeout=5000)
     assert button.property("busy") is False and panel.busy_bar.isHidden()
     assert panel.busy_label.text() == ""
 
 
-def test_model_on_a_device_lists_parameters_and_calls(qtbot, panel: PlaygroundPanel) -> None:
+def test_model_on_a_device_lists_parameters_and_calls(qtbot, panel: PlaygroundPage) -> None:
     panel.submit(act.CreateTensor("x", "[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]"))
     click(qtbot, panel, "runModelButton")  # net = nn.Linear(3, 1)
     click(qtbot, panel, "runParamsButton")
@@ -197,7 +197,7 @@ def test_model_on_a_device_lists_parameters_and_calls(qtbot, panel: PlaygroundPa
     assert call.ok and call.shape == (2, 1) and call.device == "cpu" and call.grad_fn
 
 
-def test_shape_typo_is_caught_in_the_form(qtbot, panel: PlaygroundPanel) -> None:
+def test_shape_typo_is_caught_in_the_form(qtbot, panel: PlaygroundPage) -> None:
     panel.findChild(QLineEdit, "shapeEdit").setText("2, x")
     click(qtbot, panel, "runFillButton")
     error = panel.forms.error_label
@@ -205,7 +205,7 @@ def test_shape_typo_is_caught_in_the_form(qtbot, panel: PlaygroundPanel) -> None
     assert panel.log.count() == 0
 
 
-def test_graphs_follow_the_current_tab(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+def test_graphs_follow_the_current_tab(qtbot, make_window) -> None:
     from PySide6.QtWidgets import QSplitter
 
     w = make_window()
@@ -227,7 +227,7 @@ def test_graphs_follow_the_current_tab(qtbot, make_window) -> None:  # type: ign
     assert len(w.gpu_grid.panels) == 4
 
 
-def test_spaces_around_a_typed_device_are_stripped(qtbot, panel: PlaygroundPanel) -> None:
+def test_spaces_around_a_typed_device_are_stripped(qtbot, panel: PlaygroundPage) -> None:
     panel.findChild(QComboBox, "deviceCombo").setEditText(" cpu  ")
     click(qtbot, panel, "runCreateButton")
     wait_log(qtbot, panel, 1)

@@ -34,11 +34,11 @@ def matmuls_for(seconds: float) -> RunCode:
 def test_window_keeps_sampling_and_responding_during_a_long_matmul(qtbot, make_window):
     w = make_window(interval_s=0.1)
     w.tabs.setCurrentWidget(w.playground)
-    qtbot.waitUntil(lambda: bool(w.engine.device_options), timeout=30000)
+    qtbot.waitUntil(lambda: bool(w.kernel_link.device_options), timeout=30000)
     panel = w.playground
     panel.submit(act.CreateFilled("a", "randn", (600, 600)))
     qtbot.waitUntil(lambda: panel.log.count() == 1, timeout=20000)
-    qtbot.waitUntil(lambda: not w.engine.busy, timeout=5000)
+    qtbot.waitUntil(lambda: not w.kernel_link.busy, timeout=5000)
 
     ticks: list[float] = []
     timer = QTimer()
@@ -47,10 +47,10 @@ def test_window_keeps_sampling_and_responding_during_a_long_matmul(qtbot, make_w
     snapshots: list[float] = []
     w.snapshotReceived.connect(lambda _snap: snapshots.append(time.monotonic()))
     results: list[Outcome] = []
-    w.engine.actionFinished.connect(lambda _ticket, outcome: results.append(outcome))
+    w.kernel_link.actionFinished.connect(lambda _ticket, outcome: results.append(outcome))
     timer.start()
     try:
-        w.engine.submit(matmuls_for(BUSY_S))
+        w.kernel_link.submit(matmuls_for(BUSY_S))
         qtbot.waitUntil(lambda: bool(results), timeout=60000)
     finally:
         timer.stop()

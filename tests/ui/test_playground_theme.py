@@ -9,20 +9,20 @@ from gpumon.ui.playground.style import DARK_TONES, LIGHT_TONES, device_color, on
 from gpumon.ui.window.presentation import Presentation
 
 
-def window_colour(widget) -> int:  # type: ignore[no-untyped-def]
+def window_colour(widget) -> int:
     return widget.palette().color(QPalette.ColorRole.Window).lightness()
 
 
-def test_page_follows_a_theme_switch_both_ways(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+def test_page_follows_a_theme_switch_both_ways(qtbot, make_window) -> None:
     w = make_window()
     presentation = w.findChild(Presentation)
     presentation.set_theme("dark")
     panel = w.playground
     w.tabs.setCurrentWidget(panel)
-    qtbot.waitUntil(lambda: bool(w.engine.device_options), timeout=30000)
+    qtbot.waitUntil(lambda: bool(w.kernel_link.device_options), timeout=30000)
     panel.submit(act.CreateFilled("m", "ones", (3,), device="meta"))
     panel.submit(act.CreateFilled("g", "zeros", (2,), device="mps"))
-    qtbot.waitUntil(lambda: panel.log.count() == 2 and not w.engine.busy, timeout=20000)
+    qtbot.waitUntil(lambda: panel.log.count() == 2 and not w.kernel_link.busy, timeout=20000)
     error, meta = panel.log.entries()
     assert error.tones is DARK_TONES and DARK_TONES.error in error.body.text()
     assert "mps is Apple" in error.body.text() and "not built with it" in error.body.text()
@@ -41,11 +41,11 @@ def test_page_follows_a_theme_switch_both_ways(qtbot, make_window) -> None:  # t
     assert error.tones is DARK_TONES
 
 
-def test_long_error_messages_are_cut_in_the_log_not_in_the_copy(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+def test_long_error_messages_are_cut_in_the_log_not_in_the_copy(qtbot, make_window) -> None:
     w = make_window()
     panel = w.playground
     w.tabs.setCurrentWidget(panel)
-    qtbot.waitUntil(lambda: bool(w.engine.device_options), timeout=30000)
+    qtbot.waitUntil(lambda: bool(w.kernel_link.device_options), timeout=30000)
     panel.submit(act.CreateModel("net", 3, 1, device="mps"))  # a long dispatcher message
     qtbot.waitUntil(lambda: panel.log.count() == 1, timeout=20000)
     entry = panel.log.entries()[0]
@@ -53,7 +53,7 @@ def test_long_error_messages_are_cut_in_the_log_not_in_the_copy(qtbot, make_wind
     assert message and message in entry.plain_text()  # torch's real message, whole in the copy
 
 
-def test_a_long_message_is_cut_in_the_log_but_whole_in_the_copy(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_a_long_message_is_cut_in_the_log_but_whole_in_the_copy(qtbot) -> None:
     from gpumon.playground.data.errors import ErrorInfo
     from gpumon.playground.data.outcome import Outcome
     from gpumon.ui.playground.log import OutcomeLog
@@ -69,7 +69,7 @@ def test_a_long_message_is_cut_in_the_log_but_whole_in_the_copy(qtbot) -> None: 
     assert message in entry.plain_text()
 
 
-def test_markers_follow_the_theme_old_and_new(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+def test_markers_follow_the_theme_old_and_new(qtbot, make_window) -> None:
     from gpumon.ui.widgets.theme import DARK, LIGHT
 
     w = make_window()
@@ -83,7 +83,7 @@ def test_markers_follow_the_theme_old_and_new(qtbot, make_window) -> None:  # ty
     panel.add_memory_series("torch_allocated_bytes", "torch allocated", "#d62728")
     legend_labels = [label for _, label in panel.memory_plot.legend.items]
 
-    def look(line):  # type: ignore[no-untyped-def]
+    def look(line):
         return (line.pen.color().name(), line.label.color.name(),
                 line.label.fill.color().name(), line.label.fill.color().alpha())
 

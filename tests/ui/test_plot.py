@@ -8,7 +8,7 @@ import pyqtgraph as pg
 from gpumon.ui.widgets.plot import LitePlot, LitePlotWidget
 
 
-def test_items_legend_and_axes(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_items_legend_and_axes(qtbot) -> None:
     widget = LitePlotWidget(background="w")
     qtbot.addWidget(widget)
     plot = widget.getPlotItem()
@@ -31,7 +31,7 @@ def test_items_legend_and_axes(qtbot) -> None:  # type: ignore[no-untyped-def]
     assert line.parentItem() is plot.vb.childGroup
 
 
-def test_downsampling_clip_ranges_labels_and_grid(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_downsampling_clip_ranges_labels_and_grid(qtbot) -> None:
     widget = LitePlotWidget()
     qtbot.addWidget(widget)
     plot = widget.getPlotItem()
@@ -60,7 +60,7 @@ def test_downsampling_clip_ranges_labels_and_grid(qtbot) -> None:  # type: ignor
     assert plot.vb.viewRange()[0] == [-10, 0]
 
 
-def test_legend_sample_shows_a_curve_items_fill(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_legend_sample_shows_a_curve_items_fill(qtbot) -> None:
     from PySide6.QtGui import QColor, QImage, QPainter
 
     widget = LitePlotWidget()

@@ -15,7 +15,7 @@ from gpumon.playground.data.devices import DeviceOption
 from gpumon.playground.data.outcome import LoadStatus
 from gpumon.telemetry.sources.simulated import SimulatedSource
 from gpumon.ui.widgets.theme import DARK, LIGHT
-from gpumon.ui.window.presentation import (
+from gpumon.ui.window.about import (
     SHORTCUTS,
     InfoBox,
     about_text,
@@ -28,7 +28,7 @@ from gpumon.ui.window.presentation import (
 pytestmark = pytest.mark.usefixtures("restore_app_look")
 
 
-def _active(qtbot, w) -> None:  # type: ignore[no-untyped-def]
+def _active(qtbot, w) -> None:
     """Make ``w`` the active window. The offscreen platform now and then ignores a single
     request right after another test's window closed (about 1 run in 10), so ask again."""
     def active() -> bool:
@@ -40,7 +40,7 @@ def _active(qtbot, w) -> None:  # type: ignore[no-untyped-def]
     qtbot.waitUntil(active, timeout=5000)
 
 
-def _trigger(w, name: str) -> None:  # type: ignore[no-untyped-def]
+def _trigger(w, name: str) -> None:
     action = w.findChild(QAction, name)
     assert action is not None, name
     action.trigger()
@@ -204,15 +204,15 @@ def test_about_box_names_torch_from_the_kernel_never_from_this_process(monkeypat
 
 
 @pytest.mark.slow
-def test_about_box_shows_the_kernels_torch_once_loaded(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+def test_about_box_shows_the_kernels_torch_once_loaded(qtbot, make_window) -> None:
     w = make_window()
     _trigger(w, "actionAbout")
     box = w.findChild(InfoBox, "aboutDialog")
     assert "not loaded yet" in box.text()
     box.close()
     w.tabs.setCurrentWidget(w.playground)  # the kernel loads torch
-    qtbot.waitUntil(lambda: bool(w.engine.device_options), timeout=60000)
-    status = w.engine.load_status
+    qtbot.waitUntil(lambda: bool(w.kernel_link.device_options), timeout=60000)
+    status = w.kernel_link.load_status
     assert status is not None and status.ok and status.torch_version
     qtbot.waitUntil(lambda: w.findChild(InfoBox, "aboutDialog") is None, timeout=5000)
     _trigger(w, "actionAbout")

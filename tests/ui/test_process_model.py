@@ -167,7 +167,7 @@ def test_pid_and_gpu_sort_numerically_across_2_31():
 
 
 @pytest.mark.parametrize("how", ["tab", "minimised"])
-def test_an_unseen_process_table_merges_only_the_latest_list_when_seen(qtbot, how):  # type: ignore[no-untyped-def]
+def test_an_unseen_process_table_merges_only_the_latest_list_when_seen(qtbot, how):
     table = ProcessTable()
     tabs = first_of_two_tabs(qtbot, table)
     model = table.process_model

@@ -37,7 +37,7 @@ def _zoom(factor: float) -> None:
     app.setFont(zoomed)
 
 
-def _view(qtbot, zoom: float, n: int = 60, *,  # type: ignore[no-untyped-def]
+def _view(qtbot, zoom: float, n: int = 60, *,
           closed_by_test: bool = False) -> ProcessView:
     """A shown view of JOB, listed in the last ``n - 10`` of ``n`` one-second snapshots, in
     a 1400 x 900 window (the offscreen screen is 800 x 600: the view fits itself to it)."""
@@ -143,7 +143,7 @@ def test_esc_and_ctrl_w_close_it(qtbot, zoom: float, keys: str) -> None:
 
 
 @pytest.mark.parametrize("zoom", ZOOMS)
-def test_the_rows_menu_opens_it(qtbot, make_window, zoom: float) -> None:  # type: ignore[no-untyped-def]
+def test_the_rows_menu_opens_it(qtbot, make_window, zoom: float) -> None:
     w = make_window()
     w.presentation.set_zoom(zoom)
     model = w.process_table.process_model
@@ -172,7 +172,7 @@ def _legend_offsets(view: ProcessView) -> list[tuple[float, float]]:
     return out
 
 
-def test_legend_samples_stay_beside_their_labels_after_300_and_dark(qtbot, make_window):  # type: ignore[no-untyped-def]
+def test_legend_samples_stay_beside_their_labels_after_300_and_dark(qtbot, make_window):
     w = make_window()
     model = w.process_table.process_model
     qtbot.waitUntil(lambda: model.rowCount() > 0 and w.snapshot_count >= 3, timeout=5000)
@@ -192,3 +192,14 @@ def test_legend_samples_stay_beside_their_labels_after_300_and_dark(qtbot, make_
     assert legend.geometry().width() < 1.2 * max(  # not the 300 % box's width
         label.item.boundingRect().width() + 30 for _, label in legend.items)
     view.close()
+
+
+def test_the_row_activation_slot_takes_the_rows_model_index() -> None:
+    """The table's ``activated(QModelIndex)`` opens the view through a slot of that
+    signature (a slot declared for other arguments is a different, unused method)."""
+    from gpumon.ui.window.main_window import MainWindow
+
+    meta = MainWindow.staticMetaObject
+    slots = {meta.method(i).methodSignature().data().decode()
+             for i in range(meta.methodOffset(), meta.methodCount())}
+    assert "open_process_view(QModelIndex)" in slots

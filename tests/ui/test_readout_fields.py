@@ -24,7 +24,7 @@ class LayoutRequests(QObject):
         super().__init__()
         self.count = 0
 
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.LayoutRequest:
             self.count += 1
         return False
@@ -37,7 +37,7 @@ def _sample(n: int) -> GpuSample:
                      power_w=100.0 + 3 * n)
 
 
-def test_changing_readings_never_relayout_the_panel(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_changing_readings_never_relayout_the_panel(qtbot) -> None:
     panel = GpuPanel(INFO)
     qtbot.addWidget(panel)
     panel.resize(640, 300)
@@ -63,7 +63,7 @@ def test_changing_readings_never_relayout_the_panel(qtbot) -> None:  # type: ign
     assert (util.left(), util.width()) == (graph.left(), graph.width())
 
 
-def test_fields_follow_the_font(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_fields_follow_the_font(qtbot) -> None:
     panel = GpuPanel(INFO)
     qtbot.addWidget(panel)
     panel.update_view(_sample(1), 1.0, _series)
@@ -77,7 +77,7 @@ def test_fields_follow_the_font(qtbot) -> None:  # type: ignore[no-untyped-def]
     assert field.sizeHint().height() > 1.5 * before  # the zoom still makes room for the text
 
 
-def test_a_new_status_text_never_lays_out_the_header(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_a_new_status_text_never_lays_out_the_header(qtbot) -> None:
     """The status line changes with each reading's duration: it is placed again in its line
     (fit_row.py), against the right edge, whole where there is room; nothing is laid out."""
     from PySide6.QtWidgets import QVBoxLayout, QWidget

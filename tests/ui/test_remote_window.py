@@ -16,13 +16,13 @@ from PySide6.QtCore import QPoint, Qt
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "remote"))
 
-from sshd import Lab, need_openssh, remote_streams, ssh_clients  # noqa: E402
+from sshd import Lab, need_openssh, remote_streams, ssh_clients
 
-from gpumon.ssh.command import SshOptions  # noqa: E402
-from gpumon.ssh.target import parse_target, parse_targets  # noqa: E402
-from gpumon.ui.window.cluster_window import ClusterWindow  # noqa: E402
-from gpumon.ui.window.remote_window import RemoteWindow, remote_window  # noqa: E402
-from gpumon.ui.window.settings import Settings  # noqa: E402
+from gpumon.ssh.command import SshOptions
+from gpumon.ssh.target import parse_target, parse_targets
+from gpumon.ui.window.cluster_window import ClusterWindow
+from gpumon.ui.window.remote_window import RemoteWindow, remote_window
+from gpumon.ui.window.settings import Settings
 
 pytestmark = pytest.mark.slow  # a real sshd and remote gpumons: seconds each
 
@@ -279,7 +279,7 @@ def test_the_playground_runs_its_code_on_the_machine(qtbot, lab: Lab) -> None:  
                                                 "over SSH.")
     lesson_note = window.lesson.findChild(QLabel, "lessonRunsThere")
     assert lesson_note is not None and lesson_note.text() == note.text()
-    engine = window.engine
+    engine = window.kernel_link
     with qtbot.waitSignal(engine.actionFinished, timeout=120000) as done:
         engine.submit(RunCode("import os\nos.getpid()"))
     outcome = done.args[1]
@@ -323,7 +323,7 @@ def test_the_remote_kernels_process_is_this_process_on_its_machine(qtbot, lab: L
     window = RemoteWindow(parse_target("lab1"), options(lab), 0.3)
     qtbot.addWidget(window)
     window.show()
-    engine = window.engine
+    engine = window.kernel_link
     with qtbot.waitSignal(engine.actionFinished, timeout=120000):
         engine.submit(RunCode("1"))
     pid = engine.kernel_pid

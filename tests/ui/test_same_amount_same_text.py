@@ -28,7 +28,7 @@ def monitor_texts(n: int) -> set[str]:
     return {process, readout.group(1)}
 
 
-def playground_texts(qtbot, n: int) -> set[str]:  # type: ignore[no-untyped-def]
+def playground_texts(qtbot, n: int) -> set[str]:
     table = WorkspaceTable()
     qtbot.addWidget(table)
     table.set_entries([WorkspaceEntry("x", "tensor", (n,), "uint8", "cuda:0", n)])
@@ -43,11 +43,11 @@ def playground_texts(qtbot, n: int) -> set[str]:  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("n", AMOUNTS)
-def test_the_monitor_and_the_playground_print_an_amount_alike(qtbot, n: int) -> None:  # type: ignore[no-untyped-def]
+def test_the_monitor_and_the_playground_print_an_amount_alike(qtbot, n: int) -> None:
     monitor, playground = monitor_texts(n), playground_texts(qtbot, n)
     assert len(monitor) == 1 and monitor == playground, (monitor, playground)
 
 
-def test_one_and_a_half_gib_reads_with_two_decimals_everywhere(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_one_and_a_half_gib_reads_with_two_decimals_everywhere(qtbot) -> None:
     assert monitor_texts(3 * 2**30 // 2) == playground_texts(qtbot, 3 * 2**30 // 2) == {
         "1.50 GiB"}

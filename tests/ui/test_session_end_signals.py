@@ -83,7 +83,7 @@ class RaiseInFilter(QObject):
         super().__init__()
         self.sig, self.kind, self.raised = sig, kind, False
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == self.kind and not self.raised:
             self.raised = True
             os.kill(os.getpid(), self.sig)

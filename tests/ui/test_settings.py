@@ -17,7 +17,7 @@ from gpumon.ui.window.settings import Settings
 
 
 @pytest.fixture
-def open_window(qtbot, qapp: QApplication) -> Iterator[Callable[..., MainWindow]]:  # type: ignore[no-untyped-def]
+def open_window(qtbot, qapp: QApplication) -> Iterator[Callable[..., MainWindow]]:
     windows: list[MainWindow] = []
 
     def make(settings: Settings, show: bool = False) -> MainWindow:

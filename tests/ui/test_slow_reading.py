@@ -21,7 +21,7 @@ class Slow(SimulatedSource):
         return dataclasses.replace(super().sample(include_slow), read_duration_s=1.1)
 
 
-def test_the_worker_reads_less_often_when_reading_is_slow(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_the_worker_reads_less_often_when_reading_is_slow(qtbot) -> None:
     worker = SamplerWorker(Slow, 1.0)  # in this thread: its slots are called directly
     got: list[Snapshot] = []
     worker.snapshot.connect(got.append)
@@ -40,7 +40,7 @@ def test_the_worker_reads_less_often_when_reading_is_slow(qtbot) -> None:  # typ
         worker._close_source()
 
 
-def test_the_window_says_so_and_does_not_call_it_stale(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+def test_the_window_says_so_and_does_not_call_it_stale(qtbot, make_window) -> None:
     w = make_window(Slow, interval_s=1.0)
     qtbot.waitUntil(lambda: w.snapshot_count >= 1, timeout=5000)
     qtbot.waitUntil(lambda: "sampling every" in w.header.status_line.text(), timeout=5000)

@@ -10,7 +10,7 @@ from gpumon.ui.monitor.smi_table import COLUMNS, LOST_TEXT, SmiTable, SmiTableMo
 from tests.qt_fixtures import back_in_sight, first_of_two_tabs, out_of_sight
 
 
-def snapshot(faults: SimulatedFaults | None = None, clock: float = 100.0):  # type: ignore[no-untyped-def]
+def snapshot(faults: SimulatedFaults | None = None, clock: float = 100.0):
     times = iter([0.0, clock, clock])
     source = SimulatedSource(3, seed=4, faults=faults, clock=lambda: next(times))
     sampler = Sampler(source)
@@ -102,14 +102,14 @@ def test_only_changed_cells_are_signalled_and_widths_follow_the_longest_text(qtb
     assert resized == ([] if longest == widths_of(snap, 7) else [[7]])
 
 
-def widths_of(snap, column: int) -> int:  # type: ignore[no-untyped-def]
+def widths_of(snap, column: int) -> int:
     model = SmiTableModel()
     model.update_snapshot(snap)
     return max(len(model.data(model.index(r, column))) for r in range(model.rowCount()))
 
 
 @pytest.mark.parametrize("how", ["tab", "minimised"])
-def test_an_unseen_table_keeps_the_latest_snapshot_and_shows_it_when_seen(qtbot, how):  # type: ignore[no-untyped-def]
+def test_an_unseen_table_keeps_the_latest_snapshot_and_shows_it_when_seen(qtbot, how):
     clock = [1_700_000_000.0]
     source = SimulatedSource(3, seed=4, clock=lambda: clock[0])
     sampler = Sampler(source, clock=lambda: clock[0], wall_clock=lambda: clock[0])
@@ -118,13 +118,13 @@ def test_an_unseen_table_keeps_the_latest_snapshot_and_shows_it_when_seen(qtbot,
     tabs = first_of_two_tabs(qtbot, table)
     model = table.smi_model
 
-    def tick():  # type: ignore[no-untyped-def]
+    def tick():
         clock[0] += 7.0  # the simulated power and memory move every reading
         snap = sampler.tick()
         table.show_snapshot(snap)
         return snap
 
-    def texts():  # type: ignore[no-untyped-def]
+    def texts():
         return [[model.data(model.index(r, c)) for c in range(model.columnCount())]
                 for r in range(model.rowCount())]
 

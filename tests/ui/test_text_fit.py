@@ -28,7 +28,7 @@ pytestmark = pytest.mark.usefixtures("restore_app_look")
 SIZE = (1600, 1000)
 
 
-def _pages(qtbot, make_window, zoom: float) -> dict[str, tuple[list[str], list[str]]]:  # type: ignore[no-untyped-def]
+def _pages(qtbot, make_window, zoom: float) -> dict[str, tuple[list[str], list[str]]]:
     """Per page: the cut texts and the elided panel lines, after zooming to ``zoom``."""
     w = make_window()
     qtbot.waitUntil(lambda: w.snapshot_count >= 3, timeout=5000)
@@ -40,7 +40,7 @@ def _pages(qtbot, make_window, zoom: float) -> dict[str, tuple[list[str], list[s
     for page in range(tabs.count()):
         tabs.setCurrentIndex(page)  # a lazy page is built now
         if tabs.key(page) == "Playground":  # its forms list the devices once torch is in
-            qtbot.waitUntil(lambda: bool(w.engine.device_options), timeout=60000)
+            qtbot.waitUntil(lambda: bool(w.kernel_link.device_options), timeout=60000)
         # laid out, the forms' column fitted
         found[tabs.tabText(page)] = settled(lambda: (cut_texts(w), elided_texts(w)))
     return found

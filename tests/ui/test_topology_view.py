@@ -20,19 +20,19 @@ from testkit import STATUS_OK
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "telemetry"))
 
-from fakenvml import FakeNvml, use_fake_nvml  # noqa: E402
+from fakenvml import FakeNvml, use_fake_nvml
 
-from gpumon.telemetry.model.types import MachineInfo, Snapshot  # noqa: E402
-from gpumon.telemetry.nvml.source import NvmlSource  # noqa: E402
-from gpumon.ui.monitor.topology_view import (  # noqa: E402
+from gpumon.telemetry.model.types import MachineInfo, Snapshot
+from gpumon.telemetry.nvml.source import NvmlSource
+from gpumon.ui.monitor.topology_view import (
     AFFINITY,
     TopologyView,
     gpu_rates,
     rate_text,
 )
-from gpumon.ui.window.main_window import MainWindow  # noqa: E402
-from gpumon.ui.window.settings import Settings  # noqa: E402
-from gpumon.units import KIB  # noqa: E402
+from gpumon.ui.window.main_window import MainWindow
+from gpumon.ui.window.settings import Settings
+from gpumon.units import KIB
 
 pytestmark = pytest.mark.usefixtures("restore_app_look")
 WAIT_MS = 5000
@@ -65,7 +65,7 @@ def readings(n: int = 2) -> list[Snapshot]:
         source.close()
 
 
-def open_view(qtbot, snap: Snapshot) -> TopologyView:  # type: ignore[no-untyped-def]
+def open_view(qtbot, snap: Snapshot) -> TopologyView:
     view = TopologyView()
     qtbot.addWidget(view)
     view.resize(1400, 900)
@@ -190,14 +190,16 @@ def test_readable_at_300_percent(qtbot, fake: FakeNvml) -> None:
     view = w.topology.open()
     view.resize(1400, 900)
     qtbot.waitUntil(lambda: view.table.rowCount() == 8, timeout=WAIT_MS)
-    qtbot.wait(100)
     t = view.table
+
+    def too_narrow() -> list[str]:  # the columns narrower than their widest text
+        return [t.horizontalHeaderItem(j).text() for j in range(t.columnCount())
+                if t.columnWidth(j) < max(QFontMetrics(t.item(i, j).font()).horizontalAdvance(
+                    t.item(i, j).text()) for i in range(t.rowCount()))]
+
+    qtbot.waitUntil(lambda: t.fontMetrics().height() >= 30 and not too_narrow(),
+                    timeout=WAIT_MS)  # the zoomed font reached the table, and it fits it
     line = t.fontMetrics().height()
-    assert line >= 30  # the zoomed font reached the window's table
-    for j in range(t.columnCount()):  # every column as wide as its widest text
-        widest = max(QFontMetrics(t.item(i, j).font()).horizontalAdvance(t.item(i, j).text())
-                     for i in range(t.rowCount()))
-        assert t.columnWidth(j) >= widest, t.horizontalHeaderItem(j).text()
     assert all(t.rowHeight(i) >= line for i in range(t.rowCount()))
     assert view.table.height() >= 5 * line  # the matrix first: five rows in sight at least
     shot(view, "topology-hgx-300.png")

@@ -34,8 +34,8 @@ def test_window_opens_and_playground_says_torch_is_missing(tmp_path: Path) -> No
         w = MainWindow(simulated_factory(2), 0.1)
         w.show()
         done = []
-        w.engine.actionFinished.connect(lambda ticket, outcome: done.append(outcome))
-        w.engine.submit(act.CreateTensor("x", "[1, 2]"))
+        w.kernel_link.actionFinished.connect(lambda ticket, outcome: done.append(outcome))
+        w.kernel_link.submit(act.CreateTensor("x", "[1, 2]"))
         deadline = QTimer()
         deadline.setSingleShot(True)
         deadline.timeout.connect(app.quit)

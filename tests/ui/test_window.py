@@ -51,7 +51,7 @@ def test_pause_stops_updates_and_resume_restarts(qtbot, make_window):
     assert w.paused
     assert "Paused" in w.header.status_line.text()
     frozen = w.snapshot_count
-    timer = w.sampling.worker._timer  # noqa: SLF001 - the sampler's polling timer
+    timer = w.sampling.worker._timer  # the sampler's polling timer
     assert timer is not None and not timer.isActive()  # no tick is coming
     QApplication.processEvents()  # a tick already on its way is delivered, and dropped
     assert w.snapshot_count == frozen
@@ -83,7 +83,7 @@ def test_interval_change_takes_effect(qtbot, make_window):
     counted per second, which a loaded machine slows down."""
     w = make_window(interval_s=0.5)
     qtbot.waitUntil(lambda: w.snapshot_count >= 1, timeout=5000)
-    timer = w.sampling.worker._timer  # noqa: SLF001 - the sampler's polling timer
+    timer = w.sampling.worker._timer  # the sampler's polling timer
     assert timer is not None and 0 < timer.interval() <= 500
     with qtbot.waitSignal(w.sampling.intervalChanged, timeout=5000):
         w.controls.interval_spin.setValue(0.1)
@@ -130,7 +130,7 @@ class _SlowAfterFirst(SimulatedSource):
         super().__init__(2, seed=1)
         self._reads = 0
 
-    def sample(self, include_slow: bool = True):  # type: ignore[no-untyped-def]
+    def sample(self, include_slow: bool = True):
         self._reads += 1
         if self._reads > 1:
             time.sleep(1.2)

@@ -31,7 +31,7 @@ def test_error_in_a_tick_becomes_a_signal_and_sampling_goes_on(qtbot):
     sampling = SamplingThread(lambda: SimulatedSource(1, seed=3), 0.1)
     calls = []
 
-    def provider(snap):  # type: ignore[no-untyped-def]
+    def provider(snap):
         calls.append(1)
         if len(calls) == 2:
             raise RuntimeError("boom")
@@ -54,7 +54,7 @@ def test_a_provider_that_raises_keeps_the_snapshot_and_the_others_extras(qtbot):
     sampling = SamplingThread(lambda: SimulatedSource(2, seed=3), 0.1)
     sampling.add_extra_provider(lambda snap: {0: {"good_count": 1.0}})
 
-    def broken(snap):  # type: ignore[no-untyped-def]
+    def broken(snap):
         raise RuntimeError("torch counters unreadable")
 
     sampling.add_extra_provider(broken)
@@ -90,7 +90,7 @@ def test_snapshot_extra_is_read_only_and_survives_pickling() -> None:
 
 
 def test_a_factory_that_raises_is_reported(qtbot):
-    def broken():  # type: ignore[no-untyped-def]
+    def broken():
         raise OSError("no such device")
 
     sampling = SamplingThread(broken, 0.1)
@@ -113,7 +113,7 @@ def test_switch_source_pause_and_interval(qtbot):
     with qtbot.waitSignal(sampling.pausedChanged, timeout=5000):
         sampling.set_paused(True)
     n = len(snaps)
-    timer = sampling.worker._timer  # noqa: SLF001 - the polling timer
+    timer = sampling.worker._timer  # the polling timer
     assert timer is not None and not timer.isActive()  # no tick is coming
     QApplication.processEvents()  # one sent before the pause came before pausedChanged
     assert len(snaps) == n

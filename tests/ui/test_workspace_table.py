@@ -24,7 +24,7 @@ def test_name_edits_last_first() -> None:
     assert name_edits("", "ab") == [("insert", 0, 0, 0, 2)]
 
 
-def test_only_changed_rows_are_touched(qtbot, qtmodeltester) -> None:  # type: ignore[no-untyped-def]
+def test_only_changed_rows_are_touched(qtbot, qtmodeltester) -> None:
     view = WorkspaceView()
     qtbot.addWidget(view)
     table, model = view.table, view.table.workspace
@@ -62,7 +62,7 @@ def test_only_changed_rows_are_touched(qtbot, qtmodeltester) -> None:  # type: i
     assert table.rowCount() == 0 and view.more_label.isHidden()
 
 
-def test_one_more_name_is_singular(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_one_more_name_is_singular(qtbot) -> None:
     view = WorkspaceView()
     qtbot.addWidget(view)
     view.set_page(page([entry("a")], 2))

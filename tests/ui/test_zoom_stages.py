@@ -25,14 +25,14 @@ class Repaints(QObject):
     frame took ~30 ms to paint, after_next_frame's 50 ms fallback fell due meanwhile, and the
     pages had taken the new font before ``fn`` looked (a CI run failed on it)."""
 
-    def __init__(self, window: QWidget, fn) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, window: QWidget, fn) -> None:
         super().__init__()
         self.window, self.fn = window, fn
         app = QApplication.instance()
         assert app is not None
         app.installEventFilter(self)
 
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.UpdateRequest and obj is self.window:
             app = QApplication.instance()
             assert app is not None
@@ -50,7 +50,7 @@ class FontChanges(QObject):
         for widget in widgets:
             widget.installEventFilter(self)
 
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.FontChange:
             self.got.append(f"{type(obj).__name__}:{obj.objectName()}")
         return False
@@ -66,7 +66,7 @@ def _point_size(zoom: float) -> float:
     return font.pointSizeF() * zoom
 
 
-def _settled(qtbot, w, zoom: float) -> None:  # type: ignore[no-untyped-def]
+def _settled(qtbot, w, zoom: float) -> None:
     """Every page at the zoom's font and every graph unveiled."""
     want = _point_size(zoom)
     pages = [w.tabs.widget(i) for i in range(w.tabs.count())]
@@ -171,7 +171,7 @@ def test_steps_faster_than_frames_end_at_the_last_zoom(qtbot, make_window):
     assert tick.pointSizeF() == pytest.approx(max(5.0, _point_size(0.9)))
 
 
-def _fonts(w) -> dict[str, tuple[float, bool]]:  # type: ignore[no-untyped-def]
+def _fonts(w) -> dict[str, tuple[float, bool]]:
     """Every widget's font (size, bold), by its path of class and object names."""
     out: dict[str, tuple[float, bool]] = {}
 

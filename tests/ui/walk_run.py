@@ -92,9 +92,9 @@ def look(window: QWidget, shots: Path | None, name: str) -> list[str]:
 
 
 def walk(lang: str, zooms: list[float], shots: Path | None) -> Report:
+    from gpumon.ui.window.about import show_about, show_shortcuts
     from gpumon.ui.window.main_window import MainWindow
     from gpumon.ui.window.open_cluster import UrlDialog
-    from gpumon.ui.window.presentation import show_about, show_shortcuts
 
     i18n.set_language(lang)
     w = MainWindow(lambda: SimulatedSource(4, seed=1), 0.5)
@@ -114,7 +114,7 @@ def walk(lang: str, zooms: list[float], shots: Path | None) -> Report:
             w.tabs.setCurrentIndex(page)
             key = w.tabs.key(page)
             if key == "Playground":  # its forms list the devices once torch is in
-                settled(lambda: bool(w.engine.device_options), most_passes=1_000_000)
+                settled(lambda: bool(w.kernel_link.device_options), most_passes=1_000_000)
             found = look(w, shots, f"{lang} {pct} {key}")
             report[f"{pct} · {key}" + refused(w, zoom)] = found
         w.tabs.setCurrentIndex(0)

@@ -120,7 +120,7 @@ class ForkServer:
         server_env[PARENT_ENV] = str(os.getpid())
         server_env[SOCKET_ENV] = str(theirs.fileno())
         try:
-            self.proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
+            self.proc = subprocess.Popen(  # our own interpreter and module
                 [python, "-m", MODULE], stdin=subprocess.DEVNULL, env=server_env,
                 cwd=str(ROOT), close_fds=True, pass_fds=(theirs.fileno(),),
                 start_new_session=True)
@@ -163,7 +163,7 @@ class ForkServer:
                         self._early_exits[pid] = code
                     done = self._retired and not self._kernels
                 if kernel is not None:
-                    kernel._set_exit(code)  # noqa: SLF001 - its owner
+                    kernel._set_exit(code)  # its owner
                 if done:
                     break  # retired, and its last kernel has ended
             elif "id" in message:
@@ -182,7 +182,7 @@ class ForkServer:
             self._replied.notify_all()
         for kernel in kernels:
             kernel.kill()
-            kernel._set_exit(-signal.SIGKILL)  # noqa: SLF001 - its owner
+            kernel._set_exit(-signal.SIGKILL)  # its owner
         try:
             self.proc.wait(1.0)
         except subprocess.TimeoutExpired:
@@ -221,7 +221,7 @@ class ForkServer:
                 if code is None:
                     self._kernels[pid] = kernel
             if code is not None:
-                kernel._set_exit(code)  # noqa: SLF001 - its owner
+                kernel._set_exit(code)  # its owner
             return kernel
         finally:
             for fd in (in_r, out_w, in_w, out_r):

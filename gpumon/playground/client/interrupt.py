@@ -15,6 +15,10 @@ import sys
 from typing import Literal, Protocol
 
 InterruptPath = Literal["sigint", "ctrl_break", "none"]
+#: What Stop did (KernelClient.interrupt): nothing ran, a gentle interrupt was sent (a kill and
+#: a fresh kernel follow if the code runs on), the kernel was killed, or it was still starting
+#: and was killed and started again.
+Interrupted = Literal["idle", "signalled", "killed", "restarted"]
 
 
 def interrupt_path(platform: str = sys.platform, os_name: str = os.name) -> InterruptPath:

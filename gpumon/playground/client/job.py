@@ -76,7 +76,7 @@ if sys.platform == "win32":
                 kernel32.CloseHandle(wintypes.HANDLE(job))
                 return False
             _JOB = int(job)
-        handle = int(proc._handle)  # type: ignore[attr-defined]  # noqa: SLF001 - Popen's own
+        handle = int(proc._handle)  # type: ignore[attr-defined]  # Popen's own
         return bool(kernel32.AssignProcessToJobObject(wintypes.HANDLE(_JOB),
                                                       wintypes.HANDLE(handle)))
 else:

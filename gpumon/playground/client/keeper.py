@@ -73,7 +73,7 @@ def memory_cap(fraction: float | None = None) -> int:
         import psutil
 
         return int(psutil.virtual_memory().total * fraction)
-    except Exception:  # noqa: BLE001 - psutil missing: the watchdog cannot size it
+    except Exception:
         return 0
 
 
@@ -118,7 +118,7 @@ def descendants(pid: int) -> list[Any]:
         import psutil
 
         return list(psutil.Process(pid).children(recursive=True))
-    except Exception:  # noqa: BLE001 - gone already, or psutil cannot see it
+    except Exception:
         return []
 
 
@@ -126,7 +126,7 @@ def kill_all(processes: Sequence[Any]) -> None:
     for p in processes:
         try:
             p.kill()
-        except Exception:  # noqa: BLE001 - gone already
+        except Exception:
             pass
 
 
@@ -223,7 +223,7 @@ def spawn(command: list[str], env: dict[str, str], cwd: str) -> KeptKernel | Non
     if scope:
         env = {**env, IN_SCOPE_ENV: "1"}
     try:
-        watchdog = subprocess.Popen(  # noqa: S603 - our own interpreter and file
+        watchdog = subprocess.Popen(
             [*scope, sys.executable, "-I", "-S", str(WATCHDOG), "--keep", str(GRACE_S),
              str(write_end), "--", *command], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             env=env, close_fds=True, pass_fds=(write_end,), cwd=cwd, start_new_session=True)

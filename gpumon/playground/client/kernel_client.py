@@ -39,7 +39,12 @@ from gpumon.i18n import tr
 from gpumon.playground.client import forkserver, keeper
 from gpumon.playground.client.forkserver import ForkedKernel
 from gpumon.playground.client.internal import internal_errors_in
-from gpumon.playground.client.interrupt import creation_flags, interrupt_path, send_interrupt
+from gpumon.playground.client.interrupt import (
+    Interrupted,
+    creation_flags,
+    interrupt_path,
+    send_interrupt,
+)
 from gpumon.playground.client.job import put_in_job
 from gpumon.playground.client.keeper import KeptKernel, descendants, kill_all
 from gpumon.playground.client.kernel_exit import LOST_NAMES_SHOWN, KernelExit
@@ -190,7 +195,7 @@ class KernelClient:
         kept = keeper.spawn(command, env, str(ROOT))
         if kept is not None:
             return kept
-        proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
+        proc = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True,
             cwd=str(ROOT), creationflags=creation_flags(), start_new_session=os.name == "posix",
         )
@@ -238,7 +243,7 @@ class KernelClient:
         gen.lessons[steps] = key
         return (key, steps, number, snapshot)
 
-    def interrupt(self, grace_s: float = INTERRUPT_GRACE_S) -> str:
+    def interrupt(self, grace_s: float = INTERRUPT_GRACE_S) -> Interrupted:
         """Stop the user's running (or queued) code: ``"idle"`` (none), ``"signalled"``
         (SIGINT; a kill and a fresh kernel follow after ``grace_s`` if it still runs),
         ``"killed"`` (no gentle way on this platform), or ``"restarted"``: the kernel was

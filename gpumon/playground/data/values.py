@@ -140,7 +140,7 @@ def _scalar(value: object) -> Scalar:
 def _describe(node: ast.AST) -> str:
     try:
         text = ast.unparse(node)
-    except Exception:  # noqa: BLE001 - unparse of odd trees; the node kind still helps
+    except Exception:  # unparse of odd trees; the node kind still helps
         text = type(node).__name__
     return repr(text if len(text) <= 40 else text[:37] + "...")
 

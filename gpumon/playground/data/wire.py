@@ -123,7 +123,7 @@ def decode_body(body: bytes) -> Any:
         return _Unpickler(io.BytesIO(body)).load()
     except ProtocolError:
         raise
-    except Exception as exc:  # noqa: BLE001 - whatever a torn or hostile pickle raises
+    except Exception as exc:  # whatever a torn or hostile pickle raises
         raise ProtocolError(tr("a message could not be decoded ({error})",
                                error=f"{type(exc).__name__}: {exc}"[:200])) from None
 

@@ -103,7 +103,7 @@ def _current_cuda() -> str:
     try:
         if torch is not None and torch.cuda.is_available():
             return f"cuda:{cuda_calls.current_index(torch)}"  # cudaGetDevice: no context
-    except Exception:  # noqa: BLE001
+    except Exception:
         pass
     return ""
 

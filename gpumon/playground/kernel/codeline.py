@@ -125,9 +125,9 @@ def run_code(values: dict[str, Any], action: RunCode, torch: Any, run: ActionRun
         try:
             with printed() as out:  # print() goes to the card, not the terminal
                 try:
-                    exec(body, ns)  # noqa: S102 - the user's own code, in the kernel process
+                    exec(body, ns)  # the user's own code, in the kernel process
                     if tail is not None:
-                        value = eval(tail, ns)  # noqa: S307
+                        value = eval(tail, ns)
                     elif assigned is not None:
                         value = ns.get(assigned)
                 finally:

@@ -49,7 +49,7 @@ def has_context(torch: Any, index: int) -> bool:
         if probe is None or not torch.cuda.is_initialized():
             return False
         return bool(probe(index))
-    except Exception:  # noqa: BLE001 - an unknown answer must not create a context
+    except Exception:  # an unknown answer must not create a context
         return False
 
 
@@ -82,7 +82,7 @@ def free_bytes(torch: Any, index: int) -> tuple[int | None, str]:
 
     try:
         uuid = str(properties(torch, index).uuid)
-    except Exception:  # noqa: BLE001 - no UUID: nothing to match NVML's GPUs by
+    except Exception:  # no UUID: nothing to match NVML's GPUs by
         return None, "unknown"
     free = free_memory_by_uuid(uuid)
     return (free, "nvml") if free is not None else (None, "unknown")

@@ -80,7 +80,7 @@ def read_facts() -> CudaFacts | None:
     try:
         available = bool(torch.cuda.is_available())
         count = int(torch.cuda.device_count()) if available else 0
-    except Exception:  # noqa: BLE001 - a broken driver reads as "not available"
+    except Exception:  # a broken driver reads as "not available"
         available, count = False, 0
     return CudaFacts(str(getattr(torch, "__version__", "?")), getattr(version, "cuda", None),
                      getattr(version, "hip", None), available, count, _driver_loads(),

@@ -29,7 +29,7 @@ class ReprFailed(Exception):
         self.error = error
         try:
             self.type_name = str(type(value).__name__)[:80]
-        except Exception:  # noqa: BLE001 - a metaclass's own __name__ may raise too
+        except Exception:  # a metaclass's own __name__ may raise too
             self.type_name = "?"
 
 
@@ -38,7 +38,7 @@ def user_repr(value: object) -> str:
     too: exit() in a __repr__ must not end the kernel)."""
     try:
         return repr(value)
-    except (Exception, SystemExit) as exc:  # noqa: BLE001 - whatever the user's code raises
+    except (Exception, SystemExit) as exc:  # whatever the user's code raises
         raise ReprFailed(value, exc) from None
 
 

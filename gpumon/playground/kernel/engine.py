@@ -76,8 +76,8 @@ class Engine:
         start = time.perf_counter()
         try:
             import torch
-            import torch.nn  # noqa: F401 - models need it; import it with torch
-        except Exception as exc:  # noqa: BLE001 - an import can fail many ways
+            import torch.nn  # models need it; import it with torch
+        except Exception as exc:  # an import can fail many ways
             missing = extras.torch_missing(exc)
             message = (extras.playground_needs_torch() if missing else
                        tr("PyTorch could not be imported: {error}",
@@ -88,7 +88,7 @@ class Engine:
         try:  # leave the window a core (see threads.py); a failure only loses the note
             plan = limit_torch_threads(torch)
             threads, cores, note = plan.torch_threads, plan.cores, plan.text()
-        except Exception:  # noqa: BLE001
+        except Exception:
             threads, cores, note = None, None, ""
         cuda = torch.version.cuda
         build = f"CUDA {cuda}" if cuda else tr("CPU-only build")
@@ -113,7 +113,7 @@ class Engine:
         started_at = time.time()
         try:
             code = action.code()
-        except Exception:  # noqa: BLE001 - a malformed action still gets an outcome
+        except Exception:  # a malformed action still gets an outcome
             code = repr(action)
         run = ActionRun()
         error: ErrorInfo | None = None
@@ -137,7 +137,7 @@ class Engine:
             error = syntax_error(exc)
         except SystemExit as exc:  # exit() typed in the code line: a card, never the kernel's end
             error = exit_refused(exc)
-        except Exception as exc:  # noqa: BLE001 - errors are content
+        except Exception as exc:  # errors are content
             ours = not run.in_torch and not isinstance(action, RunCode) and is_gpumon_bug(exc)
             error = internal_error(exc) if ours else error_from_exception(exc)
         created = tuple(f"cuda:{i}" for i in sorted(cuda_contexts() - contexts))
@@ -148,7 +148,7 @@ class Engine:
             except ReprFailed as failed:  # the result's own __repr__: the user's error
                 return self._outcome(action, code, started_at, run, repr_error(failed),
                                      created)
-        except Exception as exc:  # noqa: BLE001 - a bug here must not crash the worker
+        except Exception as exc:  # a bug here must not crash the worker
             report_internal(traceback.format_exc())
             internal = ErrorInfo("InternalError", f"{type(exc).__name__}: {exc}",
                                  tr("gpumon failed to describe this result; please report "

@@ -46,16 +46,16 @@ def preload() -> None:
 
     try:
         import torch
-        import torch.nn  # noqa: F401
-    except Exception:  # noqa: BLE001 - each kernel then reports it as it would unforked
+        import torch.nn
+    except Exception:  # each kernel then reports it as it would unforked
         return
     if torch.version.cuda is not None or torch.version.hip is not None:
         return  # a GPU build: only what a plain ``import torch`` does, known to fork safely
     try:
         # torch imports it at a kernel's first operation on the meta device (the lesson has
         # several): over a second of CPU that every forked kernel would pay again.
-        import torch._dynamo  # noqa: F401
-    except Exception:  # noqa: BLE001 - then a kernel imports it when it needs it, as before
+        import torch._dynamo
+    except Exception:  # then a kernel imports it when it needs it, as before
         pass
 
 
@@ -64,7 +64,7 @@ def cuda_untouched() -> bool:
     torch = sys.modules.get("torch")
     try:
         return torch is None or not torch.cuda.is_initialized()
-    except Exception:  # noqa: BLE001 - a torch without that call cannot have done it
+    except Exception:  # a torch without that call cannot have done it
         return True
 
 
@@ -131,7 +131,7 @@ def _run_kernel(env: dict[str, str], fds: list[int], server_pid: int,
         kernel_main.remove_lesson_folder()
         sys.stdout.flush()
         sys.stderr.flush()
-    except BaseException:  # noqa: BLE001 - a forked child must never return into the loop
+    except BaseException:  # a forked child must never return into the loop
         traceback.print_exc()
     finally:
         os._exit(code)

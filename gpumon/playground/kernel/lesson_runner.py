@@ -249,7 +249,7 @@ class LessonRunner:
     def _safe_snapshot(self) -> Snapshot | None:
         try:
             return self._snapshot()
-        except Exception:  # noqa: BLE001 - step 1 reports a telemetry failure; here: no UUIDs
+        except Exception:  # step 1 reports a telemetry failure; here: no UUIDs
             return None
 
     def _smi(self, number: int, step: LessonStep) -> StepResult:
@@ -261,7 +261,7 @@ class LessonRunner:
         try:
             snapshot = self._snapshot()
             text = None if snapshot is None else render(snapshot)
-        except Exception as exc:  # noqa: BLE001 - a telemetry bug must not stop the lesson
+        except Exception as exc:  # a telemetry bug must not stop the lesson
             snapshot, text = None, None
             failed: Note | None = note(SMI_FAILED, error=f"{type(exc).__name__}: {exc}")
         else:

@@ -130,7 +130,7 @@ def start_watchdog() -> bool:
     if parent is None or not sys.platform.startswith("linux") or _watchdog:
         return False
     try:
-        proc = subprocess.Popen(  # noqa: S603 - our own interpreter and file
+        proc = subprocess.Popen(
             [sys.executable, "-I", "-S", str(WATCHDOG), str(parent), str(os.getpid()),
              str(GRACE_S)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             close_fds=True, start_new_session=True)
@@ -162,7 +162,7 @@ def _start_time(pid: int) -> float | None:
         import psutil
 
         return float(psutil.Process(pid).create_time())
-    except Exception:  # noqa: BLE001 - psutil missing, or the process is gone
+    except Exception:  # psutil missing, or the process is gone
         return None
 
 
@@ -174,7 +174,7 @@ def _parent_alive(parent: int, started: float | None) -> bool:
 
         proc = psutil.Process(parent)
         return started is None or abs(proc.create_time() - started) < 1.0
-    except Exception:  # noqa: BLE001 - NoSuchProcess, AccessDenied
+    except Exception:  # NoSuchProcess, AccessDenied
         return False
 
 
@@ -229,12 +229,12 @@ def end_children() -> int:
         import psutil
 
         children = psutil.Process().children(recursive=True)
-    except Exception:  # noqa: BLE001 - psutil missing or /proc unreadable
+    except Exception:  # psutil missing or /proc unreadable
         return 0
     for child in children:
         try:
             child.kill()
-        except Exception:  # noqa: BLE001 - gone already, or not ours to kill
+        except Exception:  # gone already, or not ours to kill
             pass
     return len(children)
 
@@ -245,6 +245,6 @@ def end_now() -> None:
     for hook in before_exit:
         try:
             hook()
-        except Exception:  # noqa: BLE001 - nothing may keep the kernel from ending
+        except Exception:  # nothing may keep the kernel from ending
             pass
     os._exit(0)

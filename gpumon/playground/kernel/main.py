@@ -107,7 +107,7 @@ class Kernel:
         over the frame limit) becomes an error the window shows, and the kernel lives on."""
         try:
             frame = encode_frame(Message("reply", request.id, result))
-        except Exception as exc:  # noqa: BLE001 - whatever pickling the user's values raises
+        except Exception as exc:  # whatever pickling the user's values raises
             why = f"{type(exc).__name__}: {exc}"[:500]
             if isinstance(result, Outcome):
                 error = ErrorInfo("UnsendableResult", why, i18n.tr(
@@ -199,7 +199,7 @@ class Kernel:
             self.send(Message("interrupted", request.id))
             self._send_workspace()
             return
-        except Exception:  # noqa: BLE001 - a bug of gpumon's: shown as one, with its traceback
+        except Exception:  # a bug of gpumon's: shown as one, with its traceback
             self.send(Message("internal_error", request.id, traceback.format_exc()))
             return
         self.send_answer(request, result)
@@ -248,7 +248,7 @@ class Kernel:
     def _send_workspace(self) -> None:
         try:
             entries = self.engine.workspace()
-        except Exception:  # noqa: BLE001
+        except Exception:
             self.send(Message("internal_error", None, traceback.format_exc()))
             return
         self.send(Message("workspace", None, entries))

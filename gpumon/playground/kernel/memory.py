@@ -43,7 +43,7 @@ def torch_memory_counters() -> dict[int, tuple[int, int]]:
             i: (int(cuda.memory_allocated(i)), int(cuda.memory_reserved(i)))
             for i in range(cuda.device_count())
         }
-    except Exception:  # noqa: BLE001 - a half-imported torch or a lost GPU: no figures
+    except Exception:  # a half-imported torch or a lost GPU: no figures
         return {}
 
 
@@ -63,7 +63,7 @@ def cuda_contexts() -> frozenset[int]:
         if has is None:
             return frozenset({int(cuda.current_device())})
         return frozenset(i for i in range(cuda.device_count()) if has(i))
-    except Exception:  # noqa: BLE001 - a half-imported torch or a lost GPU: none known
+    except Exception:  # a half-imported torch or a lost GPU: none known
         return frozenset()
 
 
@@ -79,7 +79,7 @@ def nvml_process_bytes(index: int) -> int | None:
 
     try:
         uuid = str(cuda_calls.properties(torch, index).uuid)
-    except Exception:  # noqa: BLE001 - no UUID: nothing to match NVML's GPUs by
+    except Exception:  # no UUID: nothing to match NVML's GPUs by
         return None
     return process_memory_by_uuid(uuid, os.getpid())
 
@@ -109,7 +109,7 @@ def start_peaks() -> bool:
     for index in torch_memory_counters():  # only where CUDA is initialised: no new context
         try:
             torch.cuda.reset_peak_memory_stats(index)  # type: ignore[union-attr]
-        except Exception:  # noqa: BLE001 - a lost GPU: its peak is not read either
+        except Exception:
             pass
     try:
         with open(CLEAR_REFS, "w", encoding="ascii") as f:
@@ -137,7 +137,7 @@ def _cuda_peak(index: int) -> int | None:
         if torch is None or not torch.cuda.is_initialized():
             return None
         return int(torch.cuda.max_memory_allocated(index))  # host-side: no context
-    except Exception:  # noqa: BLE001
+    except Exception:
         return None
 
 
@@ -170,7 +170,7 @@ def _cuda_available() -> bool:
     torch = sys.modules.get("torch")
     try:
         return bool(torch is not None and torch.cuda.is_available())
-    except Exception:  # noqa: BLE001
+    except Exception:
         return False
 
 

@@ -138,7 +138,7 @@ def guard_result(meta_fn: Callable[[], Any], device: torch.device, copies: int =
     torch = _torch()
     try:
         result = meta_fn()
-    except Exception:  # noqa: BLE001 - the real call will raise torch's own error
+    except Exception:  # the real call will raise torch's own error
         return
     if isinstance(result, torch.Tensor):
         check_fits(result.numel() * result.element_size() + copies, device.type, device.index)
@@ -155,7 +155,7 @@ def guard_elementwise(a: torch.Tensor, b: torch.Tensor | float, device: torch.de
         shape = torch.broadcast_shapes(a.shape, b.shape) if isinstance(b, torch.Tensor) \
             else a.shape
         dtype = torch.result_type(a, b)
-    except Exception:  # noqa: BLE001 - the real call will raise torch's own error
+    except Exception:  # the real call will raise torch's own error
         return
     check_fits(math.prod(shape) * dtype.itemsize + copies, device.type, device.index)
 

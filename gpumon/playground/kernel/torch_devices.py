@@ -34,7 +34,7 @@ def list_devices() -> list[DeviceOption]:
     options = [cpu_option()]
     try:
         count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    except Exception:  # noqa: BLE001 - a broken driver means no CUDA devices to offer
+    except Exception:  # a broken driver means no CUDA devices to offer
         count = 0
     uuids: list[str] = []
     infos: list[tuple[str, int | None]] = []
@@ -43,7 +43,7 @@ def list_devices() -> list[DeviceOption]:
             props = cuda_calls.properties(torch, i)
             uuids.append(str(props.uuid))
             infos.append((props.name, int(props.total_memory)))
-        except Exception:  # noqa: BLE001
+        except Exception:
             uuids.append("")
             infos.append((tr("unknown GPU"), None))
     for i, (name, total) in enumerate(infos):
@@ -63,7 +63,7 @@ def _mps_available(torch: object) -> bool:
     """Whether this torch has a usable Metal device (macOS); False on any error."""
     try:
         return bool(torch.backends.mps.is_available())  # type: ignore[attr-defined]
-    except Exception:  # noqa: BLE001 - an older torch without torch.backends.mps
+    except Exception:  # an older torch without torch.backends.mps
         return False
 
 

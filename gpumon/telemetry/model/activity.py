@@ -157,25 +157,6 @@ def meaning_of(sample: Any) -> str:
                    sample.tensor_active_pct, sample.dram_active_pct)
 
 
-#: GpuSample fields of the activity, in percent of the period between two readings (GPM's
-#: own 0-100 scale). Graphics activity: a graphics or compute engine was busy; SM activity:
-#: the share of SMs with at least one warp; occupancy: resident warps over the SMs' maximum;
-#: tensor: any tensor pipe, then by kind (HMMA: fp16/bf16, IMMA: int8, DFMA: fp64); DRAM:
-#: the memory interface; FP64/FP32/FP16 and integer: the non-tensor pipes; NVDEC, NVJPG,
-#: NVOFA, NVENC: the mean over the engines of that kind the GPU has.
-ACTIVITY_PCT_KEYS: tuple[str, ...] = (
-    "graphics_active_pct", "sm_active_pct", "sm_occupancy_pct", "tensor_active_pct",
-    "tensor_hmma_active_pct", "tensor_imma_active_pct", "tensor_dfma_active_pct",
-    "dram_active_pct", "fp64_active_pct", "fp32_active_pct", "fp16_active_pct",
-    "int_active_pct", "nvdec_active_pct", "nvjpg_active_pct", "nvofa_active_pct",
-    "nvenc_active_pct",
-)
-#: NVLink data rates of all links together (bytes/s): GPM's where the GPU has GPM, else the
-#: sum of the links' counters (``LinkRate``). PCIe's rates are the GPU's pcie_*_bytes_per_s
-#: (GPM's where it has GPM: they cost no wait, unlike nvmlDeviceGetPcieThroughput).
-NVLINK_KEYS: tuple[str, ...] = ("nvlink_rx_bytes_per_s", "nvlink_tx_bytes_per_s")
-ACTIVITY_KEYS: tuple[str, ...] = ACTIVITY_PCT_KEYS + NVLINK_KEYS
-
 
 @dataclass(frozen=True, slots=True)
 class LinkRate:

@@ -116,6 +116,21 @@ METRICS: tuple[Metric, ...] = (
 )
 
 BY_KEY: dict[str, Metric] = {m.key: m for m in METRICS}
+
+#: GpuSample (and MigSample) fields of the activity, the table's GPM rows in percent of the period
+#: between two readings (GPM's own 0-100 scale). Graphics activity: a graphics or compute engine
+#: was busy; SM activity: the share of SMs with at least one warp; occupancy: resident warps over
+#: the SMs' maximum; tensor: any tensor pipe, then by kind (HMMA: fp16/bf16, IMMA: int8, DFMA:
+#: fp64); DRAM: the memory interface; FP64/FP32/FP16 and integer: the non-tensor pipes; NVDEC,
+#: NVJPG, NVOFA, NVENC: the mean over the engines of that kind the GPU has.
+ACTIVITY_PCT_KEYS: tuple[str, ...] = tuple(m.key for m in METRICS
+                                           if m.gpm and m.key.endswith("_pct"))
+#: NVLink data rates of all links together (bytes/s): GPM's where the GPU has GPM, else the
+#: sum of the links' counters (``LinkRate``). PCIe's rates are the GPU's pcie_*_bytes_per_s
+#: (GPM's where it has GPM: they cost no wait, unlike nvmlDeviceGetPcieThroughput).
+NVLINK_KEYS: tuple[str, ...] = tuple(m.key for m in METRICS
+                                     if m.gpm and not m.key.endswith("_pct"))
+ACTIVITY_KEYS: tuple[str, ...] = ACTIVITY_PCT_KEYS + NVLINK_KEYS
 HISTORY_KEYS: tuple[str, ...] = tuple(m.key for m in METRICS if m.history)
 
 

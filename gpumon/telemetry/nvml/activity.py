@@ -4,17 +4,19 @@
 The source calls these hooks: ``open`` once the GPUs are known, ``tick`` before each reading
 (the topology, on slow ticks once a minute), ``read`` per GPU, ``instances`` for the MIG devices
 of a GPU in MIG mode, ``restart`` when a GPU is lost, ``close`` before nvmlShutdown.
-``pcie_rates(index)`` is GPM's PCIe of a GPU (no wait), for a PCIe reader to take instead of
-``nvmlDeviceGetPcieThroughput``.
+``read`` gives GPM's PCIe rates too where GPM has them: they cost no wait, and the source
+takes them instead of ``nvmlDeviceGetPcieThroughput``'s (pcie.py).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from gpumon.telemetry.model.activity import ACTIVITY_KEYS, ACTIVITY_PCT_KEYS, ActivityState
+from gpumon.telemetry.model.activity import ActivityState
+from gpumon.telemetry.model.metrics import ACTIVITY_KEYS, ACTIVITY_PCT_KEYS
 from gpumon.telemetry.model.topology import Topology
 from gpumon.telemetry.model.types import MigSample
 from gpumon.telemetry.nvml.gpm import PCIE_KEYS, GpmReader
@@ -32,8 +34,8 @@ _EMPTY: dict[ActivityState, dict[str, Any]] = {
 class GpuActivity:
     """GPM and NVLink readers of one source (not thread-safe: the source holds its lock)."""
 
-    def __init__(self, gpm: bool = True) -> None:
-        self.gpm = GpmReader(enabled=gpm)
+    def __init__(self, gpm: bool = True, clock: Callable[[], float] = time.monotonic) -> None:
+        self.gpm = GpmReader(enabled=gpm, clock=clock)  # GPM's two samples, by this clock
         self.links = LinkReader()
 
     @property
@@ -97,10 +99,6 @@ class GpuActivity:
         """GPU ``index`` was lost: its next reading starts GPM and the counters over."""
         self.gpm.restart(index)
         self.links.restart(index)
-
-    def pcie_rates(self, index: int) -> tuple[float, float] | None:
-        """GPU ``index``'s (rx, tx) PCIe bytes/s from GPM's last reading, None without GPM."""
-        return self.gpm.pcie_rates(index)
 
     def close(self, source: Guarded) -> None:
         self.gpm.close(source)

@@ -1,9 +1,9 @@
 """How busy one GPU was over a stretch of work, for the lesson's step "GPU-Util is not how busy
 the GPU is": GPU-Util as nvidia-smi shows it, and what GPM (Hopper and newer) measured over the
 stretch: SM activity, SM occupancy, tensor and DRAM activity; with the power drawn, the power
-cap and the clock event reasons. Read in an NVML session of its own (the lesson's kernel has
-no NvmlSource), through the monitor's own GPM reader (gpm.py), so the figures are the ones
-gpumon's Activity view and ``gpumon dmon`` show.
+cap and the clock event reasons. Read in an NVML session of its own (session.py: the lesson's
+kernel has no NvmlSource), through the monitor's own GPM reader (gpm.py), so the figures are
+the ones gpumon's Activity view and ``gpumon dmon`` show.
 
     watch = BusyWatch(torch.cuda.get_device_properties(device).uuid)  # GPM's first sample
     ...  # the work
@@ -18,47 +18,21 @@ called sooner. A GPU without GPM gives None for its activity (``'gpm'`` says why
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable
+from contextlib import ExitStack
 
 import pynvml
 
-from gpumon.device_ids import normalize_uuid
 from gpumon.telemetry.model.activity import ActivityState
 from gpumon.telemetry.model.health import CLOCK_REASONS
 from gpumon.telemetry.nvml.gpm import MIN_INTERVAL_S, GpmReader
-from gpumon.telemetry.nvml.readers import clocks_event_reasons, first_of
+from gpumon.telemetry.nvml.readers import clocks_event_reasons
+from gpumon.telemetry.nvml.session import GpuSession, nvml_session
 
-T = TypeVar("T")
 #: The figures ``stop`` gives, in this order: GpuSample's names and units.
 KEYS = ("gpu_util_pct", "sm_active_pct", "sm_occupancy_pct", "tensor_active_pct",
         "dram_active_pct", "power_w", "power_limit_w", "clock_events", "gpm")
 NO_NVML = "no_nvml"  # 'gpm' where NVML could not be started or did not know the GPU
-
-
-class _Calls:
-    """NVML calls as the monitor's readers expect them (``readers.Guarded``): None for what
-    the GPU or driver does not support or could not read; a missing function is remembered."""
-
-    def __init__(self) -> None:
-        self._missing: set[str] = set()
-
-    def call(self, fn: Callable[..., T], *args: Any, name: str | None = None) -> T | None:
-        if (name or fn.__name__) in self._missing:
-            return None
-        try:
-            return fn(*args)
-        except pynvml.NVMLError_FunctionNotFound:
-            self._missing.add(name or fn.__name__)
-            return None
-        except (pynvml.NVMLError, OSError):
-            return None
-
-    def first(self, fns: Sequence[Callable[..., T]], *args: Any) -> T | None:
-        return first_of(self, fns, *args)
-
-    def lacks(self, name: str) -> bool:
-        return name in self._missing
 
 
 def _reasons(mask: int | None) -> list[str] | None:
@@ -76,34 +50,21 @@ class BusyWatch:
                  sleep: Callable[[float], None] = time.sleep) -> None:
         self._clock = clock
         self._sleep = sleep
-        self._calls = _Calls()
         self._gpm = GpmReader(clock=clock)
-        self._handle: Any = None
         self._state: ActivityState | None = None
         self._started = clock()
-        try:
-            pynvml.nvmlInit()
-        except (pynvml.NVMLError, OSError):
+        self._session = ExitStack()  # open from here to stop()
+        self._gpu: GpuSession | None = self._session.enter_context(nvml_session(uuid))
+        if self._gpu is None:
+            self._session.close()
             return
-        self._handle = self._find(normalize_uuid(uuid))
-        if self._handle is None:
-            self._shutdown()
-            return
-        mig = self._calls.call(pynvml.nvmlDeviceGetMigMode, self._handle)
+        calls, handle = self._gpu, self._gpu.handle
+        mig = calls.call(pynvml.nvmlDeviceGetMigMode, handle)
         in_mig = mig is not None and mig[0] == pynvml.NVML_DEVICE_MIG_ENABLE
-        self._state = self._gpm.open_gpu(self._calls, 0, self._handle, in_mig)
+        self._state = self._gpm.open_gpu(calls, 0, handle, in_mig)
         if self._state is ActivityState.READING:
-            self._state = self._gpm.read(self._calls, 0, self._handle).state  # WARMING
+            self._state = self._gpm.read(calls, 0, handle).state  # WARMING
         self._started = clock()
-
-    def _find(self, want: str | None) -> Any:
-        count = self._calls.call(pynvml.nvmlDeviceGetCount) or 0
-        for i in range(count):
-            handle = self._calls.call(pynvml.nvmlDeviceGetHandleByIndex, i)
-            if handle is not None and want is not None and \
-                    normalize_uuid(self._calls.call(pynvml.nvmlDeviceGetUUID, handle)) == want:
-                return handle
-        return None
 
     def stop(self) -> dict[str, object]:
         """GPU-Util, the power, its cap and the clock event reasons now; GPM's activity since
@@ -111,22 +72,23 @@ class BusyWatch:
         Ends the NVML session; a second call gives what NVML can say without it."""
         out: dict[str, object] = dict.fromkeys(KEYS)
         out["gpm"] = NO_NVML
-        h = self._handle
-        if h is None:
+        calls = self._gpu
+        if calls is None:
             return out
-        util = self._calls.call(pynvml.nvmlDeviceGetUtilizationRates, h)
-        power = self._calls.call(pynvml.nvmlDeviceGetPowerUsage, h)
-        cap = self._calls.call(pynvml.nvmlDeviceGetEnforcedPowerLimit, h)
+        h = calls.handle
+        util = calls.call(pynvml.nvmlDeviceGetUtilizationRates, h)
+        power = calls.call(pynvml.nvmlDeviceGetPowerUsage, h)
+        cap = calls.call(pynvml.nvmlDeviceGetEnforcedPowerLimit, h)
         out.update(gpu_util_pct=None if util is None else int(util.gpu),
                    power_w=None if power is None else round(power / 1000),
                    power_limit_w=None if cap is None else round(cap / 1000),
-                   clock_events=_reasons(clocks_event_reasons(self._calls, h)))
+                   clock_events=_reasons(clocks_event_reasons(calls, h)))
         state = self._state
         if state is ActivityState.WARMING:
             wait = MIN_INTERVAL_S + 0.01 - (self._clock() - self._started)
             if wait > 0:
                 self._sleep(wait)  # GPM needs its two samples 0.1 s apart at least
-            got = self._gpm.read(self._calls, 0, h)
+            got = self._gpm.read(calls, 0, h)
             state = got.state
             for key in KEYS[1:5]:
                 value = got.values.get(key)
@@ -136,13 +98,10 @@ class BusyWatch:
         return out
 
     def _shutdown(self) -> None:
-        if self._handle is not None:
-            self._gpm.close(self._calls)
-        self._handle = None
-        try:
-            pynvml.nvmlShutdown()
-        except (pynvml.NVMLError, OSError):
-            pass
+        if self._gpu is not None:
+            self._gpm.close(self._gpu)
+        self._gpu = None
+        self._session.close()
 
 
 __all__ = ["KEYS", "NO_NVML", "BusyWatch"]

@@ -1,4 +1,4 @@
-"""Free memory of one GPU by its UUID, through NVML, in a session of its own.
+"""Free memory of one GPU by its UUID, through NVML, in a session of its own (session.py).
 
 For the playground kernel's size guard on a GPU where it has no CUDA context yet: CUDA's own
 ``cudaMemGetInfo`` would create one there; NVML never creates a CUDA context.
@@ -6,44 +6,14 @@ For the playground kernel's size guard on a GPU where it has no CUDA context yet
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar
-
 import pynvml
 
-from gpumon.device_ids import normalize_uuid
-
-T = TypeVar("T")
-
-
-def on_gpu(uuid: str, read: Callable[[Any], T | None]) -> T | None:
-    """``read(handle)`` for the GPU whose UUID is ``uuid`` (any of NVML's or torch's
-    spellings: device_ids.normalize_uuid), in an NVML session of its own; None when NVML
-    cannot say (no NVML, no such GPU, an error). None for a MIG instance too: NVML's GPUs by
-    index are whole GPUs, whose UUIDs are not the instance's."""
-    want = normalize_uuid(uuid)
-    if want is None:
-        return None
-    try:
-        pynvml.nvmlInit()
-    except (pynvml.NVMLError, OSError):
-        return None
-    try:
-        for i in range(pynvml.nvmlDeviceGetCount()):
-            handle = pynvml.nvmlDeviceGetHandleByIndex(i)
-            if normalize_uuid(pynvml.nvmlDeviceGetUUID(handle)) == want:
-                return read(handle)
-        return None
-    except (pynvml.NVMLError, OSError):
-        return None
-    finally:
-        try:
-            pynvml.nvmlShutdown()
-        except (pynvml.NVMLError, OSError):
-            pass
+from gpumon.telemetry.nvml.session import nvml_session
 
 
 def free_memory_by_uuid(uuid: str) -> int | None:
-    """Free memory in bytes of the GPU whose UUID is ``uuid`` (on_gpu), or None when NVML
-    cannot say."""
-    return on_gpu(uuid, lambda handle: int(pynvml.nvmlDeviceGetMemoryInfo(handle).free))
+    """Free memory in bytes of the GPU whose UUID is ``uuid`` (any spelling; a MIG instance's
+    gives None), or None when NVML cannot say."""
+    with nvml_session(uuid) as gpu:
+        mem = None if gpu is None else gpu.call(pynvml.nvmlDeviceGetMemoryInfo, gpu.handle)
+        return None if mem is None else int(mem.free)

@@ -226,17 +226,6 @@ class GpmReader:
                     and k[1] not in keep]:
             self._free(source, self._counters.pop(key))
 
-    def pcie_rates(self, index: int) -> tuple[float, float] | None:
-        """GPU ``index``'s PCIe (rx, tx) bytes/s from its last GPM reading, None when GPM
-        gave none: a PCIe reader can take these instead of nvmlDeviceGetPcieThroughput,
-        which sleeps ~20 ms per direction (an H200: 21 ms)."""
-        c = self._counters.get((index, None))
-        last = c.last if c is not None else None
-        if last is None:
-            return None
-        rx, tx = last.values["pcie_rx_bytes_per_s"], last.values["pcie_tx_bytes_per_s"]
-        return None if rx is None or tx is None else (rx, tx)
-
     def close(self, source: Guarded) -> None:
         """Free every sample buffer (before nvmlShutdown)."""
         for c in self._counters.values():

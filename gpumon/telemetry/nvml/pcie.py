@@ -10,8 +10,9 @@ hold the tick, that GPU's rates come from a thread of their own: each slow tick 
 new pass over those GPUs and the tick takes the rates of the last pass (one slow period old,
 plus the pass). The thread waits for a request, so it costs no wake-ups in between.
 
-This is one source of PCIe rates; NvmlSource asks for them per GPU (``NvmlSource.pcie_rates``),
-so another (GPM's counters, where the GPU has them) can take over there GPU by GPU.
+Where a GPU has GPM, its counters give the rates at every reading without a wait, and
+NvmlSource takes those instead (activity.py); it asks this module only for the other GPUs
+(``NvmlSource.pcie_rates``).
 """
 
 from __future__ import annotations

@@ -1,19 +1,19 @@
 """NvmlSource: live readings of NVIDIA GPUs through NVML (the nvidia-ml-py binding).
 
-Only the modules of ``telemetry/nvml/`` import ``pynvml``: this one, status.py (what
-NVML's errors mean, in sentences), readers.py (one reader per metric, the slow-tick fields,
-the process lists), budget.py and pcie.py (what a driver makes costly, read as the reading
-budget allows), health.py, procutil.py, activity.py (GPM's activity, gpm.py; NVLink and the
-topology, links.py), free.py (a GPU's free memory by UUID, for the playground's kernel) and
-process_memory.py (one process's memory on a GPU, for the lesson). Every NVML call of the
-source goes through one guarded helper, ``NvmlSource.call`` (with ``first`` for a function
-with several versions; the room's other modules use both through ``readers.Guarded``): "not
-supported" becomes None (shown as N/A) and is not asked again on that GPU for a while
-(budget.py: Unsupported), a function the driver lacks is logged once and never called again,
-and an error that means the GPU stopped answering marks only that GPU as lost while the
-others keep updating. What a driver makes costly (the energy counter, per-process
-utilization, the PCIe rates) is read as the reading budget allows (budget.py, pcie.py); GPM's
-PCIe rates, where the GPU has GPM, cost nothing and replace the throughput call.
+Only the modules of ``telemetry/nvml/`` import ``pynvml``: this one, status.py (what NVML's
+errors mean, in sentences), readers.py (one reader per metric, the slow-tick fields, the
+process lists), devices.py (versions, names, MIG devices), budget.py and pcie.py (what a driver
+makes costly, read as the reading budget allows), health.py, procutil.py, activity.py (GPM's
+activity, gpm.py; NVLink and the topology, links.py) and session.py (one GPU by UUID in a
+session of its own, for the kernel's free.py, process_memory.py and busy.py). Every NVML call
+of the source goes through one guarded helper, ``NvmlSource.call`` (with ``first`` for a
+function with several versions; the room's other modules use both through ``readers.Guarded``):
+"not supported" becomes None (shown as N/A) and is not asked again on that GPU for a while
+(unsupported.py), a function the driver lacks is logged once and never called again, and an
+error that means the GPU stopped answering marks only that GPU as lost while the others keep
+updating. What a driver makes costly (the energy counter, per-process utilization, the PCIe
+rates) is read as the reading budget allows (budget.py, pcie.py); GPM's PCIe rates, where the
+GPU has GPM, cost nothing and replace the throughput call.
 """
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ from gpumon.telemetry.model.types import (
     SourceStatus,
 )
 from gpumon.telemetry.nvml.activity import GpuActivity
-from gpumon.telemetry.nvml.budget import Budget, Unsupported
+from gpumon.telemetry.nvml.budget import Budget
+from gpumon.telemetry.nvml.devices import list_migs, read_info, read_machine, with_memory
 from gpumon.telemetry.nvml.health import XidWatch, read_health
 from gpumon.telemetry.nvml.pcie import PcieRates
 from gpumon.telemetry.nvml.procutil import ProcessUtil, ProcessUtilReader, usage_fields
@@ -62,12 +63,12 @@ from gpumon.telemetry.nvml.status import (
     COMPUTE_MODES,
     LOST_WORDS,
     GpuLost,
-    cuda_version_text,
     init_error_status,
     open_status,
     pstate_text,
 )
-from gpumon.telemetry.procs.procinfo import HostUsage, ProcInfoCache, self_pids
+from gpumon.telemetry.nvml.unsupported import Unsupported
+from gpumon.telemetry.procs.procinfo import HostUsage, ProcInfoCache
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -96,7 +97,7 @@ class NvmlSource:
         """``clock``: the clock of the reading budget's due times (the sampler's); ``gpm``:
         read GPM's activity (False: ``--no-gpm``)."""
         self.recheck_lost_s = recheck_lost_s
-        self._activity = GpuActivity(gpm)  # GPM (gpm=False: --no-gpm), NVLink, the topology
+        self._activity = GpuActivity(gpm, clock)  # GPM (gpm=False: --no-gpm), NVLink, the topology
         self._lock = threading.RLock()
         self._status = SourceStatus(SourceState.CLOSED, tr("The NVML source has not been opened."))
         self._machine = MachineInfo(host_name=socket.gethostname(), source_name="NVML")
@@ -116,9 +117,11 @@ class NvmlSource:
         # NVML calls started so far: a watchdog that sees it stand still while a read is in
         # progress knows a call hangs (the exporter's read deadline); a slow driver moves it.
         self.calls_started = 0
+        self.last_call: Callable[..., Any] | None = None  # the last of them, for a sentence
 
     def _progress(self) -> None:
         self.calls_started += 1  # a call made outside call() (the XID event set's)
+        self.last_call = None
 
     # --- the one guarded helper -------------------------------------------------------------
 
@@ -135,6 +138,7 @@ class NvmlSource:
             return None
         if off_tick is None:
             self.calls_started += 1
+            self.last_call = fn
         try:
             return fn(*args)
         except pynvml.NVMLError_NotSupported:
@@ -176,6 +180,7 @@ class NvmlSource:
         with self._lock:
             self.close()
             try:
+                self.last_call = pynvml.nvmlInit
                 pynvml.nvmlInit()
             except Exception as err:  # NVMLError, or anything odd from loading the library
                 self._status = init_error_status(err)
@@ -184,7 +189,7 @@ class NvmlSource:
             self._initialized = True
             try:
                 count = pynvml.nvmlDeviceGetCount()
-                self._machine = self._read_machine()
+                self._machine = read_machine(self)
                 self._gpus = [self._open_gpu(i) for i in range(count)]
                 self._activity.open(self, [(g.index, g.handle, g.info.pci_bus_id, g.mig)
                                            for g in self._gpus])
@@ -256,27 +261,10 @@ class NvmlSource:
             self._gpus = []
             self._procs.clear()
             self._util.forget()
-            self._unsupported.fns.clear()
+            self._unsupported.forget()
             self._budget.forget()
 
     # --- opening -----------------------------------------------------------------------------
-
-    def _system(self, fn: Callable[[], T]) -> T | None:
-        try:
-            return self.call(fn)
-        except GpuLost:  # an "unknown error" from a system call concerns no GPU
-            return None
-
-    def _read_machine(self) -> MachineInfo:
-        return MachineInfo(
-            host_name=socket.gethostname(),
-            source_name="NVML",
-            driver_version=self._system(pynvml.nvmlSystemGetDriverVersion),
-            cuda_driver_version=cuda_version_text(
-                self._system(pynvml.nvmlSystemGetCudaDriverVersion)),
-            nvml_version=self._system(pynvml.nvmlSystemGetNVMLVersion),
-            own_pid_namespace=len(self_pids()) > 1,  # NSpid names more than one PID
-        )
 
     def _open_gpu(self, index: int) -> _Gpu:
         unknown = GpuInfo(index=index, name="Unknown GPU", uuid="", pci_bus_id="")
@@ -298,15 +286,7 @@ class NvmlSource:
         return gpu
 
     def _read_info(self, g: _Gpu) -> GpuInfo:
-        pci = self.call(pynvml.nvmlDeviceGetPciInfo_v3, g.handle)
-        mem = self._memory(g)
-        return GpuInfo(
-            index=g.index,
-            name=self.call(pynvml.nvmlDeviceGetName, g.handle) or "Unknown GPU",
-            uuid=self.call(pynvml.nvmlDeviceGetUUID, g.handle) or "",
-            pci_bus_id=pci.busId if pci is not None else "",
-            mem_total_bytes=None if mem is None else mem.total,
-        )
+        return read_info(self, g.index, g.handle, self._memory(g))
 
     # --- sampling ----------------------------------------------------------------------------
 
@@ -429,8 +409,8 @@ class NvmlSource:
 
     def pcie_rates(self, g: _Gpu, fresh: bool) -> tuple[float | None, float | None]:
         """A GPU's PCIe RX and TX (bytes/s) for this reading; ``fresh``: a slow tick. From
-        NVML's throughput call (pcie.py: off the tick where it sleeps); another source of
-        the rates can take over here, GPU by GPU."""
+        NVML's throughput call (pcie.py: off the tick where it sleeps), for a GPU whose
+        rates GPM did not give."""
         last = g.last
         rates, failed = self._pcie.rates(g.index, g.handle, fresh, None if last is None else (
             last.pcie_rx_bytes_per_s, last.pcie_tx_bytes_per_s))
@@ -443,23 +423,8 @@ class NvmlSource:
         try:
             listed = include_slow or g.mig_devices is None
             if listed:
-                g.mig_devices = []
-                for slot in range(self.call(pynvml.nvmlDeviceGetMaxMigDeviceCount, g.handle)
-                                  or 0):
-                    h = self.call(pynvml.nvmlDeviceGetMigDeviceHandleByIndex, g.handle, slot)
-                    if h is not None:
-                        g.mig_devices.append((h, MigSample(
-                            g.index, self.call(pynvml.nvmlDeviceGetGpuInstanceId, h),
-                            self.call(pynvml.nvmlDeviceGetComputeInstanceId, h),
-                            self.call(pynvml.nvmlDeviceGetUUID, h) or "",
-                            self.call(pynvml.nvmlDeviceGetName, h) or "MIG device")))
-            found = []
-            for h, known in g.mig_devices or ():
-                mem = self.call(pynvml.nvmlDeviceGetMemoryInfo, h)
-                found.append(MigSample(
-                    known.gpu_index, known.gpu_instance_id, known.compute_instance_id,
-                    known.uuid, known.name, None if mem is None else int(mem.total),
-                    None if mem is None else int(mem.used)))
+                g.mig_devices = list_migs(self, g.index, g.handle)
+            found = with_memory(self, g.mig_devices or [])
             return self._activity.instances(self, g.index, g.handle, found, listed)
         except GpuLost:  # the parent's next tick marks it lost
             g.mig_devices = None

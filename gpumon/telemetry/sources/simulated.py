@@ -30,6 +30,7 @@ from gpumon.telemetry.model.types import (
     SourceState,
     SourceStatus,
 )
+from gpumon.telemetry.sources.seeded import mix, smoothstep, unit
 from gpumon.telemetry.sources.simulated_activity import NOT_FAULTABLE, activity, topology
 from gpumon.telemetry.sources.simulated_health import (
     HBM,
@@ -147,28 +148,6 @@ def _field_set(names: Iterable[str]) -> frozenset[str]:
     return result
 
 
-def _mix(*parts: int) -> int:
-    """A 64-bit hash of integers (splitmix64 steps); stable across runs and platforms."""
-    h = 0x9E3779B97F4A7C15
-    for p in parts:
-        h = (h ^ (p & 0xFFFFFFFFFFFFFFFF)) & 0xFFFFFFFFFFFFFFFF
-        h = (h + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
-        h = ((h ^ (h >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
-        h = ((h ^ (h >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
-        h ^= h >> 31
-    return h
-
-
-def _unit(*parts: int) -> float:
-    """A hash mapped to [0, 1)."""
-    return (_mix(*parts) >> 11) / float(1 << 53)
-
-
-def _smoothstep(x: float) -> float:
-    x = min(max(x, 0.0), 1.0)
-    return x * x * (3.0 - 2.0 * x)
-
-
 class SimulatedSource:
     """N simulated GPUs behind the ``Source`` protocol; see the module docstring."""
 
@@ -261,15 +240,15 @@ class SimulatedSource:
 
     # --- identity --------------------------------------------------------------------
     def _model_for(self, index: int) -> _Model:
-        order = sorted(range(len(MODELS)), key=lambda k: _mix(self._seed, 1, k))
+        order = sorted(range(len(MODELS)), key=lambda k: mix(self._seed, 1, k))
         return MODELS[order[index % len(MODELS)]]
 
     def _make_gpus(self) -> tuple[GpuInfo, ...]:
-        buses = sorted(range(1, 256), key=lambda b: _mix(self._seed, 2, b))[: self._n]
+        buses = sorted(range(1, 256), key=lambda b: mix(self._seed, 2, b))[: self._n]
         result = []
         for i, bus in enumerate(sorted(buses)):
             model = self._model_for(i)
-            h = f"{_mix(self._seed, 3, i):016x}{_mix(self._seed, 4, i):016x}"
+            h = f"{mix(self._seed, 3, i):016x}{mix(self._seed, 4, i):016x}"
             uuid = f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
             result.append(GpuInfo(
                 index=i,
@@ -284,32 +263,32 @@ class SimulatedSource:
     # --- the workload model: pure functions of (seed, gpu, t) ------------------------
     def _segment(self, gpu: int, t: float) -> tuple[int, float]:
         """The phase segment GPU ``gpu`` is in at time t, and seconds into it."""
-        shifted = t + _unit(self._seed, 5, gpu) * PHASE_S  # GPUs do not switch in step
+        shifted = t + unit(self._seed, 5, gpu) * PHASE_S  # GPUs do not switch in step
         k = math.floor(shifted / PHASE_S)
         return k, shifted - k * PHASE_S
 
     def _phase(self, gpu: int, k: int) -> _Phase:
         if k <= 0 and gpu == 0:
             return PHASES[1]  # GPU 0 starts busy, so a demo shows motion at once
-        return PHASES[_mix(self._seed, 6, gpu, k) % len(PHASES)]
+        return PHASES[mix(self._seed, 6, gpu, k) % len(PHASES)]
 
     def _level(self, gpu: int, k: int, what: int, lo_hi: tuple[float, float]) -> float:
         lo, hi = lo_hi
-        return lo + (hi - lo) * _unit(self._seed, 7, gpu, k, what)
+        return lo + (hi - lo) * unit(self._seed, 7, gpu, k, what)
 
     def _blend(self, gpu: int, t: float, fn: Callable[[int], float]) -> float:
         """fn(segment) blended smoothly into the previous segment's value at the boundary."""
         k, into = self._segment(gpu, t)
-        w = _smoothstep(into / TRANSITION_S)
+        w = smoothstep(into / TRANSITION_S)
         return fn(k) if w >= 1.0 else w * fn(k) + (1.0 - w) * fn(k - 1)
 
     def _noise(self, gpu: int, channel: int, t: float, period: float) -> float:
         """Smooth value noise in [-1, 1] that changes over about ``period`` seconds."""
         x = t / period
         i = math.floor(x)
-        a = _unit(self._seed, 8, gpu, channel, i) * 2 - 1
-        b = _unit(self._seed, 8, gpu, channel, i + 1) * 2 - 1
-        return a + (b - a) * _smoothstep(x - i)
+        a = unit(self._seed, 8, gpu, channel, i) * 2 - 1
+        b = unit(self._seed, 8, gpu, channel, i + 1) * 2 - 1
+        return a + (b - a) * smoothstep(x - i)
 
     def _power(self, gpu: int, t: float) -> float:
         m = self._models[gpu]
@@ -333,8 +312,8 @@ class SimulatedSource:
         if phase.mem_frac[1] <= 0:
             return []
         total = self._level(gpu, k, 1, phase.mem_frac) * self._models[gpu].mem_mib
-        total *= 0.1 + 0.9 * _smoothstep(into / TRANSITION_S)
-        n = 1 + _mix(self._seed, 9, gpu, k) % 2
+        total *= 0.1 + 0.9 * smoothstep(into / TRANSITION_S)
+        n = 1 + mix(self._seed, 9, gpu, k) % 2
         shares = (1.0,) if n == 1 else (0.62, 0.38)  # a main job and a smaller helper
         return [int(total * share) for share in shares]
 
@@ -358,7 +337,7 @@ class SimulatedSource:
         util = self._util(gpu, t)
         # Temperature follows power with a lag: average the load over the last half minute.
         heat = sum(self._util(gpu, t - lag) for lag in (0.0, 8.0, 16.0, 24.0, 32.0)) / 500.0
-        temp = 31.0 + 4.0 * _unit(self._seed, 10, gpu) + 48.0 * heat + self._noise(gpu, 1, t, 7)
+        temp = 31.0 + 4.0 * unit(self._seed, 10, gpu) + 48.0 * heat + self._noise(gpu, 1, t, 7)
         power = self._power(gpu, t)
         busy = util > 5.0
         used = self._mem_used_mib(gpu, t)
@@ -370,7 +349,7 @@ class SimulatedSource:
             "mem_free_bytes": int(m.mem_mib - m.reserved_mib - used) * MIB,
             "mem_reserved_bytes": m.reserved_mib * MIB,
             "gpu_util_pct": round(util),
-            "mem_util_pct": round(util * (0.35 + 0.2 * _unit(self._seed, 11, gpu))),
+            "mem_util_pct": round(util * (0.35 + 0.2 * unit(self._seed, 11, gpu))),
             "temperature_c": round(temp),
             "power_w": round(power, 2),
             "fan_pct": round(30 + max(temp - 40.0, 0.0) * 1.6) if m.has_fan else None,
@@ -387,7 +366,7 @@ class SimulatedSource:
         values["clocks_event_reasons"] = clock_reasons(busy, power, m.power_limit_w, temp)
         values["energy_mj"] = round(self._energy.at(
             gpu, t, lambda at: self._power(gpu, at), power,
-            3.6e9 * (1 + _unit(self._seed, 12, gpu))))
+            3.6e9 * (1 + unit(self._seed, 12, gpu))))
         values.update(xids_by(t, tuple(self._faults.xids.get(gpu, ())), now - t))
         values.update(activity(m.name, self._phase(gpu, self._segment(gpu, t)[0]).name, util,
                                self._noise(gpu, 6, t, 5.0), self._gpm))
@@ -416,12 +395,12 @@ class SimulatedSource:
     def _processes(self, gpu: int, t: float) -> list[GpuProcess]:
         k, _ = self._segment(gpu, t)
         # the phase's start, from k alone: the same float at every tick of the phase
-        started = (self._t0 or 0.0) + (k - _unit(self._seed, 5, gpu)) * PHASE_S
+        started = (self._t0 or 0.0) + (k - unit(self._seed, 5, gpu)) * PHASE_S
         util = self._util(gpu, t)
         result = []
         mibs = self._process_mib(gpu, t)
         for j, mib in enumerate(mibs):
-            pick = _mix(self._seed, 12, gpu, k, j)
+            pick = mix(self._seed, 12, gpu, k, j)
             name, command = _PROGRAMS[pick % len(_PROGRAMS)]
             ptype = ProcessType.COMPUTE_GRAPHICS if name == "blender" else ProcessType.COMPUTE
             share = mib / max(1, sum(mibs))
@@ -436,12 +415,12 @@ class SimulatedSource:
                 sm_util_pct=round(util * share, 1),
                 cpu_pct=round(20.0 + 80.0 * share * util / 100.0
                               + 5.0 * self._noise(gpu, 5 + j, t, 3.0), 1),
-                host_rss_bytes=int((1.5 + 6.0 * _unit(self._seed, 14, gpu, k, j)) * 1024) * MIB,
+                host_rss_bytes=int((1.5 + 6.0 * unit(self._seed, 14, gpu, k, j)) * 1024) * MIB,
                 started_s=started,
             ))
         if not self._models[gpu].datacenter:
             result.insert(0, GpuProcess(
-                gpu, 1000 + _mix(self._seed, 13) % 3000, ProcessType.GRAPHICS, 180 * MIB,
+                gpu, 1000 + mix(self._seed, 13) % 3000, ProcessType.GRAPHICS, 180 * MIB,
                 "Xorg", "root", "/usr/lib/xorg/Xorg vt2 -displayfd 3",
             ))
         if self._self_gpu == gpu:

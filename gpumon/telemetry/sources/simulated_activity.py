@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gpumon.telemetry.model.activity import ACTIVITY_KEYS, ActivityState
+from gpumon.telemetry.model.activity import ActivityState
+from gpumon.telemetry.model.metrics import ACTIVITY_KEYS
 from gpumon.telemetry.model.topology import GpuPlace, Topology, cpu_list
 from gpumon.telemetry.model.types import GpuInfo
 

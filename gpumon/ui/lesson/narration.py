@@ -34,14 +34,14 @@ class NarrationArea(QScrollArea):
         width = self.viewport().width() if self.isVisible() else self.width()
         return self.label.heightForWidth(max(1, width)) + 2 * self.frameWidth()
 
-    def sizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+    def sizeHint(self) -> QSize:
         return QSize(super().sizeHint().width(), self._text_height())
 
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+    def minimumSizeHint(self) -> QSize:
         lines = MIN_LINES * self.label.fontMetrics().lineSpacing() + 2 * self.frameWidth()
         return QSize(0, min(lines, self._text_height()))
 
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt name)
+    def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         if event.size().width() != event.oldSize().width():
             self.updateGeometry()  # another width wraps the text to another height

@@ -1,7 +1,7 @@
 """The "Lesson" tab: the GPU-computing lesson one step at a time, run for real.
 
 Each step shows its narration and code; "Run" plays it with a
-:class:`~gpumon.playground.lesson.results.LessonRunner` through the engine client it is given
+:class:`~gpumon.playground.lesson.results.LessonRunner` through the kernel link it is given
 (``KernelLink.run_lesson_step``), so torch runs in the playground's kernel, never in this
 process. The runner shares the playground's workspace there: the lesson's tensors appear in
 the workspace table, and jumping between steps forgets only the lesson's own names.
@@ -66,12 +66,12 @@ class LessonPage(QWidget):
 
     stepFinished = Signal(object)  # StepResult, after it is shown
 
-    def __init__(self, engine: KernelLink, steps: tuple[LessonStep, ...] = LESSON,
+    def __init__(self, kernel_link: KernelLink, steps: tuple[LessonStep, ...] = LESSON,
                  parent: QWidget | None = None) -> None:
-        """``engine`` runs the steps; feed ``on_snapshot`` for step 1's nvidia-smi."""
+        """``kernel_link`` runs the steps; feed ``on_snapshot`` for step 1's nvidia-smi."""
         super().__init__(parent)
         self.setObjectName("lessonPage")
-        self._engine = engine
+        self._kernel_link = kernel_link
         self._latest: Snapshot | None = None
         self._steps = steps
         self._index = 0
@@ -153,10 +153,10 @@ class LessonPage(QWidget):
         # and code height, so a second click on "Next" missed.
         layout.addLayout(buttons)
 
-        self._engine.callFinished.connect(self._on_call_finished)
-        self._engine.loadingStarted.connect(self._on_loading)
-        self._engine.loadingFinished.connect(self._on_loaded)
-        self._engine.loadingLost.connect(self._on_load_lost)
+        self._kernel_link.callFinished.connect(self._on_call_finished)
+        self._kernel_link.loadingStarted.connect(self._on_loading)
+        self._kernel_link.loadingFinished.connect(self._on_loaded)
+        self._kernel_link.loadingLost.connect(self._on_load_lost)
         self.show_step(0)
 
     # -- navigation --------------------------------------------------------------------------
@@ -243,11 +243,11 @@ class LessonPage(QWidget):
         # before the output's stretch
         self.narration_area.setMaximumHeight(max(self.narration_area.minimumHeight(), room))
 
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt name)
+    def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._fit_narration()
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+    def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:  # the zoom changed the font
             # After the children have it too; dropped if the page is gone by then.
@@ -294,7 +294,7 @@ class LessonPage(QWidget):
         snap = self._latest
         if snap is not None:  # a no-driver snapshot is stamped now, not at the window's start
             snap = as_copied_at(snap, time.time())
-        self._ticket = self._engine.run_lesson_step(self._steps, number, snap)
+        self._ticket = self._kernel_link.run_lesson_step(self._steps, number, snap)
         self._set_busy(True, tr("Running step {number}…", number=number))
 
     @Slot(object)

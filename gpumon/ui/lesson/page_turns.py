@@ -35,7 +35,7 @@ class PageTurns(QObject):
             button.setToolTip(QKeySequence(keys).toString(
                 QKeySequence.SequenceFormat.NativeText))
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if (watched in self.buttons and isinstance(event, QKeyEvent)
                 and event.key() == Qt.Key.Key_Space):
             return True  # neither pressed nor released: the button never clicks

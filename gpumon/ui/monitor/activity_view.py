@@ -93,7 +93,7 @@ class _Note(QLabel):
     out at a label's preferred height, panel.py says why); a longer text is cut, the tooltip
     has it whole."""
 
-    def hasHeightForWidth(self) -> bool:  # noqa: N802 (Qt name)
+    def hasHeightForWidth(self) -> bool:
         return False
 
 
@@ -182,12 +182,12 @@ class ActivityView(PanelView):
         return line_height + self._plot_height(line_height) + NOTE_LINES * line_height + 8
 
     # -- Qt -----------------------------------------------------------------------------------
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+    def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:  # the zoom
             self._fit_to_font()
 
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.Leave:
             self.panel.clear_hover()  # as the panel's own graphs: no crosshair, no readout
         return super().eventFilter(obj, event)

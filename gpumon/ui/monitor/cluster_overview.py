@@ -120,11 +120,11 @@ class HeatmapView(QWidget):
     def label_width(self) -> int:
         return QFontMetrics(self.font()).horizontalAdvance("M" * 14)
 
-    def sizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+    def sizeHint(self) -> QSize:
         return QSize(self.label_width() + self._columns * (self.cell_width() + 3) + 8,
                      max(1, len(self.hosts)) * self.row_height())
 
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+    def minimumSizeHint(self) -> QSize:
         return QSize(self.sizeHint().width(), self.sizeHint().height())
 
     def set_hosts(self, hosts: Sequence[HostView]) -> None:
@@ -152,13 +152,13 @@ class HeatmapView(QWidget):
         return (host, col) if col < len(host.gpus) else None
 
     # -- Qt events ---------------------------------------------------------------------------
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+    def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.FontChange:  # zoom: sizes follow the font
             self.setMinimumSize(self.sizeHint())
             self.updateGeometry()
         super().changeEvent(event)
 
-    def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802 (Qt name)
+    def mousePressEvent(self, event: QMouseEvent) -> None:
         host = self.host_at(event.position().toPoint())
         if host is not None and event.button() == Qt.MouseButton.LeftButton:
             self.hostActivated.emit(host.host)
@@ -170,7 +170,7 @@ class HeatmapView(QWidget):
             return True
         return super().event(event)
 
-    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 (Qt name)
+    def paintEvent(self, event: QPaintEvent) -> None:
         self.frames += 1
         painter = QPainter(self)
         rect = event.rect()

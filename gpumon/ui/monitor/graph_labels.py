@@ -52,20 +52,20 @@ class GraphLabels(QWidget):
     def _line(self) -> int:
         return max(self.memory.sizeHint().height(), self.util.sizeHint().height())
 
-    def sizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+    def sizeHint(self) -> QSize:
         return QSize(2 * self.needed_width() + self._spacing,
                      self._line() * (2 if self.stacked else 1))
 
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+    def minimumSizeHint(self) -> QSize:
         return QSize(self.needed_width(), self.sizeHint().height())
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+    def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
             self._arrange()
             self.updateGeometry()  # a new line height
 
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt name)
+    def resizeEvent(self, event: QResizeEvent) -> None:
         self._arrange()
 
     def _arrange(self) -> None:

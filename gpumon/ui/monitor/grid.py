@@ -209,7 +209,7 @@ class GpuGrid(QScrollArea):
                 panel.update_view(snap.sample_for(panel.index), snap.timestamp_s, series)
                 self._behind.discard(panel.index)
 
-    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt name)
+    def showEvent(self, event: QShowEvent) -> None:
         """Shown again (its tab, the Playground borrowing it): the graphs come into view a
         panel at a time after the first frame (reveal.py), the curves caught up."""
         super().showEvent(event)
@@ -230,7 +230,7 @@ class GpuGrid(QScrollArea):
         for panel in self.panels:
             panel.clear_hover()
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+    def changeEvent(self, event: QEvent) -> None:
         """The zoom: the panels' minimum width changed, so maybe the number of columns."""
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:
@@ -242,7 +242,7 @@ class GpuGrid(QScrollArea):
         self._relayout()
         self._queue_catch_up()
 
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if obj is self.viewport() and event.type() == QEvent.Type.Resize:
             self._relayout()
             self._queue_catch_up()

@@ -72,7 +72,7 @@ class _Swatch(pg.ItemSample):
         self.setFixedWidth(self.side + 4)
         self.setFixedHeight(self.side + 4)
 
-    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt name)
+    def boundingRect(self) -> QRectF:
         return QRectF(0, 0, self.side + 4, self.side + 4)
 
     def paint(self, p: QPainter, *args: object) -> None:
@@ -80,7 +80,7 @@ class _Swatch(pg.ItemSample):
         p.setBrush(self.item.opts["brush"])
         p.drawRect(QRectF(2, 2, self.side, self.side))
 
-    def mouseClickEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802
+    def mouseClickEvent(self, event: QGraphicsSceneMouseEvent) -> None:
         event.ignore()
 
 

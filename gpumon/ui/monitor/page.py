@@ -69,21 +69,21 @@ class MonitorPage(QSplitter):
         self._queued = False
         self.fit()
 
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if obj is self.grid and event.type() == QEvent.Type.ParentChange:
             self.queue_fit()
         return super().eventFilter(obj, event)
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+    def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:
             self.refit()
 
-    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt name)
+    def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         self.fit()
 
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt name)
+    def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         if not self._user_sized:
             self.fit()

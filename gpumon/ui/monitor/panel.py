@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QRect, Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import (
     QFrame,
     QGraphicsOpacityEffect,
@@ -50,6 +50,7 @@ from gpumon.telemetry.model.readouts import extra_readouts, readout_line
 from gpumon.telemetry.model.types import GpuInfo, GpuSample
 from gpumon.ui.monitor.graph_labels import GraphLabels
 from gpumon.ui.monitor.panel_header import PanelHeader
+from gpumon.ui.monitor.panel_hover import Crosshair
 from gpumon.ui.monitor.panel_labels import (
     GPU_UTIL_COLOR,
     MEM_COLOR,
@@ -155,17 +156,8 @@ class GpuPanel(QFrame):
         self._total_line.hide()
         self._gpu_curve = add_curve(self.util_plot, GPU_UTIL_COLOR, "GPU")
         self._memu_curve = add_curve(self.util_plot, MEM_UTIL_COLOR, tr("memory controller"))
-        self._cross: list[pg.InfiniteLine] = []  # the hover crosshair, made on first hover
-        self._hover_x: float | None = None  # seconds from now under a pointer on a graph
-        # where the pointer is (panel coordinates) and the graph it is over
-        self._pointer: tuple[QPoint, QWidget] | None = None
-        self.readout: HoverBox | None = None  # the values under the pointer, made when needed
-        for widget in (self.memory_widget, self.util_widget):
-            widget.viewport().installEventFilter(self)
-        self.memory_widget.scene().sigMouseMoved.connect(
-            lambda pos: self._on_mouse_moved(self.memory_widget, pos))
-        self.util_widget.scene().sigMouseMoved.connect(
-            lambda pos: self._on_mouse_moved(self.util_widget, pos))
+        self.crosshair = Crosshair(self, (self.memory_widget, self.util_widget),
+                                   lambda: self._window_s, self.hover_at, self.clear_hover)
         self.util_plot.setXLink(self.memory_plot)
 
         self._build_layout()
@@ -192,7 +184,7 @@ class GpuPanel(QFrame):
         layout.addLayout(self.graphs, 1)
         self._layout = layout  # views join it under the graphs (add_view)
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+    def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:  # the zoom: room for the bigger text
             if self.styleSheet():  # a lost GPU's red border: see _follow_font
@@ -326,8 +318,8 @@ class GpuPanel(QFrame):
             return
         self._drawn = True
         self._t_ref = t_ref
-        if self._hover_x is not None:  # a still pointer: the time under it moved on
-            self.hovered.emit(self.index, self._t_ref + self._hover_x)
+        if self.crosshair.x is not None:  # a still pointer: the time under it moved on
+            self.hovered.emit(self.index, self._t_ref + self.crosshair.x)
         self._set_curve(self._mem_curve, series, "mem_used_bytes", GIB)
         self._set_curve(self._gpu_curve, series, "gpu_util_pct", 1.0)
         self._set_curve(self._memu_curve, series, "mem_util_pct", 1.0)
@@ -378,53 +370,21 @@ class GpuPanel(QFrame):
     def hover_at(self, x_rel: float) -> None:
         """Show the crosshair at ``x_rel`` seconds from now and emit ``hovered`` (the readout
         goes beside the pointer, or mid-height on the crosshair when no pointer moved)."""
-        if self._pointer is None:
-            widget = self.memory_widget
-            vb = self.memory_plot.getViewBox()
-            scene = vb.mapViewToScene(QPointF(x_rel, 0.0))
-            middle = vb.sceneBoundingRect().center().y()
-            point = widget.mapFromScene(QPointF(scene.x(), middle))
-            self._pointer = (widget.viewport().mapTo(self, point), widget)
-        if not self._cross:
-            for plot in (self.memory_plot, self.util_plot):
-                line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#999", width=1))
-                plot.addItem(line, ignoreBounds=True)
-                self._cross.append(line)
-        for line in self._cross:
-            line.setValue(x_rel)
-            line.show()
-        self._hover_x = x_rel
+        self.crosshair.show_at(x_rel)
         self.hovered.emit(self.index, self._t_ref + x_rel)
 
     def clear_hover(self) -> None:
         """Hide the crosshair and the readout; ``unhovered`` tells the window."""
-        was = self._hover_x is not None
-        self._hover_x = None
-        self._pointer = None
-        for line in self._cross:
-            line.hide()
-        if self.readout is not None:
-            self.readout.hide()
-        if was:
+        if self.crosshair.clear():
             self.unhovered.emit(self.index)
 
     def show_readout(self, heading: str, lines: list[str]) -> None:
-        """The values under the pointer, in a box beside it over the graph (hover_box.py)."""
-        if self._pointer is None:
-            return
-        point, graph = self._pointer
-        if self.readout is None:
-            self.readout = HoverBox(self)
-        self.readout.show_at(heading, lines, point, QRect(graph.mapTo(self, QPoint(0, 0)),
-                                                          graph.size()))
+        """The values under the pointer, in a box beside it over the graph (panel_hover.py)."""
+        self.crosshair.show_readout(heading, lines)
 
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
-        """The pointer left a graph: no crosshair, no readout (they stayed for minutes).
-        Every event of the graphs passes here: nothing else is done (a call to the base
-        class's filter cost ~0.1 ms an event, 20 ms of a tab switch)."""
-        if event.type() == QEvent.Type.Leave:
-            self.clear_hover()
-        return False
+    @property
+    def readout(self) -> HoverBox | None:
+        return self.crosshair.box
 
     # -- internals ---------------------------------------------------------------------------
     def _set_curve(self, curve: pg.PlotCurveItem, series: SeriesFn, key: str,
@@ -461,14 +421,3 @@ class GpuPanel(QFrame):
         if extra != self.title.toolTip():  # a tooltip: no layout, no repaint per tick
             self.title.setToolTip(extra)
             self.readouts.setToolTip(extra)
-
-    def _on_mouse_moved(self, widget: LitePlotWidget, pos: QPointF) -> None:
-        vb = widget.getPlotItem().getViewBox()
-        if not vb.sceneBoundingRect().contains(pos):
-            self.clear_hover()
-            return
-        x = vb.mapSceneToView(pos).x()
-        if -self._window_s <= x <= 0:
-            self._pointer = (widget.viewport().mapTo(self, widget.mapFromScene(pos)), widget)
-            self.hover_at(float(x))
-

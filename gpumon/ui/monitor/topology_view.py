@@ -234,7 +234,7 @@ class TopologyView(QWidget):
                   tr(NIC_NOTE)]
         return "\n".join(lines)
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+    def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange and self._topology is not None:
             bold = QFont(self.font())  # the zoom: NV# cells keep their bold in the new size

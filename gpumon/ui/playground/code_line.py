@@ -71,7 +71,7 @@ class CodeEdit(QPlainTextEdit):
         self.history = History()
         self._fit_height()
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+    def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:  # the window's zoom changed
             self._fit_height()
@@ -79,7 +79,7 @@ class CodeEdit(QPlainTextEdit):
     def _fit_height(self) -> None:
         self.setFixedHeight(self.fontMetrics().lineSpacing() * LINES + 14)
 
-    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt name)
+    def keyPressEvent(self, event: QKeyEvent) -> None:
         key, mods = event.key(), event.modifiers()
         if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and \
                 not mods & Qt.KeyboardModifier.ShiftModifier:

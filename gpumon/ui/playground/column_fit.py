@@ -94,12 +94,12 @@ class FormsScroll(QScrollArea):
     def _bar(self) -> int:
         return self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, self)
 
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+    def minimumSizeHint(self) -> QSize:
         forms = self.widget()
         width = forms.minimumSizeHint().width() if forms is not None else 0
         return QSize(width + self._bar(), self.fontMetrics().lineSpacing() * 4)
 
-    def sizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+    def sizeHint(self) -> QSize:
         forms = self.widget()
         hint = forms.sizeHint() if forms is not None else QSize()
         return QSize(hint.width() + self._bar(), hint.height())

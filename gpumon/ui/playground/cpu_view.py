@@ -172,13 +172,13 @@ class CpuMemoryView(QFrame):
                              TextRun(f" (PID {pid})" if pid else " " + tr("(starting…)"),
                                      color="#777")])
 
-    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt name)
+    def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         self.probe.start()
         self._timer.start()
         self.redraw()
 
-    def hideEvent(self, event: QHideEvent) -> None:  # noqa: N802 (Qt name)
+    def hideEvent(self, event: QHideEvent) -> None:
         self._timer.stop()
         self.probe.stop()
         super().hideEvent(event)

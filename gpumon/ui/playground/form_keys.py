@@ -3,8 +3,8 @@ form's button, a malformed value is explained under its field across the whole f
 device combos offer names with a note ("cuda:0 — not available here").
 
 Enter: a field runs the first button on its own row or below it (row-major), unless the
-form names another (the Create form's shape runs ``torch.zeros(shape)``). Before, Enter did
-nothing and the button was six Tabs away.
+form names another (the Create form's shape runs ``torch.zeros(shape)``): the button can be
+six Tabs away from the field.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ class EnterRuns(QObject):
                 self._buttons[cell] = button
                 cell.installEventFilter(self)
 
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if (event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent)
                 and event.key() in ENTER_KEYS
                 and not event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier):

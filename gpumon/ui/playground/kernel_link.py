@@ -1,6 +1,6 @@
 """The GUI thread's handle on the playground kernel, a child process that owns torch.
 
-``KernelLink`` keeps the signals the views were written against; behind them a
+``KernelLink`` gives the views signals and calls as if torch ran in the window; behind them a
 :class:`~gpumon.playground.client.kernel_client.KernelClient` runs the Engine in another process
 (``python -m gpumon.playground.kernel.main``), so the window never imports torch, a long
 operation can be stopped, and a crash of torch costs the workspace, never the window.
@@ -9,25 +9,25 @@ Requests are answered in the order they were sent; the kernel starts on the firs
 
 API (every method is called from the GUI thread, every signal arrives in the GUI thread)::
 
-    engine = KernelLink(parent)               # nothing started yet
-    engine.loadingStarted / loadingFinished(LoadStatus) / devicesChanged(list[DeviceOption])
-    engine.loadingLost(KernelExit)              # the kernel ended before torch loaded
-    engine.outcomeReady(Outcome)                # every action, whoever submitted it, and
+    link = KernelLink(parent)               # nothing started yet
+    link.loadingStarted / loadingFinished(LoadStatus) / devicesChanged(list[DeviceOption])
+    link.loadingLost(KernelExit)              # the kernel ended before torch loaded
+    link.outcomeReady(Outcome)                # every action, whoever submitted it, and
                                                 # each action of a lesson step as it runs
-    engine.actionFinished(ticket, Outcome)      # to find your own
-    engine.workspaceChanged(WorkspacePage)      # the first rows and the count of the rest
-    engine.busyChanged(bool), engine.queueLengthChanged(int)
-    engine.callFinished(ticket, result)         # a call's answer, or the exception for it
-    engine.kernelStarted(pid)                   # a (fresh) kernel said hello
-    engine.kernelEnded(KernelExit, bool)        # it died, or was killed and restarted
-    engine.countersChanged(dict)                # {cuda index: (allocated, reserved)}
+    link.actionFinished(ticket, Outcome)      # to find your own
+    link.workspaceChanged(WorkspacePage)      # the first rows and the count of the rest
+    link.busyChanged(bool), link.queueLengthChanged(int)
+    link.callFinished(ticket, result)         # a call's answer, or the exception for it
+    link.kernelStarted(pid)                   # a (fresh) kernel said hello
+    link.kernelEnded(KernelExit, bool)        # it died, or was killed and restarted
+    link.countersChanged(dict)                # {cuda index: (allocated, reserved)}
 
-    engine.load()                               # start the kernel and import torch there
-    ticket = engine.submit(A.CreateTensor("x", "[1, 2, 3]"))   # queued; returns at once
-    ticket = engine.call("names")               # a kernel request by name ("workspace", ...)
-    ticket = engine.run_lesson_step(steps, 3, snapshot)  # StepResult by callFinished
-    engine.interrupt()                          # Stop: SIGINT, kill + restart after 2 s
-    engine.stop()                               # shut the kernel down (quit); idempotent
+    link.load()                               # start the kernel and import torch there
+    ticket = link.submit(A.CreateTensor("x", "[1, 2, 3]"))   # queued; returns at once
+    ticket = link.call("names")               # a kernel request by name ("workspace", ...)
+    ticket = link.run_lesson_step(steps, 3, snapshot)  # StepResult by callFinished
+    link.interrupt()                          # Stop: SIGINT, kill + restart after 2 s
+    link.stop()                               # shut the kernel down (quit); idempotent
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 from gpumon.i18n import sentences, tr
+from gpumon.playground.client.interrupt import Interrupted
 from gpumon.playground.client.kernel_client import KernelClient, KernelExit
 from gpumon.playground.client.ssh_kernel import Remote
 from gpumon.playground.data.actions import Action
@@ -282,7 +283,7 @@ class KernelLink(QObject):
         """Play step ``number`` of ``steps`` in the kernel; its StepResult by ``callFinished``."""
         return self.call("lesson", (tuple(steps), number, snapshot))
 
-    def interrupt(self) -> str:
+    def interrupt(self) -> Interrupted:
         """Stop the running code: ``idle``, ``signalled``, ``killed`` or ``restarted`` (it
         was still starting; see KernelClient)."""
         return self._client.interrupt()

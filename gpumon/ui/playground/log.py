@@ -109,7 +109,7 @@ class OutcomeEntry(QFrame):
         self.tones = t
         self.restyle(t)
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+    def changeEvent(self, event: QEvent) -> None:
         """The zoom: this entry's style sheet styles its labels and button, which then keep
         their old font (the code and body stayed 9 pt at 200 %): polish them again."""
         super().changeEvent(event)
@@ -177,7 +177,7 @@ class OutcomeLog(QScrollArea):
         self.tones = tones(is_dark(self.palette()))
         self._empty.setStyleSheet(f"color: {self.tones.faint}; padding: 8px;")
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+    def changeEvent(self, event: QEvent) -> None:
         """A theme switch (a new application palette) restyles every entry."""
         super().changeEvent(event)
         if event.type() == QEvent.Type.PaletteChange:

@@ -158,10 +158,10 @@ class WorkspaceTable(FittedTableView):
     def set_entries(self, entries: Sequence[WorkspaceEntry]) -> None:
         self.workspace.set_entries(entries)
 
-    def rowCount(self) -> int:  # noqa: N802 (as QTableWidget names it)
+    def rowCount(self) -> int:
         return self.workspace.rowCount()
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+    def changeEvent(self, event: QEvent) -> None:
         """A theme switch: device colours light enough for a dark palette, or back."""
         super().changeEvent(event)
         dark = is_dark(self.palette())
@@ -199,7 +199,7 @@ class WorkspaceView(QWidget):
         self._dark: bool | None = None
         self._restyle()
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+    def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.Type.PaletteChange:
             self._restyle()

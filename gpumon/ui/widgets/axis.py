@@ -83,31 +83,31 @@ class ThinAxis(pg.AxisItem):
     def _new_look(self) -> None:
         self._look = self._look + 1
 
-    def setPen(self, *args: Any, **kwargs: Any) -> None:  # noqa: N802 (pyqtgraph's name)
+    def setPen(self, *args: Any, **kwargs: Any) -> None:
         self._new_look()
         super().setPen(*args, **kwargs)
 
-    def setTextPen(self, *args: Any, **kwargs: Any) -> None:  # noqa: N802 (pyqtgraph's name)
+    def setTextPen(self, *args: Any, **kwargs: Any) -> None:
         self._new_look()
         super().setTextPen(*args, **kwargs)
 
-    def setTickFont(self, font: QFont | None) -> None:  # noqa: N802 (pyqtgraph's name)
+    def setTickFont(self, font: QFont | None) -> None:
         self._new_look()
         super().setTickFont(font)
 
-    def setLabel(self, *args: Any, **kwargs: Any) -> None:  # noqa: N802 (pyqtgraph's name)
+    def setLabel(self, *args: Any, **kwargs: Any) -> None:
         self._new_look()
         super().setLabel(*args, **kwargs)
 
-    def setStyle(self, **kwargs: Any) -> None:  # noqa: N802 (pyqtgraph's name)
+    def setStyle(self, **kwargs: Any) -> None:
         self._new_look()
         super().setStyle(**kwargs)
 
-    def setGrid(self, grid: int | float | bool) -> None:  # noqa: N802 (pyqtgraph's name)
+    def setGrid(self, grid: int | float | bool) -> None:
         self._new_look()
         super().setGrid(grid)
 
-    def _updateWidth(self) -> None:  # noqa: N802 (pyqtgraph's private name, < 0.15)
+    def _updateWidth(self) -> None:
         """pyqtgraph leaves 0.8 of the title's height for a vertical axis's title ("GiB")
         and draws the title 5 px outside the axis, so a title more than 25 px high (200 %
         zoom) lay over the widest tick numbers: leave it its whole height, and a pixel."""
@@ -173,7 +173,7 @@ class ThinAxis(pg.AxisItem):
         span = abs(max_val - min_val) or 1.0
         return [s for s in self.tickStrings([min_val, max_val], 1.0, span / 4) if s]
 
-    def tickSpacing(self, minVal: float, maxVal: float,  # noqa: N802,N803 (pyqtgraph's names)
+    def tickSpacing(self, minVal: float, maxVal: float,
                     size: float) -> list[tuple[float, float]]:
         levels: list[tuple[float, float]] = super().tickSpacing(minVal, maxVal, size)
         if not levels or size <= 0 or maxVal == minVal:
@@ -188,7 +188,7 @@ class ThinAxis(pg.AxisItem):
         minor = levels[1][0] if len(levels) > 1 else wide / 5
         return [(wide, 0.0), (min(minor, wide / 5), 0.0)]
 
-    def generateDrawSpecs(self, p: QPainter) -> Any:  # noqa: N802 (pyqtgraph's name)
+    def generateDrawSpecs(self, p: QPainter) -> Any:
         """pyqtgraph's specs, with the first and last major labels moved inside the axis
         where pyqtgraph dropped them for sticking out past its ends."""
         specs = super().generateDrawSpecs(p)
@@ -265,11 +265,11 @@ class TimeAxis(ThinAxis):
     """The bottom axis of a GPU graph: seconds before the newest sample, labelled in "s",
     with "now" and the window's start drawn inside its ends (see the module doc)."""
 
-    def tickStrings(self, values: list[float], scale: float,  # noqa: N802 (pyqtgraph's name)
+    def tickStrings(self, values: list[float], scale: float,
                     spacing: float) -> list[str]:
         return [time_label(v * scale) for v in values]
 
-    def setTickFont(self, font: QFont | None) -> None:  # noqa: N802 (pyqtgraph's name)
+    def setTickFont(self, font: QFont | None) -> None:
         """The font, and room under the graph for a whole line of it: pyqtgraph reserves
         0.8 of the labels' height, which cut the foot of "现在" ("now") at 300 %."""
         super().setTickFont(font)

@@ -65,7 +65,7 @@ class SystemScheme(QObject):
     def _on_scheme(self) -> None:
         self._update()
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if (watched is self._app and event.type() == QEvent.Type.ApplicationPaletteChange
                 and not _Desktop.own):
             _Desktop.palette_dark = palette_is_dark(self._app.palette())

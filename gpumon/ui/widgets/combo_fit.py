@@ -34,7 +34,7 @@ class FitToItems(QObject):
         margin = combo.fontMetrics().horizontalAdvance("  ")
         combo.setMinimumWidth(combo.sizeHint().width() + margin)
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.combo and event.type() == QEvent.Type.FontChange:
             # after the combo's own handler, which drops its cached size hint
             QTimer.singleShot(0, self, self.refit)

@@ -29,7 +29,7 @@ FAST_KEYS = frozenset({"connect", "skipFiniteCheck"})
 class LiteCurve(pg.PlotCurveItem):
     """A PlotCurveItem bounded by its ViewBox's visible rect, with a lean ``setData``."""
 
-    def setData(self, *args: Any, **kwargs: Any) -> None:  # noqa: N802 (pyqtgraph's name)
+    def setData(self, *args: Any, **kwargs: Any) -> None:
         """``setData(x, y[, connect=..., skipFiniteCheck=...])`` takes the fast path;
         anything else is ``PlotCurveItem.setData``."""
         if len(args) != 2 or not FAST_KEYS.issuperset(kwargs):
@@ -52,7 +52,7 @@ class LiteCurve(pg.PlotCurveItem):
         self.update()
         self.sigPlotChanged.emit(self)
 
-    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt's name)
+    def boundingRect(self) -> QRectF:
         """The ViewBox's visible rect (in data coordinates), where the curve is drawn and
         clipped; the data's own bounds when the curve is in no ViewBox."""
         rect: QRectF | None = getattr(self, "_boundingRect", None)  # set by PlotCurveItem
@@ -63,7 +63,7 @@ class LiteCurve(pg.PlotCurveItem):
             rect = self._boundingRect = view.viewRect()
         return rect
 
-    def viewRangeChanged(self) -> None:  # noqa: N802 (pyqtgraph's name)
+    def viewRangeChanged(self) -> None:
         """A new range is a new bounding rect at once (the view's transform follows only at
         its next paint, and ``viewTransformChanged`` then)."""
         super().viewRangeChanged()

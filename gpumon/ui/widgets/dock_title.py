@@ -45,7 +45,7 @@ class DockTitle(QWidget):
         layout.addWidget(self.close_button)
         self._fit_icon()
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+    def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:
             self._fit_icon()

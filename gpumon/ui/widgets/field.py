@@ -29,39 +29,17 @@ class Field(QWidget):
         self.setSizePolicy(label.sizePolicy())
         self.setObjectName(f"{label.objectName() or 'label'}Field")
 
-    def sizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+    def sizeHint(self) -> QSize:
         return self.label.sizeHint()
 
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+    def minimumSizeHint(self) -> QSize:
         return self.label.minimumSizeHint()
 
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt name)
+    def resizeEvent(self, event: QResizeEvent) -> None:
         self.label.setGeometry(self.rect())
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+    def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
             self.updateGeometry()  # a new font: new hints, the panel lays out once
 
-
-class RightField(Field):
-    """Holds ``label`` at its text's width against the right edge (as a label laid out with
-    ``AlignRight`` sits), and lays its parent out again only when a new text no longer fits:
-    the header's status line changes with each reading's duration ("read in 2 ms"), and each
-    change laid out the whole window (the header's size hint changed with it), a tenth of an
-    idle window's work. A shorter text keeps the field's width, so nothing else moves."""
-
-    def event(self, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.LayoutRequest:  # the label's text changed
-            if self.label.sizeHint().width() > self.width():
-                self.updateGeometry()  # it needs more room: the parent lays out once
-            self._place()
-            return True
-        return super().event(event)
-
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt name)
-        self._place()
-
-    def _place(self) -> None:
-        width = min(self.width(), self.label.sizeHint().width())
-        self.label.setGeometry(self.width() - width, 0, width, self.height())

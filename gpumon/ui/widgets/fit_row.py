@@ -1,12 +1,12 @@
 """One line of labels that share its width by priority, not by stretch factors.
 
-A GPU panel's header had its title at stretch 2 and its health mark at stretch 3: "● healthy"
-took 60 % of the row while the bus id beside it was cut to "000000…", and at 200 % the ✖
-mark itself was pushed out of the panel. A ``FitRow`` gives each label the widest of its
-forms (``RunsLabel.set_runs(..., shorter=...)``) that lets the whole row fit, giving up room
-in a fixed order (``steps``: which label takes its next shorter form first), then cuts the
-labels named in ``cuts`` with "…", never below a few characters. Left labels sit at the left
-edge, right labels at the right edge, and what is left over lies between them.
+Stretch factors share a row in fixed proportions whatever the text: in a GPU panel's header
+(title at stretch 2, health mark at 3) "● healthy" took 60 % of the row while the bus id beside
+it was cut to "000000…", and at 200 % the ✖ mark left the panel. A ``FitRow`` gives each label
+the widest of its forms (``RunsLabel.set_runs(..., shorter=...)``) that lets the whole row fit,
+giving up room in a fixed order (``steps``: which label takes its next shorter form first),
+then cuts the labels named in ``cuts`` with "…", never below a few characters. Left labels sit
+at the left edge, right labels at the right edge, and what is left over lies between them.
 
 The row is one line tall and its size hint never depends on the text, so a new reading only
 places the labels again (a few ``setGeometry`` calls); the window is never laid out for it.
@@ -91,10 +91,10 @@ class FitRow(QWidget):
         """Which label takes its next shorter form first, second …; which are cut then."""
         self._steps, self._cuts = tuple(steps), tuple(cuts)
 
-    def sizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+    def sizeHint(self) -> QSize:
         return QSize(self.fontMetrics().averageCharWidth() * 10, self._line_height())
 
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+    def minimumSizeHint(self) -> QSize:
         return QSize(0, self._line_height())
 
     def _line_height(self) -> int:
@@ -109,7 +109,7 @@ class FitRow(QWidget):
             self.updateGeometry()  # a new line height: the parent lays out once
         return super().event(event)
 
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt name)
+    def resizeEvent(self, event: QResizeEvent) -> None:
         self.place()
 
     def place(self) -> None:

@@ -156,7 +156,7 @@ class FontStages(QObject):
         part.setFont(QFont())  # no property of its own: it inherits the font again
         repolish_styled(with_children(part))
 
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.ApplicationFontChange and obj in self._scenes:
             return True  # a held scene (hold_scenes)
         if event.type() == QEvent.Type.FontChange and obj is self._holding:

@@ -39,7 +39,7 @@ class FullScreen(QObject):
             self._restore = None
             w.showFullScreen()
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if (watched is self._window and event.type() == QEvent.Type.Resize
                 and self._restore is not None and not self._window.isFullScreen()):
             size, self._restore = self._restore, None

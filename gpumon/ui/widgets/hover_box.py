@@ -1,11 +1,12 @@
 """A small box of text that floats over a widget beside the pointer: the values under it.
 
-The readout used to sit in the toolbar, 300-1000 px from the graph being read, and at 300 %
-its text was cut. This box is a child of the widget it floats over (not a window: no focus,
-no window manager), as large as its text needs in the current font, placed below and right
-of the pointer, or on the other side where that would leave the graph, and kept inside the
-graph (inside the whole widget when the graph is smaller than the box). It lets the mouse
-through, so moving over it keeps reading the graph below.
+The values sit where the eye is, beside the point being read, not in a toolbar 300-1000 px away
+from the graph, and the box is as large as its text at any zoom. This box is a child of the
+widget it floats over (not a window: no focus, no window manager), as large as its text needs
+in the current font, placed below and right of the pointer, or on the other side where that
+would leave the graph, and kept inside the graph (inside the whole widget when the graph is
+smaller than the box). It lets the mouse through, so moving over it keeps reading the graph
+below.
 
     box = HoverBox(panel)
     box.show_at("GPU 0 at 14:03:12 (−12.3 s)", ["Memory used 12.34 GiB", …], point, graph_rect)

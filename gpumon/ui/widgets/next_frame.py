@@ -31,7 +31,7 @@ class _AfterFrame(QObject):
         window.installEventFilter(self)
         QTimer.singleShot(FALLBACK_MS, self, self._run)
 
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if obj is self._window and event.type() == QEvent.Type.UpdateRequest:
             # posted now, it is handled after this repaint (a posted call)
             QTimer.singleShot(0, self, self._run)

@@ -84,10 +84,10 @@ class LitePlot(pg.GraphicsWidget):
         self._clip_to_view = False
 
     # -- what PlotItem offers -----------------------------------------------------------------
-    def getViewBox(self) -> pg.ViewBox:  # noqa: N802 (pyqtgraph's name)
+    def getViewBox(self) -> pg.ViewBox:
         return self.vb
 
-    def getAxis(self, name: str) -> pg.AxisItem | None:  # noqa: N802 (pyqtgraph's name)
+    def getAxis(self, name: str) -> pg.AxisItem | None:
         """The axis on side ``name``; None for "right" and "top", which a LitePlot lacks."""
         return self.axes.get(name)
 
@@ -97,7 +97,7 @@ class LitePlot(pg.GraphicsWidget):
         self.addItem(item)
         return item
 
-    def addItem(self, item: QGraphicsItem, ignoreBounds: bool = False) -> None:  # noqa: N802,N803
+    def addItem(self, item: QGraphicsItem, ignoreBounds: bool = False) -> None:
         if item in self.items:
             return
         self.items.append(item)
@@ -109,7 +109,7 @@ class LitePlot(pg.GraphicsWidget):
         if isinstance(item, DataItem) and self.legend is not None and item.name():
             self.legend.addItem(item, item.name())
 
-    def removeItem(self, item: QGraphicsItem) -> None:  # noqa: N802 (pyqtgraph's name)
+    def removeItem(self, item: QGraphicsItem) -> None:
         if item not in self.items:
             return
         self.items.remove(item)
@@ -117,11 +117,11 @@ class LitePlot(pg.GraphicsWidget):
         if self.legend is not None and isinstance(item, DataItem):
             self.legend.removeItem(item)
 
-    def listDataItems(self) -> list[pg.PlotDataItem | pg.PlotCurveItem]:  # noqa: N802
+    def listDataItems(self) -> list[pg.PlotDataItem | pg.PlotCurveItem]:
         """The curves (PlotDataItems and PlotCurveItems), in the order they were added."""
         return [i for i in self.items if isinstance(i, DataItem)]
 
-    def addLegend(self, offset: tuple[float, float] = (30, 30),  # noqa: N802
+    def addLegend(self, offset: tuple[float, float] = (30, 30),
                   **kwargs: Any) -> pg.LegendItem:
         """A legend in the view's corner; curves added later with a name appear in it."""
         if self.legend is None:
@@ -130,18 +130,18 @@ class LitePlot(pg.GraphicsWidget):
             self.legend.setParentItem(self.vb)
         return self.legend
 
-    def setLabel(self, side: str, text: str | None = None, units: str | None = None,  # noqa: N802
+    def setLabel(self, side: str, text: str | None = None, units: str | None = None,
                  **style: Any) -> None:
         axis = self.axes[side]
         axis.setLabel(text=text, units=units, **style)
         axis.showLabel(bool(text or units))
 
-    def showGrid(self, x: bool = False, y: bool = False, alpha: float = 0.3) -> None:  # noqa: N802
+    def showGrid(self, x: bool = False, y: bool = False, alpha: float = 0.3) -> None:
         level = int(max(0.0, min(1.0, alpha)) * 255)
         self.axes["bottom"].setGrid(level if x else False)
         self.axes["left"].setGrid(level if y else False)
 
-    def setDownsampling(self, ds: int | None = None, auto: bool = False,  # noqa: N802
+    def setDownsampling(self, ds: int | None = None, auto: bool = False,
                         mode: str = "peak") -> None:
         """For the PlotDataItems, now and later (PlotCurveItems draw what they are given)."""
         self._downsample = (ds, auto, mode)
@@ -149,22 +149,22 @@ class LitePlot(pg.GraphicsWidget):
             if isinstance(item, pg.PlotDataItem):
                 item.setDownsampling(ds, auto, mode)
 
-    def setClipToView(self, clip: bool) -> None:  # noqa: N802 (pyqtgraph's name)
+    def setClipToView(self, clip: bool) -> None:
         self._clip_to_view = clip
         for item in self.listDataItems():
             if isinstance(item, pg.PlotDataItem):
                 item.setClipToView(clip)
 
-    def setXRange(self, *args: Any, **kwargs: Any) -> None:  # noqa: N802 (pyqtgraph's name)
+    def setXRange(self, *args: Any, **kwargs: Any) -> None:
         self.vb.setXRange(*args, **kwargs)
 
-    def setYRange(self, *args: Any, **kwargs: Any) -> None:  # noqa: N802 (pyqtgraph's name)
+    def setYRange(self, *args: Any, **kwargs: Any) -> None:
         self.vb.setYRange(*args, **kwargs)
 
-    def enableAutoRange(self, *args: Any, **kwargs: Any) -> None:  # noqa: N802
+    def enableAutoRange(self, *args: Any, **kwargs: Any) -> None:
         self.vb.enableAutoRange(*args, **kwargs)
 
-    def setXLink(self, other: LitePlot) -> None:  # noqa: N802 (pyqtgraph's name)
+    def setXLink(self, other: LitePlot) -> None:
         self.vb.setXLink(other.vb)
 
 
@@ -193,13 +193,13 @@ class LitePlotWidget(pg.GraphicsView):
                 super().resizeEvent(QResizeEvent(self.size(), self.size()))
             self.viewport().update()
 
-    def resizeEvent(self, event: QResizeEvent | None) -> None:  # noqa: N802 (Qt name)
+    def resizeEvent(self, event: QResizeEvent | None) -> None:
         if getattr(self, "veiled", False):  # (pyqtgraph calls it before __init__ is done)
             self.resized_veiled = True
             return
         super().resizeEvent(event)
 
-    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 (Qt name)
+    def paintEvent(self, event: QPaintEvent) -> None:
         if self.veiled:
             painter = QPainter(self.viewport())
             painter.fillRect(event.rect(), self.backgroundBrush())
@@ -207,5 +207,5 @@ class LitePlotWidget(pg.GraphicsView):
             return
         super().paintEvent(event)
 
-    def getPlotItem(self) -> LitePlot:  # noqa: N802 (pyqtgraph's name)
+    def getPlotItem(self) -> LitePlot:
         return self.plot_item

@@ -86,7 +86,7 @@ class RunsLabel(QLabel):
         self._joined = "".join(r.text for r in runs)
         self.setText(self._joined)  # size hint, accessibility, update()
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+    def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:
             self._fonts = None
@@ -94,7 +94,7 @@ class RunsLabel(QLabel):
             self._placed = None
             self._static.clear()
 
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+    def minimumSizeHint(self) -> QSize:
         """A few characters wide: the text is elided rather than widening the layout."""
         hint = super().minimumSizeHint()
         narrow = self.fontMetrics().averageCharWidth() * MIN_CHARS
@@ -182,7 +182,7 @@ class RunsLabel(QLabel):
             self._fonts = (self.font(), bold)
         return self._fonts
 
-    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 (Qt name)
+    def paintEvent(self, event: QPaintEvent) -> None:
         forms = self._forms()
         if not forms[0]:
             super().paintEvent(event)

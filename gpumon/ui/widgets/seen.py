@@ -64,7 +64,7 @@ class SeenWatch(QObject):
             if handle is not None:
                 handle.installEventFilter(self)
 
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if "_on_seen" not in self.__dict__:
             return False  # being taken apart (PySide): nothing to watch
         kind = event.type()

@@ -65,13 +65,13 @@ class TitledTableModel(QAbstractTableModel):
         if changed:
             self.widthsChanged.emit(changed)
 
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self._rows)
 
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.titles)
 
-    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
+    def headerData(self, section: int, orientation: Qt.Orientation,
                    role: int = Qt.ItemDataRole.DisplayRole) -> object:
         if (role == Qt.ItemDataRole.DisplayRole
                 and orientation == Qt.Orientation.Horizontal and 0 <= section < len(self.titles)):
@@ -133,7 +133,7 @@ class FittedTableView(QTableView):
     def watch_widths(self, model: TitledTableModel) -> None:
         model.widthsChanged.connect(self.fit_columns)
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+    def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:  # zoom: every column measured again
             fit_rows(self)

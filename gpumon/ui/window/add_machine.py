@@ -46,7 +46,7 @@ class MachineDialog(QInputDialog):
         self.setMinimumWidth(40 * self.fontMetrics().averageCharWidth())
         self.target: Target | None = None  # the checked machine, once accepted
 
-    def done(self, result: int) -> None:  # noqa: D401 (Qt's name)
+    def done(self, result: int) -> None:
         if result == QInputDialog.DialogCode.Accepted:
             try:
                 self.target = parse_target(self.textValue().strip())

@@ -44,13 +44,12 @@ class ClusterWindow(MainWindow):
 
     def __init__(self, source: FleetSource, interval_s: float = SAMPLING.default, *,
                  settings: Settings | None = None, parent: QWidget | None = None,
-                 prewarm_kernel: bool = False, where: str | None = None) -> None:
+                 where: str | None = None) -> None:
         """``where``: what the playground's note names as the machines' origin (default:
         the Prometheus server's URL)."""
         self.source = source
         self._where = where
-        super().__init__(lambda: source, interval_s, settings=settings, parent=parent,
-                         prewarm_kernel=prewarm_kernel)
+        super().__init__(lambda: source, interval_s, settings=settings, parent=parent)
         self.banner.simulate_button.hide()  # the choice here is the server, not a demo
         self.overview = ClusterOverview()
         self.tabs.add_keyed(self.overview, OVERVIEW, 0)

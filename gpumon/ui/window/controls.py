@@ -68,7 +68,7 @@ class Controls(QToolBar):
         self.addWidget(QLabel("  " + tr("Window") + " "))
         self.addWidget(self.window_combo)
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+    def changeEvent(self, event: QEvent) -> None:
         """The zoom: the toolbar's layout keeps each widget's old width; give the spin box
         and the combo room for their text at the new size (after they have the new font)."""
         super().changeEvent(event)

@@ -38,7 +38,7 @@ class EventLog(QListWidget):
         self.setAccessibleName(tr("Event log"))
         self.setWordWrap(True)
 
-    def sizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+    def sizeHint(self) -> QSize:
         """Four lines tall: a dock that takes no more than it needs from the graphs."""
         return QSize(super().sizeHint().width(), self.fontMetrics().lineSpacing() * 4 + 8)
 
@@ -67,12 +67,12 @@ class EventsBadge(RunsLabel):
         # shows its widgets through their actions
         self.setContentsMargins(self.fontMetrics().averageCharWidth(), 0, 0, 0)
 
-    def sizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+    def sizeHint(self) -> QSize:
         """Its count alone: in the toolbar it takes the room left and cuts the rest."""
         return QSize(self.fontMetrics().horizontalAdvance("▲ 99 events:") + 8,
                      super().sizeHint().height())
 
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+    def minimumSizeHint(self) -> QSize:
         return self.sizeHint()
 
     def show_events(self, count: int, last: str) -> None:
@@ -80,7 +80,7 @@ class EventsBadge(RunsLabel):
         self.set_runs([TextRun(head, bold=True, color=BADGE_COLOR), TextRun(" " + last)])
         self.setToolTip(tr("{last}\n\nClick to open the event log.", last=last))
 
-    def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802 (Qt name)
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
         if event.button() == Qt.MouseButton.LeftButton and self.rect().contains(
                 event.position().toPoint()):
             self.clicked.emit()
@@ -120,7 +120,7 @@ class DockCap(QObject):
         if dock.height() > self.limit() or dock.height() < wanted:
             self._window.resizeDocks([dock], [wanted], Qt.Orientation.Vertical)
 
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         kind = event.type()
         if obj is self._window:
             if kind == QEvent.Type.MouseButtonPress:

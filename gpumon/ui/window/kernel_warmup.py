@@ -3,8 +3,11 @@
 A monitor-only session never starts the kernel (a process that imports torch: about 226 MB
 of memory). The kernel starts, and imports torch, when the pointer rests on the Playground
 or Lesson tab (the half second before a click is most of an import's head start), when one
-of those tabs is first shown, or right after the first frame if the last session used the
-playground (:attr:`Settings.playground_used`), so a teacher still gets a warm kernel.
+of those tabs is first shown, or right after the window's first frame if the last session
+used the playground (:attr:`Settings.playground_used`, as it was when the window was made),
+so a teacher still gets a warm kernel. Each start waits for the frame (``after_next_frame``):
+the kernel client's first import and the process start took tens of ms, and the frame that
+shows the window, or answers the tab's key, comes first.
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ class KernelWarmup(QObject):
         super().__init__(parent)
         self._tabs = tabs
         self._settings = settings
-        self._start = start  # the window's engine.load (the engine made on first use)
+        self._start = start  # the window's kernel_link.load (the link made on first use)
+        self._prewarm = settings.playground_used  # the last session's, before this one's
         self._hover = QTimer(self)
         self._hover.setSingleShot(True)
         self._hover.setInterval(HOVER_MS)
@@ -41,7 +45,7 @@ class KernelWarmup(QObject):
         bar.installEventFilter(self)
         tabs.currentChanged.connect(self._on_tab_shown)
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         kind = event.type()
         if kind == QEvent.Type.MouseMove:
             bar = self._tabs.tabBar()
@@ -60,10 +64,14 @@ class KernelWarmup(QObject):
         """Start the kernel and its ``import torch`` (nothing if it runs or is loading)."""
         self._start()
 
+    def window_shown(self) -> None:
+        """The window is shown: the last session's user gets the kernel after its frame."""
+        if self._prewarm:
+            self._prewarm = False
+            after_next_frame(self._tabs, self.start_kernel)
+
     @Slot(int)
     def _on_tab_shown(self, index: int) -> None:
         if self._tabs.key(index) in KERNEL_TABS:
             self._settings.playground_used = True
-            # after the frame that answers the tab's key (the engine's first import and a
-            # process start took tens of ms in it)
             after_next_frame(self._tabs, self.start_kernel)

@@ -22,9 +22,10 @@ from gpumon.recording.reader import Recording
 from gpumon.remote.fleet import RemoteFleet
 from gpumon.ssh.command import SshOptions
 from gpumon.ssh.target import Target
+from gpumon.telemetry.choice import source_factory
 from gpumon.ui.window import add_machine, gcguard, open_cluster, open_recording
 from gpumon.ui.window.language import choose, install_qt_translations
-from gpumon.ui.window.main_window import MainWindow, nvml_factory, simulated_factory
+from gpumon.ui.window.main_window import MainWindow, simulated_factory
 from gpumon.ui.window.session_end import SessionEnd
 from gpumon.ui.window.settings import Settings
 from gpumon.untrusted import for_terminal
@@ -67,10 +68,9 @@ def run(simulate: int | None, interval_s: float | None = None, seed: int = 0, *,
     if make_window is not None:
         window = make_window(settings.interval_s or SAMPLING.default, settings)
     else:
-        factory = simulated_factory(simulate, seed, gpm) if simulate else nvml_factory(gpm)
+        factory = source_factory(simulate or None, seed, gpm)
         window = MainWindow(factory, settings.interval_s or SAMPLING.default,
-                            demo_factory=simulated_factory(4, seed), settings=settings,
-                            prewarm_kernel=settings.playground_used)
+                            demo_factory=simulated_factory(4, seed), settings=settings)
     if icon is not None:
         window.setWindowIcon(icon)
     source = getattr(window, "source", None)  # a cluster window's: the SSH overview's fleet

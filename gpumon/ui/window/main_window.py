@@ -1,8 +1,8 @@
 """The main window: the one place that knows every part and wires them together.
 
 Each part gets what it needs when it is made and learns the rest by signals: the monitor's
-views get snapshots and the History; the playground and lesson pages get the shared engine
-client (``MainWindow.engine``), the GPU grid, and snapshots; menus get the controllers their
+views get snapshots and the History; the playground and lesson pages get the shared kernel
+link (``MainWindow.kernel_link``), the GPU grid, and snapshots; menus get the controllers their
 actions call. No part imports this module. ``launch.run()`` starts the window.
 
 - ``MainWindow.add_page(widget, title)`` / ``add_lazy_page(title, build)``: a tab beside
@@ -20,7 +20,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from functools import partial
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal, Slot
@@ -34,6 +33,7 @@ from PySide6.QtWidgets import (
 
 from gpumon.i18n import N_, tr
 from gpumon.interval import SAMPLING
+from gpumon.telemetry.choice import source_factory
 from gpumon.telemetry.history.store import WINDOW_CHOICES_S, History, capacity_for
 from gpumon.telemetry.model.facts import process_list_note
 from gpumon.telemetry.model.readouts import readout_parts
@@ -51,12 +51,13 @@ from gpumon.ui.monitor.topology_view import TopologyWindows
 from gpumon.ui.widgets.dock_title import DockTitle
 from gpumon.ui.widgets.theme import Theme
 from gpumon.ui.window import health_events
+from gpumon.ui.window.about import TorchFacts
 from gpumon.ui.window.controls import Controls
 from gpumon.ui.window.file_actions import FileActions
 from gpumon.ui.window.kernel_warmup import KernelWarmup
 from gpumon.ui.window.lazy_tabs import LazyTabs
 from gpumon.ui.window.menus import Menus
-from gpumon.ui.window.presentation import Presentation, TorchFacts
+from gpumon.ui.window.presentation import Presentation
 from gpumon.ui.window.settings import Settings
 from gpumon.ui.window.status_bar import StatusBarShown
 from gpumon.ui.window.status_text import StatusText
@@ -66,7 +67,7 @@ if TYPE_CHECKING:  # imported when first used: they pull in the playground's eng
     from gpumon.playground.client.ssh_kernel import Remote
     from gpumon.ui.lesson.page import LessonPage
     from gpumon.ui.playground.kernel_link import KernelLink
-    from gpumon.ui.playground.panel import PlaygroundPanel
+    from gpumon.ui.playground.page import PlaygroundPage
 
 log = logging.getLogger(__name__)
 
@@ -77,16 +78,7 @@ DEFAULT_WINDOW_S = 300
 
 
 def simulated_factory(n_gpus: int = 4, seed: int = 0, gpm: bool = True) -> Callable[[], Source]:
-    from gpumon.telemetry.sources.simulated import SimulatedSource
-
-    return partial(SimulatedSource, n_gpus=n_gpus, seed=seed, gpm=gpm)
-
-
-def nvml_factory(gpm: bool = True) -> Callable[[], Source]:
-    """NVML's source; ``gpm=False`` (``--no-gpm``): no activity reading."""
-    from gpumon.telemetry.nvml.source import NvmlSource
-
-    return partial(NvmlSource, gpm=gpm)
+    return source_factory(n_gpus, seed, gpm)
 
 
 class MainWindow(QMainWindow):
@@ -105,14 +97,12 @@ class MainWindow(QMainWindow):
         demo_factory: Callable[[], Source] | None = None,
         settings: Settings | None = None,
         parent: QWidget | None = None,
-        prewarm_kernel: bool = False,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("mainWindow")
         # Tooltips (a health mark's reasons) also while another window is active: Qt shows
         # them only in the active window unless told so.
         self.setAttribute(Qt.WidgetAttribute.WA_AlwaysShowToolTips)
-        self._prewarm_kernel = prewarm_kernel  # start the playground kernel after 1st frame
         self.interval_s = SAMPLING.clamp(interval_s)
         self.window_s = int(window_s)
         self._demo_factory = demo_factory or simulated_factory(4)
@@ -123,7 +113,7 @@ class MainWindow(QMainWindow):
         self._paused = False
 
         self.sampling = SamplingThread(source_factory, self.interval_s, self)
-        self._engine: KernelLink | None = None  # made on first use (``engine``)
+        self._kernel_link: KernelLink | None = None  # made on first use (``kernel_link``)
         self.controls = Controls(self.interval_s, self.window_s, self)
         self.addToolBar(self.controls)
         self.header = HeaderBar()
@@ -196,7 +186,7 @@ class MainWindow(QMainWindow):
         self.health.happened.connect(self.files.add_health_mark)
         self.add_lazy_page(N_("Lesson"), self._make_lesson)
         # The kernel starts when a kernel tab is wanted (kernel_warmup.py).
-        self.warmup = KernelWarmup(self.tabs, self.settings, lambda: self.engine.load(), self)
+        self.warmup = KernelWarmup(self.tabs, self.settings, lambda: self.kernel_link.load(), self)
         for number, title in enumerate(("Monitor", "Playground", "Lesson"), start=1):
             key = QShortcut(QKeySequence(f"Ctrl+{number}"), self)
             key.activated.connect(lambda t=title: self.show_tab(t))
@@ -234,7 +224,7 @@ class MainWindow(QMainWindow):
         return self.tabs.page(title)
 
     @property
-    def playground(self) -> PlaygroundPanel:
+    def playground(self) -> PlaygroundPage:
         """The Playground page (built on first use; it borrows gpu_grid while shown)."""
         page = self.page("Playground")
         assert page is not None
@@ -248,19 +238,19 @@ class MainWindow(QMainWindow):
         return page  # type: ignore[return-value]  # _make_lesson's widget
 
     @property
-    def engine(self) -> KernelLink:
+    def kernel_link(self) -> KernelLink:
         """The one KernelLink, shared by the playground and the lesson; made when first
         asked for (its thread starts later still, on the first action)."""
-        if self._engine is None:
+        if self._kernel_link is None:
             from gpumon.ui.playground.kernel_link import KernelLink
 
-            self._engine = KernelLink(self, remote=self.kernel_remote)
-        return self._engine
+            self._kernel_link = KernelLink(self, remote=self.kernel_remote)
+        return self._kernel_link
 
     def _torch_facts(self) -> TorchFacts:
         """What the kernel said of its torch (nothing before the playground was used)."""
-        engine = self._engine
-        return (None, ()) if engine is None else (engine.load_status, engine.device_options)
+        link = self._kernel_link
+        return (None, ()) if link is None else (link.load_status, link.device_options)
 
     def gpu_panel(self, index: int) -> GpuPanel | None:
         """The panel of NVML GPU ``index``, or None when there is no such GPU (yet)."""
@@ -318,16 +308,12 @@ class MainWindow(QMainWindow):
         self.switch_source(self._demo_factory)
 
     # -- Qt events -------------------------------------------------------------------------
-    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
+    def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         self.start()
-        if self._prewarm_kernel:
-            self._prewarm_kernel = False
-            # A 0 ms timer fires once the events queued now (the first paint among them)
-            # are handled: the kernel's start never delays the first frame.
-            QTimer.singleShot(0, self.engine, self.engine.load)
+        self.warmup.window_shown()
 
-    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+    def closeEvent(self, event: QCloseEvent) -> None:
         self.hide()  # at once, even if a driver call keeps the sampling thread busy
         self.status_text.stop()
         # One budget for both: the kernel first (asked to exit, killed after 1 s if a long
@@ -335,18 +321,18 @@ class MainWindow(QMainWindow):
         # QUIT_WAIT_S. Waiting for each in turn could add up past the 3 s a quit may take
         # when a driver call hangs while torch is busy.
         started = time.monotonic()
-        if self._engine is not None:
-            self._engine.stop()
+        if self._kernel_link is not None:
+            self._kernel_link.stop()
         self.sampling.stop(max(0.1, QUIT_WAIT_S - (time.monotonic() - started)))
         super().closeEvent(event)
 
     # -- lazy pages ------------------------------------------------------------------------
     def _make_playground(self) -> QWidget:
-        """The Playground page: the shared engine, the GPU grid it borrows while shown, and
+        """The Playground page: the shared kernel link, the GPU grid it borrows while shown, and
         its link to the graphs wired to the sampler and the panels."""
-        from gpumon.ui.playground.panel import PlaygroundPanel
+        from gpumon.ui.playground.page import PlaygroundPage
 
-        panel = PlaygroundPanel(self.engine, self.gpu_grid)
+        panel = PlaygroundPage(self.kernel_link, self.gpu_grid)
         self.sampling.add_extra_provider(panel.link.provider)
         self.gpuPanelsChanged.connect(panel.link.reapply)
         panel.link.marked.connect(self.files.add_action_mark)
@@ -357,11 +343,11 @@ class MainWindow(QMainWindow):
         return panel
 
     def _make_lesson(self) -> QWidget:
-        """The Lesson page: the shared engine, and the snapshots step 1 shows."""
+        """The Lesson page: the shared kernel link, and the snapshots step 1 shows."""
         from gpumon.ui.lesson.page import LessonPage
 
-        page = LessonPage(self.engine)
-        # The lesson's actions reach the graphs through the Playground's link (the engine's
+        page = LessonPage(self.kernel_link)
+        # The lesson's actions reach the graphs through the Playground's link (the kernel link's
         # outcomeReady), exactly as the Playground's own actions: it must exist to mark them.
         self.page("Playground")
         if self.latest_snapshot is not None:
@@ -409,7 +395,7 @@ class MainWindow(QMainWindow):
         self.header.set_status_text(
             tr("Sampling error: {error}", error=f"{type(exc).__name__}: {exc}"), warn=True)
 
-    @Slot(int, float)
+    @Slot(QModelIndex)
     def open_process_view(self, index: QModelIndex) -> ProcessView:
         """The row's process in a window of its own, fed by every snapshot from now on."""
         table = self.process_table

@@ -28,15 +28,11 @@ from gpumon.ui.monitor.activity_view import ActivityViews
 from gpumon.ui.monitor.grid import GpuGrid
 from gpumon.ui.monitor.memory_stack import MemoryStacks
 from gpumon.ui.monitor.topology_view import TopologyWindows
+from gpumon.ui.window.about import TorchFacts, show_about, show_shortcuts
 from gpumon.ui.window.controls import Controls
 from gpumon.ui.window.file_actions import FileActions
 from gpumon.ui.window.language import LanguageMenu
-from gpumon.ui.window.presentation import (
-    Presentation,
-    TorchFacts,
-    show_about,
-    show_shortcuts,
-)
+from gpumon.ui.window.presentation import Presentation
 from gpumon.ui.window.settings import Settings
 from gpumon.untrusted import for_terminal
 
@@ -226,7 +222,7 @@ class Menus(QObject):
     def _save_window(self, value: int) -> None:
         self.settings.window_s = value
 
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if obj is self.window:
             if event.type() == QEvent.Type.Close:
                 self.files.stop_recording()

@@ -51,7 +51,7 @@ class UrlDialog(QInputDialog):
         self.url: str | None = None  # the checked address, once accepted
         close_on_keys(self)
 
-    def done(self, result: int) -> None:  # noqa: D401 (Qt's name)
+    def done(self, result: int) -> None:
         if result == QInputDialog.DialogCode.Accepted:
             try:
                 self.url = check_url(self.textValue())

@@ -34,15 +34,14 @@ class RemoteWindow(MainWindow):
     """The main window over one machine's RemoteSource."""
 
     def __init__(self, target: Target, options: SshOptions, interval_s: float,
-                 extra_args: tuple[str, ...] = (), *, settings: Settings | None = None,
-                 prewarm_kernel: bool = False) -> None:
+                 extra_args: tuple[str, ...] = (), *, settings: Settings | None = None
+                 ) -> None:
         self.target = target
         self._options, self._extra_args = options, extra_args
         self.stream_interval_s = 0.0  # the interval the remote streams at now
         # the Playground's kernel runs there too (``gpumon kernel --stdio`` over ssh)
         self.kernel_remote = Remote(target, options)
-        super().__init__(self._make_source, interval_s, settings=settings,
-                         prewarm_kernel=prewarm_kernel)
+        super().__init__(self._make_source, interval_s, settings=settings)
         self.banner.simulate_button.hide()  # the choice here is the machine, not a demo
         # Where gpumon is not installed there: which fields nvidia-smi does not give.
         self.fallback_note = QLabel()
@@ -103,10 +102,8 @@ def remote_window(targets: Sequence[Target], options: SshOptions, interval_s: fl
     """The window for ``targets``: one machine's, or the overview of all of them (also of
     one, with ``overview``: machines are added to it later)."""
     if len(targets) == 1 and not overview:
-        return RemoteWindow(targets[0], options, interval_s, extra_args, settings=settings,
-                            prewarm_kernel=settings.playground_used)
+        return RemoteWindow(targets[0], options, interval_s, extra_args, settings=settings)
     fleet = RemoteFleet(targets, options, interval_s, extra_args=extra_args)
     return ClusterWindow(fleet, interval_s, settings=settings,
-                         prewarm_kernel=settings.playground_used,
                          where=ntr("{n} machine over SSH", "{n} machines over SSH",
                                    len(targets)))

@@ -78,11 +78,11 @@ class ReplayBar(QToolBar):
         self._timer.timeout.connect(self.refresh)
         self.refresh()
 
-    def showEvent(self, event: object) -> None:  # noqa: N802 (Qt name)
+    def showEvent(self, event: object) -> None:
         super().showEvent(event)  # type: ignore[arg-type]
         self._timer.start()
 
-    def hideEvent(self, event: object) -> None:  # noqa: N802 (Qt name)
+    def hideEvent(self, event: object) -> None:
         super().hideEvent(event)  # type: ignore[arg-type]
         self._timer.stop()
 

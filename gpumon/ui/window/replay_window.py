@@ -63,7 +63,7 @@ class ReplayWindow(MainWindow):
         if compare is not None:
             self.compare_with(compare)
 
-    def setWindowTitle(self, title: str) -> None:  # noqa: N802 (Qt name)
+    def setWindowTitle(self, title: str) -> None:
         """Always the recording's name: never the title of a live window."""
         title = self.replay.title()
         run = getattr(self, "compare_run", None)
@@ -158,7 +158,7 @@ class ReplayWindow(MainWindow):
                 if panel is not None:
                     panel.add_marker(mark.timestamp_s, mark.text, MARK_COLORS[mark.kind])
 
-    def closeEvent(self, event: object) -> None:  # noqa: N802 (Qt name)
+    def closeEvent(self, event: object) -> None:
         super().closeEvent(event)  # type: ignore[arg-type]
         self.recording.close()
 

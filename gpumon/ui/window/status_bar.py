@@ -1,6 +1,6 @@
 """The window's status bar shows only while it has something to say: a message ("Snapshot
-copied…"), or one of its widgets shown (● REC while recording). Empty, it kept a line of its
-own under the page, ~50 px at 300 % that the graphs needed.
+copied…"), or one of its widgets shown (● REC while recording): an empty bar takes a line of
+its own under the page, ~50 px at 300 %, that the graphs need.
 
 A widget put in the bar counts while it is shown to its parent (its own show/hide, not the
 bar's): the bar hides its normal widgets itself while a message shows, and shows them again
@@ -37,7 +37,7 @@ class StatusBarShown(QObject):
         if self._bar.isHidden() == wanted:
             self._bar.setVisible(wanted)
 
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         kind = event.type()
         if obj is self._bar:
             if kind == QEvent.Type.ChildAdded:

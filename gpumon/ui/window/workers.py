@@ -200,7 +200,7 @@ class SamplerWorker(QObject):
                 added = provider(snap)
                 for gpu, values in added.items():
                     extra.setdefault(gpu, {}).update(values)
-            except Exception as exc:  # noqa: BLE001 - a decoration must not cost the data
+            except Exception as exc:  # a decoration must not cost the data
                 if id(provider) not in self._failing:
                     self._failing.add(id(provider))
                     log.exception("extra provider %r failed", provider)

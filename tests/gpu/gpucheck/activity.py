@@ -272,7 +272,7 @@ def check_activity(ctx: Context, nvml_uuids: list[str]) -> Result:
     children: list[subprocess.Popen[str]] = []
 
     def start(args: list[str], child_env: dict[str, str], stderr: int) -> subprocess.Popen[str]:
-        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=stderr,  # noqa: S603
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=stderr,
                                 text=True, cwd=REPO, env=child_env)
         children.append(proc)
         return proc

@@ -63,7 +63,7 @@ class Context:
     def run(self, args: list[str], timeout: float,
             env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         """Run a child to its end (raises subprocess.TimeoutExpired); its text output."""
-        return subprocess.run(args, capture_output=True, text=True, cwd=REPO,  # noqa: S603
+        return subprocess.run(args, capture_output=True, text=True, cwd=REPO,
                               timeout=max(1.0, min(timeout, self.left())),
                               env={**self.child_env, **(env or {})}, check=False)
 
@@ -133,7 +133,7 @@ def torch_facts(ctx: Context) -> dict[str, Any]:
     """torch's version and the CUDA devices it sees, asked in a child (this process stays
     without torch and without a CUDA context)."""
     try:  # before the checks, outside their budget
-        proc = subprocess.run([sys.executable, "-c", TORCH_FACTS], capture_output=True,  # noqa: S603
+        proc = subprocess.run([sys.executable, "-c", TORCH_FACTS], capture_output=True,
                               text=True, cwd=REPO, timeout=120, env=ctx.child_env, check=False)
     except subprocess.TimeoutExpired:
         return {"error": "asking torch for its CUDA devices took over 120 s"}

@@ -109,7 +109,7 @@ def _scrape(port: int, proc: subprocess.Popen[str], wait_s: float) -> str:
     deadline = time.monotonic() + wait_s
     while True:
         try:
-            with urllib.request.urlopen(url, timeout=10) as reply:  # noqa: S310 - loopback
+            with urllib.request.urlopen(url, timeout=10) as reply:  # loopback
                 return str(reply.read().decode("utf-8"))
         except OSError as exc:
             if proc.poll() is not None or time.monotonic() > deadline:
@@ -121,7 +121,7 @@ def check_exporter(ctx: Context) -> Result:
     """``gpumon exporter`` on a free loopback port, scraped once between two ``--json``."""
     port = free_port()
     args = ctx.gpumon("exporter", "--listen", f"127.0.0.1:{port}", "--interval", "0.5")
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,  # noqa: S603
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, env=ctx.child_env)
     try:
         page = _scrape(port, proc, min(30.0, ctx.left()))  # the first read opens NVML

@@ -86,7 +86,7 @@ class ProcessActions(QObject):
             return False
         return True
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if (self.enabled and event.type() == QEvent.Type.KeyPress
                 and isinstance(event, QKeyEvent)
                 and not event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier):

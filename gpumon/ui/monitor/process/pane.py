@@ -37,7 +37,7 @@ class ProcessPane(QWidget):
         # squeezed pane shrinks the table's rows, the box keeps its line.
         layout.setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)
 
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+    def minimumSizeHint(self) -> QSize:
         return self.table.minimumSizeHint().expandedTo(self.table.minimumSize())
 
     def least_height(self) -> int:

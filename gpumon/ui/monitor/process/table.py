@@ -107,7 +107,7 @@ class ProcessModel(TitledTableModel):
         self._rows: list[GpuProcess] = []
         self._now = 0.0  # time.time() of the latest merge: run times count to it
 
-    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
+    def headerData(self, section: int, orientation: Qt.Orientation,
                    role: int = Qt.ItemDataRole.DisplayRole) -> object:
         """The titles in the chosen language (``titles`` keeps the English keys)."""
         title = super().headerData(section, orientation, role)
@@ -210,7 +210,7 @@ class ProcessFilter(QSortFilterProxyModel):
         self.query = query
         self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
 
-    def filterAcceptsRow(self, row: int, parent: Index) -> bool:  # noqa: N802 (Qt name)
+    def filterAcceptsRow(self, row: int, parent: Index) -> bool:
         return not self.query or matches(self._model.process_at(row), self.query)
 
 
@@ -261,7 +261,7 @@ class ProcessTable(FittedTableView):
         self.note.setVisible(bool(text))
         self._place_note()
 
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+    def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._place_note()
 

@@ -146,7 +146,7 @@ class ProcessView(QWidget):
         if self._now is not None:
             self._draw(self._now)
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+    def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:  # the zoom: once the titles have it too
             QTimer.singleShot(0, self, self._fit_to_font)
@@ -271,7 +271,7 @@ class ProcessView(QWidget):
         if -self.window_s <= x <= 0:
             self.hover_at(key, x, widget.mapFromScene(pos))
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.Leave:  # the pointer left a graph
             self.clear_hover()
         return super().eventFilter(watched, event)

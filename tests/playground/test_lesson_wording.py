@@ -1,6 +1,6 @@
-"""The lesson's text after a teacher's second review (checked against torch 2.13 and both
-editions of the book): each numbered correction, in English and in Chinese, on the words the
-student reads. The tests that run code are in test_lesson_review_runs.py."""
+"""The lesson's words, checked against torch 2.13 and both editions of the book: each
+correction a teacher asked for, in English and in Chinese, on the words the
+student reads. The tests that run code are in test_lesson_transcripts.py."""
 
 from __future__ import annotations
 

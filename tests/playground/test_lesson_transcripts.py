@@ -1,8 +1,8 @@
-"""The teacher's second review, run: step 1 runs the real nvidia-smi (a program on PATH here,
+"""The lesson's steps, run: step 1 runs the real nvidia-smi (a program on PATH here,
 since this machine has none) or says that its box is gpumon's; transcripts print what a Python
 prompt prints; the meta note is said once; exercise 4 runs only on two GPUs; the Chinese
 lesson's code comments and result lines are Chinese or numbers. The words are checked in
-test_lesson_review_text.py."""
+test_lesson_wording.py."""
 
 from __future__ import annotations
 
@@ -276,7 +276,7 @@ class GpusEngine(Engine):
         return [DeviceOption("cpu", "cpu"),
                 *(DeviceOption(f"cuda:{i}", f"cuda:{i}") for i in range(self.gpus))]
 
-    def run(self, action):  # type: ignore[no-untyped-def]
+    def run(self, action):
         self.ran.append(action)
         return super().run(action)
 

@@ -1,5 +1,5 @@
-"""The lesson after its first review against a real GPU's transcript (an H200, one GPU): each
-sentence found false on a GPU, and each one the review asked for, in English and Chinese.
+"""The lesson as a machine with one CUDA GPU shows it, held to a real GPU's transcript (an
+H200): each sentence is true on a GPU, and says what the GPU does, in English and Chinese.
 
 What a machine with CUDA prints is built here from the runner's own choices on an engine that
 reports one CUDA GPU (the code then runs on this machine's torch; the choices, the headings and
@@ -224,7 +224,7 @@ def _stub_outcome(code: str) -> Outcome:
 class StubMemoryEngine(OneGpuEngine):
     """One CUDA GPU, and every action's memory reading on cuda:0 as a GPU gives it."""
 
-    def run(self, action):  # type: ignore[no-untyped-def]
+    def run(self, action):
         return _stub_outcome(action.code())
 
 

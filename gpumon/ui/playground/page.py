@@ -1,6 +1,6 @@
 """The "Playground" page: forms, workspace table and outcome log, beside the GPU graphs.
 
-Every action goes through the engine client it is given (the window's shared
+Every action goes through the kernel link it is given (the window's shared
 :class:`KernelLink`), so torch never runs in the GUI thread and actions run in the order
 they were asked for. While this page is shown (``set_shown(True)``) it borrows the monitor's
 GPU grid (and gives it back where it was when hidden), so a marker for each CUDA action
@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from gpumon.i18n import tr
+from gpumon.playground.client.interrupt import Interrupted
 from gpumon.playground.client.kernel_client import KernelExit
 from gpumon.playground.data.actions import Action, RunCode
 from gpumon.playground.data.device_offer import offered
@@ -52,16 +53,16 @@ if TYPE_CHECKING:
 BUSY_COLORS = {False: "#8a5a00", True: "#ffb74d"}  # amber on a light / a dark palette
 
 
-class PlaygroundPanel(QWidget):
-    """The playground page (see the module doc): actions go to ``engine``, markers and
+class PlaygroundPage(QWidget):
+    """The playground page (see the module doc): actions go to ``kernel_link``, markers and
     torch's memory curves to ``grid``'s panels (wire ``link`` to the sampler)."""
 
-    def __init__(self, engine: KernelLink, grid: GpuGrid,
+    def __init__(self, kernel_link: KernelLink, grid: GpuGrid,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("playgroundPanel")
         self.setAccessibleName(tr("PyTorch playground"))
-        self.engine = engine
+        self.kernel_link = kernel_link
         self._grid = grid
         self._grid_home: QSplitter | None = None  # where the grid goes back when hidden
         self._mine: deque[tuple[int, str]] = deque()  # (ticket, code) submitted here
@@ -88,7 +89,7 @@ class PlaygroundPanel(QWidget):
         self.workspace_table: WorkspaceTable = self.workspace_view.table
         self.log = OutcomeLog()
         # torch's counters come from the kernel (sent while code runs), never from this process
-        self.link = MonitorLink(grid, lambda: engine.counters, self)
+        self.link = MonitorLink(grid, lambda: kernel_link.counters, self)
 
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
@@ -115,7 +116,7 @@ class PlaygroundPanel(QWidget):
         self._graphs_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
         graphs_layout.addWidget(self._graphs_hint)
         # Without GPUs: the kernel process's main memory, live (cpu_view.py).
-        self.cpu_view = CpuMemoryView(lambda: engine.local_pid)
+        self.cpu_view = CpuMemoryView(lambda: kernel_link.local_pid)
         self.cpu_view.hide()
         graphs_layout.addWidget(self.cpu_view)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
@@ -156,7 +157,7 @@ class PlaygroundPanel(QWidget):
         stop.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         stop.activated.connect(self.stop_code)
         self.workspace_table.doubleClicked.connect(lambda i: self._use_name(i.row(), i.column()))
-        e = self.engine
+        e = self.kernel_link
         e.loadingStarted.connect(self._on_loading_started)
         e.loadingFinished.connect(self._on_loading_finished)
         e.loadingLost.connect(self._on_loading_lost)
@@ -167,7 +168,7 @@ class PlaygroundPanel(QWidget):
         e.busyChanged.connect(self._on_busy)
         e.queueLengthChanged.connect(self._show_queue)
         e.kernelEnded.connect(self._on_kernel_ended)
-        # What the shared engine already did before this page existed (the lesson may have
+        # What the shared kernel link already did before this page existed (the lesson may have
         # loaded torch, or failed to); the rest comes by the signals above.
         if e.loading:
             self._on_loading_started()
@@ -181,15 +182,15 @@ class PlaygroundPanel(QWidget):
     # -- public --------------------------------------------------------------------------
     def submit(self, action: Action) -> int:
         """Queue ``action`` in the kernel (torch loads first if needed); its ticket."""
-        ticket = self.engine.submit(action)
+        ticket = self.kernel_link.submit(action)
         if ticket >= 0:
             self._mine.append((ticket, action.code()))
-            self._show_queue(self.engine.queue_length)
+            self._show_queue(self.kernel_link.queue_length)
         return ticket
 
-    def stop_code(self) -> str:
+    def stop_code(self) -> Interrupted:
         """Stop / Esc: interrupt the running code (the kernel restarts if it does not stop)."""
-        how = self.engine.interrupt()
+        how = self.kernel_link.interrupt()
         if how == "signalled":
             self.busy_label.setText(tr("stopping… (interrupted; restarted if not stopped in "
                                        "2 s)"))
@@ -200,7 +201,7 @@ class PlaygroundPanel(QWidget):
 
     def load(self) -> None:
         """Start importing torch now (the page does this when first shown)."""
-        self.engine.load()
+        self.kernel_link.load()
 
     @Slot(bool)
     def set_shown(self, shown: bool) -> None:
@@ -213,13 +214,13 @@ class PlaygroundPanel(QWidget):
             # Zoomed while another page was shown: once shown, the forms may need more room.
             QTimer.singleShot(0, self, self._fit_left_column)
 
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt name)
+    def resizeEvent(self, event: QResizeEvent) -> None:
         """Size the splitter when first shown at its real width (two columns of graphs), and
         widen the forms' column later where it is narrower than they need and there is room."""
         super().resizeEvent(event)
         self._fit_left_column()
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+    def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:
             # The zoom changed: once the forms have relaid out, fit the column to them.
@@ -257,7 +258,7 @@ class PlaygroundPanel(QWidget):
                  "error": f"color: {tones(dark).error}; font-weight: bold;"}.get(tone, "")
         self.status_label.setStyleSheet(style)
 
-    # -- engine signals ------------------------------------------------------------------
+    # -- kernel link signals ---------------------------------------------------------------
     @Slot()
     def _on_loading_started(self) -> None:
         self.status_label.setText(tr("loading PyTorch… (in the playground's own process; the "
@@ -306,7 +307,7 @@ class PlaygroundPanel(QWidget):
         self._torch_devices = list(options)
         self.refresh_devices()
         self.link.set_device_options(options)
-        status = self.engine.load_status
+        status = self.kernel_link.load_status
         names = ", ".join(o.name for o in options)
         self.status_label.setText(tr("{status} · devices: {names}",
                                      status=status.status_text() if status else "PyTorch",
@@ -340,12 +341,12 @@ class PlaygroundPanel(QWidget):
         self.code_bar.stop_button.setEnabled(busy)
         self.busy_bar.setVisible(busy)
         self.forms.set_busy(busy)
-        self._show_queue(self.engine.queue_length)
+        self._show_queue(self.kernel_link.queue_length)
 
     @Slot(int)
     def _show_queue(self, length: int) -> None:
         if length <= 0:
-            self.busy_label.setText(tr("loading…") if self.engine.loading else "")
+            self.busy_label.setText(tr("loading…") if self.kernel_link.loading else "")
             return
         running = self._mine[0][1] if self._mine else tr("an action")
         if length > 1:
