@@ -141,7 +141,10 @@ class ReplayWindow(MainWindow):
             self.gpuPanelsChanged.emit()
         latest = self.history.latest_time()
         first = snap.backfill[0] if snap.backfill else snap
-        if latest is not None and first.timestamp_s <= latest:
+        # The History keeps each GPU's own reading time; a snapshot's time (to the ms in
+        # the file) may round either side of it, so the two are not compared.
+        first_s = min((s.timestamp_s for s in first.samples), default=first.timestamp_s)
+        if latest is not None and first_s <= latest:
             self.history.clear()
         for earlier in snap.backfill:
             self.history.append(earlier)
