@@ -34,7 +34,7 @@ from gpumon.i18n import tr
 from gpumon.interval import DRIVER_WAIT
 from gpumon.telemetry.model.activity import FIRST_READING_WAIT_S, warming
 from gpumon.telemetry.model.cadence import next_due
-from gpumon.telemetry.model.facts import cpu_pending
+from gpumon.telemetry.model.facts import cpu_pending, with_gpu_rates_of
 from gpumon.telemetry.model.types import Snapshot, Source, SourceState, SourceStatus
 from gpumon.telemetry.sources.sampler import Sampler
 
@@ -106,7 +106,9 @@ class Readings:
             wait = FIRST_READING_WAIT_S if rates else 0.0
             if self.stop.wait(max(wait, period_s if settle else 0.0)):
                 return
-            snap = self.tick(slow=rates)
+            first, snap = snap, self.tick(slow=rates)
+            if rates:  # read again for GPM's or CPU %'s rates: keep the driver's samples
+                snap = with_gpu_rates_of(first, snap)
         anchor, done = time.monotonic(), 0
         while True:
             yield snap

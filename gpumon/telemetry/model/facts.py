@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 from gpumon.i18n import N_, tr
-from gpumon.telemetry.model.types import Snapshot
+from gpumon.telemetry.model.types import GpuProcess, Snapshot
 from gpumon.units import MIB
 
 PROCESS_LIST_UNSUPPORTED = N_("Process list not supported by this GPU/driver")
@@ -69,6 +69,25 @@ def cpu_pending(snap: Snapshot) -> bool:
     """Whether a process's host CPU % waits for a second reading: its host was read (RSS
     known) but CPU % is a rate over time, so the first reading of a process has none."""
     return any(p.cpu_pct is None and p.host_rss_bytes is not None for p in snap.processes)
+
+
+GPU_RATE_KEYS = ("sm_util_pct", "mem_bw_util_pct", "enc_util_pct", "dec_util_pct")
+
+
+def with_gpu_rates_of(first: Snapshot, second: Snapshot) -> Snapshot:
+    """``second`` with each process's GPU utilization from ``first`` where ``second`` has
+    none. A reading taken again for a rate (GPM's activity, CPU %: ``--once``) sees only the
+    driver's samples of the half second between the two readings, and the first took every
+    sample the driver held: a process that ran in the seconds before would show N/A."""
+    earlier = {(p.gpu_index, p.pid): p for p in first.processes}
+
+    def kept(p: GpuProcess) -> GpuProcess:
+        old = earlier.get((p.gpu_index, p.pid))
+        if old is None or any(getattr(p, k) is not None for k in GPU_RATE_KEYS):
+            return p
+        return dataclasses.replace(p, **{k: getattr(old, k) for k in GPU_RATE_KEYS})
+
+    return dataclasses.replace(second, processes=tuple(kept(p) for p in second.processes))
 
 
 def as_copied_at(snap: Snapshot, now_s: float) -> Snapshot:
