@@ -160,3 +160,10 @@ def _scale_pen(curve: pg.PlotDataItem | pg.PlotCurveItem, zoom: float) -> None:
     new = QPen(pen)
     new.setWidthF(base * max(1.0, zoom))
     curve.setPen(new)
+
+
+def note_style(theme: Theme) -> str:
+    """A note on a page (where the playground runs, what a machine cannot give): light blue
+    in the light theme, dark blue with light text in the dark one."""
+    return (f"background: {theme.note_bg}; color: {theme.note_text};"
+            f" border: 1px solid {theme.note_border}; padding: 4px;")

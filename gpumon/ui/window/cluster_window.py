@@ -18,8 +18,8 @@ from gpumon.interval import SAMPLING
 from gpumon.telemetry.cluster.prometheus import PrometheusSource
 from gpumon.telemetry.model.types import Snapshot, Source
 from gpumon.ui.monitor.cluster_overview import ClusterOverview
-from gpumon.ui.widgets.theme import Theme
 from gpumon.ui.window.main_window import MainWindow
+from gpumon.ui.window.presentation import keep_note_styled
 from gpumon.ui.window.settings import Settings
 
 OVERVIEW = N_("Overview")
@@ -100,16 +100,10 @@ class ClusterWindow(MainWindow):
                          "shows machines read from {url}.", url=where))
         note.setObjectName("playgroundStaysLocal")
         note.setWordWrap(True)
-        self._style_note(note, self.presentation.theme)
-        self.presentation.applied.connect(lambda theme: self._style_note(note, theme))
+        keep_note_styled(note, self.presentation)
         layout = page.layout()
         if isinstance(layout, QVBoxLayout):
             layout.insertWidget(0, note)
         return page
 
-    @staticmethod
-    def _style_note(note: QLabel, theme: Theme) -> None:
-        """Light blue in the light theme, dark blue with light text in the dark one."""
-        note.setStyleSheet(f"background: {theme.note_bg}; color: {theme.note_text};"
-                           f" border: 1px solid {theme.note_border}; padding: 4px;")
 

@@ -37,7 +37,7 @@ from gpumon.ui.widgets.full_screen import FullScreen
 from gpumon.ui.widgets.plot import LitePlotWidget
 from gpumon.ui.widgets.reveal import Reveal, on_screen_first, reveal
 from gpumon.ui.widgets.screen_fit import ScreenFit, room_for
-from gpumon.ui.widgets.theme import THEMES, Theme, palette_for, style_plot
+from gpumon.ui.widgets.theme import THEMES, Theme, note_style, palette_for, style_plot
 from gpumon.ui.window.settings import MAX_ZOOM, MIN_ZOOM, Settings
 
 ZOOM_STEPS = (0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0)
@@ -288,3 +288,14 @@ def _lay_out_now() -> None:
 def _point_size(font: QFont) -> float:
     pt = font.pointSizeF()
     return pt if pt > 0 else 9.0  # a pixel-sized font has no point size
+
+
+def keep_note_styled(note: QWidget, presentation: Presentation) -> None:
+    """Style a note on a page for the theme now and at every theme change (a fixed light
+    blue behind the dark theme's near-white text could not be read)."""
+    def restyle(theme: Theme) -> None:
+        if shiboken6.isValid(note):
+            note.setStyleSheet(note_style(theme))
+
+    restyle(presentation.theme)
+    presentation.applied.connect(restyle)

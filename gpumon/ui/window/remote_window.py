@@ -24,10 +24,9 @@ from gpumon.ssh.target import Target
 from gpumon.telemetry.model.types import Snapshot
 from gpumon.ui.window.cluster_window import ClusterWindow
 from gpumon.ui.window.main_window import MainWindow
+from gpumon.ui.window.presentation import keep_note_styled
 from gpumon.ui.window.settings import Settings
 from gpumon.untrusted import for_terminal
-
-NOTE_STYLE = "background: #e3f2fd; border: 1px solid #90caf9; padding: 4px;"
 
 
 class RemoteWindow(MainWindow):
@@ -47,7 +46,7 @@ class RemoteWindow(MainWindow):
         self.fallback_note = QLabel()
         self.fallback_note.setObjectName("remoteFallbackNote")
         self.fallback_note.setWordWrap(True)
-        self.fallback_note.setStyleSheet(NOTE_STYLE)
+        keep_note_styled(self.fallback_note, self.presentation)
         self.fallback_note.hide()
         central = self.centralWidget()
         layout = central.layout() if central is not None else None
@@ -89,7 +88,7 @@ class RemoteWindow(MainWindow):
                          host=for_terminal(self.target.name)))
         note.setObjectName(name)
         note.setWordWrap(True)
-        note.setStyleSheet(NOTE_STYLE)
+        keep_note_styled(note, self.presentation)
         layout = page.layout()
         if isinstance(layout, QVBoxLayout):
             layout.insertWidget(0, note)
