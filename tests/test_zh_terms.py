@@ -58,7 +58,7 @@ TERMS = (
     Term("index (a GPU's number)", r"\bindex\b", "编号", forbidden=("序号",),
          exceptions={"The operands are on different devices":
                      "a CPU tensor used as an index of a GPU tensor: tensor indexing, 索引",
-                     "y is on the GPU and x.cpu() is a copy in main memory":
+                     "There are exceptions, which the second and third lines show":
                      "a CPU tensor may index a GPU tensor: tensor indexing, 索引"}),
     Term("down (a cluster host)", r"\bdown\b", "离线", forbidden=("无法访问",),
          exceptions={"clocks held down": "the clocks are lowered (a GPU's clock event "

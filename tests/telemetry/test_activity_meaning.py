@@ -45,9 +45,9 @@ def test_the_h200_under_tiny_products_reads_as_waiting_for_launches() -> None:
 @pytest.mark.parametrize(("figures", "starts"), [
     ((0.0, 0.0, 0.0, 0.0, 0.0), "GPU-Util 0 %, SM activity 0 %: the GPU is idle"),
     ((4.9, 4.9, None, None, None), "GPU-Util 5 %, SM activity 5 %: the GPU is idle"),
-    ((100, 24.9, 30, 0, 1), "GPU-Util 100 % but SM activity 25 %: the kernels that ran kept"),
+    ((100, 24.9, 30, 0, 1), "GPU-Util 100 % but SM activity 25 %: the GPU kernels that ran"),
     ((79.9, 19.9, 30, 0, 1), "GPU-Util 80 % but SM activity 20 %: each GPU kernel keeps"),
-    ((80, 19.9, 30, 0, 1), "GPU-Util 80 % but SM activity 20 %: the kernels that ran kept"),
+    ((80, 19.9, 30, 0, 1), "GPU-Util 80 % but SM activity 20 %: the GPU kernels that ran"),
     ((19.9, 1.0, 30, 0, 1), "GPU-Util 20 %, SM activity 1 %: while GPU kernels ran, about 5 %"),
     ((90, 60, 40, 2, 90), "DRAM 90 %: memory-bound"),
     ((90, 60, 40, 80, 60), "DRAM 60 %: memory-bound"),  # the memory rule comes first
@@ -73,8 +73,8 @@ def test_at_full_gpu_util_nothing_waited_for_launches() -> None:
     """At GPU-Util 100 % a kernel ran the whole time: the GPU did not wait. The review's
     meaning(100, 24) said it "mostly waits for their launches"."""
     text = meaning(100, 24)
-    assert text == ("GPU-Util 100 % but SM activity 24 %: the kernels that ran kept few SMs "
-                    "busy, as tiny kernels or kernels with few blocks do.")
+    assert text == ("GPU-Util 100 % but SM activity 24 %: the GPU kernels that ran kept few "
+                    "SMs busy, as tiny ones or ones with few blocks do.")
     assert "wait" not in text
     assert "waits for their launches" in meaning(36, 0.24)  # well below 100 %: it waits
 

@@ -119,8 +119,7 @@ def test_the_values_the_sentence_and_why_a_gpu_has_none(qtbot) -> None:
     assert no_gpm is not None and gpm is not None
     assert no_gpm.activity_state is ActivityState.UNSUPPORTED
     assert view_of(w, 0).note.text() == why_empty(ActivityState.UNSUPPORTED) == (
-        "This GPU has no GPM counters: activity needs a Hopper (H100) or newer data-center "
-        "GPU.")
+        "This GPU has no GPM counters: activity needs a Hopper (H100) or newer GPU.")
     assert "SM N/A" in view_of(w, 0).label.text()
     assert view_of(w, 1).note.text() == meaning_of(gpm) != ""
     assert view_of(w, 1).note.text() == note_text(gpm)

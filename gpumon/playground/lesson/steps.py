@@ -374,14 +374,14 @@ LESSON: tuple[LessonStep, ...] = (
                 "around three seconds of large bf16 products, then of tiny ones. Graphics "
                 "activity is GPM's counterpart of GPU-Util: the share of "
                 "time a graphics or compute engine was busy. A large product keeps nearly every "
-                "SM and its tensor cores busy with few warps each, as its kernels use many "
+                "SM and its tensor cores busy with few warps each, as its CUDA kernels use many "
                 "registers per thread and much shared memory per block, so its low occupancy "
-                "is normal; in a memory-bound kernel, low occupancy may be what holds it back. "
-                "The previous step's 790 of 989 TFLOP/s shows the gap between 96 % SM activity "
-                "and peak speed. 'SW power cap' under a large product means that the GPU draws "
-                "its power limit: full load, not a fault. Pascal GPUs (GTX 10 series) have no "
-                "bfloat16 products (pytorch/pytorch#57773): there the large product fails with "
-                "torch's error and the step goes on to the tiny ones."),
+                "is normal; in a memory-bound CUDA kernel, low occupancy may be what holds it "
+                "back. The previous step's 790 of 989 TFLOP/s shows the gap between 96 % SM "
+                "activity and peak speed. 'SW power cap' under a large product means that the GPU "
+                "draws its power limit: full load, not a fault. Pascal GPUs (GTX 10 series) have "
+                "no bfloat16 products (pytorch/pytorch#57773): there the large product fails "
+                "with torch's error and the step goes on to the tiny ones."),
         window_note=N_("With View ▸ Activity on, the Monitor tab draws the same figures for "
                        "every GPU that has GPM, and says in a sentence what they mean."),
         on_gpu=("None", N_("# the operands' shapes: torch.Size([8192, 8192]) and "

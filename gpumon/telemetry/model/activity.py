@@ -85,8 +85,8 @@ LOW_OCCUPANCY_PCT = 25.0  # occupancy below this, with busy SMs: few warps to sw
 IDLE = N_("GPU-Util {util}, SM activity {sm}: the GPU is idle or nearly so.")
 FEW_SMS = N_("GPU-Util {util} but SM activity {sm}: each GPU kernel keeps few SMs busy, as "
              "tiny ones do while the GPU mostly waits for their launches.")
-FEW_SMS_NO_WAIT = N_("GPU-Util {util} but SM activity {sm}: the kernels that ran kept few SMs "
-                     "busy, as tiny kernels or kernels with few blocks do.")
+FEW_SMS_NO_WAIT = N_("GPU-Util {util} but SM activity {sm}: the GPU kernels that ran kept few "
+                     "SMs busy, as tiny ones or ones with few blocks do.")
 MEMORY_BOUND = N_("DRAM {dram}: memory-bound, moving data sets the pace, not arithmetic.")
 TENSOR = N_("SM activity {sm}, tensor {tensor}: the tensor cores do the work.")
 NO_TENSOR = N_("SM activity {sm}, tensor {tensor}: the SMs work on their ordinary pipes, not "
