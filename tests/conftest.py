@@ -25,6 +25,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # The suite measures the window in pixels with known fonts at scale 1, whatever the desktop
 # that runs it (desktop_env.py): a KDE session's QT_SCREEN_SCALE_FACTORS, a 150 % scale, Noto
 # fonts installed. A pass at another scale or with Noto asks for it (.ci/run's second pass).
+# (By its path: this module is also loaded as a plugin, -p tests.conftest, from elsewhere.)
+if str(Path(__file__).parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).parent))
 from desktop_env import pin_fonts_and_scale
 
 pin_fonts_and_scale(os.environ)

@@ -27,7 +27,7 @@ def test_a_desktop_s_scale_is_cleared_and_a_pass_s_scale_kept() -> None:
         pin_fonts_and_scale({"GPUMON_TEST_FONTS": "comic"})
 
 
-def test_this_run_has_no_scale_it_did_not_ask_for(qapp) -> None:  # type: ignore[no-untyped-def]
+def test_this_run_has_no_scale_it_did_not_ask_for(qapp) -> None:
     asked = os.environ.get("GPUMON_TEST_SCALE")
     assert os.environ.get("QT_SCALE_FACTOR") == asked
     assert "QT_SCREEN_SCALE_FACTORS" not in os.environ

@@ -36,7 +36,7 @@ def _unknown_pids(n: int) -> list[int]:
 
 
 def test_once_and_the_window_say_what_unseen_processes_hold(
-        fake_nvml: FakeNvml, capfd: pytest.CaptureFixture[str], qtbot,  # type: ignore[no-untyped-def]
+        fake_nvml: FakeNvml, capfd: pytest.CaptureFixture[str], qtbot,
         make_window) -> None:
     fake_nvml.set_gpu_count(2)
     a, b = _unknown_pids(2)

@@ -1,6 +1,6 @@
 """The lesson's words, checked against torch 2.13 and both editions of the book: each
 correction a teacher asked for, in English and in Chinese, on the words the
-student reads. The tests that run code are in test_lesson_transcripts.py."""
+student reads. The tests that run code are in test_lesson_runs.py."""
 
 from __future__ import annotations
 

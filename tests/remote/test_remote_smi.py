@@ -38,7 +38,7 @@ def app_line(row: dict[str, str]) -> str:
     return ", ".join(row[name] for name in APP_FIELDS)
 
 
-def check_values(snap) -> None:  # type: ignore[no-untyped-def]
+def check_values(snap) -> None:
     first, second = snap.samples
     assert [g.name for g in snap.gpus] == ["NVIDIA H100 80GB HBM3"] * 2
     assert snap.gpus[0].uuid == GPUS[0]["uuid"] and snap.gpus[1].pci_bus_id == "00000000:2A:00.0"

@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 INTERVAL = 0.3
 
 
-def wait_for(check, timeout_s: float, what: str):  # type: ignore[no-untyped-def]
+def wait_for(check, timeout_s: float, what: str):
     deadline = time.monotonic() + timeout_s
     while True:
         got = check()

@@ -16,13 +16,15 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from gpumon.telemetry.history.csv_export import history_table, write_history_csv
-from gpumon.telemetry.history.csv_record import CsvRecordWriter
-from gpumon.telemetry.history.store import History
-from gpumon.telemetry.model.types import (
+np = pytest.importorskip("numpy", reason="numpy is not installed (the window's History "
+                                          "needs it)")
+
+from gpumon.telemetry.history.csv_export import history_table, write_history_csv  # noqa: E402
+from gpumon.telemetry.history.csv_record import CsvRecordWriter  # noqa: E402
+from gpumon.telemetry.history.store import History  # noqa: E402
+from gpumon.telemetry.model.types import (  # noqa: E402
     GpuInfo,
     GpuSample,
     MachineInfo,

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from fakenvml import FakeNvml
+
+pytest.importorskip("numpy", reason="numpy is not installed (the window's History needs it)")
 
 from gpumon.telemetry.history.csv_rows import column, record_header, record_rows
 from gpumon.telemetry.history.store import History

@@ -74,7 +74,7 @@ def _doc() -> dict:  # type: ignore[type-arg]
     (lambda d: d.update(processes=[{**d["processes"][0], "type": "X"}]), "type"),
     (lambda d: d.update(topology={**d["topology"], "paths": [["X"]]}), "paths"),
 ])
-def test_a_document_that_breaks_the_schema_is_refused(change, words: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_document_that_breaks_the_schema_is_refused(change, words: str) -> None:
     doc = _doc()
     change(doc)
     with pytest.raises(StreamError, match=words):

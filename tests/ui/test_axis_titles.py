@@ -44,7 +44,7 @@ def title_overlaps(plots: list[LitePlotWidget] | list[LitePlot]) -> list[str]:
 
 
 @pytest.mark.parametrize("zoom", ZOOMS)
-def test_gpu_panels_titles_clear_of_ticks(qtbot, make_window, zoom: float) -> None:  # type: ignore[no-untyped-def]
+def test_gpu_panels_titles_clear_of_ticks(qtbot, make_window, zoom: float) -> None:
     w = make_window()
     w.resize(780, 760)
     qtbot.waitUntil(lambda: w.gpu_panel(3) is not None and w.snapshot_count >= 3, timeout=5000)
@@ -55,7 +55,7 @@ def test_gpu_panels_titles_clear_of_ticks(qtbot, make_window, zoom: float) -> No
 
 
 @pytest.mark.parametrize("zoom", ZOOMS)
-def test_process_window_titles_clear_of_ticks(qtbot, zoom: float) -> None:  # type: ignore[no-untyped-def]
+def test_process_window_titles_clear_of_ticks(qtbot, zoom: float) -> None:
     view = _view(qtbot, zoom)
     assert settled(lambda: title_overlaps(list(view.plots.values()))) == []
 

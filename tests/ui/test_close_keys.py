@@ -43,7 +43,7 @@ OPENERS: dict[str, Callable[[MainWindow], QWidget]] = {
 
 @pytest.mark.parametrize("keys", ["Esc", "Ctrl+W"])
 @pytest.mark.parametrize("which", list(OPENERS))
-def test_esc_and_ctrl_w_close_it(qtbot, make_window, which: str, keys: str) -> None:  # type: ignore[no-untyped-def]
+def test_esc_and_ctrl_w_close_it(qtbot, make_window, which: str, keys: str) -> None:
     w = make_window()
     window = OPENERS[which](w)
     qtbot.waitExposed(window)

@@ -15,7 +15,7 @@ from tests.qt_fixtures import activate
 NUMBER = {s.id: i for i, s in enumerate(LESSON)}  # 0-based, as show_step takes it
 
 
-def _shown_lesson(qtbot, w) -> LessonPage:  # type: ignore[no-untyped-def]
+def _shown_lesson(qtbot, w) -> LessonPage:
     page = w.lesson
     w.tabs.setCurrentWidget(page)
     qtbot.waitUntil(page.isVisible, timeout=3000)

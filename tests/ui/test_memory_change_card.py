@@ -13,7 +13,7 @@ MIB = 2**20
 CPU_LINE = re.compile(r"cpu: RSS \+(\d+\.\d\d) MiB, peak \+(\d+\.\d\d) MiB")
 
 
-def test_a_64_mib_tensor_s_card_and_marker_show_plus_64_mib(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+def test_a_64_mib_tensor_s_card_and_marker_show_plus_64_mib(qtbot, make_window) -> None:
     from gpumon.telemetry.nvml.source import NvmlSource
 
     w = make_window(NvmlSource)

@@ -246,7 +246,7 @@ def test_window_icon_from_resources(qapp):
 
 
 @pytest.mark.parametrize("zoom", [1.0, 2.0, 3.0])
-def test_the_about_box_and_the_shortcuts_fit_the_screen(qtbot, make_window, zoom) -> None:  # type: ignore[no-untyped-def]
+def test_the_about_box_and_the_shortcuts_fit_the_screen(qtbot, make_window, zoom) -> None:
     """At 200 % the list of shortcuts, a message box, was 1344 px high on a 1000 px screen,
     at 300 % 3078 (issue 54's walk): now it scrolls within the screen."""
     w = make_window()

@@ -21,7 +21,7 @@ def _framed(self: MainWindow) -> QRect:
     return self.geometry().adjusted(-BORDER, -TITLE, BORDER, BORDER)
 
 
-def _open(qtbot, w: MainWindow) -> ProcessView:  # type: ignore[no-untyped-def]
+def _open(qtbot, w: MainWindow) -> ProcessView:
     model = w.process_table.process_model
     qtbot.waitUntil(lambda: model.rowCount() > 0, timeout=5000)
     view = w.open_process_view(w.process_table.proxy.index(0, 0))
@@ -31,7 +31,7 @@ def _open(qtbot, w: MainWindow) -> ProcessView:  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("zoom", [1.0, 2.0, 3.0])
-def test_it_opens_within_the_screen_frame_included(qtbot, make_window, monkeypatch,  # type: ignore[no-untyped-def]
+def test_it_opens_within_the_screen_frame_included(qtbot, make_window, monkeypatch,
                                                    zoom: float) -> None:
     monkeypatch.setattr(MainWindow, "frameGeometry", _framed)
     w = make_window()
@@ -48,7 +48,7 @@ def test_it_opens_within_the_screen_frame_included(qtbot, make_window, monkeypat
         assert plot.height() >= 3 * plot.fontMetrics().height()
 
 
-def test_the_zoom_keys_work_in_it(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+def test_the_zoom_keys_work_in_it(qtbot, make_window) -> None:
     w = make_window()
     view = _open(qtbot, w)
     activate(qtbot, view)

@@ -42,7 +42,7 @@ def options(lab: Lab) -> SshOptions:
     return SshOptions(config_file=str(lab.config), remote_command=str(lab.gpumon))
 
 
-def test_one_machine_is_the_whole_monitor_named_for_it(qtbot, lab: Lab) -> None:  # type: ignore[no-untyped-def]
+def test_one_machine_is_the_whole_monitor_named_for_it(qtbot, lab: Lab) -> None:
     window = RemoteWindow(parse_target("lab1"), options(lab), 0.3)
     qtbot.addWidget(window)
     window.show()
@@ -61,7 +61,7 @@ def test_one_machine_is_the_whole_monitor_named_for_it(qtbot, lab: Lab) -> None:
     qtbot.waitUntil(lambda: remote_streams(lab) == [], timeout=10000)
 
 
-def test_two_machines_in_the_overview_and_one_opened(qtbot, lab: Lab) -> None:  # type: ignore[no-untyped-def]
+def test_two_machines_in_the_overview_and_one_opened(qtbot, lab: Lab) -> None:
     window = remote_window(parse_targets("lab1,lab2"), options(lab), 0.3, (), Settings.memory())
     assert isinstance(window, ClusterWindow)
     qtbot.addWidget(window)
@@ -100,7 +100,7 @@ def test_two_machines_in_the_overview_and_one_opened(qtbot, lab: Lab) -> None:  
     qtbot.waitUntil(lambda: remote_streams(lab) == [], timeout=10000)
 
 
-def test_thirty_machines_in_one_overview(qtbot, tmp_path: Path, fake_lib: Path) -> None:  # type: ignore[no-untyped-def]
+def test_thirty_machines_in_one_overview(qtbot, tmp_path: Path, fake_lib: Path) -> None:
     """A lab of thirty machines of eight GPUs, each its own ssh connection to one sshd; the
     remote side replays a recorded snapshot (30 remote gpumons would only compete with the
     test for this machine's cores)."""
@@ -131,7 +131,7 @@ def test_thirty_machines_in_one_overview(qtbot, tmp_path: Path, fake_lib: Path) 
         lab.stop()
 
 
-def test_a_machine_without_gpumon_says_what_nvidia_smi_does_not_give(qtbot, lab: Lab) -> None:  # type: ignore[no-untyped-def]
+def test_a_machine_without_gpumon_says_what_nvidia_smi_does_not_give(qtbot, lab: Lab) -> None:
     from gpumon.remote.smi import missing_fields
 
     fake = lab.remote_path / "nvidia-smi"
@@ -149,7 +149,7 @@ def test_a_machine_without_gpumon_says_what_nvidia_smi_does_not_give(qtbot, lab:
     assert ssh_clients(lab) == []
 
 
-def test_file_add_machine_checks_adds_and_remembers(qtbot, lab: Lab) -> None:  # type: ignore[no-untyped-def]
+def test_file_add_machine_checks_adds_and_remembers(qtbot, lab: Lab) -> None:
     """File ▸ Add machine… refuses a name that could become an option, then adds lab2 to
     the running overview of lab1 and remembers it."""
     from PySide6.QtCore import QTimer
@@ -193,7 +193,7 @@ def test_file_add_machine_checks_adds_and_remembers(qtbot, lab: Lab) -> None:  #
     assert ssh_clients(lab) == []
 
 
-def test_add_machine_in_a_local_window_opens_the_overview_beside(  # type: ignore[no-untyped-def]
+def test_add_machine_in_a_local_window_opens_the_overview_beside(
         qtbot, make_window, lab: Lab) -> None:
     from gpumon.ui.window import add_machine
 
@@ -216,7 +216,7 @@ def test_add_machine_in_a_local_window_opens_the_overview_beside(  # type: ignor
     assert ssh_clients(lab) == []
 
 
-def test_a_remotes_words_are_shown_as_text_never_as_markup(qtbot, lab: Lab) -> None:  # type: ignore[no-untyped-def]
+def test_a_remotes_words_are_shown_as_text_never_as_markup(qtbot, lab: Lab) -> None:
     """A remote whose status says '<img ...><a href=...>': the banner shows those characters,
     never its markup."""
     import json
@@ -239,7 +239,7 @@ def test_a_remotes_words_are_shown_as_text_never_as_markup(qtbot, lab: Lab) -> N
     window.close()
 
 
-def test_a_new_interval_is_a_new_stream_at_that_interval(qtbot, lab: Lab) -> None:  # type: ignore[no-untyped-def]
+def test_a_new_interval_is_a_new_stream_at_that_interval(qtbot, lab: Lab) -> None:
     window = RemoteWindow(parse_target("lab1"), options(lab), 0.5)
     qtbot.addWidget(window)
     window.show()
@@ -263,7 +263,7 @@ def test_a_new_interval_is_a_new_stream_at_that_interval(qtbot, lab: Lab) -> Non
     assert ssh_clients(lab) == []
 
 
-def test_the_playground_runs_its_code_on_the_machine(qtbot, lab: Lab) -> None:  # type: ignore[no-untyped-def]
+def test_the_playground_runs_its_code_on_the_machine(qtbot, lab: Lab) -> None:
     """With one machine the Playground's kernel is on it (``gpumon kernel --stdio`` over
     ssh), the page says so, and closing the window leaves no kernel there."""
     from PySide6.QtWidgets import QLabel
@@ -290,7 +290,7 @@ def test_the_playground_runs_its_code_on_the_machine(qtbot, lab: Lab) -> None:  
     qtbot.waitUntil(lambda: remote_streams(lab) == [], timeout=10000)
 
 
-def test_a_machine_without_torch_says_what_to_install_there(qtbot, lab: Lab) -> None:  # type: ignore[no-untyped-def]
+def test_a_machine_without_torch_says_what_to_install_there(qtbot, lab: Lab) -> None:
     from sshd import ROOT, remote_script
 
     from gpumon.playground.client.ssh_kernel import Remote
@@ -315,7 +315,7 @@ def test_a_machine_without_torch_says_what_to_install_there(qtbot, lab: Lab) -> 
         engine.stop()
 
 
-def test_the_remote_kernels_process_is_this_process_on_its_machine(qtbot, lab: Lab) -> None:  # type: ignore[no-untyped-def]
+def test_the_remote_kernels_process_is_this_process_on_its_machine(qtbot, lab: Lab) -> None:
     """The NVML memory line of "this process" follows the kernel on lab1: its process in
     lab1's stream is marked as the window's own."""
     from gpumon.playground.data.actions import RunCode

@@ -111,7 +111,7 @@ def session(qapp: QApplication, monkeypatch: pytest.MonkeyPatch) -> Iterator[Ses
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
 def test_a_signal_in_an_event_filter_is_only_noted_then_ends_once(
-        qtbot, make_window, session: SessionEnd, sig: signal.Signals) -> None:  # type: ignore[no-untyped-def]
+        qtbot, make_window, session: SessionEnd, sig: signal.Signals) -> None:
     w = make_window()
     raiser = RaiseInFilter(sig, QEvent.Type.Paint)
     w.installEventFilter(raiser)
@@ -130,7 +130,7 @@ def test_a_signal_in_an_event_filter_is_only_noted_then_ends_once(
 
 def test_the_end_finishes_the_recording_and_says_where(
         qtbot, make_window, session: SessionEnd, tmp_path: Path,
-        capfd: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+        capfd: pytest.CaptureFixture[str]) -> None:
     w = make_window()
     path = tmp_path / "r.csv"
     assert w.files.start_recording(path)
@@ -147,7 +147,7 @@ def test_the_end_finishes_the_recording_and_says_where(
 
 def test_qt_leaving_its_loop_alone_is_a_lost_display(
         qtbot, make_window, session: SessionEnd, capfd: pytest.CaptureFixture[str],
-        monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DISPLAY", ":42")
     w = make_window()
     session.end(None)  # what aboutToQuit does
@@ -158,7 +158,7 @@ def test_qt_leaving_its_loop_alone_is_a_lost_display(
 
 
 def test_the_window_closed_by_the_user_says_nothing(
-        qtbot, make_window, session: SessionEnd, capfd: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+        qtbot, make_window, session: SessionEnd, capfd: pytest.CaptureFixture[str]) -> None:
     w = make_window()
     w.close()
     session.end(None)

@@ -14,7 +14,7 @@ from gpumon.ui.window import presentation
 pytestmark = [pytest.mark.usefixtures("restore_app_look"), pytest.mark.refuses_zoom]
 
 
-def test_a_zoom_that_cannot_fit_is_refused_with_a_word(qtbot, make_window,  # type: ignore[no-untyped-def]
+def test_a_zoom_that_cannot_fit_is_refused_with_a_word(qtbot, make_window,
                                                        monkeypatch) -> None:
     monkeypatch.setattr(presentation, "room_for", lambda window: QSize(960, 540))
     w = make_window()
