@@ -8,9 +8,15 @@ window is closed or its display connection breaks (X11: "The X11 connection brok
 1); ``aboutToQuit`` then ends the rest the same way.
 
 On X11, Qt's connection also goes through Xlib, whose lost connection ended the process on
-the spot ("XIO: fatal IO error", C ``exit(1)``: no recording finished, no kernel ended): now
-Xlib's handlers return (``_let_xlib_return``), and Qt's own check of the connection ends the
-loop as above.
+the spot ("XIO: fatal IO error", C ``exit(1)``: no recording finished, no kernel ended).
+Xlib's handlers of a lost connection must not return: Xlib (through xcb, which Qt shares
+with it) cannot take the socket back once the connection broke, and a handler that returns
+leaves it with no request buffer, so its next request ("Xlib: request 18 length 24 would
+exceed buffer size") writes through a null pointer: a segfault. So the handler
+(``_end_when_xlib_loses``) ends the process itself, where Xlib called it: the recordings
+finished, the sentences said, the kernels ended, then ``os._exit`` with the status that says
+why (``_ended_by_xlib``). Where Qt meets the broken connection first, it ends the loop as
+above.
 
 Ending, done once whatever asks again meanwhile: every recording is finished (its rows
 written and the file closed, so a session's end loses none), every window is closed (a main
@@ -28,8 +34,10 @@ import os
 import signal
 import socket
 import sys
+import threading
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from PySide6.QtCore import QObject, QSocketNotifier, QTimer, Slot
 from PySide6.QtGui import QGuiApplication
@@ -60,7 +68,9 @@ class SessionEnd(QObject):
         self._notifier.activated.connect(self._woken)
         app.aboutToQuit.connect(self._quitting)
         QTimer.singleShot(0, self, self._loop_runs)
-        self.xlib_returns = _let_xlib_return(app)
+        self._xlib_ender: int | None = None  # the thread ending the process for Xlib
+        self._xlib_status = ending.DISPLAY_LOST
+        self.xlib_handled = _end_when_xlib_loses(app, self)
 
     @Slot()
     def _loop_runs(self) -> None:
@@ -100,6 +110,14 @@ class SessionEnd(QObject):
         if self._deadline:
             ending.start_deadline()
         windows = self._app.topLevelWidgets()
+        self._finish_recordings(windows)
+        for window in windows:
+            if isinstance(window, QMainWindow) or window.isVisible():
+                window.close()
+        if status is not None:
+            self._app.exit(status)
+
+    def _finish_recordings(self, windows: list[Any]) -> None:
         for window in windows:
             files = getattr(window, "files", None)  # a main window's (main_window.py)
             if isinstance(files, FileActions) and files.recording:
@@ -107,11 +125,33 @@ class SessionEnd(QObject):
                 files.stop_recording()
                 if recorder.path is not None:
                     self.saved.append((recorder.path, recorder.rows))
-        for window in windows:
-            if isinstance(window, QMainWindow) or window.isVisible():
-                window.close()
-        if status is not None:
-            self._app.exit(status)
+
+    def _ended_by_xlib(self) -> NoReturn:
+        """Xlib met the lost display and called its handler, which must not return (see the
+        module doc): end here, in the thread that called Xlib. The recordings are finished
+        and the sentences said first (the kernels end with the process anyway: their
+        parent-death signal), then each kernel is shut down, then the process exits. Qt is
+        not asked to close anything: a window's close could call Xlib again. A second call
+        from the thread already ending (Xlib again, meanwhile) exits at once; one from
+        another thread waits for the first to end the process."""
+        me = threading.get_ident()
+        if self._xlib_ender is not None:
+            if self._xlib_ender == me:
+                _exit(self._xlib_status)
+            while True:
+                time.sleep(1.0)
+        self._xlib_ender = me
+        try:
+            if self.cause is not None:
+                self._xlib_status = ending.status_for(self.cause)
+            windows = self._app.topLevelWidgets()
+            if not self.ending:
+                self.ending = True
+                self._finish_recordings(windows)
+            self._xlib_status = self.exit_status(ending.DISPLAY_LOST)
+            _stop_kernels(windows)
+        finally:
+            _exit(self._xlib_status)
 
     def exit_status(self, loop_status: int) -> int:
         """The process's exit status once the loop returned ``loop_status``; says on stderr
@@ -132,33 +172,66 @@ class SessionEnd(QObject):
         return status
 
 
-def _let_xlib_return(app: QApplication) -> bool:
-    """On X11: make Xlib's lost-connection handlers return instead of calling ``exit(1)``
-    (libX11 1.7 and later; True where done). Both are libc's ``sched_yield``, a C function
-    that takes no argument and returns 0: called with Xlib's arguments it ignores them, as
-    the C calling convention allows, and needs no Python (no GIL) wherever Xlib calls it.
-    Xlib then marks the display dead, and Qt's xcb connection, which broke too, ends the
-    event loop with status 1."""
+# Xlib's handlers: ``int (*)(Display *)`` for a lost connection, and (libX11 1.7 and later)
+# ``void (*)(Display *, void *)`` for the display's exit handler, which Xlib calls after it.
+_IO_ERROR_HANDLER = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
+_EXIT_HANDLER = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
+_xlib_handlers: list[Any] = []  # the installed ones: Xlib may call them to the process's end
+
+
+def _end_when_xlib_loses(app: QApplication, session: SessionEnd) -> bool:
+    """On X11: Xlib's lost-connection handler, and the display's exit handler where libX11
+    has one (1.7 and later), end the process through ``session`` and never return (see the
+    module doc); True where installed."""
     if QGuiApplication.platformName() != "xcb":
         return False
     try:
         x11_app: Any = app.nativeInterface()  # QNativeInterface.QX11Application
         display = x11_app.display()
         x11 = ctypes.CDLL(ctypes.util.find_library("X11") or "libX11.so.6")
-        libc = ctypes.CDLL(None)
-        exit_handler = x11.XSetIOErrorExitHandler  # AttributeError before libX11 1.7
+        set_io_handler = x11.XSetIOErrorHandler
     except (AttributeError, OSError, TypeError):
         return False
     if not display:
         return False
-    returns = ctypes.cast(libc.sched_yield, ctypes.c_void_p)
-    exit_handler.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
-    exit_handler.restype = None
-    exit_handler(display, returns, None)
-    x11.XSetIOErrorHandler.argtypes = [ctypes.c_void_p]
-    x11.XSetIOErrorHandler.restype = ctypes.c_void_p
-    x11.XSetIOErrorHandler(returns)
+
+    def lost(_display: int | None) -> int:
+        session._ended_by_xlib()
+
+    def exit_handler(_display: int | None, _data: int | None) -> None:
+        session._ended_by_xlib()
+
+    io_handler = _IO_ERROR_HANDLER(lost)
+    _xlib_handlers[:] = [io_handler]
+    set_io_handler.argtypes = [_IO_ERROR_HANDLER]
+    set_io_handler.restype = ctypes.c_void_p
+    set_io_handler(io_handler)
+    set_exit_handler = getattr(x11, "XSetIOErrorExitHandler", None)  # libX11 1.7 and later
+    if set_exit_handler is not None:
+        on_exit = _EXIT_HANDLER(exit_handler)
+        _xlib_handlers.append(on_exit)
+        set_exit_handler.argtypes = [ctypes.c_void_p, _EXIT_HANDLER, ctypes.c_void_p]
+        set_exit_handler.restype = None
+        set_exit_handler(display, on_exit, None)
     return True
+
+
+def _stop_kernels(windows: list[Any]) -> None:
+    """Shut down each window's kernel (Qt-free: ``KernelLink.stop``), where one was made."""
+    module = sys.modules.get("gpumon.ui.playground.kernel_link")
+    if module is None:  # never imported: no kernel
+        return
+    for window in windows:
+        for link in window.findChildren(module.KernelLink):
+            with contextlib.suppress(Exception):  # the process ends next whatever happens
+                link.stop()
+
+
+def _exit(status: int) -> NoReturn:
+    """End the process now (Xlib's handler must not return), stderr flushed."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        sys.stderr.flush()
+    os._exit(status)
 
 
 def _display_name() -> str:
