@@ -132,10 +132,16 @@ class LessonPage(QWidget):
         self.page_turns = PageTurns(self, self.prev_button, self.next_button, self.turn)
         self.run_button.clicked.connect(self.run_current)
 
+        # The title, and beside it the counter with the skip button under it where a step
+        # has it: beside the title the button left the title a column a few characters wide
+        # at 300 % (a Chinese title six lines tall, cut off), and a row of its own under the
+        # title cost a line more than the page had.
+        side = QVBoxLayout()
+        side.addWidget(self.counter, 0, Qt.AlignmentFlag.AlignRight)
+        side.addWidget(self.skip_button, 0, Qt.AlignmentFlag.AlignRight)
         self._top = top = QHBoxLayout()
         top.addWidget(self.title, 1)
-        top.addWidget(self.skip_button)
-        top.addWidget(self.counter)
+        top.addLayout(side)
         self._buttons = buttons = QHBoxLayout()
         buttons.addWidget(self.prev_button)
         buttons.addWidget(self.run_button)
@@ -234,7 +240,11 @@ class LessonPage(QWidget):
         frame = 2 * int(self.output.document().documentMargin()) + 2 * self.output.frameWidth()
         output = max(self.output.minimumSizeHint().height(),
                      OUTPUT_LINES * self.output.fontMetrics().lineSpacing() + frame)
-        others = (self._top.sizeHint().height() + code + more
+        # the title's height at the page's width (its size hint is that of a short line)
+        width = self.width() - margins.left() - margins.right()
+        top = max(self._top.sizeHint().height(),
+                  self._top.heightForWidth(width) if self._top.hasHeightForWidth() else 0)
+        others = (top + code + more
                   + self._buttons.sizeHint().height() + output)
         room = self.height() - margins.top() - margins.bottom() - (parts - 1) * layout.spacing() \
             - others
