@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QWidget
 
 from gpumon.ui.monitor.topology_view import TopologyView
 from gpumon.ui.window.about import show_about, show_shortcuts
+from gpumon.ui.window.add_machine import MachineDialog
 from gpumon.ui.window.main_window import MainWindow
 from gpumon.ui.window.open_cluster import UrlDialog
 from tests.qt_fixtures import activate
@@ -33,11 +34,18 @@ def _cluster_address(w: MainWindow) -> QWidget:
     return dialog
 
 
+def _add_machine(w: MainWindow) -> QWidget:
+    dialog = MachineDialog(w)  # what File ▸ Add machine… shows
+    dialog.open()
+    return dialog
+
+
 OPENERS: dict[str, Callable[[MainWindow], QWidget]] = {
     "topology": _topology,
     "about": lambda w: show_about(w, w.latest_snapshot),
     "shortcuts": show_shortcuts,
     "cluster address": _cluster_address,
+    "add machine": _add_machine,
 }
 
 

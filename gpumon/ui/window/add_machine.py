@@ -16,8 +16,6 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QApplication,
     QInputDialog,
-    QLabel,
-    QLineEdit,
     QMainWindow,
     QMenu,
     QWidget,
@@ -26,34 +24,23 @@ from PySide6.QtWidgets import (
 from gpumon.i18n import tr
 from gpumon.remote.fleet import RemoteFleet
 from gpumon.ssh.target import Target, TargetError, parse_target
+from gpumon.ui.widgets.checked_input import CheckedInput
 from gpumon.ui.window.settings import Settings
 
 
-class MachineDialog(QInputDialog):
+class MachineDialog(CheckedInput[Target]):
     """Asks for a machine; OK with a name that is refused says why and stays open."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("addMachineDialog")
-        self.setWindowTitle(tr("Add machine"))
-        self.setInputMode(QInputDialog.InputMode.TextInput)
-        self.setTextEchoMode(QLineEdit.EchoMode.Normal)
-        self._prompt = tr("A machine to watch over SSH, as you give it to ssh: host, "
-                          "user@host or host:port (a Host of your ssh_config is fine):")
-        self.setLabelText(self._prompt)
-        for label in self.findChildren(QLabel):
-            label.setWordWrap(True)
-        self.setMinimumWidth(40 * self.fontMetrics().averageCharWidth())
-        self.target: Target | None = None  # the checked machine, once accepted
+        super().__init__(parent, "addMachineDialog", tr("Add machine"),
+                         tr("A machine to watch over SSH, as you give it to ssh: host, "
+                            "user@host or host:port (a Host of your ssh_config is fine):"),
+                         lambda text: parse_target(text.strip()))  # TargetError: a ValueError
 
-    def done(self, result: int) -> None:
-        if result == QInputDialog.DialogCode.Accepted:
-            try:
-                self.target = parse_target(self.textValue().strip())
-            except TargetError as exc:
-                self.setLabelText(f"{self._prompt}\n\n{exc}")
-                return  # stays open, the name kept for mending
-        super().done(result)
+    @property
+    def target(self) -> Target | None:
+        """The checked machine, once accepted."""
+        return self.value
 
 
 class MachineAdder(QObject):

@@ -18,8 +18,6 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QApplication,
     QInputDialog,
-    QLabel,
-    QLineEdit,
     QMainWindow,
     QMenu,
     QWidget,
@@ -27,38 +25,25 @@ from PySide6.QtWidgets import (
 
 from gpumon.i18n import tr
 from gpumon.telemetry.cluster.promapi import check_url
-from gpumon.ui.widgets.close_keys import close_on_keys
+from gpumon.ui.widgets.checked_input import CheckedInput
 
 EXAMPLE = "http://localhost:9090"
 
 
-class UrlDialog(QInputDialog):
+class UrlDialog(CheckedInput[str]):
     """Asks for a Prometheus address; OK with one that is not usable says why and stays."""
 
     def __init__(self, parent: QWidget | None = None, text: str = "") -> None:
-        super().__init__(parent)
-        self.setObjectName("clusterUrlDialog")
-        self.setWindowTitle(tr("Open cluster"))
-        self.setInputMode(QInputDialog.InputMode.TextInput)
-        self.setTextEchoMode(QLineEdit.EchoMode.Normal)
-        self._prompt = tr("The address of a Prometheus server that scrapes gpumon's exporter "
-                          "or NVIDIA's dcgm-exporter, for example {example}:", example=EXAMPLE)
-        self.setLabelText(self._prompt)
-        for label in self.findChildren(QLabel):  # the prompt and a reason: lines, not a strip
-            label.setWordWrap(True)
-        self.setMinimumWidth(40 * self.fontMetrics().averageCharWidth())
+        super().__init__(parent, "clusterUrlDialog", tr("Open cluster"),
+                         tr("The address of a Prometheus server that scrapes gpumon's exporter "
+                            "or NVIDIA's dcgm-exporter, for example {example}:", example=EXAMPLE),
+                         check_url)
         self.setTextValue(text or EXAMPLE)
-        self.url: str | None = None  # the checked address, once accepted
-        close_on_keys(self)
 
-    def done(self, result: int) -> None:
-        if result == QInputDialog.DialogCode.Accepted:
-            try:
-                self.url = check_url(self.textValue())
-            except ValueError as exc:
-                self.setLabelText(f"{self._prompt}\n\n{exc}")
-                return  # stays open, the address kept for mending
-        super().done(result)
+    @property
+    def url(self) -> str | None:
+        """The checked address, once accepted."""
+        return self.value
 
 
 class ClusterOpener(QObject):
