@@ -7,6 +7,7 @@ against the fake NVML with its own scenario, so the values are exact.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -186,14 +187,16 @@ def test_dead_link_ended_by_keepalive(lab: Lab, open_sources: list[RemoteSource]
     wait_for(lambda: fresh(source), 30, "lab1's first snapshot")
     sessions = lab.sshd.sessions()
     for pid in sessions:
-        os.kill(pid, signal.SIGSTOP)
+        with contextlib.suppress(ProcessLookupError):  # a session may end meanwhile
+            os.kill(pid, signal.SIGSTOP)
     try:
         assert "stopped answering" in failing(source, Kind.DEAD_LINK)
         wait_for(lambda: fresh(source), 30, "lab1 to come back on a new connection")
     finally:
         for pid in sessions:
-            os.kill(pid, signal.SIGKILL)
-            os.kill(pid, signal.SIGCONT)
+            for sig in (signal.SIGKILL, signal.SIGCONT):  # gone already once sshd reaped it
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, sig)
 
 
 def test_changed_host_key_is_never_accepted(lab: Lab, tmp_path: Path,

@@ -69,7 +69,7 @@ class ReplayWindow(MainWindow):
         run = getattr(self, "compare_run", None)
         if run is not None:
             title = tr("{title}, compared with {name}", title=title, name=run.name)
-        super().setWindowTitle(f"gpumon — {title}")
+        super().setWindowTitle(tr("gpumon — {title}", title=title))
 
     # -- a second run ------------------------------------------------------------------------
     def compare_with(self, other: Recording) -> None:
