@@ -121,3 +121,18 @@ def _cuda_built() -> bool:
 
 cpu_only_build = pytest.mark.skipif(_cuda_built(),
                                     reason="checks the errors of a CPU-only torch build")
+
+
+def running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie (the tests' process-table check)."""
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def still_running(pids: list[int]) -> list[int]:
+    """Those of ``pids`` that are still running (see :func:`running`)."""
+    return [pid for pid in pids if running(pid)]

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from testkit import still_running
 
 from gpumon.playground.client import forkserver, keeper
 from gpumon.playground.client.kernel_client import KernelClient
@@ -66,21 +67,10 @@ def _with_mark(mark: str) -> list[int]:
     return found
 
 
-def _alive(pids: list[int]) -> list[int]:
-    left = []
-    for pid in pids:
-        try:
-            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-                left.append(pid)
-        except psutil.NoSuchProcess:
-            pass
-    return left
-
-
 def _until_gone(pids: list[int], mark: str | None = None) -> list[int]:
     deadline = time.monotonic() + GONE_WITHIN_S
     while True:
-        left = _alive(pids) + (_with_mark(mark) if mark else [])
+        left = still_running(pids) + (_with_mark(mark) if mark else [])
         if not left or time.monotonic() > deadline:
             return left
         time.sleep(0.05)
@@ -317,7 +307,7 @@ def test_a_forked_kernel_starts_another_watchdog_when_its_own_is_killed(
             time.sleep(0.05)
         (second,) = found
         assert second != first and str(kernel) in psutil.Process(second).cmdline()
-        assert _alive([first]) == []
+        assert still_running([first]) == []
     finally:
         client.shutdown(timeout_s=1.0)
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from testkit import still_running
 
 pytestmark = [pytest.mark.slow,  # a window-like process, real kernels: seconds
               pytest.mark.skipif(not sys.platform.startswith("linux"),
@@ -38,17 +39,6 @@ WINDOW_LIKE = textwrap.dedent("""
         "x = sum(range(10**11))"))
     time.sleep(600)
 """)
-
-
-def _alive(pids: list[int]) -> list[int]:
-    left = []
-    for pid in pids:
-        try:
-            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-                left.append(pid)
-        except psutil.NoSuchProcess:
-            pass
-    return left
 
 
 def _watchdogs(kernel: psutil.Process) -> list[int]:
@@ -76,12 +66,12 @@ def test_a_window_killed_inside_c_code_leaves_no_kernel(tmp_path: Path, forked: 
         assert parent.ppid() == window.pid
         assert ("watchdog.py" in " ".join(parent.cmdline())) != forked
         time.sleep(0.5)  # inside sum() now: one C call, the GIL held throughout
-        assert kernel.status() == psutil.STATUS_RUNNING and _alive(pids) == pids
+        assert kernel.status() == psutil.STATUS_RUNNING and still_running(pids) == pids
         pids += _watchdogs(kernel)  # it must not outlive the kernel either
         window.kill()
         window.wait()
         time.sleep(GONE_WITHIN_S)
-        assert _alive(pids) == []
+        assert still_running(pids) == []
     finally:
         window.kill()
         window.wait()
@@ -105,6 +95,6 @@ def test_a_clean_shutdown_leaves_no_watchdog() -> None:
     (watchdog,) = _watchdogs(psutil.Process(client.pid))
     client.shutdown(timeout_s=1.0)
     deadline = time.monotonic() + GONE_WITHIN_S  # it sees the kernel's end at once
-    while _alive([watchdog]) and time.monotonic() < deadline:
+    while still_running([watchdog]) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert _alive([watchdog]) == []
+    assert still_running([watchdog]) == []

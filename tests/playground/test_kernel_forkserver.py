@@ -15,6 +15,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from testkit import running
 
 from gpumon.playground.client import forkserver
 from gpumon.playground.client.forkserver import ForkedKernel, ForkServer
@@ -53,17 +54,10 @@ def _run(client: KernelClient, inbox: Inbox, code: str) -> Outcome:
     return reply
 
 
-def _alive(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
-
-
 def _gone(pids: list[int], within_s: float) -> list[int]:
     deadline = time.monotonic() + within_s
     while True:
-        left = [p for p in pids if _alive(p)]
+        left = [p for p in pids if running(p)]
         if not left or time.monotonic() > deadline:
             return left
         time.sleep(0.05)

@@ -16,6 +16,7 @@ import time
 
 import psutil
 import pytest
+from testkit import running
 
 from gpumon.playground.kernel import watchdog
 
@@ -58,13 +59,6 @@ def _marked(mark: str) -> list[int]:
             if p.info["cmdline"] == ["sleep", mark] and p.info["status"] != psutil.STATUS_ZOMBIE]
 
 
-def _alive(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
-
-
 @pytest.mark.parametrize(("code", "expected"), [
     ("import os; os._exit(3)", 3),
     ("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", -signal.SIGSEGV),
@@ -73,7 +67,7 @@ def _alive(pid: int) -> bool:
 def test_it_exits_as_the_kernel_did(code: str, expected: int) -> None:
     proc, kernel = _start([sys.executable, "-c", code], subprocess.DEVNULL)
     assert proc.wait(30) == expected
-    assert not _alive(kernel)
+    assert not running(kernel)
 
 
 @pytest.mark.slow
@@ -99,13 +93,13 @@ def test_the_far_end_hanging_up_ends_a_kernel_that_ignores_it(link: str) -> None
         else:
             os.write(stdin_w, b"x" * 1000)
         time.sleep(1.0)  # longer than the grace
-        assert proc.poll() is None and _alive(kernel)
+        assert proc.poll() is None and running(kernel)
         if ours is not None:
             ours.close()
         else:
             os.close(stdin_w)
         assert proc.wait(10) == -signal.SIGKILL  # the kernel's own end: killed
-        assert not _alive(kernel)
+        assert not running(kernel)
         deadline = time.monotonic() + 5
         while _marked(mark) and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -144,7 +138,7 @@ def test_over_ssh_it_needs_no_pid_pipe() -> None:
             time.sleep(0.05)
         os.close(stdin_w)
         assert proc.wait(10) == -signal.SIGKILL
-        assert not _alive(kernels[0].pid)
+        assert not running(kernels[0].pid)
     finally:
         proc.kill()
         proc.wait()

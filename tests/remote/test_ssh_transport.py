@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from testkit import running
 
 from gpumon.ssh.backoff import Backoff
 from gpumon.ssh.command import SshOptions, remote_command, ssh_argv
@@ -196,18 +197,10 @@ def test_kill_ends_a_stopped_child_and_its_group_within_a_second(tmp_path: Path)
     assert time.monotonic() - started < 1.0
     assert link.proc.returncode is not None and link.proc.returncode < 0
     deadline = time.monotonic() + 5
-    while _alive(grandchild) and time.monotonic() < deadline:
+    while running(grandchild) and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert not _alive(grandchild)
+    assert not running(grandchild)
     link.close()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 # -- backoff.py ----------------------------------------------------------------------------------
