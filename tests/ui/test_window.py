@@ -257,3 +257,38 @@ def test_choosing_the_playground_tab_builds_it_and_it_borrows_the_graphs(qtbot, 
     w.tabs.setCurrentIndex(0)
     qtbot.waitUntil(lambda: w.gpu_grid.parent() is w.findChild(QWidget, "monitorPage"),
                     timeout=3000)
+
+
+def test_the_title_says_no_gpu_data_as_soon_as_the_status_does(qtbot, make_window, monkeypatch):
+    """The banner comes with the status; the title must not wait for the reading after it (a
+    driver that is not loaded showed the banner under a title that read only the host, until
+    the unavailable snapshot came: a race that a loaded machine lost)."""
+    import threading
+
+    from gpumon.telemetry.model.types import SourceState, SourceStatus
+    from gpumon.telemetry.sources import sampler
+
+    held = threading.Event()
+    real = sampler.unavailable_snapshot
+
+    def late(*args, **kwargs):  # the snapshot that follows the status, held back
+        held.wait(5)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(sampler, "unavailable_snapshot", late)
+
+    class NotLoaded(SimulatedSource):
+        def open(self) -> SourceStatus:
+            super().open()
+            return SourceStatus(SourceState.DRIVER_NOT_LOADED,
+                                "The NVIDIA driver is installed but not running.")
+
+    w = make_window(lambda: NotLoaded(1, seed=1))
+    try:
+        qtbot.waitUntil(lambda: w.banner.isVisible(), timeout=5000)
+        assert w.latest_snapshot is None
+        assert "(no GPU data)" in w.windowTitle()
+    finally:
+        held.set()
+    qtbot.waitUntil(lambda: w.latest_snapshot is not None, timeout=5000)
+    assert "(no GPU data)" in w.windowTitle()

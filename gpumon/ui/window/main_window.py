@@ -388,6 +388,7 @@ class MainWindow(QMainWindow):
         self.source_status = status
         self.banner.show_status(status)
         self.status_text.refresh()
+        self.status_text.update_title(self.latest_snapshot)
 
     @Slot(object)
     def _on_errored(self, exc: BaseException) -> None:

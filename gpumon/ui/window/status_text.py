@@ -22,7 +22,7 @@ from PySide6.QtCore import QObject, QTimer, Slot
 
 from gpumon.i18n import tr
 from gpumon.telemetry.model.readouts import status_summary
-from gpumon.telemetry.model.types import Snapshot, SourceStatus
+from gpumon.telemetry.model.types import Snapshot, SourceState, SourceStatus
 from gpumon.ui.monitor.grid import GpuGrid
 from gpumon.ui.monitor.header import HeaderBar
 
@@ -56,7 +56,7 @@ class StatusText(QObject):
         self.stale = False
         self._last_arrival: float | None = None  # time.monotonic() of the last snapshot
         self._opening_since: float | None = None  # a source is being opened since then
-        self._title_key: tuple[str, bool, bool, bool] | None = None
+        self._title_key: tuple[str, bool, bool] | None = None
         self._watchdog = QTimer(self)
         self._watchdog.setSingleShot(True)
         self._watchdog.timeout.connect(self._check_stale)
@@ -124,16 +124,20 @@ class StatusText(QObject):
             self._header.set_status_text(status_summary(snap, w.interval_s))
 
     def update_title(self, snap: Snapshot | None) -> None:
+        """The machine in the title, and "(no GPU data)" as soon as the source says so: a
+        status that arrives before any reading (the driver is not loaded) counts too."""
+        status = self._window.source_status
         host = snap.machine.host_name if snap is not None else socket.gethostname()
         simulated = snap is not None and snap.simulated
-        usable = snap is not None and snap.status.usable
-        key = (host, simulated, usable, snap is None)
+        no_data = not status.usable and (snap is not None
+                                         or status.state is not SourceState.CLOSED)
+        key = (host, simulated, no_data)
         if key == self._title_key:
             return
         self._title_key = key
         if simulated:
             where = tr("{host} (simulated)", host=host)
-        elif snap is not None and not usable:
+        elif no_data:
             where = tr("{host} (no GPU data)", host=host)
         else:
             where = host
