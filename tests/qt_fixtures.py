@@ -17,9 +17,9 @@ from typing import TypeVar
 import pyqtgraph as pg
 import pytest
 import shiboken6
-from PySide6.QtCore import Qt, QThread, QTimer
-from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QApplication, QTabWidget, QWidget
+from PySide6.QtCore import QEvent, QPoint, Qt, QThread, QTimer
+from PySide6.QtGui import QHelpEvent, QImage
+from PySide6.QtWidgets import QApplication, QTabWidget, QToolTip, QWidget
 
 from gpumon.telemetry.model.types import Source
 from gpumon.telemetry.sources.simulated import SimulatedSource
@@ -181,3 +181,12 @@ def logical_image(widget: QWidget) -> QImage:
                          Qt.TransformationMode.FastTransformation)
     image.setDevicePixelRatio(1.0)
     return image
+
+
+def shown_tip(widget: QWidget) -> str:
+    """The tooltip ``widget`` shows when the pointer rests on it: the tooltip event a hover
+    sends (tooltips made only then, lazy_tip.py, are made by it), then its text."""
+    at = QPoint(2, 2)
+    QApplication.sendEvent(widget, QHelpEvent(QEvent.Type.ToolTip, at, widget.mapToGlobal(at)))
+    QToolTip.hideText()
+    return widget.toolTip()

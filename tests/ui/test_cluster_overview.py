@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QFont
+from qt_fixtures import shown_tip
 
 from gpumon.telemetry.model.types import GpuInfo, GpuSample, HostView
 from gpumon.ui.monitor.cluster_overview import (
@@ -88,7 +89,7 @@ def test_a_gpu_two_exporters_report_is_named_in_the_tooltip_and_the_panel_header
     qtbot.addWidget(panel)
     assert "also reported by 10.0.0.1:9401 (gpumon)" in panel.title.text()
     panel.update_view(GpuSample(0, 1.0, gpu_util_pct=5.0), 1.0, lambda *_: ([], []), curves=False)
-    assert panel.title.toolTip().startswith(note)
+    assert shown_tip(panel.title).startswith(note)
     single = GpuPanel(GpuInfo(0, "NVIDIA H200", "GPU-1", "", host="vm"))
     qtbot.addWidget(single)
     assert "also reported" not in single.title.text()

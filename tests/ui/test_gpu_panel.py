@@ -4,6 +4,7 @@ are set only when their text changes."""
 from __future__ import annotations
 
 import numpy as np
+from qt_fixtures import shown_tip
 
 from gpumon.telemetry.model.types import GpuInfo, GpuSample
 from gpumon.ui.monitor.panel import GpuPanel
@@ -21,13 +22,13 @@ def test_panel_header_tooltip_follows_the_sample(qtbot) -> None:
     qtbot.addWidget(panel)
     panel.update_view(GpuSample(0, 1.0, mem_free_bytes=2 * GIB, encoder_util_pct=7.0), 1.0,
                       _series)
-    tip = panel.title.toolTip()
+    tip = shown_tip(panel.title)
     assert "Memory free: 2.00 GiB" in tip and "Encoder: 7 %" in tip
     assert "Decoder: N/A" in tip and "PCIe RX: N/A" in tip
-    assert panel.readouts.toolTip() == tip
+    assert shown_tip(panel.readouts) == tip
     panel.update_view(GpuSample(0, 2.0, mem_free_bytes=GIB), 2.0, _series)
-    assert "Memory free: 1.00 GiB" in panel.title.toolTip()
-    assert "Encoder: N/A" in panel.title.toolTip()
+    assert "Memory free: 1.00 GiB" in shown_tip(panel.title)
+    assert "Encoder: N/A" in shown_tip(panel.title)
 
 
 def test_panel_tooltip_says_which_reads_failed_on_this_tick(qtbot) -> None:
@@ -35,12 +36,12 @@ def test_panel_tooltip_says_which_reads_failed_on_this_tick(qtbot) -> None:
     qtbot.addWidget(panel)
     failed = ("nvmlDeviceGetUtilizationRates: Unknown Error",)
     panel.update_view(GpuSample(0, 1.0, temperature_c=50.0, failed_reads=failed), 1.0, _series)
-    tip = panel.title.toolTip()
+    tip = shown_tip(panel.title)
     assert "N/A on this tick because NVML failed" in tip
     assert "nvmlDeviceGetUtilizationRates: Unknown Error" in tip
     assert not panel.lost_label.isVisibleTo(panel)
     panel.update_view(GpuSample(0, 2.0, temperature_c=50.0), 2.0, _series)
-    assert "NVML failed" not in panel.title.toolTip()
+    assert "NVML failed" not in shown_tip(panel.title)
 
 
 def test_labels_are_set_only_when_their_text_changes(qtbot) -> None:
@@ -60,14 +61,18 @@ def test_labels_are_set_only_when_their_text_changes(qtbot) -> None:
     panel.title.setToolTip = lambda t: (tips.append(t), original_tip(t))  # type: ignore[method-assign]
     sample = GpuSample(0, 1.0, mem_used_bytes=GIB, gpu_util_pct=50.0, temperature_c=60.0)
     panel.update_view(sample, 1.0, _series)
-    assert len(calls) == 3 and len(tips) == 1
+    assert len(calls) == 3 and tips == []  # the tooltip is made when it is shown
     panel.update_view(GpuSample(0, 2.0, mem_used_bytes=GIB, gpu_util_pct=50.0,
                                 temperature_c=60.0), 2.0, _series)
-    assert len(calls) == 3 and len(tips) == 1  # same texts: nothing set again
+    assert len(calls) == 3 and tips == []  # same texts: nothing set again
     panel.update_view(GpuSample(0, 3.0, mem_used_bytes=GIB, gpu_util_pct=51.0,
                                 temperature_c=60.0), 3.0, _series)
     assert len(calls) == 4 and "51 %" in calls[-1]  # only the utilization label changed
     assert "51 %" in panel.util_label.text()
+    assert tips == []
+    assert "Memory free" in shown_tip(panel.title) and len(tips) == 1
+    shown_tip(panel.title)
+    assert len(tips) == 1  # the same text: not set again
 
 
 def test_memory_readout_shows_free(qtbot) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QApplication, QTabWidget, QWidget
+from qt_fixtures import shown_tip
 
 from gpumon.telemetry.history.store import History, capacity_for
 from gpumon.telemetry.sources.sampler import Sampler
@@ -83,10 +84,10 @@ def test_a_hidden_panel_gets_no_update_and_catches_up_when_shown(qtbot, monkeypa
     out_of_sight(tabs, how)
     qtbot.wait(50)
     assert panel.isVisible() or how == "tab"  # minimised: Qt still calls it visible
+    shown_text = panel.util_label.text(), panel.mem_label.text(), shown_tip(panel.title)
     touches = Touches(grid)
     QApplication.instance().installEventFilter(touches)
     set_runs.clear()
-    shown_text = panel.util_label.text(), panel.mem_label.text(), panel.title.toolTip()
     newest_drawn = panel._t_ref  # the time of the newest sample drawn
     try:
         for _ in range(30):
@@ -96,7 +97,7 @@ def test_a_hidden_panel_gets_no_update_and_catches_up_when_shown(qtbot, monkeypa
         QApplication.instance().removeEventFilter(touches)
     assert set_runs == [] and touches.events == []  # 30 ticks, not touched
     assert (panel.util_label.text(), panel.mem_label.text(),
-            panel.title.toolTip()) == shown_text
+            shown_tip(panel.title)) == shown_text
     assert len(history.series(0, "mem_used_bytes")[0]) == 50  # sampling went on
 
     back_in_sight(tabs, how)

@@ -12,7 +12,7 @@ import socket
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel
-from qt_fixtures import settled
+from qt_fixtures import settled, shown_tip
 
 from gpumon.telemetry.nvml.source import NvmlSource
 from gpumon.telemetry.sources.simulated import SimulatedFaults, SimulatedSource
@@ -53,7 +53,7 @@ def monitor_texts(w: MainWindow) -> list[str]:
     texts += [label.text() for widget in (w.header, w.banner, w.gpu_grid)
               for label in widget.findChildren(QLabel) if label.isVisibleTo(w)]
     for panel in w.gpu_grid.panels:
-        texts += [panel.accessibleName(), panel.title.toolTip(), *_legend(panel),
+        texts += [panel.accessibleName(), shown_tip(panel.title), *_legend(panel),
                   *_ticks(panel)]
     model = w.process_table.process_model
     texts += [str(model.headerData(c, Qt.Orientation.Horizontal)) for c in (4, 5, 6)]
@@ -92,7 +92,7 @@ def test_monitor_tab_speaks_chinese(qtbot, make_window, chinese: None) -> None:
     assert panel.mem_label.text().startswith("■ 显存 ") and " · 空闲 " in panel.mem_label.text()
     assert re.fullmatch(r"■ GPU \d+ %   ■ 显存控制器 \d+ %", panel.util_label.text())
     assert panel.readouts.text().startswith("温度 ") and " · 性能状态 P" in panel.readouts.text()
-    assert panel.title.toolTip().startswith("驱动保留显存：")
+    assert shown_tip(panel.title).startswith("驱动保留显存：")
     assert _legend(panel) == ["NVML 已用（所有进程）", "torch 已分配"]
     assert time_label(0.0) == "现在" and time_label(-30.0) == "\u221230 s"
     assert panel.readout is not None

@@ -66,6 +66,7 @@ from gpumon.ui.monitor.panel_view import PanelView
 from gpumon.ui.widgets.curve import set_series
 from gpumon.ui.widgets.field import Field
 from gpumon.ui.widgets.hover_box import HoverBox
+from gpumon.ui.widgets.lazy_tip import LazyTip
 from gpumon.ui.widgets.plot import LitePlot, LitePlotWidget
 from gpumon.ui.widgets.runs_label import RunsLabel, TextRun
 from gpumon.ui.widgets.theme import MARKER_ATTR, is_dark, style_marker
@@ -139,6 +140,10 @@ class GpuPanel(QFrame):
             lab.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         # side by side over their graphs, or stacked in a narrow panel (graph_labels.py)
         self.graph_labels = GraphLabels(self.mem_label, self.util_label, PLOT_SPACING)
+        # the readings with no room above the graphs, made when the tooltip is shown
+        self._tip_sample: GpuSample | None = None
+        self.tip = LazyTip(lambda: tooltip_text(self.info, extra_readouts(self._tip_sample)),
+                           self.title, self.readouts)
 
         self.memory_widget = make_plot("GiB")
         self.util_widget = make_plot("%")
@@ -417,7 +422,4 @@ class GpuPanel(QFrame):
         self.util_label.set_runs(util_runs(s))
         readouts = [TextRun(text, bold=bold) for text, bold in readout_line(s)]
         self.readouts.set_runs(readouts, item_forms(readouts))
-        extra = tooltip_text(self.info, extra_readouts(s))
-        if extra != self.title.toolTip():  # a tooltip: no layout, no repaint per tick
-            self.title.setToolTip(extra)
-            self.readouts.setToolTip(extra)
+        self._tip_sample = s  # the tooltip is made from it when it is shown (lazy_tip.py)
