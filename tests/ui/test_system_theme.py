@@ -128,3 +128,27 @@ def _only(colour: QColor) -> QPalette:
     pal = QPalette()
     pal.setColor(QPalette.ColorRole.Window, colour)
     return pal
+
+
+def test_following_the_desktop_costs_no_filter_on_every_event(qtbot, make_window,
+                                                             monkeypatch) -> None:
+    """The desktop's palette change is a signal: an event filter on the application ran
+    Python for every event of every widget (8 % of the GUI thread on the Monitor tab)."""
+    from PySide6.QtCore import QEvent
+
+    from gpumon.ui.widgets.color_scheme import SystemScheme
+
+    seen: list[int] = []
+    original = SystemScheme.eventFilter
+
+    def counting(self, watched, event):
+        seen.append(int(event.type().value))
+        return original(self, watched, event)
+
+    monkeypatch.setattr(SystemScheme, "eventFilter", counting)
+    w = make_window()
+    qtbot.waitUntil(lambda: w.snapshot_count > 0, timeout=5000)
+    seen.clear()
+    QApplication.sendEvent(w.header, QEvent(QEvent.Type.User))
+    qtbot.wait(50)  # a reading, its paints
+    assert seen == []
