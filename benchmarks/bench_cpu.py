@@ -29,20 +29,24 @@ at git revision REV (``git archive``) is measured too, alternating with this tre
 case (``--rounds`` times each), and each case prints both and the ratio; the gpustat peer is
 left out. Target then: this tree within 10 % of the baseline (median of the rounds).
 
-``--peers [--base DIR] [--rounds N]``: instead, gpumon beside gpustat ``-i 1`` and nvitop
-``--interval 1`` in one run, all at 1 s on the same 8 fake GPUs under Xvfb. gpumon three ways:
-on its Monitor tab; with no graph visible (the Lesson tab brought in front with Ctrl+3
-through xdotool; its kernel starts then, so the row waits 15 s more before measuring); and
-on its Monitor tab with its window unmapped (``xdotool windowunmap``: what a window manager
-does to a minimised window; Xvfb has none). Beside them, gpumon's reading alone: its Sampler
-on the same GPUs every 1 s in a plain process, no Qt (the floor of every gpumon row), and a
-bare Qt window of gpumon's size repainted once a second, white or with 16 prepared polylines
-(the floor of any window that redraws its graphs every second). CPU of
-the process tree (the app and its children: gpumon's kernel, nvitop's none). ``--base
-DIR``: the same gpumon rows for another checkout of gpumon (e.g. ``git archive main``), run
-alternately with this one in each round, so both see the same machine. Targets (issue 30):
-gpumon <= 1.0x gpustat on the Monitor tab, <= 0.5x with no graph visible (the Lesson tab,
-or the window unmapped).
+``--peers [--base DIR] [--rounds N] [--profile P] [--split]``: instead, gpumon beside
+gpustat ``-i 1`` and nvitop ``--interval 1`` in one run, all at 1 s on the same 8 fake GPUs
+under Xvfb, on both cost profiles in turn (free calls, then the H200's; ``--profile`` picks
+one). gpumon three ways: on its Monitor tab; with no graph visible (the Lesson tab brought
+in front with Ctrl+3 through xdotool; its kernel starts then, so the row waits 15 s more
+before measuring); and on its Monitor tab with its window unmapped (``xdotool windowunmap``:
+what a window manager does to a minimised window; Xvfb has none). Beside them, gpumon's
+reading alone: its Sampler on the same GPUs every 1 s in a plain process, no Qt (the floor
+of every gpumon row), and a bare Qt window of gpumon's size repainted once a second, white
+or with 16 prepared polylines (the floor of any window that redraws its graphs every
+second). CPU of the process tree (the app and its children: gpumon's kernel, nvitop's none).
+``--base DIR``: the same gpumon rows for another checkout of gpumon (e.g. ``git archive
+main``), run alternately with this one in each round, so both see the same machine.
+``--split``: then, apart from the measurement, a py-spy profile of gpumon's GUI thread on
+its Monitor tab per profile and tree, split by what it was doing (snapshot handling, each
+widget kind's paint, the flush to X: cpu_split.py; the reading is the Sampler row). Targets:
+gpumon <= 1.0x nvitop on the Monitor tab on both profiles (issue 52), <= 0.5x gpustat with
+no graph visible (the Lesson tab, or the window unmapped; issue 30).
 """
 
 from __future__ import annotations
@@ -62,6 +66,7 @@ import threading
 import time
 from pathlib import Path
 
+import cpu_split
 import psutil
 
 GIB = 1 << 30
@@ -296,76 +301,122 @@ def measure(cmd: list[str], env: dict[str, str], seconds: float, tty: bool = Fal
             os.close(master)
 
 
-def peers(seconds: float, base_dir: Path | None, rounds: int, profile: str) -> int:
-    """gpumon beside gpustat and nvitop (see the module doc); 0 when the targets are met."""
+def peers(seconds: float, base_dir: Path | None, rounds: int, profiles: list[str],
+          split: bool) -> int:
+    """gpumon beside gpustat and nvitop (see the module doc), on each cost profile in turn;
+    ``split``: then a py-spy split of the Monitor tab's GUI thread per profile and tree. 0
+    when the targets are met."""
     xvfb = start_xvfb()
     if xvfb is None or shutil.which("xdotool") is None:
         print("--peers needs Xvfb and xdotool")
         return 2
     rows: dict[str, list[float]] = {}
+    trees = {"this tree": REPO} | ({"base": base_dir} if base_dir else {})
     try:
-        with tempfile.TemporaryDirectory() as work:
-            fake = fake_gpus(Path(work), profile=profile)
-            if fake is None:
-                return 2
-            # the peers and the floors: name -> (command, environment), None: not installed
-            qt = dict(fake, QT_QPA_PLATFORM="xcb", DISPLAY=xvfb[1])
-            others: dict[str, tuple[list[str], dict[str, str]] | None] = {
-                name: ([tool, *name.split()[1:]], fake) if tool else None
-                for name, tool in (("gpustat -i 1", shutil.which("gpustat")),
-                                   ("nvitop --interval 1", shutil.which("nvitop")))}
-            others["Sampler alone (gpumon's reading, no Qt)"] = (
-                [sys.executable, "-c", SAMPLER_ONLY], dict(fake, PYTHONPATH=str(REPO)))
-            for paint in ("white", "16 polylines"):
-                others[f"Qt window repainted each 1 s, {paint}"] = (
-                    [sys.executable, "-c", BARE_WINDOW, paint.split()[-1]], qt)
-            trees = {"this tree": REPO} | ({"base": base_dir} if base_dir else {})
-            for n in range(rounds):
-                for name, run in others.items():
-                    if run is None:
-                        print(f"{name.split()[0]} not installed (pip install -e '.[bench]')")
-                        continue
-                    pct = measure(*run, seconds, tty=True, tree=True)
-                    rows.setdefault(name, []).append(pct)
-                    print(f"round {n + 1}: {name:48s} {pct:5.2f}%", flush=True)
-                variants = [(t, r, view) for view in ("", "lesson", "unmapped")
-                            for t, r in trees.items()]
-                for tree_name, root, view in variants:
-                    with tempfile.TemporaryDirectory() as config:
-                        env = dict(fake, XDG_CONFIG_HOME=config, QT_QPA_PLATFORM="xcb",
-                                   DISPLAY=xvfb[1], PYTHONPATH=str(root))
-                        cmd = [sys.executable, "-m", "gpumon", "--interval", "1"]
-                        pct = measure(cmd, env, seconds, tree=True, cwd=root,
-                                      lesson_on=xvfb[1] if view == "lesson" else None,
-                                      unmap_on=xvfb[1] if view == "unmapped" else None)
-                    name = f"gpumon ({tree_name}), " + {
-                        "": "Monitor tab", "lesson": "no graph visible",
-                        "unmapped": "window unmapped"}[view]
-                    rows.setdefault(name, []).append(pct)
-                    print(f"round {n + 1}: {name:48s} {pct:5.2f}%", flush=True)
+        for profile in profiles:
+            with tempfile.TemporaryDirectory() as work:
+                fake = fake_gpus(Path(work), profile=profile)
+                if fake is None:
+                    return 2
+                peer_rounds(fake, xvfb[1], seconds, rounds, trees, profile, rows)
+                if split:
+                    for tree_name, root in trees.items():
+                        split_monitor(fake, xvfb[1], seconds, root, f"{tree_name}, {profile}")
     finally:
         xvfb[0].terminate()
         xvfb[0].wait()
-    print(f"\n{'process tree, % of one core, 1 s':50s} " + " ".join(
+    return 0 if peer_table(rows, rounds, profiles) else 1
+
+
+def peer_rounds(fake: dict[str, str], display: str, seconds: float, rounds: int,
+                trees: dict[str, Path], profile: str, rows: dict[str, list[float]]) -> None:
+    """``rounds`` rounds of every peer, floor and gpumon row on one cost profile."""
+    qt = dict(fake, QT_QPA_PLATFORM="xcb", DISPLAY=display)
+    others: dict[str, tuple[list[str], dict[str, str]] | None] = {
+        name: ([tool, *name.split()[1:]], fake) if tool else None
+        for name, tool in (("gpustat -i 1", shutil.which("gpustat")),
+                           ("nvitop --interval 1", shutil.which("nvitop")))}
+    others["Sampler alone (gpumon's reading, no Qt)"] = (
+        [sys.executable, "-c", SAMPLER_ONLY], dict(fake, PYTHONPATH=str(REPO)))
+    for paint in ("white", "16 polylines"):
+        others[f"Qt window repainted each 1 s, {paint}"] = (
+            [sys.executable, "-c", BARE_WINDOW, paint.split()[-1]], qt)
+    for n in range(rounds):
+        for name, run in others.items():
+            if run is None:
+                print(f"{name.split()[0]} not installed (pip install -e '.[bench]')")
+                continue
+            pct = measure(*run, seconds, tty=True, tree=True)
+            rows.setdefault(f"{profile}: {name}", []).append(pct)
+            print(f"round {n + 1}: {profile}: {name:48s} {pct:5.2f}%", flush=True)
+        variants = [(t, r, view) for view in ("", "lesson", "unmapped")
+                    for t, r in trees.items()]
+        for tree_name, root, view in variants:
+            with tempfile.TemporaryDirectory() as config:
+                env = dict(fake, XDG_CONFIG_HOME=config, QT_QPA_PLATFORM="xcb",
+                           DISPLAY=display, PYTHONPATH=str(root))
+                cmd = [sys.executable, "-m", "gpumon", "--interval", "1"]
+                pct = measure(cmd, env, seconds, tree=True, cwd=root,
+                              lesson_on=display if view == "lesson" else None,
+                              unmap_on=display if view == "unmapped" else None)
+            name = f"{profile}: gpumon ({tree_name}), " + {
+                "": "Monitor tab", "lesson": "no graph visible",
+                "unmapped": "window unmapped"}[view]
+            rows.setdefault(name, []).append(pct)
+            print(f"round {n + 1}: {name:48s} {pct:5.2f}%", flush=True)
+
+
+def split_monitor(fake: dict[str, str], display: str, seconds: float, root: Path,
+                  title: str) -> None:
+    """gpumon at ``root`` on its Monitor tab, recorded by py-spy for ``seconds``, split."""
+    with tempfile.TemporaryDirectory() as config:
+        env = dict(fake, XDG_CONFIG_HOME=config, QT_QPA_PLATFORM="xcb", DISPLAY=display,
+                   PYTHONPATH=str(root))
+        app = subprocess.Popen([sys.executable, "-m", "gpumon", "--interval", "1"], env=env,
+                               cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            time.sleep(SETTLE_S)
+            raw = cpu_split.record(app.pid, seconds, Path(config) / "stacks.txt")
+        finally:
+            app.terminate()
+            try:
+                app.wait(20)
+            except subprocess.TimeoutExpired:
+                app.kill()
+                app.wait()
+    if raw is not None:
+        cpu_split.print_split(f"gpumon ({title}), Monitor tab", *cpu_split.split(raw))
+
+
+def peer_table(rows: dict[str, list[float]], rounds: int, profiles: list[str]) -> bool:
+    """Print every row and the ratios to nvitop and gpustat; True when gpumon's Monitor tab
+    is at or below nvitop on every profile (issue 52) and with no graph visible at or below
+    0.5x gpustat (issue 30)."""
+    print(f"\n{'process tree, % of one core, 1 s':58s} " + " ".join(
         f"{'run ' + str(i + 1):>6s}" for i in range(rounds)) + "   median")
     for name, values in rows.items():
-        med = statistics.median(values)
-        print(f"{name:50s} " + " ".join(f"{v:6.2f}" for v in values) + f"   {med:6.2f}")
-    gpustat = rows.get("gpustat -i 1")
+        print(f"{name:58s} " + " ".join(f"{v:6.2f}" for v in values)
+              + f"   {statistics.median(values):6.2f}")
     ok = True
-    if gpustat:
-        ref = statistics.median(gpustat)
+    for profile in profiles:
+        ref = {peer: statistics.median(rows[f"{profile}: {name}"])
+               for peer, name in (("nvitop", "nvitop --interval 1"), ("gpustat", "gpustat -i 1"))
+               if rows.get(f"{profile}: {name}")}
         for name, values in rows.items():
-            if name.startswith(("Sampler", "Qt window")):
-                print(f"{name:50s} {statistics.median(values) / ref:5.2f}x gpustat (a floor)")
-            if name.startswith("gpumon"):
-                ratio = statistics.median(values) / ref
-                target = 1.0 if "Monitor tab" in name else 0.5
-                met = ratio <= target
-                ok &= met or "base" in name
-                print(f"{name:50s} {ratio:5.2f}x gpustat (target <= {target:g}x): "
-                      f"{'met' if met else 'NOT met'}")
-    return 0 if ok else 1
+            if not name.startswith(f"{profile}: gpumon"):
+                continue
+            med = statistics.median(values)
+            monitor = "Monitor tab" in name
+            peer, target = ("nvitop", 1.0) if monitor else ("gpustat", 0.5)
+            others = ", ".join(f"{med / v:.2f}x {p}" for p, v in ref.items() if p != peer)
+            if peer not in ref:
+                print(f"{name:58s} ({peer} not measured) {others}")
+                continue
+            met = med / ref[peer] <= target
+            ok &= met or "(base)" in name
+            print(f"{name:58s} {med / ref[peer]:5.2f}x {peer} (target <= {target:g}x): "
+                  f"{'met' if met else 'NOT met'}; {others}")
+    return ok
 
 
 def main() -> int:
@@ -382,12 +433,17 @@ def main() -> int:
                         help="gpumon beside gpustat and nvitop at 1 s (module doc)")
     parser.add_argument("--base", type=Path, default=None, metavar="DIR",
                         help="with --peers: also measure the gpumon checked out in DIR")
-    parser.add_argument("--profile", choices=("none", "h200"), default="h200",
-                        help="the fake NVML's cost profile (default h200)")
+    parser.add_argument("--profile", choices=("none", "h200", "both"), default=None,
+                        help="the fake NVML's cost profile (default h200; with --peers: both)")
+    parser.add_argument("--split", action="store_true",
+                        help="with --peers: a py-spy split of the Monitor tab's GUI thread")
     args = parser.parse_args()
     seconds = 15.0 if args.quick else 60.0
     if args.peers:
-        return peers(seconds, args.base, max(1, args.rounds), args.profile)
+        profiles = ["none", "h200"] if args.profile in (None, "both") else [args.profile]
+        return peers(seconds, args.base, max(1, args.rounds), profiles, args.split)
+    if args.profile in (None, "both"):
+        args.profile = "h200"
     ok = True
     xvfb = start_xvfb()
     children = sleepers(N_GPUS * args.processes)

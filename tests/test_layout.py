@@ -168,3 +168,21 @@ def test_no_module_is_over_450_lines() -> None:
     long = {str(p.relative_to(ROOT)): n for p in (ROOT / "gpumon").rglob("*.py")
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
     assert long == {}
+
+
+def test_the_app_on_this_machine_loads_nothing_of_ssh_or_the_cluster_before_its_window() -> None:
+    """What only a window over SSH or a cluster window uses is imported when one opens: a
+    plain start does not pay for it (issue 52: start-up)."""
+    script = textwrap.dedent("""
+        import sys
+        import gpumon.ui.window.launch
+        print("\\n".join(sys.modules))
+        """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120, cwd=str(ROOT),
+                          env={"QT_QPA_PLATFORM": "offscreen", "PATH": "/usr/bin:/bin",
+                               "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    loaded = done.stdout.split()
+    assert [m for m in loaded if m.startswith(("gpumon.remote", "gpumon.telemetry.cluster.prom"))
+            or m in ("ssl", "http.client")] == []

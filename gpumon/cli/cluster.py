@@ -13,9 +13,9 @@ import sys
 from gpumon import extras
 from gpumon.i18n import ntr, tr
 from gpumon.telemetry.cluster.exporters import ExporterSource
-from gpumon.telemetry.cluster.fleet import duplicate_note
 from gpumon.telemetry.cluster.promapi import check_url, parse_header
 from gpumon.telemetry.cluster.prometheus import PrometheusSource
+from gpumon.telemetry.model.readouts import duplicate_note
 from gpumon.telemetry.model.types import GpuInfo, GpuSample, HostView, MigSample, Snapshot
 from gpumon.units import NA, format_bytes, format_number
 from gpumon.untrusted import for_terminal

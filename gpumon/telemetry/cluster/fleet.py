@@ -97,12 +97,6 @@ def target_text(target: Target) -> str:
     return f"{instance} ({job})" if job else instance
 
 
-def duplicate_note(info: GpuInfo) -> str:
-    """Which other scrape targets report this GPU (same UUID), and which one is shown."""
-    return tr("also reported by {targets} (same UUID {uuid}): shown once, from {source}",
-              targets=", ".join(info.duplicates), uuid=info.uuid, source=info.source)
-
-
 @dataclass
 class Reading:
     """One GPU as one scrape target reports it: its labels and, this tick, its values."""

@@ -17,7 +17,7 @@ from gpumon.telemetry.model.metrics import (
     format_value,
 )
 from gpumon.telemetry.model.plausible import implausible_text
-from gpumon.telemetry.model.types import GpuSample, Snapshot
+from gpumon.telemetry.model.types import GpuInfo, GpuSample, Snapshot
 from gpumon.units import NA, format_bytes, format_clock
 
 MINUS = "\u2212"  # the minus sign of the time axis and the readouts
@@ -149,3 +149,9 @@ def window_label(seconds: int) -> str:
     if seconds < 3600:
         return f"{seconds // 60} min"
     return f"{seconds // 3600} h"
+
+
+def duplicate_note(info: GpuInfo) -> str:
+    """Which other scrape targets report this GPU (same UUID), and which one is shown."""
+    return tr("also reported by {targets} (same UUID {uuid}): shown once, from {source}",
+              targets=", ".join(info.duplicates), uuid=info.uuid, source=info.source)

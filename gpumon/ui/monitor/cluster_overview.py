@@ -23,8 +23,8 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QLabel, QScrollArea, QToolTip, QVBoxLayout, QWidget
 
 from gpumon.i18n import ntr, sentences, tr
-from gpumon.telemetry.cluster.fleet import duplicate_note
 from gpumon.telemetry.model.health import Level, assess, held_down
+from gpumon.telemetry.model.readouts import duplicate_note
 from gpumon.telemetry.model.types import GpuInfo, GpuSample, HostView
 from gpumon.ui.monitor.health_mark import MARKS
 from gpumon.units import format_bytes

@@ -6,8 +6,8 @@ the panel can measure the width they need (its minimum width) with the same runs
 from __future__ import annotations
 
 from gpumon.i18n import tr
-from gpumon.telemetry.cluster.fleet import duplicate_note
 from gpumon.telemetry.model.metrics import format_value
+from gpumon.telemetry.model.readouts import duplicate_note
 from gpumon.telemetry.model.types import GpuInfo, GpuSample
 from gpumon.ui.widgets.runs_label import TextRun
 from gpumon.units import GIB

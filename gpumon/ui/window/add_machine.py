@@ -10,6 +10,7 @@ added so far opens beside it. The list is remembered (Settings.ssh_machines).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
@@ -22,10 +23,12 @@ from PySide6.QtWidgets import (
 )
 
 from gpumon.i18n import tr
-from gpumon.remote.fleet import RemoteFleet
 from gpumon.ssh.target import Target, TargetError, parse_target
 from gpumon.ui.widgets.checked_input import CheckedInput
 from gpumon.ui.window.settings import Settings
+
+if TYPE_CHECKING:  # a window over SSH imports it; others need not (launch.py)
+    from gpumon.remote.fleet import RemoteFleet
 
 
 class MachineDialog(CheckedInput[Target]):

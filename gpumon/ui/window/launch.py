@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QIcon
@@ -18,10 +19,6 @@ from PySide6.QtWidgets import QApplication, QMainWindow
 
 from gpumon import ending, i18n
 from gpumon.interval import SAMPLING
-from gpumon.recording.reader import Recording
-from gpumon.remote.fleet import RemoteFleet
-from gpumon.ssh.command import SshOptions
-from gpumon.ssh.target import Target
 from gpumon.telemetry.choice import source_factory
 from gpumon.ui.window import add_machine, gcguard, open_cluster, open_recording
 from gpumon.ui.window.language import choose, install_qt_translations
@@ -29,6 +26,10 @@ from gpumon.ui.window.main_window import MainWindow, simulated_factory
 from gpumon.ui.window.session_end import SessionEnd
 from gpumon.ui.window.settings import Settings
 from gpumon.untrusted import for_terminal
+
+if TYPE_CHECKING:
+    from gpumon.recording.reader import Recording
+    from gpumon.ssh.target import Target
 
 NOTICE_MS = 60_000  # how long the status bar says that the settings file was moved aside
 
@@ -73,8 +74,11 @@ def run(simulate: int | None, interval_s: float | None = None, seed: int = 0, *,
                             demo_factory=simulated_factory(4, seed), settings=settings)
     if icon is not None:
         window.setWindowIcon(icon)
-    source = getattr(window, "source", None)  # a cluster window's: the SSH overview's fleet
-    fleet = source if isinstance(source, RemoteFleet) else None
+    # A window over SSH has a RemoteFleet as its source. Its module is imported by the window
+    # that uses it; one that is not imported (most starts: ~13 ms) cannot be this source.
+    fleets = sys.modules.get("gpumon.remote.fleet")
+    source = getattr(window, "source", None)
+    fleet = source if fleets is not None and isinstance(source, fleets.RemoteFleet) else None
     add_machine.install(window, window.menus.file_menu, window.menus.actions.get("actionQuit"),
                         settings, fleet, lambda targets: ssh_window_for(targets, window))
     open_cluster.install(window, window.menus.file_menu, window.menus.actions.get("actionQuit"),
@@ -135,6 +139,7 @@ def cluster_window_for(url: str, window: MainWindow) -> MainWindow:
 def ssh_window_for(targets: list[Target], window: MainWindow) -> MainWindow:
     """File ▸ Add machine…'s overview of ``targets`` over SSH (the user's own ssh config),
     at ``window``'s interval, zoom and theme, with its own settings in memory."""
+    from gpumon.ssh.command import SshOptions
     from gpumon.ui.window.remote_window import remote_window
 
     settings = Settings.memory()

@@ -24,10 +24,17 @@ from PySide6.QtWidgets import (
 )
 
 from gpumon.i18n import tr
-from gpumon.telemetry.cluster.promapi import check_url
 from gpumon.ui.widgets.checked_input import CheckedInput
 
 EXAMPLE = "http://localhost:9090"
+
+
+def _check_url(text: str) -> str:
+    """``promapi.check_url``, imported when first asked: it brings http.client and ssl,
+    ~35 ms that a start without a cluster window need not pay."""
+    from gpumon.telemetry.cluster.promapi import check_url
+
+    return check_url(text)
 
 
 class UrlDialog(CheckedInput[str]):
@@ -37,7 +44,7 @@ class UrlDialog(CheckedInput[str]):
         super().__init__(parent, "clusterUrlDialog", tr("Open cluster"),
                          tr("The address of a Prometheus server that scrapes gpumon's exporter "
                             "or NVIDIA's dcgm-exporter, for example {example}:", example=EXAMPLE),
-                         check_url)
+                         _check_url)
         self.setTextValue(text or EXAMPLE)
 
     @property
