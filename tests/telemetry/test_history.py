@@ -41,10 +41,12 @@ def test_records_every_history_key_and_self_memory() -> None:
 
 def test_append_far_beyond_capacity_keeps_newest_in_order_and_memory_fixed() -> None:
     h = History(100)
-    h.append(snap(0.0, sample(0, 0.0, util=0.0), sample(1, 0.0, util=0.0)))
+    for i in range(100):  # full once: the memory is fixed from here on
+        h.append(snap(float(i), sample(0, float(i), util=float(i % 100)),
+                      sample(1, float(i), util=1.0)))
     size = h.nbytes
     assert size > 0
-    for i in range(1, 10_000):
+    for i in range(100, 10_000):
         h.append(snap(float(i), sample(0, float(i), util=float(i % 100)),
                       sample(1, float(i), util=1.0)))
         if i % 997 == 0:
@@ -54,6 +56,35 @@ def test_append_far_beyond_capacity_keeps_newest_in_order_and_memory_fixed() -> 
     assert np.array_equal(times, np.arange(9900.0, 10_000.0))
     assert np.array_equal(values, np.arange(9900.0, 10_000.0) % 100)
     assert h.latest_time() == 9999.0
+
+
+def test_memory_follows_the_points_held_until_the_capacity() -> None:
+    """An hour at 1 s is 3,601 slots a series: a window that has read for a minute holds a
+    minute's worth (doubling as points come), not the hour's from the first reading."""
+    h = History(3601)
+    h.append(snap(0.0, sample(0, 0.0, util=0.0)))
+    first = h.nbytes
+    sizes = []
+    for i in range(1, 5000):
+        h.append(snap(float(i), sample(0, float(i), util=float(i % 7))))
+        sizes.append(h.nbytes)
+    full = sizes[-1]
+    assert first * 50 < full  # 64 slots, not 3,601
+    assert sizes == sorted(sizes) and sizes[3600:] == [full] * (len(sizes) - 3600)
+    times, values = h.series(0, "gpu_util_pct")
+    assert np.array_equal(times, np.arange(1399.0, 5000.0))
+    assert np.array_equal(values, np.arange(1399.0, 5000.0) % 7)
+
+
+def test_a_series_that_appears_while_the_ring_grows_is_nan_before() -> None:
+    h = History(1000)
+    for i in range(300):
+        s = sample(0, float(i), util=1.0)
+        extra = {0: {"late": float(i)}} if i >= 100 else {}
+        h.append(snap(float(i), s, extra=extra))
+    times, late = h.series(0, "late")
+    assert len(times) == 300
+    assert np.isnan(late[:100]).all() and np.array_equal(late[100:], np.arange(100.0, 300.0))
 
 
 def test_partial_fill_is_chronological() -> None:

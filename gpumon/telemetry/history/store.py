@@ -1,7 +1,10 @@
 """Fixed-size ring buffers of GPU metrics over time, one set per GPU.
 
-Memory is allocated per GPU and per series at full capacity when the series first appears,
-so it never grows with run time. Values are float64; ``NaN`` stands for "not reported"
+Memory is allocated per GPU and per series when the series first appears, for the points held
+so far: it doubles as they come, up to the capacity (an hour at 1 s: 3,601 points, ~1 MiB a
+GPU for its 37 series), then never grows again. Preallocated at full capacity, 8 GPUs held
+8.3 MiB from the first reading on, a fifth of what a monitor-only window holds beyond a bare
+Qt window (issue 52). Values are float64; ``NaN`` stands for "not reported"
 (None, a lost GPU, or a series absent from that tick). The GUI thread owns a History;
 it is not thread-safe.
 
@@ -42,18 +45,35 @@ def capacity_for(window_s: float, interval_s: float) -> int:
     return max(2, min(MAX_CAPACITY, math.ceil(window_s / interval_s) + 1))
 
 
-class _Ring:
-    """The buffers of one GPU: a time column and one value column per series."""
+FIRST_SLOTS = 64  # a ring's first allocation; it doubles up to its capacity
 
-    def __init__(self, capacity: int) -> None:
-        self.times = np.full(capacity, np.nan)
+
+class _Ring:
+    """The buffers of one GPU: a time column and one value column per series.
+
+    The columns hold ``len(times)`` slots, fewer than ``capacity`` until the ring has been
+    filled once: slots are used in order from 0 until then, so growing keeps every slot
+    where it is (the process ring beside it is indexed by the same slots)."""
+
+    def __init__(self, capacity: int, slots: int = FIRST_SLOTS) -> None:
+        self._capacity = int(capacity)
+        self.times = np.full(min(self._capacity, max(1, slots)), np.nan)
         self.values: dict[str, np.ndarray] = {}
         self.head = 0  # slot the next point goes into
         self.count = 0
 
     @property
     def capacity(self) -> int:
-        return int(self.times.shape[0])
+        return self._capacity
+
+    def _make_room(self) -> None:
+        """Twice the slots (at most ``capacity``) when the next point has none yet."""
+        held = len(self.times)
+        if self.head < held:
+            return
+        slots = min(self._capacity, 2 * held)
+        self.times = _grown(self.times, slots)
+        self.values = {key: _grown(column, slots) for key, column in self.values.items()}
 
     def order(self) -> np.ndarray:
         """Physical slot indices in chronological order."""
@@ -61,11 +81,12 @@ class _Ring:
         return (start + np.arange(self.count)) % self.capacity
 
     def append(self, t: float, row: dict[str, float]) -> None:
+        self._make_room()
         slot = self.head
         self.times[slot] = t
         for key in row:
             if key not in self.values:
-                self.values[key] = np.full(self.capacity, np.nan)
+                self.values[key] = np.full(len(self.times), np.nan)
         for key, column in self.values.items():
             column[slot] = row.get(key, math.nan)
         self.head = (slot + 1) % self.capacity
@@ -73,12 +94,12 @@ class _Ring:
 
     def resized(self, capacity: int) -> _Ring:
         """A new ring of ``capacity`` slots holding the newest points of this one."""
-        new = _Ring(capacity)
         keep = self.order()[max(0, self.count - capacity):]
         n = len(keep)
+        new = _Ring(capacity, slots=max(FIRST_SLOTS, n))
         new.times[:n] = self.times[keep]
         for key, column in self.values.items():
-            new.values[key] = np.full(capacity, np.nan)
+            new.values[key] = np.full(len(new.times), np.nan)
             new.values[key][:n] = column[keep]
         new.head = n % capacity
         new.count = n
@@ -87,6 +108,13 @@ class _Ring:
     @property
     def nbytes(self) -> int:
         return int(self.times.nbytes + sum(c.nbytes for c in self.values.values()))
+
+
+def _grown(column: np.ndarray, slots: int) -> np.ndarray:
+    """``column`` in ``slots`` slots, the new ones NaN."""
+    grown = np.full(slots, np.nan)
+    grown[:len(column)] = column
+    return grown
 
 
 @dataclass(frozen=True)
@@ -262,8 +290,9 @@ class History:
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by the buffers; grows only when a new GPU or series appears, or more
-        processes than ever before on a GPU (up to MAX_PROCESSES)."""
+        """Bytes held by the buffers; grows with the points held until the capacity is
+        reached, then only when a new GPU or series appears, or more processes than ever
+        before on a GPU (up to MAX_PROCESSES)."""
         return (sum(r.nbytes for r in self._rings.values())
                 + sum(p.nbytes for p in self._procs.values()))
 
