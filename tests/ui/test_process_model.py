@@ -184,3 +184,33 @@ def test_an_unseen_process_table_merges_only_the_latest_list_when_seen(qtbot, ho
     back_in_sight(tabs, how)
     qtbot.waitUntil(lambda: rows(model) == [(0, 2), (1, 14)], timeout=3000)
     assert model.processes[0].gpu_mem_bytes == 104 * MIB
+
+
+def test_a_tick_formats_only_the_rows_that_changed(monkeypatch):
+    """Each row's texts are kept from the merge that made them: a tick formats the rows that
+    changed, not every cell of every row twice (30 processes: most of the table's tick)."""
+    from gpumon.ui.monitor.process import table
+
+    model = ProcessModel()
+    procs = [proc(0, pid) for pid in range(1, 31)]
+    model.merge(procs, now_s=1000.0)
+    formatted: list[int] = []
+    real = table.texts_of
+
+    def counting(p, now_s=0.0):
+        formatted.append(p.pid)
+        return real(p, now_s)
+
+    monkeypatch.setattr(table, "texts_of", counting)
+    widths: list[list[int]] = []
+    model.widthsChanged.connect(widths.append)
+    changed: list[tuple[int, int]] = []
+    model.dataChanged.connect(lambda a, b: changed.append((a.row(), b.row())))
+    model.merge(procs, now_s=1000.5)
+    assert formatted == [] and changed == []
+    renamed = [*procs[:4], dataclasses.replace(procs[4], name="a-longer-name"), *procs[5:]]
+    model.merge(renamed, now_s=1001.0)
+    assert formatted == [5] and changed == [(4, 4)]
+    name = table.TITLES.index("Process name")
+    assert model.data(model.index(4, name)) == "a-longer-name"
+    assert widths == [[name]]  # the longest name is longer now

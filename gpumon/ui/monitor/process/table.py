@@ -105,6 +105,10 @@ class ProcessModel(TitledTableModel):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._rows: list[GpuProcess] = []
+        # each row's cell texts as of the latest merge: what a change is compared with and
+        # what the column widths come from, made once per changed row (with 30 processes,
+        # formatting every cell of every row twice a tick was most of the table's tick)
+        self._texts: list[list[str]] = []
         self._now = 0.0  # time.time() of the latest merge: run times count to it
 
     def headerData(self, section: int, orientation: Qt.Orientation,
@@ -123,20 +127,21 @@ class ProcessModel(TitledTableModel):
     def merge(self, processes: Iterable[GpuProcess], now_s: float | None = None) -> None:
         """Make the rows equal ``processes`` with removes, inserts and dataChanged only;
         ``now_s``: the snapshot's time (default: now), which run times count to."""
-        before, self._now = self._now, time.time() if now_s is None else now_s
+        self._now = time.time() if now_s is None else now_s
         new: dict[Key, GpuProcess] = {}
         for p in processes:
             new.setdefault(key_of(p), p)  # a duplicate key keeps its first entry
         self._remove_missing(new)
-        self._update_changed(new, before)
+        self._update_changed(new)
         held = {key_of(p) for p in self._rows}
         added = [p for k, p in new.items() if k not in held]
         if added:
             first = len(self._rows)
             self.beginInsertRows(QModelIndex(), first, first + len(added) - 1)
             self._rows.extend(added)
+            self._texts.extend(texts_of(p, self._now) for p in added)
             self.endInsertRows()
-        self._note_widths([texts_of(p, self._now) for p in self._rows])
+        self._note_widths(self._texts)
 
     def _remove_missing(self, new: dict[Key, GpuProcess]) -> None:
         i = len(self._rows) - 1
@@ -149,23 +154,26 @@ class ProcessModel(TitledTableModel):
                 j -= 1
             self.beginRemoveRows(QModelIndex(), j, i)
             del self._rows[j:i + 1]
+            del self._texts[j:i + 1]
             self.endRemoveRows()
             i = j - 1
 
-    def _update_changed(self, new: dict[Key, GpuProcess], before: float) -> None:
+    def _update_changed(self, new: dict[Key, GpuProcess]) -> None:
         """dataChanged for each changed row, over the columns whose text changed."""
+        run = COLUMNS[RUN_COLUMN][1]
         for i, old in enumerate(self._rows):
             fresh = new[key_of(old)]
+            shown = self._texts[i]
             if fresh == old:  # only its run time can read differently: one cell compared
-                run = COLUMNS[RUN_COLUMN][1]
-                if run(fresh, self._now) != run(old, before):
+                text = run(fresh, self._now)
+                if text != shown[RUN_COLUMN]:
+                    shown[RUN_COLUMN] = text
                     cell = self.index(i, RUN_COLUMN)
                     self.dataChanged.emit(cell, cell)
                 continue
             self._rows[i] = fresh
-            cols = [c for c, (a, b) in enumerate(zip(texts_of(fresh, self._now),
-                                                     texts_of(old, before), strict=True))
-                    if a != b]
+            texts = self._texts[i] = texts_of(fresh, self._now)
+            cols = [c for c, (a, b) in enumerate(zip(texts, shown, strict=True)) if a != b]
             if fresh.is_self != old.is_self or fresh.command != old.command:
                 cols = list(range(len(COLUMNS)))  # font or tooltip of the whole row
             if cols:
