@@ -11,15 +11,17 @@ from collections.abc import Callable
 from gpumon.telemetry.model.types import Source
 
 
-def source_factory(simulate: int | None, seed: int = 0,
-                   gpm: bool = True) -> Callable[[], Source]:
+def source_factory(simulate: int | None, seed: int = 0, gpm: bool = True,
+                   history_s: float = 0.0) -> Callable[[], Source]:
     """What makes the source: the simulated one when ``simulate`` is a GPU count, else the
-    real NVML one; ``gpm=False`` (``--no-gpm``): no activity reading."""
+    real NVML one; ``gpm=False`` (``--no-gpm``): no activity reading; ``history_s``: the
+    simulated GPUs' seconds before the start that their first reading brings (the window's
+    demo opens on graphs already drawn)."""
     def make() -> Source:
         if simulate is not None:
             from gpumon.telemetry.sources.simulated import SimulatedSource
 
-            return SimulatedSource(n_gpus=simulate, seed=seed, gpm=gpm)
+            return SimulatedSource(n_gpus=simulate, seed=seed, gpm=gpm, history_s=history_s)
         from gpumon.telemetry.nvml.source import NvmlSource
 
         return NvmlSource(gpm=gpm)

@@ -231,3 +231,25 @@ def test_simulated_health_fields_follow_the_model_and_scripted_xids() -> None:
         assert (s.mem_temperature_c is None) != any(m in name for m in ("A100", "H100", "V100"))
     assert (snap.samples[1].xid_count, snap.samples[1].xid_last) == (2, 13)
     assert (first.samples[1].xid_count, first.samples[1].xid_last) == (0, None)
+
+
+def test_a_source_with_history_brings_the_seconds_before_its_start_once() -> None:
+    """``history_s``: the GPUs ran that long before open(); the first reading brings one
+    reading a second of it, oldest first, the same readings as a source opened then."""
+    from gpumon.telemetry.sources.simulated import SimulatedSource as Source
+
+    clock = [1_000_000.0]
+    src = Source(2, seed=4, clock=lambda: clock[0], history_s=60.0)
+    src.open()
+    first = src.sample()
+    assert [s.timestamp_s for s in first.backfill] == [999_940.0 + i for i in range(60)]
+    then = [1_000_000.0 - 60.0]
+    early = Source(2, seed=4, clock=lambda: then[0])
+    early.open()
+    then[0] = 999_970.0
+    assert first.backfill[30].samples == early.sample().samples
+    clock[0] += 1.0
+    assert src.sample().backfill == ()
+    plain = Source(2, seed=4, clock=lambda: clock[0])
+    plain.open()
+    assert plain.sample().backfill == ()  # no history asked: none (the tests' sources)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QLabel, QPushButton, QTableView, QWidget
 
@@ -292,3 +293,18 @@ def test_the_title_says_no_gpu_data_as_soon_as_the_status_does(qtbot, make_windo
         held.set()
     qtbot.waitUntil(lambda: w.latest_snapshot is not None, timeout=5000)
     assert "(no GPU data)" in w.windowTitle()
+
+
+def test_a_demo_opens_with_a_minute_already_drawn(qtbot, make_window):
+    """The simulated GPUs ran a minute before the window opened: their first reading brings
+    it, and the graphs start a minute long instead of empty (issue 54, item 12)."""
+    from gpumon.ui.window.main_window import DEMO_HISTORY_S, simulated_factory
+
+    w = make_window(simulated_factory(4, seed=3), interval_s=1.0)
+    qtbot.waitUntil(lambda: w.snapshot_count >= 1, timeout=5000)
+    times, used = w.history.series(0, "mem_used_bytes")
+    assert len(times) >= DEMO_HISTORY_S
+    assert times[-1] - times[0] >= DEMO_HISTORY_S - 1.0
+    assert np.isfinite(used).all() and np.ptp(used) > 0  # a minute of a moving workload
+    curve = w.gpu_grid.panels[0]._mem_curve
+    assert curve.xData[0] <= -(DEMO_HISTORY_S - 1.0)  # the curve reaches a minute back

@@ -161,9 +161,12 @@ class SimulatedSource:
         self_process_gpu: int | None = None,
         sleep: Callable[[float], None] = time.sleep,
         gpm: bool = True,
+        history_s: float = 0.0,
     ) -> None:
         """``self_process_gpu``: also list this process (is_self=True) on that GPU;
-        ``gpm=False``: no activity, as ``--no-gpm`` (simulated_activity.py)."""
+        ``gpm=False``: no activity, as ``--no-gpm`` (simulated_activity.py); ``history_s``:
+        the GPUs ran that long before ``open()``, and the first reading brings those seconds
+        along (``Snapshot.backfill``, one a second): a demo opens on graphs already drawn."""
         if not 1 <= n_gpus <= MAX_GPUS:
             raise ValueError(f"n_gpus must be from 1 to {MAX_GPUS}, got {n_gpus}")
         self._n = n_gpus
@@ -174,6 +177,8 @@ class SimulatedSource:
         self._self_gpu = self_process_gpu
         self._gpm = gpm
         self._t0: float | None = None
+        self._history_s = max(0.0, float(history_s))
+        self._backfill_due = False
         self._open = False
         self._slow_cache: dict[int, dict[str, object]] = {}
         self._energy = Energy()
@@ -184,8 +189,9 @@ class SimulatedSource:
     def open(self) -> SourceStatus:
         """Start the simulated clock (on the first open only) and report SIMULATED."""
         if self._t0 is None:
-            self._t0 = self._clock()
+            self._t0 = self._clock() - self._history_s
             self._topology = topology(self._gpus, self._t0)
+            self._backfill_due = self._history_s >= 1.0
         self._open = True
         return self.status()
 
@@ -219,7 +225,17 @@ class SimulatedSource:
         now = self._clock()
         if not self._open or self._t0 is None:
             return Snapshot(now, self.machine(), self.status(), simulated=True)
-        t = now - self._t0
+        backfill: tuple[Snapshot, ...] = ()
+        if self._backfill_due:  # the seconds before open(), oldest first
+            self._backfill_due = False
+            start = math.ceil(now - self._history_s)
+            backfill = tuple(self._reading(float(when), True)
+                             for when in range(start, math.ceil(now)) if when < now)
+        snap = self._reading(now, include_slow)
+        return dataclasses.replace(snap, backfill=backfill) if backfill else snap
+
+    def _reading(self, now: float, include_slow: bool) -> Snapshot:
+        t = 0.0 if self._t0 is None else now - self._t0
         samples = tuple(self._sample_gpu(i, now, t, include_slow) for i in range(self._n))
         processes = tuple(
             p for s in samples if not s.lost for p in self._processes(s.index, t)

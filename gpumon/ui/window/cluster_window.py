@@ -78,10 +78,8 @@ class ClusterWindow(MainWindow):
         if snap.gpus and self.gpu_grid.set_gpus(snap.gpus, self.window_s):
             self.history.clear()
             self.gpuPanelsChanged.emit()
-        if snap.backfill:
+        if snap.backfill:  # the server's history of the machine in focus: MainWindow adds it
             self.history.clear()
-            for earlier in snap.backfill:
-                self.history.append(earlier)
         if snap.gpus:
             index = self._monitor_index()
             host = snap.gpus[0].host

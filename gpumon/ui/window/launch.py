@@ -22,7 +22,7 @@ from gpumon.interval import SAMPLING
 from gpumon.telemetry.choice import source_factory
 from gpumon.ui.window import add_machine, gcguard, open_cluster, open_recording
 from gpumon.ui.window.language import choose, install_qt_translations
-from gpumon.ui.window.main_window import MainWindow, simulated_factory
+from gpumon.ui.window.main_window import DEMO_HISTORY_S, MainWindow, simulated_factory
 from gpumon.ui.window.session_end import SessionEnd
 from gpumon.ui.window.settings import Settings
 from gpumon.untrusted import for_terminal
@@ -69,7 +69,7 @@ def run(simulate: int | None, interval_s: float | None = None, seed: int = 0, *,
     if make_window is not None:
         window = make_window(settings.interval_s or SAMPLING.default, settings)
     else:
-        factory = source_factory(simulate or None, seed, gpm)
+        factory = source_factory(simulate or None, seed, gpm, history_s=DEMO_HISTORY_S)
         window = MainWindow(factory, settings.interval_s or SAMPLING.default,
                             demo_factory=simulated_factory(4, seed), settings=settings)
     if icon is not None:

@@ -77,8 +77,11 @@ QUIT_WAIT_S = 1.5
 DEFAULT_WINDOW_S = 300
 
 
+DEMO_HISTORY_S = 60.0  # simulated GPUs open with a minute already drawn (issue 54)
+
+
 def simulated_factory(n_gpus: int = 4, seed: int = 0, gpm: bool = True) -> Callable[[], Source]:
-    return source_factory(n_gpus, seed, gpm)
+    return source_factory(n_gpus, seed, gpm, history_s=DEMO_HISTORY_S)
 
 
 class MainWindow(QMainWindow):
@@ -369,6 +372,8 @@ class MainWindow(QMainWindow):
             self.gpuPanelsChanged.emit()
             self.gpu_grid.set_empty_text(no_gpus_hint(snap.status) if snap.status.usable
                                          else "")
+        for earlier in snap.backfill:  # what the source read before this (oldest first)
+            self.history.append(earlier)
         self.history.append(snap)
         self.source_status = snap.status
         self.banner.show_status(snap.status)

@@ -146,9 +146,7 @@ class ReplayWindow(MainWindow):
         first_s = min((s.timestamp_s for s in first.samples), default=first.timestamp_s)
         if latest is not None and first_s <= latest:
             self.history.clear()
-        for earlier in snap.backfill:
-            self.history.append(earlier)
-        super()._on_snapshot(snap)
+        super()._on_snapshot(snap)  # which records the backfill first
 
     @Slot()
     def _draw_marks(self) -> None:
