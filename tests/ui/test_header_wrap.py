@@ -61,3 +61,24 @@ def test_a_narrow_header_cuts_rather_than_drops(qtbot) -> None:
     narrow = settled(header.shown_lines)
     assert len(narrow) == 2 and narrow[0].startswith("Host node-07")
     assert narrow[1] == "CUDA 12.4 · NVML 12.550.54.15"
+
+
+def test_a_narrow_window_keeps_its_tabs_whole_and_cuts_the_stack(qtbot) -> None:
+    """Where the tab row has no room for the whole stack (a 1000 px window at 300 %), the
+    stack is cut with "…" and the tabs keep their room (they scrolled behind arrows)."""
+    from gpumon.telemetry.sources.simulated import SimulatedSource
+
+    settings = Settings.memory()
+    settings.zoom = 3.0
+    w = MainWindow(lambda: SimulatedSource(2, seed=1), 0.2, window_s=60, settings=settings)
+    qtbot.addWidget(w)
+    w.resize(1000, 800)
+    w.show()
+    qtbot.waitExposed(w)
+    qtbot.waitUntil(lambda: w.snapshot_count >= 2, timeout=10000)
+    bar = w.tabs.tabBar()
+    tabs = settled(lambda: [bar.tabRect(i) for i in range(bar.count())])
+    assert all(bar.rect().contains(rect) for rect in tabs), (tabs, bar.size())
+    stack = w.header.stack_label
+    assert stack.isVisible() and stack.text().startswith("CUDA ")
+    assert stack.is_elided() and stack.text() in stack.tooltip_text()

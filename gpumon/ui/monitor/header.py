@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QFont, QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
@@ -36,6 +36,7 @@ BADGE_STYLE = "color: white; background: {bg}; border-radius: 0.25em; padding: 0
 NVML_BG = "#2e7d32"
 SIM_BG = "#e65100"
 NONE_BG = "#757575"
+CORNER_MARGIN = 6  # px right of the driver stack where it sits in the tab row
 
 
 def _set_style(widget: QWidget, sheet: str) -> None:
@@ -80,6 +81,7 @@ class HeaderBar(QFrame):
         self.stack_label = RunsLabel()
         self.stack_label.setObjectName("stackLabel")
         self.stack_label.hide()
+        self._tabs: QTabWidget | None = None  # where the stack's line goes (wrap_into)
         self._identity: list[TextRun] = []  # "Host h · Driver d"
         self._stack: list[TextRun] = []  # "CUDA c · NVML n" (empty: nothing to wrap)
         self.status_line = RunsLabel()
@@ -136,10 +138,25 @@ class HeaderBar(QFrame):
         Playground's results among them."""
         corner = QWidget()  # its layout gives the bar the label's whole width and a margin
         row = QHBoxLayout(corner)
-        row.setContentsMargins(0, 0, 6, 0)
+        row.setContentsMargins(0, 0, CORNER_MARGIN, 0)
         row.addWidget(self.stack_label)
         tabs.setCornerWidget(corner, Qt.Corner.TopRightCorner)
+        self._tabs = tabs
+        tabs.tabBar().installEventFilter(self)  # its tabs' width follows the zoom
         self._arrange()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() in (QEvent.Type.FontChange, QEvent.Type.Resize):
+            self._arrange()
+        return super().eventFilter(watched, event)
+
+    def _corner_room(self) -> int | None:
+        """The width right of the tabs, where the stack's line goes (None: no tab bar)."""
+        if self._tabs is None:
+            return None
+        bar = self._tabs.tabBar()
+        gap = self.line.fontMetrics().averageCharWidth()
+        return max(0, self._tabs.width() - bar.sizeHint().width() - CORNER_MARGIN - gap)
 
     def shown_lines(self) -> list[str]:
         """The header's text as it stands, a line each (the forms shown, for tests)."""
@@ -163,7 +180,11 @@ class HeaderBar(QFrame):
         self.machine_label.set_runs(self._identity if below else [*self._identity, *beside])
         if below:
             self.stack_label.set_runs(self._stack)
-            self.stack_label.setMinimumWidth(math.ceil(self.stack_label.full_width()))
+            # whole where the row has room for it; cut with "…" (tooltip) where it has not
+            room = self._corner_room()
+            full = math.ceil(self.stack_label.full_width())
+            self.stack_label.setMinimumWidth(full if room is None else min(full, room))
+            self.stack_label.setMaximumWidth(full if room is None else min(full, room))
         if self.stack_label.isHidden() == below:
             self.stack_label.setVisible(below)
 
