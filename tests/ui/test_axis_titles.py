@@ -4,10 +4,9 @@ title's rectangle and each drawn tick label's are compared in the scene."""
 
 from __future__ import annotations
 
-import pyqtgraph as pg
 import pytest
-from PySide6.QtCore import QRectF
-from PySide6.QtGui import QImage, QPainter
+from axis_rects import tick_rects
+from axis_rects import title_overlaps as overlaps
 from qt_fixtures import settled
 
 from gpumon.ui.widgets.plot import LitePlot, LitePlotWidget
@@ -17,30 +16,11 @@ pytestmark = pytest.mark.usefixtures("restore_app_look")
 ZOOMS = (1.0, 2.0, 3.0)
 
 
-def tick_rects(axis: pg.AxisItem) -> list[tuple[str, QRectF]]:
-    """Each tick label the axis draws and its rectangle in the scene."""
-    image = QImage(8, 8, QImage.Format.Format_ARGB32)
-    painter = QPainter(image)
-    specs = axis.generateDrawSpecs(painter)
-    painter.end()
-    return [(text, axis.mapRectToScene(rect)) for rect, _, text in (specs[2] if specs else [])]
-
-
 def title_overlaps(plots: list[LitePlotWidget] | list[LitePlot]) -> list[str]:
-    found = []
-    for plot in plots:
+    for plot in plots:  # each axis draws tick labels: the comparison is never empty
         item = plot.getPlotItem() if isinstance(plot, LitePlotWidget) else plot
-        axis = item.getAxis("left")
-        if not axis.label.isVisible() or not (axis.labelText or axis.labelUnits):
-            continue
-        title = axis.label.mapRectToScene(axis.label.boundingRect())
-        texts = tick_rects(axis)
-        assert texts, "the axis draws tick labels"
-        for text, rect in texts:
-            if title.intersects(rect):
-                found.append(f"{axis.labelText!r} {title.getRect()} over {text!r} "
-                             f"{rect.getRect()}")
-    return found
+        assert tick_rects(item.getAxis("left")), "the axis draws tick labels"
+    return overlaps(plots)
 
 
 @pytest.mark.parametrize("zoom", ZOOMS)

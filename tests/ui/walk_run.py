@@ -7,9 +7,9 @@ offscreen screen of the size asked for, ``QT_SCALE_FACTOR`` the desktop's scale.
 
 It prints one JSON line: per place ("300 % · Monitor", "200 % · process window") the texts
 cut (``text_fit.cut_texts``), any window whose frame leaves the screen's available area,
-and the graphs left without room. A place is each tab with View ▸ Activity on and the
-event log open as well as without, the process window, the topology, the about box and the
-shortcuts, the Open cluster dialog.
+the graphs left without room, and any axis title over its tick numbers (``axis_rects``). A
+place is each tab with View ▸ Activity on and the event log open as well as without, the
+process window, the topology, the about box and the shortcuts, the Open cluster dialog.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parents[1])]
 
-from PySide6.QtCore import QRect  # noqa: E402
+from axis_rects import title_overlaps  # noqa: E402
+from PySide6.QtCore import QPoint, QRect  # noqa: E402
 from PySide6.QtWidgets import QApplication, QScrollArea, QWidget  # noqa: E402
 from qt_fixtures import settled  # noqa: E402
 from text_fit import cut_texts  # noqa: E402
@@ -57,12 +58,25 @@ def outside(window: QWidget) -> list[str]:
     return found
 
 
+def in_sight(widget: QWidget) -> QRect:
+    """The part of ``widget`` (its own coordinates) that its parents leave in view: its rect
+    cut by each ancestor's up to the window (``visibleRegion()`` is empty offscreen)."""
+    seen = widget.rect()
+    parent = widget.parentWidget()
+    while parent is not None:
+        seen = seen.intersected(QRect(parent.mapTo(widget, QPoint(0, 0)), parent.size()))
+        if parent.isWindow():
+            break
+        parent = parent.parentWidget()
+    return seen
+
+
 def starved_graphs(root: QWidget) -> list[str]:
     """Graphs shown with no room to draw in: a plot (or the part of it a scroll area shows)
     fewer than three lines of text high."""
     out = []
     for plot in root.findChildren(LitePlotWidget):
-        seen = plot.visibleRegion().boundingRect()
+        seen = in_sight(plot)
         if not plot.isVisible() or seen.isEmpty():
             continue
         if min(plot.height(), seen.height()) < 3 * plot.fontMetrics().height():
@@ -88,7 +102,11 @@ def look(window: QWidget, shots: Path | None, name: str) -> list[str]:
     if shots is not None:
         window.grab().save(str(shots / (name.replace(" ", "_").replace("%", "pct")
                                        .replace("·", "-") + ".png")))
-    return outside(window) + cut_texts(window) + starved_graphs(window) + sideways(window)
+    # the graphs in sight: one scrolled out of view is laid out when it comes into it
+    plots = [p for p in window.findChildren(LitePlotWidget)
+             if p.isVisible() and not in_sight(p).isEmpty()]
+    return (outside(window) + cut_texts(window) + starved_graphs(window) + sideways(window)
+            + title_overlaps(plots))
 
 
 def walk(lang: str, zooms: list[float], shots: Path | None) -> Report:

@@ -11,7 +11,9 @@ itself, so a view no one sees costs nothing (grid.py).
 
 Readable at 300 %: its graph is as tall as the panel's (five tick-label lines at least), its
 sentence has two lines of its own, and the panel's minimum height counts both (the grid then
-scrolls rather than squeeze them).
+scrolls rather than squeeze them). The values take two lines where one is too narrow for them
+(``ValueLines``): at 300 % their one line (1431 px) made each panel wider than the grid's
+1378 px, and the Monitor scrolled sideways with the right graph cut (issue 54, item 2).
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from functools import partial
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QObject, QPointF, Qt
+from PySide6.QtCore import QEvent, QObject, QPointF, QRect, QSize, Qt
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from gpumon.i18n import N_, tr
@@ -76,6 +79,89 @@ def value_runs(sample: GpuSample | None, widest: bool = False) -> list[TextRun]:
     return runs
 
 
+FIRST_LINE = 3  # values on the first of two lines: GPU, SM, Occ. | Tensor, DRAM
+
+
+def split_runs(runs: list[TextRun]) -> tuple[list[TextRun], list[TextRun]]:
+    """``value_runs`` as two lines: the first ``FIRST_LINE`` values, and the rest (without
+    the space that led into them)."""
+    cut = 3 * FIRST_LINE
+    rest = runs[cut:]
+    if rest:
+        rest[0] = TextRun(rest[0].text.lstrip(), rest[0].bold, rest[0].color)
+    return runs[:cut], rest
+
+
+class ValueLines(QWidget):
+    """The values, on one line where the widget is as wide as their widest line, on two
+    (``first`` over ``second``) where it is not. Like ``field.Field`` it has no layout: a new
+    reading repaints the labels, and only a change of arrangement lays the panel out."""
+
+    def __init__(self, first: RunsLabel, second: RunsLabel) -> None:
+        super().__init__()
+        self.first, self.second = first, second
+        first.setParent(self)
+        second.setParent(self)
+        self.two_lines = False
+        second.hide()
+        self._runs: list[TextRun] = []
+        self._widest: tuple[str, tuple[float, float, float]] | None = None
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+
+    def widest(self) -> tuple[float, float, float]:
+        """The widest one line, first line and second line, in the current font."""
+        font = self.first.font()
+        key = font.key() + tr(LINES[1][2])  # the font and the language
+        if self._widest is None or self._widest[0] != key:
+            runs = value_runs(None, widest=True)
+            one, two = split_runs(runs)
+            self._widest = (key, (runs_width(runs, font), runs_width(one, font),
+                                  runs_width(two, font)))
+        return self._widest[1]
+
+    def set_values(self, runs: list[TextRun]) -> None:
+        """Show ``runs`` (``value_runs``), on the lines of the present arrangement."""
+        self._runs = runs
+        if self.two_lines:
+            one, two = split_runs(runs)
+            self.first.set_runs(one)
+            self.second.set_runs(two)
+        else:
+            self.first.set_runs(runs)
+
+    def needed_width(self) -> int:
+        return int(max(self.widest()[1:])) + 4
+
+    def _line(self) -> int:
+        return self.first.sizeHint().height()
+
+    def sizeHint(self) -> QSize:
+        return QSize(int(self.widest()[0]) + 4, self._line() * (2 if self.two_lines else 1))
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(self.needed_width(), self.sizeHint().height())
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.FontChange, QEvent.Type.LanguageChange):
+            self._arrange()
+            self.updateGeometry()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        self._arrange()
+
+    def _arrange(self) -> None:
+        two = self.width() < self.widest()[0] + 4
+        if two != self.two_lines:
+            self.two_lines = two
+            self.second.setVisible(two)
+            self.set_values(self._runs)
+            self.updateGeometry()  # one line more or less: the panel lays out once
+        line = self._line()
+        self.first.setGeometry(QRect(0, 0, self.width(), line))
+        self.second.setGeometry(QRect(0, line, self.width(), line))
+
+
 def note_text(sample: GpuSample | None) -> str:
     """Under the graph: what the figures mean, or why there are none (one line)."""
     if sample is None or sample.lost:
@@ -111,6 +197,10 @@ class ActivityView(PanelView):
         self.label.setObjectName(f"activityValues{panel.index}")
         self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.label.setToolTip(tr(LINES_TIP))
+        self.label2 = RunsLabel()  # the values' second line, where one is too narrow
+        self.label2.setObjectName(f"activityValuesMore{panel.index}")
+        self.label2.setToolTip(tr(LINES_TIP))
+        self.values = ValueLines(self.label, self.label2)
         self.note = _Note()
         self.note.setObjectName(f"activityNote{panel.index}")
         self.note.setWordWrap(True)
@@ -130,7 +220,7 @@ class ActivityView(PanelView):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
-        layout.addWidget(Field(self.label))
+        layout.addWidget(self.values)
         layout.addWidget(self.plot_widget, 1)
         layout.addWidget(self.note_field)
         self.plot_widget.viewport().installEventFilter(self)
@@ -154,7 +244,7 @@ class ActivityView(PanelView):
     # -- PanelView ----------------------------------------------------------------------------
     def show_sample(self, sample: GpuSample | None) -> None:
         self._sample = sample
-        self.label.set_runs(value_runs(sample))
+        self.values.set_values(value_runs(sample))
         text = note_text(sample)
         if text != self.note.text():  # a label's text and tooltip only when they change
             self.note.setText(text)
@@ -174,12 +264,18 @@ class ActivityView(PanelView):
             set_series(curve, t, np.asarray(v, dtype=float), t_ref, block_s)
 
     def needed_width(self) -> int:
-        """Its values' line whole, every value at its widest."""
-        return int(runs_width(value_runs(None, widest=True), self.font())) + 4
+        """Its values' longer line whole (on two lines), every value at its widest."""
+        return self.values.needed_width()
+
+    def wanted_width(self) -> int:
+        """Its values on one line, every value at its widest: the sentence under the graph
+        then fits its two lines too."""
+        return int(self.values.widest()[0]) + 4
 
     def needed_height(self, line_height: int) -> int:
-        """Its values' line, a graph of the panel's graphs' height, the sentence's lines."""
-        return line_height + self._plot_height(line_height) + NOTE_LINES * line_height + 8
+        """Its values' lines, a graph of the panel's graphs' height, the sentence's lines."""
+        lines = (2 if self.values.two_lines else 1) + NOTE_LINES
+        return lines * line_height + self._plot_height(line_height) + 8
 
     # -- Qt -----------------------------------------------------------------------------------
     def changeEvent(self, event: QEvent) -> None:

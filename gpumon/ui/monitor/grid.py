@@ -278,7 +278,7 @@ class GpuGrid(QScrollArea):
         return width if bar.isVisible() else width - bar.sizeHint().width()
 
     def _panel_width(self, shown: Sequence[GpuPanel]) -> int:
-        return max([PANEL_MIN_WIDTH] + [p.minimumWidth() + SPACING for p in shown[:1]])
+        return max([PANEL_MIN_WIDTH] + [p.wanted_width() + SPACING for p in shown[:1]])
 
     def needed_height(self, width: int, every_row: bool = True, good: bool = False) -> int:
         """The least height that shows every shown panel (``every_row``; the columns chosen

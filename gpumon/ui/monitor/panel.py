@@ -216,6 +216,12 @@ class GpuPanel(QFrame):
             max([self.graph_labels.needed_width(), *(v.needed_width() for v in self.views)])
             + self._chrome_width()))
 
+    def wanted_width(self) -> int:
+        """The width the panel shows best at: its views' text unfolded (the activity's values
+        on one line); the grid's columns are this wide where the viewport has room."""
+        return max([self.minimumWidth(),
+                    *(v.wanted_width() + self._chrome_width() for v in self.views)])
+
     def _chrome_width(self) -> int:
         """Margins and frame around the panel's lines."""
         return MARGINS[0] + MARGINS[2] + 2 * self.frameWidth()

@@ -28,6 +28,11 @@ class PanelView(QWidget):
         panel's minimum width counts it)."""
         return 0
 
+    def wanted_width(self) -> int:
+        """The width it shows best at (the grid gives a panel that much where it can: each
+        column at least as wide); ``needed_width`` unless the view can fold its text."""
+        return self.needed_width()
+
     def needed_height(self, line_height: int) -> int:
         """The least height it needs where a text line is ``line_height`` pixels tall (the
         panel's minimum height counts it: the grid scrolls rather than squeeze it)."""

@@ -135,6 +135,7 @@ class MainWindow(QMainWindow):
         self.tabs.setDocumentMode(True)
         self.tabs.add_keyed(monitor, N_("Monitor"))
         self.add_lazy_page(N_("Playground"), self._make_playground)
+        self.header.wrap_into(self.tabs)  # the driver stack's second line, at 300 %
         central = QWidget()
         layout = QVBoxLayout(central)
         layout.setContentsMargins(4, 2, 4, 4)
