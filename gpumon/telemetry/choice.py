@@ -10,6 +10,8 @@ from collections.abc import Callable
 
 from gpumon.telemetry.model.types import Source
 
+DEMO_HISTORY_S = 60.0  # the window's simulated GPUs open with a minute already drawn
+
 
 def source_factory(simulate: int | None, seed: int = 0, gpm: bool = True,
                    history_s: float = 0.0) -> Callable[[], Source]:

@@ -298,7 +298,8 @@ def test_the_title_says_no_gpu_data_as_soon_as_the_status_does(qtbot, make_windo
 def test_a_demo_opens_with_a_minute_already_drawn(qtbot, make_window):
     """The simulated GPUs ran a minute before the window opened: their first reading brings
     it, and the graphs start a minute long instead of empty (issue 54, item 12)."""
-    from gpumon.ui.window.main_window import DEMO_HISTORY_S, simulated_factory
+    from gpumon.telemetry.choice import DEMO_HISTORY_S
+    from gpumon.ui.window.main_window import simulated_factory
 
     w = make_window(simulated_factory(4, seed=3), interval_s=1.0)
     qtbot.waitUntil(lambda: w.snapshot_count >= 1, timeout=5000)

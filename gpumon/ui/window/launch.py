@@ -19,10 +19,10 @@ from PySide6.QtWidgets import QApplication, QMainWindow
 
 from gpumon import ending, i18n
 from gpumon.interval import SAMPLING
-from gpumon.telemetry.choice import source_factory
+from gpumon.telemetry.choice import DEMO_HISTORY_S, source_factory
 from gpumon.ui.window import add_machine, gcguard, open_cluster, open_recording
 from gpumon.ui.window.language import choose, install_qt_translations
-from gpumon.ui.window.main_window import DEMO_HISTORY_S, MainWindow, simulated_factory
+from gpumon.ui.window.main_window import MainWindow, simulated_factory
 from gpumon.ui.window.session_end import SessionEnd
 from gpumon.ui.window.settings import Settings
 from gpumon.untrusted import for_terminal

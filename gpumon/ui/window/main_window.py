@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 
 from gpumon.i18n import N_, tr
 from gpumon.interval import SAMPLING
-from gpumon.telemetry.choice import source_factory
+from gpumon.telemetry.choice import DEMO_HISTORY_S, source_factory
 from gpumon.telemetry.history.store import WINDOW_CHOICES_S, History, capacity_for
 from gpumon.telemetry.model.facts import process_list_note
 from gpumon.telemetry.model.readouts import readout_parts
@@ -75,9 +75,6 @@ log = logging.getLogger(__name__)
 # behind (launch.run() then ends the process without destroying the running QThread).
 QUIT_WAIT_S = 1.5
 DEFAULT_WINDOW_S = 300
-
-
-DEMO_HISTORY_S = 60.0  # simulated GPUs open with a minute already drawn (issue 54)
 
 
 def simulated_factory(n_gpus: int = 4, seed: int = 0, gpm: bool = True) -> Callable[[], Source]:
