@@ -11,12 +11,14 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QPoint, QRect, QSize
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QLabel, QLineEdit, QPushButton, QWidget
 from qt_fixtures import settled
 from text_fit import cut_texts
 
 from gpumon.playground.data.actions import RunCode
 from gpumon.telemetry.sources.simulated import SimulatedSource
+from gpumon.ui.playground.column_fit import left_heights
+from gpumon.ui.playground.reflow import PAIRS, STACKED, WIDE, FormGrid
 from gpumon.ui.window.main_window import MainWindow
 from gpumon.ui.window.settings import Settings
 
@@ -89,3 +91,33 @@ def test_at_300_percent_three_results_are_in_sight_newest_whole(qtbot, kernel_fo
     assert newest.outcome.code == "print(y.sum())"
     in_view = newest.visibleRegion().boundingRect()
     assert in_view == newest.rect(), (in_view, newest.size(), log.viewport().size())
+
+
+def test_the_newest_result_comes_before_the_forms_in_the_column_s_height() -> None:
+    # 300 %: a 400 px column, forms wanting 330 (least 84), workspace least 110, a 255 px card
+    assert left_heights(400, (84, 330), (110, 125), (180, 255)) == [84, 110, 206]
+    ws, log = (110, 125), (180, 255)
+    forms_h, ws_h, log_h = left_heights(460, (84, 330), ws, log)
+    assert log_h >= 255 and ws_h >= 110 and forms_h >= 84 and forms_h + ws_h + log_h == 460
+    # 100 %, no result yet: the forms what they need, the log its least lines and the rest
+    assert left_heights(672, (60, 195), (80, 166), (80, 0)) == [195, 166, 311]
+
+
+def test_a_form_puts_its_fields_side_by_side_then_in_pairs_then_stacked(qtbot) -> None:
+    page = QWidget()
+    qtbot.addWidget(page)
+    name, wide_field, button = QLineEdit(), QLineEdit(), QPushButton("a button")
+    wide_field.setMinimumWidth(300)
+    grid = FormGrid([[QLabel("name"), name, QLabel("device"), wide_field], [],
+                     [QLabel(""), button]])
+    page.setLayout(grid)
+    error = QLabel("an error")
+    grid.place_across(error, 1)
+    assert grid.need(WIDE) > grid.need(PAIRS) > grid.need(STACKED) >= 300
+    for how, width, rows in ((WIDE, grid.need(WIDE), 3), (PAIRS, grid.need(WIDE) - 1, 4),
+                             (STACKED, grid.need(PAIRS) - 1, 6)):
+        grid.fit(width)
+        assert grid.how == how
+        # the error's row (under the first row's fields) follows the arrangement
+        assert grid.getItemPosition(grid.indexOf(error))[0] == rows - 2
+        assert grid.getItemPosition(grid.indexOf(button))[0] == rows - 1

@@ -1,13 +1,14 @@
 """The Playground's left column (forms, workspace, log) wide enough for its forms, and its
 three parts sized in its height.
 
-The column is sized when the page is first shown and again after each zoom: at 200 % the
-forms need about 690 px where 420 were given, and the fields, the Run/Stop buttons and the
-last form tab were hidden behind a horizontal scroll bar. The graphs keep at least one
-column of GPU panels; past that (300 % in a narrow window) the column scrolls sideways.
-In its height the results list (the log) keeps ``LOG_LINES`` lines and the workspace its
-header and a row; the forms get the rest, up to what they need, and scroll where that is
-less (at 300 % in a 900 px window the forms alone were taller than the column).
+The column is sized when the page is first shown and again after each zoom: as wide as
+the forms side by side need (at 200 % about 690 px where 420 were given) while the graphs
+keep one GPU panel's width (about 780 px at 300 %); narrower, the forms rearrange to the
+column (``reflow.py``), and only where even a label over its field does not fit does the
+column scroll sideways. In its height the results come first: the log gets the newest
+result whole (at least ``LOG_LINES`` lines) once the forms and the workspace have their
+least; the forms get what they need of the rest, and scroll where that is less (at 300 %
+in a 900 px window the log had 70 px and the newest result was cut).
 """
 
 from __future__ import annotations
