@@ -10,15 +10,22 @@ import os
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QPoint, QRect, QSize
-from PySide6.QtWidgets import QLabel, QLineEdit, QPushButton, QWidget
+from PySide6.QtCore import QPoint, QRect, QSize, Qt
+from PySide6.QtWidgets import (
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 from qt_fixtures import settled
 from text_fit import cut_texts
 
 from gpumon.playground.data.actions import RunCode
 from gpumon.telemetry.sources.simulated import SimulatedSource
 from gpumon.ui.playground.column_fit import left_heights
-from gpumon.ui.playground.reflow import PAIRS, STACKED, WIDE, FormGrid
+from gpumon.ui.playground.reflow import PAIRS, STACKED, WIDE, FormGrid, TabChoice
 from gpumon.ui.window.main_window import MainWindow
 from gpumon.ui.window.settings import Settings
 
@@ -68,6 +75,10 @@ def test_every_form_is_whole_and_nothing_scrolls_sideways(qtbot, kernel_fork_ser
         assert cut == [], (zoom, p.forms.tabText(i), cut)
         assert not p.left_scroll.horizontalScrollBar().isVisible(), (zoom, p.splitter.sizes())
         assert not w.gpu_grid.horizontalScrollBar().isVisible(), (zoom, p.splitter.sizes())
+        choice = p.forms_scroll.choice  # the tabs as buttons where their bar is too wide
+        if choice.isVisible():
+            assert [b.isChecked() for b in choice.buttons].count(True) == 1
+            assert choice.buttons[i].isChecked(), (zoom, i)
         page = p.forms.currentWidget()  # the form in sight across its column's width
         seen = page.visibleRegion().boundingRect()
         assert seen.width() + 1 >= page.width(), (zoom, i, seen, page.size())
@@ -121,3 +132,28 @@ def test_a_form_puts_its_fields_side_by_side_then_in_pairs_then_stacked(qtbot) -
         # the error's row (under the first row's fields) follows the arrangement
         assert grid.getItemPosition(grid.indexOf(error))[0] == rows - 2
         assert grid.getItemPosition(grid.indexOf(button))[0] == rows - 1
+
+
+def test_the_tab_buttons_mark_only_the_tab_in_front(qtbot) -> None:
+    """Tabs chosen while the buttons were hidden (100 %) left every one of them marked
+    once they showed (300 %)."""
+    tabs = QTabWidget()
+    for name in ("Create", "Move", "Compute", "Model"):
+        tabs.addTab(QWidget(), name)
+    choice = TabChoice(tabs)
+    box = QWidget()
+    qtbot.addWidget(box)
+    layout = QVBoxLayout(box)
+    layout.addWidget(choice)
+    layout.addWidget(tabs)
+    box.show()
+    choice.fit(10_000)  # the bar fits: the buttons hidden
+    assert not choice.isVisible() and tabs.tabBar().isVisible()
+    for i in (1, 2, 3):
+        tabs.setCurrentIndex(i)
+    choice.fit(choice.need())  # one button a row
+    assert choice.isVisible() and not tabs.tabBar().isVisible()
+    assert [b.isChecked() for b in choice.buttons] == [False, False, False, True]
+    qtbot.mouseClick(choice.buttons[1], Qt.MouseButton.LeftButton)
+    assert tabs.currentIndex() == 1
+    assert [b.isChecked() for b in choice.buttons] == [False, True, False, False]

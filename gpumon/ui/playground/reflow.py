@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtWidgets import (
+    QButtonGroup,
     QGridLayout,
     QHBoxLayout,
     QLabel,
@@ -136,11 +137,12 @@ class TabChoice(QWidget):
         self.setObjectName("formTabChoice")
         self._tabs = tabs
         self.buttons: list[QToolButton] = []
+        self._group = QButtonGroup(self)  # one checked, the tab in front
         for i in range(tabs.count()):
-            button = QToolButton()
+            button = QToolButton(self)
             button.setText(tabs.tabText(i))
             button.setCheckable(True)
-            button.setAutoExclusive(True)
+            self._group.addButton(button, i)
             button.setAutoRaise(True)
             button.setAccessibleName(tabs.tabText(i))
             button.clicked.connect(lambda _=False, i=i: tabs.setCurrentIndex(i))
