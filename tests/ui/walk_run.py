@@ -8,8 +8,9 @@ offscreen screen of the size asked for, ``QT_SCALE_FACTOR`` the desktop's scale.
 It prints one JSON line: per place ("300 % · Monitor", "200 % · process window") the texts
 cut (``text_fit.cut_texts``), any window whose frame leaves the screen's available area,
 the graphs left without room, and any axis title over its tick numbers (``axis_rects``). A
-place is each tab with View ▸ Activity on and the event log open as well as without, the
-process window, the topology, the about box and the shortcuts, the Open cluster dialog.
+place is each tab with View ▸ Activity on and the event log open as well as without, each of
+the Playground's forms, the process window, the topology, the about box and the shortcuts,
+the Open cluster dialog.
 """
 
 from __future__ import annotations
@@ -135,6 +136,8 @@ def walk(lang: str, zooms: list[float], shots: Path | None) -> Report:
                 settled(lambda: bool(w.kernel_link.device_options), most_passes=1_000_000)
             found = look(w, shots, f"{lang} {pct} {key}")
             report[f"{pct} · {key}" + refused(w, zoom)] = found
+            if key == "Playground":  # each of its forms (the Model form was cut at 100 %)
+                report.update(each_form(w, shots, f"{lang} {pct}", f"{pct} · {key}"))
         w.tabs.setCurrentIndex(0)
         activity.setChecked(True)
         w.event_dock.show()
@@ -155,6 +158,19 @@ def walk(lang: str, zooms: list[float], shots: Path | None) -> Report:
             window.close()
     w.presentation.set_zoom(1.0)
     w.close()
+    return report
+
+
+def each_form(w: QWidget, shots: Path | None, shot: str, place: str) -> Report:
+    """The Playground with each of its forms in front (the first one is looked at with the
+    page)."""
+    forms = w.playground.forms  # type: ignore[attr-defined]
+    report: Report = {}
+    for i in range(1, forms.count()):
+        forms.setCurrentIndex(i)
+        name = forms.tabText(i)
+        report[f"{place}, form {name}"] = look(w, shots, f"{shot} Playground form {i}")
+    forms.setCurrentIndex(0)
     return report
 
 

@@ -16,7 +16,6 @@ from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QComboBox,
-    QGridLayout,
     QLabel,
     QLineEdit,
     QPushButton,
@@ -25,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from gpumon.i18n import N_, tr
 from gpumon.playground.data.form_text import AS_IS
+from gpumon.ui.playground.reflow import FormGrid
 
 NOTE_SEPARATOR = " — "  # between a device's name and its note in a combo item
 ENTER_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter)
@@ -96,9 +96,9 @@ class FieldErrors:
 
     def __init__(self, label: QLabel) -> None:
         self.label = label
-        self._places: dict[QWidget, tuple[QGridLayout, int]] = {}
+        self._places: dict[QWidget, tuple[FormGrid, int]] = {}
 
-    def reserve(self, field: QWidget, grid: QGridLayout, row: int) -> None:
+    def reserve(self, field: QWidget, grid: FormGrid, row: int) -> None:
         """Errors about ``field`` show in ``grid``'s (empty) row ``row``."""
         self._places[field] = (grid, row)
 
@@ -108,7 +108,7 @@ class FieldErrors:
             place = next(iter(self._places.values()))
         if place is not None:
             grid, row = place
-            grid.addWidget(self.label, row, 0, 1, max(1, grid.columnCount()))
+            grid.place_across(self.label, row)
         self.label.setText(message)
         self.label.show()
 

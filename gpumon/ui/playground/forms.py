@@ -19,7 +19,6 @@ from PySide6.QtGui import QAction, QColor, QPalette
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QGridLayout,
     QLabel,
     QLineEdit,
     QPushButton,
@@ -46,6 +45,7 @@ from gpumon.ui.playground.form_keys import (
     device_text,
     modifier,
 )
+from gpumon.ui.playground.reflow import FormGrid
 from gpumon.ui.widgets.combo_fit import FitToItems
 
 DEFAULT_DTYPE = N_("(default)")  # the dtype combo's first item: no dtype argument
@@ -97,6 +97,7 @@ class ActionForms(QTabWidget):
         self.setObjectName("actionForms")
         self.setAccessibleName(tr("Playground actions"))
         self.buttons: list[QPushButton] = []
+        self.grids: list[FormGrid] = []  # each tab's form
         self._busy = False
         self._busy_color = "#8a5a00"
         self.device_combos: list[QComboBox] = []
@@ -253,17 +254,13 @@ class ActionForms(QTabWidget):
         return combo
 
     def _page(self, title: str, rows: Sequence[Sequence[QWidget | str]],
-              enter: dict[QWidget, QPushButton] | None = None) -> QGridLayout:
-        """A tab of ``rows`` in a grid (an empty row is kept for an error message); Enter in
-        a field presses the button on its row or below (``enter`` names exceptions)."""
+              enter: dict[QWidget, QPushButton] | None = None) -> FormGrid:
+        """A tab of ``rows`` in a grid (an empty row is kept for an error message), side by
+        side or one field a line as the column's width allows (``reflow.py``); Enter in a
+        field presses the button on its row or below (``enter`` names exceptions)."""
         page = QWidget()
-        grid = QGridLayout()
-        grid.setContentsMargins(6, 6, 6, 6)
-        grid.setHorizontalSpacing(6)
-        for r, row in enumerate(rows):
-            for c, cell in enumerate(row):
-                grid.addWidget(QLabel(cell) if isinstance(cell, str) else cell, r, c)
-        grid.setColumnStretch(grid.columnCount(), 1)
+        grid = FormGrid([[QLabel(c) if isinstance(c, str) else c for c in row] for row in rows])
+        self.grids.append(grid)
         outer = QVBoxLayout(page)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addLayout(grid)

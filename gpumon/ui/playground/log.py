@@ -203,6 +203,19 @@ class OutcomeLog(QScrollArea):
         self.countChanged.emit(len(self._entries))
         return entry
 
+    def room_for(self, cards: int) -> int:
+        """The log's height that shows the newest ``cards`` results whole at its width (0
+        with none)."""
+        shown = self._entries[:cards]
+        if not shown:
+            return 0
+        m = self._layout.contentsMargins()
+        width = self.viewport().width() - m.left() - m.right()
+        heights = [e.heightForWidth(width) if e.hasHeightForWidth() else e.sizeHint().height()
+                   for e in shown]
+        return (sum(heights) + self._layout.spacing() * (len(shown) - 1) + m.top() + m.bottom()
+                + 2 * self.frameWidth())
+
     def entries(self) -> list[OutcomeEntry]:
         """The entries shown, newest first."""
         return list(self._entries)

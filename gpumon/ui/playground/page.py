@@ -34,8 +34,14 @@ from gpumon.playground.data.actions import Action, RunCode
 from gpumon.playground.data.device_offer import offered
 from gpumon.playground.data.devices import DeviceOption
 from gpumon.playground.data.outcome import LoadStatus, Outcome, WorkspacePage
+from gpumon.ui.monitor.grid import MARGIN as GRID_MARGIN
 from gpumon.ui.playground.code_line import CodeBar
-from gpumon.ui.playground.column_fit import FormsScroll, fit_left_column, fit_left_heights
+from gpumon.ui.playground.column_fit import (
+    GRAPHS_MIN,
+    FormsScroll,
+    fit_left_column,
+    fit_left_heights,
+)
 from gpumon.ui.playground.cpu_view import CpuMemoryView
 from gpumon.ui.playground.forms import ActionForms
 from gpumon.ui.playground.kernel_link import ended_outcome, load_lost_text
@@ -100,6 +106,7 @@ class PlaygroundPage(QWidget):
         # workspace and the results below them keep a place on screen (at 300 % the forms
         # alone were taller than the column, and the results list was scrolled away).
         self.forms_scroll = FormsScroll(self.forms)
+        self.forms_scroll.needChanged.connect(lambda: self._fit_left_column())
         left = self.left = QSplitter(Qt.Orientation.Vertical)
         left.setObjectName("playgroundLeft")
         left.addWidget(self.forms_scroll)
@@ -233,9 +240,28 @@ class PlaygroundPage(QWidget):
             return
         first = not self._sized
         self._sized = True
-        fit_left_column(self.splitter, self.left_scroll, only_wider=not (first or zoomed))
+        self.forms_scroll.fit()  # the forms' arrangement for the fields' widths of now
+        self.forms_scroll.updateGeometry()
+        fit_left_column(self.splitter, self.left_scroll, only_wider=not (first or zoomed),
+                        need=self.forms_scroll.need(True), graphs_min=self._graphs_least())
         if first or zoomed:
             fit_left_heights(self.left, self.forms, self.log)
+
+    def _room_for_newest(self) -> None:
+        """The newest result whole: where the log is shorter than it, the column's heights
+        again (the forms and the workspace give up what they can)."""
+        if self.isVisible() and self.log.height() < self.log.room_for(1):
+            fit_left_heights(self.left, self.forms, self.log)
+
+    def _graphs_least(self) -> int:
+        """The graphs' least width: one GPU panel and the grid's scroll bar (at 300 % a
+        panel needs about 760 px, and narrower the grid scrolled sideways)."""
+        if self._grid.parent() is not self.graphs:
+            return GRAPHS_MIN
+        panels = [max(p.minimumWidth(), p.minimumSizeHint().width())
+                  for p in self._grid.panels if not p.isHidden()]
+        bar = self._grid.verticalScrollBar().sizeHint().width()
+        return max(GRAPHS_MIN, max(panels, default=0) + bar + 2 * GRID_MARGIN + 2)
 
     def _apply_palette(self) -> None:
         """Colours of the busy marks, hints and status for the current (light/dark) palette."""
@@ -317,6 +343,7 @@ class PlaygroundPage(QWidget):
     @Slot(object)
     def _on_outcome(self, outcome: Outcome) -> None:
         self.log.add(outcome)
+        QTimer.singleShot(0, self, self._room_for_newest)
         self.link.on_outcome(outcome)
         self.cpu_view.add_outcome(outcome)
 
@@ -384,6 +411,7 @@ class PlaygroundPage(QWidget):
         self._graphs_layout.insertWidget(0, grid)
         grid.show()
         self._show_cpu_view()
+        QTimer.singleShot(0, self, self._fit_left_column)  # one panel's width for the graphs
 
     def _return_grid(self) -> None:
         grid = self._grid
