@@ -147,6 +147,51 @@ def test_stop_during_one_long_c_call_ends_that_kernel_and_all_it_started(
     assert run(ssh_client, inbox, "1 + 1") == "2"
 
 
+@pytest.mark.parametrize("code", ["import re\nre.match(r'(a*)*b', 'a' * 40)",
+                                  "x = 7 ** (10 ** 9)"], ids=["regex", "big-power"])
+def test_stop_during_one_long_c_call_that_checks_for_signals_keeps_the_kernel(
+        ssh_client: KernelClient, inbox: Inbox, tmp_path: Path, code: str) -> None:
+    """A regex backtracking and a power of a big integer hold the GIL in one C call, where
+    no thread of the kernel reads a frame, but they look for signals: the remote watchdog,
+    which relays the window's bytes, turns the Stop into a SIGINT, as the local window's
+    Stop is, and the kernel and its workspace are kept (ended with the link before)."""
+    run(ssh_client, inbox, "w = 41")
+    pid = ssh_client.pid
+    mark = tmp_path / "running"
+    rid = ssh_client.request("run", RunCode(touch_line(mark) + code))
+    wait_for_file(mark)
+    assert ssh_client.interrupt(grace_s=30.0) == "signalled"
+    inbox.wait("interrupted", rid, timeout=20.0)  # well before the 30 s kill
+    assert ssh_client.pid == pid and ssh_client.starts == 1
+    assert run(ssh_client, inbox, "w + 1") == "42"
+
+
+CAP_BYTES = 1_500_000_000  # a kernel with torch holds about 0.5 GB before the user's code
+
+
+def test_a_remote_kernel_past_its_memory_cap_says_so(lab: Lab, inbox: Inbox) -> None:
+    """The cap is the remote machine's setting; the watchdog there ends the kernel and says
+    why on the connection's stderr, and the card says it as for a local kernel."""
+    import psutil
+
+    fraction = CAP_BYTES / psutil.virtual_memory().total
+    command = remote_script(lab.bin / "gpumon-capped", (
+        f"export GPUMON_KERNEL_MEMORY_FRACTION={fraction!r}\nexec {lab.gpumon} \"$@\""))
+    client = KernelClient(inbox, remote=remote(lab, command))
+    try:
+        kernel, child = kernel_and_child(client, inbox)
+        client.request("run", RunCode("chunks = []\nwhile True: chunks.append(b'x' * 10**7)"))
+        died = inbox.wait("died", timeout=120).data
+        assert died.pid == kernel and died.memory is not None and not died.problem
+        used, cap = died.memory
+        assert abs(cap - CAP_BYTES) < 1e6 and cap < used < cap + 1_000_000_000
+        assert "ran out of its 1.5 GB of memory" in died.sentence()
+        wait_gone([kernel, child], 5.0)
+        assert run(client, inbox, "2 * 21") == "42"  # a fresh kernel, under the same cap
+    finally:
+        client.shutdown(timeout_s=1.0)
+
+
 def wrapped(lab: Lab) -> Path:
     """A remote gpumon that a process stays above, as ``conda run -n x gpumon`` does: the
     kernel's watchdog's parent is then not sshd's session, and lives on when it ends (no

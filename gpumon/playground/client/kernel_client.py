@@ -48,7 +48,7 @@ from gpumon.playground.client.interrupt import (
 from gpumon.playground.client.job import put_in_job
 from gpumon.playground.client.keeper import KeptKernel, descendants, kill_all
 from gpumon.playground.client.kernel_exit import LOST_NAMES_SHOWN, KernelExit
-from gpumon.playground.client.ssh_kernel import Remote, SshKernel
+from gpumon.playground.client.ssh_kernel import STOP, Remote, SshKernel
 from gpumon.playground.data.errors import report_internal
 from gpumon.playground.data.wire import (
     FOLDER_ENV,
@@ -317,7 +317,9 @@ class KernelClient:
                 return
 
     def _stop(self, gen: _Generation, target: int) -> None:
-        if not self._in_band:
+        if isinstance(gen.proc, SshKernel):  # a SIGINT from the watchdog there (ssh_kernel.py)
+            gen.writer.send_bytes(STOP)
+        elif not self._in_band:
             send_interrupt(gen.proc, interrupt_path())
         else:
             gen.writer.send(Request(0, "interrupt", target))
@@ -400,11 +402,13 @@ class KernelClient:
             code = gen.proc.wait()
         self._end_group(gen)
         stdout.close()
-        problem = gen.proc.problem() if isinstance(gen.proc, SshKernel) else None
+        remote = gen.proc if isinstance(gen.proc, SshKernel) else None
+        memory = remote.ran_out() if remote else keeper.ran_out(gen.report)
+        problem = remote.problem() if remote and memory is None else None
         with self._lock:
             ending = gen.ending
             lost = KernelExit(gen.kernel_pid or gen.proc.pid, code, gen.names, tuple(gen.pending),
-                              ending or "died", gen.detail, gen.total, keeper.ran_out(gen.report),
+                              ending or "died", gen.detail, gen.total, memory,
                               getattr(gen.proc, "watchdog_lost", False),
                               problem if problem and ending in ("", "protocol") else "")
             gen.pending.clear()
