@@ -115,7 +115,9 @@ def parse_report(text: str) -> tuple[int, int] | None:
     """``(used, cap)`` from the watchdog's ``memory USED CAP``, else None (untrusted over
     ssh: only two numbers are taken from it)."""
     parts = text.split()
-    if len(parts) != 3 or parts[0] != "memory" or not (parts[1] + parts[2]).isdigit():
+    numbers = "".join(parts[1:])
+    if len(parts) != 3 or parts[0] != "memory" or not (numbers.isascii() and numbers.isdigit()) \
+            or max(len(parts[1]), len(parts[2])) > 20:  # bytes, never a number past floats
         return None
     return int(parts[1]), int(parts[2])
 

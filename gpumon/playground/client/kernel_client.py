@@ -15,8 +15,8 @@ user's code that still holds the pipes can neither keep the reader waiting nor o
 on Linux a kernel not forked from the fork server runs under its watchdog (keeper.py), which
 ends what the kernel left wherever it went, and caps the kernel's memory. With ``remote``
 the kernel runs on another machine over ssh (ssh_kernel.py), everything else the same: Stop
-is then a frame (no signal crosses ssh), and a beat a second tells its watchdog there that
-the link lives.
+is then a mark on the connection (no signal crosses ssh) that its watchdog there turns into
+a SIGINT, and a beat a second tells that watchdog the link lives.
 """
 
 from __future__ import annotations
@@ -124,8 +124,9 @@ class KernelClient:
         self._python = python
         # Each kernel on another machine, at the far end of ssh (ssh_kernel.py)
         self.remote = remote
-        # Stop as a frame the kernel's reader thread acts on, where no signal reaches the
-        # kernel (over ssh); else the platform's signal (interrupt.py)
+        # Stop without a signal from here: over ssh the mark its watchdog there turns into
+        # a SIGINT (ssh_kernel.STOP); with ``in_band``, a frame the kernel's reader thread
+        # acts on; else the platform's signal (interrupt.py)
         self._in_band = in_band or remote is not None
         self._lock = threading.RLock()
         self._gen: _Generation | None = None

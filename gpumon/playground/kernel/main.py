@@ -160,7 +160,8 @@ class Kernel:
         requests.put(None)
 
     def interrupt(self, target: object) -> bool:
-        """The in-band Stop (a frame, where no signal can reach the kernel: over ``ssh``):
+        """The in-band Stop (a frame, ``KernelClient(in_band=True)``; over ssh the watchdog
+        turns the window's Stop into a SIGINT instead, which also reaches a C call):
         SIGINT to the main thread, as the window's own SIGINT would be, if the request it
         names is the user's code running now; a Stop that comes late never hits the next
         request. A signal, not ``_thread.interrupt_main``: it also ends a blocking call
