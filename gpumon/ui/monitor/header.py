@@ -25,8 +25,9 @@ NVML_BG = "#2e7d32"
 SIM_BG = "#e65100"
 NONE_BG = "#757575"
 CODE_BG = "#1565c0"
-#: Characters of a host's name the code badge shows (a name from a command line may be long).
-CODE_HOST_CHARS = 32
+#: Characters of a host's name the code badge shows: a name from a command line may be long,
+#: and at 300 % each is about 30 px of the header's width.
+CODE_HOST_CHARS = 20
 
 
 def _set_style(widget: QWidget, sheet: str) -> None:
