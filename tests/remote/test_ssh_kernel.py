@@ -166,6 +166,20 @@ def test_stop_during_one_long_c_call_that_checks_for_signals_keeps_the_kernel(
     assert run(ssh_client, inbox, "w + 1") == "42"
 
 
+def test_big_requests_pass_the_relay_whole_and_in_order(
+        ssh_client: KernelClient, inbox: Inbox) -> None:
+    """The remote watchdog passes the window's bytes on frame by frame (it reads each
+    frame's header for a Stop): requests of several MB, sent back to back, arrive whole and
+    in order, the second while the first still runs."""
+    first = ssh_client.request("run", RunCode("import time\ntime.sleep(0.5)\nlen('"
+                                              + "a" * 3_000_000 + "')"))
+    second = ssh_client.request("run", RunCode("len('" + "b" * 5_000_001 + "')"))
+    answer = inbox.wait("reply", first, timeout=START_S).data  # torch is imported first
+    assert answer.ok, answer.error
+    assert str(answer.preview) == "3000000"
+    assert str(inbox.wait("reply", second, timeout=60).data.preview) == "5000001"
+
+
 CAP_BYTES = 1_500_000_000  # a kernel with torch holds about 0.5 GB before the user's code
 
 
