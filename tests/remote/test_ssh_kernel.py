@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from sshd import ROOT, Lab, keygen, remote_script, remote_streams
+from testkit import wait_until
 
 from gpumon.playground.client.kernel_client import KernelClient
 from gpumon.playground.client.ssh_kernel import Remote, SshKernel
@@ -164,6 +165,21 @@ def test_stop_during_one_long_c_call_that_checks_for_signals_keeps_the_kernel(
     inbox.wait("interrupted", rid, timeout=20.0)  # well before the 30 s kill
     assert ssh_client.pid == pid and ssh_client.starts == 1
     assert run(ssh_client, inbox, "w + 1") == "42"
+
+
+def test_stop_reaches_code_that_holds_the_gil_from_its_first_line(
+        ssh_client: KernelClient, inbox: Inbox) -> None:
+    """Code whose first line is one long C call took the GIL before the kernel's writer
+    thread could send "started", and the window, which stops a request only once it has
+    started, never sent the Stop: the kernel writes "started" before the code runs."""
+    run(ssh_client, inbox, "w = 41")
+    rid = ssh_client.request("run", RunCode("x = 7 ** (10 ** 9)"))
+    gen = ssh_client._gen
+    assert gen is not None
+    wait_until(lambda: gen.started == rid, 20.0, "the window to hear the code started")
+    assert ssh_client.interrupt(grace_s=30.0) == "signalled"
+    inbox.wait("interrupted", rid, timeout=20.0)
+    assert ssh_client.starts == 1 and run(ssh_client, inbox, "w + 1") == "42"
 
 
 def test_big_requests_pass_the_relay_whole_and_in_order(
