@@ -12,11 +12,15 @@ gpumon.playground.kernel.main``, so that on this machine too:
   grace (``--connection``: the far end of stdin hanging up, which happens when the window
   quits, is SIGKILLed, or its ``ssh`` is killed or given up by its keep-alive), also while
   the user's code holds the GIL in one long C call and the kernel's own threads cannot run;
-- a link that goes silent without closing (a laptop asleep, a cut cable) ends it after
-  :data:`SILENCE_S` without the window's beat (``watchdog.Silence``), also where sshd's own
-  keep-alive is off, as it is by default;
+- the window's bytes reach the kernel through the watchdog (``watchdog.Relay``), so its
+  Stop is a SIGINT there, as a local window's is, and stops also code held in one C call
+  that checks for signals (a regex backtracking, a power of a big integer); a link that goes
+  silent without closing (a laptop asleep, a cut cable) ends the kernel after
+  :data:`SILENCE_S` without a byte from the window (it beats every second), also where sshd's
+  own keep-alive is off, as it is by default;
 - the kernel's memory is capped at a fraction of *this* machine's memory
-  (``client/keeper.py``'s setting, read here);
+  (``client/keeper.py``'s setting, read here), and a kernel ended at its cap is reported on
+  the connection's stderr, from which the window's card says so (``ssh_kernel.py``);
 - imports are isolated as a local kernel's are (``lifeline.isolate_imports``): the kernel
   starts in gpumon's own folder, so nothing in the login folder shadows torch or gpumon; the
   login folder is the user's folder, importable after everything else.
@@ -59,8 +63,8 @@ def environment(base: dict[str, str], folder: str) -> dict[str, str]:
     env[FOLDER_ENV] = folder
     env[keeper.CAP_ENV] = str(keeper.memory_cap())
     env.setdefault(SILENCE_ENV, str(SILENCE_S))
-    for name in (keeper.REPORT_ENV, keeper.IN_SCOPE_ENV):  # nothing of a window here
-        env.pop(name, None)
+    env.pop(keeper.IN_SCOPE_ENV, None)  # nothing of a window here
+    env[keeper.REPORT_ENV] = "-"  # the watchdog's stderr: ssh's, read by the window
     return env
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from sshd import ROOT, Lab, keygen, remote_script, remote_streams
+from testkit import wait_until
 
 from gpumon.playground.client.kernel_client import KernelClient
 from gpumon.playground.client.ssh_kernel import Remote, SshKernel
@@ -145,6 +146,80 @@ def test_stop_during_one_long_c_call_ends_that_kernel_and_all_it_started(
     assert ended.pid == kernel  # the card names the remote kernel's pid
     wait_gone([kernel, child], 5.0)
     assert run(ssh_client, inbox, "1 + 1") == "2"
+
+
+@pytest.mark.parametrize("code", ["import re\nre.match(r'(a*)*b', 'a' * 40)",
+                                  "x = 7 ** (10 ** 9)"], ids=["regex", "big-power"])
+def test_stop_during_one_long_c_call_that_checks_for_signals_keeps_the_kernel(
+        ssh_client: KernelClient, inbox: Inbox, tmp_path: Path, code: str) -> None:
+    """A regex backtracking and a power of a big integer hold the GIL in one C call, where
+    no thread of the kernel reads a frame, but they look for signals: the remote watchdog,
+    which relays the window's bytes, turns the Stop into a SIGINT, as the local window's
+    Stop is, and the kernel and its workspace are kept (ended with the link before)."""
+    run(ssh_client, inbox, "w = 41")
+    pid = ssh_client.pid
+    mark = tmp_path / "running"
+    rid = ssh_client.request("run", RunCode(touch_line(mark) + code))
+    wait_for_file(mark)
+    assert ssh_client.interrupt(grace_s=30.0) == "signalled"
+    inbox.wait("interrupted", rid, timeout=20.0)  # well before the 30 s kill
+    assert ssh_client.pid == pid and ssh_client.starts == 1
+    assert run(ssh_client, inbox, "w + 1") == "42"
+
+
+def test_stop_reaches_code_that_holds_the_gil_from_its_first_line(
+        ssh_client: KernelClient, inbox: Inbox) -> None:
+    """Code whose first line is one long C call took the GIL before the kernel's writer
+    thread could send "started", and the window, which stops a request only once it has
+    started, never sent the Stop: the kernel writes "started" before the code runs."""
+    run(ssh_client, inbox, "w = 41")
+    rid = ssh_client.request("run", RunCode("x = 7 ** (10 ** 9)"))
+    gen = ssh_client._gen
+    assert gen is not None
+    wait_until(lambda: gen.started == rid, 20.0, "the window to hear the code started")
+    assert ssh_client.interrupt(grace_s=30.0) == "signalled"
+    inbox.wait("interrupted", rid, timeout=20.0)
+    assert ssh_client.starts == 1 and run(ssh_client, inbox, "w + 1") == "42"
+
+
+def test_big_requests_pass_the_relay_whole_and_in_order(
+        ssh_client: KernelClient, inbox: Inbox) -> None:
+    """The remote watchdog passes the window's bytes on frame by frame (it reads each
+    frame's header for a Stop): requests of several MB, sent back to back, arrive whole and
+    in order, the second while the first still runs."""
+    first = ssh_client.request("run", RunCode("import time\ntime.sleep(0.5)\nlen('"
+                                              + "a" * 3_000_000 + "')"))
+    second = ssh_client.request("run", RunCode("len('" + "b" * 5_000_001 + "')"))
+    answer = inbox.wait("reply", first, timeout=START_S).data  # torch is imported first
+    assert answer.ok, answer.error
+    assert str(answer.preview) == "3000000"
+    assert str(inbox.wait("reply", second, timeout=60).data.preview) == "5000001"
+
+
+CAP_BYTES = 1_500_000_000  # a kernel with torch holds about 0.5 GB before the user's code
+
+
+def test_a_remote_kernel_past_its_memory_cap_says_so(lab: Lab, inbox: Inbox) -> None:
+    """The cap is the remote machine's setting; the watchdog there ends the kernel and says
+    why on the connection's stderr, and the card says it as for a local kernel."""
+    import psutil
+
+    fraction = CAP_BYTES / psutil.virtual_memory().total
+    command = remote_script(lab.bin / "gpumon-capped", (
+        f"export GPUMON_KERNEL_MEMORY_FRACTION={fraction!r}\nexec {lab.gpumon} \"$@\""))
+    client = KernelClient(inbox, remote=remote(lab, command))
+    try:
+        kernel, child = kernel_and_child(client, inbox)
+        client.request("run", RunCode("chunks = []\nwhile True: chunks.append(b'x' * 10**7)"))
+        died = inbox.wait("died", timeout=120).data
+        assert died.pid == kernel and died.memory is not None and not died.problem
+        used, cap = died.memory
+        assert abs(cap - CAP_BYTES) < 1e6 and cap < used < cap + 1_000_000_000
+        assert "ran out of its 1.5 GB of memory" in died.sentence()
+        wait_gone([kernel, child], 5.0)
+        assert run(client, inbox, "2 * 21") == "42"  # a fresh kernel, under the same cap
+    finally:
+        client.shutdown(timeout_s=1.0)
 
 
 def wrapped(lab: Lab) -> Path:

@@ -273,6 +273,11 @@ def test_the_playground_runs_its_code_on_the_machine(qtbot, lab: Lab) -> None:
     window = RemoteWindow(parse_target("lab1"), options(lab), 0.3)
     qtbot.addWidget(window)
     window.show()
+    # the header says it on every page, the Monitor's included (issue 50)
+    assert window.tabs.currentIndex() == 0  # the Monitor
+    badge = window.header.code_badge
+    assert badge.isVisible() and badge.text() == "Code runs on lab1"
+    assert "lab1, with its Python, PyTorch and GPUs" in badge.toolTip()
     note = window.playground.findChild(QLabel, "playgroundRunsThere")
     assert note is not None and note.text() == ("Code in the Playground and the Lesson runs on "
                                                 "lab1, with its Python, PyTorch and GPUs, "

@@ -40,6 +40,8 @@ WATCHDOG = ROOT / "gpumon" / "playground" / "kernel" / "watchdog.py"
 #: As in kernel/watchdog.py (the window imports nothing of the kernel's side).
 CAP_ENV = "GPUMON_KERNEL_MEMORY_CAP"
 REPORT_ENV = "GPUMON_KERNEL_REPORT"
+REPORT_LINE = "gpumon-kernel-watchdog: "  # how its report begins on stderr, over ssh
+STOP_HEADER = b"\xff\xff\xff\xff"  # the window's Stop over ssh
 #: The kernel's memory cap as a fraction of the machine's memory (a setting: this variable,
 #: 0 for no cap); the default leaves the window and the desktop room.
 FRACTION_ENV = "GPUMON_KERNEL_MEMORY_FRACTION"
@@ -106,8 +108,16 @@ def ran_out(report: str) -> tuple[int, int] | None:
         os.unlink(report)
     except OSError:
         return None
+    return parse_report(text)
+
+
+def parse_report(text: str) -> tuple[int, int] | None:
+    """``(used, cap)`` from the watchdog's ``memory USED CAP``, else None (untrusted over
+    ssh: only two numbers are taken from it)."""
     parts = text.split()
-    if len(parts) != 3 or parts[0] != "memory" or not (parts[1] + parts[2]).isdigit():
+    numbers = "".join(parts[1:])
+    if len(parts) != 3 or parts[0] != "memory" or not (numbers.isascii() and numbers.isdigit()) \
+            or max(len(parts[1]), len(parts[2])) > 20:  # bytes, never a number past floats
         return None
     return int(parts[1]), int(parts[2])
 

@@ -15,8 +15,8 @@ user's code that still holds the pipes can neither keep the reader waiting nor o
 on Linux a kernel not forked from the fork server runs under its watchdog (keeper.py), which
 ends what the kernel left wherever it went, and caps the kernel's memory. With ``remote``
 the kernel runs on another machine over ssh (ssh_kernel.py), everything else the same: Stop
-is then a frame (no signal crosses ssh), and a beat a second tells its watchdog there that
-the link lives.
+is then a mark on the connection (no signal crosses ssh) that its watchdog there turns into
+a SIGINT, and a beat a second tells that watchdog the link lives.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from gpumon.playground.client.interrupt import (
 from gpumon.playground.client.job import put_in_job
 from gpumon.playground.client.keeper import KeptKernel, descendants, kill_all
 from gpumon.playground.client.kernel_exit import LOST_NAMES_SHOWN, KernelExit
-from gpumon.playground.client.ssh_kernel import Remote, SshKernel
+from gpumon.playground.client.ssh_kernel import STOP, Remote, SshKernel
 from gpumon.playground.data.errors import report_internal
 from gpumon.playground.data.wire import (
     FOLDER_ENV,
@@ -124,8 +124,9 @@ class KernelClient:
         self._python = python
         # Each kernel on another machine, at the far end of ssh (ssh_kernel.py)
         self.remote = remote
-        # Stop as a frame the kernel's reader thread acts on, where no signal reaches the
-        # kernel (over ssh); else the platform's signal (interrupt.py)
+        # Stop without a signal from here: over ssh the mark its watchdog there turns into
+        # a SIGINT (ssh_kernel.STOP); with ``in_band``, a frame the kernel's reader thread
+        # acts on; else the platform's signal (interrupt.py)
         self._in_band = in_band or remote is not None
         self._lock = threading.RLock()
         self._gen: _Generation | None = None
@@ -317,7 +318,9 @@ class KernelClient:
                 return
 
     def _stop(self, gen: _Generation, target: int) -> None:
-        if not self._in_band:
+        if isinstance(gen.proc, SshKernel):  # a SIGINT from the watchdog there (ssh_kernel.py)
+            gen.writer.send_bytes(STOP)
+        elif not self._in_band:
             send_interrupt(gen.proc, interrupt_path())
         else:
             gen.writer.send(Request(0, "interrupt", target))
@@ -400,11 +403,13 @@ class KernelClient:
             code = gen.proc.wait()
         self._end_group(gen)
         stdout.close()
-        problem = gen.proc.problem() if isinstance(gen.proc, SshKernel) else None
+        remote = gen.proc if isinstance(gen.proc, SshKernel) else None
+        memory = remote.ran_out() if remote else keeper.ran_out(gen.report)
+        problem = remote.problem() if remote and memory is None else None
         with self._lock:
             ending = gen.ending
             lost = KernelExit(gen.kernel_pid or gen.proc.pid, code, gen.names, tuple(gen.pending),
-                              ending or "died", gen.detail, gen.total, keeper.ran_out(gen.report),
+                              ending or "died", gen.detail, gen.total, memory,
                               getattr(gen.proc, "watchdog_lost", False),
                               problem if problem and ending in ("", "protocol") else "")
             gen.pending.clear()

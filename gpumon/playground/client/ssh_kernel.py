@@ -10,8 +10,10 @@ group is what the client kills), and the kernel's own pid on HOST comes in its `
 Ending it is ending ``ssh``: the remote watchdog (``cli/kernel.py``) sees the connection's
 end and ends the kernel and all it started within its grace, whatever the kernel's
 interpreter is doing. So the client's kill (a Stop that did not stop in time, garbage, a
-closed output, quitting) kills the ssh child, and no signal has to cross the link; Stop is
-an in-band frame (``KernelClient(in_band=True)``).
+closed output, quitting) kills the ssh child, and no signal has to cross the link. Stop is
+:data:`STOP` on the connection, which the remote watchdog (it relays the window's bytes to
+the kernel) turns into a SIGINT there, as the local window's Stop is; a kernel ended at its
+memory cap there says so on stderr (:meth:`SshKernel.ran_out`).
 
 ssh's stderr (and the remote command's: "gpumon: not found", a Python traceback) is read by
 a thread of its own, so the pipe never fills, and only its last ``STDERR_KEEP`` bytes are
@@ -29,6 +31,7 @@ import threading
 from dataclasses import dataclass
 
 from gpumon.i18n import tr
+from gpumon.playground.client.keeper import REPORT_LINE, STOP_HEADER, parse_report
 from gpumon.ssh.command import SshOptions, remote_command, ssh_argv, ssh_program
 from gpumon.ssh.diagnose import Kind, diagnose
 from gpumon.ssh.link import STDERR_KEEP, SshLink
@@ -36,6 +39,8 @@ from gpumon.ssh.target import Target
 
 #: The remote gpumon's arguments that start a kernel there.
 STDIO_ARGS = ("kernel", "--stdio")
+#: The window's Stop on the connection: a bare frame header that no frame has.
+STOP = STOP_HEADER
 #: What ssh's own failures are: each has a sentence worth more than an exit status.
 LINK_PROBLEMS = frozenset(Kind) - {Kind.OTHER, Kind.KILLED}
 
@@ -115,6 +120,13 @@ class SshKernel:
             return self.failed
         found = diagnose(self.stderr_text(), self.returncode, self.host)
         return found.sentence if found.kind in LINK_PROBLEMS else None
+
+    def ran_out(self) -> tuple[int, int] | None:
+        """Once ended: ``(used, cap)`` bytes when the remote watchdog ended the kernel at its
+        memory cap (its line on stderr, ``watchdog.report``), else None."""
+        lines = self.stderr_text().splitlines()
+        said = [line[len(REPORT_LINE):] for line in lines if line.startswith(REPORT_LINE)]
+        return parse_report(said[-1][:200]) if said else None
 
     def poll(self) -> int | None:
         return self.proc.poll()

@@ -57,7 +57,7 @@ class Request:
     id: int
     kind: str  # "load", "devices", "run", "workspace", "lesson", "code", "ping", "shutdown";
     # read by the kernel's reader thread at once: "interrupt" (payload: the request to stop),
-    # "beat" (over ssh, every second: the link lives; kernel/watchdog.py's Silence)
+    # "beat" (over ssh, every second: the link lives; kernel/watchdog.py's Relay)
     payload: Any = None
     language: str = "en"  # the window's language (gpumon.i18n): the kernel answers in it
 

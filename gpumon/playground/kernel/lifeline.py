@@ -42,7 +42,7 @@ from pathlib import Path
 from types import FrameType
 
 from gpumon.playground.data.wire import FOLDER_ENV, PARENT_ENV, process_end_fd
-from gpumon.playground.kernel.watchdog import BEAT_FD_ENV, KEPT_ENV
+from gpumon.playground.kernel.watchdog import KEPT_ENV
 
 #: How often the side thread looks at the window's process.
 WATCH_PERIOD_S = 0.25
@@ -100,25 +100,6 @@ def bind_to_parent() -> None:
 
 
 _watchdog: list[subprocess.Popen[bytes]] = []  # held: never collected while it runs
-_beats: list[int] = []  # the watchdog's pipe for the window's beats, over ssh
-
-
-def beat() -> None:
-    """Tell the watchdog that a beat of the window came (one byte on its pipe, never
-    waiting): over ssh it ends a kernel whose link went silent (watchdog.Silence)."""
-    if not _beats:
-        text = os.environ.pop(BEAT_FD_ENV, "")
-        _beats.append(int(text) if text.isdigit() else -1)
-        if _beats[0] >= 0:
-            try:
-                os.set_inheritable(_beats[0], False)  # not the user's processes'
-            except OSError:
-                _beats[0] = -1
-    if _beats[0] >= 0:
-        try:
-            os.write(_beats[0], b".")
-        except OSError:  # full (the watchdog reads them), or gone
-            pass
 
 
 def start_watchdog() -> bool:

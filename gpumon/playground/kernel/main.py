@@ -57,6 +57,8 @@ COUNTER_PERIOD_S = 0.25
 #: How often it looks while no request runs and CUDA has not started (an idle kernel's
 #: thread woke four times a second for counters that cannot change).
 COUNTER_IDLE_S = 5.0
+#: Seconds the user's code waits for "started" to be written (the window reading it).
+STARTED_WAIT_S = 1.0
 #: Requests that run the user's code: only these can be interrupted.
 USER_CODE = frozenset({"run", "lesson"})
 #: The in-band Stop's request kind (its payload: the id of the request to stop).
@@ -152,8 +154,7 @@ class Kernel:
             if request.kind == INTERRUPT:
                 self.interrupt(request.payload)
                 continue
-            if request.kind == BEAT:  # over ssh: the link lives (watchdog.Silence)
-                lifeline.beat()
+            if request.kind == BEAT:  # over ssh, for the watchdog's relay: nothing to do here
                 continue
             requests.put(request)
             if request.kind == "shutdown":
@@ -161,7 +162,8 @@ class Kernel:
         requests.put(None)
 
     def interrupt(self, target: object) -> bool:
-        """The in-band Stop (a frame, where no signal can reach the kernel: over ``ssh``):
+        """The in-band Stop (a frame, ``KernelClient(in_band=True)``; over ssh the watchdog
+        turns the window's Stop into a SIGINT instead, which also reaches a C call):
         SIGINT to the main thread, as the window's own SIGINT would be, if the request it
         names is the user's code running now; a Stop that comes late never hits the next
         request. A signal, not ``_thread.interrupt_main``: it also ends a blocking call
@@ -187,6 +189,10 @@ class Kernel:
                 self._request_id = request.id
                 if self.busy:  # from now on a SIGINT interrupts this request (kernel_client)
                     self.send(Message("started", request.id))
+                    # written before the code runs: code that holds the GIL from its first
+                    # line on (one long C call) kept the writer thread from sending it, and
+                    # the window, which stops a request only once it has started, never did
+                    self.drain(STARTED_WAIT_S)
                 if handler is None:
                     raise ValueError(f"unknown kernel request {request.kind!r}")
                 if request.kind in USER_CODE or request.kind == "load":

@@ -18,12 +18,10 @@ It runs in one of two places:
   and exits with the kernel's own status (the same code, or the same signal), so the window
   reads the kernel's end from it. Killing it does not free the kernel: the kernel's
   parent-death signal and lifeline thread end it, and the window, which sees its end at
-  once, kills the kernel by its pidfd when those cannot run. With ``--connection`` it also
-  watches the kernel's stdin for its other end hanging up, for a window at the far end of
-  an ``ssh`` connection (issue 50), whose process it cannot watch: the parent it watches
-  is then the ``sshd`` session, and the connection's end ends the kernel within the grace.
-  There ``cli/kernel.py`` starts it (``-1``: the kernel's pid is in its ``hello``), and
-  a link silent for :data:`SILENCE_ENV` seconds (:class:`Silence`) ends the kernel too.
+  once, kills the kernel by its pidfd when those cannot run. With ``--connection``
+  (``cli/kernel.py``: a window at the far end of ``ssh``, issue 50) the window's bytes reach
+  the kernel through it (:class:`Relay`): the connection's end or silence ends the kernel
+  within the grace, and the window's Stop is a SIGINT from here.
   Where a user's systemd manager runs, it and the kernel start in a systemd scope of their
   own (a cgroup no descendant can leave, ``MemoryMax`` the memory cap): the sweep then also
   ends every process left in that cgroup, and a kill by the scope's memory limit is
@@ -32,26 +30,22 @@ It runs in one of two places:
   server is that kernel's parent and subreaper; this process ends the kernel when its
   parent is gone and caps its memory.
 
-**Memory.** With :data:`CAP_ENV` set (bytes), it reads the kernel's resident set
-(``/proc/PID/statm``) every :data:`MEMORY_PERIOD_S` and, above the cap, stops the kernel,
-SIGKILLs it and what it started, and writes ``memory USED CAP`` to the file named by
-:data:`REPORT_ENV`, from which the window says "the kernel ran out of its N GB". An
-address-space limit (``RLIMIT_AS``) would break CUDA, which reserves hundreds of GB of
-virtual addresses at its start; ``RLIMIT_DATA`` counts private writable mappings, and how
-the CUDA driver maps pinned and managed memory is the driver's business: neither limit
-can be trusted with a GPU, the resident set can. Typed recursion grew a kernel by 1.5 GB a
-second, so it can pass the cap by about 150 MB before it is stopped.
+**Memory.** With :data:`CAP_ENV` set (bytes), it reads the kernel's resident set every
+:data:`MEMORY_PERIOD_S` and, above the cap, ends the kernel and what it started and reports
+``memory USED CAP`` (:func:`report`), from which the window says "the kernel ran out of its
+N GB". ``RLIMIT_AS`` would break CUDA (it reserves hundreds of GB of addresses at its start)
+and how the CUDA driver maps memory is beyond ``RLIMIT_DATA``: only the resident set can be
+trusted with a GPU. Typed recursion grew a kernel by 1.5 GB a second: it can pass the cap by
+about 150 MB before it is stopped.
 """
 
 from __future__ import annotations
 
-import array
-import fcntl
+import contextlib
 import os
 import select
 import signal
 import sys
-import termios
 import time
 from typing import TYPE_CHECKING
 
@@ -71,15 +65,18 @@ FASTEST_GROWTH = 3e9
 CAP_ENV = "GPUMON_KERNEL_MEMORY_CAP"
 #: A file the watchdog writes ``memory USED CAP`` to when it ends the kernel for its memory.
 REPORT_ENV = "GPUMON_KERNEL_REPORT"
+#: How the report's line begins on stderr (over ssh), among whatever else is written there.
+REPORT_LINE = "gpumon-kernel-watchdog: "
 #: Set in a kept kernel's environment: its parent is its watchdog (it starts none of its own).
 KEPT_ENV = "GPUMON_KERNEL_KEPT"
 #: Set when it runs in a systemd scope of its own (``client/keeper.py``).
 IN_SCOPE_ENV = "GPUMON_KERNEL_IN_SCOPE"
 #: As in ``gpumon.playground.data.wire`` (this file imports nothing of gpumon).
 PARENT_ENV = "GPUMON_KERNEL_PARENT"
-#: Over ssh: seconds the link may be silent (:class:`Silence`); the window beats every second.
+#: Over ssh: seconds the link may be silent (:class:`Relay`); the window beats every second.
 SILENCE_ENV = "GPUMON_KERNEL_SILENCE_S"
-BEAT_FD_ENV = "GPUMON_KERNEL_BEAT_FD"
+#: Over ssh, the window's Stop (:class:`Relay`): a frame header no frame has (over 64 MiB).
+STOP_HEADER = b"\xff\xff\xff\xff"
 _PR_SET_CHILD_SUBREAPER = 36
 
 
@@ -111,9 +108,9 @@ def _descendants(root: int) -> list[int]:
     return found
 
 
-def _kill(pid: int) -> None:
-    try:
-        os.kill(pid, signal.SIGKILL)
+def _signal(pid: int, pid_fd: int | None, sig: int) -> None:
+    try:  # by its pidfd where there is one: never another process that got its pid
+        signal.pidfd_send_signal(pid_fd, sig) if pid_fd is not None else os.kill(pid, sig)
     except OSError:  # gone already
         pass
 
@@ -126,38 +123,29 @@ def end_kernel(kernel: int, kernel_fd: int | None) -> None:
         return
     for _ in range(2):  # a second look: a child may have forked during the first
         for pid in _descendants(kernel):
-            _kill(pid)
-    if kernel_fd is not None:  # by its pidfd: never another process that got its pid
-        try:
-            signal.pidfd_send_signal(kernel_fd, signal.SIGKILL)
-        except OSError:
-            pass
-    else:
-        _kill(kernel)
+            _signal(pid, None, signal.SIGKILL)
+    _signal(kernel, kernel_fd, signal.SIGKILL)
 
 
 def _pidfd(pid: int) -> int | None:
-    try:
+    with contextlib.suppress(OSError, AttributeError):
         return os.pidfd_open(pid)
-    except (OSError, AttributeError):
-        return None
+    return None
 
 
 def memory_cap() -> int:
     """The cap from :data:`CAP_ENV` in bytes; 0 for none (unset or not a number)."""
-    try:
+    with contextlib.suppress(ValueError):
         return max(0, int(os.environ.get(CAP_ENV, "0")))
-    except ValueError:
-        return 0
+    return 0
 
 
 def resident_bytes(pid: int) -> int:
     """``pid``'s resident set in bytes; 0 once it has ended."""
-    try:
-        with open(f"/proc/{pid}/statm", "rb") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, IndexError, ValueError):
-        return 0
+    with contextlib.suppress(OSError, IndexError, ValueError), open(f"/proc/{pid}/statm",
+                                                                      "rb") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    return 0
 
 
 def over_cap(kernel: int, kernel_fd: int | None, cap: int) -> float | None:
@@ -166,58 +154,102 @@ def over_cap(kernel: int, kernel_fd: int | None, cap: int) -> float | None:
     used = resident_bytes(kernel) if cap else 0
     if used <= cap:
         return (cap - used) / FASTEST_GROWTH
-    report = os.environ.get(REPORT_ENV)
-    if report:
-        try:
-            with open(report, "w") as f:
-                f.write(f"memory {used} {cap}\n")
-        except OSError:  # the window then reports a plain SIGKILL
-            pass
+    report(used, cap)
     end_kernel(kernel, kernel_fd)
     return None
 
 
-class Silence:
-    """A link silent without closing (a laptop asleep, a cut cable; sshd's keep-alive is off
-    by default): alive while the kernel reads the window's beats (a byte each on ``beats``)
-    or, held in one C call, while unread bytes keep coming on ``stdin`` (FIONREAD)."""
+def report(used: int | str, cap: int | str) -> None:
+    """Write ``memory USED CAP`` where :data:`REPORT_ENV` says: a file the window reads, or,
+    with ``-`` (over ssh, ``cli/kernel.py``), this process's stderr: the window's ssh's."""
+    where, line = os.environ.get(REPORT_ENV), f"{REPORT_LINE}memory {used} {cap}\n"
+    try:
+        if where == "-":
+            os.write(2, line.encode())
+        elif where:
+            with open(where, "w") as f:
+                f.write(line[len(REPORT_LINE):])
+    except OSError:  # the window then reports a plain SIGKILL
+        pass
 
-    def __init__(self, beats: int, stdin: int, limit_s: float) -> None:
-        self.beats, self.stdin, self.limit_s = beats, stdin, limit_s
-        self.last, self.waiting = time.monotonic(), 0
 
-    def dead(self, ready: set[int]) -> bool:
-        now, count = time.monotonic(), array.array("i", [0])
+class Relay:
+    """Over ssh: the connection's bytes (``conn``) to the kernel's stdin (``out``), frame by
+    frame; the window's Stop (a bare :data:`STOP_HEADER`) is a SIGINT, as a local window's
+    Stop is: a kernel held in one C call (a regex backtracking, a power of a big integer)
+    reads no frame, but the signal stops it there. ``dead()``: no byte (the window beats
+    every second) for :data:`SILENCE_ENV` seconds (a laptop asleep; sshd's keep-alive is off
+    by default)."""
+
+    def __init__(self, conn: int, out: int, kernel: int, kernel_fd: int | None) -> None:
+        self.conn, self.out, self.kernel, self.kernel_fd = conn, out, kernel, kernel_fd
+        self.pending, self.header, self.body_left = bytearray(), bytearray(), 0
+        text = os.environ.get(SILENCE_ENV, "")
+        self.limit_s = float(text) if text.replace(".", "", 1).isdigit() else 0.0
+        self.last = time.monotonic()
+        os.set_blocking(out, False)
+
+    def pump(self) -> bool:
+        """Pass on what came (a Stop is not passed on); False at the connection's end."""
         try:
-            if self.beats in ready:
-                os.read(self.beats, 4096)
-                self.last = now
-            fcntl.ioctl(self.stdin, termios.FIONREAD, count)
+            data = memoryview(os.read(self.conn, 1 << 16))
         except OSError:
-            pass
-        if count[0] != self.waiting:
-            self.waiting, self.last = count[0], now if count[0] else self.last
-        return now - self.last > self.limit_s
+            return False
+        self.last, i = time.monotonic(), 0
+        while i < len(data):
+            if self.body_left:
+                n = min(self.body_left, len(data) - i)
+                self.pending += data[i:i + n]
+                i, self.body_left = i + n, self.body_left - n
+                continue
+            chunk = data[i:i + 4 - len(self.header)]
+            self.header += chunk
+            i += len(chunk)
+            if len(self.header) == 4:
+                if self.header == STOP_HEADER:
+                    _signal(self.kernel, self.kernel_fd, signal.SIGINT)
+                else:
+                    self.pending += self.header
+                    self.body_left = int.from_bytes(self.header, "big")
+                self.header.clear()
+        self.flush()
+        return len(data) > 0
+
+    def flush(self) -> None:
+        """Write what the kernel's stdin takes now (never waiting)."""
+        while self.pending:
+            try:
+                del self.pending[:os.write(self.out, self.pending)]
+            except BlockingIOError:
+                return
+            except OSError:  # the kernel closed its stdin: it is ending
+                self.pending.clear()
+
+    def dead(self) -> bool:
+        return bool(self.limit_s) and time.monotonic() - self.last > self.limit_s
 
 
 def _wait(kernel: int, kernel_fd: int | None, ends: list[tuple[int, int]], cap: int,
-          still_ours: Callable[[], bool], silence: Silence | None = None) -> str:
+          still_ours: Callable[[], bool], relay: Relay | None = None) -> str:
     """Sleep until the kernel ends (``"kernel"``), the window does (``"window"``: one of
-    ``ends``, ``(fd, poll events)``, is ready, ``still_ours()`` turns False or the link is
-    ``silence``'s dead) or the kernel passes its cap (``"memory"``, the kernel ended)."""
+    ``ends``, ``(fd, poll events)``, is ready, ``still_ours()`` turns False, or ``relay``'s
+    connection ends or goes silent) or the kernel passes its cap (``"memory"``, the kernel
+    ended); meanwhile pass the window's bytes on to the kernel through ``relay``."""
     poll = select.poll()
     if kernel_fd is not None:
         poll.register(kernel_fd, select.POLLIN)
     for fd, events in ends:
         poll.register(fd, events)
-    if silence is not None:
-        poll.register(silence.beats, select.POLLIN)
-    watched = kernel_fd is not None or bool(ends)
+    own = {kernel_fd}
+    if relay is not None:
+        poll.register(relay.conn, select.POLLIN)
+        own |= {relay.conn, relay.out}
+    watched, writing = kernel_fd is not None or bool(ends) or relay is not None, False
     next_look = MEMORY_PERIOD_S
     while True:
         period = min(next_look, POLL_S if not ends else MAX_PERIOD_S) if cap else \
             (None if ends else POLL_S)
-        period = min(period or 1.0, 1.0) if silence else period
+        period = min(period or 1.0, 1.0) if relay and relay.limit_s else period
         if watched:
             ready = {fd for fd, _ in poll.poll(None if period is None else round(period * 1000))}
         else:
@@ -230,9 +262,14 @@ def _wait(kernel: int, kernel_fd: int | None, ends: list[tuple[int, int]], cap: 
             if left is None:
                 return "memory"
             next_look = max(MEMORY_PERIOD_S, left)
-        if silence is not None and silence.dead(ready):
-            return "window"
-        if ready - {kernel_fd, silence and silence.beats} or not still_ours():
+        if relay is not None:
+            if relay.conn in ready and not relay.pump() or relay.dead():
+                return "window"
+            relay.flush()
+            if writing != bool(relay.pending):  # wait for room in the pipe only while needed
+                writing = bool(relay.pending)
+                poll.register(relay.out, select.POLLOUT) if writing else poll.unregister(relay.out)
+        if ready - own or not still_ours():
             return "window"
 
 
@@ -293,14 +330,9 @@ def scope_ran_out(group: str | None) -> None:
     events = dict(line.split()[:2] for line in _cgroup_file(group, "memory.events")
                   .splitlines() if len(line.split()) >= 2)
     cap = _cgroup_file(group, "memory.max").strip()
-    report = os.environ.get(REPORT_ENV)
-    if events.get("oom_kill", "0") != "0" and cap.isdigit() and report:
+    if events.get("oom_kill", "0") != "0" and cap.isdigit():
         used = _cgroup_file(group, "memory.peak").strip()
-        try:
-            with open(report, "w") as f:
-                f.write(f"memory {used if used.isdigit() else cap} {cap}\n")
-        except OSError:
-            pass
+        report(used if used.isdigit() else cap, cap)
 
 
 def sweep(group: str | None = None) -> None:
@@ -314,7 +346,7 @@ def sweep(group: str | None = None) -> None:
         if not pids:
             break
         for pid in pids:
-            _kill(pid)
+            _signal(pid, None, signal.SIGKILL)
         deadline = time.monotonic() + 1.0
         while time.monotonic() < deadline:
             try:
@@ -328,21 +360,15 @@ def _exit_as(status: int) -> None:
     """Exit as the kernel did: with its code, or killed by its signal (no core file)."""
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
-        try:
+        with contextlib.suppress(OSError, ValueError, ImportError):
             import resource
 
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        except (OSError, ValueError, ImportError):
-            pass
-        try:  # SIGKILL and SIGSTOP have no handler to reset
+        with contextlib.suppress(OSError, ValueError):  # SIGKILL, SIGSTOP: no handler to reset
             signal.signal(sig, signal.SIG_DFL)
-        except (OSError, ValueError):
-            pass
-        try:
+        with contextlib.suppress(OSError, ValueError):
             signal.pthread_sigmask(signal.SIG_UNBLOCK, [sig])
             os.kill(os.getpid(), sig)
-        except (OSError, ValueError):
-            pass
         os._exit(128 + sig)
     os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
 
@@ -350,19 +376,17 @@ def _exit_as(status: int) -> None:
 def keep(grace_s: float, pid_fd: int, command: list[str], connection: bool = False) -> None:
     """Above the kernel: start ``command`` as the kernel (a session of its own; its pid
     written to ``pid_fd`` unless that is -1), watch it and the window (this process's
-    parent), then sweep and exit as the kernel did. With ``connection`` the window may be
-    at the other end of the kernel's stdin (``ssh``): its hang-up ends the kernel too,
-    whatever the kernel's own interpreter is doing."""
-    try:
+    parent), then sweep and exit as the kernel did. With ``connection`` the window is at the
+    other end of this process's stdin (``ssh``), relayed to the kernel's (:class:`Relay`):
+    its end ends the kernel too, whatever the kernel's own interpreter is doing."""
+    with contextlib.suppress(OSError, AttributeError, ImportError):  # else the kernel alone
         import ctypes
 
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    except (OSError, AttributeError, ImportError):  # the kernel is a subreaper all the same
-        pass
     window = os.getppid()
     os.environ[PARENT_ENV] = str(os.getpid())
     os.environ[KEPT_ENV] = "1"
-    beats = _beat_pipe() if connection else None
+    kernel_in, relay_out = os.pipe() if connection else (-1, -1)
     kernel = os.fork()
     if kernel == 0:
         try:
@@ -371,27 +395,30 @@ def keep(grace_s: float, pid_fd: int, command: list[str], connection: bool = Fal
             if pid_fd >= 0:
                 os.write(pid_fd, f"{os.getpid()}\n".encode())
                 os.close(pid_fd)
+            if connection:  # its stdin is the relay's pipe; the connection is this one's
+                os.dup2(kernel_in, 0)
             os.execvp(command[0], command)
         finally:
             os._exit(127)
     if pid_fd >= 0:
         os.close(pid_fd)
-    ends = [(fd, events) for fd, events in [connection_end(0)] if connection and fd >= 0]
-    if beats is not None:
-        os.close(beats[1])
-    silence = Silence(beats[0], ends[0][0], beats[2]) if beats and ends else None
+    kernel_fd, window_fd = _pidfd(kernel), _pidfd(window)
+    relay = None
+    if connection:
+        os.close(kernel_in)
+        relay = Relay(os.dup(0), relay_out, kernel, kernel_fd)
     devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1):  # the pipes are the kernel's alone: its end closes them
+    for fd in (0, 1):  # the kernel's output is its alone: its end closes it
         os.dup2(devnull, fd)
     os.close(devnull)
-    kernel_fd, window_fd = _pidfd(kernel), _pidfd(window)
-    if window_fd is not None:
-        ends.append((window_fd, select.POLLIN))
+    ends = [(window_fd, select.POLLIN)] if window_fd is not None else []
     if os.getppid() != window:  # the window ended before its pidfd was taken
         why = "window"
     else:
         why = _wait(kernel, kernel_fd, ends, memory_cap(), lambda: os.getppid() == window,
-                    silence)
+                    relay)
+    if relay is not None:
+        os.close(relay.out)  # the kernel reads the end of its requests: it ends itself
     if why == "window" and not _grace(kernel, kernel_fd, grace_s):
         end_kernel(kernel, kernel_fd)
     _, status = os.waitpid(kernel, 0)
@@ -399,33 +426,6 @@ def keep(grace_s: float, pid_fd: int, command: list[str], connection: bool = Fal
     scope_ran_out(group)
     sweep(group)
     _exit_as(status)
-
-
-def _beat_pipe() -> tuple[int, int, float] | None:
-    """The beats' pipe (the kernel inherits its write end, named in :data:`BEAT_FD_ENV`,
-    which never blocks it) and the limit, where :data:`SILENCE_ENV` sets one; else None."""
-    text = os.environ.get(SILENCE_ENV, "")
-    if not text.replace(".", "", 1).isdigit() or not float(text) > 0:
-        return None
-    read_end, write_end = os.pipe()
-    os.set_blocking(write_end, False)
-    os.set_inheritable(write_end, True)
-    os.environ[BEAT_FD_ENV] = str(write_end)
-    return read_end, write_end, float(text)
-
-
-def connection_end(fd: int) -> tuple[int, int]:
-    """A copy of ``fd`` (the kernel's stdin) and the poll events that say only that its
-    other end hung up, never that data came (the kernel reads that): a pipe reports
-    POLLHUP unasked; a socket, POLLRDHUP. (-1, 0) if it cannot be copied."""
-    try:
-        copy = os.dup(fd)
-    except OSError:
-        return -1, 0
-    import stat
-
-    is_socket = stat.S_ISSOCK(os.fstat(copy).st_mode)
-    return copy, (getattr(select, "POLLRDHUP", 0x2000) if is_socket else 0)
 
 
 def main(argv: list[str]) -> int:

@@ -37,6 +37,10 @@ NVML_BG = "#2e7d32"
 SIM_BG = "#e65100"
 NONE_BG = "#757575"
 CORNER_MARGIN = 6  # px right of the driver stack where it sits in the tab row
+CODE_BG = "#1565c0"
+#: Characters of a host's name the code badge shows: a name from a command line may be long,
+#: and at 300 % each is about 30 px of the header's width.
+CODE_HOST_CHARS = 20
 
 
 def _set_style(widget: QWidget, sheet: str) -> None:
@@ -88,6 +92,15 @@ class HeaderBar(QFrame):
         self.status_line.setText(tr("Starting…"))
         self.status_line.setObjectName("statusLine")
         self.status_line.setAccessibleName(tr("Status"))
+        # Where the Playground's and the Lesson's code runs, when not on this computer
+        # (``gpumon --ssh HOST``): on every page, not only on theirs.
+        self.code_badge = QLabel()
+        self.code_badge.setObjectName("codeHostBadge")
+        self.code_badge.setAccessibleName(tr("Where code runs"))
+        self.code_badge.setTextFormat(Qt.TextFormat.PlainText)
+        self.code_badge.setFont(bold)
+        self.code_badge.setStyleSheet(BADGE_STYLE.format(bg=CODE_BG))
+        self.code_badge.hide()
         self._gap_chars = 2.0
         self.line = FitRow(gap_chars=self._gap_chars)  # a new status never lays the window out
         machine = self.line.add(self.machine_label, cut_chars=12)
@@ -101,6 +114,7 @@ class HeaderBar(QFrame):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(6, 2, 6, 2)
         layout.addWidget(self.source_badge, 0, Qt.AlignmentFlag.AlignVCenter)
+        layout.addWidget(self.code_badge, 0, Qt.AlignmentFlag.AlignVCenter)
         layout.addLayout(lines, 1)
         self._set_badge(tr("NO SOURCE"), NONE_BG)
 
@@ -196,6 +210,20 @@ class HeaderBar(QFrame):
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:
             self._arrange()
+
+    def show_code_host(self, host: str | None) -> None:
+        """Say in the header that the Playground's and the Lesson's code runs on ``host``
+        (None: on this computer, where nothing needs saying)."""
+        if host is None:
+            self.code_badge.hide()
+            return
+        shown = for_terminal(host)
+        short = shown if len(shown) <= CODE_HOST_CHARS else shown[:CODE_HOST_CHARS - 1] + "…"
+        self.code_badge.setText(tr("Code runs on {host}", host=short))
+        self.code_badge.setToolTip(tr("Code in the Playground and the Lesson runs on {host}, "
+                                      "with its Python, PyTorch and GPUs, over SSH.",
+                                      host=shown))
+        self.code_badge.show()
 
     def show_waiting(self, text: str) -> None:
         """While a source is being opened: a WAITING badge and ``text`` (with the seconds)."""

@@ -2,7 +2,8 @@
 
 One machine (``gpumon --ssh lab1``) is the ordinary window over a RemoteSource: every panel,
 table and view as for local GPUs, the machine's name in the title and the header (the
-snapshot's machine is named as the user named it). Many machines are the cluster window over
+snapshot's machine is named as the user named it), and a badge in the header that says
+the Playground's and the Lesson's code runs there. Many machines are the cluster window over
 a RemoteFleet: the overview in front, a machine's whole Monitor when it is opened. With one
 machine the Playground and the Lesson run their kernel there too (``gpumon kernel --stdio``
 over ssh, ``playground/client/ssh_kernel.py``), and the Playground says so.
@@ -42,6 +43,7 @@ class RemoteWindow(MainWindow):
         self.kernel_remote = Remote(target, options)
         super().__init__(self._make_source, interval_s, settings=settings)
         self.banner.simulate_button.hide()  # the choice here is the machine, not a demo
+        self.header.show_code_host(target.name)  # on every page, not only the Playground's
         # Where gpumon is not installed there: which fields nvidia-smi does not give.
         self.fallback_note = QLabel()
         self.fallback_note.setObjectName("remoteFallbackNote")
