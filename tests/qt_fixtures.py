@@ -27,6 +27,7 @@ from gpumon.ui.widgets.theme import LIGHT
 from gpumon.ui.window import gcguard
 from gpumon.ui.window.main_window import MainWindow
 from gpumon.ui.window.presentation import base_font_and_palette
+from gpumon.ui.window.settings import Settings
 
 T = TypeVar("T")
 
@@ -190,3 +191,18 @@ def shown_tip(widget: QWidget) -> str:
     QApplication.sendEvent(widget, QHelpEvent(QEvent.Type.ToolTip, at, widget.mapToGlobal(at)))
     QToolTip.hideText()
     return widget.toolTip()
+
+
+def zoomed_window(qtbot, zoom: float, gpus: int = 4, size: tuple[int, int] = (1400, 900),
+                  readings: int = 2) -> MainWindow:
+    """A main window on ``gpus`` simulated GPUs at ``zoom`` (its settings in memory), shown at
+    ``size``, once it has shown ``readings`` readings."""
+    settings = Settings.memory()
+    settings.zoom = zoom
+    w = MainWindow(lambda: SimulatedSource(gpus, seed=1), 0.2, window_s=60, settings=settings)
+    qtbot.addWidget(w)
+    w.resize(*size)
+    w.show()
+    qtbot.waitExposed(w)
+    qtbot.waitUntil(lambda: w.snapshot_count >= readings, timeout=10000)
+    return w

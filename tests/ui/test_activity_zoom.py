@@ -6,26 +6,16 @@ does not fit, the grid never scrolls sideways, and every value shows whole."""
 from __future__ import annotations
 
 import pytest
-from qt_fixtures import settled
+from qt_fixtures import settled, zoomed_window
 
 from gpumon.ui.window.main_window import MainWindow
-from gpumon.ui.window.settings import Settings
 
 pytestmark = pytest.mark.usefixtures("restore_app_look")
 
 
 def open_with_activity(qtbot, zoom: float) -> MainWindow:
-    from gpumon.telemetry.sources.simulated import SimulatedSource
-
-    settings = Settings.memory()
-    settings.zoom = zoom
-    w = MainWindow(lambda: SimulatedSource(4, seed=1), 0.2, window_s=60, settings=settings)
-    qtbot.addWidget(w)
-    w.resize(1400, 900)
-    w.show()
-    qtbot.waitExposed(w)
-    qtbot.waitUntil(lambda: w.gpu_panel(3) is not None and w.snapshot_count >= 3,
-                    timeout=10000)
+    w = zoomed_window(qtbot, zoom, readings=3)
+    qtbot.waitUntil(lambda: w.gpu_panel(3) is not None, timeout=10000)
     w.menus.actions["actionActivity"].setChecked(True)
     w.event_dock.show()
     return w

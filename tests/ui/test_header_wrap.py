@@ -5,13 +5,11 @@ dropped the two words. Now "CUDA … · NVML …" goes to a second line, and not
 from __future__ import annotations
 
 import pytest
-from qt_fixtures import settled
+from qt_fixtures import settled, zoomed_window
 from testkit import STATUS_OK
 
 from gpumon.telemetry.model.types import MachineInfo
 from gpumon.ui.monitor.header import HeaderBar, wraps
-from gpumon.ui.window.main_window import MainWindow
-from gpumon.ui.window.settings import Settings
 
 pytestmark = pytest.mark.usefixtures("restore_app_look")
 
@@ -25,16 +23,7 @@ def test_wraps_only_where_the_line_has_no_room() -> None:
 
 @pytest.mark.parametrize("zoom", (1.0, 2.0, 3.0))
 def test_host_and_driver_kept_at_every_zoom(qtbot, zoom: float) -> None:
-    from gpumon.telemetry.sources.simulated import SimulatedSource
-
-    settings = Settings.memory()
-    settings.zoom = zoom
-    w = MainWindow(lambda: SimulatedSource(4, seed=1), 0.2, window_s=60, settings=settings)
-    qtbot.addWidget(w)
-    w.resize(1400, 900)
-    w.show()
-    qtbot.waitExposed(w)
-    qtbot.waitUntil(lambda: w.snapshot_count >= 2, timeout=10000)
+    w = zoomed_window(qtbot, zoom)
     header = w.header
     lines = settled(header.shown_lines)
     text = " ".join(lines)
@@ -66,16 +55,7 @@ def test_a_narrow_header_cuts_rather_than_drops(qtbot) -> None:
 def test_a_narrow_window_keeps_its_tabs_whole_and_cuts_the_stack(qtbot) -> None:
     """Where the tab row has no room for the whole stack (a 1000 px window at 300 %), the
     stack is cut with "…" and the tabs keep their room (they scrolled behind arrows)."""
-    from gpumon.telemetry.sources.simulated import SimulatedSource
-
-    settings = Settings.memory()
-    settings.zoom = 3.0
-    w = MainWindow(lambda: SimulatedSource(2, seed=1), 0.2, window_s=60, settings=settings)
-    qtbot.addWidget(w)
-    w.resize(1000, 800)
-    w.show()
-    qtbot.waitExposed(w)
-    qtbot.waitUntil(lambda: w.snapshot_count >= 2, timeout=10000)
+    w = zoomed_window(qtbot, 3.0, gpus=2, size=(1000, 800))
     bar = w.tabs.tabBar()
     tabs = settled(lambda: [bar.tabRect(i) for i in range(bar.count())])
     assert all(bar.rect().contains(rect) for rect in tabs), (tabs, bar.size())

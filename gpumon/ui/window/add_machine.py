@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
-    QApplication,
     QInputDialog,
     QMainWindow,
     QMenu,
@@ -25,6 +24,7 @@ from PySide6.QtWidgets import (
 from gpumon.i18n import tr
 from gpumon.ssh.target import Target, TargetError, parse_target
 from gpumon.ui.widgets.checked_input import CheckedInput
+from gpumon.ui.window.beside import show_beside
 from gpumon.ui.window.settings import Settings
 
 if TYPE_CHECKING:  # a window over SSH imports it; others need not (launch.py)
@@ -89,13 +89,7 @@ class MachineAdder(QObject):
                 targets.append(parse_target(name))
             except TargetError:
                 continue  # a remembered name this gpumon refuses: never handed to ssh
-        window = self._open_overview(targets)
-        self.windows.append(window)
-        app = QApplication.instance()
-        if app is not None:
-            app.aboutToQuit.connect(window.close)
-        window.show()
-        window.raise_()
+        show_beside(self._open_overview(targets), self.windows)
 
 
 def install(window: QMainWindow, menu: QMenu, before: QAction | None, settings: Settings,

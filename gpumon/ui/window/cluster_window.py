@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from PySide6.QtCore import Slot
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QWidget
 
 from gpumon.i18n import N_, tr
 from gpumon.interval import SAMPLING
@@ -19,7 +19,7 @@ from gpumon.telemetry.cluster.prometheus import PrometheusSource
 from gpumon.telemetry.model.types import Snapshot, Source
 from gpumon.ui.monitor.cluster_overview import ClusterOverview
 from gpumon.ui.window.main_window import MainWindow
-from gpumon.ui.window.presentation import keep_note_styled
+from gpumon.ui.window.presentation import note_over_page
 from gpumon.ui.window.settings import Settings
 
 OVERVIEW = N_("Overview")
@@ -94,14 +94,9 @@ class ClusterWindow(MainWindow):
         where = self._where
         if where is None and isinstance(self.source, PrometheusSource):
             where = self.source.client.shown_url
-        note = QLabel(tr("The playground runs on this computer, with its own GPUs; the Monitor "
-                         "shows machines read from {url}.", url=where))
-        note.setObjectName("playgroundStaysLocal")
-        note.setWordWrap(True)
-        keep_note_styled(note, self.presentation)
-        layout = page.layout()
-        if isinstance(layout, QVBoxLayout):
-            layout.insertWidget(0, note)
-        return page
+        return note_over_page(page, tr("The playground runs on this computer, with its own "
+                                       "GPUs; the Monitor shows machines read from {url}.",
+                                       url=where),
+                              "playgroundStaysLocal", self.presentation)
 
 

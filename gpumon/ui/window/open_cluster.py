@@ -16,7 +16,6 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
-    QApplication,
     QInputDialog,
     QMainWindow,
     QMenu,
@@ -25,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from gpumon.i18n import tr
 from gpumon.ui.widgets.checked_input import CheckedInput
+from gpumon.ui.window.beside import show_beside
 
 EXAMPLE = "http://localhost:9090"
 
@@ -87,14 +87,7 @@ class ClusterOpener(QObject):
 
     def open(self, url: str) -> QMainWindow:
         """A cluster window on ``url`` (checked), shown beside this one."""
-        window = self._make(url)
-        self.windows.append(window)
-        app = QApplication.instance()
-        if app is not None:
-            app.aboutToQuit.connect(window.close)  # its sampling thread ends with the app
-        window.show()
-        window.raise_()
-        return window
+        return show_beside(self._make(url), self.windows)
 
 
 def install(window: QMainWindow, menu: QMenu, before: QAction | None,

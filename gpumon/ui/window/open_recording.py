@@ -17,10 +17,11 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QApplication, QFileDialog, QMainWindow, QMenu, QMessageBox
+from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QMessageBox
 
 from gpumon.i18n import tr
 from gpumon.recording.reader import Recording, RecordingError
+from gpumon.ui.window.beside import show_beside
 
 Then = Callable[[Recording], object]
 
@@ -99,14 +100,7 @@ class RecordingOpener(QObject):
 
     def open(self, recording: Recording) -> QMainWindow:
         """The replay window on ``recording``, shown beside this one."""
-        window = self._make(recording)
-        self.windows.append(window)
-        app = QApplication.instance()
-        if app is not None:
-            app.aboutToQuit.connect(window.close)
-        window.show()
-        window.raise_()
-        return window
+        return show_beside(self._make(recording), self.windows)
 
 
 def install(window: QMainWindow, menu: QMenu, before: QAction | None,

@@ -26,7 +26,9 @@ from PySide6.QtCore import QEvent, QObject, QSize, QTimer, Signal, Slot
 from PySide6.QtGui import QFont, QPalette
 from PySide6.QtWidgets import (
     QApplication,
+    QLabel,
     QMainWindow,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -299,3 +301,16 @@ def keep_note_styled(note: QWidget, presentation: Presentation) -> None:
 
     restyle(presentation.theme)
     presentation.applied.connect(restyle)
+
+
+def note_over_page(page: QWidget, text: str, name: str, presentation: Presentation) -> QWidget:
+    """``page`` with ``text`` as a styled, wrapped note over its content (where its code runs,
+    what a window reads): for a page whose layout is a column."""
+    note = QLabel(text)
+    note.setObjectName(name)
+    note.setWordWrap(True)
+    keep_note_styled(note, presentation)
+    layout = page.layout()
+    if isinstance(layout, QVBoxLayout):
+        layout.insertWidget(0, note)
+    return page

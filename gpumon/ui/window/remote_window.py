@@ -25,7 +25,7 @@ from gpumon.ssh.target import Target
 from gpumon.telemetry.model.types import Snapshot
 from gpumon.ui.window.cluster_window import ClusterWindow
 from gpumon.ui.window.main_window import MainWindow
-from gpumon.ui.window.presentation import keep_note_styled
+from gpumon.ui.window.presentation import keep_note_styled, note_over_page
 from gpumon.ui.window.settings import Settings
 from gpumon.untrusted import for_terminal
 
@@ -85,16 +85,10 @@ class RemoteWindow(MainWindow):
 
     def _with_note(self, page: QWidget, name: str) -> QWidget:
         """``page`` under a line saying where its code runs."""
-        note = QLabel(tr("Code in the Playground and the Lesson runs on {host}, with its "
-                         "Python, PyTorch and GPUs, over SSH.",
-                         host=for_terminal(self.target.name)))
-        note.setObjectName(name)
-        note.setWordWrap(True)
-        keep_note_styled(note, self.presentation)
-        layout = page.layout()
-        if isinstance(layout, QVBoxLayout):
-            layout.insertWidget(0, note)
-        return page
+        return note_over_page(page, tr("Code in the Playground and the Lesson runs on {host}, "
+                                       "with its Python, PyTorch and GPUs, over SSH.",
+                                       host=for_terminal(self.target.name)),
+                              name, self.presentation)
 
 
 def remote_window(targets: Sequence[Target], options: SshOptions, interval_s: float,
