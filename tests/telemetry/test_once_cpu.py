@@ -16,7 +16,9 @@ from gpumon.cli.main import main
 from gpumon.units import MIB
 
 SPIN = "import time\nwhile True: pass"
-IDLE = "import time\ntime.sleep(120)"
+# The sleeper says so once its interpreter has started: started at once, its own start-up (a
+# twentieth of a second of CPU) fell in the half-second sample and read 10 % (CI, once).
+IDLE = "import time\nprint('asleep', flush=True)\ntime.sleep(120)"
 
 
 @pytest.fixture
@@ -26,12 +28,15 @@ def children() -> Iterator[list[subprocess.Popen[bytes]]]:
     for child in started:
         child.kill()
         child.wait(10)
+        if child.stdout is not None:
+            child.stdout.close()
 
 
 def _listed(fake: FakeNvml, started: list[subprocess.Popen[bytes]]) -> tuple[int, int]:
     busy = subprocess.Popen([sys.executable, "-c", SPIN])
-    idle = subprocess.Popen([sys.executable, "-c", IDLE])
+    idle = subprocess.Popen([sys.executable, "-c", IDLE], stdout=subprocess.PIPE)
     started += [busy, idle]
+    assert idle.stdout is not None and idle.stdout.readline() == b"asleep\n"
     fake.add_process(0, busy.pid, 300 * MIB)
     fake.add_process(0, idle.pid, 200 * MIB)
     return busy.pid, idle.pid
