@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 
 from PySide6.QtCore import QEvent, QPointF, QRect, QSize, Qt
 from PySide6.QtGui import (
@@ -63,9 +64,12 @@ class RunsLabel(QLabel):
         self._shorter: tuple[tuple[TextRun, ...], ...] = ()  # shorter forms, longest first
         self._joined = ""  # the runs' text: a plain setText() elsewhere replaces the runs
         self._static: dict[tuple[str, bool], QStaticText] = {}
+        self._advance: dict[tuple[str, bool], float] = {}  # each static text's width
         self._fonts: tuple[QFont, QFont] | None = None
         # the forms the widths were measured for (in the current font), and the widths
-        self._widths: tuple[tuple[tuple[TextRun, ...], ...], list[float]] | None = None
+        # measured so far (None: not yet; a paint measures only down to the form that fits)
+        self._widths: tuple[tuple[tuple[TextRun, ...], ...], list[float | None]] | None = None
+        self._prefix: list[float] | None = None  # the whole line's prefix widths
         self._placed: tuple[object, list[tuple[QPointF, QStaticText, bool, QColor]]] | None = None
 
     @property
@@ -93,6 +97,7 @@ class RunsLabel(QLabel):
             self._widths = None
             self._placed = None
             self._static.clear()
+            self._advance.clear()
 
     def minimumSizeHint(self) -> QSize:
         """A few characters wide: the text is elided rather than widening the layout."""
@@ -105,18 +110,49 @@ class RunsLabel(QLabel):
     def full_width(self) -> float:
         """The width the whole text needs, in pixels (the runs' prepared static texts: a
         paint measured each run twice with new font metrics, ~40 % of a readout's paint)."""
-        return self.form_widths()[0]
+        return self.form_width(0)
 
     def form_widths(self) -> list[float]:
         """The width of the whole line and of each shorter form, longest first (measured
         once for each text and font: a paint asks for them, and a FitRow at each change)."""
+        return [self.form_width(k) for k in range(len(self._forms()))]
+
+    def form_width(self, k: int) -> float:
+        """The width of form ``k`` (0 the whole line), measured once for its text and font.
+        A paint measures the forms only down to the first that fits, and a shorter form that
+        is the whole line's first runs and one more (an item line cut with " · …") costs one
+        run: with new values every tick, summing every run of every form of the panels'
+        readouts was a third of the Monitor's paint."""
         forms = self._forms()
         if self._widths is None or self._widths[0] != forms:
-            self._widths = (forms, [self._width(form) for form in forms])
-        return self._widths[1]
+            self._widths = (forms, [None] * len(forms))
+            self._prefix = None
+        widths = self._widths[1]
+        width = widths[k]
+        if width is None:
+            form, whole = forms[k], forms[0]
+            n = len(form) - 1
+            if k == 0:
+                width = self._prefix_widths(whole)[-1]
+            elif n <= len(whole) and form[:n] == whole[:n]:
+                last = form[-1]
+                width = self._prefix_widths(whole)[n] + self._run_width(last.text, last.bold)
+            else:
+                width = sum(self._run_width(r.text, r.bold) for r in form)
+            widths[k] = width
+        return width
 
-    def _width(self, runs: Runs) -> float:
-        return sum(self._static_text(r.text, r.bold).size().width() for r in runs)
+    def _prefix_widths(self, whole: tuple[TextRun, ...]) -> list[float]:
+        """The width of the whole line's first n runs, for each n (cached with the widths)."""
+        if self._prefix is None:
+            self._prefix = [0.0, *accumulate(self._run_width(r.text, r.bold) for r in whole)]
+        return self._prefix
+
+    def _run_width(self, text: str, bold: bool) -> float:
+        width = self._advance.get((text, bold))
+        if width is None:
+            width = self._advance[(text, bold)] = self._static_text(text, bold).size().width()
+        return width
 
     def _forms(self) -> tuple[tuple[TextRun, ...], ...]:
         whole = self._painted_runs()
@@ -126,11 +162,11 @@ class RunsLabel(QLabel):
         """Which form is painted at the label's width: 0 the whole line, 1 the first shorter
         form …; the last one is cut with "…" when even it does not fit."""
         room = self.contentsRect().width() + 0.5
-        widths = self.form_widths()
-        for k, width in enumerate(widths):
-            if width <= room:
+        count = len(self._forms())
+        for k in range(count):
+            if self.form_width(k) <= room:
                 return k
-        return len(widths) - 1
+        return count - 1
 
     def shown_text(self) -> str:
         """The text of the form painted at the label's width (before any cut with "…")."""
@@ -142,6 +178,7 @@ class RunsLabel(QLabel):
         if static is None:
             if len(self._static) > _CACHE_LIMIT:
                 self._static.clear()
+                self._advance.clear()
             static = QStaticText(text)
             static.setTextFormat(Qt.TextFormat.PlainText)
             static.prepare(font=self._run_fonts()[bold])
@@ -211,7 +248,7 @@ class RunsLabel(QLabel):
         fonts = self._run_fonts()
         x = float(rect.left())
         right = float(rect.left() + rect.width())
-        elide = self.form_widths()[k] > rect.width() + 0.5
+        elide = self.form_width(k) > rect.width() + 0.5
         placed = []
         for run in runs:
             font = fonts[run.bold]
