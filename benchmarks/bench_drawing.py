@@ -253,7 +253,8 @@ def grid_compare(base: Path | None, rounds: int, frames: int) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="60 timed frames instead of 300")
-    parser.add_argument("--profile", action="store_true", help="print cProfile's top 25")
+    parser.add_argument("--profile", action="store_true", help="print cProfile's top functions")
+    parser.add_argument("--top", type=int, default=25, help="with --profile: how many")
     parser.add_argument("--grid", action="store_true", help="the drawing alone (module doc)")
     parser.add_argument("--base", type=Path, default=None, metavar="DIR",
                         help="with --grid: also measure the gpumon checked out in DIR")
@@ -282,7 +283,7 @@ def main() -> int:
     print(f"baseline (16 bare PlotWidgets, 3600 points, setData + paint) median {base:.2f} ms; "
           f"1-hour tick frame / baseline {med / base:.2f}x")
     if profiler:
-        pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
+        pstats.Stats(profiler).sort_stats("cumulative").print_stats(args.top)
     return 0 if med <= TARGET_MS else 1
 
 
