@@ -29,7 +29,7 @@ from gpumon.ui.widgets.curve import LiteCurve
 from gpumon.ui.widgets.plot import LitePlotWidget
 
 WIDTH, HEIGHT, RENDERS = 1300, 180, 100
-CASES = ((60, False), (300, False), (3600, False), (1400, True))
+CASES = ((60, False), (300, False), (3600, False), (1400, True), (2600, True))
 
 
 def series(n: int, pairs: bool) -> tuple[np.ndarray, np.ndarray]:
