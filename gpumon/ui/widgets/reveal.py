@@ -7,7 +7,7 @@ only), so the first frame shows the page, its tables and every reading at once; 
 unveils ``PER_TURN`` graphs after each frame (next_frame.py), in the order given (top left
 first), each in a frame of its own, with keys and readings handled between them.
 ``prepare(plot)`` runs on each graph just before it is unveiled (a zoom step restyles it
-then: ~2 ms a graph).
+then: ~2 ms a graph); ``wait=True`` veils now and unveils from ``start()`` on.
 
     self._reveal = reveal(plots, self, self._reveal)
 """
@@ -29,14 +29,21 @@ class Reveal(QObject):
     """Unveils ``plots`` a few at a time (see the module doc); made by ``reveal``."""
 
     def __init__(self, plots: Sequence[LitePlotWidget], parent: QObject | None = None,
-                 prepare: Callable[[LitePlotWidget], None] | None = None) -> None:
+                 prepare: Callable[[LitePlotWidget], None] | None = None,
+                 wait: bool = False) -> None:
         super().__init__(parent)
         self._plots = list(plots)
         self._prepare = prepare
         self._widget = self._plots[0] if self._plots else None
         for plot in self._plots:
             plot.set_veiled(True)
-        self._queue()
+        if not wait:
+            self._queue()
+
+    def start(self) -> None:
+        """Begin unveiling (a reveal made with ``wait=True``), after the next frame."""
+        if self._plots:
+            self._queue()
 
     def _queue(self) -> None:
         if self._widget is not None and shiboken6.isValid(self._widget):
@@ -79,10 +86,11 @@ def on_screen_first(plots: Sequence[LitePlotWidget]) -> list[LitePlotWidget]:
 
 def reveal(plots: Sequence[LitePlotWidget], parent: QObject,
            previous: Reveal | None = None,
-           prepare: Callable[[LitePlotWidget], None] | None = None) -> Reveal | None:
+           prepare: Callable[[LitePlotWidget], None] | None = None,
+           wait: bool = False) -> Reveal | None:
     """Veil ``plots`` now and unveil them over the next turns (see the module doc for
-    ``prepare``); ``previous`` (a reveal still going, of the same graphs) is
+    ``prepare`` and ``wait``); ``previous`` (a reveal still going, of the same graphs) is
     finished first. Keep what it returns to pass it next."""
     if previous is not None and shiboken6.isValid(previous):
         previous.finish(prepare=prepare is None)  # else this one prepares them
-    return Reveal(plots, parent, prepare) if plots else None
+    return Reveal(plots, parent, prepare, wait) if plots else None

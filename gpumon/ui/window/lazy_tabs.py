@@ -66,6 +66,11 @@ class LazyTabs(QTabWidget):
                 return self.widget(i)
         return None
 
+    def pages(self) -> list[QWidget]:
+        """Every tab's page (a placeholder for one not built yet)."""
+        pages = (self.widget(i) for i in range(self.count()))
+        return [page for page in pages if page is not None]
+
     def index_of(self, title: str) -> int:
         """The index of tab ``title`` (-1: none), built or not."""
         return next((i for i in range(self.count()) if self.key(i) == title), -1)

@@ -8,13 +8,17 @@ the GPU panels rebuilt after a source switch (``gpuPanelsChanged``). The base fo
 style's own palette are taken once, at the first Presentation, so 100 % and "light" are
 exactly what Qt would show without gpumon touching anything.
 
-A zoom step shows on screen within 50 ms (benchmarks/bench_response.py): the frame that
-answers it lays the window out at the new font with every graph veiled (reveal.py); after it
-the graphs are restyled and unveiled a panel a frame, and the window is fitted to its screen.
-Settled, the window is as a zoom applied at once leaves it.
+A zoom step is answered in stages, so that the key shows on screen within 50 ms
+(benchmarks/bench_response.py): the frame that answers it lays out the menu bar, tool bar,
+header and tab bar at the new size, with the pages and the graphs' scenes held at their font
+(font_stages.py) and the graphs veiled (reveal.py); after it the page on screen takes the
+new font, then the graphs are restyled and unveiled a panel a frame, and the hidden pages
+take the font a page a frame. Settled, the window is as a zoom applied at once leaves it.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable, Sequence
 
 import pyqtgraph as pg
 import shiboken6
@@ -30,8 +34,8 @@ from PySide6.QtWidgets import (
 
 from gpumon.i18n import tr
 from gpumon.ui.widgets.color_scheme import SystemScheme
+from gpumon.ui.widgets.font_stages import FontStages, repolish_styled, with_children
 from gpumon.ui.widgets.full_screen import FullScreen
-from gpumon.ui.widgets.next_frame import after_next_frame
 from gpumon.ui.widgets.plot import LitePlotWidget
 from gpumon.ui.widgets.reveal import Reveal, on_screen_first, reveal
 from gpumon.ui.widgets.screen_fit import ScreenFit, room_for
@@ -63,13 +67,16 @@ class Presentation(QObject):
     themeChanged = Signal(str)
     applied = Signal(object)  # Theme: after each apply, for widgets styled by their owner
 
-    def __init__(self, window: QWidget, settings: Settings) -> None:
+    def __init__(self, window: QWidget, settings: Settings,
+                 pages: Callable[[], Sequence[QWidget]] = tuple) -> None:
         """``window``: the top-level widget whose plots follow the theme and that goes full
-        screen. Restyle new plots with ``restyle_plots``; style other widgets on
+        screen; ``pages()``: its parts that take a new zoom after the frame that answers the
+        key (the tab pages). Restyle new plots with ``restyle_plots``; style other widgets on
         ``applied``."""
         super().__init__(window)
         self._window = window
         self._settings = settings
+        self._pages = pages
         self._zoom = settings.zoom
         self._choice = settings.theme  # "system", "light" or "dark"
         self._system = SystemScheme(self)
@@ -78,7 +85,9 @@ class Presentation(QObject):
         self.full_screen = FullScreen(window)
         self._reveal: Reveal | None = None  # graphs coming into view after a zoom step
         self.screen_fit = ScreenFit(window)
-        self._settle_due = False  # _settle is queued after the frame that answers a step
+        self.stages = FontStages(window)
+        self.stages.shown.connect(self._on_pages_shown)
+        self.stages.done.connect(self._on_pages_done)
         self._check_due = False  # a fit check is queued (refuse_if_too_big)
         self._refusing = False  # a step back from a zoom the screen has no room for
         self._asked = self._zoom
@@ -116,16 +125,15 @@ class Presentation(QObject):
         self._zoom = zoom
         self._settings.zoom = zoom
         if self._window.isVisible():
-            # the frame that answers the key paints no graph; they follow a panel at a time,
-            # and the window is fitted after that frame (module doc)
+            # the frame that answers the key lays out the frame around the pages and paints
+            # no graph; the pages, then the graphs a panel at a time, follow (module doc)
             plots = self._window.findChildren(LitePlotWidget)
+            self.stages.hold_scenes(plot.scene() for plot in plots)
             self._reveal = reveal(on_screen_first(plots), self, self._reveal,
-                                  prepare=self._style_plot)
+                                  prepare=self._style_plot, wait=True)
+            self.stages.hold(self._pages())
             self.apply(staged=True)
             _lay_out_now()
-            if not self._settle_due:
-                self._settle_due = True
-                after_next_frame(self._window, self._settle)
         else:
             self.apply()
             self.screen_fit.after_zoom(zoom)
@@ -173,14 +181,17 @@ class Presentation(QObject):
     # -- applying ----------------------------------------------------------------------------
     def apply(self, staged: bool = False) -> None:
         """Font and palette on the application, then every plot and themed widget;
-        ``staged`` (a zoom step): the font only, the veiled graphs later (module doc)."""
+        ``staged`` (a zoom step): the font only, the held pages and the veiled graphs
+        later (module doc)."""
         app = QApplication.instance()
         assert isinstance(app, QApplication)
         base_font, base_palette = base_font_and_palette()
         font = QFont(base_font)
         font.setPointSizeF(_point_size(base_font) * self._zoom)
         app.setFont(font)
-        _repolish_styled(self._window)
+        # the held pages are polished again when they take the font (font_stages.py)
+        styled = [w for w in with_children(self._window) if w.styleSheet()]
+        repolish_styled(w for w in styled if not self.stages.holds(w))
         if staged:  # no colour changed; the graphs are restyled as they are unveiled
             self.applied.emit(self._theme)  # (the banner's sheet sets its labels' fonts)
             return
@@ -198,14 +209,22 @@ class Presentation(QObject):
             self._style_plot(plot)
 
     def _style_plot(self, plot: LitePlotWidget) -> None:
+        self.stages.release_scene(plot.scene())
         base_font, _ = base_font_and_palette()
         style_plot(plot, self._theme, self._zoom, _point_size(base_font))
 
     @Slot()
-    def _settle(self) -> None:
-        """After the frame that answers a zoom step: fit the window to its screen (back home
-        at 100 %), and step back where the screen is too small for this zoom."""
-        self._settle_due = False
+    def _on_pages_shown(self) -> None:
+        """The page on screen has the zoom's font: fit the window (once that font has been
+        laid out), unveil its graphs."""
+        self.screen_fit.after_zoom(self._zoom)
+        if self._reveal is not None and shiboken6.isValid(self._reveal):
+            self._reveal.start()
+
+    @Slot()
+    def _on_pages_done(self) -> None:
+        """Every page has it: fit the window for the last time (back home at 100 %), and
+        step back where the screen is too small for this zoom."""
         self.screen_fit.after_zoom(self._zoom)
         if self.refuse_unfit:
             QTimer.singleShot(0, self, self.refuse_if_too_big)
@@ -235,8 +254,8 @@ class Presentation(QObject):
         Playground needed 894 at 300 % (its bottom was off the screen). Checked after each
         step and whenever the window's layout changes (a tab shown, a dock opened)."""
         self._check_due = False
-        if not self._window.isVisible():
-            return
+        if not self._window.isVisible() or any(p.isVisible() for p in self.stages.held()):
+            return  # the page in sight has not taken the zoom's font yet: checked after
         found = self.too_big()
         if found is None or self._zoom <= 1.0:
             screen = self._window.screen()  # it fits: on its screen (a dock may have grown
@@ -258,16 +277,6 @@ class Presentation(QObject):
                 zoom=round(self._asked * 100), width=need.width(), height=need.height(),
                 free_width=room.width(), free_height=room.height(), back=round(back * 100)),
                 10000)
-
-def _repolish_styled(window: QWidget) -> None:
-    """Widgets with a style sheet keep the font they had when it was applied (a SIMULATED
-    badge stayed 9 pt at 300 %): polish them again so they take the new application font."""
-    for widget in (window, *window.findChildren(QWidget)):
-        if widget.styleSheet():
-            style = widget.style()
-            style.unpolish(widget)
-            style.polish(widget)
-
 
 def _lay_out_now() -> None:
     """Give the widgets the new font and lay them out before the next repaint. Posted while
