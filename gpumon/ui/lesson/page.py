@@ -18,7 +18,7 @@ import html
 import time
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QEvent, Qt, Signal, Slot
 from PySide6.QtGui import QFont, QFontDatabase, QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -41,6 +41,7 @@ from gpumon.ui.lesson.narration import NarrationArea
 from gpumon.ui.lesson.page_turns import PageTurns
 from gpumon.ui.lesson.result_view import colours, glossary_html, result_html
 from gpumon.ui.playground.kernel_link import load_lost_text
+from gpumon.ui.widgets.refit import Refit
 from gpumon.ui.widgets.wide_cells import even_wide_cells
 
 if TYPE_CHECKING:
@@ -71,6 +72,7 @@ class LessonPage(QWidget):
         """``kernel_link`` runs the steps; feed ``on_snapshot`` for step 1's nvidia-smi."""
         super().__init__(parent)
         self.setObjectName("lessonPage")
+        Refit(self, self._refit)  # the zoom: once the children have the new font too
         self._kernel_link = kernel_link
         self._latest: Snapshot | None = None
         self._steps = steps
@@ -259,10 +261,7 @@ class LessonPage(QWidget):
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
-        if event.type() == QEvent.Type.FontChange:  # the zoom changed the font
-            # After the children have it too; dropped if the page is gone by then.
-            QTimer.singleShot(0, self, self._refit)
-        elif event.type() == QEvent.Type.PaletteChange:  # the theme changed: recolour
+        if event.type() == QEvent.Type.PaletteChange:  # the theme changed: recolour
             self.show_step(self._index)
 
     @Slot()

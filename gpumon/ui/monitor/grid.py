@@ -28,7 +28,7 @@ import math
 from collections.abc import Callable, Collection, Sequence
 
 import numpy as np
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QGridLayout, QLabel, QScrollArea, QWidget
 
@@ -37,6 +37,7 @@ from gpumon.telemetry.history.store import History
 from gpumon.telemetry.model.types import GpuInfo, Snapshot
 from gpumon.ui.monitor.panel import GpuPanel
 from gpumon.ui.widgets.next_frame import after_next_frame
+from gpumon.ui.widgets.refit import Refit
 from gpumon.ui.widgets.reveal import Reveal, reveal
 from gpumon.ui.widgets.seen import SeenWatch, window_seen
 
@@ -81,6 +82,8 @@ class GpuGrid(QScrollArea):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("gpuGrid")
+        # the zoom: the panels' minimum width changed, so maybe the number of columns
+        Refit(self, self._relayout_again)
         self.setWidgetResizable(True)
         self.setFrameShape(QScrollArea.Shape.NoFrame)
         self._body = QWidget()
@@ -229,12 +232,6 @@ class GpuGrid(QScrollArea):
     def clear_hover(self) -> None:
         for panel in self.panels:
             panel.clear_hover()
-
-    def changeEvent(self, event: QEvent) -> None:
-        """The zoom: the panels' minimum width changed, so maybe the number of columns."""
-        super().changeEvent(event)
-        if event.type() == QEvent.Type.FontChange:
-            QTimer.singleShot(0, self, self._relayout_again)
 
     def _relayout_again(self) -> None:
         """After a zoom step: the columns again (the panels are placed anew only when their

@@ -16,12 +16,13 @@ once the user drags a handle, only a zoom step or a new set of GPUs fits it agai
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QSplitter, QWidget
 
 from gpumon.ui.monitor.grid import GpuGrid
 from gpumon.ui.monitor.process.pane import ProcessPane
+from gpumon.ui.widgets.refit import Refit
 from gpumon.ui.widgets.table_model import FittedTableView
 
 TABLE_SHARE = 0.4  # the table never takes more of the page than this
@@ -41,15 +42,16 @@ class MonitorPage(QSplitter):
         self.setChildrenCollapsible(False)
         self.setStretchFactor(0, 1)  # a taller window: the graphs grow first
         self._user_sized = False
-        self._queued = False
+        # fitted once the event loop has laid the new fonts, rows or panels out
+        self._refit = Refit(self, self.fit)
         self.splitterMoved.connect(self._on_moved)
         grid.installEventFilter(self)  # it comes back from the Playground: fit again
         grid.shownChanged.connect(self.refit)
         model = table.model()
         if model is not None:
-            model.modelReset.connect(self.queue_fit)
-            model.rowsInserted.connect(self.queue_fit)
-            model.rowsRemoved.connect(self.queue_fit)
+            model.modelReset.connect(self._refit.queue)
+            model.rowsInserted.connect(self._refit.queue)
+            model.rowsRemoved.connect(self._refit.queue)
 
     def _on_moved(self, *_: object) -> None:
         self._user_sized = True
@@ -57,27 +59,17 @@ class MonitorPage(QSplitter):
     def refit(self) -> None:
         """Fit again even after the user sized the parts (a zoom step, new GPUs)."""
         self._user_sized = False
-        self.queue_fit()
-
-    def queue_fit(self, *_: object) -> None:
-        """Fit once the event loop has laid the new fonts, rows or panels out."""
-        if not self._queued:
-            self._queued = True
-            QTimer.singleShot(0, self, self._queued_fit)
-
-    def _queued_fit(self) -> None:
-        self._queued = False
-        self.fit()
+        self._refit.queue()
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if obj is self.grid and event.type() == QEvent.Type.ParentChange:
-            self.queue_fit()
+            self._refit.queue()
         return super().eventFilter(obj, event)
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
-        if event.type() == QEvent.Type.FontChange:
-            self.refit()
+        if event.type() == QEvent.Type.FontChange:  # a zoom step, fitted (Refit) even
+            self._user_sized = False  # after the user sized the parts
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)

@@ -13,13 +13,14 @@ in a 900 px window the log had 70 px and the newest result was cut).
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QFrame, QScrollArea, QSplitter, QStyle, QVBoxLayout, QWidget
 
 from gpumon.ui.playground.forms import ActionForms
 from gpumon.ui.playground.log import OutcomeLog
 from gpumon.ui.playground.reflow import STACKED, WIDE, TabChoice, frame_width
+from gpumon.ui.widgets.refit import Refit
 
 LEFT_MIN, LEFT_MAX = 420, 560  # at 100 %: the forms, workspace and log column
 GRAPHS_WIDTH = 900  # two columns of GPU panels (monitor/grid.py PANEL_MIN_WIDTH, 430 each)
@@ -106,6 +107,7 @@ class FormsScroll(QScrollArea):
     def __init__(self, forms: ActionForms, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("playgroundFormsScroll")
+        Refit(self, self.fit)  # the zoom: the fields need more or less
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -163,11 +165,6 @@ class FormsScroll(QScrollArea):
     def resizeEvent(self, event: QResizeEvent) -> None:
         self.fit()
         super().resizeEvent(event)
-
-    def changeEvent(self, event: QEvent) -> None:
-        super().changeEvent(event)
-        if event.type() == QEvent.Type.FontChange:  # the zoom: the fields need more or less
-            QTimer.singleShot(0, self, self.fit)
 
     def minimumSizeHint(self) -> QSize:
         return QSize(self.need(False), self.fontMetrics().lineSpacing() * FORMS_LINES)

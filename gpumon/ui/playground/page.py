@@ -230,7 +230,9 @@ class PlaygroundPage(QWidget):
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:
-            # The zoom changed: once the forms have relaid out, fit the column to them.
+            # The zoom changed: once the forms have relaid out, fit the column to them. One
+            # fit a FontChange, not one a turn (refit.py): built at 300 %, the page gets two,
+            # and the second, once the first is laid out, gives the results their third line.
             QTimer.singleShot(0, self, lambda: self._fit_left_column(zoomed=True))
         if event.type() == QEvent.Type.PaletteChange:
             self._apply_palette()

@@ -8,8 +8,10 @@ its list, no wider than the field, cut the middle out of each item ("cuda:0â€¦ä¸
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QComboBox
+
+from gpumon.ui.widgets.refit import Refit
 
 
 class FitToItems(QObject):
@@ -24,7 +26,7 @@ class FitToItems(QObject):
         for signal in (model.rowsInserted, model.rowsRemoved, model.modelReset,
                        model.dataChanged):
             signal.connect(self.refit)
-        combo.installEventFilter(self)
+        Refit(combo, self.refit)  # after the combo's own FontChange drops its size hint
         self.refit()
 
     def refit(self) -> None:
@@ -33,9 +35,3 @@ class FitToItems(QObject):
         combo = self.combo
         margin = combo.fontMetrics().horizontalAdvance("  ")
         combo.setMinimumWidth(combo.sizeHint().width() + margin)
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self.combo and event.type() == QEvent.Type.FontChange:
-            # after the combo's own handler, which drops its cached size hint
-            QTimer.singleShot(0, self, self.refit)
-        return super().eventFilter(watched, event)

@@ -4,7 +4,7 @@ beside the pointer (hover_readout.py)."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QTimer, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -19,6 +19,7 @@ from gpumon.i18n import tr
 from gpumon.interval import SAMPLING
 from gpumon.telemetry.history.store import WINDOW_CHOICES_S
 from gpumon.telemetry.model.readouts import window_label
+from gpumon.ui.widgets.refit import Refit
 
 
 class Controls(QToolBar):
@@ -32,6 +33,9 @@ class Controls(QToolBar):
         super().__init__(tr("Controls"), parent)
         self.setObjectName("controls")
         self.setMovable(False)
+        # the zoom: the toolbar's layout keeps each widget's old width; give the spin box and
+        # the combo room for their text at the new size, once they have the new font
+        Refit(self, self._fit_widths)
         self.pause_button = QPushButton(tr("Pause"))
         self.pause_button.setObjectName("pauseButton")
         self.pause_button.setAccessibleName(tr("Pause or resume sampling"))
@@ -67,13 +71,6 @@ class Controls(QToolBar):
         self.addWidget(self.interval_spin)
         self.addWidget(QLabel("  " + tr("Window") + " "))
         self.addWidget(self.window_combo)
-
-    def changeEvent(self, event: QEvent) -> None:
-        """The zoom: the toolbar's layout keeps each widget's old width; give the spin box
-        and the combo room for their text at the new size (after they have the new font)."""
-        super().changeEvent(event)
-        if event.type() == QEvent.Type.FontChange:
-            QTimer.singleShot(0, self, self._fit_widths)
 
     def _fit_widths(self) -> None:
         for widget in (self.interval_spin, self.window_combo):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal, Slot
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QDockWidget, QListWidget, QMainWindow, QWidget
 
@@ -22,6 +22,7 @@ from gpumon.i18n import ntr, tr
 from gpumon.telemetry.model.health import HealthEvent, HealthWatch, held_down, held_reasons
 from gpumon.telemetry.model.types import Snapshot
 from gpumon.ui.monitor.grid import GpuGrid
+from gpumon.ui.widgets.refit import Refit
 from gpumon.ui.widgets.runs_label import RunsLabel, TextRun
 
 MAX_EVENTS = 500  # lines kept in the log; the oldest go first
@@ -98,21 +99,14 @@ class DockCap(QObject):
         self._window, self._dock = window, dock
         self.user_sized = False
         self._pressed_at: int | None = None  # the dock's height when a press began
-        self._queued = False
+        self._refit = Refit(dock, self.apply)  # a zoom step: its new size hint
         window.installEventFilter(self)
-        dock.installEventFilter(self)
-        dock.visibilityChanged.connect(lambda shown: self.queue() if shown else None)
+        dock.visibilityChanged.connect(lambda shown: self._refit.queue() if shown else None)
 
     def limit(self) -> int:
         return int(self._window.height() * DOCK_SHARE)
 
-    def queue(self) -> None:
-        if not self._queued:
-            self._queued = True
-            QTimer.singleShot(0, self, self.apply)
-
     def apply(self) -> None:
-        self._queued = False
         dock = self._dock
         if self.user_sized or not dock.isVisible() or dock.isFloating():
             return
@@ -130,9 +124,7 @@ class DockCap(QObject):
                     self.user_sized = True
                 self._pressed_at = None
             elif kind == QEvent.Type.Resize:
-                self.queue()
-        elif obj is self._dock and kind == QEvent.Type.FontChange:
-            self.queue()
+                self._refit.queue()
         return super().eventFilter(obj, event)
 
 

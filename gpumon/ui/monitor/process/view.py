@@ -21,7 +21,7 @@ import time
 import numpy as np
 import psutil
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QSize, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QSize, Qt
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
@@ -33,6 +33,7 @@ from gpumon.ui.monitor.process.readout import current_values, memory_unit, readi
 from gpumon.ui.widgets.axis import TimeAxis, next_nice, time_label
 from gpumon.ui.widgets.close_keys import close_on_keys
 from gpumon.ui.widgets.plot import LitePlot, LitePlotWidget
+from gpumon.ui.widgets.refit import Refit
 from gpumon.ui.widgets.runs_label import RunsLabel, TextRun
 from gpumon.ui.widgets.screen_fit import room_for
 from gpumon.ui.widgets.seen import SeenWatch, window_seen
@@ -141,15 +142,11 @@ class ProcessView(QWidget):
         self._describe(process)
         self._show_titles()
         self._fit_to_font()
+        Refit(self, self._fit_to_font)  # the zoom: once the titles have it too
         self._behind = False  # ticks came while no one could see the graphs
         self._seen_watch = SeenWatch(self, self._catch_up)
         if self._now is not None:
             self._draw(self._now)
-
-    def changeEvent(self, event: QEvent) -> None:
-        super().changeEvent(event)
-        if event.type() == QEvent.Type.FontChange:  # the zoom: once the titles have it too
-            QTimer.singleShot(0, self, self._fit_to_font)
 
     def _fit_to_font(self) -> None:
         """Room for the text and the graphs in this font (at 300 % the 760 px window of
