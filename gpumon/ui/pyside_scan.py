@@ -20,10 +20,9 @@ such check (another version), nothing is changed.
 
 from __future__ import annotations
 
+import importlib
 import sys
 from types import ModuleType
-
-import PySide6.QtCore  # noqa: F401  # installs the import hook this module answers for
 
 FEATURE_MODULE = "PySide6.support.feature"
 CHECK = "_mod_uses_pyside"
@@ -35,7 +34,12 @@ def _uses_pyside(module: ModuleType) -> bool:
 
 def skip() -> bool:
     """Answer PySide's per-import check without reading the module's source; True when
-    this PySide has the check (and it is answered from now on)."""
+    this PySide has the check (and it is answered from now on). Without PySide6 (a machine
+    that runs gpumon's Qt-free parts only) nothing is done."""
+    try:
+        importlib.import_module("PySide6.QtCore")  # installs the hook answered here
+    except ImportError:
+        return False
     feature = sys.modules.get(FEATURE_MODULE)
     if feature is None or not callable(getattr(feature, CHECK, None)):
         return False
