@@ -22,7 +22,10 @@ from scripted_http import ScriptedServer
 from gpumon.telemetry.cluster.prometheus import PrometheusSource
 from gpumon.ui.window.cluster_window import ClusterWindow
 
-pytestmark = pytest.mark.slow  # real servers or subprocesses: seconds each (docs/development.md)
+pytestmark = [
+    pytest.mark.slow,  # real servers or subprocesses: seconds each (docs/development.md)
+    pytest.mark.xdist_group("test_cluster_window"),  # its module fixture: made once
+]
 
 
 @pytest.fixture(scope="module")
