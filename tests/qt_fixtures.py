@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QApplication, QTabWidget, QToolTip, QWidget
 
 from gpumon.telemetry.model.types import Source
 from gpumon.telemetry.sources.simulated import SimulatedSource
+from gpumon.ui.widgets.seen import window_seen
 from gpumon.ui.widgets.theme import LIGHT
 from gpumon.ui.window import gcguard
 from gpumon.ui.window.main_window import MainWindow
@@ -130,6 +131,12 @@ def settled(measure: Callable[[], T], quiet_passes: int = 5, most_passes: int = 
             return now
         last = now
     raise AssertionError(f"still changing after {most_passes} passes of the event loop: {last}")
+
+
+def in_sight(widget: QWidget) -> bool:
+    """Whether the views count ``widget`` as seen (``gpumon/ui/widgets/seen.py``): shown, in a
+    window that is shown, not minimised and exposed."""
+    return widget.isVisible() and window_seen(widget)
 
 
 def activate(qtbot, w) -> None:

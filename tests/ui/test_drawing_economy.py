@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QColor, QImage
+from qt_fixtures import settled
 
 from gpumon.telemetry.model.types import GpuInfo, GpuSample
 from gpumon.ui.monitor.grid import GpuGrid
@@ -30,7 +31,7 @@ def _shown_panel(qtbot, series):
     panel.show()
     qtbot.waitExposed(panel)
     panel.update_view(GpuSample(0, 0.0), 0.0, series)
-    qtbot.wait(20)
+    qtbot.waitUntil(lambda: panel.util_plot.getViewBox().width() > 0, timeout=3000)  # laid out
     return panel
 
 
@@ -66,7 +67,7 @@ def test_a_curve_redraw_does_not_repaint_the_axes(qtbot, monkeypatch) -> None:
     panel.update_view(GpuSample(0, 30.0), 30.0, _ramp(30.0))
     panel.memory_widget.viewport().repaint()
     panel.util_widget.viewport().repaint()
-    qtbot.wait(50)
+    settled(lambda: len(painted))  # a relayout it posted paints now, not in the ticks counted
     painted.clear()
     for t in (60.0, 120.0, 180.0):  # each tick moves the curves by more than a pixel
         panel.update_view(GpuSample(0, t), t, _ramp(t))
