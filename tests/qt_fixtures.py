@@ -17,12 +17,13 @@ from typing import TypeVar
 import pyqtgraph as pg
 import pytest
 import shiboken6
-from PySide6.QtCore import QEvent, QPoint, Qt, QThread, QTimer
+from PySide6.QtCore import QEvent, QPoint, QRectF, Qt, QThread, QTimer
 from PySide6.QtGui import QHelpEvent, QImage
 from PySide6.QtWidgets import QApplication, QTabWidget, QToolTip, QWidget
 
 from gpumon.telemetry.model.types import Source
 from gpumon.telemetry.sources.simulated import SimulatedSource
+from gpumon.ui.widgets.plot import LitePlotWidget
 from gpumon.ui.widgets.seen import window_seen
 from gpumon.ui.widgets.theme import LIGHT
 from gpumon.ui.window import gcguard
@@ -137,6 +138,16 @@ def in_sight(widget: QWidget) -> bool:
     """Whether the views count ``widget`` as seen (``gpumon/ui/widgets/seen.py``): shown, in a
     window that is shown, not minimised and exposed."""
     return widget.isVisible() and window_seen(widget)
+
+
+def monitor_fitted(w: MainWindow) -> bool:
+    """The Monitor page has sized its parts as it plans (``MonitorPage.fit``) and every graph
+    is drawn at its size: what the page looks like once its first layouts have run."""
+    page = w.monitor_page
+    plots = w.findChildren(LitePlotWidget)
+    return (page.sizes() == page.planned_sizes()
+            and not any(p.veiled or p.plot_item.geometry() != QRectF(p.rect()) for p in plots
+                        if p.isVisible()))
 
 
 def activate(qtbot, w) -> None:
