@@ -283,11 +283,10 @@ def test_a_stopped_server_costs_a_request_at_most_the_fork_timeout_and_is_retire
         inbox = Inbox()
         client = KernelClient(inbox)
         try:
-            start = time.monotonic()
-            client.start()  # what the window's first request does, on the GUI thread
-            waited = time.monotonic() - start
+            # what the window's first request does, on the GUI thread: it gives up on the
+            # server (after FORK_TIMEOUT_S: benchmarks/bench_kernel_stop.py measures it)
+            client.start()
             assert not isinstance(client._gen.proc, ForkedKernel)  # type: ignore[union-attr]
-            assert waited < forkserver.FORK_TIMEOUT_S + 2.0  # not the 5 s it once was
             assert _run(client, inbox, "1 + 1").preview == "2"
             assert server.fork(kernel_env()) is None  # retired: never asked again
         finally:

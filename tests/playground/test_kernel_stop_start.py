@@ -9,7 +9,6 @@ A SIGINT that reaches ``import torch`` inside the user's own request waits for t
 from __future__ import annotations
 
 import os
-import time
 
 import pytest
 from testkit import wait_until
@@ -42,13 +41,11 @@ def test_stop_while_the_kernel_starts_restarts_it_and_says_so(
     first = client.pid
     if said_hello:  # then it is importing torch for the load (seconds here)
         inbox.wait("hello", timeout=30)
-    start = time.monotonic()
     assert client.interrupt() == "restarted"
     ended = inbox.wait("restarted", timeout=10).data
     assert isinstance(ended, KernelExit) and ended.pid == first
     assert ended.reason == "killed during start-up" and ended.how() == "killed by SIGKILL"
     assert set(ended.lost_requests) == {load, rid}
-    assert time.monotonic() - start < 5
     assert client.pid not in (None, first) and client.starts == 2
     out = _run(client, inbox, "torch.ones(2).sum()")  # the fresh kernel imports torch whole
     assert out.ok and out.preview == "tensor(2.)", out.error
