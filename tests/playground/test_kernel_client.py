@@ -123,10 +123,10 @@ def test_shutdown_during_a_long_operation_is_quick_and_leaves_no_process(
     client.request("run", RunCode(touch_line(mark) + "import time\ntime.sleep(10)"))
     inbox.wait("hello")
     wait_for_file(mark)
-    gen = client._gen
-    assert gen is not None
+    proc = client.process
+    assert proc is not None
     assert client.shutdown(timeout_s=1.0) == -signal.SIGKILL  # killed once the second is up
-    assert gen.proc.poll() is not None
+    assert proc.poll() is not None
     assert client.request("ping") == -1  # shut down for good
     assert "died" not in [m.kind for m in inbox.seen]
 
@@ -191,9 +191,9 @@ def test_many_large_requests_in_a_row_never_deadlock(client: KernelClient,
     deadlocked = sender.is_alive()
     if deadlocked:  # unblock the writer so the test can end
         give_up.set()
-        gen = client._gen
-        assert gen is not None
-        gen.proc.kill()
+        proc = client.process
+        assert proc is not None
+        proc.kill()
         sender.join(10.0)
     assert not deadlocked, "the client and the kernel wait on each other"
     for rid in sent:

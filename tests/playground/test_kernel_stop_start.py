@@ -61,8 +61,7 @@ def test_stop_during_the_import_inside_the_users_code_interrupts_after_it(
     inbox.wait("hello", timeout=30)
     pid = client.pid
     # "started": the request runs, and imports torch first (about a second here)
-    wait_until(lambda: client._gen is not None and client._gen.started == rid,
-               30, "the request to start")
+    wait_until(lambda: client.running_request == rid, 30, "the request to start")
     assert client.interrupt(grace_s=60) == "signalled"
     inbox.wait("interrupted", rid, timeout=60)
     assert client.pid == pid and client.starts == 1
