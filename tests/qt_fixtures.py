@@ -140,6 +140,12 @@ def in_sight(widget: QWidget) -> bool:
     return widget.isVisible() and window_seen(widget)
 
 
+def first_curve(plot: pg.GraphicsView) -> pg.PlotDataItem:
+    """The first curve drawn in ``plot`` (a panel's memory or utilization graph: the one the
+    panel draws from its history)."""
+    return plot.getPlotItem().listDataItems()[0]
+
+
 def monitor_fitted(w: MainWindow) -> bool:
     """The Monitor page has sized its parts as it plans (``MonitorPage.fit``) and every graph
     is drawn at its size: what the page looks like once its first layouts have run."""

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QColor, QImage
-from qt_fixtures import settled
+from qt_fixtures import first_curve, settled
 
 from gpumon.telemetry.model.types import GpuInfo, GpuSample
 from gpumon.ui.monitor.grid import GpuGrid
@@ -80,12 +80,12 @@ def test_memory_fill_is_opaque_and_blended_for_the_theme(qtbot) -> None:
     assert opaque_fill("#000000", 0.25, "#ffffff") == QColor("#bfbfbf")
     panel = GpuPanel(INFO)
     qtbot.addWidget(panel)
-    fill = panel._mem_curve.opts["brush"]
+    fill = first_curve(panel.memory_widget).opts["brush"]
     brush = pg.mkBrush(fill)
     assert brush.color().alpha() == 255
     assert brush.color() == opaque_fill(MEM_COLOR, FILL_ALPHA, LIGHT.plot_bg)
     style_plot(panel.memory_widget, DARK, 1.0, 9.0)
-    dark = pg.mkBrush(panel._mem_curve.opts["brush"]).color()
+    dark = pg.mkBrush(first_curve(panel.memory_widget).opts["brush"]).color()
     assert dark == opaque_fill(MEM_COLOR, FILL_ALPHA, DARK.plot_bg) and dark.alpha() == 255
     assert dark != brush.color()
 
@@ -100,7 +100,7 @@ def test_peak_downsampling_draws_about_two_points_a_pixel_and_keeps_the_peaks(qt
 
     panel = _shown_panel(qtbot, series)
     panel.update_view(GpuSample(0, 0.0), 0.0, series)
-    x, y = panel._gpu_curve.getData()
+    x, y = first_curve(panel.util_widget).getData()
     width = panel.util_plot.getViewBox().width()
     assert x is not None and y is not None
     assert len(x) <= 2.5 * width, (len(x), width)  # pyqtgraph's default drew ~10 a pixel

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QApplication, QTabWidget, QWidget
-from qt_fixtures import in_sight, shown_tip
+from qt_fixtures import first_curve, in_sight, shown_tip
 
 from gpumon.telemetry.history.store import History, capacity_for
 from gpumon.telemetry.sources.sampler import Sampler
@@ -108,8 +108,8 @@ def test_a_hidden_panel_gets_no_update_and_catches_up_when_shown(qtbot, monkeypa
         assert p.util_label.text() == "".join(r.text for r in util_runs(sample))
         assert p.mem_label.text() == "".join(r.text for r in memory_runs(sample))
     # ... and its curves reach "now", with the 30 hidden ticks in them.
-    assert panel._mem_curve.xData[-1] == 0.0
+    assert first_curve(panel.memory_widget).xData[-1] == 0.0
     assert latest is not None
-    assert panel._mem_curve.yData[-1] * (1 << 30) == latest.mem_used_bytes
-    assert len(panel._mem_curve.xData) >= 40  # 50 samples, a block a pixel
+    assert first_curve(panel.memory_widget).yData[-1] * (1 << 30) == latest.mem_used_bytes
+    assert len(first_curve(panel.memory_widget).xData) >= 40  # 50 samples, a block a pixel
     sampler.close()
