@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QApplication, QTabWidget, QWidget
-from qt_fixtures import first_curve, in_sight, shown_tip
+from qt_fixtures import first_curve, hidden_or_minimised, shown_tip
 
 from gpumon.telemetry.history.store import History, capacity_for
 from gpumon.telemetry.sources.sampler import Sampler
@@ -82,7 +82,7 @@ def test_a_hidden_panel_gets_no_update_and_catches_up_when_shown(qtbot, monkeypa
     panel = grid.panels[0]
     assert set_runs and panel.util_label.text()  # on screen: updated every tick
     out_of_sight(tabs, how)
-    qtbot.waitUntil(lambda: not in_sight(panel), timeout=3000)
+    qtbot.waitUntil(lambda: hidden_or_minimised(panel), timeout=3000)
     assert panel.isVisible() or how == "tab"  # minimised: Qt still calls it visible
     shown_text = panel.util_label.text(), panel.mem_label.text(), shown_tip(panel.title)
     touches = Touches(grid)

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 from PySide6.QtCore import QItemSelectionModel, Qt
-from qt_fixtures import in_sight, settled
+from qt_fixtures import hidden_or_minimised, settled
 
 from gpumon.telemetry.model.types import GpuProcess, ProcessType
 from gpumon.ui.monitor.process.table import SELF_SUFFIX, ProcessModel, ProcessTable
@@ -177,7 +177,7 @@ def test_an_unseen_process_table_merges_only_the_latest_list_when_seen(qtbot, ho
     table.show_processes([proc(0, 1), proc(0, 2)], 100.0)
     assert rows(model) == [(0, 1), (0, 2)]
     out_of_sight(tabs, how)
-    qtbot.waitUntil(lambda: not in_sight(table), timeout=3000)
+    qtbot.waitUntil(lambda: hidden_or_minimised(table), timeout=3000)
     signals = (model.rowsInserted, model.rowsRemoved, model.dataChanged, model.modelReset)
     with qtbot.assertNotEmitted(signals[0]), qtbot.assertNotEmitted(signals[1]), \
             qtbot.assertNotEmitted(signals[2]), qtbot.assertNotEmitted(signals[3]):
