@@ -57,7 +57,7 @@ def test_a_curve_redraw_does_not_repaint_the_axes(qtbot, monkeypatch) -> None:
     # for a count of paints, which the relayout can outlast on a busy machine.
     for _ in range(25):  # at most 5 s
         before = len(painted)
-        qtbot.wait(200)
+        qtbot.wait(200)  # not awaiting: 200 ms in which no axis paints
         if len(painted) >= 4 and len(painted) == before:
             break
     else:
