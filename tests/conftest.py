@@ -8,7 +8,6 @@ provokes one on purpose says so with ``@pytest.mark.internal_error``.
 
 from __future__ import annotations
 
-import ast
 import getpass
 import logging
 import os
@@ -52,6 +51,8 @@ sys.path.insert(0, _QUICK)
 import sitecustomize  # noqa: E402, F401 - a worker has it already; this process then too
 
 sys.path.remove(_QUICK)
+
+from xdist_groups import pytest_collection_modifyitems  # noqa: E402, F401
 
 from gpumon import i18n  # noqa: E402
 
@@ -162,70 +163,6 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
         if not pluginmanager.has_plugin(plugin):
             for key in keys:
                 parser.addini(key, f"used by {plugin}, which is not installed here")
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_cmdline_main(config: pytest.Config) -> None:
-    """``-n`` without ``--dist``: the scheduler below."""
-    option = config.option
-    if getattr(option, "numprocesses", None) and getattr(option, "dist", "no") == "no":
-        option.dist = "loadscope"
-        config.stash[_GROUPED] = True
-
-
-_GROUPED = pytest.StashKey[bool]()
-TESTS = Path(__file__).resolve().parent
-
-
-def modules_sharing_a_fixture(root: Path = TESTS) -> set[str]:
-    """Test files (relative to the repository) whose tests share a module-scoped fixture:
-    one they define, or one of a conftest.py that they ask for by name."""
-    defined: dict[Path, set[str]] = {}
-    params: dict[Path, set[str]] = {}
-    for path in root.rglob("*.py"):
-        try:
-            tree = ast.parse(path.read_text(encoding="utf-8"))
-        except (SyntaxError, UnicodeDecodeError):
-            continue
-        for node in ast.walk(tree):
-            if not isinstance(node, ast.FunctionDef):
-                continue
-            if node.name.startswith("test_") or node.decorator_list:  # tests and fixtures
-                params.setdefault(path, set()).update(a.arg for a in node.args.args)
-            for deco in node.decorator_list:
-                if (isinstance(deco, ast.Call) and any(
-                        k.arg == "scope" and isinstance(k.value, ast.Constant)
-                        and k.value.value in ("module", "class") for k in deco.keywords)):
-                    defined.setdefault(path, set()).add(node.name)
-    shared = {name for path, names in defined.items() if path.name == "conftest.py"
-              for name in names}
-    grouped = set()
-    for path in params:
-        if not path.name.startswith("test_"):
-            continue
-        if defined.get(path) or params[path] & shared:
-            grouped.add(path.relative_to(root.parent).as_posix())
-    return grouped
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """Each test is a unit of work of its own, as xdist's "load" makes it, except the tests
-    of a module that share a module-scoped fixture (a whole lesson run, a Prometheus server
-    with its exporters): they are one unit, so the fixture is made once, not once in every
-    worker that gets one of them. Units with more tests go first."""
-    if not config.stash.get(_GROUPED, False):
-        return None
-    from xdist.scheduler import LoadScopeScheduling
-
-    grouped = modules_sharing_a_fixture()
-
-    class SharedFixtureScheduling(LoadScopeScheduling):  # type: ignore[misc]
-        def _split_scope(self, nodeid: str) -> str:
-            module = nodeid.split("::", 1)[0]
-            return module if module in grouped else nodeid
-
-    return SharedFixtureScheduling(config, log)
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -17,12 +17,13 @@ from typing import TypeVar
 import pyqtgraph as pg
 import pytest
 import shiboken6
-from PySide6.QtCore import QEvent, QPoint, Qt, QThread, QTimer
+from PySide6.QtCore import QEvent, QPoint, QRectF, Qt, QThread, QTimer
 from PySide6.QtGui import QHelpEvent, QImage
 from PySide6.QtWidgets import QApplication, QTabWidget, QToolTip, QWidget
 
 from gpumon.telemetry.model.types import Source
 from gpumon.telemetry.sources.simulated import SimulatedSource
+from gpumon.ui.widgets.plot import LitePlotWidget
 from gpumon.ui.widgets.theme import LIGHT
 from gpumon.ui.window import gcguard
 from gpumon.ui.window.main_window import MainWindow
@@ -130,6 +131,29 @@ def settled(measure: Callable[[], T], quiet_passes: int = 5, most_passes: int = 
             return now
         last = now
     raise AssertionError(f"still changing after {most_passes} passes of the event loop: {last}")
+
+
+def hidden_or_minimised(widget: QWidget) -> bool:
+    """Qt says ``widget`` is out of sight: hidden (another tab in front), or its window
+    minimised. (Asked of Qt itself, not through ``gpumon/ui/widgets/seen.py``, which the
+    tests that wait for it check.)"""
+    return not widget.isVisible() or widget.window().isMinimized()
+
+
+def first_curve(plot: pg.GraphicsView) -> pg.PlotDataItem:
+    """The first curve drawn in ``plot`` (a panel's memory or utilization graph: the one the
+    panel draws from its history)."""
+    return plot.getPlotItem().listDataItems()[0]
+
+
+def monitor_fitted(w: MainWindow) -> bool:
+    """The Monitor page has sized its parts as it plans (``MonitorPage.fit``) and every graph
+    is drawn at its size: what the page looks like once its first layouts have run."""
+    page = w.monitor_page
+    plots = w.findChildren(LitePlotWidget)
+    return (page.sizes() == page.planned_sizes()
+            and not any(p.veiled or p.plot_item.geometry() != QRectF(p.rect()) for p in plots
+                        if p.isVisible()))
 
 
 def activate(qtbot, w) -> None:

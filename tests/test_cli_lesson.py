@@ -17,6 +17,8 @@ from gpumon.playground.lesson.steps import LESSON
 
 # The timing step in this process: a short budget (tests/conftest.py says why).
 
+pytestmark = pytest.mark.xdist_group("test_cli_lesson")  # its module fixture: made once
+
 NOT_COMPILED = "Torch not compiled with CUDA enabled"
 NUMBER = {step.id: i for i, step in enumerate(LESSON, start=1)}
 TOTAL = len(LESSON)

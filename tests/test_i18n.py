@@ -30,6 +30,8 @@ from gpumon import i18n
 from gpumon.telemetry.model.types import SourceState, SourceStatus
 from gpumon.text.smi_text import cells, no_gpus_hint, render, wrap_cells
 
+pytestmark = pytest.mark.xdist_group("test_i18n")  # its module fixture: made once
+
 ROOT = Path(__file__).resolve().parent.parent
 ZH_PO = ROOT / "resources" / "locale" / "zh_CN" / "LC_MESSAGES" / "gpumon.po"
 RUN_THE_TOOL = "run python tools/catalogue.py"

@@ -30,7 +30,10 @@ if str(TESTS / "telemetry") not in sys.path:  # for `from fakenvml import ...`
 
 from fakenvml import FakeNvmlUnavailable, build_fake_nvml, fake_driver_env  # noqa: E402
 
-pytestmark = pytest.mark.slow  # subprocesses and a real server: seconds each
+pytestmark = [
+    pytest.mark.slow,  # subprocesses and a real server: seconds each
+    pytest.mark.xdist_group("test_without_extras"),  # its module fixture: made once
+]
 
 NOQT = TESTS / "gpu" / "noqt"
 #: What the extras bring, by import name: gui (Qt, pyqtgraph, numpy), playground (torch),

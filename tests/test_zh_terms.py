@@ -22,6 +22,8 @@ pytest.importorskip("babel", reason="Babel is not installed (pip install -e '.[t
 from babel.messages.catalog import Catalog
 from babel.messages.pofile import read_po
 
+pytestmark = pytest.mark.xdist_group("test_zh_terms")  # its module fixture: made once
+
 ZH_PO = (Path(__file__).resolve().parent.parent
          / "resources" / "locale" / "zh_CN" / "LC_MESSAGES" / "gpumon.po")
 

@@ -15,7 +15,10 @@ from cluster_helpers import ROOT, Cluster, wait_for
 from gpumon.telemetry.cluster.prometheus import PrometheusSource
 from gpumon.telemetry.model.types import SourceState
 
-pytestmark = pytest.mark.slow  # real servers or subprocesses: seconds each (docs/development.md)
+pytestmark = [
+    pytest.mark.slow,  # real servers or subprocesses: seconds each (docs/development.md)
+    pytest.mark.xdist_group("test_cluster_source"),  # its module fixture: made once
+]
 
 
 def _exported(cluster: Cluster, metric: str) -> dict[tuple[str, int], float]:

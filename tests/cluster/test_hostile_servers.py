@@ -23,7 +23,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "telemetry"))
 from scripted_http import Answer, ScriptedServer
 from scripted_prometheus import answer_from
 
-pytestmark = pytest.mark.slow  # subprocesses: a second or more each
+pytestmark = [
+    pytest.mark.slow,  # subprocesses: a second or more each
+    pytest.mark.xdist_group("test_hostile_servers"),  # its module fixture: made once
+]
 TOKEN = "SECRET-TOKEN-123"
 ELSEWHERE = "127.0.0.2"  # another loopback address: "another host"
 

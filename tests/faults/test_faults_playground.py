@@ -25,6 +25,8 @@ from gpumon.playground.data.errors import ErrorInfo
 from gpumon.playground.data.outcome import Outcome
 from gpumon.playground.kernel.engine import Engine
 
+pytestmark = pytest.mark.xdist_group("test_faults_playground")  # its module fixture: made once
+
 WAIT_MS = 60_000  # the first action imports torch in the kernel
 
 

@@ -130,6 +130,7 @@ class SlowNvml:
         self.delay_s = delay_s
         self.on = threading.Event()
         self.calls = 0
+        self.in_call = 0  # calls under way now (sleeping in the sampling thread)
         for name, fn in inspect.getmembers(pynvml, inspect.isfunction):
             if name.startswith("nvml"):
                 monkeypatch.setattr(pynvml, name, self._wrap(fn))
@@ -139,7 +140,11 @@ class SlowNvml:
         def slow(*args: Any, **kwargs: Any) -> Any:
             if self.on.is_set():
                 self.calls += 1
-                time.sleep(self.delay_s)
+                self.in_call += 1
+                try:
+                    time.sleep(self.delay_s)
+                finally:
+                    self.in_call -= 1
             return fn(*args, **kwargs)
         return slow
 
@@ -149,14 +154,12 @@ def test_every_call_taking_200_ms_keeps_the_window_live_and_says_stale(
     slow = SlowNvml(monkeypatch, 0.2)
     w = make_window(NvmlSource, interval_s=0.1)
     qtbot.waitUntil(lambda: w.history.count(0) >= 2, timeout=WAIT_MS)
-    ticks: list[float] = []
-    paints: list[float] = []
+    painted_during_a_call: list[bool] = []
 
     def on_tick() -> None:
-        ticks.append(time.monotonic())
-        start = time.monotonic()
+        during = slow.in_call > 0
         w.repaint()  # a synchronous paint of the whole window
-        paints.append(time.monotonic() - start)
+        painted_during_a_call.append(during and slow.in_call > 0)
 
     timer = QTimer()
     timer.timeout.connect(on_tick)
@@ -166,14 +169,13 @@ def test_every_call_taking_200_ms_keeps_the_window_live_and_says_stale(
         qtbot.waitUntil(lambda: slow.calls >= 2 and w.stale, timeout=WAIT_MS)
         assert "data is stale (last update" in w.header.status_line.text()
         assert all(p.stale for p in w.gpu_grid.panels)
-        qtbot.wait(1000)  # the driver is still slow; the GUI must not be
+        # The driver is still slow; the GUI is not: its timer fires, and the whole window
+        # paints, while a 200 ms call is under way in the sampling thread (the stalls and
+        # paint times: benchmarks/bench_slow_driver.py).
+        qtbot.waitUntil(lambda: painted_during_a_call.count(True) >= 20, timeout=WAIT_MS)
     finally:
         timer.stop()
         slow.on.clear()
-    gaps = [b - a for a, b in zip(ticks, ticks[1:], strict=False)]
-    assert len(ticks) >= 20, "the GUI-thread timer hardly fired while NVML was slow"
-    assert max(gaps) < 0.5, f"the GUI thread stalled for {max(gaps):.3f} s"
-    assert sorted(paints)[len(paints) // 2] < 0.25
     # Fast again: fresh data clears the stale state.
     qtbot.waitUntil(lambda: not w.stale, timeout=10_000)
     assert "stale" not in w.header.status_line.text() and "Temp 40 °C" in panel_text(w, 0)

@@ -33,7 +33,7 @@ pytestmark = [
 ]
 
 PROGRAM = r"""
-import json, sys
+import json, sys, time
 from PySide6.QtCore import QPoint, QTimer
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication
@@ -41,6 +41,7 @@ from gpumon.ui.window import launch
 from gpumon.ui.window.main_window import MainWindow, simulated_factory
 
 seen = {}
+STEP_S = 20  # weston answers a request when it gets to it: seconds on a loaded CI
 
 def make(interval_s, settings):
     window = MainWindow(simulated_factory(2), 0.2, settings=settings)
@@ -51,52 +52,62 @@ def make(interval_s, settings):
 def run(w):
     app = QApplication.instance()
     seen["platform"] = app.platformName()
-    t = 0
-    def at(delay, fn):
-        nonlocal t
-        t += delay
-        QTimer.singleShot(t, w, fn)
-    def wait_data():
-        if w.latest_snapshot is None:
-            QTimer.singleShot(100, w, wait_data)
-            return
-        seen["size_before"] = [w.width(), w.height()]
-        go()
-    def go():
-        for title in ("Playground", "Lesson", "Monitor"):
-            at(600, lambda title=title: (w.show_tab(title),
-                                          seen.setdefault("tabs", []).append(title)))
-        def process():
-            table = w.process_table
-            view = w.open_process_view(table.proxy.index(0, 0))
-            seen["process_window"] = [view.isVisible(), view.width(), view.height()]
-            QTimer.singleShot(400, view, view.close)
-        at(600, process)
-        full = w.findChild(QAction, "actionFullScreen")
-        at(800, full.trigger)
-        # weston answers the request when it gets to it: 1.2 s was too short on a loaded CI
-        at(3000, lambda: seen.__setitem__("full", w.isFullScreen()))
-        at(100, full.trigger)
-        at(1200, full.trigger)
-        at(1200, full.trigger)
-        at(1200, lambda: seen.__setitem__("size_after", [w.width(), w.height(),
-                                                          w.isFullScreen()]))
-        def popups():
-            found = []
-            for menu in (w.menus.file_menu, w.process_table.header_menu(),
-                         w.process_actions.menu_for(w.process_table.process_model.processes[0])):
-                menu.popup(w.mapToGlobal(QPoint(40, 40)))
-                handle = menu.windowHandle()
-                found.append([menu.objectName() or menu.title() or type(menu).__name__,
-                              handle is not None and handle.transientParent() is not None])
-                menu.hide()
-            seen["popups"] = found
-        at(400, popups)
-        def quit_():
-            print(json.dumps(seen), flush=True)
-            w.findChild(QAction, "actionQuit").trigger()
-        at(400, quit_)
-    wait_data()
+    steps = []
+    def step(what, action, until=lambda: True):
+        steps.append((what, action, until))
+    def next_step():  # each step's action, then a wait until what it awaits is so
+        what, action, until = steps.pop(0)
+        action()
+        deadline = time.monotonic() + STEP_S
+        def poll():
+            if until() or time.monotonic() > deadline:
+                if not until():
+                    seen.setdefault("timed_out", []).append(what)
+                if steps:
+                    QTimer.singleShot(0, w, next_step)
+            else:
+                QTimer.singleShot(20, w, poll)
+        poll()
+    full = w.findChild(QAction, "actionFullScreen")
+    def is_full():  # weston has answered: the window covers the screen
+        return w.isFullScreen() and w.size() == w.screen().size()
+    def is_back():  # and has answered the way back: the window at its size before
+        return not w.isFullScreen() and [w.width(), w.height()] == seen["size_before"]
+    step("the first reading", lambda: None, lambda: w.latest_snapshot is not None)
+    step("the size before", lambda: seen.__setitem__("size_before", [w.width(), w.height()]))
+    for title in ("Playground", "Lesson", "Monitor"):
+        step(f"the {title} tab", lambda title=title: (
+            w.show_tab(title), seen.setdefault("tabs", []).append(title)),
+             lambda title=title: w.tabs.is_built(title))
+    view = []
+    step("the process window", lambda: view.append(
+        w.open_process_view(w.process_table.proxy.index(0, 0))), lambda: view[0].isVisible())
+    step("the process window noted", lambda: (seen.__setitem__("process_window", [
+        view[0].isVisible(), view[0].width(), view[0].height()]), view[0].close()))
+    step("full screen", full.trigger, is_full)
+    step("full screen noted", lambda: seen.__setitem__("full", w.isFullScreen()))
+    # out, in and out again, each once weston has answered the last
+    step("out of full screen", full.trigger, is_back)
+    step("full screen again", full.trigger, is_full)
+    step("out of full screen again", full.trigger, is_back)
+    step("the size after", lambda: seen.__setitem__("size_after", [
+        w.width(), w.height(), w.isFullScreen()]))
+    def popups():
+        found = []
+        for menu in (w.menus.file_menu, w.process_table.header_menu(),
+                     w.process_actions.menu_for(w.process_table.process_model.processes[0])):
+            menu.popup(w.mapToGlobal(QPoint(40, 40)))
+            handle = menu.windowHandle()
+            found.append([menu.objectName() or menu.title() or type(menu).__name__,
+                          handle is not None and handle.transientParent() is not None])
+            menu.hide()
+        seen["popups"] = found
+    step("the popups", popups)
+    def quit_():
+        print(json.dumps(seen), flush=True)
+        w.findChild(QAction, "actionQuit").trigger()
+    step("quit", quit_)
+    next_step()
 
 sys.exit(launch.run(2, make_window=make))
 """
@@ -144,6 +155,7 @@ def test_the_window_on_wayland(weston: dict[str, str], tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr, done.stderr
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["platform"] == "wayland"
+    assert "timed_out" not in seen, seen
     assert seen["tabs"] == ["Playground", "Lesson", "Monitor"]
     assert seen["process_window"][0]
     assert seen["full"] is True

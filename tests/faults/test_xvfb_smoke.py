@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 pytestmark = [
+    pytest.mark.xdist_group("test_xvfb_smoke"),  # its module fixture: made once
     pytest.mark.slow,
     pytest.mark.skipif(shutil.which("Xvfb") is None,
                        reason="Xvfb is not installed (CI installs it: see .ci/run)"),

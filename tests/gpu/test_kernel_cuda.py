@@ -207,7 +207,7 @@ def test_a_kernel_forked_from_the_fork_server_runs_on_cuda0(monkeypatch: pytest.
     client = KernelClient(inbox)
     try:
         out = _code(client, inbox, "x = torch.ones(2, device='cuda:0'); x.sum().item()")
-        assert isinstance(client._gen.proc, ForkedKernel)  # type: ignore[union-attr]
+        assert isinstance(client.process, ForkedKernel)
         assert out.ok and out.preview == "2.0", out.error
     finally:
         client.shutdown(timeout_s=5.0)

@@ -58,11 +58,11 @@ def client(inbox: Inbox, kernel_fork_server: None) -> Iterator[KernelClient]:
     """A kernel client; afterwards its kernel has exited and no process is left behind."""
     c = KernelClient(inbox)
     yield c
-    assert c.shutdown(timeout_s=1.0) is not None or c._gen is None
-    gen = c._gen
-    assert gen is None or gen.proc.poll() is not None
-    if gen is not None:  # the window's KernelLink does this when its kernel ends
-        remove_folders_of(gen.proc.pid)
+    assert c.shutdown(timeout_s=1.0) is not None or c.process is None
+    proc = c.process
+    assert proc is None or proc.poll() is not None
+    if proc is not None:  # the window's KernelLink does this when its kernel ends
+        remove_folders_of(proc.pid)
 
 
 def touch_line(mark: Path) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -83,14 +82,12 @@ def test_code_that_ignores_the_interrupt_is_killed_and_restarted(
         "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
         + touch_line(mark) + "time.sleep(60)"))
     wait_for_file(mark)  # SIGINT is ignored from now on
-    start = time.monotonic()
     assert client.interrupt(grace_s=1.0) == "signalled"
     ended = inbox.wait("restarted", timeout=10.0).data
     assert isinstance(ended, KernelExit)
     assert ended.reason == "killed after interrupt" and ended.how() == "killed by SIGKILL"
     assert ended.lost_names == ("x",) and ended.lost_requests == (rid,)
     assert "(x) is gone" in ended.lost_text()
-    assert time.monotonic() - start < 5.0
     assert client.pid is not None and client.pid != pid  # a fresh kernel is already there
     assert not _run(client, inbox, RunCode("x")).ok  # its workspace is empty
 
@@ -126,12 +123,10 @@ def test_shutdown_during_a_long_operation_is_quick_and_leaves_no_process(
     client.request("run", RunCode(touch_line(mark) + "import time\ntime.sleep(10)"))
     inbox.wait("hello")
     wait_for_file(mark)
-    gen = client._gen
-    assert gen is not None
-    start = time.monotonic()
-    client.shutdown(timeout_s=1.0)
-    assert time.monotonic() - start < 3.0
-    assert gen.proc.poll() is not None
+    proc = client.process
+    assert proc is not None
+    assert client.shutdown(timeout_s=1.0) == -signal.SIGKILL  # killed once the second is up
+    assert proc.poll() is not None
     assert client.request("ping") == -1  # shut down for good
     assert "died" not in [m.kind for m in inbox.seen]
 
@@ -196,9 +191,9 @@ def test_many_large_requests_in_a_row_never_deadlock(client: KernelClient,
     deadlocked = sender.is_alive()
     if deadlocked:  # unblock the writer so the test can end
         give_up.set()
-        gen = client._gen
-        assert gen is not None
-        gen.proc.kill()
+        proc = client.process
+        assert proc is not None
+        proc.kill()
         sender.join(10.0)
     assert not deadlocked, "the client and the kernel wait on each other"
     for rid in sent:

@@ -9,6 +9,7 @@ faults is in tests/ui/test_kernel_faults_window.py.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 from collections.abc import Iterator
@@ -80,9 +81,7 @@ def test_a_broken_kernel_is_ended_with_its_reason_and_the_next_request_starts_a_
         assert inbox.wait("reply", timeout=20).data.ok  # a fresh kernel
         assert client.starts == 2 and client.pid not in (None, first_pid)
     finally:
-        sent = time.monotonic()
-        client.shutdown(timeout_s=1.0)
-        assert time.monotonic() - sent < 3.0
+        client.shutdown(timeout_s=1.0)  # (how long it takes: benchmarks/bench_kernel_stop.py)
 
 
 def test_a_kernel_that_stops_answering_is_killed_by_stop_and_quit_never_waits(
@@ -96,9 +95,8 @@ def test_a_kernel_that_stops_answering_is_killed_by_stop_and_quit_never_waits(
     assert ended.reason == "killed after interrupt"
     client.request("run", None)  # the fresh one is silent too: quit must not wait for it
     pid = client.pid
-    sent = time.monotonic()
-    assert client.shutdown(timeout_s=1.0) is not None
-    assert time.monotonic() - sent < 3.0
+    # It never reads the request to exit: killed once the second is up, not waited for.
+    assert client.shutdown(timeout_s=1.0) == -signal.SIGKILL
     assert pid is not None and not psutil.pid_exists(pid)
 
 

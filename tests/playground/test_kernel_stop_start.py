@@ -9,7 +9,6 @@ A SIGINT that reaches ``import torch`` inside the user's own request waits for t
 from __future__ import annotations
 
 import os
-import time
 
 import pytest
 from testkit import wait_until
@@ -42,13 +41,11 @@ def test_stop_while_the_kernel_starts_restarts_it_and_says_so(
     first = client.pid
     if said_hello:  # then it is importing torch for the load (seconds here)
         inbox.wait("hello", timeout=30)
-    start = time.monotonic()
     assert client.interrupt() == "restarted"
     ended = inbox.wait("restarted", timeout=10).data
     assert isinstance(ended, KernelExit) and ended.pid == first
     assert ended.reason == "killed during start-up" and ended.how() == "killed by SIGKILL"
     assert set(ended.lost_requests) == {load, rid}
-    assert time.monotonic() - start < 5
     assert client.pid not in (None, first) and client.starts == 2
     out = _run(client, inbox, "torch.ones(2).sum()")  # the fresh kernel imports torch whole
     assert out.ok and out.preview == "tensor(2.)", out.error
@@ -64,8 +61,7 @@ def test_stop_during_the_import_inside_the_users_code_interrupts_after_it(
     inbox.wait("hello", timeout=30)
     pid = client.pid
     # "started": the request runs, and imports torch first (about a second here)
-    wait_until(lambda: client._gen is not None and client._gen.started == rid,
-               30, "the request to start")
+    wait_until(lambda: client.running_request == rid, 30, "the request to start")
     assert client.interrupt(grace_s=60) == "signalled"
     inbox.wait("interrupted", rid, timeout=60)
     assert client.pid == pid and client.starts == 1

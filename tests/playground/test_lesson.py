@@ -29,6 +29,8 @@ from gpumon.text.smi_text import render
 
 # The timing step in this process: a short budget (tests/conftest.py says why).
 
+pytestmark = pytest.mark.xdist_group("test_lesson")  # its module fixture: made once
+
 NUMBER = {step.id: i for i, step in enumerate(lesson.LESSON, start=1)}
 
 

@@ -27,6 +27,8 @@ from gpumon.playground.lesson import glossary, measured, results, smi_columns
 from gpumon.playground.lesson.step_code import ASYNC_N, LOG_EVERY_STEP, OUT_OF_MEMORY, PRECISION
 from gpumon.playground.lesson.steps import LESSON, LessonStep
 
+pytestmark = pytest.mark.xdist_group("test_lesson_gpu_output")  # its module fixture: made once
+
 STEP = {s.id: s for s in LESSON}
 NUMBER = {s.id: i for i, s in enumerate(LESSON, start=1)}
 TOTAL = len(LESSON)

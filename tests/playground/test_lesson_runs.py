@@ -35,6 +35,8 @@ from gpumon.text.smi_text import render
 
 # The timing step in this process: a short budget (tests/conftest.py says why).
 
+pytestmark = pytest.mark.xdist_group("test_lesson_runs")  # its module fixture: made once
+
 NUMBER = {s.id: i for i, s in enumerate(LESSON, start=1)}
 TOTAL = len(LESSON)
 

@@ -21,6 +21,8 @@ from gpumon.playground.lesson import glossary, measured, reading, results
 from gpumon.playground.lesson.step_code import PRECISION
 from gpumon.playground.lesson.steps import LESSON, LessonStep
 
+pytestmark = pytest.mark.xdist_group("test_lesson_third_review")  # its module fixture: made once
+
 STEP = {s.id: s for s in LESSON}
 NUMBER = {s.id: i for i, s in enumerate(LESSON, start=1)}
 DOCS = Path(__file__).resolve().parents[2] / "docs"

@@ -20,6 +20,8 @@ from gpumon.recording.source import RecordingSource
 from gpumon.telemetry.model.metrics import HISTORY_KEYS, value_of
 from gpumon.text.json_in import decode_snapshot
 
+pytestmark = pytest.mark.xdist_group("test_recording")  # its module fixture: made once
+
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "simulated-2gpus.jsonl.gz"
 

@@ -82,7 +82,7 @@ def kernel_and_child(client: KernelClient, inbox: Inbox) -> tuple[int, int]:
     child = int(run(client, inbox, CHILD))
     kernel = inbox.wait("hello", timeout=5.0).data
     assert running(kernel) and running(child)
-    assert isinstance(client._gen.proc, SshKernel)
+    assert isinstance(client.process, SshKernel)
     return kernel, child
 
 
@@ -174,9 +174,8 @@ def test_stop_reaches_code_that_holds_the_gil_from_its_first_line(
     started, never sent the Stop: the kernel writes "started" before the code runs."""
     run(ssh_client, inbox, "w = 41")
     rid = ssh_client.request("run", RunCode("x = 7 ** (10 ** 9)"))
-    gen = ssh_client._gen
-    assert gen is not None
-    wait_until(lambda: gen.started == rid, 20.0, "the window to hear the code started")
+    wait_until(lambda: ssh_client.running_request == rid, 20.0,
+               "the window to hear the code started")
     assert ssh_client.interrupt(grace_s=30.0) == "signalled"
     inbox.wait("interrupted", rid, timeout=20.0)
     assert ssh_client.starts == 1 and run(ssh_client, inbox, "w + 1") == "42"
@@ -236,7 +235,7 @@ def test_the_ssh_child_killed_ends_the_remote_kernel_and_its_child(
     try:
         kernel, child = kernel_and_child(client, inbox)
         hold_the_gil(client, tmp_path / "running")
-        os.kill(client._gen.proc.pid, signal.SIGKILL)
+        os.kill(client.process.pid, signal.SIGKILL)
         inbox.wait("died", timeout=10.0)
         wait_gone([kernel, child], 5.0)
     finally:
@@ -299,7 +298,7 @@ def test_a_stalled_link_ends_the_remote_kernel_within_the_keep_alive(
     try:
         kernel, child = kernel_and_child(client, inbox)
         hold_the_gil(client, tmp_path / "running")
-        ssh = client._gen.proc.pid
+        ssh = client.process.pid
         os.kill(ssh, signal.SIGSTOP)
         wait_gone([kernel, child], 3.0 + 5.0)  # the keep-alive, then the watchdog's grace
         os.kill(ssh, signal.SIGCONT)
@@ -365,7 +364,7 @@ def test_a_link_gone_silent_ends_the_remote_kernel_without_sshds_keep_alive(
         kernel, child = kernel_and_child(client, inbox)
         if busy:
             hold_the_gil(client, tmp_path / "running")
-        ssh = client._gen.proc.pid
+        ssh = client.process.pid
         os.kill(ssh, signal.SIGSTOP)
         wait_gone([kernel, child], 2.0 + 1.0 + 5.0)  # the silence, the grace, and 5 s
         os.kill(ssh, signal.SIGCONT)
@@ -438,9 +437,9 @@ def test_a_remote_that_sends_what_is_no_kernels_gets_a_card_and_a_fresh_start(
         client.request("run", RunCode("1"))
         ended = inbox.wait("died", timeout=60.0).data
         assert ended.reason == "protocol" and ended.detail
-        first = client._gen
+        first = client.process
         client.request("run", RunCode("1"))  # a fresh ssh and a fresh start
         inbox.wait("died", timeout=60.0)
-        assert client._gen is not first and client.starts == 2
+        assert client.process is not first and client.starts == 2
     finally:
         client.shutdown(timeout_s=1.0)

@@ -32,6 +32,8 @@ from gpumon.telemetry.exporter.server import HttpServer
 from gpumon.telemetry.exporter.webconfig import WebConfig, load
 from gpumon.telemetry.sources.simulated import SimulatedSource
 
+pytestmark = pytest.mark.xdist_group("test_exporter_auth_flood")  # its module fixture: made once
+
 PASSWORD = "right horse"
 GOOD = "Basic " + base64.b64encode(f"prometheus:{PASSWORD}".encode()).decode()
 WRONG = "Basic " + base64.b64encode(b"prometheus:wrong").decode()

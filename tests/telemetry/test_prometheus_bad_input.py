@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 
 import pytest
 from scripted_http import Answer, ScriptedServer
@@ -55,14 +54,14 @@ def test_not_prometheus_errors_and_garbage_give_a_sentence(answer: Answer, words
     assert message.startswith(("The Prometheus server at", f"{server.url} answered"))
 
 
-def test_a_query_that_times_out_gives_a_sentence_in_bounded_time() -> None:
-    with ScriptedServer(lambda _: (200, "application/json", b"{}", 10.0)) as server:
+def test_a_query_that_times_out_gives_a_sentence_and_ends_the_tick() -> None:
+    asked: list[str] = []
+    with ScriptedServer(lambda path: (asked.append(path), (  # type: ignore[func-returns-value]
+            200, "application/json", b"{}", 10.0))[1]) as server:
         source = PrometheusSource(server.url, timeout_s=0.5)
-        start = time.monotonic()
         message = error_of(source)
-        elapsed = time.monotonic() - start
+        assert len(asked) == 1  # the first query that times out ends the tick
     assert message == f"The Prometheus server at {server.url} did not answer within 0.5 s."
-    assert elapsed < 3  # the first query that times out ends the tick
 
 
 def test_header_is_sent_and_the_token_never_appears(caplog: pytest.LogCaptureFixture) -> None:

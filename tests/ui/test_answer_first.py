@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QWidget
+from qt_fixtures import settled
 
 from gpumon.ui.widgets.next_frame import after_next_frame
 from gpumon.ui.widgets.plot import LitePlotWidget
@@ -52,7 +53,7 @@ def test_after_next_frame_runs_after_the_repaint_a_zero_timer_does_not(qtbot) ->
     window.show()
     qtbot.waitExposed(window)
     frames = Frames(window)
-    qtbot.wait(50)
+    settled(lambda: frames.count)  # the first frames, already posted, are not the ones below
     seen: dict[str, int] = {}
     window.update()  # a repaint is due ...
     QTimer.singleShot(0, lambda: seen.setdefault("zero timer", frames.count))
@@ -68,7 +69,6 @@ def test_the_monitor_comes_back_with_its_graphs_veiled_then_unveiled(qtbot, make
     qtbot.waitUntil(lambda: w.gpu_panel(3) is not None and w.snapshot_count >= 3, timeout=5000)
     w.show_tab("Lesson")
     qtbot.waitUntil(lambda: w.tabs.is_built("Lesson"), timeout=10000)
-    qtbot.wait(100)
     plots = [p for panel in w.gpu_grid.panels for p in panel.plots()]
     painted: list[tuple[int, bool]] = []  # (frame, veiled) of each graph paint
     frames = Frames(w)
@@ -79,7 +79,8 @@ def test_the_monitor_comes_back_with_its_graphs_veiled_then_unveiled(qtbot, make
     assert all(p.veiled for p in plots)  # the frame that answers paints no graph
     first = frames.count + 1
     qtbot.waitUntil(lambda: not any(p.veiled for p in plots), timeout=5000)
-    qtbot.wait(50)
+    qtbot.waitUntil(lambda: len({frame for frame, veiled in painted if not veiled}) >= 2,
+                    timeout=3000)  # the graphs drawn, a panel a frame
     in_first = [veiled for frame, veiled in painted if frame == first]
     assert in_first and all(in_first), (first, painted[:20])
     assert any(not veiled for _, veiled in painted)  # then the graphs were drawn

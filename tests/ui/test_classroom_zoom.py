@@ -24,6 +24,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "telemetry"))
 
 from fakenvml import FakeNvml, use_fake_nvml
+from qt_fixtures import monitor_fitted, settled
 
 from gpumon import i18n
 from gpumon.telemetry.nvml.source import NvmlSource
@@ -68,7 +69,7 @@ def open_window(qtbot, zoom: float) -> MainWindow:
     qtbot.waitUntil(lambda: w.gpu_panel(2) is not None and w.snapshot_count >= 3,
                     timeout=WAIT_MS)
     qtbot.waitUntil(lambda: w.event_log.count() >= 2, timeout=WAIT_MS)  # XIDs 79 and 48
-    qtbot.wait(300)  # the grid and the page fit themselves after the first layouts
+    qtbot.waitUntil(lambda: monitor_fitted(w), timeout=WAIT_MS)
     return w
 
 
@@ -152,9 +153,8 @@ def test_event_log_opens_on_the_badge_and_keeps_a_quarter(qtbot, classroom, zoom
     assert badge.text().endswith(last) and last in badge.toolTip()  # cut, the tooltip has it
     assert badge.geometry().right() <= w.controls.width()  # in the toolbar, not behind »
     qtbot.mouseClick(badge, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: w.event_dock.isVisible(), timeout=WAIT_MS)
-    qtbot.wait(200)
-    assert w.event_dock.height() <= w.height() // 4 + 1, (w.event_dock.height(), w.height())
+    qtbot.waitUntil(lambda: w.event_dock.isVisible()
+                    and w.event_dock.height() <= w.height() // 4 + 1, timeout=WAIT_MS)
     title = w.event_dock.titleBarWidget()
     assert title is not None
     app_px = QFontMetrics(QApplication.font()).height()
@@ -195,9 +195,8 @@ def test_eight_gpus_at_100_percent_show_every_panel_and_table_row(qtbot, languag
     w.resize(1400, 900)
     w.show()
     qtbot.waitExposed(w)
-    qtbot.waitUntil(lambda: w.gpu_panel(7) is not None and w.snapshot_count >= 3,
-                    timeout=WAIT_MS)
-    qtbot.wait(300)
+    qtbot.waitUntil(lambda: w.gpu_panel(7) is not None and w.snapshot_count >= 3
+                    and monitor_fitted(w), timeout=WAIT_MS)
     viewport = w.gpu_grid.viewport()
     assert all(on_screen(p, viewport) for p in w.gpu_grid.panels), [
         (p.index, p.geometry()) for p in w.gpu_grid.panels]
@@ -233,11 +232,10 @@ def test_health_tooltips_show_while_another_window_is_active(qtbot, classroom):
     qtbot.addWidget(other)
     other.show()
     other.activateWindow()
-    qtbot.wait(100)
-    assert not w.isActiveWindow()
+    qtbot.waitUntil(lambda: not w.isActiveWindow(), timeout=3000)
     mark = w.gpu_panel(1).health.mark
     QTest.mouseMove(mark, QPoint(4, 4))
-    qtbot.wait(50)
+    qtbot.wait(50)  # not awaiting: a pause between two moves, as a hand makes
     QTest.mouseMove(mark, QPoint(6, 5))
     qtbot.waitUntil(QToolTip.isVisible, timeout=3000)
     assert "uncorrected ECC" in QToolTip.text() or "XID" in QToolTip.text(), QToolTip.text()
@@ -260,7 +258,7 @@ def test_the_playground_at_300_percent_keeps_stop_the_code_line_and_the_results(
     w.show_tab("Playground")
     panel = w.playground
     qtbot.waitUntil(lambda: panel.splitter.sizes()[0] > 0, timeout=WAIT_MS)
-    qtbot.wait(300)
+    settled(lambda: (panel.splitter.sizes(), panel.log.visibleRegion().boundingRect()))
     window = QRect(QPoint(0, 0), w.size())
     for widget in (panel.code_bar.run_button, panel.code_bar.stop_button):
         assert widget.visibleRegion().boundingRect() == widget.rect(), widget.objectName()

@@ -5,7 +5,7 @@ never freezes the window. Against a real Prometheus where the test says so."""
 from __future__ import annotations
 
 import sys
-import time
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,9 +20,13 @@ from cluster_helpers import Cluster, prometheus_binary
 from scripted_http import ScriptedServer
 
 from gpumon.telemetry.cluster.prometheus import PrometheusSource
+from gpumon.telemetry.model.types import Snapshot
 from gpumon.ui.window.cluster_window import ClusterWindow
 
-pytestmark = pytest.mark.slow  # real servers or subprocesses: seconds each (docs/development.md)
+pytestmark = [
+    pytest.mark.slow,  # real servers or subprocesses: seconds each (docs/development.md)
+    pytest.mark.xdist_group("test_cluster_window"),  # its module fixture: made once
+]
 
 
 @pytest.fixture(scope="module")
@@ -86,18 +90,31 @@ def test_a_hung_server_never_freezes_the_window(qtbot) -> None:
     """Each query hangs; the source gives up after 1 s, in the sampling thread: the GUI
     thread keeps running its timers meanwhile, and the banner says what happened."""
     with ScriptedServer(lambda _: (200, "application/json", b"{}", 30.0)) as server:
-        window = make(qtbot, PrometheusSource(server.url, timeout_s=1.0), interval_s=0.5)
-        beats: list[float] = []
+        source = PrometheusSource(server.url, timeout_s=1.0)
+        reading = threading.Event()  # set while the sampling thread waits on the server
+        sample = source.sample
+
+        def watched(include_slow: bool = True) -> Snapshot:
+            reading.set()
+            try:
+                return sample(include_slow)
+            finally:
+                reading.clear()
+
+        source.sample = watched  # type: ignore[method-assign]
+        window = make(qtbot, source, interval_s=0.5)
+        beats: list[bool] = []  # each beat of a GUI-thread timer: during a query or not
         timer = QTimer()
         timer.setInterval(20)
-        timer.timeout.connect(lambda: beats.append(time.monotonic()))
+        timer.timeout.connect(lambda: beats.append(reading.is_set()))
         timer.start()
-        qtbot.waitUntil(lambda: window.banner.isVisible(), timeout=10000)
-        timer.stop()
+        try:  # the GUI thread never waited on HTTP: its timer beats while a query hangs
+            qtbot.waitUntil(lambda: window.banner.isVisible() and beats.count(True) > 20,
+                            timeout=10000)
+        finally:
+            timer.stop()
         assert window.banner.message.text() == (
             f"The Prometheus server at {server.url} did not answer within 1 s.")
-        gaps = [b - a for a, b in zip(beats, beats[1:], strict=False)]
-        assert len(beats) > 20 and max(gaps) < 0.5  # the GUI thread never waited on HTTP
         assert server.url not in window.overview.summary.text()  # the banner says it, once
         window.close()
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QColor, QImage
+from qt_fixtures import first_curve, settled
 
 from gpumon.telemetry.model.types import GpuInfo, GpuSample
 from gpumon.ui.monitor.grid import GpuGrid
@@ -30,7 +31,7 @@ def _shown_panel(qtbot, series):
     panel.show()
     qtbot.waitExposed(panel)
     panel.update_view(GpuSample(0, 0.0), 0.0, series)
-    qtbot.wait(20)
+    qtbot.waitUntil(lambda: panel.util_plot.getViewBox().width() > 0, timeout=3000)  # laid out
     return panel
 
 
@@ -56,7 +57,7 @@ def test_a_curve_redraw_does_not_repaint_the_axes(qtbot, monkeypatch) -> None:
     # for a count of paints, which the relayout can outlast on a busy machine.
     for _ in range(25):  # at most 5 s
         before = len(painted)
-        qtbot.wait(200)
+        qtbot.wait(200)  # not awaiting: 200 ms in which no axis paints
         if len(painted) >= 4 and len(painted) == before:
             break
     else:
@@ -66,7 +67,7 @@ def test_a_curve_redraw_does_not_repaint_the_axes(qtbot, monkeypatch) -> None:
     panel.update_view(GpuSample(0, 30.0), 30.0, _ramp(30.0))
     panel.memory_widget.viewport().repaint()
     panel.util_widget.viewport().repaint()
-    qtbot.wait(50)
+    settled(lambda: len(painted))  # a relayout it posted paints now, not in the ticks counted
     painted.clear()
     for t in (60.0, 120.0, 180.0):  # each tick moves the curves by more than a pixel
         panel.update_view(GpuSample(0, t), t, _ramp(t))
@@ -79,12 +80,12 @@ def test_memory_fill_is_opaque_and_blended_for_the_theme(qtbot) -> None:
     assert opaque_fill("#000000", 0.25, "#ffffff") == QColor("#bfbfbf")
     panel = GpuPanel(INFO)
     qtbot.addWidget(panel)
-    fill = panel._mem_curve.opts["brush"]
+    fill = first_curve(panel.memory_widget).opts["brush"]
     brush = pg.mkBrush(fill)
     assert brush.color().alpha() == 255
     assert brush.color() == opaque_fill(MEM_COLOR, FILL_ALPHA, LIGHT.plot_bg)
     style_plot(panel.memory_widget, DARK, 1.0, 9.0)
-    dark = pg.mkBrush(panel._mem_curve.opts["brush"]).color()
+    dark = pg.mkBrush(first_curve(panel.memory_widget).opts["brush"]).color()
     assert dark == opaque_fill(MEM_COLOR, FILL_ALPHA, DARK.plot_bg) and dark.alpha() == 255
     assert dark != brush.color()
 
@@ -99,7 +100,7 @@ def test_peak_downsampling_draws_about_two_points_a_pixel_and_keeps_the_peaks(qt
 
     panel = _shown_panel(qtbot, series)
     panel.update_view(GpuSample(0, 0.0), 0.0, series)
-    x, y = panel._gpu_curve.getData()
+    x, y = first_curve(panel.util_widget).getData()
     width = panel.util_plot.getViewBox().width()
     assert x is not None and y is not None
     assert len(x) <= 2.5 * width, (len(x), width)  # pyqtgraph's default drew ~10 a pixel

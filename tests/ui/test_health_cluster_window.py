@@ -19,7 +19,10 @@ from fakenvml import FakeNvmlUnavailable, build_fake_nvml
 from gpumon.telemetry.cluster.prometheus import PrometheusSource
 from gpumon.ui.window.cluster_window import ClusterWindow
 
-pytestmark = pytest.mark.slow  # a real Prometheus and an exporter process
+pytestmark = [
+    pytest.mark.slow,  # a real Prometheus and an exporter process
+    pytest.mark.xdist_group("test_health_cluster_window"),  # its module fixture: made once
+]
 
 
 @pytest.fixture

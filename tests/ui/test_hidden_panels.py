@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QApplication, QTabWidget, QWidget
-from qt_fixtures import shown_tip
+from qt_fixtures import first_curve, hidden_or_minimised, shown_tip
 
 from gpumon.telemetry.history.store import History, capacity_for
 from gpumon.telemetry.sources.sampler import Sampler
@@ -78,11 +78,11 @@ def test_a_hidden_panel_gets_no_update_and_catches_up_when_shown(qtbot, monkeypa
     tabs, grid, tick, sampler, history, snaps = _fed_grid(qtbot)
     for _ in range(20):
         tick()
-        qtbot.wait(1)
+        qtbot.wait(1)  # a turn of the event loop between ticks, as the sampler's timer gives
     panel = grid.panels[0]
     assert set_runs and panel.util_label.text()  # on screen: updated every tick
     out_of_sight(tabs, how)
-    qtbot.wait(50)
+    qtbot.waitUntil(lambda: hidden_or_minimised(panel), timeout=3000)
     assert panel.isVisible() or how == "tab"  # minimised: Qt still calls it visible
     shown_text = panel.util_label.text(), panel.mem_label.text(), shown_tip(panel.title)
     touches = Touches(grid)
@@ -92,7 +92,7 @@ def test_a_hidden_panel_gets_no_update_and_catches_up_when_shown(qtbot, monkeypa
     try:
         for _ in range(30):
             tick()
-            qtbot.wait(5)  # posted events (a paint, a layout request) would arrive
+            qtbot.wait(5)  # not awaiting: posted events (a paint, a layout request) would arrive
     finally:
         QApplication.instance().removeEventFilter(touches)
     assert set_runs == [] and touches.events == []  # 30 ticks, not touched
@@ -108,8 +108,8 @@ def test_a_hidden_panel_gets_no_update_and_catches_up_when_shown(qtbot, monkeypa
         assert p.util_label.text() == "".join(r.text for r in util_runs(sample))
         assert p.mem_label.text() == "".join(r.text for r in memory_runs(sample))
     # ... and its curves reach "now", with the 30 hidden ticks in them.
-    assert panel._mem_curve.xData[-1] == 0.0
+    assert first_curve(panel.memory_widget).xData[-1] == 0.0
     assert latest is not None
-    assert panel._mem_curve.yData[-1] * (1 << 30) == latest.mem_used_bytes
-    assert len(panel._mem_curve.xData) >= 40  # 50 samples, a block a pixel
+    assert first_curve(panel.memory_widget).yData[-1] * (1 << 30) == latest.mem_used_bytes
+    assert len(first_curve(panel.memory_widget).xData) >= 40  # 50 samples, a block a pixel
     sampler.close()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QEvent, QPoint, QPointF, QRect
 from PySide6.QtWidgets import QApplication
+from qt_fixtures import monitor_fitted
 
 from gpumon.ui.widgets.hover_box import place_box
 
@@ -34,7 +35,7 @@ def test_the_readout_floats_beside_the_pointer_inside_the_graph(qtbot, make_wind
     w.presentation.set_zoom(zoom)
     qtbot.waitUntil(lambda: w.snapshot_count >= 20, timeout=10000)  # 2 s: 0.6 s from now
     w.resize(1400, 900)  # the offscreen screen fit shrank it; the test wants this size
-    qtbot.wait(300)
+    qtbot.waitUntil(lambda: monitor_fitted(w), timeout=5000)
     panel = w.gpu_panel(0)
     graph = panel.memory_widget
     # a reading only the last second has data for; then where there is none yet

@@ -19,7 +19,7 @@ def test_os_exit_under_an_action_is_one_card(qtbot, make_window) -> None:
     panel.submit(act.RunCode("import os; os._exit(3)"))
     qtbot.waitUntil(lambda: any(e.outcome.error is not None for e in panel.log.entries()),
                     timeout=30000)
-    qtbot.wait(500)  # a second card, if one came, would have come by now
+    qtbot.wait(500)  # not awaiting: a second card, if one came, would have come by now
     cards = [e.outcome for e in panel.log.entries() if e.outcome.error is not None]
     assert [(o.code, o.error.type_name) for o in cards] == [
         ("import os; os._exit(3)", "KernelDied")]

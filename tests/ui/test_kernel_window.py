@@ -59,7 +59,7 @@ def test_torch_is_never_imported_by_the_window_in_a_playground_and_lesson_sessio
         w.tabs.setCurrentWidget(page)
         results = []
         page.stepFinished.connect(results.append)
-        for number in range(len(page._steps)):
+        for number in range(len(page.steps)):
             page.show_step(number)
             page.run_current()
             wait(lambda: len(results) == number + 1)

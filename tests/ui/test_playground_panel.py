@@ -13,6 +13,7 @@ import pytest
 import torch
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLineEdit, QPushButton
+from qt_fixtures import monitor_fitted
 from testkit import torch_error
 
 from gpumon.playground.data import actions as act
@@ -211,7 +212,7 @@ def test_graphs_follow_the_current_tab(qtbot, make_window) -> None:
     w = make_window()
     qtbot.waitUntil(lambda: w.snapshot_count >= 1, timeout=5000)
     monitor = w.findChild(QSplitter, "monitorPage")
-    qtbot.wait(200)  # the page fits its parts to the first rows
+    qtbot.waitUntil(lambda: monitor_fitted(w), timeout=5000)  # its parts fit the first rows
     sizes = monitor.sizes()
     w.tabs.setCurrentWidget(w.playground)
     # the grid moves once the frame that answers the tab is painted

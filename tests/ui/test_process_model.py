@@ -6,6 +6,7 @@ import dataclasses
 
 import pytest
 from PySide6.QtCore import QItemSelectionModel, Qt
+from qt_fixtures import hidden_or_minimised, settled
 
 from gpumon.telemetry.model.types import GpuProcess, ProcessType
 from gpumon.ui.monitor.process.table import SELF_SUFFIX, ProcessModel, ProcessTable
@@ -123,11 +124,13 @@ def test_process_table_measures_columns_only_when_told(qtbot):
     original = model.data
     model.data = lambda index, role=Qt.ItemDataRole.DisplayRole: (  # type: ignore[method-assign]
         calls.append(role), original(index, role))[1]
-    qtbot.wait(20)
+    settled(lambda: len(calls))  # the first paint, not counted below
     calls.clear()
     for mib in (150, 160, 170, 180):  # the same text length: no column is measured
+        asked = len(calls)
         model.merge([proc(0, 1, mib), proc(0, 2)])
-        qtbot.wait(5)  # the view paints what changed
+        qtbot.waitUntil(  # the changed cell is painted
+            lambda n=asked: Qt.ItemDataRole.DisplayRole in calls[n:], timeout=3000)
     # Painting the one changed cell asks it a handful of roles (36 calls for the 4 merges
     # here); a ResizeToContents header also asked every role of every cell (420).
     assert Qt.ItemDataRole.DisplayRole in calls  # the changed cell was painted
@@ -174,7 +177,7 @@ def test_an_unseen_process_table_merges_only_the_latest_list_when_seen(qtbot, ho
     table.show_processes([proc(0, 1), proc(0, 2)], 100.0)
     assert rows(model) == [(0, 1), (0, 2)]
     out_of_sight(tabs, how)
-    qtbot.wait(20)
+    qtbot.waitUntil(lambda: hidden_or_minimised(table), timeout=3000)
     signals = (model.rowsInserted, model.rowsRemoved, model.dataChanged, model.modelReset)
     with qtbot.assertNotEmitted(signals[0]), qtbot.assertNotEmitted(signals[1]), \
             qtbot.assertNotEmitted(signals[2]), qtbot.assertNotEmitted(signals[3]):

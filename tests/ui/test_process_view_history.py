@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from qt_fixtures import hidden_or_minimised
 from testkit import STATUS_OK, TEST_MACHINE
 
 from gpumon.telemetry.history.store import History
@@ -63,7 +64,7 @@ def test_a_minimised_process_view_draws_when_restored(qtbot) -> None:
     curve = view.plots["gpu_mem"].getPlotItem().listDataItems()[0]
     assert curve.getData()[0][0] == -9.0
     view.showMinimized()
-    qtbot.wait(20)
+    qtbot.waitUntil(lambda: hidden_or_minimised(view), timeout=3000)
     grown = dataclasses.replace(job, gpu_mem_bytes=3 * GIB)
     for i in range(10, 15):
         view.add(Snapshot(1000.0 + i, TEST_MACHINE, STATUS_OK, processes=(grown,)))

@@ -10,6 +10,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QImage, QPainter
 from PySide6.QtWidgets import QApplication
+from qt_fixtures import settled
 from testkit import STATUS_OK, TEST_MACHINE
 
 from gpumon.telemetry.history.store import History
@@ -57,7 +58,8 @@ def _view(qtbot, zoom: float, n: int = 60, *,
     qtbot.waitUntil(lambda: all(  # laid out: each axis has the width its graph got
         w.getPlotItem().getAxis("bottom").width() > 0.5 * w.width() for w in view.plots.values()),
         timeout=3000)
-    qtbot.wait(50)
+    settled(lambda: [(p.size(), p.getPlotItem().getViewBox().viewRange())
+                     for p in view.plots.values()])
     return view
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QEvent, QObject
+from qt_fixtures import settled
 
 from gpumon.telemetry.model.types import GpuInfo, GpuSample
 from gpumon.ui.monitor.panel import GpuPanel
@@ -44,14 +45,14 @@ def test_changing_readings_never_relayout_the_panel(qtbot) -> None:
     panel.show()
     qtbot.waitExposed(panel)
     panel.update_view(_sample(0), 0.0, _series)
-    qtbot.wait(50)
+    settled(lambda: panel.util_label.geometry())  # the first layout, not counted below
     requests = LayoutRequests()
     panel.installEventFilter(requests)
     texts = set()
     for n in range(1, 21):
         panel.update_view(_sample(n), float(n), _series, curves=False)
         texts.add(panel.util_label.text() + panel.mem_label.text() + panel.readouts.text())
-        qtbot.wait(5)  # the event loop runs: a posted LayoutRequest would arrive
+        qtbot.wait(5)  # not awaiting: the event loop runs, a posted LayoutRequest would arrive
     assert len(texts) == 20  # every tick changed the readings
     assert requests.count == 0
     assert "GPU 39 %" in panel.util_label.text()  # the last reading (20 * 7 % 101)
@@ -73,8 +74,8 @@ def test_fields_follow_the_font(qtbot) -> None:
     font = panel.font()
     font.setPointSizeF(font.pointSizeF() * 2)
     panel.setFont(font)
-    qtbot.wait(20)
-    assert field.sizeHint().height() > 1.5 * before  # the zoom still makes room for the text
+    # the zoom still makes room for the text
+    qtbot.waitUntil(lambda: field.sizeHint().height() > 1.5 * before, timeout=3000)
 
 
 def test_a_new_status_text_never_lays_out_the_header(qtbot) -> None:
@@ -92,7 +93,7 @@ def test_a_new_status_text_never_lays_out_the_header(qtbot) -> None:
     header.set_status_text("2 GPUs · read in 12 ms · every 1 s")
     top.show()
     qtbot.waitExposed(top)
-    qtbot.wait(20)
+    settled(lambda: header.status_line.geometry())  # the first layout, not counted below
     requests = LayoutRequests()
     header.installEventFilter(requests)
     top.installEventFilter(requests)
@@ -101,13 +102,13 @@ def test_a_new_status_text_never_lays_out_the_header(qtbot) -> None:
     assert row is header.line
     for n in range(20):
         header.set_status_text(f"2 GPUs · read in {n % 10} ms · every 1 s")
-        qtbot.wait(5)
+        qtbot.wait(5)  # not awaiting: the event loop runs, a posted LayoutRequest would arrive
         assert label.text() == f"2 GPUs · read in {n % 10} ms · every 1 s"
         assert label.geometry().right() == row.rect().right()  # against the right edge
         assert not label.is_elided()
     header.set_status_text("data is stale (last update 12 s ago) and much longer than before",
                            warn=True)
-    qtbot.waitUntil(lambda: label.text().startswith("data is stale"), timeout=2000)
-    qtbot.wait(20)
-    assert not label.is_elided() and label.geometry().right() == row.rect().right()
+    qtbot.waitUntil(lambda: label.text().startswith("data is stale")
+                    and not label.is_elided() and label.geometry().right() == row.rect().right(),
+                    timeout=2000)
     assert requests.count == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from qt_fixtures import hidden_or_minimised
 
 from gpumon.telemetry.sources.sampler import Sampler
 from gpumon.telemetry.sources.simulated import SimulatedFaults, SimulatedSource
@@ -132,7 +133,7 @@ def test_an_unseen_table_keeps_the_latest_snapshot_and_shows_it_when_seen(qtbot,
     seen = texts()
     assert len(seen) == 3
     out_of_sight(tabs, how)
-    qtbot.wait(20)
+    qtbot.waitUntil(lambda: hidden_or_minimised(table), timeout=3000)
     with qtbot.assertNotEmitted(model.dataChanged), qtbot.assertNotEmitted(model.modelReset):
         for _ in range(5):
             latest = tick()

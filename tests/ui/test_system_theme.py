@@ -75,7 +75,7 @@ def test_a_chosen_theme_does_not_follow_the_desktop(qtbot, make_window, no_schem
     assert w.presentation.choice == "light" and w.settings.theme == "light"
     app = QApplication.instance()
     app.setPalette(_desktop_palette("#202020", "#f0f0f0"))
-    qtbot.wait(50)
+    qtbot.wait(50)  # not awaiting: a change of theme, if one came, would have come by now
     assert w.presentation.theme is LIGHT
     w.findChild(QAction, "actionThemeSystem").trigger()  # now it does: the desktop is dark
     assert w.presentation.theme is DARK and w.settings.theme == "system"
@@ -150,5 +150,5 @@ def test_following_the_desktop_costs_no_filter_on_every_event(qtbot, make_window
     qtbot.waitUntil(lambda: w.snapshot_count > 0, timeout=5000)
     seen.clear()
     QApplication.sendEvent(w.header, QEvent(QEvent.Type.User))
-    qtbot.wait(50)  # a reading, its paints
+    qtbot.wait(50)  # not awaiting: the event loop runs (a reading, its paints) unwatched
     assert seen == []

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 
 import numpy as np
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QLabel, QPushButton, QTableView, QWidget
 
 from gpumon.telemetry.model.types import Source
@@ -52,8 +53,7 @@ def test_pause_stops_updates_and_resume_restarts(qtbot, make_window):
     assert w.paused
     assert "Paused" in w.header.status_line.text()
     frozen = w.snapshot_count
-    timer = w.sampling.worker._timer  # the sampler's polling timer
-    assert timer is not None and not timer.isActive()  # no tick is coming
+    assert w.sampling.worker.next_tick_ms is None  # no tick is coming
     QApplication.processEvents()  # a tick already on its way is delivered, and dropped
     assert w.snapshot_count == frozen
     assert not w.stale  # paused is not stale
@@ -84,13 +84,14 @@ def test_interval_change_takes_effect(qtbot, make_window):
     counted per second, which a loaded machine slows down."""
     w = make_window(interval_s=0.5)
     qtbot.waitUntil(lambda: w.snapshot_count >= 1, timeout=5000)
-    timer = w.sampling.worker._timer  # the sampler's polling timer
-    assert timer is not None and 0 < timer.interval() <= 500
+    worker = w.sampling.worker
+    qtbot.waitUntil(lambda: 0 < (worker.next_tick_ms or 0) <= 500, timeout=3000)
     with qtbot.waitSignal(w.sampling.intervalChanged, timeout=5000):
         w.controls.interval_spin.setValue(0.1)
     count = w.snapshot_count
     qtbot.waitUntil(lambda: w.snapshot_count >= count + 3, timeout=5000)
-    assert 0 < timer.interval() <= 100  # at 0.5 s a shot after a tick is ~490 ms away
+    # at 0.5 s a shot after a tick is ~490 ms away
+    qtbot.waitUntil(lambda: 0 < (worker.next_tick_ms or 0) <= 100, timeout=3000)
     assert w.history.capacity >= 60 / 0.1
 
 
@@ -127,6 +128,8 @@ class _SlowAfterFirst(SimulatedSource):
     (A source slow from its first reading is read less often, and says so: the window then
     counts staleness on that longer period; test_slow_reading.py.)"""
 
+    reading = threading.Event()  # set while a slow reading is under way
+
     def __init__(self) -> None:
         super().__init__(2, seed=1)
         self._reads = 0
@@ -134,23 +137,28 @@ class _SlowAfterFirst(SimulatedSource):
     def sample(self, include_slow: bool = True):
         self._reads += 1
         if self._reads > 1:
+            self.reading.set()
             time.sleep(1.2)
+            self.reading.clear()
         return super().sample(include_slow)
 
 
 def test_slow_calls_keep_window_responsive_and_show_stale(qtbot, make_window):
     w = make_window(_SlowAfterFirst)
     qtbot.waitUntil(lambda: w.snapshot_count >= 1, timeout=5000)
-    # The worker now sleeps in sample(); the GUI thread keeps running its own timers.
-    t0 = time.monotonic()
-    qtbot.waitUntil(lambda: w.stale, timeout=3000)
-    assert time.monotonic() - t0 < 2.0
-    assert "data is stale (last update" in w.header.status_line.text()
-    assert all(p.stale for p in w.gpu_grid.panels)
-    # Events are still processed promptly while the worker is blocked.
-    t1 = time.monotonic()
-    qtbot.wait(50)
-    assert time.monotonic() - t1 < 0.5
+    # The worker now sleeps in sample(); the GUI thread keeps running its own timers: it
+    # says stale while that reading is still under way, and ticks a timer of its own then.
+    ticks_while_reading = []
+    timer = QTimer()
+    timer.timeout.connect(lambda: ticks_while_reading.append(_SlowAfterFirst.reading.is_set()))
+    timer.start(10)
+    try:
+        qtbot.waitUntil(lambda: w.stale and _SlowAfterFirst.reading.is_set(), timeout=5000)
+        assert "data is stale (last update" in w.header.status_line.text()
+        assert all(p.stale for p in w.gpu_grid.panels)
+        qtbot.waitUntil(lambda: ticks_while_reading.count(True) >= 5, timeout=5000)
+    finally:
+        timer.stop()
     w.controls.interval_spin.setValue(2.0)  # the GUI still reacts to input
     assert w.interval_s == 2.0
 

@@ -113,8 +113,7 @@ def test_switch_source_pause_and_interval(qtbot):
     with qtbot.waitSignal(sampling.pausedChanged, timeout=5000):
         sampling.set_paused(True)
     n = len(snaps)
-    timer = sampling.worker._timer  # the polling timer
-    assert timer is not None and not timer.isActive()  # no tick is coming
+    assert sampling.worker.next_tick_ms is None  # no tick is coming
     QApplication.processEvents()  # one sent before the pause came before pausedChanged
     assert len(snaps) == n
     with qtbot.waitSignal(sampling.intervalChanged, timeout=5000) as blocker:

@@ -148,6 +148,19 @@ class KernelClient:
         return gen.proc.pid if gen is not None and gen.proc.poll() is None else None
 
     @property
+    def process(self) -> subprocess.Popen[bytes] | ForkedKernel | KeptKernel | SshKernel | None:
+        """The latest kernel's process, running or ended (its type says how it was started:
+        forked from the fork server, under its watchdog, over ssh), or None before the first."""
+        gen = self._gen
+        return gen.proc if gen is not None else None
+
+    @property
+    def running_request(self) -> int | None:
+        """The request the running kernel said it is running now, or None."""
+        gen = self._gen
+        return gen.started if gen is not None else None
+
+    @property
     def pending(self) -> tuple[int, ...]:
         """Request ids sent and not answered yet, oldest first."""
         gen = self._gen

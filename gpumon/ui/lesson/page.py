@@ -174,6 +174,11 @@ class LessonPage(QWidget):
         return self._index
 
     @property
+    def steps(self) -> tuple[LessonStep, ...]:
+        """The lesson's steps, in order (``show_step`` takes an index into them)."""
+        return self._steps
+
+    @property
     def running(self) -> bool:
         return self._ticket is not None
 

@@ -64,6 +64,13 @@ class SamplerWorker(QObject):
         self.stopping = threading.Event()  # set from the GUI thread: no further tick starts
 
     # -- called from any thread ---------------------------------------------------------
+    @property
+    def next_tick_ms(self) -> int | None:
+        """The delay the next reading is armed with (ms), or None while none is coming:
+        not started, paused, stopped, or a reading under way."""
+        timer = self._timer
+        return timer.interval() if timer is not None and timer.isActive() else None
+
     def add_extra_provider(self, provider: ExtraProvider) -> None:
         """Register a callable that adds per-GPU extra series to every Snapshot (thread-safe)."""
         with self._lock:
