@@ -16,7 +16,7 @@ from collections.abc import Callable
 from functools import partial
 
 from PySide6.QtCore import Qt, Signal, Slot
-from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QSizePolicy, QTabWidget, QVBoxLayout, QWidget
 
 from gpumon.i18n import tr
 from gpumon.ui.widgets.next_frame import after_next_frame
@@ -32,6 +32,8 @@ class LazyTabs(QTabWidget):
         super().__init__(parent)
         self._lazy: dict[str, tuple[QWidget, Callable[[], QWidget]]] = {}
         self.currentChanged.connect(self._build_shown_page)  # before any page connects
+        self.currentChanged.connect(self._size_by_shown_page)
+        self._policies: dict[QWidget, QSizePolicy] = {}  # of the pages out of sight
 
     def add_lazy_page(self, title: str, build: Callable[[], QWidget]) -> int:
         """A tab whose page ``build()`` makes later; returns its index."""
@@ -109,6 +111,24 @@ class LazyTabs(QTabWidget):
                 after_next_frame(self, partial(self._build_if_shown, title))
                 return
 
+    @Slot(int)
+    def _size_by_shown_page(self, index: int) -> None:
+        """The pages out of sight ask for no room (an ignored size policy): the tabs are as
+        small as the page in front allows, not as the largest page built. On an 800 x 500
+        screen (1600 x 1000 at 200 %) the Monitor with Activity and the event log at 100 %
+        fitted, but once the Lesson had been opened it needed 505 px, the window was 7 px
+        taller than the screen, and no zoom step was left to take back."""
+        shown = self.widget(index)
+        for page in self.pages():
+            if page is shown:
+                if page in self._policies:
+                    page.setSizePolicy(self._policies.pop(page))
+            elif page not in self._policies:
+                self._policies[page] = page.sizePolicy()
+                page.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Ignored)
+        for page in [p for p in self._policies if p not in self.pages()]:
+            del self._policies[page]  # a placeholder replaced by its page
+
     def _build_if_shown(self, title: str) -> None:
         lazy = self._lazy.get(title)
         if lazy is not None and self.currentWidget() is lazy[0]:
@@ -130,6 +150,7 @@ class LazyTabs(QTabWidget):
         finally:
             self.blockSignals(False)
         placeholder.deleteLater()
+        self._size_by_shown_page(self.currentIndex())  # (signals were blocked)
         if was_current:
             self.currentChanged.emit(index)
         self.built.emit(title)
