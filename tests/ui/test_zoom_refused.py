@@ -60,3 +60,20 @@ def test_a_zoom_that_leaves_the_graphs_no_room_is_refused(qtbot, make_window,
     assert min(graph.height(), viewport.height() - top) >= 3 * graph.fontMetrics().height()
     said = w.statusBar().currentMessage()
     assert said.startswith("The screen has no room for 300 % ("), said
+
+
+def test_at_100_percent_a_window_grown_past_its_screen_goes_back_on_it(qtbot,
+                                                                        make_window) -> None:
+    """A page in front that needs more than the screen grows the window past it (at 100 %
+    there is no step to take back); once the page in front needs less, the window is fitted
+    to its screen again: on an 800 x 500 screen with Noto fonts, the Monitor with Activity
+    and the event log was left 517 px high after the Lesson."""
+    w = make_window()
+    w.resize(700, 600)
+    qtbot.waitUntil(lambda: w.snapshot_count >= 1, timeout=5000)
+    area = w.screen().availableGeometry()
+    w.gpu_grid.setMinimumHeight(area.height() + 100)  # a page taller than the screen
+    qtbot.waitUntil(lambda: w.height() > area.height(), timeout=5000)
+    w.gpu_grid.setMinimumHeight(0)
+    qtbot.waitUntil(lambda: area.contains(w.frameGeometry()), timeout=5000)
+    assert w.presentation.zoom == 1.0

@@ -233,8 +233,10 @@ class Presentation(QObject):
             QTimer.singleShot(0, self, self.refuse_if_too_big)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        # at 100 % too: a page that needed more grew the window, and it goes back on its
+        # screen once the page in front needs less (refuse_if_too_big fits it)
         if (event.type() == QEvent.Type.LayoutRequest and watched is self._window
-                and not self._check_due and self._zoom > 1.0 and self.refuse_unfit):
+                and not self._check_due and self.refuse_unfit):
             self._check_due = True
             QTimer.singleShot(0, self, self.refuse_if_too_big)
         return super().eventFilter(watched, event)
