@@ -11,7 +11,14 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QPushButton, QScrollArea, QSplitter, QTabWidget
+from PySide6.QtWidgets import (
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QTabWidget,
+    QWidget,
+)
 from qt_fixtures import settled
 from text_fit import cut_texts, elided_texts
 
@@ -76,6 +83,27 @@ def test_the_check_sees_a_button_cut_by_a_narrow_scroll_area(qtbot) -> None:
     assert any("torch.zeros(shape)" in line for line in cut_texts(scroll))
     scroll.resize(button.width() + 40, 80)
     assert settled(lambda: cut_texts(scroll)) == []
+
+
+def test_a_padded_label_is_measured_once_without_its_padding(qtbot) -> None:
+    """heightForWidth() takes a label's whole width and takes its padding off itself: given
+    the width inside the padding, the Playground's note on an 800 x 500 screen (1600 x 1000 at
+    200 %) read as a third line cut where two lines showed it whole."""
+    window = QWidget()  # no layout: the label is as large as it is set
+    window.resize(2000, 400)
+    label = QLabel("Outcomes appear here, newest first. Each shows the code, the result and "
+                   "where it lives, or the error exactly as torch wrote it.", window)
+    label.setWordWrap(True)
+    label.setStyleSheet("padding: 8px;")
+    qtbot.addWidget(window)
+    window.show()
+    one = label.heightForWidth(4000)
+    two = next(w for w in range(200, 2000) if label.heightForWidth(w) == one +
+               label.fontMetrics().lineSpacing())  # the narrowest width for two lines
+    label.resize(two, label.heightForWidth(two))
+    assert settled(lambda: cut_texts(window)) == []
+    label.resize(two - 1, label.heightForWidth(two))  # a third line, cut
+    assert settled(lambda: cut_texts(window)) != []
 
 
 def test_left_column_width_gives_the_forms_what_they_need_while_graphs_keep_a_column() -> None:

@@ -171,6 +171,9 @@ def test_the_window_s_menu_opens_it_and_it_follows_the_snapshots(qtbot, fake: Fa
     w.menus.actions["actionTopology"].trigger()
     view = w.topology.view
     assert view is not None and view.isWindow() and view.parent() is w
+    # within the screen, frame included: 1000 x 560 it was wider than the 800 px test screen
+    # (and than 1600 x 1000 at 200 %, 800 x 500 px)
+    assert view.screen().availableGeometry().contains(view.frameGeometry())
     qtbot.waitUntil(lambda: view.table.rowCount() == 8, timeout=WAIT_MS)
     shown = view.note.text()
     qtbot.waitUntil(lambda: view.note.text() and w.snapshot_count >= 4, timeout=WAIT_MS)

@@ -9,6 +9,7 @@ import pytest
 from PySide6.QtCore import QSize
 from qt_fixtures import settled
 
+from gpumon.ui.widgets.plot import LitePlotWidget
 from gpumon.ui.window import presentation
 
 pytestmark = [pytest.mark.usefixtures("restore_app_look"), pytest.mark.refuses_zoom]
@@ -35,3 +36,44 @@ def test_a_zoom_that_cannot_fit_is_refused_with_a_word(qtbot, make_window,
     assert said.startswith("The screen has no room for 300 % ("), said
     assert f"back to {round(zoom * 100)} %" in said, said
     assert w.settings.zoom == zoom  # remembered as it is, not as it was asked
+
+
+def test_a_zoom_that_leaves_the_graphs_no_room_is_refused(qtbot, make_window,
+                                                          monkeypatch) -> None:
+    """On a 1067 x 667 screen (1600 x 1000 at 150 %), 300 % left the Monitor's layout its
+    least size, but the GPU panels their headers only: the first row's graphs were 32 px in
+    sight (the grid scrolls). The step is taken back until they have three lines."""
+    monkeypatch.setattr(presentation, "room_for", lambda window: QSize(1067, 620))
+    w = make_window()
+    w.resize(1067, 620)
+    qtbot.waitUntil(lambda: w.snapshot_count >= 2, timeout=5000)
+    w.presentation.set_zoom(3.0)
+    qtbot.waitUntil(lambda: w.presentation.zoom < 3.0, timeout=10000)
+    zoom = settled(lambda: (w.presentation.zoom, w.monitor_page.sizes()))[0]
+    assert 1.0 <= zoom < 3.0
+    assert w.monitor_page.grid_short() == 0
+    panel = w.gpu_panel(0)
+    assert panel is not None
+    graph = panel.findChildren(LitePlotWidget)[0]
+    viewport = w.gpu_grid.viewport()  # the part of the graph above the viewport's bottom
+    top = graph.mapTo(viewport, graph.rect().topLeft()).y()
+    assert min(graph.height(), viewport.height() - top) >= 3 * graph.fontMetrics().height()
+    said = w.statusBar().currentMessage()
+    assert said.startswith("The screen has no room for 300 % ("), said
+
+
+def test_at_100_percent_a_window_grown_past_its_screen_goes_back_on_it(qtbot,
+                                                                        make_window) -> None:
+    """A page in front that needs more than the screen grows the window past it (at 100 %
+    there is no step to take back); once the page in front needs less, the window is fitted
+    to its screen again: on an 800 x 500 screen with Noto fonts, the Monitor with Activity
+    and the event log was left 517 px high after the Lesson."""
+    w = make_window()
+    w.resize(700, 600)
+    qtbot.waitUntil(lambda: w.snapshot_count >= 1, timeout=5000)
+    area = w.screen().availableGeometry()
+    w.gpu_grid.setMinimumHeight(area.height() + 100)  # a page taller than the screen
+    qtbot.waitUntil(lambda: w.height() > area.height(), timeout=5000)
+    w.gpu_grid.setMinimumHeight(0)
+    qtbot.waitUntil(lambda: area.contains(w.frameGeometry()), timeout=5000)
+    assert w.presentation.zoom == 1.0

@@ -41,7 +41,7 @@ def _labels(root: QWidget) -> list[str]:
         if not _shown(label) or not label.text() or isinstance(label, RunsLabel):
             continue
         if label.wordWrap():
-            need = label.heightForWidth(label.contentsRect().width())
+            need = label.heightForWidth(label.width())  # it takes off the padding itself
             if label.height() + 1 < need or _clipped(label, label.width()):
                 cut.append(f"label {label.text()[:50]!r}: {label.height()} px high, needs {need}")
         elif _narrow(label, label.minimumSizeHint().width()):

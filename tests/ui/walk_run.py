@@ -65,7 +65,9 @@ def in_sight(widget: QWidget) -> QRect:
     seen = widget.rect()
     parent = widget.parentWidget()
     while parent is not None:
-        seen = seen.intersected(QRect(parent.mapTo(widget, QPoint(0, 0)), parent.size()))
+        # the parent's rect in the widget's coordinates: mapTo() maps only up to an ancestor
+        # (parent.mapTo(widget) warns and returns the parent's place in the window instead)
+        seen = seen.intersected(QRect(-widget.mapTo(parent, QPoint(0, 0)), parent.size()))
         if parent.isWindow():
             break
         parent = parent.parentWidget()
@@ -73,17 +75,44 @@ def in_sight(widget: QWidget) -> QRect:
 
 
 def starved_graphs(root: QWidget) -> list[str]:
-    """Graphs shown with no room to draw in: a plot (or the part of it a scroll area shows)
-    fewer than three lines of text high."""
+    """Graphs shown with no room to draw in: a plot fewer than three lines of text high, one
+    cut to less by something that does not scroll, or a scrolled page whose graphs are all
+    in sight by less (a page showing only the panels' headers). A graph that a page's
+    bottom edge cuts is one scroll away, as long as another of that page is in sight."""
     out = []
+    pages: dict[int, list[tuple[LitePlotWidget, QRect]]] = {}
     for plot in root.findChildren(LitePlotWidget):
         seen = in_sight(plot)
         if not plot.isVisible() or seen.isEmpty():
             continue
-        if min(plot.height(), seen.height()) < 3 * plot.fontMetrics().height():
-            name = plot.objectName() or plot.parent().objectName() or "graph"
-            out.append(f"graph {name}: {plot.height()} px high, {seen.height()} px in sight")
+        least = 3 * plot.fontMetrics().height()
+        page = scrolled_by(plot)
+        if plot.height() < least or page is None and seen.height() < least:
+            out.append(f"graph {_name(plot)}: {plot.height()} px high, {seen.height()} px in "
+                       "sight")
+        elif page is not None:
+            pages.setdefault(id(page), []).append((plot, seen))
+    for plots in pages.values():
+        plot, seen = max(plots, key=lambda p: p[1].height())
+        if seen.height() < 3 * plot.fontMetrics().height():
+            out += [f"graph {_name(p)}: {p.height()} px high, {s.height()} px in sight"
+                    for p, s in plots]
     return out
+
+
+def scrolled_by(widget: QWidget) -> QScrollArea | None:
+    """The scroll area that ``widget`` is in, if any (up to its window)."""
+    parent = widget.parentWidget()
+    while parent is not None and not parent.isWindow():
+        if isinstance(parent, QScrollArea):
+            return parent
+        parent = parent.parentWidget()
+    return None
+
+
+def _name(plot: QWidget) -> str:
+    parent = plot.parent()
+    return plot.objectName() or (parent.objectName() if parent is not None else "") or "graph"
 
 
 def sideways(root: QWidget) -> list[str]:

@@ -247,6 +247,11 @@ class LessonPage(QWidget):
         frame = 2 * int(self.output.document().documentMargin()) + 2 * self.output.frameWidth()
         output = max(self.output.minimumSizeHint().height(),
                      OUTPUT_LINES * self.output.fontMetrics().lineSpacing() + frame)
+        # and the page's least height counts them: where the screen has no room for that,
+        # the zoom step is taken back (the window was kept taller by the Monitor's least
+        # height while the tabs asked for their largest page's)
+        if self.output.minimumHeight() != output:
+            self.output.setMinimumHeight(output)
         # the title's height at the page's width (its size hint is that of a short line)
         width = self.width() - margins.left() - margins.right()
         top = max(self._top.sizeHint().height(),

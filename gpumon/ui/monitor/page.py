@@ -9,9 +9,10 @@ the grid graphs of a good height (``panel.PLOT_GOOD_LINES``) in that row, the ta
 other rows (up to ``TABLE_SHARE`` of the height), then the grid every row of
 panels when they fit (it may take more columns for that, ``grid.columns_for``); what is left
 over goes ``GRID_SHARE`` to the grid and the rest to the process list. Where even the first
-needs do not fit, the process list gives way first, then the grid. It runs when the
-page is shown or resized, after a zoom step, and when the GPUs or the table's rows change;
-once the user drags a handle, only a zoom step or a new set of GPUs fits it again.
+needs do not fit, the process list gives way first, then the grid (and the window takes
+back a zoom step that leaves the grid short: ``grid_short``). It runs when the page is
+shown or resized, after a zoom step, and when the GPUs or the table's rows change; once
+the user drags a handle, only a zoom step or a new set of GPUs fits it again.
 """
 
 from __future__ import annotations
@@ -116,6 +117,17 @@ class MonitorPage(QSplitter):
         need[0] += int(spare * GRID_SHARE)
         need[2] = avail - need[0] - need[1]
         return need
+
+    def grid_short(self) -> int:
+        """How many pixels the grid lacks for its first row of panels at their least height
+        (graphs three lines tall) in this page's height; 0 where it has them, and while the
+        page is out of sight or its grid lent. A zoom step that leaves it short is taken
+        back (``Presentation.too_big``): on a 1067 x 667 screen (1600 x 1000 at 150 %) in
+        Chinese, 300 % left the GPU panels their headers and graphs 32 px in sight."""
+        sizes = self.planned_sizes() if self.isVisible() else None
+        if sizes is None:
+            return 0
+        return max(0, self.grid.needed_height(self.width(), every_row=False) - sizes[0])
 
     def fit(self) -> None:
         """Size the three parts (see the module doc)."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import QEvent, QObject, QSize, Qt
 from PySide6.QtGui import QAction, QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -44,6 +44,7 @@ from gpumon.telemetry.model.topology import (
 )
 from gpumon.telemetry.model.types import GpuSample, Snapshot
 from gpumon.ui.widgets.close_keys import close_on_keys
+from gpumon.ui.widgets.screen_fit import keep_on_screen, within_room
 from gpumon.ui.widgets.seen import SeenWatch, window_seen
 from gpumon.units import NA, format_bytes, format_clock
 
@@ -128,8 +129,8 @@ class TopologyView(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(self.note)
         layout.addWidget(self.splitter, 1)
-        self.resize(1000, 560)
-        close_on_keys(self)
+        self.resize(within_room(self, QSize(1000, 560)))  # an 800 x 500 screen (1600 x 1000
+        close_on_keys(self)  # at 200 %) had it 1002 x 562: its edges off the screen
         self._seen = SeenWatch(self, self._catch_up)
 
     # -- snapshots ----------------------------------------------------------------------------
@@ -279,6 +280,7 @@ class TopologyWindows(QObject):
             self.view = TopologyView(self._parent)
             self.view.addActions(self.shared_actions)
         self.view.show()
+        keep_on_screen(self.view)
         self.view.raise_()
         self.view.activateWindow()
         snap = self._latest()

@@ -51,6 +51,24 @@ def room_for(window: QWidget) -> QSize | None:
     return QSize(max(1, area.width() - extra.width()), max(1, area.height() - extra.height()))
 
 
+def within_room(window: QWidget, want: QSize) -> QSize:
+    """``want`` capped by the room ``window``'s screen leaves its inside (``room_for``)."""
+    room = room_for(window)
+    return want if room is None else want.boundedTo(room)
+
+
+def keep_on_screen(window: QWidget) -> None:
+    """Move a shown ``window`` so that its frame lies within its screen's available area
+    as far as it can (one opened centred over a window partly off the screen)."""
+    screen = window.screen()
+    if screen is None:
+        return
+    frame = window.frameGeometry()
+    on_screen = placed(frame, screen.availableGeometry())
+    if on_screen != frame:
+        window.move(on_screen.topLeft())
+
+
 class ScreenFit(QObject):
     """Fits ``window`` to its screen after zoom changes (see the module doc)."""
 

@@ -27,7 +27,7 @@ from gpumon import __version__
 from gpumon.i18n import N_, tr
 from gpumon.text.smi_text import source_words
 from gpumon.ui.widgets.close_keys import close_on_keys
-from gpumon.ui.widgets.screen_fit import placed, room_for
+from gpumon.ui.widgets.screen_fit import keep_on_screen, within_room
 
 if TYPE_CHECKING:
     from gpumon.playground.data.devices import DeviceOption
@@ -183,18 +183,12 @@ class InfoBox(QDialog):
         want = QSize(max(width, 30 * fm.averageCharWidth()) + chrome.width(),
                      math.ceil(doc.size().height()) + fm.height() + chrome.height())
         doc.deleteLater()
-        room = room_for(self)
-        self.resize(want if room is None else want.boundedTo(room))
+        self.resize(within_room(self, want))
 
 
 def _open_box(parent: QWidget, name: str, title: str, text: str) -> InfoBox:
     box = InfoBox(parent, name, title, text)
     box.setWindowModality(Qt.WindowModality.NonModal)
     box.show()
-    screen = box.screen()  # centred over a window partly off the screen: back on it
-    if screen is not None:
-        frame = box.frameGeometry()
-        on_screen = placed(frame, screen.availableGeometry())
-        if on_screen != frame:
-            box.move(on_screen.topLeft())
+    keep_on_screen(box)
     return box

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
-from PySide6.QtCore import Qt, Signal, Slot
-from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtWidgets import QLabel, QSizePolicy, QTabWidget, QVBoxLayout, QWidget
 
 from gpumon.i18n import tr
 from gpumon.ui.widgets.next_frame import after_next_frame
@@ -32,6 +32,9 @@ class LazyTabs(QTabWidget):
         super().__init__(parent)
         self._lazy: dict[str, tuple[QWidget, Callable[[], QWidget]]] = {}
         self.currentChanged.connect(self._build_shown_page)  # before any page connects
+        self.currentChanged.connect(self._queue_sizing)
+        self._sizing_queued = False
+        self._policies: dict[QWidget, QSizePolicy] = {}  # of the pages out of sight
 
     def add_lazy_page(self, title: str, build: Callable[[], QWidget]) -> int:
         """A tab whose page ``build()`` makes later; returns its index."""
@@ -109,6 +112,34 @@ class LazyTabs(QTabWidget):
                 after_next_frame(self, partial(self._build_if_shown, title))
                 return
 
+    @Slot()
+    def _queue_sizing(self) -> None:
+        """Size by the page in front on the next turn of the event loop: never while a page
+        or the tabs are being deleted (a page removed in its destructor changes the current
+        tab), and once for several changes."""
+        if not self._sizing_queued:
+            self._sizing_queued = True
+            QTimer.singleShot(0, self, self._size_by_shown_page)
+
+    @Slot()
+    def _size_by_shown_page(self) -> None:
+        """The pages out of sight ask for no room (an ignored size policy): the tabs are as
+        small as the page in front allows, not as the largest page built. On an 800 x 500
+        screen (1600 x 1000 at 200 %) the Monitor with Activity and the event log at 100 %
+        fitted, but once the Lesson had been opened it needed 505 px, the window was 7 px
+        taller than the screen, and no zoom step was left to take back."""
+        self._sizing_queued = False
+        shown = self.currentWidget()
+        for page in self.pages():
+            if page is shown:
+                if page in self._policies:
+                    page.setSizePolicy(self._policies.pop(page))
+            elif page not in self._policies:
+                self._policies[page] = page.sizePolicy()
+                page.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Ignored)
+        for page in [p for p in self._policies if p not in self.pages()]:
+            del self._policies[page]  # a placeholder replaced by its page
+
     def _build_if_shown(self, title: str) -> None:
         lazy = self._lazy.get(title)
         if lazy is not None and self.currentWidget() is lazy[0]:
@@ -130,6 +161,7 @@ class LazyTabs(QTabWidget):
         finally:
             self.blockSignals(False)
         placeholder.deleteLater()
+        self._queue_sizing()  # (signals were blocked)
         if was_current:
             self.currentChanged.emit(index)
         self.built.emit(title)

@@ -163,7 +163,8 @@ class MainWindow(QMainWindow):
             self.process_table.set_hidden_columns(hidden)
         self.process_table.hiddenColumnsChanged.connect(
             lambda titles: setattr(self.settings, "hidden_process_columns", titles))
-        self.presentation = Presentation(self, self.settings, pages=self.tabs.pages)
+        self.presentation = Presentation(self, self.settings, pages=self.tabs.pages,
+                                         short=self.monitor_page.grid_short)
         self.presentation.applied.connect(self._style_frame)
         self._style_frame(self.presentation.theme)
         self.gpuPanelsChanged.connect(self.presentation.restyle_plots)

@@ -68,15 +68,18 @@ class Presentation(QObject):
     applied = Signal(object)  # Theme: after each apply, for widgets styled by their owner
 
     def __init__(self, window: QWidget, settings: Settings,
-                 pages: Callable[[], Sequence[QWidget]] = tuple) -> None:
+                 pages: Callable[[], Sequence[QWidget]] = tuple,
+                 short: Callable[[], int] = int) -> None:
         """``window``: the top-level widget whose plots follow the theme and that goes full
         screen; ``pages()``: its parts that take a new zoom after the frame that answers the
-        key (the tab pages). Restyle new plots with ``restyle_plots``; style other widgets on
-        ``applied``."""
+        key (the tab pages); ``short()``: the pixels of height a page lacks beyond what its
+        layout asks for (the Monitor's first row of graphs). Restyle new plots with
+        ``restyle_plots``; style other widgets on ``applied``."""
         super().__init__(window)
         self._window = window
         self._settings = settings
         self._pages = pages
+        self._short = short
         self._zoom = settings.zoom
         self._choice = settings.theme  # "system", "light" or "dark"
         self._system = SystemScheme(self)
@@ -230,19 +233,25 @@ class Presentation(QObject):
             QTimer.singleShot(0, self, self.refuse_if_too_big)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        # at 100 % too: a page that needed more grew the window, and it goes back on its
+        # screen once the page in front needs less (refuse_if_too_big fits it)
         if (event.type() == QEvent.Type.LayoutRequest and watched is self._window
-                and not self._check_due and self._zoom > 1.0 and self.refuse_unfit):
+                and not self._check_due and self.refuse_unfit):
             self._check_due = True
             QTimer.singleShot(0, self, self.refuse_if_too_big)
         return super().eventFilter(watched, event)
 
     def too_big(self) -> tuple[QSize, QSize] | None:
-        """(what the window's layout needs, the room its screen has, frame left out) when
-        the window cannot fit its screen at this zoom; None when it can."""
+        """(what the window needs: its layout, and the height a page lacks; the room its
+        screen has, frame left out) when the window cannot fit its screen at this zoom;
+        None when it can."""
         layout, room = self._window.layout(), room_for(self._window)
         if layout is None or room is None:
             return None
         need = layout.totalMinimumSize()
+        short = self._short()  # in the window's height now (not its least): as tall again
+        if short > 0:
+            need.setHeight(max(need.height(), self._window.height() + short))
         if need.width() <= room.width() and need.height() <= room.height():
             return None
         return need, room
