@@ -112,7 +112,9 @@ class ThinAxis(pg.AxisItem):
         view's geometry stay. Qt asks for it about six times each time a plot paints: with
         the grid on, pyqtgraph maps both geometries into the axis every time, and that was
         a sixth of the Monitor tab's paint time (8 GPUs, constant readings, cProfile)."""
-        view = self.linkedView()
+        # The view only where pyqtgraph's rect reads it (the grid on): an axis without a grid
+        # is asked for its rect while its plot is being destroyed, and its view may be gone.
+        view = self.linkedView() if self.grid is not False else None
         key = (self._look, self.geometry(), None if view is None else view.geometry())
         cached: tuple[object, QRectF] | None = getattr(self, "_bounds", None)
         if cached is None or cached[0] != key:
