@@ -45,7 +45,7 @@ STEP_S = 20  # weston answers a request when it gets to it: seconds on a loaded 
 
 def make(interval_s, settings):
     window = MainWindow(simulated_factory(2), 0.2, settings=settings)
-    window.resize(1000, 560)  # its frame within weston's 1024 x 640 screen, which the window keeps to
+    window.resize(1000, 560)  # its frame within weston's 1024 x 640 screen (the window keeps to it)
     QTimer.singleShot(0, window, lambda: run(window))
     return window
 
