@@ -15,38 +15,67 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import shiboken6
-from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import QWidget
 
 FALLBACK_MS = 50  # nothing to paint: run anyway after this long
+HELPER_NAME = "gpumonAfterFrame"
 
 
 class _AfterFrame(QObject):
-    """An event filter on the window that runs ``fn`` after its next repaint, once."""
+    """The window's one helper: runs each function queued on it after the window's next
+    repaint (an event filter while some are queued), or after ``FALLBACK_MS``. Made once a
+    window and deleted with it. It was one helper a call, deleting itself with
+    ``deleteLater()`` from its own timer's slot; the suite crashed now and then in
+    ``QObject::~QObject`` from a DeferredDelete, once in a test that only made such a helper,
+    so no object deletes itself here any more."""
 
-    def __init__(self, window: QWidget, fn: Callable[[], None]) -> None:
+    def __init__(self, window: QWidget) -> None:
         super().__init__(window)
+        self.setObjectName(HELPER_NAME)
         self._window = window
-        self._fn: Callable[[], None] | None = fn
-        window.installEventFilter(self)
-        QTimer.singleShot(FALLBACK_MS, self, self._run)
+        self._waiting: list[Callable[[], None]] = []  # for the next repaint
+        self._fallback = QTimer(self)
+        self._fallback.setSingleShot(True)
+        self._fallback.setInterval(FALLBACK_MS)
+        self._fallback.timeout.connect(self._run_waiting)
+
+    def add(self, fn: Callable[[], None]) -> None:
+        if not self._waiting:
+            self._window.installEventFilter(self)
+        self._waiting.append(fn)
+        if not self._fallback.isActive():
+            self._fallback.start()
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
-        if obj is self._window and event.type() == QEvent.Type.UpdateRequest:
-            # posted now, it is handled after this repaint (a posted call)
-            QTimer.singleShot(0, self, self._run)
+        if obj is self._window and event.type() == QEvent.Type.UpdateRequest and self._waiting:
+            # posted now, they run after this repaint (a posted call); those queued later
+            # wait for a repaint of their own
+            due, self._waiting = self._waiting, []
+            self._stop_watching()
+            QTimer.singleShot(0, self, lambda: _run_all(due))
         return False
 
-    def _run(self) -> None:
-        fn, self._fn = self._fn, None
-        if fn is None:
-            return
+    def _run_waiting(self) -> None:
+        due, self._waiting = self._waiting, []
+        self._stop_watching()
+        _run_all(due)
+
+    def _stop_watching(self) -> None:
+        self._fallback.stop()
         if shiboken6.isValid(self._window):
             self._window.removeEventFilter(self)
-        self.deleteLater()
+
+
+def _run_all(fns: list[Callable[[], None]]) -> None:
+    for fn in fns:
         fn()
 
 
 def after_next_frame(widget: QWidget, fn: Callable[[], None]) -> None:
     """Call ``fn`` once ``widget``'s window has painted its next frame (see the module doc)."""
-    _AfterFrame(widget.window(), fn)
+    window = widget.window()
+    helper = window.findChild(_AfterFrame, HELPER_NAME, Qt.FindChildOption.FindDirectChildrenOnly)
+    if helper is None:
+        helper = _AfterFrame(window)
+    helper.add(fn)
