@@ -35,17 +35,18 @@ class _AfterFrame(QObject):
         self.setObjectName(HELPER_NAME)
         self._window = window
         self._waiting: list[Callable[[], None]] = []  # for the next repaint
-        self._fallback = QTimer(self)
-        self._fallback.setSingleShot(True)
-        self._fallback.setInterval(FALLBACK_MS)
-        self._fallback.timeout.connect(self._run_waiting)
+        self._batch = 0  # counts the batches: a fallback of an earlier one does nothing
 
     def add(self, fn: Callable[[], None]) -> None:
         if not self._waiting:
             self._window.installEventFilter(self)
+            batch = self._batch
+            QTimer.singleShot(FALLBACK_MS, self, lambda: self._fallback(batch))
         self._waiting.append(fn)
-        if not self._fallback.isActive():
-            self._fallback.start()
+
+    def _fallback(self, batch: int) -> None:
+        if batch == self._batch and self._waiting:
+            self._run_waiting()
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if obj is self._window and event.type() == QEvent.Type.UpdateRequest and self._waiting:
@@ -62,7 +63,7 @@ class _AfterFrame(QObject):
         _run_all(due)
 
     def _stop_watching(self) -> None:
-        self._fallback.stop()
+        self._batch += 1
         if shiboken6.isValid(self._window):
             self._window.removeEventFilter(self)
 
