@@ -98,3 +98,26 @@ def test_a_page_shown_first_is_built_after_a_frame_that_shows_its_tab(qtbot, mak
     qtbot.waitUntil(lambda: w.tabs.is_built("Lesson"), timeout=10000)
     assert w.tabs.currentWidget() is w.lesson
     qtbot.waitUntil(lambda: w.lesson.isVisible(), timeout=3000)
+
+
+def test_one_function_after_the_frame_that_raises_leaves_the_others_theirs(
+        qtbot, monkeypatch) -> None:
+    """Functions queued on one window's next frame run together; each as if alone."""
+    import sys
+
+    window = QWidget()
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    reported: list[type[BaseException]] = []
+    monkeypatch.setattr(sys, "excepthook", lambda kind, *_: reported.append(kind))
+    ran: list[str] = []
+
+    def fails() -> None:
+        raise ValueError("first")
+
+    after_next_frame(window, fails)
+    after_next_frame(window, lambda: ran.append("second"))
+    window.update()
+    qtbot.waitUntil(lambda: ran == ["second"], timeout=2000)
+    assert reported == [ValueError]

@@ -12,6 +12,7 @@ handled; if no frame is due, it runs after ``FALLBACK_MS``.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 
 import shiboken6
@@ -69,8 +70,13 @@ class _AfterFrame(QObject):
 
 
 def _run_all(fns: list[Callable[[], None]]) -> None:
+    """Each function, as if it had been called alone: one that raises is reported as a slot's
+    error is (``sys.excepthook``) and the others still run."""
     for fn in fns:
-        fn()
+        try:
+            fn()
+        except Exception:
+            sys.excepthook(*sys.exc_info())
 
 
 def after_next_frame(widget: QWidget, fn: Callable[[], None]) -> None:
