@@ -13,8 +13,14 @@ settings, the menus of other windows, the translations), the clock stopped the s
 issue 52's target: <= 1.1x. ``--base DIR``: with ``--launch``, the gpumon checked out in DIR
 too, alternating.
 
+``--phases``: where the main thread's CPU goes, launched as ``--launch`` launches it, against
+the bare window's (``time.thread_time()`` at each step, so the load of other processes weighs
+less than on wall time): Qt's application, numpy + pyqtgraph, gpumon's window module, the
+window built, the rest of ``launch.run()`` up to the first snapshot, that snapshot handled
+(the GPU panels are built for it), the first frame painted. Medians of the runs.
+
 Run from the repository root: ``python benchmarks/bench_startup.py [--quick] [--launch
-[--base DIR]]``.
+[--base DIR]] [--phases]``.
 """
 
 from __future__ import annotations
@@ -65,6 +71,66 @@ sys.argv = ["gpumon", "--simulate", "4"]
 main()
 """
 LAUNCH_TARGET = 1.1
+# --phases: the steps are marked by wrapping the window's constructor and snapshot slot from
+# outside (nothing in gpumon knows it is measured); each line printed is "name seconds"
+PHASES_COMMON = """
+import sys, time
+marks = []
+def mark(name): marks.append((name, time.thread_time()))
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QApplication
+app = QApplication(sys.argv)
+mark("QApplication")
+import numpy, pyqtgraph
+mark("numpy + pyqtgraph imported")
+class FirstPaint(QObject):
+    def __init__(self, ready):
+        super().__init__(); self.ready = ready; self.done = False
+    def eventFilter(self, obj, event):
+        if not self.done and event.type() == QEvent.Type.Paint and self.ready():
+            self.done = True
+            QTimer.singleShot(0, report)
+        return False
+def report():
+    mark("first frame painted")
+    before = 0.0
+    for name, t in marks:
+        print(f"phase {t - before:.6f} {name}", flush=True)
+        before = t
+    print(f"phase {marks[-1][1]:.6f} total", flush=True)
+    QApplication.instance().quit()
+"""
+PHASES_GPUMON = PHASES_COMMON + """
+from gpumon.ui.window import main_window
+mark("gpumon's window module imported")
+Window = main_window.MainWindow
+built, handled = Window.__init__, Window._on_snapshot
+def init(self, *args, **kwargs):
+    mark("launch.run() up to the window"); built(self, *args, **kwargs); mark("window built")
+def on_snapshot(self, snap):
+    if self.snapshot_count == 0:
+        mark("the rest of launch.run(), to the first snapshot")
+        handled(self, snap)
+        mark("first snapshot handled (its GPU panels built)")
+    else:
+        handled(self, snap)
+Window.__init__, Window._on_snapshot = init, on_snapshot
+def ready():
+    return any(isinstance(w, Window) and w.snapshot_count > 0
+               for w in QApplication.topLevelWidgets())
+f = FirstPaint(ready); app.installEventFilter(f)
+from gpumon.cli.main import main
+sys.argv = ["gpumon", "--simulate", "4"]
+main()
+"""
+PHASES_BARE = PHASES_COMMON + """
+import pyqtgraph as pg, numpy as np
+w = pg.PlotWidget(); w.plot(np.arange(300.0), np.random.default_rng(0).random(300))
+w.resize(1400, 900)
+mark("plot built")
+f = FirstPaint(lambda: True); app.installEventFilter(f)
+w.show(); app.exec()
+"""
 BARE = COMMON + """
 import pyqtgraph as pg, numpy as np
 w = pg.PlotWidget(); w.plot(np.arange(300.0), np.random.default_rng(0).random(300))
@@ -87,13 +153,50 @@ def once(code: str, env: dict[str, str], cwd: Path = REPO) -> tuple[float, bool]
     return float(stamp) - start, flag.endswith("True")
 
 
+def phases(reps: int) -> int:
+    """The main thread's CPU per step of start-up, gpumon and the bare window, medians."""
+    runs: dict[str, list[dict[str, float]]] = {"bare": [], "gpumon": []}
+    with tempfile.TemporaryDirectory() as config:
+        env = dict(os.environ, XDG_CONFIG_HOME=config, PYTHONPATH=str(REPO))
+        env.setdefault("QT_QPA_PLATFORM", "offscreen")
+        for code in (PHASES_BARE, PHASES_GPUMON):
+            subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                           timeout=120, cwd=REPO, check=False)  # warm the file cache
+        for _ in range(reps):
+            for name, code in (("bare", PHASES_BARE), ("gpumon", PHASES_GPUMON)):
+                done = subprocess.run([sys.executable, "-c", code], env=env,
+                                      capture_output=True, text=True, timeout=120, cwd=REPO,
+                                      check=False)
+                steps = {}
+                for line in done.stdout.splitlines():
+                    if line.startswith("phase "):
+                        _, seconds, step = line.split(" ", 2)
+                        steps[step] = float(seconds)
+                if done.returncode != 0 or "total" not in steps:
+                    raise RuntimeError(f"run failed ({done.returncode}):\n{done.stderr[-2000:]}")
+                runs[name].append(steps)
+    print(f"main thread CPU per step (thread_time), median of {reps} runs, ms")
+    for name, steps_of_runs in runs.items():
+        print(f"  {name}:")
+        for step in steps_of_runs[0]:
+            values = [r[step] for r in steps_of_runs if step in r]
+            print(f"    {statistics.median(values) * 1e3:7.0f}  {step}")
+    total = {k: statistics.median(r["total"] for r in v) for k, v in runs.items()}
+    print(f"  gpumon / bare: {total['gpumon'] / total['bare']:.2f}x "
+          f"(+{(total['gpumon'] - total['bare']) * 1e3:.0f} ms)")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="3 runs each instead of 7")
     parser.add_argument("--launch", action="store_true", help="as python -m gpumon starts")
     parser.add_argument("--base", type=Path, default=None, metavar="DIR")
+    parser.add_argument("--phases", action="store_true", help="the main thread's CPU by step")
     args = parser.parse_args()
     reps = 3 if args.quick else 7
+    if args.phases:
+        return phases(reps)
     if args.launch:
         return launch(reps, args.base)
     env = dict(os.environ, PYTHONPATH=str(REPO))
