@@ -39,8 +39,10 @@ from gpumon.ui.playground.code_line import CodeBar
 from gpumon.ui.playground.column_fit import (
     GRAPHS_MIN,
     FormsScroll,
+    column_least,
     fit_left_column,
     fit_left_heights,
+    log_least,
 )
 from gpumon.ui.playground.cpu_view import CpuMemoryView
 from gpumon.ui.playground.forms import ActionForms
@@ -246,8 +248,21 @@ class PlaygroundPage(QWidget):
         self.forms_scroll.updateGeometry()
         fit_left_column(self.splitter, self.left_scroll, only_wider=not (first or zoomed),
                         need=self.forms_scroll.need(True), graphs_min=self._graphs_least())
-        if first or zoomed:
-            fit_left_heights(self.left, self.forms, self.log)
+        if first or zoomed or self.log.height() < log_least(self.log):
+            fit_left_heights(self.left, self.forms, self.log)  # (the window grown for them)
+        self._fit_least_height()
+
+    def _fit_least_height(self) -> None:
+        """The forms, the workspace and the results' least (``column_least``) and the first
+        graphs three lines tall (``GpuGrid.first_graphs_height``) are the least height of
+        the page's lower part: the window grows for them where its screen has room, and a
+        zoom step takes back where it has not (in Chinese at 300 % in a 1400 x 900 window,
+        the results had 70 px, 1.4 lines, and the first graphs were cut by 16 px, while the
+        screen had 96 px more)."""
+        graphs = self._grid.first_graphs_height() if self._grid.parent() is self.graphs else 0
+        least = max(column_least(self.left, self.log), graphs)
+        if least != self.splitter.minimumHeight():
+            self.splitter.setMinimumHeight(least)
 
     def _room_for_newest(self) -> None:
         """The newest result whole: where the log is shorter than it, the column's heights
