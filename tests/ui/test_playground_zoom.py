@@ -24,7 +24,7 @@ from text_fit import cut_texts
 
 from gpumon.playground.data.actions import RunCode
 from gpumon.telemetry.sources.simulated import SimulatedSource
-from gpumon.ui.playground.column_fit import left_heights
+from gpumon.ui.playground.column_fit import LOG_LINES, left_heights
 from gpumon.ui.playground.reflow import PAIRS, STACKED, WIDE, FormGrid, TabChoice
 from gpumon.ui.window.main_window import MainWindow
 from gpumon.ui.window.settings import Settings
@@ -157,3 +157,52 @@ def test_the_tab_buttons_mark_only_the_tab_in_front(qtbot) -> None:
     qtbot.mouseClick(choice.buttons[1], Qt.MouseButton.LeftButton)
     assert tabs.currentIndex() == 1
     assert [b.isChecked() for b in choice.buttons] == [False, True, False, False]
+
+
+def test_the_window_keeps_room_for_the_results_and_the_first_graphs(qtbot,
+                                                                      kernel_fork_server):
+    """The page asks for the forms' and workspace's least, ``LOG_LINES`` lines of results
+    and the first graphs three lines tall, so the window grows for them (or the zoom step is
+    taken back where the screen has no room): in Chinese with Noto fonts at 300 %, a
+    1400 x 900 window left the results 70 px (1.4 lines) and cut the first graphs by 16 px,
+    on a screen with 96 px more. Made as short as it can be, the window keeps them (at 200 %:
+    at 300 % its least is taller than the tests' 800 px screen)."""
+    w = open_playground(qtbot, 2.0)
+    p = w.playground
+    page_settled(w)
+    w.resize(1400, 300)  # as short as the window's least
+    page_settled(w)
+    p.submit(RunCode("x = 1"))  # any change: the heights are kept
+    qtbot.waitUntil(lambda: p.log.count() == 1, timeout=WAIT_MS)
+    page_settled(w)
+    shot(w, "playground-least-200.png")
+    assert w.height() < 900, w.size()  # it did shrink, to its least
+    log = p.log
+    seen = log.visibleRegion().boundingRect()
+    assert seen.height() >= LOG_LINES * log.fontMetrics().lineSpacing(), (
+        seen, log.size(), p.left.sizes(), w.size())
+    graph = w.gpu_panel(0).memory_widget
+    viewport = w.gpu_grid.viewport()
+    top = graph.mapTo(viewport, QPoint(0, 0)).y()
+    in_sight = min(graph.height(), viewport.height() - top)
+    assert in_sight >= 3 * graph.fontMetrics().height(), (in_sight, w.gpu_grid.size())
+
+
+def test_the_window_is_never_narrower_than_the_forms_beside_one_panel(qtbot,
+                                                                      kernel_fork_server):
+    """At 300 % on a 1280 x 800 screen (1600 x 1000 at 125 %) the column was 10 px narrower
+    than its forms one field a line beside one GPU panel: it scrolled sideways and the
+    Compute form's list of operations was cut. The page asks for that width, so the window
+    grows for it where the screen has room and the zoom step is taken back where it has
+    not (test_zoom_refused.py); made narrower, the window keeps it."""
+    w = open_playground(qtbot, 3.0)
+    p = w.playground
+    p.forms.setCurrentIndex(2)  # Compute
+    page_settled(w)
+    w.resize(900, 900)
+    page_settled(w)
+    shot(w, "playground-narrow-300.png")
+    assert w.width() > 900  # its least
+    assert not p.left_scroll.horizontalScrollBar().isVisible(), (w.size(), p.splitter.sizes())
+    assert not w.gpu_grid.horizontalScrollBar().isVisible(), (w.size(), p.splitter.sizes())
+    assert cut_texts(p) == []

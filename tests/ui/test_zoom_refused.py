@@ -9,6 +9,7 @@ import pytest
 from PySide6.QtCore import QSize
 from qt_fixtures import settled
 
+from gpumon.ui.widgets import screen_fit
 from gpumon.ui.widgets.plot import LitePlotWidget
 from gpumon.ui.window import presentation
 
@@ -78,3 +79,29 @@ def test_at_100_percent_a_window_grown_past_its_screen_goes_back_on_it(qtbot,
     w.gpu_grid.setMinimumHeight(0)
     qtbot.waitUntil(lambda: area.contains(w.frameGeometry()), timeout=5000)
     assert w.presentation.zoom == 1.0
+
+
+def test_a_zoom_that_leaves_the_playground_s_column_too_narrow_is_refused(
+        qtbot, make_window, monkeypatch) -> None:
+    """On a 1280 x 800 screen (1600 x 1000 at 125 %), 300 % left the Playground's column
+    10 px narrower than its forms one field a line beside one GPU panel: it scrolled
+    sideways and the Compute form's list was cut. The page asks for that width
+    (``column_fit.least_width``), so the step is taken back with a word."""
+    room = QSize(1276, 796)
+    monkeypatch.setattr(presentation, "room_for", lambda window: room)
+    monkeypatch.setattr(screen_fit, "room_for", lambda window: room)
+    w = make_window()
+    w.resize(room)
+    w.show_tab("Playground")
+    qtbot.waitUntil(lambda: bool(w.kernel_link.device_options), timeout=30000)
+    w.presentation.set_zoom(3.0)
+    qtbot.waitUntil(lambda: w.presentation.zoom < 3.0, timeout=10000)
+    p = w.playground
+    zoom = settled(lambda: (w.presentation.zoom, w.size(), p.splitter.sizes()))[0]
+    assert 1.0 <= zoom < 3.0
+    need = w.layout().totalMinimumSize()
+    assert need.width() <= room.width() and need.height() <= room.height(), (zoom, need)
+    assert w.width() <= room.width() and w.height() <= room.height(), (zoom, w.size())
+    assert not p.left_scroll.horizontalScrollBar().isVisible(), (zoom, p.splitter.sizes())
+    said = w.statusBar().currentMessage()
+    assert said.startswith("The screen has no room for 300 % ("), said

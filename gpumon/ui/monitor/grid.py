@@ -28,14 +28,14 @@ import math
 from collections.abc import Callable, Collection, Sequence
 
 import numpy as np
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt, Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QGridLayout, QLabel, QScrollArea, QWidget
 
 from gpumon.i18n import N_, tr
 from gpumon.telemetry.history.store import History
 from gpumon.telemetry.model.types import GpuInfo, Snapshot
-from gpumon.ui.monitor.panel import GpuPanel
+from gpumon.ui.monitor.panel import PLOT_MIN_LINES, GpuPanel
 from gpumon.ui.widgets.next_frame import after_next_frame
 from gpumon.ui.widgets.refit import Refit
 from gpumon.ui.widgets.reveal import Reveal, reveal
@@ -295,6 +295,20 @@ class GpuGrid(QScrollArea):
             return rows_height(min(n, cols), cols, width, height_for)
         fit = max(1, width // panel_width)
         return min(rows_height(n, c, width, height_for) for c in range(cols, min(fit, n) + 1))
+
+    def first_graphs_height(self) -> int:
+        """The least height that shows the first row's headers and ``PLOT_MIN_LINES`` lines of
+        their graphs, the rest of the panels one scroll away: what the Monitor page keeps
+        for the grid where it has no room for the first row whole (with View ▸ Activity on
+        an 800 x 500 screen, the row needs 349 px of a 272 px page). As the panels are laid
+        out now (0 without a shown panel)."""
+        shown = self.shown_panels()
+        if not shown:
+            return 0
+        graph = shown[0].memory_widget
+        top = graph.mapTo(shown[0], QPoint(0, 0)).y()
+        return (MARGIN + top + PLOT_MIN_LINES * graph.fontMetrics().height()
+                + 2 * self.frameWidth())
 
     def first_row_count(self, width: int) -> int:
         """How many panels the first row holds in a grid ``width`` wide."""

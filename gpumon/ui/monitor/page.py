@@ -9,8 +9,10 @@ the grid graphs of a good height (``panel.PLOT_GOOD_LINES``) in that row, the ta
 other rows (up to ``TABLE_SHARE`` of the height), then the grid every row of
 panels when they fit (it may take more columns for that, ``grid.columns_for``); what is left
 over goes ``GRID_SHARE`` to the grid and the rest to the process list. Where even the first
-needs do not fit, the process list gives way first, then the grid (and the window takes
-back a zoom step that leaves the grid short: ``grid_short``). It runs when the page is
+needs do not fit, the process list gives way first, then the grid down to its first
+graphs three lines tall (``GpuGrid.first_graphs_height``), then the table to its header,
+then the grid (and the window takes back a zoom step that leaves the grid short:
+``grid_short``; at 100 % there is none). It runs when the page is
 shown or resized, after a zoom step, and when the GPUs or the table's rows change; once
 the user drags a handle, only a zoom step or a new set of GPUs fits it again.
 """
@@ -38,6 +40,7 @@ class MonitorPage(QSplitter):
         super().__init__(Qt.Orientation.Vertical, parent)
         self.setObjectName("monitorPage")
         self.grid, self.table, self.processes = grid, table, processes
+        table.set_least_rows(0)  # where the graphs lack the room (planned_sizes)
         for part in (grid, table, processes):
             self.addWidget(part)
         self.setChildrenCollapsible(False)
@@ -98,9 +101,12 @@ class MonitorPage(QSplitter):
                 table.content_height(min(rows, max(1, grid.first_row_count(width)))),
                 self.processes.least_height()]
         spare = avail - sum(need)
-        if spare < 0:  # too small for that: the process list gives way first, then the grid
+        if spare < 0:  # too small for that: the process list gives way first, then the
             need[2] = max(self.processes.minimumSizeHint().height(), need[2] + spare)
-            need[0] = max(0, avail - need[1] - need[2])
+            need[0] = max(0, avail - need[1] - need[2])  # grid down to three lines of its
+            if need[0] < grid.first_graphs_height():  # graphs, then the table keeps only
+                header = table.content_height(0)  # its header (its rows one scroll away)
+                need[0], need[1] = need[0] + need[1] - header, header
             return need
         # then graphs of a good height in that first row, then every table row (up to
         # TABLE_SHARE), then every row of panels, then shares

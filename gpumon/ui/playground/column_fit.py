@@ -47,6 +47,15 @@ def forms_need(scroll: QScrollArea) -> int:
     return inner.minimumSizeHint().width() + bar + 2 * scroll.frameWidth()
 
 
+def least_width(scroll: QScrollArea, graphs_min: int, handle: int) -> int:
+    """The least width of the page's splitter: the column's forms one field a line
+    (``forms_need``) beside ``graphs_min`` of graphs. The page asks for it, so that the
+    window grows where its screen has room and a zoom step takes back where it has not: at
+    300 % on a 1280 x 800 screen (1600 x 1000 at 125 %) the column was 10 px narrower than
+    its forms, scrolled sideways, and cut the Compute form's list of operations."""
+    return forms_need(scroll) + graphs_min + handle
+
+
 def fit_left_column(splitter: QSplitter, scroll: QScrollArea, only_wider: bool = False,
                     need: int = 0, graphs_min: int = GRAPHS_MIN) -> None:
     """Give the splitter's first widget (``scroll``) the width :func:`left_width` says for
@@ -90,11 +99,27 @@ def fit_left_heights(splitter: QSplitter, forms: QWidget, log: OutcomeLog) -> No
     if splitter.count() != 3 or workspace is None or scroll is None:
         return
     total = splitter.height() - 2 * splitter.handleWidth()
-    log_least = log.fontMetrics().lineSpacing() * LOG_LINES + 12
     splitter.setSizes(left_heights(
         total, (scroll.minimumSizeHint().height(), forms.minimumSizeHint().height()),
         (workspace.minimumSizeHint().height(), workspace.sizeHint().height()),
-        (log_least, log.room_for(1))))
+        (log_least(log), log.room_for(1))))
+
+
+def log_least(log: OutcomeLog) -> int:
+    """The results list's least height: ``LOG_LINES`` lines of text."""
+    return log.fontMetrics().lineSpacing() * LOG_LINES + 12
+
+
+def column_least(splitter: QSplitter, log: OutcomeLog) -> int:
+    """The least height of the column (``splitter``: the forms' scroll area, the workspace,
+    ``log``): the forms' and the workspace's least and ``LOG_LINES`` lines of results. The
+    page asks for it, so that a zoom step the screen has no room for is taken back instead
+    of leaving the results a line and a half (300 % in Chinese with Noto fonts)."""
+    if splitter.count() != 3:
+        return 0
+    parts = (splitter.widget(i) for i in (0, 1))
+    return (sum(p.minimumSizeHint().height() for p in parts if p is not None)
+            + log_least(log) + 2 * splitter.handleWidth())
 
 
 class FormsScroll(QScrollArea):

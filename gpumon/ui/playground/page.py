@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import deque
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, Qt, QTimer, Slot
+from PySide6.QtCore import QEvent, QSize, Qt, QTimer, Slot
 from PySide6.QtGui import QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
     QFrame,
@@ -39,8 +39,11 @@ from gpumon.ui.playground.code_line import CodeBar
 from gpumon.ui.playground.column_fit import (
     GRAPHS_MIN,
     FormsScroll,
+    column_least,
     fit_left_column,
     fit_left_heights,
+    least_width,
+    log_least,
 )
 from gpumon.ui.playground.cpu_view import CpuMemoryView
 from gpumon.ui.playground.forms import ActionForms
@@ -246,8 +249,24 @@ class PlaygroundPage(QWidget):
         self.forms_scroll.updateGeometry()
         fit_left_column(self.splitter, self.left_scroll, only_wider=not (first or zoomed),
                         need=self.forms_scroll.need(True), graphs_min=self._graphs_least())
-        if first or zoomed:
-            fit_left_heights(self.left, self.forms, self.log)
+        if first or zoomed or self.log.height() < log_least(self.log):
+            fit_left_heights(self.left, self.forms, self.log)  # (the window grown for them)
+        self._fit_least_size()
+
+    def _fit_least_size(self) -> None:
+        """The least size of the page's lower part, which the window grows for where its
+        screen has room and a zoom step is taken back for where it has not: as wide as the
+        forms one field a line beside one GPU panel (``least_width``); as tall as the
+        forms', the workspace's and the results' least (``column_least``) and the first
+        graphs three lines tall (``GpuGrid.first_graphs_height``). In Chinese at 300 % in a
+        1400 x 900 window the results had 70 px, 1.4 lines, and the first graphs were cut
+        by 16 px, while the screen had 96 px more."""
+        splitter = self.splitter
+        graphs = self._grid.first_graphs_height() if self._grid.parent() is self.graphs else 0
+        least = QSize(least_width(self.left_scroll, self._graphs_least(), splitter.handleWidth()),
+                      max(column_least(self.left, self.log), graphs))
+        if least != splitter.minimumSize():
+            splitter.setMinimumSize(least)
 
     def _room_for_newest(self) -> None:
         """The newest result whole: where the log is shorter than it, the column's heights

@@ -34,8 +34,9 @@ def row_height(metrics: QFontMetrics) -> int:
     return metrics.height() + ROW_PADDING_PX
 
 
-def fit_rows(view: QTableView) -> None:
-    """Rows of ``view`` as tall as its font needs (call again after a font change)."""
+def fit_rows(view: QTableView, least_rows: int = 1) -> None:
+    """Rows of ``view`` as tall as its font needs (call again after a font change), and its
+    least height the header with ``least_rows`` rows."""
     height = row_height(view.fontMetrics())
     header = view.verticalHeader()
     header.setMinimumSectionSize(min(header.minimumSectionSize(), height))
@@ -43,7 +44,8 @@ def fit_rows(view: QTableView) -> None:
     # At least the header and one whole row (a splitter pane sized at 100 % cut the only
     # row in half at 300 %), and the horizontal scroll bar when there is one.
     frame = 2 * view.frameWidth()
-    view.setMinimumHeight(view.horizontalHeader().sizeHint().height() + height + frame
+    view.setMinimumHeight(view.horizontalHeader().sizeHint().height() + least_rows * height
+                          + frame
                           + view.horizontalScrollBar().sizeHint().height())
 
 
@@ -90,12 +92,19 @@ class FittedTableView(QTableView):
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setAlternatingRowColors(True)
         self.verticalHeader().hide()
+        self._least_rows = 1
         fit_rows(self)
         header = self.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
         self._pending: Callable[[], None] | None = None  # the latest update, kept unseen
         self._seen_watch: SeenWatch | None = None  # made by the first when_seen
+
+    def set_least_rows(self, rows: int) -> None:
+        """Let a splitter squeeze the view down to its header and ``rows`` whole rows (1 by
+        default; the Monitor's table 0, for graphs that lack the room)."""
+        self._least_rows = rows
+        fit_rows(self, rows)
 
     def when_seen(self, update: Callable[[], None]) -> None:
         """Run ``update`` (one tick's change of the model) now if the table can be seen;
@@ -136,7 +145,7 @@ class FittedTableView(QTableView):
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:  # zoom: every column measured again
-            fit_rows(self)
+            fit_rows(self, self._least_rows)
             # after the frame that answers the zoom key: measuring every cell of every
             # column was ~90 ms of that frame (8 GPUs and their processes, here)
             after_next_frame(self, self._fit_all_columns)

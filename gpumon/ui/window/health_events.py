@@ -89,8 +89,9 @@ class EventsBadge(RunsLabel):
 
 
 class DockCap(QObject):
-    """Keeps ``dock`` (at the bottom of ``window``) at most ``DOCK_SHARE`` of the window's
-    height when it opens, when the window is resized and after a zoom step, until the user
+    """Keeps ``dock`` (at the bottom of ``window``) as tall as it asks (four lines), at most
+    ``DOCK_SHARE`` of the window's height, when it opens, when the window is resized and
+    after a zoom step (back to a smaller one, smaller again), until the user
     drags its edge (the main window gets the mouse on the separator between docks and the
     centre); from then on the user's height stays."""
 
@@ -111,7 +112,8 @@ class DockCap(QObject):
         if self.user_sized or not dock.isVisible() or dock.isFloating():
             return
         wanted = min(dock.sizeHint().height(), self.limit())
-        if dock.height() > self.limit() or dock.height() < wanted:
+        if dock.height() != wanted:  # smaller too: back at 100 % from 200 %, it kept the
+            # 200 % height (15 px more of an 800 x 500 screen, taken from the graphs)
             self._window.resizeDocks([dock], [wanted], Qt.Orientation.Vertical)
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
