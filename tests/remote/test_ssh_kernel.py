@@ -314,7 +314,8 @@ def test_a_remote_that_sends_what_is_no_kernels_gets_a_card_and_a_fresh_start(
     refuses it, the link is ended, the card says why, and the next action starts again."""
     from gpumon.playground.data import wire
 
-    monkeypatch.setattr(wire, "FRAME_REST_S", 2.0)
+    # the half frame is one write (a header and 4 bytes of 256); then nothing more comes
+    monkeypatch.setattr(wire, "FRAME_REST_S", 0.5)
     command = remote_script(lab.bin / "not-a-kernel", (
         f"export GPUMON_TEST_LAB={lab.folder}\n{output}\nexec sleep 1000"))
     client = KernelClient(inbox, remote=remote(lab, command))
