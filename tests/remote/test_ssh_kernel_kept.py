@@ -1,9 +1,10 @@
 """The playground kernel on another machine, kept (issue 50): what it answers is what the
 local kernel answers, a Stop reaches it and keeps it with its workspace, big requests pass the
-relay whole. The lab and the kernel are ``test_ssh_kernel.py``'s.
+relay whole. The lab (a real sshd on 127.0.0.1) and the remote kernel are those of
+``test_ssh_kernel.py``, which has the tests of kernels that end.
 
-These tests share one remote kernel: each of its starts is a login, the remote's interpreter
-and torch's import, about 3 s of a core, and none of them is about a start. Each test begins
+These tests share one remote kernel: each start is a login, the remote's interpreter and
+torch's import, about 3 s of a core, and none of these tests is about a start. Each test begins
 on that kernel idle (one that a failed test left running code is ended, and the next test gets
 a fresh one), notes its ssh pid and its count of starts (``Kept``), and checks "kept" against
 them: a Stop that ended the kernel changes both, and a value set on a kernel that was since
