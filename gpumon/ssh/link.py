@@ -80,8 +80,8 @@ class SshLink:
 
     @property
     def buffered(self) -> int:
-        """Bytes read from the child and not handed out yet: never over ``max_line``, which
-        bounds what a remote that never ends its line costs here."""
+        """Bytes read from the child and not handed out yet (a line over ``max_line`` is
+        dropped: a remote that never ends its line costs little here)."""
         return len(self._buf)
 
     # -- reading -----------------------------------------------------------------------------
