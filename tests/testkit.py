@@ -129,8 +129,9 @@ def built_with_cuda(version_py: str) -> bool:
 
 def _cuda_built() -> bool:
     """``torch.backends.cuda.is_built()``, read from the installed torch's version file
-    without importing torch: collecting the suite (each xdist worker, each pytest a test
-    starts) imported it here, 2.5 s of a core, in processes that may never use it."""
+    without importing torch: importing this module imported torch, 2.5 s of a core, in every
+    pytest that collects a test using testkit, also where nothing else there needs torch (a
+    child pytest that the suite's own tests start)."""
     import importlib.util
     from pathlib import Path
 
