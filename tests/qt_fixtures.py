@@ -61,7 +61,7 @@ def _no_dangling_qthreads_or_qtimers(
     running = [t for t in threads if shiboken6.isValid(t) and t.isRunning()]
     # gcguard's timer is the session's (installed above); every snapshot restarts it
     active = [t for t in timers if shiboken6.isValid(t) and t.isActive()
-              and t is not gcguard._timer]
+              and t is not gcguard.timer()]
     for t in active:
         if t.thread() is QThread.currentThread():
             t.stop()

@@ -113,10 +113,32 @@ def torch_error(fn: Callable[[], object]) -> tuple[str, str] | None:
     return None
 
 
-def _cuda_built() -> bool:
-    import torch
+def built_with_cuda(version_py: str) -> bool:
+    """Whether the text of a torch's ``torch/version.py`` says it was built with CUDA (or
+    ROCm, which torch counts as CUDA): ``cuda`` or ``hip`` is a string, not None."""
+    import ast
 
-    return bool(torch.backends.cuda.is_built())
+    for node in ast.parse(version_py).body:
+        target = node.target if isinstance(node, ast.AnnAssign) else (
+            node.targets[0] if isinstance(node, ast.Assign) else None)
+        if (isinstance(target, ast.Name) and target.id in ("cuda", "hip")
+                and isinstance(node.value, ast.Constant) and node.value.value is not None):
+            return True
+    return False
+
+
+def _cuda_built() -> bool:
+    """``torch.backends.cuda.is_built()``, read from the installed torch's version file
+    without importing torch: importing this module imported torch, 2.5 s of a core, in every
+    pytest that collects a test using testkit, also where nothing else there needs torch (a
+    child pytest that the suite's own tests start)."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("torch")
+    if spec is None or spec.origin is None:
+        return False
+    return built_with_cuda(Path(spec.origin).with_name("version.py").read_text("utf-8"))
 
 
 cpu_only_build = pytest.mark.skipif(_cuda_built(),

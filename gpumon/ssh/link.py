@@ -78,6 +78,12 @@ class SshLink:
     def pid(self) -> int:
         return self.proc.pid
 
+    @property
+    def buffered(self) -> int:
+        """Bytes read from the child and not handed out yet (a line over ``max_line`` is
+        dropped: a remote that never ends its line costs little here)."""
+        return len(self._buf)
+
     # -- reading -----------------------------------------------------------------------------
     def read_line(self, timeout_s: float) -> bytes | None:
         """The next line without its newline; None when none came within ``timeout_s``.

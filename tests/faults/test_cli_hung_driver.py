@@ -48,7 +48,7 @@ def _ended(app: subprocess.Popen[str]) -> tuple[int, str, str]:
 ], ids=["once", "json", "dmon", "topo", "init"])
 def test_a_hung_call_is_named_and_ends_the_command(fake_nvml_lib: Path, tmp_path: Path,
                                                    call: str, argv: tuple[str, ...]) -> None:
-    app = _gpumon(fake_nvml_lib, tmp_path, f"{call}=-1", *argv, "--timeout", "2")
+    app = _gpumon(fake_nvml_lib, tmp_path, f"{call}=-1", *argv, "--timeout", "1")
     code, out, err = _ended(app)
     assert (tmp_path / "hanging").exists(), "the scripted call was never made"
     assert code == 1, (code, out, err)

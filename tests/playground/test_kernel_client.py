@@ -162,7 +162,7 @@ def test_without_a_gentle_interrupt_the_kernel_is_killed(
 
 
 def test_the_kernel_reads_python_from_sys_executable() -> None:
-    assert KernelClient(Inbox())._python == sys.executable
+    assert KernelClient(Inbox()).python == sys.executable
 
 
 @pytest.mark.slow

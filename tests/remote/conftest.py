@@ -36,3 +36,16 @@ def lab(tmp_path: Path, fake_nvml_library: Path) -> Iterator[Lab]:
         yield made
     finally:
         made.stop()
+
+
+@pytest.fixture(scope="module")
+def module_lab(tmp_path_factory: pytest.TempPathFactory,
+               fake_nvml_library: Path) -> Iterator[Lab]:
+    """``lab``, one for a whole module: for a module whose tests share what runs behind it (a
+    remote kernel kept from test to test), and change nothing of the lab itself."""
+    need_openssh()
+    made = Lab(tmp_path_factory.mktemp("lab"), fake_nvml_library, dict(MACHINES)).start()
+    try:
+        yield made
+    finally:
+        made.stop()

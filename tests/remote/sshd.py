@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+QUICK_BENCHMARK = ROOT / "tests" / "quick_benchmark"  # sitecustomize.py: the timing step's budget
 SSHD = "/usr/sbin/sshd"
 
 
@@ -135,8 +136,11 @@ class Lab:
         self.bin = folder / "bin"
         self.bin.mkdir()
         # The remote gpumon: this checkout, the fake NVML; the scenario comes with SetEnv.
+        # sshd passes no PYTHONPATH on: the lesson's timing step gets the tests' short budget
+        # here too (tests/quick_benchmark; 1 s a case on both cores otherwise).
         self.gpumon = remote_script(self.bin / "gpumon", (
-            f"export PYTHONPATH={ROOT} LD_LIBRARY_PATH={driver} GPUMON_TEST_LAB={folder}\n"
+            f"export PYTHONPATH={ROOT}:{QUICK_BENCHMARK} LD_LIBRARY_PATH={driver} "
+            f"GPUMON_TEST_LAB={folder}\n"
             f"exec {sys.executable} -m gpumon \"$@\""))
         self.machines = machines
         self.config = folder / "ssh_config"

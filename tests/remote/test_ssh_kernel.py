@@ -3,7 +3,8 @@
 The "remote" is this machine, so its process table is visible: every fault is checked by the
 kernel and a child process it started being gone, not by what the window believes. The
 remote kernel is ``gpumon kernel --stdio`` of this checkout (the lab's ``bin/gpumon``), with
-the CPU build of torch.
+the CPU build of torch. The tests of a kernel that is kept (Stop that reaches it, big
+requests, its answers) share one kernel: ``test_ssh_kernel_kept.py``.
 """
 
 from __future__ import annotations
@@ -17,44 +18,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from ssh_kernels import START_S, remote, run, running, wait_gone
 from sshd import ROOT, Lab, keygen, remote_script, remote_streams
-from testkit import wait_until
 
 from gpumon.playground.client.kernel_client import KernelClient
-from gpumon.playground.client.ssh_kernel import Remote, SshKernel
-from gpumon.playground.data.actions import CreateTensor, RunCode
-from gpumon.ssh.command import SshOptions
-from gpumon.ssh.target import parse_target
+from gpumon.playground.client.ssh_kernel import SshKernel
+from gpumon.playground.data.actions import RunCode
 from tests.playground.kernel_helpers import Inbox, touch_line, wait_for_file
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux's /proc")]
-START_S = 120.0  # a login, the remote's imports, torch's import, on a loaded machine
 CHILD = "import subprocess\nchild = subprocess.Popen(['sleep', '1000'])\nchild.pid"
-
-
-def remote(lab: Lab, command: Path | None = None, alive: int = 5) -> Remote:
-    return Remote(parse_target("lab1"), SshOptions(
-        config_file=str(lab.config), remote_command=str(command or lab.gpumon),
-        alive_interval_s=alive, alive_count=2))
-
-
-def running(pid: int) -> bool:
-    """True while ``pid`` runs (a zombie has ended)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[-1].split()[0] not in ("Z", "X")
-
-
-def wait_gone(pids: list[int], timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while any(running(p) for p in pids):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"still running after {timeout_s:g} s: "
-                                 f"{[p for p in pids if running(p)]}")
-        time.sleep(0.05)
 
 
 @pytest.fixture
@@ -68,13 +42,6 @@ def ssh_client(lab: Lab, inbox: Inbox) -> Iterator[KernelClient]:
     yield client
     client.shutdown(timeout_s=2.0)
     wait_gone(remote_streams(lab), 10.0)
-
-
-def run(client: KernelClient, inbox: Inbox, code: str) -> str:
-    rid = client.request("run", RunCode(code))
-    outcome = inbox.wait("reply", rid, timeout=START_S).data
-    assert outcome.ok, outcome.error
-    return str(outcome.preview)
 
 
 def kernel_and_child(client: KernelClient, inbox: Inbox) -> tuple[int, int]:
@@ -93,44 +60,6 @@ def hold_the_gil(client: KernelClient, mark: Path) -> None:
     wait_for_file(mark)
 
 
-def test_an_action_and_a_typed_line_answer_as_the_local_kernel(
-        ssh_client: KernelClient, inbox: Inbox) -> None:
-    local_inbox = Inbox()
-    local = KernelClient(local_inbox, in_band=True)
-    try:
-        answers = []
-        for client, box in ((ssh_client, inbox), (local, local_inbox)):
-            rid = client.request("run", CreateTensor("x", "[1.0, 2.0, 3.0]"))
-            made = box.wait("reply", rid, timeout=START_S).data
-            line = run(client, box, "y = x * 2\ny.sum().item()")
-            rid = client.request("run", RunCode("x @ torch.ones(2)"))
-            error = box.wait("reply", rid, timeout=60).data.error
-            rid = client.request("devices")
-            devices = [d.name for d in box.wait("reply", rid, timeout=60).data]
-            answers.append((made.ok, made.preview, line, error.type_name, error.message,
-                            devices))
-        assert answers[0] == answers[1]
-        assert answers[0][2] == "12.0"
-        assert answers[0][4].startswith("inconsistent tensor size")  # torch's own words
-    finally:
-        local.shutdown(timeout_s=1.0)
-
-
-@pytest.mark.parametrize("code", ["import time\ntime.sleep(100)", "n = 0\nwhile True:\n    n += 1"],
-                         ids=["sleep", "python-loop"])
-def test_stop_reaches_a_remote_kernel_in_band_and_keeps_it(
-        ssh_client: KernelClient, inbox: Inbox, tmp_path: Path, code: str) -> None:
-    run(ssh_client, inbox, "x = 41")
-    pid = ssh_client.pid
-    mark = tmp_path / "running"  # the remote is this machine: it can touch a file here
-    rid = ssh_client.request("run", RunCode(touch_line(mark) + code))
-    wait_for_file(mark)
-    assert ssh_client.interrupt(grace_s=30.0) == "signalled"
-    inbox.wait("interrupted", rid, timeout=20.0)  # well before the 30 s kill
-    assert ssh_client.pid == pid  # the same ssh link and kernel, its workspace kept
-    assert run(ssh_client, inbox, "x + 1") == "42"
-
-
 def test_stop_during_one_long_c_call_ends_that_kernel_and_all_it_started(
         ssh_client: KernelClient, inbox: Inbox, tmp_path: Path) -> None:
     """``sum(range(10**11))`` holds the GIL in one C call: no thread of the kernel can act on
@@ -146,53 +75,6 @@ def test_stop_during_one_long_c_call_ends_that_kernel_and_all_it_started(
     assert ended.pid == kernel  # the card names the remote kernel's pid
     wait_gone([kernel, child], 5.0)
     assert run(ssh_client, inbox, "1 + 1") == "2"
-
-
-@pytest.mark.parametrize("code", ["import re\nre.match(r'(a*)*b', 'a' * 40)",
-                                  "x = 7 ** (10 ** 9)"], ids=["regex", "big-power"])
-def test_stop_during_one_long_c_call_that_checks_for_signals_keeps_the_kernel(
-        ssh_client: KernelClient, inbox: Inbox, tmp_path: Path, code: str) -> None:
-    """A regex backtracking and a power of a big integer hold the GIL in one C call, where
-    no thread of the kernel reads a frame, but they look for signals: the remote watchdog,
-    which relays the window's bytes, turns the Stop into a SIGINT, as the local window's
-    Stop is, and the kernel and its workspace are kept (ended with the link before)."""
-    run(ssh_client, inbox, "w = 41")
-    pid = ssh_client.pid
-    mark = tmp_path / "running"
-    rid = ssh_client.request("run", RunCode(touch_line(mark) + code))
-    wait_for_file(mark)
-    assert ssh_client.interrupt(grace_s=30.0) == "signalled"
-    inbox.wait("interrupted", rid, timeout=20.0)  # well before the 30 s kill
-    assert ssh_client.pid == pid and ssh_client.starts == 1
-    assert run(ssh_client, inbox, "w + 1") == "42"
-
-
-def test_stop_reaches_code_that_holds_the_gil_from_its_first_line(
-        ssh_client: KernelClient, inbox: Inbox) -> None:
-    """Code whose first line is one long C call took the GIL before the kernel's writer
-    thread could send "started", and the window, which stops a request only once it has
-    started, never sent the Stop: the kernel writes "started" before the code runs."""
-    run(ssh_client, inbox, "w = 41")
-    rid = ssh_client.request("run", RunCode("x = 7 ** (10 ** 9)"))
-    wait_until(lambda: ssh_client.running_request == rid, 20.0,
-               "the window to hear the code started")
-    assert ssh_client.interrupt(grace_s=30.0) == "signalled"
-    inbox.wait("interrupted", rid, timeout=20.0)
-    assert ssh_client.starts == 1 and run(ssh_client, inbox, "w + 1") == "42"
-
-
-def test_big_requests_pass_the_relay_whole_and_in_order(
-        ssh_client: KernelClient, inbox: Inbox) -> None:
-    """The remote watchdog passes the window's bytes on frame by frame (it reads each
-    frame's header for a Stop): requests of several MB, sent back to back, arrive whole and
-    in order, the second while the first still runs."""
-    first = ssh_client.request("run", RunCode("import time\ntime.sleep(0.5)\nlen('"
-                                              + "a" * 3_000_000 + "')"))
-    second = ssh_client.request("run", RunCode("len('" + "b" * 5_000_001 + "')"))
-    answer = inbox.wait("reply", first, timeout=START_S).data  # torch is imported first
-    assert answer.ok, answer.error
-    assert str(answer.preview) == "3000000"
-    assert str(inbox.wait("reply", second, timeout=60).data.preview) == "5000001"
 
 
 CAP_BYTES = 1_500_000_000  # a kernel with torch holds about 0.5 GB before the user's code
@@ -432,7 +314,8 @@ def test_a_remote_that_sends_what_is_no_kernels_gets_a_card_and_a_fresh_start(
     refuses it, the link is ended, the card says why, and the next action starts again."""
     from gpumon.playground.data import wire
 
-    monkeypatch.setattr(wire, "FRAME_REST_S", 2.0)
+    # the half frame is one write (a header and 4 bytes of 256); then nothing more comes
+    monkeypatch.setattr(wire, "FRAME_REST_S", 0.5)
     command = remote_script(lab.bin / "not-a-kernel", (
         f"export GPUMON_TEST_LAB={lab.folder}\n{output}\nexec sleep 1000"))
     client = KernelClient(inbox, remote=remote(lab, command))

@@ -156,7 +156,7 @@ def test_a_line_over_the_cap_and_endless_output_stay_bounded() -> None:
     try:
         with pytest.raises(LineTooLong):
             link.read_line(30)
-        assert len(link._buf) == 0
+        assert link.buffered == 0
     finally:
         link.close()
 

@@ -38,7 +38,7 @@ def test_cycles_with_qt_objects_are_collected_on_the_gui_thread(qtbot) -> None:
     worker.join()
     assert gc.get_count()[0] > gc.get_threshold()[0]  # a collection is due
     assert collected_in == []  # the worker's allocations collected nothing
-    timer = gcguard._timer
+    timer = gcguard.timer()
     assert timer is not None
     timer.start(200)  # no snapshots here: the timer collects (200 ms: the test's)
     try:
@@ -78,7 +78,8 @@ def test_each_snapshot_collects_and_puts_the_timer_off(qtbot, monkeypatch) -> No
     from gpumon.ui.window.workers import SamplingThread
 
     assert gcguard.installed()
-    assert gcguard._timer is not None and gcguard._timer.interval() == gcguard.INTERVAL_MS
+    own = gcguard.timer()
+    assert own is not None and own.interval() == gcguard.INTERVAL_MS
     timer = RecordingTimer()  # in its place for this test, with a shorter interval
     timer.timeout.connect(gcguard.collect)
     fired: list[int] = []

@@ -64,7 +64,7 @@ stall[0] = 0.0
 beats.append(time.monotonic())
 w.playground.submit(RunCode("x = 1"))
 if SCENARIO[0] == "silent":
-    wait(lambda: bool(w.kernel_link._client.pending))
+    wait(lambda: w.kernel_link.busy)
     QTimer.singleShot(300, w.kernel_link.interrupt)
 cards = lambda: [o for o in w.playground.log.outcomes() if o.error is not None]
 # the kernel's card and the action's; one card for a kernel that died under the action
@@ -74,7 +74,7 @@ SCENARIO[0] = "silent"
 w.playground.submit(RunCode("y = 2"))  # the next action starts a fresh kernel
 wait(lambda: w.kernel_link.kernel_pid not in (None, first))
 print(json.dumps({{"cards": [[o.error.type_name, o.error.message] for o in cards()],
-                  "stall": stall[0], "starts": w.kernel_link._client.starts}}), flush=True)
+                  "stall": stall[0], "starts": w.kernel_link.starts}}), flush=True)
 print("closing", time.monotonic(), flush=True)
 QTimer.singleShot(0, w.close)
 QTimer.singleShot(0, app.quit)

@@ -20,18 +20,29 @@ ROOT = Path(__file__).resolve().parents[2]
 VARIANT = "[view]\nhidden_gpus=@Variant(\\0\\0\\0\\xb\\x7f\\xff\\xff\\xff)\n"
 
 # The real start-up path (launch.run, the user's settings under XDG_CONFIG_HOME), quitting
-# once the window has been shown for a moment; prints what its status bar says.
+# once the shown window's status bar says something, or after it has said nothing for 2 s
+# of its event loop; prints what its status bar says.
 START = textwrap.dedent("""
-    import sys
+    import sys, time
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication, QMainWindow
     app = QApplication(sys.argv)
-    def shown():
-        (window,) = [w for w in app.topLevelWidgets()
-                     if isinstance(w, QMainWindow) and w.isVisible()]
-        print("shown:", window.statusBar().currentMessage(), flush=True)
-        app.quit()
-    QTimer.singleShot(2000, shown)
+    began = []
+    def look():
+        shown = [w for w in app.topLevelWidgets()
+                 if isinstance(w, QMainWindow) and w.isVisible()]
+        if not shown:
+            return
+        (window,) = shown
+        began[:] = began or [time.monotonic()]
+        said = window.statusBar().currentMessage()
+        if said or time.monotonic() - began[0] >= 2.0:
+            poll.stop()
+            print("shown:", said, flush=True)
+            app.quit()
+    poll = QTimer()
+    poll.timeout.connect(look)
+    poll.start(50)
     from gpumon.ui.window import launch
     sys.exit(launch.run(1))
 """)

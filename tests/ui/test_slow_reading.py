@@ -46,4 +46,4 @@ def test_the_window_says_so_and_does_not_call_it_stale(qtbot, make_window) -> No
     qtbot.waitUntil(lambda: "sampling every" in w.header.status_line.text(), timeout=5000)
     assert w.header.status_line.text() == (
         "2 GPUs · reading takes 1.1 s: sampling every 3 s")
-    assert w.status_text._stale_after_s() == 7.5  # 2.5 periods, not 2.5 intervals
+    assert w.status_text.stale_after_s() == 7.5  # 2.5 periods, not 2.5 intervals

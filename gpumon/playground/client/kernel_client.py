@@ -121,7 +121,7 @@ class KernelClient:
                  python: str = sys.executable, in_band: bool = False,
                  remote: Remote | None = None) -> None:
         self._on_message = on_message
-        self._python = python
+        self.python = python  # the interpreter its kernels run with (local ones)
         # Each kernel on another machine, at the far end of ssh (ssh_kernel.py)
         self.remote = remote
         # Stop without a signal from here: over ssh the mark its watchdog there turns into
@@ -201,9 +201,9 @@ class KernelClient:
             return SshKernel.start(self.remote)
         env = kernel_env()
         env[keeper.REPORT_ENV] = report
-        command = kernel_command(self._python)
-        if command == [self._python, "-m", KERNEL_MODULE]:
-            forked = forkserver.spawn(self._python, env)
+        command = kernel_command(self.python)
+        if command == [self.python, "-m", KERNEL_MODULE]:
+            forked = forkserver.spawn(self.python, env)
             if forked is not None:
                 return forked
         kept = keeper.spawn(command, env, str(ROOT))

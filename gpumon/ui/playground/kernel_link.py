@@ -242,6 +242,11 @@ class KernelLink(QObject):
     def loading(self) -> bool:
         return self._loading
 
+    @property
+    def starts(self) -> int:
+        """Kernels started so far: a restart after a death or a kill is one more."""
+        return self._client.starts
+
     # -- requests --------------------------------------------------------------------------
     def load(self) -> None:
         """Start the kernel and import torch there (a no-op once loaded, loading or stopped)."""

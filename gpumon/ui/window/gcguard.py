@@ -52,6 +52,12 @@ def installed() -> bool:
     return _timer is not None and _timer.isActive() and not gc.isenabled()
 
 
+def timer() -> QTimer | None:
+    """The timer that collects when no ``tick()`` came (None before ``install()``): the
+    application's own, which a check of timers left running passes over."""
+    return _timer
+
+
 def tick() -> int:
     """``collect()`` now, from a GUI-thread wake-up that comes anyway, and the timer put
     off by its whole interval; returns the objects collected. Nothing without ``install()``

@@ -74,7 +74,10 @@ class StatusText(QObject):
         self._watching = False
         self._watchdog.stop()
 
-    def _stale_after_s(self) -> float:
+    def stale_after_s(self) -> float:
+        """Seconds without a reading after which the data is called stale: a multiple of
+        the time between readings, which is the period where reading takes longer than the
+        interval."""
         snap = self._window.latest_snapshot  # readings further apart when reading is slow
         period = max(self._window.interval_s, snap.period_s if snap is not None else 0.0)
         return max(STALE_FACTOR * period, MIN_STALE_S)
@@ -87,7 +90,7 @@ class StatusText(QObject):
             return
         due_ms = WATCHDOG_MS
         if self._opening_since is None and not self.stale and self._last_arrival is not None:
-            due = self._last_arrival + self._stale_after_s() - time.monotonic()
+            due = self._last_arrival + self.stale_after_s() - time.monotonic()
             if due > 0.0:
                 due_ms = math.ceil(due * 1000) + 1
         self._watchdog.start(due_ms)
@@ -163,7 +166,7 @@ class StatusText(QObject):
         if w.paused or not w.source_status.usable or self._last_arrival is None:
             return
         age = time.monotonic() - self._last_arrival
-        if age > self._stale_after_s():
+        if age > self.stale_after_s():
             self.set_stale(True)
             self._header.set_status_text(
                 tr("data is stale (last update {age} s ago)", age=f"{age:.0f}"), warn=True)
