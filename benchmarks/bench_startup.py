@@ -37,10 +37,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 TARGET = 1.3
 
-COMMON = """
-import sys, time
-from PySide6.QtCore import QEvent, QObject, QTimer
-from PySide6.QtWidgets import QApplication
+# the clock's stop, in both programs: the first paint once ready() (report() defined by each)
+FIRST_PAINT = """
 class FirstPaint(QObject):
     def __init__(self, ready):
         super().__init__(); self.ready = ready; self.done = False
@@ -49,7 +47,12 @@ class FirstPaint(QObject):
             self.done = True
             QTimer.singleShot(0, report)
         return False
-def report():
+"""
+COMMON = """
+import sys, time
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QApplication
+""" + FIRST_PAINT + """def report():
     print(f"{time.time():.6f} torch_loaded={'torch' in sys.modules}", flush=True)
     QApplication.instance().quit()
 app = QApplication(sys.argv)
@@ -83,15 +86,7 @@ app = QApplication(sys.argv)
 mark("QApplication")
 import numpy, pyqtgraph
 mark("numpy + pyqtgraph imported")
-class FirstPaint(QObject):
-    def __init__(self, ready):
-        super().__init__(); self.ready = ready; self.done = False
-    def eventFilter(self, obj, event):
-        if not self.done and event.type() == QEvent.Type.Paint and self.ready():
-            self.done = True
-            QTimer.singleShot(0, report)
-        return False
-def report():
+""" + FIRST_PAINT + """def report():
     mark("first frame painted")
     before = 0.0
     for name, t in marks:
