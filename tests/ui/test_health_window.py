@@ -99,7 +99,10 @@ def test_a_lost_gpu_has_no_health_mark(qtbot, make_window, fake: FakeNvml) -> No
     qtbot.waitUntil(lambda: w.gpu_panel(1) is not None and w.snapshot_count >= 2,
                     timeout=WAIT_MS)
     p1 = w.gpu_panel(1)
-    assert p1 is not None and p1.health.mark.isVisible()
+    assert p1 is not None
+    # shown once the panel is laid out: snapshots queued while the GUI thread was busy can
+    # come before that
+    qtbot.waitUntil(p1.health.mark.isVisible, timeout=WAIT_MS)
     fake.set_lost(1)
     qtbot.waitUntil(lambda: p1.lost, timeout=WAIT_MS)
     assert not p1.health.mark.isVisible() and not p1.health.held.isVisible()

@@ -124,6 +124,7 @@ def test_the_english_check_catches_a_sentence_that_bypasses_tr(qtbot, make_windo
     qtbot.waitUntil(lambda: w.snapshot_count >= 2, timeout=WAIT_MS)
     panel = w.gpu_panel(1)
     assert panel is not None
+    qtbot.waitUntil(panel.isVisible, timeout=WAIT_MS)  # its labels are read only when shown
     assert english_words(monitor_texts(w), _names(w)) == []
     panel.lost_label.setText("LOST — the GPU stopped answering")
     panel.lost_label.show()

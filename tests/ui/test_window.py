@@ -22,9 +22,12 @@ def test_window_shows_simulated_gpus(qtbot, make_window):
     w = make_window()
     qtbot.waitUntil(lambda: w.snapshot_count >= 3, timeout=5000)
     assert "(simulated)" in w.windowTitle()
+    readouts = [w.findChild(QLabel, f"readouts{i}") for i in range(4)]
+    assert None not in readouts
+    # A panel's readouts are written once it is laid out and shown: snapshots that were
+    # queued while the GUI thread built the panels (a loaded machine) come before that.
+    qtbot.waitUntil(lambda: all("Temp" in label.text() for label in readouts), timeout=5000)
     for i in range(4):
-        panel = w.findChild(QLabel, f"readouts{i}")
-        assert panel is not None and "Temp" in panel.text()
         assert w.gpu_panel(i) is not None and w.gpu_panel(i).objectName() == f"gpuPanel{i}"
     gpu_table = w.findChild(QTableView, "gpuTable")
     assert gpu_table.model().rowCount() == 4
@@ -201,6 +204,8 @@ def test_hover_readout_shows_values(qtbot, make_window):
     w = make_window()
     qtbot.waitUntil(lambda: w.snapshot_count >= 5, timeout=5000)
     panel = w.gpu_panel(1)
+    # laid out and shown after the snapshot that made it, and after those queued meanwhile
+    qtbot.waitUntil(panel.isVisible, timeout=5000)
     panel.hover_at(-0.2)
     box = panel.findChild(QWidget, "hoverReadout")
     assert box is not None and box.isVisible() and box.accessibleName()
