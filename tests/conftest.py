@@ -174,8 +174,9 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     an earlier, smaller suite 202 s with 3, 251 s with 2 and 211 s with 4. At most 16: each
     worker holds torch and Qt (~0.4 GB). ``PYTEST_XDIST_AUTO_NUM_WORKERS``, which xdist's own
     answer reads, still decides where it is set."""
-    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
-        return int(os.environ["PYTEST_XDIST_AUTO_NUM_WORKERS"])
+    asked = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS", "")
+    if asked.strip().isdigit():  # (xdist ignores one that is not a number, with a warning)
+        return int(asked)
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
