@@ -7,7 +7,9 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import psutil
 import pytest
@@ -16,6 +18,7 @@ from testkit import jsonschema_or_skip, wait_until
 
 from gpumon.cli.main import main
 from gpumon.telemetry.model.types import GpuProcess, ProcessType
+from gpumon.telemetry.nvml import budget
 from gpumon.telemetry.nvml.source import NvmlSource
 from gpumon.telemetry.sources.simulated import SimulatedSource
 from gpumon.text.smi_detail import render_detail
@@ -29,16 +32,32 @@ def _by_pid(source: NvmlSource, include_slow: bool = True) -> dict[int, GpuProce
     return {p.pid: p for p in source.sample(include_slow=include_slow).processes}
 
 
-def test_only_samples_newer_than_the_last_read_are_taken(fake_nvml: FakeNvml) -> None:
+@pytest.mark.parametrize("costly", [False, True], ids=["cheap reads", "costly reads"])
+def test_only_samples_newer_than_the_last_read_are_taken(
+        fake_nvml: FakeNvml, monkeypatch: pytest.MonkeyPatch, costly: bool) -> None:
+    """Each slow read asks for what came after the last. Between them the source's clock
+    moves past the longest the reading budget puts a costly reading off (budget.py): on a
+    loaded machine the first read cost more than the budget's share, and the next one, asked
+    at once, was rightly put off. ``costly``: every read costs 10 ms of CPU, as there."""
+    if costly:
+        spent = iter(range(10**6))
+        monkeypatch.setattr(budget, "time", SimpleNamespace(
+            thread_time=lambda: next(spent) * 0.01, perf_counter=time.perf_counter))
+    now = [0.0]
+
+    def slow_read(include_slow: bool = True) -> dict[int, GpuProcess]:
+        now[0] += budget.MAX_EVERY_S + 1.0
+        return _by_pid(source, include_slow)
+
     fake_nvml.add_process(0, A, 1 << 30)
     fake_nvml.add_process(0, B, 1 << 30)
     fake_nvml.add_process_util(0, A, 1_000, sm=10, mem=1)
     fake_nvml.add_process_util(0, A, 2_000, sm=20, mem=2, enc=3, dec=4)
     fake_nvml.add_process_util(0, B, 1_500, sm=7)
-    source = NvmlSource()
+    source = NvmlSource(clock=lambda: now[0])
     source.open()
     try:
-        procs = _by_pid(source)
+        procs = slow_read()
         assert fake_nvml.util_last_seen(0) == 0  # the first read takes what the driver holds
         a = procs[A]
         assert (a.sm_util_pct, a.mem_bw_util_pct, a.enc_util_pct, a.dec_util_pct) == (
@@ -46,7 +65,7 @@ def test_only_samples_newer_than_the_last_read_are_taken(fake_nvml: FakeNvml) ->
         assert procs[B].sm_util_pct == 7
 
         fake_nvml.add_process_util(0, A, 3_000, sm=30)
-        procs = _by_pid(source)
+        procs = slow_read()
         assert fake_nvml.util_last_seen(0) == 2_000  # asked only for what came after
         assert procs[A].sm_util_pct == 30
         assert procs[B].sm_util_pct is None  # no new sample: it did not run
@@ -54,7 +73,7 @@ def test_only_samples_newer_than_the_last_read_are_taken(fake_nvml: FakeNvml) ->
         calls = fake_nvml.util_calls(0)
         procs = _by_pid(source, include_slow=False)  # fast ticks reuse the slow tick's reading
         assert fake_nvml.util_calls(0) == calls and procs[A].sm_util_pct == 30
-        procs = _by_pid(source)
+        procs = slow_read()
         assert fake_nvml.util_last_seen(0) == 3_000 and procs[A].sm_util_pct is None
     finally:
         source.close()
