@@ -37,7 +37,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 TARGET = 1.3
 
-# the clock's stop, in both programs: the first paint once ready() (report() defined by each)
+# the clock's stop, in every program: the first paint once ready() (report() defined by each)
 FIRST_PAINT = """
 class FirstPaint(QObject):
     def __init__(self, ready):
@@ -47,6 +47,12 @@ class FirstPaint(QObject):
             self.done = True
             QTimer.singleShot(0, report)
         return False
+"""
+# the baseline: one pyqtgraph plot of one 300-point curve, the window's size
+BARE_PLOT = """
+import pyqtgraph as pg, numpy as np
+w = pg.PlotWidget(); w.plot(np.arange(300.0), np.random.default_rng(0).random(300))
+w.resize(1400, 900)
 """
 COMMON = """
 import sys, time
@@ -63,8 +69,9 @@ w = MainWindow(simulated_factory(4))
 f = FirstPaint(lambda: w.snapshot_count > 0); app.installEventFilter(f)
 w.show(); app.exec(); w.close()
 """
-LAUNCH = COMMON + """
-from gpumon.ui.window.main_window import MainWindow
+# gpumon as `python -m gpumon --simulate 4` starts it, the clock stopped once it has data
+# (MainWindow imported before)
+LAUNCHED = """
 def ready():
     return any(isinstance(w, MainWindow) and w.snapshot_count > 0
                for w in QApplication.topLevelWidgets())
@@ -73,6 +80,9 @@ from gpumon.cli.main import main
 sys.argv = ["gpumon", "--simulate", "4"]
 main()
 """
+LAUNCH = COMMON + """
+from gpumon.ui.window.main_window import MainWindow
+""" + LAUNCHED
 LAUNCH_TARGET = 1.1
 # --phases: the steps are marked by wrapping the window's constructor and snapshot slot from
 # outside (nothing in gpumon knows it is measured); each line printed is "name seconds"
@@ -98,8 +108,8 @@ mark("numpy + pyqtgraph imported")
 PHASES_GPUMON = PHASES_COMMON + """
 from gpumon.ui.window import main_window
 mark("gpumon's window module imported")
-Window = main_window.MainWindow
-built, handled = Window.__init__, Window._on_snapshot
+MainWindow = main_window.MainWindow
+built, handled = MainWindow.__init__, MainWindow._on_snapshot
 def init(self, *args, **kwargs):
     mark("launch.run() up to the window"); built(self, *args, **kwargs); mark("window built")
 def on_snapshot(self, snap):
@@ -109,28 +119,13 @@ def on_snapshot(self, snap):
         mark("first snapshot handled (its GPU panels built)")
     else:
         handled(self, snap)
-Window.__init__, Window._on_snapshot = init, on_snapshot
-def ready():
-    return any(isinstance(w, Window) and w.snapshot_count > 0
-               for w in QApplication.topLevelWidgets())
-f = FirstPaint(ready); app.installEventFilter(f)
-from gpumon.cli.main import main
-sys.argv = ["gpumon", "--simulate", "4"]
-main()
-"""
-PHASES_BARE = PHASES_COMMON + """
-import pyqtgraph as pg, numpy as np
-w = pg.PlotWidget(); w.plot(np.arange(300.0), np.random.default_rng(0).random(300))
-w.resize(1400, 900)
-mark("plot built")
+MainWindow.__init__, MainWindow._on_snapshot = init, on_snapshot
+""" + LAUNCHED
+PHASES_BARE = PHASES_COMMON + BARE_PLOT + """mark("plot built")
 f = FirstPaint(lambda: True); app.installEventFilter(f)
 w.show(); app.exec()
 """
-BARE = COMMON + """
-import pyqtgraph as pg, numpy as np
-w = pg.PlotWidget(); w.plot(np.arange(300.0), np.random.default_rng(0).random(300))
-w.resize(1400, 900)
-f = FirstPaint(lambda: True); app.installEventFilter(f)
+BARE = COMMON + BARE_PLOT + """f = FirstPaint(lambda: True); app.installEventFilter(f)
 w.show(); app.exec()
 """
 
