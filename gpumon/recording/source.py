@@ -7,7 +7,8 @@ source named ``Recording``, so the window offers no signals to PIDs of another t
 recorded snapshots since the one shown before in ``backfill``, oldest first: at 60x a tick
 of 1 s brings 60 of them, and the graphs get every one, not a sample of them. After a seek
 the backfill is the ``backfill_s`` before the new moment, so the graphs' window is full at
-once. Nothing new to show: the same object as last time.
+once. Nothing new to show: the last snapshot again, the same object each time, without the
+backfill it first came with.
 
 A GPU the recording had and the snapshot lacks (it disappeared, or a read failed there) stays
 on screen, lost with a sentence, so the panels are not rebuilt each time it comes and goes.
@@ -161,7 +162,10 @@ class RecordingSource:
                         SourceState.ERROR, " ".join(rec.problems())), self._machine)
                 snaps = [self._replayed(earlier)]
             snap = dataclasses.replace(snaps[-1], backfill=tuple(snaps[:-1]))
-            self._shown, self._seeks, self._last = i, seeks, snap
+            # asked again with nothing new, the snapshot comes without its backfill: the
+            # window would take that backfill for a jump and keep only it
+            self._shown, self._seeks = i, seeks
+            self._last = dataclasses.replace(snap, backfill=()) if snap.backfill else snap
             return snap
 
     def _replayed(self, snap: Snapshot) -> Snapshot:

@@ -99,6 +99,9 @@ def test_replay_source_backfills_every_recorded_snapshot() -> None:
     snap = source.sample()
     got = [s.timestamp_s for s in (*snap.backfill, snap)]
     assert got == list(rec.times[1:rec.index_at(rec.start_s + 10.0) + 1])
+    again = source.sample()  # nothing new: the same snapshot, its backfill not given twice
+    assert again.timestamp_s == snap.timestamp_s and again.backfill == ()
+    assert source.sample() is again
     source.clock.seek(rec.times[4])  # back: the window before it again
     snap = source.sample()
     assert [s.timestamp_s for s in (*snap.backfill, snap)] == list(rec.times[:5])

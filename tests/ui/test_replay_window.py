@@ -54,6 +54,12 @@ def _replays_exactly(qtbot, path: Path) -> None:  # type: ignore[no-untyped-def]
     w.time_bar.set_playing(True)
     qtbot.waitUntil(lambda: w.latest_snapshot.timestamp_s == rec.end_s, timeout=15000)
     _history_matches(w, rec, len(rec) - 1)
+    # the clock stands at the end: the snapshots still sampled bring nothing new, and the
+    # History keeps what it has (they once cleared it down to the last tick's backfill)
+    after_end: list[object] = []
+    w.sampling.snapshot.connect(after_end.append)
+    qtbot.waitUntil(lambda: len(after_end) >= 3, timeout=10000)
+    _history_matches(w, rec, len(rec) - 1)
     assert not w.time_bar.clock.playing  # it stands at the end
     qtbot.waitUntil(lambda: w.time_bar.play_button.text() == "Play", timeout=5000)
     w.close()
