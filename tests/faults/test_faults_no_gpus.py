@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from fakenvml import FakeNvml
 from faults_helpers import run_once
+from PySide6.QtWidgets import QLabel
 
 from gpumon.telemetry.nvml.source import NvmlSource
 
@@ -24,6 +25,6 @@ def test_window_with_zero_gpus_shows_the_hint(qtbot, make_window,
                                               fake_nvml: FakeNvml) -> None:
     fake_nvml.set_gpu_count(0)
     w = make_window(NvmlSource)
-    label = w.gpu_grid._empty
+    label = w.gpu_grid.findChild(QLabel, "noGpusLabel")
     qtbot.waitUntil(lambda: "docker run --gpus all" in label.text(), timeout=5000)
     assert label.isVisible() and "reports no GPUs" in label.text()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from fakenvml import FakeNvml
+from PySide6.QtWidgets import QLabel
 
 from gpumon.telemetry.nvml.source import NvmlSource
 
@@ -21,7 +22,8 @@ def test_slow_driver_start_says_waiting_and_counts(qtbot, make_window,
         if m:
             seen.add(int(m.group(1)))
             assert w.header.source_badge.text() == "WAITING"
-            assert w.gpu_grid._empty.text().startswith("Waiting for the NVIDIA driver")
+            empty = w.gpu_grid.findChild(QLabel, "noGpusLabel")
+            assert empty.text().startswith("Waiting for the NVIDIA driver")
         return {1, 2} <= seen
 
     try:

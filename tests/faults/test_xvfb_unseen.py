@@ -102,7 +102,7 @@ xcb.xcb_flush(conn)
 out["unexposed"] = wait(lambda: not exposed())
 out["visible_while_unmapped"] = grid.panels[0].isVisible()
 set_runs.clear(); changed.clear()
-newest_drawn = grid.panels[0]._t_ref  # the time of the newest sample drawn
+newest_drawn = grid.panels[0].x_origin_s  # the time of the newest sample drawn
 latest = tick(5)
 redraws.clear()
 wait(lambda: False, 3 * REDRAW_MS / 1000)
@@ -113,7 +113,7 @@ xcb.xcb_flush(conn)
 out["exposed_again"] = wait(exposed)
 out["cpu_redrawn"] = wait(lambda: bool(redraws), 3 * REDRAW_MS / 1000)
 panel = grid.panels[0]
-out["curve_moved"] = wait(lambda: panel._t_ref != newest_drawn)
+out["curve_moved"] = wait(lambda: panel.x_origin_s != newest_drawn)
 sample = latest.sample_for(0)
 out["curve_last_gib"] = float(panel._mem_curve.yData[-1])
 out["latest_gib"] = sample.mem_used_bytes / (1 << 30)

@@ -154,11 +154,11 @@ def test_hover_on_its_graph_is_the_panel_s_hover(qtbot) -> None:
         view.plot_widget.scene().sigMouseMoved.emit(scene_pos)
     gpu, t = got.args
     assert gpu == 0 and t == pytest.approx(w.history.latest_time() - 30.0, abs=1.5)
-    assert view._cross.isVisible() and view._cross.value() == pytest.approx(-30.0, abs=1.5)
+    assert view.crosshair_x() == pytest.approx(-30.0, abs=1.5)
     box = panel.findChild(QWidget, "hoverReadout")  # the panel's readout beside the pointer
     assert box is not None and box.isVisible() and "GPU 0 at" in box.text()
     panel.clear_hover()
-    assert not view._cross.isVisible()
+    assert view.crosshair_x() is None
     w.close()
 
 

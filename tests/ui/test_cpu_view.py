@@ -58,7 +58,7 @@ def test_no_gpu_playground_shows_the_kernels_memory_moving(qtbot, make_window):
     _, tensors = view.tensor_curve.getData()
     assert tensors is not None and tensors[-1] * 2**30 == pytest.approx(256 * MIB)
     assert "256.00 MiB" in view.readout.text() and "RSS" in view.readout.text()
-    assert len(view._markers) == 1
+    assert len(view.markers()) == 1
     assert "GPU" not in " ".join(view.legend_names())
     assert f"PID {w.kernel_link.kernel_pid}" in view.title.text()
 
@@ -87,4 +87,4 @@ def test_a_marker_label_shows_code_with_braces(qtbot) -> None:
     code = "d = {'a': 1}"
     out = Outcome(RunCode(code), code, True, time.time(), 0.0)
     view.add_outcome(out)  # pyqtgraph formats marker labels: '{' raised IndexError
-    assert view._markers[0][1].label.toPlainText() == "d = {'a': 1}"
+    assert view.markers()[0].label.toPlainText() == "d = {'a': 1}"

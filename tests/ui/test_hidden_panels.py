@@ -88,7 +88,7 @@ def test_a_hidden_panel_gets_no_update_and_catches_up_when_shown(qtbot, monkeypa
     touches = Touches(grid)
     QApplication.instance().installEventFilter(touches)
     set_runs.clear()
-    newest_drawn = panel._t_ref  # the time of the newest sample drawn
+    newest_drawn = panel.x_origin_s  # the time of the newest sample drawn
     try:
         for _ in range(30):
             tick()
@@ -101,7 +101,7 @@ def test_a_hidden_panel_gets_no_update_and_catches_up_when_shown(qtbot, monkeypa
     assert len(history.series(0, "mem_used_bytes")[0]) == 50  # sampling went on
 
     back_in_sight(tabs, how)
-    qtbot.waitUntil(lambda: panel._t_ref != newest_drawn, timeout=3000)
+    qtbot.waitUntil(lambda: panel.x_origin_s != newest_drawn, timeout=3000)
     latest = snaps[-1].sample_for(0)
     for p in grid.panels:  # every panel shows the latest readings ...
         sample = snaps[-1].sample_for(p.index)

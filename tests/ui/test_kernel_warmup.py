@@ -8,6 +8,7 @@ from PySide6.QtCore import QEvent, QPointF, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QApplication
 
+from gpumon.ui.playground.kernel_link import KernelLink
 from gpumon.ui.window.settings import Settings
 
 
@@ -27,8 +28,8 @@ def test_a_monitor_only_session_starts_no_kernel(qtbot, make_window) -> None:
     w = make_window()
     qtbot.waitUntil(lambda: w.snapshot_count >= 3, timeout=10000)
     _move_over(w.tabs.tabBar(), _tab(w, "Monitor"))
-    assert not w.warmup._hover.isActive()  # no start is on its way
-    assert w._kernel_link is None  # no KernelLink made, no process started
+    assert not w.warmup.start_due  # no start is on its way
+    assert w.findChild(KernelLink) is None  # no KernelLink made, no process started
     assert not w.settings.playground_used
 
 
@@ -38,7 +39,7 @@ def test_resting_on_the_playground_tab_starts_the_kernel_before_the_click(
     qtbot.waitUntil(lambda: w.snapshot_count >= 1, timeout=10000)
     _move_over(w.tabs.tabBar(), _tab(w, "Playground"))
     # loading, or loaded already (a kernel forked from the fork server has torch at once)
-    qtbot.waitUntil(lambda: w._kernel_link is not None and (
+    qtbot.waitUntil(lambda: w.findChild(KernelLink) is not None and (
         w.kernel_link.loading or w.kernel_link.load_status is not None), timeout=3000)
     assert w.tabs.key(w.tabs.currentIndex()) == "Monitor"  # not shown: only warmed
     assert not w.settings.playground_used  # only showing it counts as use
@@ -49,7 +50,8 @@ def test_resting_on_the_playground_tab_starts_the_kernel_before_the_click(
 def test_showing_the_lesson_starts_the_kernel_and_is_remembered(qtbot, make_window) -> None:
     w = make_window()
     w.show_tab("Lesson")
-    qtbot.waitUntil(lambda: w._kernel_link is not None and w.kernel_link.running, timeout=10000)
+    qtbot.waitUntil(lambda: w.findChild(KernelLink) is not None and w.kernel_link.running,
+                    timeout=10000)
     assert w.settings.playground_used
 
 

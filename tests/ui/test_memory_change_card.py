@@ -40,7 +40,7 @@ def test_a_64_mib_tensor_s_card_and_marker_show_plus_64_mib(qtbot, make_window) 
     assert 64 <= change < 64.5 and change <= peak < 64.5, found[0]
     assert found[0] in entry.plain_text()  # "Copy entry" says it too
     view = panel.cpu_view
-    qtbot.waitUntil(lambda: len(view._markers) == 2, timeout=5000)
-    line = view._markers[-1][1]
+    qtbot.waitUntil(lambda: len(view.markers()) == 2, timeout=5000)
+    line = view.markers()[-1]
     assert line.toolTip() == f"x = torch.ones(4096, 4096)\n{found[0]}"
     assert line.label.toolTip() == line.toolTip()  # a hover over the label shows it too

@@ -181,4 +181,4 @@ def test_a_marker_placed_while_the_monitor_is_unseen_shows_when_it_is_seen_again
     (x0, x1), _ = panel.memory_plot.getViewBox().viewRange()
     for line, outcome in zip(lines(panel), (first, second), strict=True):
         assert line.isVisible() and x0 <= line.value() <= x1  # at its time, in the window
-        assert line.value() == pytest.approx(outcome.started_at - panel._t_ref, abs=1e-6)
+        assert line.value() == pytest.approx(outcome.started_at - panel.x_origin_s, abs=1e-6)

@@ -119,7 +119,7 @@ def test_the_newest_numbers_and_the_readings_under_the_pointer(qtbot, zoom: floa
     lines = view.hover_text.splitlines()
     assert lines[0].startswith("\u221220") and lines[1:] == [
         "GPU 0: memory 2.00 GiB · SM 40 %", "CPU 50 % · RSS 155.00 MiB"]
-    assert all(line.isVisible() for line in view._cross.values())
+    assert view.crosshairs_shown()
     tip = view.tip.geometry()
     pointer = widget.viewport().mapTo(view, at)
     near = view.fontMetrics().height()  # beside the pointer, not under it, not far off

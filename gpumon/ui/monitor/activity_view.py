@@ -311,6 +311,10 @@ class ActivityView(PanelView):
     def _follow_window(self, _vb: object, x_range: tuple[float, float]) -> None:
         self.plot.setXRange(*x_range, padding=0)
 
+    def crosshair_x(self) -> float | None:
+        """Where the crosshair stands (seconds from the newest sample), None when hidden."""
+        return float(self._cross.value()) if self._cross.isVisible() else None
+
     def _on_hovered(self, _gpu: int, t: float) -> None:
         self._cross.setValue(t - self._t_ref)
         self._cross.show()

@@ -318,6 +318,12 @@ class GpuPanel(QFrame):
                 self.setGraphicsEffect(self._opacity)
             self._opacity.setEnabled(stale)
 
+    @property
+    def x_origin_s(self) -> float:
+        """The absolute time (epoch seconds) at x = 0 of the graphs: the newest sample
+        drawn; 0 before the first drawing."""
+        return self._t_ref
+
     def update_view(self, sample: GpuSample | None, t_ref: float, series: SeriesFn, *,
                     curves: bool = True) -> None:
         """Show ``sample`` and redraw the curves from ``series(gpu, key) -> (times, values)``;

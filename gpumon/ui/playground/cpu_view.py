@@ -135,6 +135,10 @@ class CpuMemoryView(QFrame):
             self.plot.removeItem(old)
         self.redraw()
 
+    def markers(self) -> tuple[pg.InfiniteLine, ...]:
+        """The action markers on the graph, oldest first (at most ``MAX_MARKERS``)."""
+        return tuple(line for _, line in self._markers)
+
     # -- drawing ------------------------------------------------------------------------------
     def _on_timer(self) -> None:
         if window_seen(self):  # minimised: the next tick after it is restored draws

@@ -59,6 +59,11 @@ class KernelWarmup(QObject):
             self._hover.stop()
         return False
 
+    @property
+    def start_due(self) -> bool:
+        """Whether the pointer rests on a kernel tab and the kernel starts when it stays."""
+        return self._hover.isActive()
+
     @Slot()
     def start_kernel(self) -> None:
         """Start the kernel and its ``import torch`` (nothing if it runs or is loading)."""

@@ -228,6 +228,10 @@ class ProcessView(QWidget):
             cross.show()
         self._show_tip()
 
+    def crosshairs_shown(self) -> bool:
+        """Whether every graph shows the hover's crosshair."""
+        return bool(self._cross) and all(c.isVisible() for c in self._cross.values())
+
     def clear_hover(self) -> None:
         self._hover = None
         self.tip.hide()
