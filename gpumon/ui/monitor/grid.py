@@ -134,7 +134,7 @@ class GpuGrid(QScrollArea):
             p.deleteLater()
         self.panels = []
         for info in gpus:
-            panel = GpuPanel(info, window_s=window_s)
+            panel = GpuPanel(info, self._body, window_s=window_s)  # never a window of its own
             panel.hovered.connect(self.hovered)
             panel.unhovered.connect(self.unhovered)
             self.panels.append(panel)

@@ -30,7 +30,7 @@ class PanelHeader(FitRow):
         self.setObjectName(f"panelHeader{info.index}")
         self.title = RunsLabel()
         self.title.setObjectName(f"panelTitle{info.index}")
-        self.health = HealthMark(info.index)
+        self.health = HealthMark(info.index, self)  # parented: never shown as a window
         title = self.add(self.title, cut_chars=TITLE_CUT_CHARS)
         held = self.add(self.health.held, right=True, cut_chars=HELD_CUT_CHARS)
         mark = self.add(self.health.mark, right=True)
