@@ -15,10 +15,12 @@ import os
 import signal
 import sys
 from dataclasses import dataclass
-
-import psutil
+from typing import TYPE_CHECKING
 
 from gpumon.i18n import N_, tr
+
+if TYPE_CHECKING:  # imported where a signal is sent: not before the window's first frame
+    import psutil
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +58,8 @@ def refusal(pid: int, started_s: float | None = None) -> str | None:
                   pid=pid)
     if pid == os.getpid():
         return tr("Process {pid} is this gpumon; close the window instead.", pid=pid)
+    import psutil
+
     try:
         proc = psutil.Process(pid)
         if started_s is not None and abs(proc.create_time() - started_s) > 1.0:
@@ -74,6 +78,8 @@ def send(pid: int, action: Action, started_s: float | None = None) -> str | None
     why = refusal(pid, started_s)
     if why is not None:
         return why
+    import psutil
+
     try:
         proc = psutil.Process(pid)
         if action is TERMINATE:
@@ -87,6 +93,8 @@ def send(pid: int, action: Action, started_s: float | None = None) -> str | None
 
 def _unreachable(pid: int, exc: Exception) -> str:
     """The sentence for a process psutil cannot find, or may not touch."""
+    import psutil
+
     if isinstance(exc, psutil.NoSuchProcess):
         return tr("Process {pid} has ended, or runs in a container whose processes are not "
                   "visible here.", pid=pid)
@@ -94,6 +102,8 @@ def _unreachable(pid: int, exc: Exception) -> str:
 
 
 def _user(proc: psutil.Process) -> str:
+    import psutil
+
     try:
         return str(proc.username())
     except psutil.Error:

@@ -268,9 +268,9 @@ class MainWindow(QMainWindow):
         return self.status_text.stale
 
     def start(self) -> None:
-        """Start sampling (done on first show)."""
+        """Start sampling (on first show, once the window has painted its first frame)."""
         self.status_text.start(opening=not self.sampling.running and self.snapshot_count == 0)
-        self.sampling.start()
+        self.sampling.start(first_frame_of=self)
 
     @Slot(bool)
     def set_paused(self, paused: bool) -> None:

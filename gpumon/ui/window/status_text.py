@@ -66,6 +66,7 @@ class StatusText(QObject):
         """Sampling starts; ``opening``: no reading yet, so count while the source opens."""
         if opening:
             self._opening_since = time.monotonic()
+            self._grid.set_empty_text(tr("Reading the GPUs…"))  # not "No GPUs to show."
         if not self._watching:
             self._watching = True
             self._arm()

@@ -20,12 +20,14 @@ import time
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
+from PySide6.QtWidgets import QWidget
 
 from gpumon.i18n import tr
 from gpumon.interval import SAMPLING
 from gpumon.telemetry.model.cadence import Cadence, next_due
 from gpumon.telemetry.model.types import Snapshot, Source, SourceState, SourceStatus
 from gpumon.telemetry.sources.sampler import Sampler, unavailable_snapshot
+from gpumon.ui.widgets.next_frame import after_next_frame
 from gpumon.ui.window import gcguard
 
 log = logging.getLogger(__name__)
@@ -261,9 +263,23 @@ class SamplingThread(QObject):
     def running(self) -> bool:
         return self._thread.isRunning()
 
-    def start(self) -> None:
+    def start(self, first_frame_of: QWidget | None = None) -> None:
+        """Start sampling (once). ``first_frame_of``: a window just shown; the thread
+        starts once it has painted its first frame. Started at once, the source's opening
+        (the simulated GPUs make their history; NVML loads the driver) held the GIL while
+        the window was being laid out and painted, and the window appeared later
+        (benchmarks/README.md, "Start-up: the window first"); a quick source's first
+        snapshot was handled, its panels built, before the first repaint, which Qt posts at
+        low priority."""
         if not self._started:
             self._started = True
+            if first_frame_of is None:
+                self._thread.start()
+            else:
+                after_next_frame(first_frame_of, self._start_thread)
+
+    def _start_thread(self) -> None:
+        if not self._stopped:
             self._thread.start()
 
     def set_interval(self, interval_s: float) -> None:

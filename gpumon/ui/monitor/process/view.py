@@ -19,7 +19,6 @@ import math
 import time
 
 import numpy as np
-import psutil
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QSize, Qt
 from PySide6.QtGui import QPalette
@@ -51,6 +50,8 @@ def _stamp(t: float | None) -> str:
 
 def _parent(pid: int) -> str:
     """``PID (name)`` of the process's parent, read once; N/A when it cannot be seen."""
+    import psutil  # here: not imported before the window's first frame
+
     try:
         parent = psutil.Process(pid).parent()
         return NA if parent is None else f"{parent.pid} ({for_terminal(parent.name())})"
