@@ -209,7 +209,7 @@ def test_no_chinese_text_is_cut_off(qtbot, make_window, chinese, restore_app_loo
         forms.grab().save(str(tmp_path / f"forms-{i}-{round(zoom * 100)}.png"))
     assert not _cut_off(w.playground.code_bar)
     assert not _cut_off(w.playground.log)
-    assert CJK.search(w.playground.log._empty.text())  # the empty hint
+    assert CJK.search(w.playground.log.findChild(QLabel, "outcomesHint").text())  # the hint
 
 
 def test_the_cut_off_check_finds_a_squeezed_button(qtbot) -> None:

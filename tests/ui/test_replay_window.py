@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 KEYS = ("mem_used_bytes", "gpu_util_pct", "power_w", "temperature_c")
 
 
-def _open(qtbot, path: Path) -> ReplayWindow:  # type: ignore[no-untyped-def]
+def _open(qtbot, path: Path) -> ReplayWindow:
     w = ReplayWindow(Recording(path), play=False)
     qtbot.addWidget(w)
     w.show()
@@ -40,7 +40,7 @@ def _history_matches(w: ReplayWindow, rec: Recording, upto: int) -> None:
                 assert (math.isnan(v) and want is None) or v == want, (key, gpu, t)
 
 
-def _replays_exactly(qtbot, path: Path) -> None:  # type: ignore[no-untyped-def]
+def _replays_exactly(qtbot, path: Path) -> None:
     w = _open(qtbot, path)
     rec = w.recording
     qtbot.waitUntil(lambda: w.latest_snapshot is not None, timeout=10000)

@@ -169,6 +169,7 @@ class OutcomeLog(QScrollArea):
                                 "result and where it lives, or the error exactly as torch "
                                 "wrote it."))
         self._empty.setWordWrap(True)
+        self._empty.setObjectName("outcomesHint")
         self._layout.addWidget(self._empty)
         self._layout.addStretch(1)
         self.setWidget(body)
