@@ -4,6 +4,7 @@ its newest GPUs, never a table of every UUID it ever named."""
 
 from __future__ import annotations
 
+import os
 import time
 import tracemalloc
 
@@ -57,7 +58,9 @@ def test_fresh_uuids_at_every_reading_keep_the_fleet_bounded() -> None:
                                                        for i in range(2)]
     view = fleet._views[target.name]
     assert len(view.gpus) == 2  # only the newest reading's GPUs are kept
-    # 3,000 readings of two new GPUs each held nothing more than a few stray objects
+    # 3,000 readings of two new GPUs each held nothing more than a few stray objects. Only
+    # the fleet's own modules count: other threads of this test process (an xdist worker's
+    # fork server reader) allocate meanwhile too, once 66 kB in playground/client/forkserver.py
     grown = sum(s.size_diff for s in after.compare_to(before, "filename")
-                if "gpumon" in str(s.traceback))
+                if f"gpumon{os.sep}remote{os.sep}" in str(s.traceback))
     assert grown < 64 * 1024, grown
