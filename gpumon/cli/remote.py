@@ -15,13 +15,16 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpumon import extras, i18n
 from gpumon.cli import report
 from gpumon.i18n import tr
 from gpumon.interval import SAMPLING
-from gpumon.ssh.command import DEFAULT_REMOTE, SshOptions
-from gpumon.ssh.target import Target, TargetError, parse_targets
+from gpumon.ssh.target import DEFAULT_REMOTE, Target, TargetError, parse_targets
+
+if TYPE_CHECKING:
+    from gpumon.ssh.command import SshOptions
 
 ONCE_WAIT_S = 60.0  # --once: a login, the remote's imports, its first reading
 
@@ -46,6 +49,8 @@ def remote_args(args: argparse.Namespace) -> tuple[str, ...]:
 
 
 def options_of(args: argparse.Namespace) -> SshOptions:
+    from gpumon.ssh.command import SshOptions  # imported when used: not at every start
+
     return SshOptions(config_file=args.ssh_config, remote_command=args.ssh_command)
 
 

@@ -24,9 +24,7 @@ import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gpumon.ssh.target import Target
-
-DEFAULT_REMOTE = "gpumon"
+from gpumon.ssh.target import DEFAULT_REMOTE, Target
 
 
 @dataclass(frozen=True, slots=True)

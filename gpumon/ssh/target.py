@@ -20,6 +20,7 @@ from pathlib import Path
 from gpumon.i18n import tr
 from gpumon.untrusted import for_terminal
 
+DEFAULT_REMOTE = "gpumon"  # how gpumon starts on the other machine (--ssh-command)
 MAX_NAME = 253  # the longest DNS name; an alias or a user name is no longer in practice
 MAX_HOSTS = 1000  # a host list longer than this is not a lab, it is a mistake
 MAX_FILE_BYTES = 1 << 20

@@ -14,16 +14,19 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QMessageBox
 
 from gpumon.i18n import tr
-from gpumon.recording.reader import Recording, RecordingError
 from gpumon.ui.window.beside import show_beside
 
-Then = Callable[[Recording], object]
+if TYPE_CHECKING:
+    from gpumon.recording.reader import Recording
+
+Then = Callable[["Recording"], object]
 
 
 def _filter() -> str:
@@ -73,6 +76,8 @@ class RecordingOpener(QObject):
         self._window.statusBar().showMessage(tr("Reading {path}…", path=path))
 
         def index() -> None:
+            from gpumon.recording.reader import Recording, RecordingError  # not at start-up
+
             try:
                 result: Recording | str = Recording(path)
             except RecordingError as exc:
