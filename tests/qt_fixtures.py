@@ -17,7 +17,16 @@ from typing import TypeVar
 import pyqtgraph as pg
 import pytest
 import shiboken6
-from PySide6.QtCore import QEvent, QPoint, QRectF, Qt, QThread, QTimer
+from PySide6.QtCore import (
+    QElapsedTimer,
+    QEvent,
+    QEventLoop,
+    QPoint,
+    QRectF,
+    Qt,
+    QThread,
+    QTimer,
+)
 from PySide6.QtGui import QHelpEvent, QImage
 from PySide6.QtWidgets import QApplication, QTabWidget, QToolTip, QWidget
 
@@ -117,20 +126,37 @@ def restore_app_look(qapp: object) -> Iterator[None]:
     pg.setConfigOptions(background=LIGHT.plot_bg, foreground=LIGHT.plot_fg)
 
 
-def settled(measure: Callable[[], T], quiet_passes: int = 5, most_passes: int = 100) -> T:
+def settled(measure: Callable[[], T], quiet_passes: int = 5, most_passes: int = 100,
+            quiet_ms: int = 0) -> T:
     """``measure()`` once what was posted to the event loop has been handled (layout
     requests, font changes, the zero-time timers that fit a column or the window) and what
     that posted in turn: the result unchanged over ``quiet_passes`` passes of the loop in a
-    row. It counts passes, never time, so a slow machine cannot make it measure too early."""
+    row. It counts passes, never time, so a slow machine cannot make it measure too early.
+    ``quiet_ms``: then also unchanged while the loop runs that long, for what a timer with a
+    delay sets off (a frame's fallback, a debounce); a change starts the count again."""
     last, quiet = measure(), 0
     for _ in range(most_passes):
         QApplication.processEvents()
         now = measure()
         quiet = quiet + 1 if now == last else 0
         if quiet >= quiet_passes:
-            return now
+            if not quiet_ms or _unchanged_for(measure, now, quiet_ms):
+                return now
+            quiet, now = 0, measure()  # it changed meanwhile: count again from here
         last = now
     raise AssertionError(f"still changing after {most_passes} passes of the event loop: {last}")
+
+
+def _unchanged_for(measure: Callable[[], T], value: T, ms: int) -> bool:
+    """Whether ``measure()`` stays ``value`` while the event loop runs ``ms`` milliseconds."""
+    timer = QElapsedTimer()
+    timer.start()
+    while timer.elapsed() < ms:
+        QApplication.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 10)
+        QThread.msleep(5)
+        if measure() != value:
+            return False
+    return True
 
 
 def hidden_or_minimised(widget: QWidget) -> bool:
