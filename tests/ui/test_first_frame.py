@@ -1,6 +1,7 @@
 """The window appears first: sampling starts once the window has painted its first frame
 (``SamplingThread.start``), so that frame comes before the first snapshot is handled, and the
-grid says meanwhile that it is reading the GPUs (not that there are none)."""
+grid says meanwhile that it is reading the GPUs (not that there are none) and the badge that
+the source is being opened (WAITING, not NO SOURCE)."""
 
 from __future__ import annotations
 
@@ -16,13 +17,14 @@ class FirstPaint(QObject):
     def __init__(self, window: QWidget) -> None:
         super().__init__()
         self.window = window
-        self.seen: tuple[int, str] | None = None  # (snapshots handled, the grid's empty text)
+        self.seen: tuple[int, str, str] | None = None  # (snapshots handled, grid, badge)
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if (self.seen is None and event.type() == QEvent.Type.Paint
                 and isinstance(obj, QWidget) and obj.window() is self.window):
             empty = self.window.gpu_grid.findChild(QLabel, "noGpusLabel")
-            self.seen = (self.window.snapshot_count, empty.text())
+            self.seen = (self.window.snapshot_count, empty.text(),
+                         self.window.header.source_badge.text())
         return False
 
 
@@ -37,7 +39,7 @@ def test_the_window_is_painted_before_its_first_snapshot_is_handled(qtbot, make_
         qtbot.waitUntil(lambda: first.seen is not None and w.snapshot_count >= 3, timeout=10000)
     finally:
         app.removeEventFilter(first)
-    assert first.seen == (0, "Reading the GPUs…")
+    assert first.seen == (0, "Reading the GPUs…", "WAITING")
     assert len(w.gpu_grid.panels) == 4
 
 

@@ -67,6 +67,7 @@ class StatusText(QObject):
         if opening:
             self._opening_since = time.monotonic()
             self._grid.set_empty_text(tr("Reading the GPUs…"))  # not "No GPUs to show."
+            self._header.show_waiting(tr("Starting…"))  # a WAITING badge, not NO SOURCE
         if not self._watching:
             self._watching = True
             self._arm()
