@@ -179,7 +179,8 @@ def test_compare_draws_the_second_run_and_the_differences_of_the_means(qtbot, tm
         x, y = curve.getData()
         assert len(x) == len(mem)  # the whole second run, aligned onto the first's times
         assert [round(v * (1 << 30)) for v in y] == [m - (1 << 30) for m in mem]
-        assert view.isVisible()
+        # shown by Qt a turn of the event loop after it joined the visible panel's layout
+        qtbot.waitUntil(view.isVisible, timeout=5000)
     w.close()
 
 
