@@ -81,7 +81,7 @@ class Mapped(QObject):
         if (not self.done and event.type() == QEvent.Type.Paint and isinstance(obj, QWidget)
                 and isinstance(obj.window(), MainWindow)):
             self.done = True
-            on_mapped()
+            QTimer.singleShot(0, on_mapped)  # once that frame is painted, as FirstPaint
         return False
 mapped = Mapped(); app.installEventFilter(mapped)
 def ready():
