@@ -8,7 +8,8 @@ and its forked kernels with it: the fork server's tests show less than they cost
 running when it ends more. The run's whole CPU (every process) is ``/usr/bin/time -v``'s.
 
 Each xdist worker writes its rows to a folder that the run makes (``GPUMON_CPU_ACCOUNT_DIR``,
-inherited by the workers); the run that prints them reads it and removes it.
+inherited by the workers); the run that prints them reads it and removes it. A folder given
+in that variable is used and kept.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import pytest
 
 ENV = "GPUMON_CPU_ACCOUNT_DIR"
 SHOWN = 25  # test files in the summary
+_made: list[Path] = []  # the folder this run made (removed after the summary)
 
 
 def _is_worker(config: pytest.Config) -> bool:
@@ -35,6 +37,7 @@ def _is_worker(config: pytest.Config) -> bool:
 def pytest_configure(config: pytest.Config) -> None:
     if not _is_worker(config) and not os.environ.get(ENV):
         os.environ[ENV] = tempfile.mkdtemp(prefix="gpumon-cpu-")  # before the workers start
+        _made.append(Path(os.environ[ENV]))
 
 
 def _children_cpu() -> float:
@@ -60,7 +63,8 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter,
     folder = Path(os.environ[ENV])
     rows = [json.loads(line) for path in sorted(folder.glob("*.jsonl"))
             for line in path.read_text(encoding="utf-8").splitlines() if line]
-    shutil.rmtree(folder, ignore_errors=True)
+    if folder in _made:
+        shutil.rmtree(folder, ignore_errors=True)
     by_file: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0.0, 0.0])
     for row in rows:
         total = by_file[row["file"]]
