@@ -34,8 +34,8 @@ from gpumon.telemetry.history.store import History, capacity_for
 from gpumon.telemetry.model.types import Snapshot
 from gpumon.telemetry.sources.sampler import Sampler
 from gpumon.telemetry.sources.simulated import SimulatedSource
-from gpumon.ui.monitor.activity_view import ActivityViews
 from gpumon.ui.monitor.grid import GpuGrid
+from gpumon.ui.monitor.panel_options import ActivityViews
 
 GPU_COUNTS = (2, 8)
 WINDOWS = (300, 60)

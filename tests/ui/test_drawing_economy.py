@@ -15,8 +15,9 @@ from gpumon.telemetry.model.types import GpuInfo, GpuSample
 from gpumon.ui.monitor.grid import GpuGrid
 from gpumon.ui.monitor.panel import MEM_COLOR, GpuPanel
 from gpumon.ui.monitor.panel_plots import FILL_ALPHA
+from gpumon.ui.widgets.plot_style import opaque_fill, style_plot
 from gpumon.ui.widgets.runs_label import RunsLabel, TextRun
-from gpumon.ui.widgets.theme import DARK, LIGHT, opaque_fill, style_plot
+from gpumon.ui.widgets.theme import DARK, LIGHT
 from gpumon.units import GIB
 
 INFO = GpuInfo(0, "Test GPU", "GPU-0000", "00000000:01:00.0", mem_total_bytes=16 * GIB)

@@ -18,9 +18,6 @@ scrolls rather than squeeze them). The values take two lines where one is too na
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import partial
-
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, QPointF, QRect, QSize, Qt
@@ -28,13 +25,10 @@ from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from gpumon.i18n import N_, tr
-from gpumon.telemetry.history.store import History
 from gpumon.telemetry.model.activity import meaning_of, percent, why_empty
-from gpumon.telemetry.model.types import GpuSample, Snapshot
-from gpumon.ui.monitor.grid import GpuGrid
+from gpumon.telemetry.model.types import GpuSample
 from gpumon.ui.monitor.panel import PLOT_MIN_LINES, GpuPanel
 from gpumon.ui.monitor.panel_labels import GPU_UTIL_COLOR
-from gpumon.ui.monitor.panel_option import PanelOption
 from gpumon.ui.monitor.panel_plots import PLOT_MIN_HEIGHT, add_curve, make_plot
 from gpumon.ui.monitor.panel_view import PanelView, SeriesFn
 from gpumon.ui.widgets.curve import set_series
@@ -43,9 +37,6 @@ from gpumon.ui.widgets.plot import LitePlot
 from gpumon.ui.widgets.runs_label import RunsLabel, TextRun, runs_width
 from gpumon.units import NA
 
-OPTION_TEXT = N_("&Activity (SM, tensor, DRAM)")
-OPTION_TIP = N_("Under each GPU's graphs: how busy its SMs, tensor cores and memory were (GPM, "
-                "Hopper and newer), beside GPU-Util")
 NO_SERIES = N_("The server sends no activity series (DCGM_FI_PROF_*) for this GPU.")
 NOTE_LINES = 2  # the sentence's lines: the longest rule's two sentences fit at 300 %
 # (GpuSample field, colour, name on the label, pen style): GPU-Util as on the panel's graph.
@@ -321,60 +312,3 @@ class ActivityView(PanelView):
 
     def _on_unhovered(self, _gpu: int) -> None:
         self._cross.hide()
-
-
-class ActivityViews(PanelOption):
-    """The option: ``action`` (checkable; in View and in each utilization graph's context
-    menu), starting ``on``; each change is given to ``remember``. ``attach()`` after the
-    panels are rebuilt. A view turned on is drawn at once from the History and the latest
-    snapshot; ``restyle`` then gives its graph the theme and the zoom."""
-
-    def __init__(self, grid: GpuGrid, history: History, parent: QWidget, *,
-                 latest: Callable[[], Snapshot | None] = lambda: None,
-                 restyle: Callable[[], None] = lambda: None, on: bool = False,
-                 remember: Callable[[bool], None] = lambda _on: None) -> None:
-        super().__init__(grid, parent, text=tr(OPTION_TEXT), name="actionActivity",
-                         tip=tr(OPTION_TIP), on=on, remember=remember)
-        self._history = history
-        self._latest = latest
-        self._restyle = restyle
-        self.views: dict[int, ActivityView] = {}  # by GPU index, while the option is on
-
-    def graph_of(self, panel: GpuPanel) -> QWidget:
-        return panel.util_widget
-
-    def _apply(self) -> None:
-        on = self.enabled
-        panels = {p.index: p for p in self._grid.panels}
-        for index, view in list(self.views.items()):
-            if on and panels.get(index) is view.panel:
-                continue
-            del self.views[index]
-            if panels.get(index) is view.panel:  # a rebuilt panel is gone with its views
-                view.panel.remove_view(view)
-                view.hide()  # at once: it is deleted when the event loop comes back
-                view.deleteLater()
-        made = []
-        for panel in panels.values():
-            if on and panel.index not in self.views:
-                view = self.views[panel.index] = ActivityView(panel)
-                view.plot_widget.addAction(self.action)
-                view.plot_widget.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
-                panel.add_view(view)
-                made.append(view)
-        if made:
-            self._restyle()
-            self._draw_now(made)
-
-    def _draw_now(self, views: list[ActivityView]) -> None:
-        """The new views show the latest reading and the History's curves at once."""
-        snap = self._latest()
-        t_ref = self._history.latest_time()
-        for view in views:
-            view.show_sample(snap.sample_for(view.panel.index) if snap is not None else None)
-            if t_ref is not None:
-                low, _ = view.panel.util_plot.getViewBox().viewRange()[0]
-                view.draw(partial(self._series, since=t_ref + low), t_ref)
-
-    def _series(self, gpu: int, key: str, since: float) -> tuple[np.ndarray, np.ndarray]:
-        return self._history.series(gpu, key, since=since)

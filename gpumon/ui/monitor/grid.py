@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Collection, Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
 from PySide6.QtCore import QEvent, QObject, QPoint, Qt, Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QGridLayout, QLabel, QScrollArea, QWidget
@@ -35,11 +35,15 @@ from PySide6.QtWidgets import QGridLayout, QLabel, QScrollArea, QWidget
 from gpumon.i18n import N_, tr
 from gpumon.telemetry.history.store import History
 from gpumon.telemetry.model.types import GpuInfo, Snapshot
-from gpumon.ui.monitor.panel import PLOT_MIN_LINES, GpuPanel
 from gpumon.ui.widgets.next_frame import after_next_frame
 from gpumon.ui.widgets.refit import Refit
 from gpumon.ui.widgets.reveal import Reveal, reveal
 from gpumon.ui.widgets.seen import SeenWatch, window_seen
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from gpumon.ui.monitor.panel import GpuPanel
 
 PANEL_MIN_WIDTH = 310
 SPACING = 6  # between panels
@@ -133,6 +137,10 @@ class GpuGrid(QScrollArea):
             self._layout.removeWidget(p)
             p.deleteLater()
         self.panels = []
+        # Imported with the first panels: its graphs' modules (pyqtgraph) are not needed
+        # before the window's first frame, which comes before the first snapshot.
+        from gpumon.ui.monitor.panel import GpuPanel
+
         for info in gpus:
             panel = GpuPanel(info, self._body, window_s=window_s)  # never a window of its own
             panel.hovered.connect(self.hovered)
@@ -305,6 +313,8 @@ class GpuGrid(QScrollArea):
         shown = self.shown_panels()
         if not shown:
             return 0
+        from gpumon.ui.monitor.panel import PLOT_MIN_LINES
+
         graph = shown[0].memory_widget
         top = graph.mapTo(shown[0], QPoint(0, 0)).y()
         return (MARGIN + top + PLOT_MIN_LINES * graph.fontMetrics().height()

@@ -17,25 +17,22 @@ from __future__ import annotations
 
 import html
 import zlib
-from collections.abc import Callable
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter
-from PySide6.QtWidgets import QGraphicsSceneMouseEvent, QWidget
+from PySide6.QtWidgets import QGraphicsSceneMouseEvent
 
 from gpumon.i18n import N_, tr
 from gpumon.telemetry.history.decimate import peak_decimate
 from gpumon.telemetry.history.memory_bands import OTHERS, REMAINDER, Band, memory_bands
 from gpumon.telemetry.history.store import History
-from gpumon.ui.monitor.grid import GpuGrid
 from gpumon.ui.monitor.panel import GpuPanel
 from gpumon.ui.monitor.panel_labels import MEM_COLOR
-from gpumon.ui.monitor.panel_option import PanelOption
 from gpumon.ui.monitor.panel_plots import FILL_ALPHA
 from gpumon.ui.widgets.curve import LiteCurve
-from gpumon.ui.widgets.theme import FILL_ATTR, opaque_fill
+from gpumon.ui.widgets.plot_style import FILL_ATTR, opaque_fill
 from gpumon.units import GIB
 from gpumon.untrusted import for_terminal
 
@@ -47,7 +44,6 @@ NAME_CHARS = 24  # a process's name in the legend, at most
 BAND_Z = 0.5  # above the panel's "used" fill (z 0), below its lines (raised to LINE_Z)
 LINE_Z = 2.0
 LEGEND_ALPHA = 200  # the legend's box: the graph's background, a little see-through
-OPTION_TEXT = N_("Memory by &process")
 OTHERS_TEXT = N_("others")
 REMAINDER_TEXT = N_("unattributed")
 NONE_TEXT = N_("used (no memory by process reported)")
@@ -210,39 +206,3 @@ class PanelStack:
         self.legend.setLabelTextSize(f"{0.9 * pt:.1f}pt")
         for curve, text in list(zip(self.curves, texts, strict=False))[:rows]:
             self.legend.addItem(_Swatch(curve, side), text)
-
-
-class MemoryStacks(PanelOption):
-    """The option: ``action`` (checkable; in View and each memory graph's context menu),
-    starting ``on``; each change is given to ``remember``. ``attach()`` after the panels are
-    rebuilt; ``window_s()`` is the toolbar's time window."""
-
-    def __init__(self, grid: GpuGrid, history: History, window_s: Callable[[], float],
-                 parent: QWidget, *, on: bool = False,
-                 remember: Callable[[bool], None] = lambda _on: None) -> None:
-        super().__init__(grid, parent, text=tr(OPTION_TEXT), name="actionMemoryByProcess",
-                         tip=tr("Draw each GPU's used memory as bands, one per process"),
-                         on=on, remember=remember)
-        self._history = history
-        self._window_s = window_s
-        self.stacks: dict[int, PanelStack] = {}  # by GPU index, while the option is on
-
-    def graph_of(self, panel: GpuPanel) -> QWidget:
-        return panel.memory_widget
-
-    def _apply(self) -> None:
-        on = self.enabled
-        panels = {p.index: p for p in self._grid.panels}
-        for index, stack in list(self.stacks.items()):
-            if on and panels.get(index) is stack.panel:
-                continue
-            del self.stacks[index]
-            if panels.get(index) is stack.panel:  # a panel rebuilt is gone with its items
-                stack.remove()
-        t_ref = self._history.latest_time()
-        for panel in panels.values():
-            if on and panel.index not in self.stacks:
-                self.stacks[panel.index] = PanelStack(panel, self._history)
-                if t_ref is not None:
-                    self.stacks[panel.index](t_ref, self._window_s())
-            panel.stack = self.stacks.get(panel.index)

@@ -68,8 +68,9 @@ from gpumon.ui.widgets.field import Field
 from gpumon.ui.widgets.hover_box import HoverBox
 from gpumon.ui.widgets.lazy_tip import LazyTip
 from gpumon.ui.widgets.plot import LitePlot, LitePlotWidget
+from gpumon.ui.widgets.plot_style import MARKER_ATTR, style_marker
 from gpumon.ui.widgets.runs_label import RunsLabel, TextRun
-from gpumon.ui.widgets.theme import MARKER_ATTR, is_dark, style_marker
+from gpumon.ui.widgets.theme import is_dark
 from gpumon.units import GIB
 
 TOTAL_COLOR = "#7f7f7f"

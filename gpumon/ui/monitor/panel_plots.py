@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QGraphicsItem, QSizePolicy
 from gpumon.ui.widgets.axis import TimeAxis
 from gpumon.ui.widgets.curve import LiteCurve
 from gpumon.ui.widgets.plot import LitePlot, LitePlotWidget
-from gpumon.ui.widgets.theme import FILL_ATTR, opaque_fill
+from gpumon.ui.widgets.plot_style import FILL_ATTR, opaque_fill
 
 CURVE_WIDTH = 1.0  # a 1 px line is the raster engine's fast path; 1.6 px cost ~25% of a frame
 FILL_ALPHA = 0.25  # the memory fill: its colour at this opacity over the plot's background

@@ -27,9 +27,10 @@ from gpumon.telemetry.procs.rss import RssProbe
 from gpumon.ui.playground.style import ERROR_COLOR, marker_tip, short_code, show_tip
 from gpumon.ui.widgets.axis import TimeAxis
 from gpumon.ui.widgets.plot import LitePlotWidget
+from gpumon.ui.widgets.plot_style import MARKER_ATTR, style_marker
 from gpumon.ui.widgets.runs_label import RunsLabel, TextRun
 from gpumon.ui.widgets.seen import window_seen
-from gpumon.ui.widgets.theme import MARKER_ATTR, is_dark, style_marker
+from gpumon.ui.widgets.theme import is_dark
 from gpumon.units import GIB, format_bytes
 
 RSS_COLOR = "#1f77b4"

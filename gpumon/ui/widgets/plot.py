@@ -24,6 +24,9 @@ from PySide6.QtGui import QPainter, QPaintEvent, QPolygonF, QResizeEvent
 from PySide6.QtWidgets import QGraphicsGridLayout, QGraphicsItem, QWidget
 
 from gpumon.ui.widgets.axis import ThinAxis
+from gpumon.ui.widgets.theme import plot_defaults
+
+pg.setConfigOptions(**plot_defaults())  # the window's theme, chosen before pyqtgraph loaded
 
 DataItem = pg.PlotDataItem | pg.PlotCurveItem  # what listDataItems lists and the legend shows
 

@@ -15,12 +15,15 @@ then: ~2 ms a graph); ``wait=True`` veils now and unveils from ``start()`` on.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import shiboken6
 from PySide6.QtCore import QObject, QPoint, QTimer
 
 from gpumon.ui.widgets.next_frame import after_next_frame
-from gpumon.ui.widgets.plot import LitePlotWidget
+
+if TYPE_CHECKING:
+    from gpumon.ui.widgets.plot import LitePlotWidget
 
 PER_TURN = 2  # graphs unveiled at each turn: one GPU panel's two
 

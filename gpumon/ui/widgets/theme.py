@@ -1,25 +1,18 @@
 """Light and dark themes: a QPalette for the widgets and colours for the pyqtgraph plots.
 
-A theme is plain data. ``palette_for`` builds the QPalette; ``style_plot`` restyles one
-plot widget (background, axes, grid, tick and label fonts, curve widths, fills, legend and
-marker labels) for a theme and a zoom factor. Applying it again is harmless, so the
-presentation controller simply restyles every plot it finds after any change.
+A theme is plain data. ``palette_for`` builds the QPalette; ``plot_style.style_plot`` restyles
+a plot for a theme. ``use_for_plots(theme)`` makes the theme's colours pyqtgraph's defaults for
+the graphs made from then on: the window's first frame comes before pyqtgraph is loaded (the
+first graphs come with the first snapshot), so ``plot.py`` asks ``plot_defaults()`` as it
+loads it.
 """
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
-import pyqtgraph as pg
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QFont, QPalette, QPen
-
-from gpumon.ui.widgets.plot import LitePlotWidget, fit_legend
-
-BASE_WIDTH_ATTR = "_gpumon_base_pen_width"  # a curve's width at 100 %, kept on the curve
-FILL_ATTR = "_gpumon_fill"  # (colour, alpha) of a filled curve, re-blended for each theme
-MARKER_ATTR = "_gpumon_marker"  # (light, dark) colours of a marker line, kept on the line
-MARKER_LABEL_ALPHA = 210  # the marker label's box: the plot's background, slightly see-through
+from PySide6.QtGui import QColor, QPalette
 
 
 @dataclass(frozen=True)
@@ -83,87 +76,26 @@ def is_dark(palette: QPalette) -> bool:
     return palette.color(QPalette.ColorRole.Window).lightness() < 128
 
 
-def style_marker(line: pg.InfiniteLine, color: str, background: QColor | str) -> None:
-    """A marker's dashed line and label in ``color``, the label's box in ``background``."""
-    line.setPen(pg.mkPen(color, width=1, style=Qt.PenStyle.DashLine))
-    label = getattr(line, "label", None)
-    if isinstance(label, pg.TextItem):
-        box = QColor(background)
-        box.setAlpha(MARKER_LABEL_ALPHA)
-        label.setColor(color)
-        label.fill = pg.mkBrush(box)
-        label.update()
-
-
-def opaque_fill(color: str, alpha: float, background: str) -> QColor:
-    """``color`` at ``alpha`` over ``background``, as one opaque colour. The raster engine
-    fills an opaque brush several times faster than a translucent one; the grid stays
-    visible because pyqtgraph draws it with the axes, above the curves."""
-    fg, bg = QColor(color), QColor(background)
-    return QColor(*(round(alpha * f + (1.0 - alpha) * b) for f, b in
-                    ((fg.red(), bg.red()), (fg.green(), bg.green()), (fg.blue(), bg.blue()))))
-
-
-def style_plot(widget: LitePlotWidget, theme: Theme, zoom: float, base_pt: float) -> None:
-    """Restyle one plot widget for ``theme`` at ``zoom`` (1.0 = 100 %) of ``base_pt`` points."""
-    widget.setBackground(theme.plot_bg)
-    item = widget.getPlotItem()
-    tick_font = QFont()
-    tick_font.setPointSizeF(max(5.0, base_pt * zoom * 0.9))
-    label_pt = max(5.0, base_pt * zoom)
-    for side in ("left", "bottom", "right", "top"):
-        axis = item.getAxis(side)
-        if axis is None:
-            continue
-        if axis.pen().color() != QColor(theme.plot_fg):  # each set lays the label out again
-            axis.setPen(theme.plot_fg)
-        if axis.textPen().color() != QColor(theme.plot_fg):
-            axis.setTextPen(theme.plot_fg)
-        axis.setTickFont(tick_font)
-        if axis.labelText or axis.labelUnits:
-            axis.setLabel(axis.labelText or None, axis.labelUnits or None,
-                          axis.labelUnitPrefix or None,
-                          **{"color": theme.plot_fg, "font-size": f"{label_pt:.1f}pt"})
-    for curve in item.listDataItems():
-        _scale_pen(curve, zoom)
-        fill = getattr(curve, FILL_ATTR, None)
-        if fill is not None:
-            curve.setBrush(pg.mkBrush(opaque_fill(fill[0], fill[1], theme.plot_bg)))
-    legend = item.legend
-    if legend is not None:
-        legend.setLabelTextColor(theme.plot_fg)
-        legend.setLabelTextSize(f"{max(5.0, base_pt * zoom * 0.9):.1f}pt")
-        legend.setBrush(pg.mkBrush(QColor(theme.plot_bg).lighter(110)))
-        for _, label in legend.items:  # setLabelText* only store the style: lay it out again
-            label.setText(label.text)
-        fit_legend(legend)
-    marker_font = QFont()
-    marker_font.setPointSizeF(max(5.0, base_pt * zoom * 0.9))
-    for it in item.items:
-        label = getattr(it, "label", None)
-        if isinstance(it, pg.InfiniteLine) and isinstance(label, pg.TextItem):
-            label.setFont(marker_font)
-        colors = getattr(it, MARKER_ATTR, None)
-        if isinstance(it, pg.InfiniteLine) and colors is not None:
-            style_marker(it, colors[theme.name == DARK.name], theme.plot_bg)
-
-
-def _scale_pen(curve: pg.PlotDataItem | pg.PlotCurveItem, zoom: float) -> None:
-    """Curves grow thicker with the zoom (never thinner than their 100 % width)."""
-    pen = curve.opts.get("pen")
-    if not isinstance(pen, QPen):
-        return
-    base = getattr(curve, BASE_WIDTH_ATTR, None)
-    if base is None:
-        base = pen.widthF()
-        setattr(curve, BASE_WIDTH_ATTR, base)
-    new = QPen(pen)
-    new.setWidthF(base * max(1.0, zoom))
-    curve.setPen(new)
-
-
 def note_style(theme: Theme) -> str:
     """A note on a page (where the playground runs, what a machine cannot give): light blue
     in the light theme, dark blue with light text in the dark one."""
     return (f"background: {theme.note_bg}; color: {theme.note_text};"
             f" border: 1px solid {theme.note_border}; padding: 4px;")
+
+
+_plot_theme: Theme | None = None  # the theme of the graphs made from now on; None: pyqtgraph's
+
+
+def use_for_plots(theme: Theme) -> None:
+    """Graphs made from now on take ``theme``'s background and foreground by default."""
+    global _plot_theme
+    _plot_theme = theme
+    pg = sys.modules.get("pyqtgraph")  # not loaded: plot.py sets them as it loads it
+    if pg is not None:
+        pg.setConfigOptions(**plot_defaults())
+
+
+def plot_defaults() -> dict[str, str]:
+    """pyqtgraph's configuration options for the theme of ``use_for_plots`` (none before it)."""
+    t = _plot_theme
+    return {} if t is None else {"background": t.plot_bg, "foreground": t.plot_fg}

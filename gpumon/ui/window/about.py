@@ -11,7 +11,6 @@ import platform
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QSize, Qt, qVersion
 from PySide6.QtWidgets import (
     QDialog,
@@ -78,6 +77,7 @@ def versions(snap: Snapshot | None,
     """(component, version) for the about box; PyTorch's version, build and devices as the
     playground's kernel reported them once it loaded torch (``torch``)."""
     import numpy
+    import pyqtgraph
     import PySide6
 
     status, devices = torch
@@ -95,7 +95,7 @@ def versions(snap: Snapshot | None,
         ("gpumon", __version__),
         ("Python", f"{platform.python_version()} ({platform.python_implementation()})"),
         ("Qt / PySide6", f"{qVersion()} / {PySide6.__version__}"),
-        ("pyqtgraph", str(pg.__version__)),
+        ("pyqtgraph", str(pyqtgraph.__version__)),
         ("NumPy", str(numpy.__version__)),
         ("PyTorch", torch_text(status)),
         *([(tr("PyTorch devices"), "; ".join(d.label for d in devices if d.available))]

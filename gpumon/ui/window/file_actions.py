@@ -30,12 +30,12 @@ from gpumon.telemetry.history.store import History
 from gpumon.telemetry.model.health import HealthEvent
 from gpumon.telemetry.model.types import Snapshot
 from gpumon.ui.monitor.grid import GpuGrid
-from gpumon.ui.widgets.plot import LitePlot
 
 if TYPE_CHECKING:
     from types import ModuleType
 
     from gpumon.playground.lesson.results import StepResult
+    from gpumon.ui.widgets.plot import LitePlot
     from gpumon.ui.window.exports import CsvRecorder
 
 GRAPHS = ("memory", "utilization")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QIcon
@@ -30,6 +30,7 @@ from gpumon.untrusted import for_terminal
 if TYPE_CHECKING:
     from gpumon.recording.reader import Recording
     from gpumon.ssh.target import Target
+    from gpumon.ui.window.replay_window import ReplayWindow
 
 NOTICE_MS = 60_000  # how long the status bar says that the settings file was moved aside
 
@@ -101,16 +102,21 @@ def run(simulate: int | None, interval_s: float | None = None, seed: int = 0, *,
 
 def install_recordings(window: MainWindow) -> open_recording.RecordingOpener:
     """File ▸ Open recording… in ``window`` (and Compare with recording… in a replay)."""
-    from gpumon.ui.window.replay_window import ReplayWindow
 
     def make(recording: Recording) -> MainWindow:
+        from gpumon.ui.window.replay_window import ReplayWindow  # its graphs load pyqtgraph
+
         replay = ReplayWindow(recording, settings=_settings_like(window))
         replay.setWindowIcon(window.windowIcon())
         replay.resize(window.size())
         install_recordings(replay)
         return replay
 
-    compare = window.compare_with if isinstance(window, ReplayWindow) else None
+    # A replay's module is imported by the first replay: before it no window is one.
+    replays = sys.modules.get("gpumon.ui.window.replay_window")
+    compare = None
+    if replays is not None and isinstance(window, replays.ReplayWindow):
+        compare = cast("ReplayWindow", window).compare_with
     return open_recording.install(window, window.menus.file_menu,
                                   window.menus.actions.get("actionQuit"), make, compare)
 

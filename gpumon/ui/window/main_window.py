@@ -24,12 +24,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut, QShowEvent
-from PySide6.QtWidgets import (
-    QDockWidget,
-    QMainWindow,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QVBoxLayout, QWidget
 
 from gpumon.i18n import N_, tr
 from gpumon.interval import SAMPLING
@@ -42,16 +37,13 @@ from gpumon.text.smi_text import no_gpus_hint
 from gpumon.ui.monitor.grid import GpuGrid
 from gpumon.ui.monitor.header import HeaderBar, StatusBanner
 from gpumon.ui.monitor.page import MonitorPage
-from gpumon.ui.monitor.panel import GpuPanel
 from gpumon.ui.monitor.process.actions import ProcessActions
 from gpumon.ui.monitor.process.pane import ProcessPane
-from gpumon.ui.monitor.process.view import ProcessView
 from gpumon.ui.monitor.smi_table import SmiTable
 from gpumon.ui.monitor.topology_view import TopologyWindows
 from gpumon.ui.widgets.dock_title import DockTitle
 from gpumon.ui.widgets.theme import Theme
 from gpumon.ui.window import health_events
-from gpumon.ui.window.about import TorchFacts
 from gpumon.ui.window.controls import Controls
 from gpumon.ui.window.file_actions import FileActions
 from gpumon.ui.window.kernel_warmup import KernelWarmup
@@ -63,11 +55,14 @@ from gpumon.ui.window.status_bar import StatusBarShown
 from gpumon.ui.window.status_text import StatusText
 from gpumon.ui.window.workers import SamplingThread
 
-if TYPE_CHECKING:  # imported when first used: they pull in the playground's engine
+if TYPE_CHECKING:  # imported when first used: the playground's engine; the graphs' modules
     from gpumon.playground.client.ssh_kernel import Remote
     from gpumon.ui.lesson.page import LessonPage
+    from gpumon.ui.monitor.panel import GpuPanel
+    from gpumon.ui.monitor.process.view import ProcessView
     from gpumon.ui.playground.kernel_link import KernelLink
     from gpumon.ui.playground.page import PlaygroundPage
+    from gpumon.ui.window.about import TorchFacts
 
 log = logging.getLogger(__name__)
 
@@ -407,6 +402,8 @@ class MainWindow(QMainWindow):
         p = table.process_model.process_at(table.proxy.mapToSource(index).row())
         snap = self.latest_snapshot
         real = snap is not None and snap.machine.source_name == "NVML" and not snap.simulated
+        from gpumon.ui.monitor.process.view import ProcessView
+
         view = ProcessView(p, self.window_s, self, simulated=bool(snap and snap.simulated),
                            local=real, history=self.history)
         self.presentation.restyle_plots()  # its plots take the theme and zoom (a child of ours)

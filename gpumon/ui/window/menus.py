@@ -24,9 +24,8 @@ from PySide6.QtWidgets import (
 from gpumon.i18n import tr
 from gpumon.telemetry.history.store import History
 from gpumon.telemetry.model.types import Snapshot
-from gpumon.ui.monitor.activity_view import ActivityViews
 from gpumon.ui.monitor.grid import GpuGrid
-from gpumon.ui.monitor.memory_stack import MemoryStacks
+from gpumon.ui.monitor.panel_options import ActivityViews, MemoryStacks
 from gpumon.ui.monitor.topology_view import TopologyWindows
 from gpumon.ui.window.about import TorchFacts, show_about, show_shortcuts
 from gpumon.ui.window.controls import Controls

@@ -18,9 +18,10 @@ take the font a page a frame. Settled, the window is as a zoom applied at once l
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-import pyqtgraph as pg
 import shiboken6
 from PySide6.QtCore import QEvent, QObject, QSize, QTimer, Signal, Slot
 from PySide6.QtGui import QFont, QPalette
@@ -36,11 +37,13 @@ from gpumon.i18n import tr
 from gpumon.ui.widgets.color_scheme import SystemScheme
 from gpumon.ui.widgets.font_stages import FontStages, repolish_styled, with_children
 from gpumon.ui.widgets.full_screen import FullScreen
-from gpumon.ui.widgets.plot import LitePlotWidget
 from gpumon.ui.widgets.reveal import Reveal, on_screen_first, reveal
 from gpumon.ui.widgets.screen_fit import ScreenFit, room_for
-from gpumon.ui.widgets.theme import THEMES, Theme, note_style, palette_for, style_plot
+from gpumon.ui.widgets.theme import THEMES, Theme, note_style, palette_for, use_for_plots
 from gpumon.ui.window.settings import MAX_ZOOM, MIN_ZOOM, Settings
+
+if TYPE_CHECKING:
+    from gpumon.ui.widgets.plot import LitePlotWidget
 
 ZOOM_STEPS = (0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0)
 
@@ -130,7 +133,7 @@ class Presentation(QObject):
         if self._window.isVisible():
             # the frame that answers the key lays out the frame around the pages and paints
             # no graph; the pages, then the graphs a panel at a time, follow (module doc)
-            plots = self._window.findChildren(LitePlotWidget)
+            plots = self._plots()
             self.stages.hold_scenes(plot.scene() for plot in plots)
             self._reveal = reveal(on_screen_first(plots), self, self._reveal,
                                   prepare=self._style_plot, wait=True)
@@ -202,16 +205,24 @@ class Presentation(QObject):
             if self._theme.window is not None and app.style().name().lower() != "fusion":
                 app.setStyle("Fusion")  # native styles ignore much of a custom dark palette
             app.setPalette(palette_for(self._theme, base_palette))
-        pg.setConfigOptions(background=self._theme.plot_bg, foreground=self._theme.plot_fg)
+        use_for_plots(self._theme)
         self.restyle_plots()
         self.applied.emit(self._theme)
 
     @Slot()
     def restyle_plots(self) -> None:
-        for plot in self._window.findChildren(LitePlotWidget):
+        for plot in self._plots():
             self._style_plot(plot)
 
+    def _plots(self) -> list[LitePlotWidget]:
+        """The window's graphs. Their module is loaded with the first of them (it loads
+        pyqtgraph, which the window's first frame does not wait for): none before."""
+        plot = sys.modules.get("gpumon.ui.widgets.plot")
+        return [] if plot is None else self._window.findChildren(plot.LitePlotWidget)
+
     def _style_plot(self, plot: LitePlotWidget) -> None:
+        from gpumon.ui.widgets.plot_style import style_plot  # with the first graph (above)
+
         self.stages.release_scene(plot.scene())
         base_font, _ = base_font_and_palette()
         style_plot(plot, self._theme, self._zoom, _point_size(base_font))
