@@ -1,7 +1,7 @@
 """A GPU panel's activity view: how busy the GPU really is, beside GPU-Util.
 
 View ▸ Activity (and the utilization graph's context menu) turns it on for every panel; the
-choice is remembered. Under the panel's two graphs it draws GPM's SM activity, SM occupancy,
+choice is remembered (``panel_options.ActivityViews``). Under the panel's two graphs it draws GPM's SM activity, SM occupancy,
 tensor and DRAM activity as lines (0-100 %) with GPU-Util, from the History as the panel's
 own curves, on the panel's time axis, with the same hover (the crosshair, the toolbar's
 readout). Above the graph the current values; under it one or two sentences that say what

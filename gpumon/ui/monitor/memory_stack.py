@@ -1,7 +1,7 @@
 """Memory by process: a GPU panel's used-memory graph drawn as stacked bands, one per process.
 
 View ▸ Memory by process (and the memory graph's context menu) turns it on for every panel;
-the choice is remembered. ``MemoryStacks`` is that option; ``PanelStack`` draws one panel's
+the choice is remembered (``panel_options.MemoryStacks``). ``PanelStack`` draws one panel's
 bands from the History (``memory_bands.py`` says which bands) each time the panel draws its
 curves, so it also draws after a panel was hidden and at any time window.
 
