@@ -1,13 +1,14 @@
 """A GPU panel's activity view: how busy the GPU really is, beside GPU-Util.
 
 View ▸ Activity (and the utilization graph's context menu) turns it on for every panel; the
-choice is remembered (``panel_options.ActivityViews``). Under the panel's two graphs it draws GPM's SM activity, SM occupancy,
-tensor and DRAM activity as lines (0-100 %) with GPU-Util, from the History as the panel's
-own curves, on the panel's time axis, with the same hover (the crosshair, the toolbar's
-readout). Above the graph the current values; under it one or two sentences that say what
-they mean (``model/activity.py: meaning``), or, on a GPU without activity, why in one line
-(``why_empty``). The view is a ``PanelView``: the panel updates it exactly when it updates
-itself, so a view no one sees costs nothing (grid.py).
+choice is remembered (``panel_options.ActivityViews``). Under the panel's two graphs it
+draws GPM's SM activity, SM occupancy, tensor and DRAM activity as lines (0-100 %) with
+GPU-Util, from the History as the panel's own curves, on the panel's time axis, with the
+same hover (the crosshair, the toolbar's readout). Above the graph the current values; under
+it one or two sentences that say what they mean (``model/activity.py: meaning``), or, on a
+GPU without activity, why in one line (``why_empty``). The view is a ``PanelView``: the
+panel updates it exactly when it updates itself, so a view no one sees costs nothing
+(grid.py).
 
 Readable at 300 %: its graph is as tall as the panel's (five tick-label lines at least), its
 sentence has two lines of its own, and the panel's minimum height counts both (the grid then
